@@ -1,0 +1,161 @@
+"""The ``inspector`` command line. Each command: parse arguments → one engine call → print.
+
+Exit status: 0 success, 1 the session could not be read at all, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import __version__
+from .session.loader import SessionLoadError, load_session
+from .session.tree import Session
+
+
+def _nums(s: str) -> list[int]:
+    out = []
+    for x in s.split(","):
+        x = x.strip()
+        if not x:
+            continue
+        try:
+            out.append(int(x))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"bad number {x!r}") from None
+    return out
+
+
+def _load(path: str, args: argparse.Namespace) -> Session:
+    try:
+        return load_session(path)
+    except SessionLoadError as e:
+        print(f"inspector: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _print_json(obj: Any, indent: int | None = 1) -> None:
+    # ensure_ascii keeps lone surrogates (possible in JS strings) printable.
+    sys.stdout.write(json.dumps(obj, indent=indent, ensure_ascii=True) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# oracle-json
+# ---------------------------------------------------------------------------------------------
+
+
+def cmd_oracle_json(args: argparse.Namespace) -> int:
+    from .oracle_json import DEFAULT_KEEPS, oracle_branch, oracle_main
+
+    pos = args.positional
+    if args.branch != (len(pos) == 3) or len(pos) not in (1, 3):
+        print(
+            "usage: inspector oracle-json [options] SESSION.jsonl\n"
+            "       inspector oracle-json --branch [options] SESSION.jsonl FROM TO",
+            file=sys.stderr,
+        )
+        return 2
+    session = _load(pos[0], args)
+    if args.dump_migrated:
+        from .export import write_session_jsonl
+
+        write_session_jsonl(session, args.dump_migrated, source=pos[0])
+    try:
+        if args.branch:
+            out = oracle_branch(session, pos[1], pos[2], budgets=args.budgets or (), max_text=args.max_text)
+        else:
+            out = oracle_main(
+                session,
+                leaf=args.leaf if args.leaf is not None else "leaf",
+                keeps=args.keep or DEFAULT_KEEPS,
+                reserve=args.reserve,
+                context_window=args.context_window,
+                max_text=args.max_text,
+                pi_version=args.pi_version,
+            )
+    except KeyError as e:
+        print(f"inspector: {e.args[0]}", file=sys.stderr)
+        return 2
+    _print_json(out)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# info
+# ---------------------------------------------------------------------------------------------
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from .info import session_info
+
+    session = _load(args.session, args)
+    try:
+        info = session_info(session, leaf=args.leaf or "leaf", counters=args.counters)
+    except KeyError as e:
+        print(f"inspector: {e.args[0]}", file=sys.stderr)
+        return 2
+    if args.json:
+        _print_json(info.model_dump(mode="json"), indent=2)
+    else:
+        sys.stdout.write(info.to_text())
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="inspector",
+        description="Context Inspector: what a coding agent sends to the model, and what pruning and compaction do to it.",
+    )
+    p.add_argument("--version", action="version", version=f"context-inspector {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    info = sub.add_parser("info", help="a readable summary of a session file")
+    info.add_argument("session")
+    info.add_argument("--leaf", help="entry id, @INDEX or 'leaf' (default: pi's leaf, the last entry)")
+    info.add_argument(
+        "--counters", default="pi,tiktoken", type=lambda s: [x for x in s.split(",") if x],
+        help="token counters to report (default pi,tiktoken)",
+    )
+    info.add_argument("--json", action="store_true", help="print JSON instead of text")
+    info.set_defaults(func=cmd_info)
+
+    oj = sub.add_parser(
+        "oracle-json",
+        help="print the JSON shape of ../shared/oracle/oracle.mjs, computed by this engine",
+        description="Same flags and output shape as the pi oracle (oracle.mjs), for compare.py.",
+    )
+    oj.add_argument("positional", nargs="+", metavar="SESSION [FROM TO]")
+    oj.add_argument("--branch", action="store_true", help="branch mode: what /tree navigation FROM → TO summarises")
+    oj.add_argument("--deterministic-ids", action="store_true", help="accepted for compatibility: ids are always deterministic")
+    oj.add_argument("--leaf", help="entry id, @INDEX, 'leaf' or 'null'")
+    oj.add_argument("--keep", type=_nums, help="keepRecentTokens values (default 2000,5000,10000,20000,40000)")
+    oj.add_argument("--reserve", type=int, default=16384)
+    oj.add_argument("--context-window", type=int, default=200000)
+    oj.add_argument("--budgets", type=_nums, help="extra prepareBranchEntries budgets (branch mode)")
+    oj.add_argument("--dump-migrated", metavar="FILE", help="write the migrated v3 session to FILE (never the input)")
+    oj.add_argument("--max-text", type=int, default=100000)
+    oj.add_argument("--pi-version", choices=["0.73", "0.58"], default="0.73", help="prepareCompaction rule (default 0.73)")
+    oj.set_defaults(func=cmd_oracle_json)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""JavaScript's view of strings and JSON, reproduced in Python.
+
+pi measures and prints text with JavaScript semantics, and our numbers must equal pi's:
+
+* ``String.length`` counts **UTF-16 code units**: an astral character (emoji, some CJK) is 2.
+* ``JSON.stringify`` prints compactly, keeps the key order of the parsed object, except that
+  array-index keys ("0", "7", ...) come first in ascending order (JS property order); prints
+  numbers the JS way (``1.0`` → ``1``, ``1e21`` → ``1e+21``, ``1e-7`` → ``1e-7``, integers beyond
+  2^53 lose precision as doubles); leaves non-ASCII characters unescaped; escapes lone
+  surrogates as ``\\udxxx``.
+* ``Array.prototype.sort()`` with no comparator orders strings by UTF-16 code units.
+* ``String.prototype.slice`` cuts at UTF-16 code units and may split a surrogate pair.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
+_MAX_SAFE = 2**53
+_MAX_ARRAY_INDEX = 2**32 - 2
+
+
+def utf16_len(s: str) -> int:
+    """``s.length`` in JavaScript."""
+    if s.isascii():
+        return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def utf16_slice(s: str, end: int) -> str:
+    """``s.slice(0, end)`` in JavaScript (may leave a lone high surrogate, as JS does)."""
+    if s.isascii():
+        return s[:end]
+    return s.encode("utf-16-le", "surrogatepass")[: 2 * end].decode("utf-16-le", "surrogatepass")
+
+
+def js_sort_key(s: str) -> bytes:
+    """Sort key equal to JavaScript's default string order (UTF-16 code units)."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def js_sorted(items: Any) -> list[str]:
+    return sorted(items, key=js_sort_key)
+
+
+def utf8_bytes(s: str) -> bytes:
+    """Bytes Node's ``Buffer.from(s, "utf8")`` gives: lone surrogates become U+FFFD."""
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", s).encode("utf-8")
+
+
+def js_number(x: int | float) -> str:
+    """``JSON.stringify(x)`` for a number."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        if -_MAX_SAFE < x < _MAX_SAFE:
+            return str(x)
+        try:
+            x = float(x)
+        except OverflowError:
+            return "null"
+    if math.isnan(x) or math.isinf(x):
+        return "null"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    mantissa, _, exp_s = repr(abs(x)).partition("e")
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = int_part + frac_part
+    point = len(int_part) + (int(exp_s) if exp_s else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    s = stripped.rstrip("0") or "0"
+    k, n = len(s), point
+    if k <= n <= 21:
+        out = s + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = s[:n] + "." + s[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + s
+    else:
+        e = n - 1
+        es = ("+" if e > 0 else "-") + str(abs(e))
+        out = (s if k == 1 else s[0] + "." + s[1:]) + "e" + es
+    return sign + out
+
+
+def _js_string(s: str) -> str:
+    out = json.dumps(s, ensure_ascii=False)
+    if _SURROGATE.search(out):
+        out = _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), out)
+    return out
+
+
+def js_keys(obj: dict[str, Any]) -> list[str]:
+    """Own-property order of a JS object parsed from JSON: array indexes first, ascending."""
+    keys = list(obj)
+    idx = [k for k in keys if _ARRAY_INDEX.match(k) and int(k) <= _MAX_ARRAY_INDEX]
+    if not idx:
+        return keys
+    rest = [k for k in keys if k not in set(idx)]
+    return sorted(idx, key=int) + rest
+
+
+def js_stringify(v: Any) -> str:
+    """``JSON.stringify(v)`` for a value parsed from JSON (no indentation)."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, str):
+        return _js_string(v)
+    if isinstance(v, (int, float)):
+        return js_number(v)
+    if isinstance(v, dict):
+        return "{" + ",".join(_js_string(str(k)) + ":" + js_stringify(v[k]) for k in js_keys(v)) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(js_stringify(x) for x in v) + "]"
+    # A pydantic model or other object: stringify what it dumps to.
+    dump = getattr(v, "model_dump", None)
+    if dump is not None:
+        return js_stringify(dump(mode="json", exclude_unset=True, by_alias=True))
+    return "null"
+
+
+def js_stringify_len(v: Any) -> int:
+    """``JSON.stringify(v).length`` (0 for ``undefined``-like input is not reachable from JSON)."""
+    return utf16_len(js_stringify(v))

@@ -1,0 +1,392 @@
+"""Read a pi session file (JSONL, versions 1–3) the way pi does, and say what was wrong with it.
+
+Follows ``loadEntriesFromFile`` and the migrations in pi's ``session-manager``:
+
+* The file is decoded as UTF-8 (invalid bytes become U+FFFD, as Node's decoder does), split on
+  ``\\n``; blank lines are skipped; a line that is not JSON is skipped. pi does this silently;
+  we report each such line with its number and keep everything else.
+* The first JSON value must be the header ``{"type": "session", "id": <string>}``. pi treats a
+  file without one as empty (and would start a new session over it); we report
+  "not a pi session" and still keep the entries we can read.
+* Every other object whose ``type`` is not ``"session"`` is an entry, in file order
+  (``getEntries``). A second header line is ignored, as in pi.
+* Migration when ``header.version ?? 1`` is below 3 — v1→v2: each entry gets an id and the
+  previous entry as parent (one linear chain), and a compaction's ``firstKeptEntryIndex``
+  (an index into the parsed lines, header included) becomes ``firstKeptEntryId``; v2→v3: message
+  role ``hookMessage`` becomes ``custom``. pi draws the new ids at random; we number them
+  ``00000001``, ``00000002``, … in file order (hex, 8 digits), exactly what pi's own migration
+  assigns under the oracle's ``--deterministic-ids``, so every load gives the same ids.
+
+The input file is only ever opened for reading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import TypeAdapter, ValidationError
+
+from .models import Entry, OpaqueEntry, SessionHeader
+from .tree import LoadIssue, Session
+
+CURRENT_SESSION_VERSION = 3
+DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
+_ENTRY_ADAPTER: TypeAdapter[Any] = TypeAdapter(Entry)
+_MAX_LISTED = 20  # blank lines etc. are listed individually up to this many, then counted
+
+
+class SessionLoadError(Exception):
+    """The input cannot be read at all (missing file, too large)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_json(line: bytes | str) -> Any:
+    """JSON.parse: orjson first (fast); Python's parser for what orjson refuses but JS accepts
+    (lone surrogate escapes, integers beyond 64 bits). NaN/Infinity stay invalid, as in JS."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as first:
+        try:
+            return json.loads(line, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            raise first from None
+
+
+def _describe(value: Any, raw: str) -> str:
+    if isinstance(value, dict):
+        t = value.get("type")
+        return f"a JSON object with type {t!r}" if t is not None else "a JSON object without a 'type'"
+    snippet = raw.strip()[:60]
+    return f"not a JSON object ({type(value).__name__}: {snippet!r})"
+
+
+def _ms_hint(e: Exception) -> str:
+    msg = str(e).split("\n")[0]
+    return msg[:200]
+
+
+def load_session(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Session:
+    """Load a pi session file. Never writes to it. Raises :class:`SessionLoadError` only when the
+    file cannot be read at all; everything else becomes a :class:`LoadIssue` on the result."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as e:
+        raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+    if size > max_bytes:
+        raise SessionLoadError(
+            f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes (raise it with --max-bytes)"
+        )
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+    return parse_session(data, source=str(p))
+
+
+def parse_session(data: bytes | str, *, source: str | None = None) -> Session:
+    """Parse session text (bytes or str) into a :class:`Session`. Never raises on bad input."""
+    issues: list[LoadIssue] = []
+    if isinstance(data, str):
+        raw_lines: Iterable[bytes] = (ln.encode("utf-8", "surrogatepass") for ln in data.split("\n"))
+        total = data.count("\n") + 1
+        ends_with_newline = data.endswith("\n")
+    else:
+        raw_lines = data.split(b"\n")
+        total = data.count(b"\n") + 1
+        ends_with_newline = data.endswith(b"\n")
+    if not data:
+        issues.append(LoadIssue("empty-file", "error", "the file is empty: not a pi session"))
+        return _build(None, [], [], issues, source, None, False)
+
+    parsed: list[tuple[int, dict[str, Any]]] = []  # (line number, object) in file order
+    blank: list[int] = []
+    crlf = 0
+    for n, b in enumerate(raw_lines, start=1):
+        if n == 1 and b.startswith(b"\xef\xbb\xbf"):
+            b = b[3:]
+            issues.append(LoadIssue("bom", "info", "byte-order mark at the start ignored", line=1))
+        if b.endswith(b"\r"):
+            b = b[:-1]
+            crlf += 1
+        if not b.strip():
+            if n < total or b:  # the empty string after a final newline is not a blank line
+                blank.append(n)
+            continue
+        try:
+            text = b.decode("utf-8")
+        except UnicodeDecodeError as e:
+            text = b.decode("utf-8", "replace")
+            issues.append(
+                LoadIssue(
+                    "invalid-utf8",
+                    "warning",
+                    f"invalid UTF-8 at byte {e.start} of the line; read with U+FFFD as pi does",
+                    line=n,
+                )
+            )
+        try:
+            value = _parse_json(text)
+        except (ValueError, RecursionError) as e:
+            last = n == total and not ends_with_newline
+            if last:
+                issues.append(
+                    LoadIssue(
+                        "truncated-line",
+                        "error",
+                        "the last line is cut off mid-JSON (was the file being written, or did a "
+                        f"write crash?); skipped ({_ms_hint(e)})",
+                        line=n,
+                    )
+                )
+            else:
+                issues.append(
+                    LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {_ms_hint(e)}", line=n)
+                )
+            continue
+        if not isinstance(value, dict):
+            issues.append(
+                LoadIssue("not-an-object", "error", f"skipped: {_describe(value, text)}", line=n)
+            )
+            continue
+        parsed.append((n, value))
+
+    if crlf:
+        issues.append(LoadIssue("crlf", "info", f"{crlf} line(s) end with CRLF; the CR is ignored"))
+    if blank:
+        listed = ", ".join(str(x) for x in blank[:_MAX_LISTED])
+        more = f" and {len(blank) - _MAX_LISTED} more" if len(blank) > _MAX_LISTED else ""
+        issues.append(
+            LoadIssue("blank-lines", "info", f"{len(blank)} blank line(s) skipped: {listed}{more}", line=blank[0])
+        )
+
+    # -- header ------------------------------------------------------------------------------
+    header: SessionHeader | None = None
+    header_obj: dict[str, Any] | None = None
+    if not parsed:
+        if not any(i.kind in ("malformed-json", "truncated-line", "not-an-object") for i in issues):
+            issues.append(LoadIssue("empty-file", "error", "the file has no entries: not a pi session"))
+        else:
+            issues.append(LoadIssue("not-a-session", "error", "not a pi session: no line is a JSON object"))
+        return _build(None, [], [], issues, source, None, False)
+    first_line, first = parsed[0]
+    if first.get("type") == "session" and isinstance(first.get("id"), str):
+        header_obj = first
+        try:
+            header = SessionHeader.model_validate(first)
+        except ValidationError as e:
+            issues.append(LoadIssue("invalid-header", "warning", f"header fields: {_ms_hint(e)}", line=first_line))
+            header = SessionHeader.model_construct(**{k: v for k, v in first.items() if isinstance(k, str)})
+    else:
+        issues.append(
+            LoadIssue(
+                "not-a-session",
+                "error",
+                f"not a pi session: line {first_line} is {_describe(first, '')}, not a session header "
+                "{\"type\": \"session\", \"id\": ...}; pi would treat this file as empty. "
+                "Entries that look like pi entries are kept below.",
+                line=first_line,
+            )
+        )
+
+    version: int | None = None
+    if header_obj is not None:
+        v = header_obj.get("version", 1)
+        version = v if isinstance(v, int) and not isinstance(v, bool) else 1
+        if not (isinstance(v, int) and not isinstance(v, bool)):
+            issues.append(LoadIssue("bad-version", "warning", f"header version {v!r} read as 1", line=first_line))
+
+    # -- migration (on plain dicts, before validation, exactly as pi mutates its objects) --------
+    objs = [dict(o) for _, o in parsed]
+    migrated = False
+    if version is not None and version < CURRENT_SESSION_VERSION:
+        migrated = True
+        if version < 2:
+            _migrate_v1_to_v2(objs, [ln for ln, _ in parsed], issues)
+        _migrate_v2_to_v3(objs)
+
+    # -- entries -------------------------------------------------------------------------------
+    entries: list[Any] = []
+    lines: list[int] = []
+    for k, (o, (ln, _)) in enumerate(zip(objs, parsed, strict=True)):
+        if o.get("type") == "session":
+            if k != 0:
+                issues.append(LoadIssue("extra-header", "warning", "a second session header, ignored (as pi does)", line=ln))
+            continue
+        idx = len(entries)
+        try:
+            e = _ENTRY_ADAPTER.validate_python(o)
+        except ValidationError as err:
+            e = OpaqueEntry.model_validate(o)
+            issues.append(
+                LoadIssue(
+                    "invalid-entry",
+                    "warning",
+                    f"{o.get('type')!r} entry does not match pi's format ({_first_error(err)}); "
+                    "kept as an opaque entry",
+                    line=ln,
+                    entry_index=idx,
+                )
+            )
+        entries.append(e)
+        lines.append(ln)
+    return _build(header, entries, lines, issues, source, version, migrated)
+
+
+def _first_error(err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = ".".join(str(x) for x in e.get("loc", ()) if not str(x)[:1].isupper())
+    return f"{loc}: {e.get('msg')}" if loc else str(e.get("msg"))
+
+
+def _migrate_v1_to_v2(objs: list[dict[str, Any]], lines: list[int], issues: list[LoadIssue]) -> None:
+    counter = 0
+    prev: str | None = None
+    for o in objs:
+        if o.get("type") == "session":
+            o["version"] = 2
+            continue
+        counter += 1
+        o["id"] = f"{counter:08x}"
+        o["parentId"] = prev
+        prev = o["id"]
+    # Second pass: pi assigns ids in the same loop, but the target of firstKeptEntryIndex is
+    # always earlier in the file in practice; a forward reference would get the id the target
+    # already had in pi's loop (none yet, or a stale v1 id). Resolve against the final ids
+    # only for backward references, as pi effectively does.
+    for k, o in enumerate(objs):
+        if o.get("type") != "compaction" or "firstKeptEntryIndex" not in o:
+            continue
+        fk = o["firstKeptEntryIndex"]
+        if isinstance(fk, (int, float)) and not isinstance(fk, bool):
+            if float(fk).is_integer() and 0 <= int(fk) < len(objs) and int(fk) <= k:
+                target = objs[int(fk)]
+                if target.get("type") != "session":
+                    o["firstKeptEntryId"] = target.get("id")
+            else:
+                issues.append(
+                    LoadIssue(
+                        "bad-first-kept",
+                        "warning",
+                        f"compaction's firstKeptEntryIndex {fk!r} points at no earlier entry",
+                        line=lines[k],
+                    )
+                )
+            del o["firstKeptEntryIndex"]
+
+
+def _migrate_v2_to_v3(objs: list[dict[str, Any]]) -> None:
+    for k, o in enumerate(objs):
+        if o.get("type") == "session":
+            o["version"] = 3
+            continue
+        if o.get("type") == "message":
+            m = o.get("message")
+            if isinstance(m, dict) and m.get("role") == "hookMessage":
+                objs[k]["message"] = {**m, "role": "custom"}
+
+
+def _build(
+    header: SessionHeader | None,
+    entries: list[Any],
+    lines: list[int],
+    issues: list[LoadIssue],
+    source: str | None,
+    version: int | None,
+    migrated: bool,
+) -> Session:
+    by_id: dict[str, int] = {}
+    first_seen: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        eid = e.id
+        if not isinstance(eid, str):
+            issues.append(
+                LoadIssue("missing-id", "warning", "entry has no string id; nothing can point at it", line=lines[i], entry_index=i)
+            )
+            continue
+        if eid in by_id:
+            j = first_seen[eid]
+            issues.append(
+                LoadIssue(
+                    "duplicate-id",
+                    "warning",
+                    f"id {eid!r} repeats the entry on line {lines[j]}; links to it reach this later "
+                    "entry (pi keeps the last one in its index)",
+                    line=lines[i],
+                    entry_index=i,
+                )
+            )
+        else:
+            first_seen[eid] = i
+        by_id[eid] = i
+
+    parents: list[int] = []
+    for i, e in enumerate(entries):
+        pid = e.parentId
+        if pid is None:
+            parents.append(-1)
+            continue
+        p = by_id.get(pid) if isinstance(pid, str) else None
+        if p is None:
+            issues.append(
+                LoadIssue(
+                    "dangling-parent",
+                    "warning",
+                    f"parentId {pid!r} points at no entry; this entry starts its own tree (as in pi's /tree)",
+                    line=lines[i],
+                    entry_index=i,
+                )
+            )
+            parents.append(-1)
+        else:
+            parents.append(p)
+
+    # Break parentId cycles (pi would loop forever walking them).
+    state = [0] * len(entries)  # 0 new, 1 on current walk, 2 done
+    for start in range(len(entries)):
+        if state[start]:
+            continue
+        walk = []
+        i = start
+        while i >= 0 and state[i] == 0:
+            state[i] = 1
+            walk.append(i)
+            i = parents[i]
+        if i >= 0 and state[i] == 1:  # closed a cycle at i; cut the link that closed it
+            closer = walk[-1]
+            cyc = walk[walk.index(i):]
+            parents[closer] = -1
+            issues.append(
+                LoadIssue(
+                    "parent-cycle",
+                    "error",
+                    f"parentId links form a cycle of {len(cyc)} entr{'y' if len(cyc) == 1 else 'ies'} "
+                    f"(lines {', '.join(str(lines[c]) for c in cyc[:8])}{'…' if len(cyc) > 8 else ''}); "
+                    "pi would hang on it. The link from this entry was cut: it is shown as a root",
+                    line=lines[closer],
+                    entry_index=closer,
+                )
+            )
+        for w in walk:
+            state[w] = 2
+
+    issues.sort(key=lambda x: (x.line is None, x.line or 0))
+    return Session(
+        header=header,
+        entries=tuple(entries),
+        lines=tuple(lines),
+        parents=tuple(parents),
+        issues=tuple(issues),
+        source=source,
+        original_version=version,
+        migrated=migrated,
+        by_id=by_id,
+    )

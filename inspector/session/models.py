@@ -1,0 +1,340 @@
+"""Pydantic models of pi's session format (JSONL, version 3).
+
+The models mirror pi's own TypeScript interfaces (``SessionHeader``, ``SessionEntry`` and
+``AgentMessage`` in ``@mariozechner/pi-coding-agent``/``pi-ai``) field for field, with pi's
+camelCase names, so a model dumps back to the JSON pi wrote. Every model is frozen and keeps
+unknown fields (``extra="allow"``): nothing in a session is dropped on the way through.
+
+Anything we do not recognise stays too: an entry ``type`` we don't know becomes an
+:class:`OpaqueEntry`, a message ``role`` an :class:`OpaqueMessage`, a content block ``type`` an
+:class:`OpaqueBlock`, each with all of its raw fields.
+
+Defaults are lenient where pi's code is lenient (a missing ``usage`` counts as no usage, a
+missing ``isError`` is false); a value of the wrong JSON type fails validation and the loader
+keeps that entry as an :class:`OpaqueEntry` with a located load issue.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    def raw(self) -> dict[str, Any]:
+        """The JSON object this model stands for (fields as pi names them, unset ones left out)."""
+        return self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Content blocks (pi-ai: TextContent, ThinkingContent, ImageContent, ToolCall)
+# ---------------------------------------------------------------------------------------------
+
+
+class TextContent(_Model):
+    type: Literal["text"] = "text"
+    text: str = ""
+
+
+class ThinkingContent(_Model):
+    type: Literal["thinking"] = "thinking"
+    thinking: str = ""
+
+
+class ImageContent(_Model):
+    type: Literal["image"] = "image"
+    data: str = ""
+    mimeType: str = ""
+
+
+class ToolCall(_Model):
+    type: Literal["toolCall"] = "toolCall"
+    id: str = ""
+    name: str = ""
+    # Kept exactly as parsed (key order, ints vs floats): pi measures JSON.stringify(arguments).
+    arguments: Any = Field(default_factory=dict)
+
+
+class OpaqueBlock(_Model):
+    """A content block of a type pi's estimators ignore (kept with all its fields)."""
+
+    type: Any = None
+
+
+_BLOCK_TAGS = {"text", "thinking", "image", "toolCall"}
+
+
+def _block_tag(v: Any) -> str:
+    t = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
+    return t if t in _BLOCK_TAGS else "opaque"
+
+
+ContentBlock = Annotated[
+    Annotated[TextContent, Tag("text")]
+    | Annotated[ThinkingContent, Tag("thinking")]
+    | Annotated[ImageContent, Tag("image")]
+    | Annotated[ToolCall, Tag("toolCall")]
+    | Annotated[OpaqueBlock, Tag("opaque")],
+    Discriminator(_block_tag),
+]
+
+# ---------------------------------------------------------------------------------------------
+# Messages (AgentMessage: pi-ai Message + coding-agent's own roles)
+# ---------------------------------------------------------------------------------------------
+
+
+class Usage(_Model):
+    input: int | float = 0
+    output: int | float = 0
+    cacheRead: int | float = 0
+    cacheWrite: int | float = 0
+    totalTokens: int | float = 0
+    cost: dict[str, Any] | None = None
+
+
+class UserMessage(_Model):
+    role: Literal["user"] = "user"
+    content: str | list[ContentBlock] = ""
+    timestamp: Any = None
+
+
+class AssistantMessage(_Model):
+    role: Literal["assistant"] = "assistant"
+    content: list[ContentBlock] = Field(default_factory=list)
+    api: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    stopReason: str | None = None
+    errorMessage: str | None = None
+    timestamp: Any = None
+
+
+class ToolResultMessage(_Model):
+    role: Literal["toolResult"] = "toolResult"
+    toolCallId: str = ""
+    toolName: str = ""
+    content: str | list[ContentBlock] = Field(default_factory=list)
+    details: Any = None
+    isError: bool = False
+    timestamp: Any = None
+
+
+class BashExecutionMessage(_Model):
+    role: Literal["bashExecution"] = "bashExecution"
+    command: str = ""
+    output: str = ""
+    exitCode: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    fullOutputPath: str | None = None
+    excludeFromContext: bool = False
+    timestamp: Any = None
+
+
+class CustomMessage(_Model):
+    role: Literal["custom"] = "custom"
+    customType: str = ""
+    content: str | list[ContentBlock] = ""
+    display: bool = True
+    details: Any = None
+    timestamp: Any = None
+
+
+class BranchSummaryMessage(_Model):
+    role: Literal["branchSummary"] = "branchSummary"
+    summary: str = ""
+    fromId: str | None = None
+    timestamp: Any = None
+
+
+class CompactionSummaryMessage(_Model):
+    role: Literal["compactionSummary"] = "compactionSummary"
+    summary: str = ""
+    tokensBefore: int | float = 0
+    timestamp: Any = None
+
+
+class OpaqueMessage(_Model):
+    """A message role pi does not send to the model (``convertToLlm`` drops it; 0 tokens)."""
+
+    role: Any = None
+
+
+_ROLE_TAGS = {
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+}
+
+
+def _role_tag(v: Any) -> str:
+    r = v.get("role") if isinstance(v, dict) else getattr(v, "role", None)
+    return r if r in _ROLE_TAGS else "opaque"
+
+
+Message = Annotated[
+    Annotated[UserMessage, Tag("user")]
+    | Annotated[AssistantMessage, Tag("assistant")]
+    | Annotated[ToolResultMessage, Tag("toolResult")]
+    | Annotated[BashExecutionMessage, Tag("bashExecution")]
+    | Annotated[CustomMessage, Tag("custom")]
+    | Annotated[BranchSummaryMessage, Tag("branchSummary")]
+    | Annotated[CompactionSummaryMessage, Tag("compactionSummary")]
+    | Annotated[OpaqueMessage, Tag("opaque")],
+    Discriminator(_role_tag),
+]
+
+AnyMessage = (
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+    | OpaqueMessage
+)
+
+# ---------------------------------------------------------------------------------------------
+# Header and entries (SessionHeader, SessionEntry)
+# ---------------------------------------------------------------------------------------------
+
+
+class SessionHeader(_Model):
+    type: Literal["session"] = "session"
+    version: int | None = None
+    id: str
+    timestamp: str | None = None
+    cwd: str | None = None
+    parentSession: str | None = None
+
+
+class _EntryBase(_Model):
+    id: str
+    parentId: str | None = None
+    timestamp: str | None = None
+
+
+class MessageEntry(_EntryBase):
+    type: Literal["message"] = "message"
+    message: Message
+
+
+class ThinkingLevelChangeEntry(_EntryBase):
+    type: Literal["thinking_level_change"] = "thinking_level_change"
+    thinkingLevel: str | None = None
+
+
+class ModelChangeEntry(_EntryBase):
+    type: Literal["model_change"] = "model_change"
+    provider: str | None = None
+    modelId: str | None = None
+
+
+class CompactionEntry(_EntryBase):
+    type: Literal["compaction"] = "compaction"
+    summary: str = ""
+    firstKeptEntryId: str | None = None
+    tokensBefore: int | float = 0
+    details: Any = None
+    fromHook: bool = False
+
+
+class BranchSummaryEntry(_EntryBase):
+    type: Literal["branch_summary"] = "branch_summary"
+    fromId: str | None = None
+    summary: str = ""
+    details: Any = None
+    fromHook: bool = False
+
+
+class CustomEntry(_EntryBase):
+    type: Literal["custom"] = "custom"
+    customType: str | None = None
+    data: Any = None
+
+
+class CustomMessageEntry(_EntryBase):
+    type: Literal["custom_message"] = "custom_message"
+    customType: str = ""
+    content: str | list[ContentBlock] = ""
+    display: bool = True
+    details: Any = None
+
+
+class LabelEntry(_EntryBase):
+    type: Literal["label"] = "label"
+    targetId: str | None = None
+    label: str | None = None
+
+
+class SessionInfoEntry(_EntryBase):
+    type: Literal["session_info"] = "session_info"
+    name: str | None = None
+
+
+class OpaqueEntry(_Model):
+    """An entry we keep but do not interpret: an unknown ``type``, or a known one that failed
+    validation. ``id``/``parentId`` still place it in the tree, as they do in pi."""
+
+    type: Any = None
+    id: Any = None
+    parentId: Any = None
+    timestamp: Any = None
+
+
+_ENTRY_TAGS = {
+    "message",
+    "thinking_level_change",
+    "model_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+}
+
+
+def _entry_tag(v: Any) -> str:
+    t = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
+    return t if t in _ENTRY_TAGS else "opaque"
+
+
+Entry = Annotated[
+    Annotated[MessageEntry, Tag("message")]
+    | Annotated[ThinkingLevelChangeEntry, Tag("thinking_level_change")]
+    | Annotated[ModelChangeEntry, Tag("model_change")]
+    | Annotated[CompactionEntry, Tag("compaction")]
+    | Annotated[BranchSummaryEntry, Tag("branch_summary")]
+    | Annotated[CustomEntry, Tag("custom")]
+    | Annotated[CustomMessageEntry, Tag("custom_message")]
+    | Annotated[LabelEntry, Tag("label")]
+    | Annotated[SessionInfoEntry, Tag("session_info")]
+    | Annotated[OpaqueEntry, Tag("opaque")],
+    Discriminator(_entry_tag),
+]
+
+AnyEntry = (
+    MessageEntry
+    | ThinkingLevelChangeEntry
+    | ModelChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+    | OpaqueEntry
+)
+
+ENTRY_TYPES: tuple[str, ...] = tuple(sorted(_ENTRY_TAGS))
+MESSAGE_ROLES: tuple[str, ...] = tuple(sorted(_ROLE_TAGS))

