@@ -6,6 +6,7 @@ Exit status: 0 success, 1 the session could not be read at all, 2 bad arguments.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -14,6 +15,17 @@ from typing import Any
 from . import __version__
 from .session.loader import SessionLoadError, load_session
 from .session.tree import Session
+
+
+# Feature packages add their own commands: each module has ``register(subparsers)`` that adds
+# a subparser whose ``func(args) -> int`` runs the command.
+COMMAND_MODULES = (
+    "inspector.compaction_cli",
+    "inspector.pruning.cli",
+    "inspector.replay_cli",
+    "inspector.summarize.cli",
+    "inspector.doctor_cli",
+)
 
 
 def _nums(s: str) -> list[int]:
@@ -29,7 +41,8 @@ def _nums(s: str) -> list[int]:
     return out
 
 
-def _load(path: str, args: argparse.Namespace) -> Session:
+def load_or_exit(path: str, args: argparse.Namespace | None = None) -> Session:
+    """Load a session for a command, or print why not and exit with status 1."""
     try:
         return load_session(path)
     except SessionLoadError as e:
@@ -37,7 +50,7 @@ def _load(path: str, args: argparse.Namespace) -> Session:
         raise SystemExit(1) from None
 
 
-def _print_json(obj: Any, indent: int | None = 1) -> None:
+def print_json(obj: Any, indent: int | None = 1) -> None:
     # ensure_ascii keeps lone surrogates (possible in JS strings) printable.
     sys.stdout.write(json.dumps(obj, indent=indent, ensure_ascii=True) + "\n")
 
@@ -58,7 +71,7 @@ def cmd_oracle_json(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    session = _load(pos[0], args)
+    session = load_or_exit(pos[0], args)
     if args.dump_migrated:
         from .export import write_session_jsonl
 
@@ -79,7 +92,7 @@ def cmd_oracle_json(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"inspector: {e.args[0]}", file=sys.stderr)
         return 2
-    _print_json(out)
+    print_json(out)
     return 0
 
 
@@ -91,14 +104,14 @@ def cmd_oracle_json(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     from .info import session_info
 
-    session = _load(args.session, args)
+    session = load_or_exit(args.session, args)
     try:
         info = session_info(session, leaf=args.leaf or "leaf", counters=args.counters)
     except KeyError as e:
         print(f"inspector: {e.args[0]}", file=sys.stderr)
         return 2
     if args.json:
-        _print_json(info.model_dump(mode="json"), indent=2)
+        print_json(info.model_dump(mode="json"), indent=2)
     else:
         sys.stdout.write(info.to_text())
     return 0
@@ -142,6 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
     oj.add_argument("--max-text", type=int, default=100000)
     oj.add_argument("--pi-version", choices=["0.73", "0.58"], default="0.73", help="prepareCompaction rule (default 0.73)")
     oj.set_defaults(func=cmd_oracle_json)
+
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name and name.startswith(e.name):  # that feature is not in this build
+                continue
+            raise
+        mod.register(sub)
     return p
 
 

@@ -243,8 +243,11 @@ def parse_session(data: bytes | str, *, source: str | None = None) -> Session:
 
 def _first_error(err: ValidationError) -> str:
     e = err.errors()[0]
-    loc = ".".join(str(x) for x in e.get("loc", ()) if not str(x)[:1].isupper())
-    return f"{loc}: {e.get('msg')}" if loc else str(e.get("msg"))
+    # pydantic's location mixes field names with union tags and type names; keep field names.
+    noise = {"str", "int", "float", "bool", "dict", "function-after", "tagged-union"}
+    loc = [str(x) for x in e.get("loc", ()) if str(x) not in noise and "[" not in str(x)]
+    field = next((x for x in reversed(loc) if not x.isdigit()), "")
+    return f"{field}: {e.get('msg')}" if field else str(e.get("msg"))
 
 
 def _migrate_v1_to_v2(objs: list[dict[str, Any]], lines: list[int], issues: list[LoadIssue]) -> None:

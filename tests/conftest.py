@@ -1,0 +1,75 @@
+"""Shared test helpers: where ../shared is, and a tiny builder of pi v3 sessions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+ORACLE_OUT = FIXTURES / "oracle"
+
+
+def need_shared() -> None:
+    if not (FIXTURES / "before-compaction.jsonl").exists():
+        pytest.skip(f"../shared/fixtures not found beside the repo ({SHARED})")
+
+
+class SessionBuilder:
+    """Builds pi v3 JSONL in memory: linear by default, ``parent=`` to branch."""
+
+    def __init__(self, version: int | None = 3) -> None:
+        header: dict[str, Any] = {"type": "session", "id": "test-session", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+        if version is not None:
+            header["version"] = version
+        self.lines: list[dict[str, Any]] = [header]
+        self.last: str | None = None
+        self.n = 0
+
+    def add(self, type_: str, parent: str | None | bool = True, **fields: Any) -> str:
+        self.n += 1
+        eid = fields.pop("id", f"e{self.n:07d}")
+        pid = self.last if parent is True else (None if parent is False else parent)
+        ts = f"2026-01-01T00:{self.n // 60:02d}:{self.n % 60:02d}.000Z"
+        self.lines.append({"type": type_, "id": eid, "parentId": pid, "timestamp": ts, **fields})
+        self.last = eid
+        return eid
+
+    def msg(self, role: str, parent: str | None | bool = True, **m: Any) -> str:
+        m.setdefault("timestamp", 1767225600000 + self.n * 1000)
+        return self.add("message", parent, message={"role": role, **m})
+
+    def user(self, text: str, **kw: Any) -> str:
+        return self.msg("user", content=text, **kw)
+
+    def assistant(self, text: str = "", tools: list[tuple[str, dict[str, Any]]] = (), usage: int | None = None,
+                  stop: str = "stop", **kw: Any) -> str:
+        content: list[dict[str, Any]] = []
+        if text:
+            content.append({"type": "text", "text": text})
+        for k, (name, args) in enumerate(tools):
+            content.append({"type": "toolCall", "id": f"c{self.n}_{k}", "name": name, "arguments": args})
+        extra: dict[str, Any] = {"provider": "anthropic", "model": "m", "stopReason": "toolUse" if tools and stop == "stop" else stop}
+        if usage is not None:
+            extra["usage"] = {"input": usage, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": usage}
+        return self.msg("assistant", content=content, **extra, **kw)
+
+    def tool_result(self, text: str, tool: str = "read", is_error: bool = False, **kw: Any) -> str:
+        return self.msg("toolResult", toolCallId="c", toolName=tool, content=[{"type": "text", "text": text}], isError=is_error, **kw)
+
+    def text(self) -> str:
+        return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in self.lines)
+
+    def session(self):  # type: ignore[no-untyped-def]
+        from inspector import parse_session
+
+        return parse_session(self.text())
+
+
+@pytest.fixture
+def sb() -> SessionBuilder:
+    return SessionBuilder()
