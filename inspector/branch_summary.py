@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .context import ContextMessage, message_from_entry
 from .compaction import FileOps, extract_file_ops
+from .context import ContextMessage, message_from_entry
 from .session.models import AnyEntry, BranchSummaryEntry, CompactionEntry, MessageEntry
 from .session.tree import Session
 from .tokens import estimate_tokens

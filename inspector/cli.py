@@ -16,7 +16,6 @@ from . import __version__
 from .session.loader import SessionLoadError, load_session
 from .session.tree import Session
 
-
 # Feature packages add their own commands: each module has ``register(subparsers)`` that adds
 # a subparser whose ``func(args) -> int`` runs the command.
 COMMAND_MODULES = (

@@ -31,8 +31,15 @@ from .compaction import (
     prepare_compaction,
     should_compact,
 )
-from .context import ContextMessage, SessionContext, build_session_context, context_from_path, convert_to_llm, serialize_conversation
-from .jsjson import utf16_len, utf8_bytes
+from .context import (
+    ContextMessage,
+    SessionContext,
+    build_session_context,
+    context_from_path,
+    convert_to_llm,
+    serialize_conversation,
+)
+from .jsjson import utf8_bytes, utf16_len
 from .session.models import (
     AssistantMessage,
     BashExecutionMessage,

@@ -1,0 +1,72 @@
+"""Input-token prices for replay costs.
+
+A replayed call is priced per input token at the rate the session itself recorded for that
+message where it can (``usage.cost`` of the assistant message: input + cache read + cache write
+dollars over the same tokens — a blended rate that already reflects caching), else the
+session's mean recorded rate, else a small table of list prices by model name (USD per
+million input tokens, no caching). Output tokens are not replayed (they are the recorded
+answers) and not priced here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .session.models import AssistantMessage, MessageEntry
+from .session.tree import Session
+
+# USD per 1M input tokens (list prices, no cache discount). Matched by substring, first wins.
+PRICE_TABLE: tuple[tuple[str, float], ...] = (
+    ("opus-4-5", 5.0),
+    ("opus-4-1", 15.0),
+    ("opus", 15.0),
+    ("sonnet", 3.0),
+    ("haiku-4", 1.0),
+    ("haiku", 0.8),
+    ("gpt-5-mini", 0.25),
+    ("gpt-5", 1.25),
+    ("gpt-4.1", 2.0),
+    ("gpt-4o-mini", 0.15),
+    ("gpt-4o", 2.5),
+    ("o3", 2.0),
+    ("gemini-2.5-pro", 1.25),
+    ("gemini", 0.3),
+)
+
+
+def table_price(model: str | None) -> float | None:
+    """Per-token list price for a model name, or None if unknown."""
+    if not model:
+        return None
+    name = model.lower()
+    for key, per_million in PRICE_TABLE:
+        if key in name:
+            return per_million / 1_000_000
+    return None
+
+
+def recorded_rate(m: Any) -> float | None:
+    if not isinstance(m, AssistantMessage) or m.usage is None or not isinstance(m.usage.cost, dict):
+        return None
+    u, c = m.usage, m.usage.cost
+    tokens = u.input + u.cacheRead + u.cacheWrite
+    dollars = sum(float(c.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    if tokens <= 0 or dollars <= 0:
+        return None
+    return dollars / tokens
+
+
+def input_price_per_token(session: Session) -> Callable[[Any], float]:
+    rates = [r for e in session.entries if isinstance(e, MessageEntry) and (r := recorded_rate(e.message)) is not None]
+    mean = sum(rates) / len(rates) if rates else None
+
+    def price(m: Any) -> float:
+        r = recorded_rate(m)
+        if r is not None:
+            return r
+        if mean is not None:
+            return mean
+        return table_price(getattr(m, "model", None)) or 0.0
+
+    return price

@@ -1,0 +1,764 @@
+"""Replay a session's context management one model call at a time.
+
+A *step* is one model call on the chosen branch: one assistant message (aborted and error ones
+included, and marked). For each step the replay knows the context the model would receive
+under the chosen settings, its tokens by the chosen counter, the recorded usage, and what
+happened since the previous step.
+
+Modes
+  * **As recorded** (``compaction="recorded"``): the session's own compaction and branch-summary
+    entries stand; only pruning is applied on top. With pruning ``none`` the context of every
+    step is exactly pi's ``buildSessionContext`` at the entry before that assistant message.
+  * **What-if** (any other policy, see :mod:`inspector.policies`): recorded compactions are set
+    aside and compaction is simulated; summaries come from the selected summarizer (offline by
+    default) and are cached by their input.
+
+Incremental: the context is carried from step to step (appending the entries in between) and
+rebuilt only where a compaction changes its shape; per-message token counts are computed once.
+Each step keeps a reference to the context list it saw (lists are only ever appended to, so a
+prefix length pins it) and the pruning state it started from, so :meth:`Replay.step_detail`
+rebuilds any step's exact pruned context on demand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .compaction import (
+    CompactionPreparation,
+    CompactionSettings,
+    make_compaction_entry,
+    prepare_compaction,
+)
+from .context import ContextMessage, _context_message, context_from_path
+from .policies import (
+    CODEX_SUMMARY_PREFIX,
+    OPENCODE_SUMMARY_QUESTION,
+    POLICIES,
+    PolicySettings,
+    Trigger,
+    opencode_tail_budget,
+    opencode_usable,
+)
+from .pricing import input_price_per_token
+from .session.models import (
+    AnyEntry,
+    AssistantMessage,
+    BranchSummaryEntry,
+    CompactionEntry,
+    MessageEntry,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from .session.tree import Session
+from .tokens import TokenCounter, calculate_context_tokens, get_counter
+
+CompactionPolicy = Literal["recorded", "pi", "early", "opencode", "codex", "never"]
+READ_TOOLS = frozenset({"read"})
+
+
+class ReplaySettings(BaseModel):
+    """Everything a replay depends on. Frozen and hashable, so replays can be cached on it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    compaction: CompactionPolicy = Field("recorded", description="recorded, or a what-if compaction policy.")
+    strategy: str = Field("none", description="Pruning strategy applied before every model call.")
+    strategy_settings: tuple[tuple[str, Any], ...] = Field((), description="Strategy settings (key, value) pairs.")
+    context_window: int = Field(200000, ge=1000, description="The model's context window in tokens.")
+    reserve_tokens: int = Field(16384, ge=0, description="pi reserveTokens: compact when context > window − reserve.")
+    keep_recent_tokens: int = Field(20000, ge=0, description="pi keepRecentTokens: recent tokens kept verbatim.")
+    counter: str = Field("pi", description="Token counter: pi (chars/4 estimate) or tiktoken.")
+    summarizer: str = Field("offline", description="Summarizer for simulated compactions.")
+    pi_version: str = Field("0.73", description="pi's prepareCompaction rule: 0.73 or 0.58.")
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    leaf: int | None = Field(None, description="Entry index of the branch's leaf (None: pi's default leaf).")
+
+    def strategy_dict(self) -> dict[str, Any]:
+        return dict(self.strategy_settings)
+
+    def with_strategy_settings(self, values: dict[str, Any]) -> ReplaySettings:
+        return self.model_copy(update={"strategy_settings": tuple(sorted(values.items()))})
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    step: int
+    entry_index: int
+    """The assistant message answering this call."""
+    stop_reason: str | None
+    tokens: int
+    """Context tokens the model receives (after pruning), by the replay's counter."""
+    tokens_before_pruning: int
+    recorded_input: int | float | None
+    """Recorded prompt size: usage input + cacheRead + cacheWrite."""
+    recorded_total: int | float | None
+    """pi's calculateContextTokens of the recorded usage (prompt + answer)."""
+    messages: int
+    pruned_items: int
+    pruned_tokens: int
+    events: tuple[dict[str, Any], ...]
+    cost: float
+    # -- to rebuild the exact context lazily ------------------------------------------------
+    _segment: list[ContextMessage] = field(repr=False, compare=False, default_factory=list)
+    _length: int = field(repr=False, compare=False, default=0)
+    _state: Any = field(repr=False, compare=False, default=None)
+    _call: Any = field(repr=False, compare=False, default=None)
+
+    @property
+    def aborted(self) -> bool:
+        return self.stop_reason == "aborted"
+
+    @property
+    def error(self) -> bool:
+        return self.stop_reason == "error"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "entryIndex": self.entry_index,
+            "stopReason": self.stop_reason,
+            "contextTokens": self.tokens,
+            "tokensBeforePruning": self.tokens_before_pruning,
+            "recordedTokens": self.recorded_input,
+            "recordedTotalTokens": self.recorded_total,
+            "messages": self.messages,
+            "prunedItems": self.pruned_items,
+            "prunedTokens": self.pruned_tokens,
+            "cost": round(self.cost, 6),
+            "events": list(self.events),
+        }
+
+
+class Metrics(BaseModel):
+    steps: int
+    total_input_tokens: int
+    cost_usd: float
+    recorded_cost_usd: float | None
+    peak_context: int
+    mean_context: float
+    compactions: int
+    summary_tokens: int
+    """Tokens the summaries cost (summarizer input + output)."""
+    tokens_pruned: int
+    """Sum over calls of tokens removed by pruning."""
+    overflows: int
+    rereads: int
+    """Later reads of a path whose earlier output was pruned or summarised away at that time."""
+    recorded_total_input: int | None
+
+
+@dataclass(frozen=True)
+class Replay:
+    settings: ReplaySettings
+    steps: tuple[Step, ...]
+    metrics: Metrics
+    path: tuple[int, ...]
+    summaries: tuple[dict[str, Any], ...]
+    """One record per compaction in the replay (recorded or simulated): step, text, usage, prep."""
+    session: Session = field(repr=False)
+    seconds: float = 0.0
+
+    def step_detail(self, k: int) -> StepDetail:
+        """The exact context of step ``k``: before pruning, after pruning, and the decisions."""
+        st = self.steps[k]
+        base = tuple(st._segment[: st._length])
+        strat = _strategy(self.settings)
+        if strat is None:
+            return StepDetail(st, base, base, None)
+        counter = CachedCounter(get_counter(self.settings.counter))
+        res = strat.apply(base, _strategy_settings(self.settings), st._state, st._call, counter)
+        return StepDetail(st, base, tuple(res.messages), res)
+
+    def event_steps(self) -> list[int]:
+        return [s.step for s in self.steps if s.events]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "settings": self.settings.model_dump(mode="json"),
+            "metrics": self.metrics.model_dump(mode="json"),
+            "steps": [s.as_dict() for s in self.steps],
+        }
+
+
+@dataclass(frozen=True)
+class StepDetail:
+    step: Step
+    before: tuple[ContextMessage, ...]
+    after: tuple[ContextMessage, ...]
+    prune: Any  # PruneResult | None
+
+
+# ---------------------------------------------------------------------------------------------
+# Token caches
+# ---------------------------------------------------------------------------------------------
+
+
+class CachedCounter:
+    """A counter that remembers each message object's count (messages are immutable)."""
+
+    def __init__(self, base: TokenCounter) -> None:
+        self.base = base
+        self.name = base.name
+        self.label = base.label
+        self._cache: dict[int, tuple[Any, int]] = {}
+
+    def count(self, message: Any) -> int:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        n = self.base.count(message)
+        self._cache[id(message)] = (message, n)
+        return n
+
+    def count_many(self, messages: Sequence[Any]) -> list[int]:
+        missing = [m for m in messages if id(m) not in self._cache]
+        if missing:
+            for m, n in zip(missing, self.base.count_many(missing), strict=True):
+                self._cache[id(m)] = (m, n)
+        return [self.count(m) for m in messages]
+
+    def count_text(self, text: str) -> int:
+        return self.base.count_text(text)
+
+    def prime(self, messages: Iterable[Any]) -> None:
+        self.count_many(list(messages))
+
+
+_COUNTER_CACHE: dict[tuple[int, str], tuple[Session, CachedCounter]] = {}
+
+
+def session_counter(session: Session, name: str) -> CachedCounter:
+    """One cached counter per (session, counter name), primed with every message in one batch."""
+    key = (id(session), name)
+    hit = _COUNTER_CACHE.get(key)
+    if hit is not None and hit[0] is session:
+        return hit[1]
+    c = CachedCounter(get_counter(name))
+    c.prime(e.message for e in session.entries if isinstance(e, MessageEntry))
+    if len(_COUNTER_CACHE) > 16:
+        _COUNTER_CACHE.clear()
+    _COUNTER_CACHE[key] = (session, c)
+    return c
+
+
+# ---------------------------------------------------------------------------------------------
+# Pruning and summaries (optional packages)
+# ---------------------------------------------------------------------------------------------
+
+
+def _strategy(settings: ReplaySettings) -> Any:
+    if settings.strategy in ("none", ""):
+        return None
+    from .pruning import get_strategy
+
+    return get_strategy(settings.strategy)
+
+
+def _strategy_settings(settings: ReplaySettings) -> Any:
+    strat = _strategy(settings)
+    if strat is None:
+        return None
+    return strat.Settings(**settings.strategy_dict())
+
+
+def _call_info(**kw: Any) -> Any:
+    from .pruning.base import CallInfo
+
+    return CallInfo(**kw)
+
+
+SummaryFn = Callable[[CompactionPreparation, ReplaySettings], dict[str, Any]]
+_SUMMARY_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _prep_key(prep: CompactionPreparation, settings: ReplaySettings, style: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"{settings.summarizer}|{style}|{prep.settings.reserveTokens}|{prep.isSplitTurn}|".encode())
+    h.update((prep.previousSummary or "").encode("utf-8", "surrogatepass"))
+    for cm in (*prep.messagesToSummarize, b"|", *prep.turnPrefixMessages):
+        if isinstance(cm, bytes):
+            h.update(cm)
+            continue
+        h.update(f"{cm.entry_index}:{id(cm.message) if cm.entry_index is None else ''};".encode())
+    r, m = prep.fileOps.lists()
+    h.update(("\n".join(r) + "|" + "\n".join(m)).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def default_summary(prep: CompactionPreparation, settings: ReplaySettings, style: str = "pi") -> dict[str, Any]:
+    """Summarise a preparation with the configured summarizer; the offline one when the
+    summarize package or a provider is unavailable (marked as a fallback)."""
+    key = _prep_key(prep, settings, style)
+    hit = _SUMMARY_CACHE.get(key)
+    if hit is not None:
+        return hit
+    t0 = time.perf_counter()
+    try:
+        from .summarize import get_summarizer, summarize_compaction
+
+        summ = get_summarizer(settings.summarizer)
+        res = summarize_compaction(prep, summ, style=style)
+        out = {
+            "text": res.text,
+            "label": res.summarizer if hasattr(res, "summarizer") else settings.summarizer,
+            "input_tokens": res.usage.input_tokens,
+            "output_tokens": res.usage.output_tokens,
+            "calls": res.usage.calls,
+            "cost": res.usage.cost_usd or 0.0,
+            "error": res.error,
+            "fell_back": res.fell_back,
+        }
+    except ImportError:
+        from .compaction import format_file_operations
+
+        r, m = prep.fileOps.lists()
+        n = len(prep.messagesToSummarize) + len(prep.turnPrefixMessages)
+        text = f"[placeholder summary of {n} messages]" + format_file_operations(r, m)
+        out = {"text": text, "label": "placeholder", "input_tokens": 0, "output_tokens": 0, "calls": 0,
+               "cost": 0.0, "error": None, "fell_back": False}
+    out["seconds"] = time.perf_counter() - t0
+    if len(_SUMMARY_CACHE) > 4096:
+        _SUMMARY_CACHE.clear()
+    _SUMMARY_CACHE[key] = out
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The replay loop
+# ---------------------------------------------------------------------------------------------
+
+
+def _tool_calls(m: Any) -> list[ToolCall]:
+    return [b for b in m.content if isinstance(b, ToolCall)] if isinstance(m, AssistantMessage) else []
+
+
+def _recorded(m: AssistantMessage) -> tuple[int | float | None, int | float | None]:
+    u = m.usage
+    if u is None:
+        return None, None
+    return u.input + u.cacheRead + u.cacheWrite, calculate_context_tokens(u)
+
+
+class _Ctx:
+    """The running context: a list only appended to (a new list after each compaction)."""
+
+    def __init__(self, counter: CachedCounter) -> None:
+        self.counter = counter
+        self.msgs: list[ContextMessage] = []
+        self.total = 0
+
+    def reset(self, msgs: Iterable[ContextMessage]) -> None:
+        self.msgs = list(msgs)
+        self.total = sum(self.counter.count_many([m.message for m in self.msgs]))
+
+    def add(self, cm: ContextMessage) -> None:
+        self.msgs.append(cm)
+        self.total += self.counter.count(cm.message)
+
+
+def replay(
+    session: Session,
+    settings: ReplaySettings | None = None,
+    *,
+    progress: Callable[[float], None] | None = None,
+    summarize: SummaryFn | None = None,
+) -> Replay:
+    """Replay ``session`` under ``settings`` (see the module docstring)."""
+    t0 = time.perf_counter()
+    settings = settings or ReplaySettings()
+    if settings.compaction not in POLICIES:
+        raise ValueError(f"unknown compaction policy {settings.compaction!r}; choose one of {', '.join(POLICIES)}")
+    summarize = summarize or default_summary
+    recorded_mode = settings.compaction == "recorded"
+    policy = settings.compaction
+    counter = session_counter(session, settings.counter)
+    strat = _strategy(settings)
+    strat_settings = _strategy_settings(settings)
+    comp_settings = CompactionSettings(
+        enabled=True, reserveTokens=settings.reserve_tokens, keepRecentTokens=settings.keep_recent_tokens
+    )
+    window = settings.context_window
+    path = session.path(settings.leaf)
+    entries = session.entries
+    price = input_price_per_token(session)
+
+    ctx = _Ctx(counter)
+    sim_entries: list[AnyEntry] = []  # the path as pi would see it (what-if: simulated compactions)
+    sim_idx: list[int | None] = []
+    trigger = Trigger()
+    prune_state: Any = None
+    prev_pruned: set[int] = set()
+    pending: list[dict[str, Any]] = []
+    new_prompt = True
+    steps: list[Step] = []
+    summaries: list[dict[str, Any]] = []
+    read_calls: dict[str, str] = {}  # toolCallId -> path
+    reads: dict[str, list[int]] = {}  # path -> tool result entry indexes
+    rereads = 0
+    overflows = 0
+    compactions = 0
+    summary_tokens = 0
+    n_sim = 0
+
+    def compact_now(step_no: int, reason: str, kind: str) -> bool:
+        nonlocal n_sim, compactions, summary_tokens
+        if policy in ("pi", "early"):
+            prep = prepare_compaction(
+                sim_entries, comp_settings, path_indexes=sim_idx, pi_version=settings.pi_version
+            )
+            if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
+                pending.append({"type": "compaction_skipped", "reason": "nothing to compact", "trigger": reason})
+                return False
+            s = summarize(prep, settings)
+            n_sim += 1
+            entry = make_compaction_entry(
+                prep, s["text"], parent_id=sim_entries[-1].id if sim_entries else None,
+                entry_id=f"__sim_compaction_{n_sim}__",
+            )
+            sim_entries.append(entry)
+            sim_idx.append(None)
+            ctx.reset(context_from_path(sim_entries, sim_idx).messages)
+            summarized = [m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)]
+            first_kept = session.index_of(prep.firstKeptEntryId)
+        elif policy == "opencode":
+            s, first_kept, summarized = _opencode_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
+        elif policy == "codex":
+            s, first_kept, summarized = _codex_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
+        else:
+            return False
+        compactions += 1
+        summary_tokens += int(s.get("input_tokens", 0)) + int(s.get("output_tokens", 0))
+        trigger.compacted()
+        rec = {
+            "type": "compaction",
+            "simulated": True,
+            "policy": policy,
+            "kind": kind,
+            "reason": reason,
+            "firstKeptEntryIndex": first_kept,
+            "summarizedMessages": len(summarized),
+            "summaryTokens": counter.count_text(s["text"]),
+            "summarizer": s.get("label"),
+            "fellBack": bool(s.get("fell_back")),
+            "error": s.get("error"),
+            "tokensAfter": ctx.total,
+        }
+        pending.append(rec)
+        summaries.append({**rec, "step": step_no, "text": s["text"], "summarizedEntryIndexes": summarized})
+        return True
+
+    n_path = len(path)
+    for pos, ei in enumerate(path):
+        e = entries[ei]
+        if progress is not None and pos % 500 == 0:
+            progress(pos / max(1, n_path))
+        if isinstance(e, CompactionEntry):
+            if recorded_mode:
+                sim_entries.append(e)
+                sim_idx.append(ei)
+                ctx.reset(context_from_path(sim_entries, sim_idx).messages)
+                compactions += 1
+                rec = {"type": "compaction", "simulated": False, "policy": "recorded", "entryIndex": ei,
+                       "firstKeptEntryIndex": session.index_of(e.firstKeptEntryId),
+                       "summaryTokens": counter.count_text(e.summary), "tokensAfter": ctx.total,
+                       "tokensBefore": e.tokensBefore}
+                pending.append(rec)
+                summaries.append({**rec, "step": len(steps), "text": e.summary, "summarizedEntryIndexes": []})
+            else:
+                pending.append({"type": "recorded_compaction_set_aside", "entryIndex": ei})
+            continue
+        sim_entries.append(e)
+        sim_idx.append(ei)
+        if isinstance(e, BranchSummaryEntry) and e.summary:
+            pending.append({"type": "branch_summary", "entryIndex": ei, "tokens": counter.count_text(e.summary)})
+        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
+            m = e.message
+            k = len(steps)
+            # -- the call -------------------------------------------------------------------
+            if not recorded_mode and policy != "never" and ctx.total > window:
+                pending.append({"type": "overflow", "tokens": ctx.total, "window": window, "before": "compaction"})
+                compact_now(k, f"context {ctx.total:,} > window {window:,}: overflow, compact and retry", "overflow")
+            before = ctx.total
+            seg, length = ctx.msgs, len(ctx.msgs)
+            call = None
+            state_before = prune_state
+            if strat is not None:
+                call = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=before)
+                res = strat.apply(tuple(seg[:length]), strat_settings, prune_state, call, counter)
+                prune_state = res.state
+                tokens = res.stats.tokens_after
+                pruned_now = {d.entry_index for d in res.decisions if d.action != "kept" and d.entry_index is not None}
+                newly = pruned_now - prev_pruned
+                if newly:
+                    pending.append({"type": "pruned", "items": len(newly), "tokens": before - tokens,
+                                    "entryIndexes": sorted(newly)[:50]})
+                restored = prev_pruned - pruned_now
+                if restored and any(i in restored for i in (c.entry_index for c in seg[:length])):
+                    pending.append({"type": "unpruned", "items": len(restored)})
+                for ev in res.events:
+                    pending.append(dict(ev))
+                prev_pruned = pruned_now
+                pruned_items = res.stats.items_pruned + res.stats.items_dropped
+                visible = {c.entry_index for c in res.messages if c.entry_index is not None}
+                hidden_pruned = pruned_now
+            else:
+                tokens = before
+                pruned_items = 0
+                visible = None
+                hidden_pruned = set()
+            if tokens > window:
+                overflows += 1
+                pending.append({"type": "overflow", "tokens": tokens, "window": window})
+            # -- re-reads -------------------------------------------------------------------------
+            for tc in _tool_calls(m):
+                if tc.name in READ_TOOLS and isinstance(tc.arguments, dict):
+                    p = tc.arguments.get("path")
+                    if isinstance(p, str) and p:
+                        read_calls[tc.id] = p
+                        earlier = reads.get(p)
+                        if earlier:
+                            last = earlier[-1]
+                            in_ctx = any(c.entry_index == last for c in seg[:length]) if visible is None else (
+                                last in visible and last not in hidden_pruned)
+                            if not in_ctx:
+                                rereads += 1
+                                pending.append({"type": "reread", "path": p, "earlierEntryIndex": last})
+            rin, rtot = _recorded(m)
+            cost = tokens * price(m)
+            steps.append(
+                Step(
+                    step=k, entry_index=ei, stop_reason=m.stopReason, tokens=tokens, tokens_before_pruning=before,
+                    recorded_input=rin, recorded_total=rtot, messages=length, pruned_items=pruned_items,
+                    pruned_tokens=before - tokens, events=tuple(pending), cost=cost,
+                    _segment=seg, _length=length, _state=state_before, _call=call,
+                )
+            )
+            pending = []
+            new_prompt = False
+            ctx.add(ContextMessage(m, ei))
+            # -- after the answer: does the policy compact? ----------------------------------
+            if not recorded_mode and policy != "never":
+                after_tokens = tokens + counter.count(m)
+                do, reason = trigger.after_answer(
+                    policy, after_tokens, window, settings.reserve_tokens, settings.policy,
+                    aborted=m.stopReason == "aborted", needs_follow_up=bool(_tool_calls(m)),
+                )
+                if do:
+                    compact_now(k + 1, reason, "threshold")
+            continue
+        cm = _context_message(e)
+        if cm is not None:
+            ctx.add(ContextMessage(cm, ei))
+            if isinstance(cm, UserMessage):
+                new_prompt = True
+            if isinstance(cm, ToolResultMessage):
+                p = read_calls.get(cm.toolCallId)
+                if p is not None and not cm.isError:
+                    reads.setdefault(p, []).append(ei)
+    if progress is not None:
+        progress(1.0)
+
+    n = len(steps)
+    totals = [s.tokens for s in steps]
+    rec_costs = [
+        float((entries[s.entry_index].message.usage.cost or {}).get("total", 0) or 0)  # type: ignore[union-attr]
+        for s in steps
+        if entries[s.entry_index].message.usage is not None  # type: ignore[union-attr]
+    ]
+    rec_inputs = [s.recorded_input for s in steps if s.recorded_input is not None]
+    metrics = Metrics(
+        steps=n,
+        total_input_tokens=sum(totals),
+        cost_usd=round(sum(s.cost for s in steps), 6),
+        recorded_cost_usd=round(sum(rec_costs), 6) if rec_costs else None,
+        peak_context=max(totals, default=0),
+        mean_context=(sum(totals) / n) if n else 0.0,
+        compactions=compactions,
+        summary_tokens=summary_tokens,
+        tokens_pruned=sum(s.pruned_tokens for s in steps),
+        overflows=overflows,
+        rereads=rereads,
+        recorded_total_input=int(sum(rec_inputs)) if rec_inputs else None,
+    )
+    return Replay(settings, tuple(steps), metrics, tuple(path), tuple(summaries), session,
+                  time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenCode and Codex compaction shapes
+# ---------------------------------------------------------------------------------------------
+
+
+def _prep_for(messages: Sequence[ContextMessage], comp: CompactionSettings, previous: str | None) -> CompactionPreparation:
+    """A preparation over plain context messages, for summarizers (non-pi policies)."""
+    from .compaction import CutPoint, FileOps, extract_file_ops
+
+    ops = FileOps()
+    for cm in messages:
+        extract_file_ops(cm.message, ops)
+    return CompactionPreparation(
+        firstKeptEntryId="", first_kept_path_index=-1, messagesToSummarize=tuple(messages),
+        turnPrefixMessages=(), isSplitTurn=False, tokensBefore=0, previousSummary=previous,
+        fileOps=ops, settings=comp, cut=CutPoint(0, -1, False), boundary_start=0,
+        prev_compaction_path_index=-1, pi_version="0.73",
+    )
+
+
+def _synthetic_text(text: str, role: str = "user") -> Any:
+    if role == "assistant":
+        return AssistantMessage(content=[TextContent(text=text)], stopReason="stop")
+    return UserMessage(content=[TextContent(text=text)])
+
+
+def _opencode_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn, comp: CompactionSettings,
+                      sim_entries: list[AnyEntry], sim_idx: list[int | None]) -> tuple[dict[str, Any], int | None, list[int | None]]:
+    msgs = ctx.msgs
+    tail_start = len(msgs)
+    if settings.policy.opencode_tail:
+        budget = opencode_tail_budget(opencode_usable(settings.context_window, settings.policy))
+        starts = [i for i, c in enumerate(msgs) if isinstance(c.message, UserMessage) and c.entry_index is not None]
+        used = 0
+        for s in reversed(starts):
+            size = sum(ctx.counter.count(c.message) for c in msgs[s:tail_start])
+            if used + size > budget:
+                break
+            used += size
+            tail_start = s
+        if tail_start == 0:
+            tail_start = len(msgs)  # a tail starting at index 0 means no tail
+    head, tail = msgs[:tail_start], msgs[tail_start:]
+    prev = next((c.message.content[0].text for c in head if c.entry_index is None  # type: ignore[union-attr]
+                 and isinstance(c.message, AssistantMessage) and c.message.content), None)
+    s = summarize(_prep_for(head, comp, prev), settings.model_copy(update={}))
+    new = [ContextMessage(_synthetic_text(OPENCODE_SUMMARY_QUESTION), None),
+           ContextMessage(_synthetic_text(s["text"], "assistant"), None), *tail]
+    ctx.reset(new)
+    return s, (tail[0].entry_index if tail else None), [c.entry_index for c in head]
+
+
+def _codex_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn, comp: CompactionSettings,
+                   sim_entries: list[AnyEntry], sim_idx: list[int | None]) -> tuple[dict[str, Any], int | None, list[int | None]]:
+    msgs = ctx.msgs
+    s = summarize(_prep_for(msgs, comp, None), settings)
+    budget = settings.policy.codex_user_tokens
+    kept: list[ContextMessage] = []
+    used = 0
+    for c in reversed(msgs):
+        if not isinstance(c.message, UserMessage) or c.entry_index is None:
+            continue
+        if _is_codex_summary(c.message):
+            continue
+        t = ctx.counter.count(c.message)
+        if used + t <= budget:
+            kept.append(c)
+            used += t
+            continue
+        remaining = budget - used
+        if remaining > 0:
+            text = "".join(b.text for b in c.message.content if isinstance(b, TextContent)) if not isinstance(
+                c.message.content, str) else c.message.content
+            cut = text[: remaining * 4]
+            kept.append(ContextMessage(_synthetic_text(cut + f"\n…{max(0, t - remaining)} tokens truncated…"),
+                                       c.entry_index))
+        break
+    kept.reverse()
+    new = [*kept, ContextMessage(_synthetic_text(CODEX_SUMMARY_PREFIX + "\n" + s["text"]), None)]
+    ctx.reset(new)
+    return s, (kept[0].entry_index if kept else None), [c.entry_index for c in msgs]
+
+
+def _is_codex_summary(m: UserMessage) -> bool:
+    c = m.content
+    text = c if isinstance(c, str) else "".join(b.text for b in c if isinstance(b, TextContent))
+    return text.startswith(CODEX_SUMMARY_PREFIX)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweep
+# ---------------------------------------------------------------------------------------------
+
+
+def _coerce(settings: ReplaySettings, key: str, value: Any) -> ReplaySettings:
+    if key in ReplaySettings.model_fields and key not in ("policy", "strategy_settings"):
+        return settings.model_copy(update={key: value})
+    if key in PolicySettings.model_fields:
+        return settings.model_copy(update={"policy": settings.policy.model_copy(update={key: value})})
+    return settings.with_strategy_settings({**settings.strategy_dict(), key: value})
+
+
+@dataclass(frozen=True)
+class SweepCell:
+    values: dict[str, Any]
+    settings: ReplaySettings
+    metrics: Metrics
+
+
+def sweep(
+    session: Session,
+    base: ReplaySettings,
+    grid: dict[str, Sequence[Any]],
+    *,
+    progress: Callable[[float], None] | None = None,
+) -> list[SweepCell]:
+    """Replay every combination of ``grid`` values on top of ``base``. Token counts and
+    summaries are shared by all cells (per-session counter cache, summary cache)."""
+    keys = list(grid)
+    combos: list[dict[str, Any]] = [{}]
+    for k in keys:
+        combos = [{**c, k: v} for c in combos for v in grid[k]]
+    out = []
+    for i, combo in enumerate(combos):
+        s = base
+        for k, v in combo.items():
+            s = _coerce(s, k, v)
+        r = replay(session, s)
+        out.append(SweepCell(combo, s, r.metrics))
+        if progress is not None:
+            progress((i + 1) / len(combos))
+    return out
+
+
+def parse_grid(spec: str) -> tuple[str, list[Any]]:
+    """``key=start:stop:step`` (inclusive stop) or ``key=a,b,c``."""
+    if "=" not in spec:
+        raise ValueError(f"grid {spec!r}: expected KEY=START:STOP:STEP or KEY=A,B,C")
+    key, _, rng = spec.partition("=")
+    key = key.strip()
+    if ":" in rng:
+        parts = rng.split(":")
+        if len(parts) != 3:
+            raise ValueError(f"grid {spec!r}: expected START:STOP:STEP")
+        a, b, st = (float(x) for x in parts)
+        if st <= 0:
+            raise ValueError(f"grid {spec!r}: STEP must be positive")
+        count = int(math.floor((b - a) / st + 1e-9)) + 1
+        vals: list[Any] = [a + i * st for i in range(count)]
+        if all(float(v).is_integer() for v in (a, b, st)):
+            vals = [int(v) for v in vals]
+        return key, vals
+    out: list[Any] = []
+    for x in rng.split(","):
+        x = x.strip()
+        try:
+            out.append(int(x))
+        except ValueError:
+            try:
+                out.append(float(x))
+            except ValueError:
+                out.append({"true": True, "false": False}.get(x.lower(), x))
+    return key, out
