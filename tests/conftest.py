@@ -51,15 +51,19 @@ class SessionBuilder:
         content: list[dict[str, Any]] = []
         if text:
             content.append({"type": "text", "text": text})
+        self.pending_calls = []
         for k, (name, args) in enumerate(tools):
-            content.append({"type": "toolCall", "id": f"c{self.n}_{k}", "name": name, "arguments": args})
+            cid = f"c{self.n + 1}_{k}"
+            self.pending_calls.append(cid)
+            content.append({"type": "toolCall", "id": cid, "name": name, "arguments": args})
         extra: dict[str, Any] = {"provider": "anthropic", "model": "m", "stopReason": "toolUse" if tools and stop == "stop" else stop}
         if usage is not None:
             extra["usage"] = {"input": usage, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": usage}
         return self.msg("assistant", content=content, **extra, **kw)
 
     def tool_result(self, text: str, tool: str = "read", is_error: bool = False, **kw: Any) -> str:
-        return self.msg("toolResult", toolCallId="c", toolName=tool, content=[{"type": "text", "text": text}], isError=is_error, **kw)
+        cid = self.pending_calls.pop(0) if getattr(self, "pending_calls", None) else "c"
+        return self.msg("toolResult", toolCallId=cid, toolName=tool, content=[{"type": "text", "text": text}], isError=is_error, **kw)
 
     def text(self) -> str:
         return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in self.lines)

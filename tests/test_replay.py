@@ -1,0 +1,191 @@
+"""The replay engine: as-recorded contexts equal pi's, what-if triggers at their exact edges,
+re-reads, metrics and the sweep."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector import build_session_context, load_session
+from inspector.policies import PolicySettings, Trigger
+from inspector.replay import ReplaySettings, parse_grid, replay, sweep
+
+from .conftest import FIXTURES, SessionBuilder, need_shared
+
+FIXTURE_NAMES = ["before-compaction", "synth-tree", "synth-compacted", "synth-giant-turn",
+                 "synth-trailing-toolresult", "synth-v2-hookmessage"]
+
+
+def _key(msgs):
+    return [(m.entry_index, m.message.role, id(m.message) if m.entry_index is not None and
+             type(m.message).__name__ not in ("CustomMessage", "BranchSummaryMessage", "CompactionSummaryMessage")
+             else None) for m in msgs]
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_as_recorded_without_pruning_equals_pis_context_at_every_step(name: str) -> None:
+    need_shared()
+    s = load_session(FIXTURES / f"{name}.jsonl")
+    r = replay(s)
+    assistants = [i for i in s.path() if getattr(getattr(s.entries[i], "message", None), "role", None) == "assistant"]
+    assert [st.entry_index for st in r.steps] == assistants
+    for st in r.steps:
+        want = build_session_context(s, s.parents[st.entry_index])
+        got = r.step_detail(st.step).after
+        assert _key(got) == _key(want.messages), f"step {st.step}"
+        assert st.tokens == sum(r.session and __import__("inspector").estimate_tokens(m.message) for m in got)
+
+
+def test_steps_mark_aborted_and_error_calls() -> None:
+    need_shared()
+    r = replay(load_session(FIXTURES / "synth-giant-turn.jsonl"))
+    reasons = [st.stop_reason for st in r.steps]
+    assert "aborted" in reasons and "error" in reasons
+    assert any(st.aborted for st in r.steps) and any(st.error for st in r.steps)
+
+
+def test_recorded_compaction_is_an_event_on_the_next_step() -> None:
+    need_shared()
+    s = load_session(FIXTURES / "before-compaction.jsonl")
+    r = replay(s)
+    comp_steps = [st for st in r.steps if any(e["type"] == "compaction" for e in st.events)]
+    assert len(comp_steps) == 2 and r.metrics.compactions == 2
+    # the first call after entry 358 (the first compaction) sees the summary first
+    first = comp_steps[0]
+    assert first.entry_index > 358 and r.step_detail(first.step).after[0].message.role == "compactionSummary"
+
+
+def _two_turns(x_chars: int, tool: bool = False) -> SessionBuilder:
+    b = SessionBuilder()
+    b.user("u" * 800)  # 200 tokens
+    b.assistant("a" * 40)  # 10 tokens
+    b.user("x" * x_chars)
+    if tool:
+        b.assistant("", tools=[("bash", {"command": "ls"})])
+        b.tool_result("ok", tool="bash")
+    else:
+        b.assistant("a" * 40)
+    b.user("next")
+    b.assistant("done")
+    return b
+
+
+def _trigger_events(b: SessionBuilder, **kw) -> list[str]:
+    r = replay(b.session(), ReplaySettings(context_window=1000, reserve_tokens=100, keep_recent_tokens=10, **kw))
+    return [e["type"] for st in r.steps for e in st.events if e["type"] in ("compaction", "compaction_skipped")]
+
+
+def test_pi_policy_triggers_strictly_above_window_minus_reserve() -> None:
+    # after the 2nd answer: 200 + 10 + X + 10 tokens; limit = 1000 - 100 = 900
+    assert _trigger_events(_two_turns(680 * 4), compaction="pi") == []
+    assert _trigger_events(_two_turns(681 * 4), compaction="pi") == ["compaction"]
+
+
+def test_early_policy_triggers_at_red_zone_inclusive() -> None:
+    pol = PolicySettings(early_red_fraction=0.8)  # red = 800
+    assert _trigger_events(_two_turns(579 * 4), compaction="early", policy=pol) == []
+    assert _trigger_events(_two_turns(580 * 4), compaction="early", policy=pol) == ["compaction"]
+
+
+def test_opencode_policy_triggers_at_usable_inclusive() -> None:
+    pol = PolicySettings(opencode_max_output=100)  # usable = 900, overflow when >= 900
+    assert _trigger_events(_two_turns(679 * 4), compaction="opencode", policy=pol) == []
+    assert _trigger_events(_two_turns(680 * 4), compaction="opencode", policy=pol) == ["compaction"]
+
+
+def test_codex_policy_needs_ninety_percent_and_a_pending_tool_call() -> None:
+    # 2nd answer is a bash tool call: len("bash") + len('{"command":"ls"}') = 20 chars = 5 tokens
+    # after = 200 + 10 + X + 5; limit = 900 (>=)
+    assert _trigger_events(_two_turns(684 * 4, tool=True), compaction="codex") == []
+    assert _trigger_events(_two_turns(685 * 4, tool=True), compaction="codex") == ["compaction"]
+    # over 90% after a plain answer (no follow-up needed) and under the window: no compaction
+    assert _trigger_events(_two_turns(700 * 4, tool=False), compaction="codex") == []
+
+
+def test_never_policy_counts_overflows() -> None:
+    r = replay(_two_turns(2000 * 4).session(), ReplaySettings(compaction="never", context_window=1000))
+    # calls 2 and 3 both send more than the window
+    assert r.metrics.compactions == 0 and r.metrics.overflows == 2
+    assert [st.step for st in r.steps if any(e["type"] == "overflow" for e in st.events)] == [1, 2]
+
+
+def test_early_latch_fires_once_per_episode_and_rearms_when_pressure_falls() -> None:
+    t = Trigger()
+    pol = PolicySettings(early_red_fraction=0.8)
+    fire = lambda n: t.after_answer("early", n, 1000, 0, pol, aborted=False, needs_follow_up=False)[0]  # noqa: E731
+    assert [fire(n) for n in (700, 800, 850, 900)] == [False, True, False, False]
+    assert fire(799) is False  # pressure fell below red: re-armed
+    assert fire(800) is True
+
+
+def test_pi_policy_ignores_aborted_answers() -> None:
+    t = Trigger()
+    assert t.after_answer("pi", 10**6, 1000, 0, PolicySettings(), aborted=True, needs_follow_up=False)[0] is False
+
+
+def test_what_if_pi_compacts_where_hand_computation_says() -> None:
+    # Each turn: user 1000 tokens + answer 10 tokens. Window 5000, reserve 1000: compact once the
+    # context after an answer exceeds 4000, i.e. after the 4th answer (4 * 1010 = 4040).
+    b = SessionBuilder()
+    for _ in range(6):
+        b.user("u" * 4000)
+        b.assistant("a" * 40, usage=1)
+    r = replay(b.session(), ReplaySettings(compaction="pi", context_window=5000, reserve_tokens=1000,
+                                           keep_recent_tokens=1500))
+    comp_steps = [st.step for st in r.steps if any(e["type"] == "compaction" for e in st.events)]
+    assert comp_steps == [4]  # summary inserted before the 5th call (step index 4)
+    detail = r.step_detail(4).after
+    assert detail[0].message.role == "compactionSummary"
+    # keep 1500, walking back from the 4th answer (entry 7): 10 + 1000 + 10 + 1000 reaches 1500 at
+    # user #3 (entry 4), a user message: kept = entries 4..7, then user #5 (entry 8) follows
+    assert [m.entry_index for m in detail[1:]] == [4, 5, 6, 7, 8]
+
+
+def test_rereads_count_reads_whose_earlier_output_was_summarised_away() -> None:
+    b = SessionBuilder()
+    b.user("look at a.py")
+    b.assistant("", tools=[("read", {"path": "a.py"})])
+    b.tool_result("x" * 8000, tool="read")
+    b.assistant("ok")
+    kept = b.user("again")
+    b.add("compaction", summary="earlier: read a.py", firstKeptEntryId=kept, tokensBefore=2000)
+    b.assistant("", tools=[("read", {"path": "a.py"})])
+    b.tool_result("x" * 8000, tool="read")
+    b.assistant("", tools=[("read", {"path": "a.py"})])  # the 2nd output is still visible: not a re-read
+    r = replay(b.session())
+    assert r.metrics.rereads == 1
+    ev = [e for st in r.steps for e in st.events if e["type"] == "reread"]
+    assert ev == [{"type": "reread", "path": "a.py", "earlierEntryIndex": 2}]
+
+
+def test_metrics_sum_the_steps_and_price_recorded_rates() -> None:
+    b = SessionBuilder()
+    b.user("u" * 400)
+    b.msg("assistant", content=[{"type": "text", "text": "hi"}], stopReason="stop",
+          usage={"input": 100, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 101,
+                 "cost": {"input": 0.001, "output": 0.0001, "cacheRead": 0, "cacheWrite": 0, "total": 0.0011}})
+    r = replay(b.session())
+    assert r.metrics.steps == 1 and r.metrics.total_input_tokens == 100
+    assert r.metrics.cost_usd == pytest.approx(100 * 0.001 / 100)
+    assert r.metrics.recorded_cost_usd == pytest.approx(0.0011)
+    assert r.metrics.peak_context == 100 and r.steps[0].recorded_input == 100
+
+
+def test_sweep_covers_the_grid_and_finishes_fast() -> None:
+    need_shared()
+    import time
+
+    s = load_session(FIXTURES / "before-compaction.jsonl")
+    t = time.perf_counter()
+    cells = sweep(s, ReplaySettings(compaction="pi"), {"keep_recent_tokens": [10000, 20000],
+                                                         "reserve_tokens": [8000, 16384]})
+    assert len(cells) == 4 and time.perf_counter() - t < 30
+    assert {tuple(c.values.values()) for c in cells} == {(10000, 8000), (10000, 16384), (20000, 8000), (20000, 16384)}
+    by = {tuple(c.values.values()): c.metrics for c in cells}
+    assert by[(20000, 16384)].compactions == replay(s, ReplaySettings(compaction="pi")).metrics.compactions
+
+
+def test_parse_grid_ranges_and_lists() -> None:
+    assert parse_grid("prune_protect=10000:40000:10000") == ("prune_protect", [10000, 20000, 30000, 40000])
+    assert parse_grid("x=1,2.5,true") == ("x", [1, 2.5, True])
+    with pytest.raises(ValueError):
+        parse_grid("nope")
