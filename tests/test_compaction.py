@@ -159,3 +159,66 @@ def test_context_after_compaction_is_summary_then_kept_then_rest() -> None:
     ctx = build_session_context(s)
     assert [m.role for m in ctx.messages][:3] == ["compactionSummary", "user", "assistant"]
     assert [m.entry_index for m in ctx.messages] == [4, 2, 3, 5, 6, 7]
+
+
+def test_cut_moves_back_over_custom_messages_and_branch_summaries_too() -> None:
+    b = SessionBuilder()
+    b.user("u" * 400)
+    b.assistant("a" * 400)
+    b.add("branch_summary", fromId="x", summary="s")
+    b.add("custom_message", customType="x", content="c", display=True)
+    b.user("u" * 400)
+    p = list(b.session().entries)
+    c = find_cut_point(p, 0, len(p), 100)  # reached at the last user (4), moved back to 2
+    assert (c.snapped_to, c.firstKeptEntryIndex, c.moved_back) == (4, 2, 2)
+    assert c.isSplitTurn and c.turnStartIndex == 2  # a branch summary starts a turn: empty prefix
+
+
+def test_non_user_cut_without_any_turn_start_is_not_a_split_turn() -> None:
+    b = SessionBuilder()
+    b.add("session_info", name="n")
+    b.assistant("a" * 400)
+    b.assistant("a" * 400)
+    p = list(b.session().entries)
+    c = find_cut_point(p, 0, len(p), 10**6)  # budget never reached: first cut point, then back to 0
+    assert (c.firstKeptEntryIndex, c.turnStartIndex, c.isSplitTurn) == (0, -1, False)
+
+
+def test_custom_role_message_is_a_cut_point_but_not_a_turn_start() -> None:
+    b = SessionBuilder()
+    b.user("u" * 400)
+    b.msg("custom", customType="hook", content="h" * 400, display=True)
+    b.assistant("a" * 40)
+    p = list(b.session().entries)
+    c = find_cut_point(p, 0, len(p), 100)  # 10 + 100 >= 100 at the custom message (1)
+    assert c.firstKeptEntryIndex == 1 and c.isSplitTurn and c.turnStartIndex == 0
+
+
+def test_context_keeps_nothing_before_compaction_when_first_kept_is_off_path() -> None:
+    b = SessionBuilder()
+    b.user("a")
+    b.assistant("b")
+    b.add("compaction", summary="s", firstKeptEntryId="not-on-path", tokensBefore=3)
+    b.user("c")
+    s = b.session()
+    assert [(m.role, m.entry_index) for m in build_session_context(s).messages] == [
+        ("compactionSummary", 2), ("user", 3)]
+
+
+def test_empty_branch_summary_gives_no_message_and_null_leaf_gives_empty_context() -> None:
+    b = SessionBuilder()
+    b.user("a")
+    b.add("branch_summary", fromId="x", summary="")
+    b.add("branch_summary", fromId="x", summary="kept")
+    s = b.session()
+    assert [m.role for m in build_session_context(s).messages] == ["user", "branchSummary"]
+    assert build_session_context(s, None).messages == ()
+
+
+def test_file_lists_sort_by_utf16_units_and_modified_wins_over_read() -> None:
+    from inspector.compaction import FileOps
+
+    ops = FileOps()
+    ops.read.update(dict.fromkeys(["\uff5e.md", "\U0001f600.md", "b.md", "a.md"]))
+    ops.edited["b.md"] = None
+    assert ops.lists() == (["a.md", "\U0001f600.md", "\uff5e.md"], ["b.md"])
