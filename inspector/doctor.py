@@ -1,0 +1,366 @@
+"""The doctor: what went wrong in a session, each finding located and explained in one line.
+
+Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
+
+* ``tool-call-without-result`` / ``result-without-call`` — pairing of ``toolCall`` ids and
+  ``toolResult.toolCallId`` along the branch.
+* ``compaction-first-kept-off-path`` — a compaction whose ``firstKeptEntryId`` is not on its own
+  path before it: pi then keeps nothing but the summary.
+* ``summary-dropped-modified-files`` — files written or edited before a compaction's cut that
+  its summary neither mentions nor lists in ``details.modifiedFiles``.
+* ``context-overflow`` — a recorded call whose context (pi's usage-based count) exceeds the window.
+* ``file-read-many-times`` — the same path read ``read_repeat`` times or more.
+* ``reread-after-compaction`` — a path read again within a few calls after a compaction
+  summarised its earlier read away.
+* ``giant-tool-output`` — one tool output over ``giant_tokens``.
+* ``repeated-tool-call`` — the same tool with the same arguments ``loop_repeat`` times in a row
+  (a loop).
+* ``failure-streak`` — ``streak`` or more aborted/error answers in a row.
+* ``duplicated-summary`` — the same summary text more than once in the context the model gets.
+* ``model-change-mid-turn`` — the model changed between two answers of one turn.
+* ``load-issue`` — every load issue, as findings too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .context import build_session_context
+from .jsjson import js_stringify
+from .session.models import (
+    AssistantMessage,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessage,
+    MessageEntry,
+    ModelChangeEntry,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from .session.tree import Session
+from .tokens import calculate_context_tokens, estimate_tokens
+
+Severity = Literal["error", "warning", "info"]
+
+
+class DoctorOptions(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    context_window: int = Field(200000, description="Window for the overflow check.")
+    giant_tokens: int = Field(20000, description="A single tool output above this many tokens is giant.")
+    read_repeat: int = Field(4, description="Reading the same file this many times is flagged.")
+    loop_repeat: int = Field(3, description="The same tool call this many times in a row is a loop.")
+    streak: int = Field(3, description="This many aborted/error answers in a row is a streak.")
+    reread_window: int = Field(5, description="Calls after a compaction in which a re-read counts.")
+
+
+class Finding(BaseModel):
+    kind: str
+    severity: Severity
+    message: str
+    entries: list[int] = Field(default_factory=list)
+    """Entry indexes involved (file order, header excluded), first the main one."""
+    lines: list[int] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    findings: tuple[Finding, ...]
+    leaf: int | None
+    options: DoctorOptions
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(f.severity for f in self.findings))
+
+    def as_dict(self) -> dict[str, object]:
+        return {"leaf": self.leaf, "options": self.options.model_dump(), "counts": self.counts(),
+                "findings": [f.model_dump() for f in self.findings]}
+
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _f(session: Session, kind: str, severity: Severity, message: str, entries: Sequence[int]) -> Finding:
+    return Finding(kind=kind, severity=severity, message=message, entries=list(entries),
+                   lines=[session.lines[i] for i in entries if 0 <= i < len(session.lines)])
+
+
+def _calls(m: object) -> list[ToolCall]:
+    return [b for b in m.content if isinstance(b, ToolCall)] if isinstance(m, AssistantMessage) else []
+
+
+def check_tool_pairing(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    out = []
+    open_calls: dict[str, tuple[int, str, bool]] = {}
+    seen_ids: set[str] = set()
+    for i in path:
+        e = session.entries[i]
+        if not isinstance(e, MessageEntry):
+            continue
+        m = e.message
+        for c in _calls(m):
+            open_calls[c.id] = (i, c.name, getattr(m, "stopReason", None) in ("aborted", "error"))
+            seen_ids.add(c.id)
+        if isinstance(m, ToolResultMessage):
+            if m.toolCallId in open_calls:
+                del open_calls[m.toolCallId]
+            elif m.toolCallId not in seen_ids:
+                out.append(_f(session, "result-without-call", "error",
+                              f"tool result for call {m.toolCallId!r} ({m.toolName}) has no matching tool call before it",
+                              [i]))
+    last = path[-1] if path else -1
+    for cid, (i, name, failed) in open_calls.items():
+        # the newest answer's calls may simply still be running
+        if i == last:
+            continue
+        if failed:
+            out.append(_f(session, "tool-call-without-result", "info",
+                          f"tool call {name} ({cid}) has no result: its answer was aborted or failed", [i]))
+        else:
+            out.append(_f(session, "tool-call-without-result", "warning",
+                          f"tool call {name} ({cid}) never got a result on this branch", [i]))
+    return out
+
+
+def check_compactions(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    out = []
+    for k, i in enumerate(path):
+        e = session.entries[i]
+        if not isinstance(e, CompactionEntry):
+            continue
+        before = path[:k]
+        ids = {session.entries[j].id for j in before}
+        if e.firstKeptEntryId not in ids:
+            out.append(_f(session, "compaction-first-kept-off-path", "error",
+                          f"compaction's firstKeptEntryId {e.firstKeptEntryId!r} is not on its path: pi keeps only "
+                          "the summary", [i]))
+            continue
+        fk = next(j for j in range(k) if session.entries[path[j]].id == e.firstKeptEntryId)
+        modified: dict[str, int] = {}
+        for j in path[:fk]:
+            ej = session.entries[j]
+            if isinstance(ej, MessageEntry):
+                for c in _calls(ej.message):
+                    p = c.arguments.get("path") if isinstance(c.arguments, dict) else None
+                    if c.name in ("write", "edit") and isinstance(p, str) and p:
+                        modified.setdefault(p, j)
+        listed = set()
+        if isinstance(e.details, dict) and isinstance(e.details.get("modifiedFiles"), list):
+            listed = {x for x in e.details["modifiedFiles"] if isinstance(x, str)}
+        dropped = [p for p in modified if p not in listed and p not in e.summary]
+        if dropped:
+            out.append(_f(session, "summary-dropped-modified-files", "warning",
+                          f"compaction summary does not mention {len(dropped)} file(s) modified before its cut: "
+                          + ", ".join(dropped[:5]) + (" …" if len(dropped) > 5 else ""),
+                          [i, *[modified[p] for p in dropped[:5]]]))
+    return out
+
+
+def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    over = []
+    for i in path:
+        e = session.entries[i]
+        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage) and e.message.usage is not None:
+            if e.message.stopReason in ("aborted",):
+                continue
+            t = calculate_context_tokens(e.message.usage)
+            if t > o.context_window:
+                over.append((i, t))
+    if not over:
+        return []
+    i, t = max(over, key=lambda x: x[1])
+    return [_f(session, "context-overflow", "error",
+               f"{len(over)} call(s) used more than the {o.context_window:,}-token window (largest {t:,.0f} at entry {i})",
+               [x[0] for x in over[:20]])]
+
+
+def check_reads(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    reads: dict[str, list[int]] = {}
+    comp_steps: list[int] = []
+    step = 0
+    calls_at: list[tuple[int, int, str]] = []  # (step, entry, path)
+    for i in path:
+        e = session.entries[i]
+        if isinstance(e, CompactionEntry):
+            comp_steps.append(step)
+        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
+            for c in _calls(e.message):
+                p = c.arguments.get("path") if isinstance(c.arguments, dict) else None
+                if c.name == "read" and isinstance(p, str) and p:
+                    reads.setdefault(p, []).append(i)
+                    calls_at.append((step, i, p))
+            step += 1
+    out = []
+    for p, idx in reads.items():
+        if len(idx) >= o.read_repeat:
+            out.append(_f(session, "file-read-many-times", "info", f"{p} was read {len(idx)} times", idx[:20]))
+    for cs in comp_steps:
+        before = {p for s, _, p in calls_at if s < cs}
+        for s, i, p in calls_at:
+            if cs <= s < cs + o.reread_window and p in before:
+                out.append(_f(session, "reread-after-compaction", "warning",
+                              f"{p} read again {s - cs + 1} call(s) after a compaction summarised the earlier read away",
+                              [i]))
+    return out
+
+
+def check_giant_outputs(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    out = []
+    for i in path:
+        e = session.entries[i]
+        if isinstance(e, MessageEntry) and e.message.role in ("toolResult", "bashExecution"):
+            t = estimate_tokens(e.message)
+            if t > o.giant_tokens:
+                name = getattr(e.message, "toolName", None) or "bash (user)"
+                out.append(_f(session, "giant-tool-output", "warning",
+                              f"{name} output of {t:,} tokens ({t / o.context_window:.0%} of the window) in one message",
+                              [i]))
+    return out
+
+
+def check_loops(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    out = []
+    run: list[int] = []
+    prev: str | None = None
+    def flush() -> None:
+        if len(run) >= o.loop_repeat and prev is not None:
+            out.append(_f(session, "repeated-tool-call", "warning",
+                          f"the same call {prev[:80]} {len(run)} times in a row (a loop?)", run[:20]))
+    for i in path:
+        e = session.entries[i]
+        if not (isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage)):
+            continue
+        calls = _calls(e.message)
+        key = ";".join(f"{c.name}({js_stringify(c.arguments)})" for c in calls) if calls else None
+        if key is not None and key == prev:
+            run.append(i)
+        else:
+            flush()
+            run = [i] if key is not None else []
+            prev = key
+    flush()
+    return out
+
+
+def check_failure_streaks(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    out = []
+    run: list[int] = []
+    def flush() -> None:
+        if len(run) >= o.streak:
+            out.append(_f(session, "failure-streak", "warning",
+                          f"{len(run)} aborted/error answers in a row", run[:20]))
+    for i in path:
+        e = session.entries[i]
+        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
+            if e.message.stopReason in ("aborted", "error"):
+                run.append(i)
+            else:
+                flush()
+                run = []
+    flush()
+    return out
+
+
+_WS = re.compile(r"\s+")
+
+
+def check_duplicated_summaries(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    ctx = build_session_context(session, path[-1]) if path else None
+    if ctx is None:
+        return []
+    summaries: list[tuple[str, int]] = []
+    texts: list[tuple[str, int]] = []
+    for cm in ctx.messages:
+        m = cm.message
+        if m.role in ("compactionSummary", "branchSummary"):
+            s = _WS.sub(" ", m.summary).strip()  # type: ignore[union-attr]
+            if len(s) >= 40 and cm.entry_index is not None:
+                summaries.append((s, cm.entry_index))
+        elif isinstance(m, (UserMessage, CustomMessage)) and cm.entry_index is not None:
+            c = m.content
+            t = c if isinstance(c, str) else "".join(b.text for b in c if isinstance(b, TextContent))
+            texts.append((_WS.sub(" ", t), cm.entry_index))
+    out = []
+    seen: dict[str, int] = {}
+    for s, i in summaries:
+        if s in seen:
+            out.append(_f(session, "duplicated-summary", "warning",
+                          "the same summary text appears twice in the context", [i, seen[s]]))
+        seen.setdefault(s, i)
+        for t, j in texts:
+            if s[:400] in t:
+                out.append(_f(session, "duplicated-summary", "warning",
+                              "a summary's text is repeated inside another message of the context", [j, i]))
+    return out
+
+
+def check_model_changes(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    out = []
+    in_turn_answers = 0
+    last_model: tuple[str | None, str | None] | None = None
+    for i in path:
+        e = session.entries[i]
+        if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage):
+            in_turn_answers = 0
+            continue
+        if isinstance(e, ModelChangeEntry) and in_turn_answers > 0:
+            out.append(_f(session, "model-change-mid-turn", "info",
+                          f"model changed to {e.provider}/{e.modelId} in the middle of a turn", [i]))
+        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
+            model = (e.message.provider, e.message.model)
+            if in_turn_answers > 0 and last_model is not None and model != last_model:
+                out.append(_f(session, "model-change-mid-turn", "info",
+                              f"answer from {model[0]}/{model[1]} after {last_model[0]}/{last_model[1]} in the same turn",
+                              [i]))
+            last_model = model
+            in_turn_answers += 1
+    return out
+
+
+def check_branch_summaries(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    out = []
+    for i in path:
+        e = session.entries[i]
+        if isinstance(e, BranchSummaryEntry) and not e.summary.strip():
+            out.append(_f(session, "empty-branch-summary", "info",
+                          "empty branch summary: pi leaves it out of the context", [i]))
+    return out
+
+
+CHECKS = (
+    check_tool_pairing,
+    check_compactions,
+    check_overflow,
+    check_reads,
+    check_giant_outputs,
+    check_loops,
+    check_failure_streaks,
+    check_duplicated_summaries,
+    check_model_changes,
+    check_branch_summaries,
+)
+
+
+def diagnose(session: Session, leaf: int | str | None = "leaf", options: DoctorOptions | None = None) -> DoctorReport:
+    """Run every check on the branch ending at ``leaf`` (load issues cover the whole file)."""
+    o = options or DoctorOptions()
+    li = session.resolve(leaf) if (leaf is not None and session.entries) else None
+    path = session.path(li) if li is not None else []
+    findings: list[Finding] = [
+        Finding(kind=f"load-issue:{i.kind}", severity=i.severity, message=i.message,
+                entries=[i.entry_index] if i.entry_index is not None else [],
+                lines=[i.line] if i.line is not None else [])
+        for i in session.issues
+    ]
+    for check in CHECKS:
+        findings.extend(check(session, path, o))
+    findings.sort(key=lambda f: (_SEVERITY_ORDER[f.severity], f.entries[0] if f.entries else -1))
+    return DoctorReport(tuple(findings), li, o)

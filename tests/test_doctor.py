@@ -1,0 +1,153 @@
+"""Each doctor finding on a hand-built session, and silence on a clean one."""
+
+from __future__ import annotations
+
+from inspector.doctor import DoctorOptions, diagnose
+
+from .conftest import SessionBuilder
+
+
+def kinds(b: SessionBuilder, **opts) -> dict[str, list[list[int]]]:
+    out: dict[str, list[list[int]]] = {}
+    for f in diagnose(b.session(), options=DoctorOptions(**opts)).findings:
+        out.setdefault(f.kind, []).append(f.entries)
+    return out
+
+
+def clean() -> SessionBuilder:
+    b = SessionBuilder()
+    b.user("fix a.py")
+    b.assistant("", tools=[("read", {"path": "a.py"})])
+    b.tool_result("code")
+    b.assistant("", tools=[("edit", {"path": "a.py", "oldText": "x", "newText": "y"})])
+    b.tool_result("ok", tool="edit")
+    b.assistant("done")
+    return b
+
+
+def test_clean_session_has_no_findings() -> None:
+    assert kinds(clean()) == {}
+
+
+def test_tool_call_without_result_and_result_without_call() -> None:
+    b = clean()
+    b.user("more")
+    b.assistant("", tools=[("bash", {"command": "ls"})])
+    b.user("never mind")  # the call never got a result
+    b.msg("toolResult", toolCallId="ghost", toolName="read", content=[{"type": "text", "text": "?"}], isError=False)
+    b.assistant("ok")
+    k = kinds(b)
+    assert k["tool-call-without-result"] == [[7]] and k["result-without-call"] == [[9]]
+
+
+def test_aborted_answers_calls_are_only_info() -> None:
+    b = clean()
+    b.user("again")
+    b.assistant("", tools=[("bash", {"command": "ls"})], stop="aborted")
+    b.user("ok")
+    b.assistant("fine")
+    f = [x for x in diagnose(b.session()).findings if x.kind == "tool-call-without-result"]
+    assert [x.severity for x in f] == ["info"]
+
+
+def test_compaction_first_kept_off_path() -> None:
+    b = clean()
+    b.add("compaction", summary="s", firstKeptEntryId="nowhere", tokensBefore=1)
+    b.user("next")
+    assert kinds(b)["compaction-first-kept-off-path"] == [[6]]
+
+
+def test_summary_that_dropped_a_modified_file() -> None:
+    b = clean()
+    kept = b.user("next")
+    b.add("compaction", summary="we fixed things", firstKeptEntryId=kept, tokensBefore=1,
+          details={"readFiles": [], "modifiedFiles": []})
+    assert kinds(b)["summary-dropped-modified-files"] == [[7, 3]]
+    b2 = clean()
+    kept = b2.user("next")
+    b2.add("compaction", summary="edited a.py", firstKeptEntryId=kept, tokensBefore=1)
+    assert "summary-dropped-modified-files" not in kinds(b2)
+
+
+def test_context_overflow_from_recorded_usage() -> None:
+    b = clean()
+    b.user("big")
+    b.assistant("x", usage=250001)
+    assert kinds(b, context_window=250000)["context-overflow"] == [[7]]
+    assert "context-overflow" not in kinds(b, context_window=250001)
+
+
+def test_same_file_read_many_times_and_reread_after_compaction() -> None:
+    b = SessionBuilder()
+    b.user("go")
+    for _ in range(2):
+        b.assistant("", tools=[("read", {"path": "a.py"})])
+        b.tool_result("code")
+    kept = b.user("next")
+    b.add("compaction", summary="read a.py", firstKeptEntryId=kept, tokensBefore=1)
+    for _ in range(2):
+        b.assistant("", tools=[("read", {"path": "a.py"})])
+        b.tool_result("code")
+    k = kinds(b, loop_repeat=10)
+    assert k["file-read-many-times"] == [[1, 3, 7, 9]]
+    assert k["reread-after-compaction"] == [[7], [9]]
+
+
+def test_giant_tool_output() -> None:
+    b = clean()
+    b.user("dump")
+    b.assistant("", tools=[("bash", {"command": "cat big"})])
+    b.tool_result("x" * 80004, tool="bash")  # 20,001 tokens
+    b.assistant("ok")
+    assert kinds(b)["giant-tool-output"] == [[8]]
+    assert "giant-tool-output" not in kinds(b, giant_tokens=20001)
+
+
+def test_repeated_identical_tool_calls_are_a_loop() -> None:
+    b = SessionBuilder()
+    b.user("go")
+    for _ in range(3):
+        b.assistant("", tools=[("bash", {"command": "make"})])
+        b.tool_result("fail", tool="bash")
+    b.assistant("", tools=[("bash", {"command": "make test"})])
+    b.tool_result("ok", tool="bash")
+    assert kinds(b)["repeated-tool-call"] == [[1, 3, 5]]
+    assert "repeated-tool-call" not in kinds(b, loop_repeat=4)
+
+
+def test_failure_streak() -> None:
+    b = clean()
+    b.user("again")
+    for _ in range(3):
+        b.assistant("", stop="error", errorMessage="overloaded")
+    b.assistant("finally")
+    assert kinds(b)["failure-streak"] == [[7, 8, 9]]
+
+
+def test_summary_text_duplicated_in_context() -> None:
+    b = SessionBuilder()
+    text = "## Goal\nShip the parser with all the edge cases handled properly."
+    b.user("start")
+    kept = b.user("next")
+    b.add("compaction", summary=text, firstKeptEntryId=kept, tokensBefore=1)
+    b.user("As a reminder: " + text)
+    assert kinds(b)["duplicated-summary"] == [[3, 2]]
+
+
+def test_model_change_mid_turn() -> None:
+    b = clean()
+    b.user("next")
+    b.assistant("", tools=[("read", {"path": "b.py"})])
+    b.tool_result("code")
+    b.add("model_change", provider="openai", modelId="gpt-5")
+    b.assistant("done")
+    assert kinds(b)["model-change-mid-turn"] == [[9]]
+
+
+def test_load_issues_are_findings_too() -> None:
+    from inspector import parse_session
+    from inspector.doctor import diagnose as d
+
+    s = parse_session('{"type":"session","version":3,"id":"s"}\n{oops\n')
+    (f,) = d(s).findings
+    assert (f.kind, f.severity, f.lines) == ("load-issue:malformed-json", "error", [2])
