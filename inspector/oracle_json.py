@@ -252,7 +252,7 @@ def oracle_main(
         )
 
     def path_ref(pi_: int | None) -> dict[str, Any]:
-        if pi_ is None or pi_ < 0:
+        if pi_ is None or not 0 <= pi_ < len(path_entries):
             return {"pathIndex": pi_, "entryIndex": None, "id": None, "type": None, "role": None}
         e = path_entries[pi_]
         return {

@@ -36,6 +36,7 @@ from .tree import LoadIssue, Session
 
 CURRENT_SESSION_VERSION = 3
 DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
+DEFAULT_MAX_LINE_BYTES = 256 * 1024**2
 _ENTRY_ADAPTER: TypeAdapter[Any] = TypeAdapter(Entry)
 _MAX_LISTED = 20  # blank lines etc. are listed individually up to this many, then counted
 
@@ -73,44 +74,82 @@ def _ms_hint(e: Exception) -> str:
     return msg[:200]
 
 
-def load_session(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Session:
-    """Load a pi session file. Never writes to it. Raises :class:`SessionLoadError` only when the
-    file cannot be read at all; everything else becomes a :class:`LoadIssue` on the result."""
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def load_session(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int | None = None,
+    max_line_bytes: int | None = None,
+) -> Session:
+    """Load a pi session file, streaming it line by line. Never writes to it.
+
+    Raises :class:`SessionLoadError` only when the file cannot be read at all (missing,
+    unreadable, a directory, over ``max_bytes``); everything else becomes a :class:`LoadIssue`
+    on the result. Limits default to ``$INSPECTOR_MAX_BYTES`` / ``$INSPECTOR_MAX_LINE_BYTES``
+    or 2 GiB / 256 MiB.
+    """
+    max_bytes = _env_int("INSPECTOR_MAX_BYTES", DEFAULT_MAX_FILE_BYTES) if max_bytes is None else max_bytes
+    if max_line_bytes is None:
+        max_line_bytes = _env_int("INSPECTOR_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
     p = Path(path)
     try:
-        size = p.stat().st_size
+        st = p.stat()
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-    if size > max_bytes:
+    if not p.is_file():
+        raise SessionLoadError(f"cannot read {p}: not a regular file")
+    if st.st_size > max_bytes:
         raise SessionLoadError(
-            f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes (raise it with --max-bytes)"
+            f"{p} is {st.st_size:,} bytes, over the limit of {max_bytes:,} bytes "
+            "(set INSPECTOR_MAX_BYTES to raise it)"
         )
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as f:
+            return _parse_lines(f, source=str(p), max_line_bytes=max_line_bytes)
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-    return parse_session(data, source=str(p))
 
 
-def parse_session(data: bytes | str, *, source: str | None = None) -> Session:
+def parse_session(data: bytes | str, *, source: str | None = None, max_line_bytes: int | None = None) -> Session:
     """Parse session text (bytes or str) into a :class:`Session`. Never raises on bad input."""
-    issues: list[LoadIssue] = []
     if isinstance(data, str):
-        raw_lines: Iterable[bytes] = (ln.encode("utf-8", "surrogatepass") for ln in data.split("\n"))
-        total = data.count("\n") + 1
-        ends_with_newline = data.endswith("\n")
-    else:
-        raw_lines = data.split(b"\n")
-        total = data.count(b"\n") + 1
-        ends_with_newline = data.endswith(b"\n")
-    if not data:
-        issues.append(LoadIssue("empty-file", "error", "the file is empty: not a pi session"))
-        return _build(None, [], [], issues, source, None, False)
+        data = data.encode("utf-8", "surrogatepass")
+    lines = data.splitlines(keepends=True) if b"\r" not in data else _split_keep_lf(data)
+    return _parse_lines(lines, source=source, max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
 
+
+def _split_keep_lf(data: bytes) -> list[bytes]:
+    # bytes.splitlines also splits on a lone \r; pi splits on \n only.
+    parts = data.split(b"\n")
+    out = [x + b"\n" for x in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def _parse_lines(raw_lines: Iterable[bytes], *, source: str | None, max_line_bytes: int) -> Session:
+    issues: list[LoadIssue] = []
     parsed: list[tuple[int, dict[str, Any]]] = []  # (line number, object) in file order
     blank: list[int] = []
     crlf = 0
+    n = 0
+    seen_any = False
     for n, b in enumerate(raw_lines, start=1):
+        seen_any = True
+        has_newline = b.endswith(b"\n")
+        if has_newline:
+            b = b[:-1]
+        if len(b) > max_line_bytes:
+            issues.append(LoadIssue("line-too-long", "error",
+                                    f"line is {len(b):,} bytes, over the limit of {max_line_bytes:,} "
+                                    "(set INSPECTOR_MAX_LINE_BYTES to raise it); skipped", line=n))
+            continue
         if n == 1 and b.startswith(b"\xef\xbb\xbf"):
             b = b[3:]
             issues.append(LoadIssue("bom", "info", "byte-order mark at the start ignored", line=1))
@@ -118,8 +157,7 @@ def parse_session(data: bytes | str, *, source: str | None = None) -> Session:
             b = b[:-1]
             crlf += 1
         if not b.strip():
-            if n < total or b:  # the empty string after a final newline is not a blank line
-                blank.append(n)
+            blank.append(n)
             continue
         try:
             text = b.decode("utf-8")
@@ -136,8 +174,7 @@ def parse_session(data: bytes | str, *, source: str | None = None) -> Session:
         try:
             value = _parse_json(text)
         except (ValueError, RecursionError) as e:
-            last = n == total and not ends_with_newline
-            if last:
+            if not has_newline:  # only the last line can lack its newline
                 issues.append(
                     LoadIssue(
                         "truncated-line",
@@ -171,6 +208,9 @@ def parse_session(data: bytes | str, *, source: str | None = None) -> Session:
     # -- header ------------------------------------------------------------------------------
     header: SessionHeader | None = None
     header_obj: dict[str, Any] | None = None
+    if not seen_any:
+        issues.append(LoadIssue("empty-file", "error", "the file is empty: not a pi session"))
+        return _build(None, [], [], issues, source, None, False)
     if not parsed:
         if not any(i.kind in ("malformed-json", "truncated-line", "not-an-object") for i in issues):
             issues.append(LoadIssue("empty-file", "error", "the file has no entries: not a pi session"))
@@ -184,7 +224,8 @@ def parse_session(data: bytes | str, *, source: str | None = None) -> Session:
             header = SessionHeader.model_validate(first)
         except ValidationError as e:
             issues.append(LoadIssue("invalid-header", "warning", f"header fields: {_ms_hint(e)}", line=first_line))
-            header = SessionHeader.model_construct(**{k: v for k, v in first.items() if isinstance(k, str)})
+            bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")}
+            header = SessionHeader.model_validate({k: v for k, v in first.items() if k not in bad})
     else:
         issues.append(
             LoadIssue(
