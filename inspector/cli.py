@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "inspector.replay_cli",
     "inspector.summarize.cli",
     "inspector.doctor_cli",
+    "inspector.export_cli",
 )
 
 

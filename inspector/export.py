@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from datetime import datetime, timezone
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .session.models import AnyEntry, SessionHeader
-from .session.tree import Session
+from .session.models import AnyEntry, CompactionEntry, SessionHeader
+from .redact import redact_value
+from .session.tree import Session, iso_to_ms
 
 
 class ExportError(Exception):
@@ -33,14 +36,17 @@ def dumps_line(obj: Any) -> bytes:
         return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
-def session_lines(header: SessionHeader | None, entries: Iterable[AnyEntry]) -> Iterable[bytes]:
+def session_lines(
+    header: SessionHeader | None, entries: Iterable[AnyEntry], *, redact: bool = False
+) -> Iterable[bytes]:
     """One JSON line per object, header first (version 3), as pi writes them."""
     if header is not None:
         h: dict[str, Any] = header.raw()
         h["version"] = 3
         yield dumps_line(h)
     for e in entries:
-        yield dumps_line(e.raw())
+        raw = e.raw()
+        yield dumps_line(redact_value(raw) if redact else raw)
 
 
 def write_session_jsonl(
@@ -49,6 +55,7 @@ def write_session_jsonl(
     *,
     entries: Iterable[AnyEntry] | None = None,
     source: str | os.PathLike[str] | None = None,
+    redact: bool = False,
 ) -> Path:
     """Write ``session`` (or ``entries`` in its place) to ``target``. Refuses to write over the
     session's own file or ``source``, and over any existing file that is the same inode."""
@@ -58,8 +65,44 @@ def write_session_jsonl(
             raise ExportError(f"refusing to write over the session file itself: {t}")
     tmp = t.with_name(t.name + ".tmp")
     with open(tmp, "wb") as f:
-        for line in session_lines(session.header, session.entries if entries is None else entries):
+        for line in session_lines(session.header, session.entries if entries is None else entries, redact=redact):
             f.write(line)
             f.write(b"\n")
     os.replace(tmp, t)
     return t
+
+
+def compacted_entries(
+    session: Session,
+    leaf: int | str = "leaf",
+    keep_recent_tokens: int = 20000,
+    reserve_tokens: int = 16384,
+    *,
+    summarizer: str = "offline",
+    pi_version: str = "0.73",
+) -> tuple[list[AnyEntry], CompactionEntry] | None:
+    """All entries plus the compaction pi would append at ``leaf`` (summary from ``summarizer``).
+
+    The new entry gets an 8-hex-digit id like pi's (derived from its content, checked against
+    existing ids), ``parentId`` = the leaf, and a timestamp just after the newest entry, so the
+    file opens in pi with the compaction as its leaf. Returns None when pi would not compact."""
+    from .compaction import CompactionSettings, make_compaction_entry, prepare_compaction
+    from .replay import ReplaySettings, default_summary
+
+    li = session.resolve(leaf)
+    if li is None:
+        return None
+    path = session.path(li)
+    settings = CompactionSettings(keepRecentTokens=keep_recent_tokens, reserveTokens=reserve_tokens)
+    prep = prepare_compaction(session.entries_at(path), settings, path_indexes=path, pi_version=pi_version)
+    if prep is None:
+        return None
+    rs = ReplaySettings(summarizer=summarizer, reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens)
+    text = default_summary(prep, rs)["text"]
+    digest = hashlib.sha256(f"{session.entries[li].id}|{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    new_id = next(digest[k : k + 8] for k in range(0, 56) if digest[k : k + 8] not in session.by_id)
+    stamps = [ms for e in session.entries if (ms := iso_to_ms(e.timestamp)) is not None]
+    when = datetime.fromtimestamp((max(stamps) + 1) / 1000 if stamps else 0, tz=timezone.utc)
+    ts = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    entry = make_compaction_entry(prep, text, parent_id=session.entries[li].id, timestamp=ts, entry_id=new_id)
+    return [*session.entries, entry], entry

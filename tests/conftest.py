@@ -77,3 +77,40 @@ class SessionBuilder:
 @pytest.fixture
 def sb() -> SessionBuilder:
     return SessionBuilder()
+
+
+@pytest.fixture(scope="session")
+def pi_oracle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with ../shared/oracle installed (``npm ci``), to run pi's own code.
+
+    Reuses ``$INSPECTOR_ORACLE_DIR`` when it points at an install; otherwise copies the oracle
+    into a temporary folder (never writing into ../shared) and runs ``npm ci`` there. Skips,
+    saying why, without node/npm or when the install fails."""
+    import os
+    import shutil
+    import subprocess
+
+    pre = os.environ.get("INSPECTOR_ORACLE_DIR")
+    if pre and (Path(pre) / "node_modules" / "@mariozechner" / "pi-coding-agent").is_dir():
+        return Path(pre)
+    if not shutil.which("node") or not shutil.which("npm"):
+        pytest.skip("node and npm are needed to run pi's own code (the oracle)")
+    src = SHARED / "oracle"
+    if not (src / "package-lock.json").exists():
+        pytest.skip(f"no oracle at {src}")
+    dst = tmp_path_factory.mktemp("pi-oracle")
+    for name in ("oracle.mjs", "package.json", "package-lock.json"):
+        shutil.copy(src / name, dst / name)
+    r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=dst,
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        pytest.skip("npm ci of the oracle failed: " + (r.stderr or r.stdout).strip()[-400:])
+    return dst
+
+
+def run_pi_oracle(oracle_dir: Path, *args: str) -> dict[str, Any]:
+    import subprocess
+
+    r = subprocess.run(["node", str(oracle_dir / "oracle.mjs"), *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout)

@@ -21,8 +21,19 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 
+_DISCRIMINATORS = ("type", "role")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
+
+    def model_post_init(self, context: Any, /) -> None:
+        # A discriminator given by default (a message we build in memory) still belongs in
+        # the JSON: count it as set so ``raw()`` keeps it.
+        fields = type(self).model_fields
+        for k in _DISCRIMINATORS:
+            if k in fields:
+                self.__pydantic_fields_set__.add(k)
 
     def raw(self) -> dict[str, Any]:
         """The JSON object this model stands for (fields as pi names them, unset ones left out)."""

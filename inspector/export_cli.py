@@ -1,0 +1,99 @@
+"""``inspector export``: a new pi v3 file (optionally with pi's compaction applied), or a report."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .cli import load_or_exit
+from .export import ExportError, compacted_entries, write_session_jsonl
+from .redact import redact_text, redact_value
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    session = load_or_exit(args.session)
+    out = Path(args.output)
+    redact = not args.keep_secrets
+    try:
+        if args.what == "session":
+            entries = None
+            note = ""
+            if args.compact:
+                res = compacted_entries(session, args.leaf or "leaf", args.keep_recent_tokens, args.reserve,
+                                        summarizer=args.summarizer)
+                if res is None:
+                    print("inspector: pi would not compact here (empty branch, or it ends in a compaction)",
+                          file=sys.stderr)
+                    return 1
+                entries, entry = res
+                note = f" with a compaction (entry {entry.id}) keeping from {entry.firstKeptEntryId}"
+            write_session_jsonl(session, out, entries=entries, source=args.session, redact=redact)
+            print(f"wrote {out}{note}" + ("" if redact else " (secrets kept)"))
+            return 0
+        text = render_report(session, args)
+        if redact:
+            text = redact_text(text)
+        if out.exists() and Path(args.session).resolve() == out.resolve():
+            raise ExportError(f"refusing to write over the session file itself: {out}")
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out}")
+        return 0
+    except ExportError as e:
+        print(f"inspector: {e}", file=sys.stderr)
+        return 1
+
+
+def render_report(session: Any, args: argparse.Namespace) -> str:
+    fmt = args.format or Path(args.output).suffix.lstrip(".").lower() or "json"
+    if args.what == "doctor":
+        from .doctor import diagnose
+
+        rep = diagnose(session, args.leaf or "leaf")
+        if fmt == "html":
+            from .ui.report_html import doctor_html
+
+            return doctor_html(session, rep)
+        if fmt == "csv":
+            buf = io.StringIO()
+            w = csv.writer(buf)
+            w.writerow(["severity", "kind", "entries", "lines", "message"])
+            for f in rep.findings:
+                w.writerow([f.severity, f.kind, " ".join(map(str, f.entries)), " ".join(map(str, f.lines)), f.message])
+            return buf.getvalue()
+        return json.dumps(redact_value(rep.as_dict()), indent=1, ensure_ascii=False)
+    from .replay import replay
+    from .replay_cli import settings_from_args
+
+    r = replay(session, settings_from_args(args, session))
+    if fmt == "html":
+        from .ui.report_html import replay_html
+
+        return replay_html(session, r)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["step", "entryIndex", "stopReason", "contextTokens", "tokensBeforePruning", "recordedTokens",
+                    "prunedItems", "prunedTokens", "events"])
+        for s in r.steps:
+            w.writerow([s.step, s.entry_index, s.stop_reason, s.tokens, s.tokens_before_pruning, s.recorded_input,
+                        s.pruned_items, s.pruned_tokens, ";".join(e["type"] for e in s.events)])
+        return buf.getvalue()
+    return json.dumps(r.as_dict(), indent=1, ensure_ascii=False)
+
+
+def register(sub: Any) -> None:
+    from .replay_cli import _add_common
+
+    p = sub.add_parser("export", help="write a new session file (e.g. with a compaction applied) or a report")
+    p.add_argument("what", choices=["session", "replay", "doctor"], help="what to export")
+    _add_common(p)
+    p.add_argument("-o", "--output", required=True, help="the file to write (never the session itself)")
+    p.add_argument("--format", choices=["json", "csv", "html"], help="report format (default: from the file suffix)")
+    p.add_argument("--compact", action="store_true", help="session: append the compaction pi would make at the leaf")
+    p.add_argument("--keep-secrets", action="store_true", help="do not redact strings that look like API keys")
+    p.set_defaults(func=cmd_export)

@@ -1,0 +1,97 @@
+"""Exports: nothing lost on a round trip, secrets redacted, the source never overwritten,
+and a compacted copy that pi itself opens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector import load_session, parse_session
+from inspector.export import ExportError, compacted_entries, write_session_jsonl
+from inspector.redact import redact_text
+
+from .conftest import FIXTURES, REPO, SessionBuilder, need_shared, run_pi_oracle
+
+
+def _objs(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _v3_files() -> list[Path]:
+    files = sorted((REPO / "sample_sessions").glob("*.jsonl")) + sorted(FIXTURES.glob("synth-*.jsonl"))
+    return [f for f in files if f.name != "broken.jsonl" and "v2" not in f.name]
+
+
+@pytest.mark.parametrize("path", _v3_files(), ids=lambda p: p.name)
+def test_round_trip_reproduces_every_entry(path: Path, tmp_path: Path) -> None:
+    s = load_session(path)
+    out = write_session_jsonl(s, tmp_path / "copy.jsonl")
+    assert _objs(out) == _objs(path)
+
+
+def test_round_trip_keeps_unknown_entries_and_fields(tmp_path: Path) -> None:
+    text = ('{"type":"session","version":3,"id":"s","future":1}\n'
+            '{"type":"hologram","id":"h","parentId":null,"beam":[1,{"x":2.5}]}\n'
+            '{"type":"message","id":"m","parentId":"h","message":{"role":"user","content":"hi","mood":"ok"},"extra":true}\n')
+    src = tmp_path / "s.jsonl"
+    src.write_text(text)
+    out = write_session_jsonl(load_session(src), tmp_path / "o.jsonl")
+    assert _objs(out) == _objs(src)
+
+
+def test_export_refuses_to_overwrite_the_session(tmp_path: Path) -> None:
+    src = tmp_path / "s.jsonl"
+    b = SessionBuilder()
+    b.user("hi")
+    src.write_text(b.text())
+    with pytest.raises(ExportError, match="refusing"):
+        write_session_jsonl(load_session(src), src)
+    assert src.read_text() == b.text()
+
+
+@pytest.mark.parametrize(
+    "secret,kind",
+    [("sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv", "anthropic-key"), ("sk-proj-abcdefghijklmnop1234", "openai-key"),
+     ("Authorization: Bearer abcdef123456789xyz", "bearer-token"), ("ghp_abcdefghijklmnopqrstuvwxyz12", "github-token"),
+     ("OPENAI_API_KEY=hunter2hunter2", "assignment")],
+)
+def test_secrets_are_redacted(secret: str, kind: str) -> None:
+    out = redact_text(f"before {secret} after")
+    assert f"[REDACTED:{kind}]" in out and "before" in out and "after" in out
+    assert "hunter2" not in out and "abcdefghijklmnop" not in out and "AbCdEf" not in out
+
+
+def test_session_export_redacts_unless_asked_to_keep(tmp_path: Path) -> None:
+    b = SessionBuilder()
+    b.user("my key is sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv")
+    s = parse_session(b.text())
+    red = write_session_jsonl(s, tmp_path / "r.jsonl", redact=True).read_text()
+    kept = write_session_jsonl(s, tmp_path / "k.jsonl", redact=False).read_text()
+    assert "sk-ant-api03" not in red and "[REDACTED:anthropic-key]" in red
+    assert "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv" in kept
+
+
+def test_compacted_copy_has_pis_compaction_as_leaf() -> None:
+    need_shared()
+    s = load_session(FIXTURES / "synth-tree.jsonl")
+    entries, entry = compacted_entries(s, keep_recent_tokens=2000)
+    assert entries[-1] is entry and entry.parentId == s.entries[-1].id
+    assert entry.firstKeptEntryId == "a0000016" and entry.id not in s.by_id
+
+
+@pytest.mark.oracle
+def test_pi_opens_the_compacted_copy(tmp_path: Path, pi_oracle: Path) -> None:
+    need_shared()
+    s = load_session(FIXTURES / "synth-tree.jsonl")
+    entries, entry = compacted_entries(s, keep_recent_tokens=2000)
+    out = write_session_jsonl(s, tmp_path / "c.jsonl", entries=entries)
+    pi = run_pi_oracle(pi_oracle, str(out))
+    assert pi["leafIndex"] == len(entries) - 1
+    roles = [m["role"] for m in pi["context"]["messages"]]
+    assert roles[0] == "compactionSummary"
+    ours = load_session(out)
+    from inspector import build_session_context
+
+    assert [m.role for m in build_session_context(ours).messages] == roles
