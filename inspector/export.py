@@ -5,15 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import datetime, timezone
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .session.models import AnyEntry, CompactionEntry, SessionHeader
 from .redact import redact_value
+from .session.models import AnyEntry, CompactionEntry, SessionHeader
 from .session.tree import Session, iso_to_ms
 
 
@@ -102,7 +102,7 @@ def compacted_entries(
     digest = hashlib.sha256(f"{session.entries[li].id}|{text}".encode("utf-8", "surrogatepass")).hexdigest()
     new_id = next(digest[k : k + 8] for k in range(0, 56) if digest[k : k + 8] not in session.by_id)
     stamps = [ms for e in session.entries if (ms := iso_to_ms(e.timestamp)) is not None]
-    when = datetime.fromtimestamp((max(stamps) + 1) / 1000 if stamps else 0, tz=timezone.utc)
+    when = datetime.fromtimestamp((max(stamps) + 1) / 1000 if stamps else 0, tz=UTC)
     ts = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
     entry = make_compaction_entry(prep, text, parent_id=session.entries[li].id, timestamp=ts, entry_id=new_id)
     return [*session.entries, entry], entry

@@ -20,7 +20,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-
 _DISCRIMINATORS = ("type", "role")
 
 
