@@ -96,6 +96,11 @@ class SessionInfo(BaseModel):
         return "\n".join(out) + "\n"
 
 
+def _sid(v: object) -> str | None:
+    """An id as text (an opaque entry may carry any JSON value as its id)."""
+    return v if isinstance(v, str) or v is None else repr(v)
+
+
 def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[str] = ("pi", "tiktoken")) -> SessionInfo:
     leaf_idx = session.resolve(leaf) if session.entries else None
     path = session.path(leaf_idx) if leaf_idx is not None else []
@@ -106,7 +111,7 @@ def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[
     comps = [
         CompactionRow(
             index=i,
-            id=e.id,
+            id=_sid(e.id),
             firstKeptEntryIndex=session.index_of(e.firstKeptEntryId),
             tokensBefore=e.tokensBefore,
             summaryChars=len(e.summary),
@@ -130,7 +135,7 @@ def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[
         leaves=list(session.leaves),
         forkPoints=list(session.fork_points),
         leafIndex=leaf_idx,
-        leafId=session.entries[leaf_idx].id if leaf_idx is not None else None,
+        leafId=_sid(session.entries[leaf_idx].id) if leaf_idx is not None else None,
         pathLength=len(path),
         contextMessages=len(msgs),
         contextTokens=tokens,

@@ -22,9 +22,11 @@ The input file is only ever opened for reading.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +135,26 @@ def _split_keep_lf(data: bytes) -> list[bytes]:
     return out
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building millions of acyclic objects: each
+    collection would walk every object created so far, which makes loading quadratic-ish
+    (measured: 4× slower on a 120 MB session). Reference counting still frees memory."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _parse_lines(raw_lines: Iterable[bytes], *, source: str | None, max_line_bytes: int) -> Session:
+    with _gc_paused():
+        return _parse_lines_inner(raw_lines, source=source, max_line_bytes=max_line_bytes)
+
+
+def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_line_bytes: int) -> Session:
     issues: list[LoadIssue] = []
     parsed: list[tuple[int, dict[str, Any]]] = []  # (line number, object) in file order
     blank: list[int] = []
@@ -160,38 +181,41 @@ def _parse_lines(raw_lines: Iterable[bytes], *, source: str | None, max_line_byt
             blank.append(n)
             continue
         try:
-            text = b.decode("utf-8")
-        except UnicodeDecodeError as e:
-            text = b.decode("utf-8", "replace")
-            issues.append(
-                LoadIssue(
-                    "invalid-utf8",
-                    "warning",
-                    f"invalid UTF-8 at byte {e.start} of the line; read with U+FFFD as pi does",
-                    line=n,
-                )
-            )
-        try:
-            value = _parse_json(text)
-        except (ValueError, RecursionError) as e:
-            if not has_newline:  # only the last line can lack its newline
+            value = orjson.loads(b)  # fast path: valid UTF-8 and JSON orjson accepts
+        except orjson.JSONDecodeError:
+            try:
+                text = b.decode("utf-8")
+            except UnicodeDecodeError as e:
+                text = b.decode("utf-8", "replace")
                 issues.append(
                     LoadIssue(
-                        "truncated-line",
-                        "error",
-                        "the last line is cut off mid-JSON (was the file being written, or did a "
-                        f"write crash?); skipped ({_ms_hint(e)})",
+                        "invalid-utf8",
+                        "warning",
+                        f"invalid UTF-8 at byte {e.start} of the line; read with U+FFFD as pi does",
                         line=n,
                     )
                 )
-            else:
-                issues.append(
-                    LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {_ms_hint(e)}", line=n)
-                )
-            continue
+            try:
+                value = _parse_json(text)
+            except (ValueError, RecursionError) as e:
+                if not has_newline:  # only the last line can lack its newline
+                    issues.append(
+                        LoadIssue(
+                            "truncated-line",
+                            "error",
+                            "the last line is cut off mid-JSON (was the file being written, or did a "
+                            f"write crash?); skipped ({_ms_hint(e)})",
+                            line=n,
+                        )
+                    )
+                else:
+                    issues.append(
+                        LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {_ms_hint(e)}", line=n)
+                    )
+                continue
         if not isinstance(value, dict):
             issues.append(
-                LoadIssue("not-an-object", "error", f"skipped: {_describe(value, text)}", line=n)
+                LoadIssue("not-an-object", "error", f"skipped: {_describe(value, b.decode('utf-8', 'replace'))}", line=n)
             )
             continue
         parsed.append((n, value))

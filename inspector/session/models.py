@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
+)
 
 _DISCRIMINATORS = ("type", "role")
 
@@ -26,13 +34,16 @@ _DISCRIMINATORS = ("type", "role")
 class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    def model_post_init(self, context: Any, /) -> None:
-        # A discriminator given by default (a message we build in memory) still belongs in
-        # the JSON: count it as set so ``raw()`` keeps it.
+    @model_serializer(mode="wrap")
+    def _keep_discriminator(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A discriminator left at its default (a message built in memory) still belongs in
+        # the JSON, even when dumping with ``exclude_unset``.
+        d = handler(self)
         fields = type(self).model_fields
         for k in _DISCRIMINATORS:
-            if k in fields:
-                self.__pydantic_fields_set__.add(k)
+            if k in fields and k not in d:
+                d = {k: getattr(self, k), **d}
+        return d
 
     def raw(self) -> dict[str, Any]:
         """The JSON object this model stands for (fields as pi names them, unset ones left out)."""
