@@ -410,7 +410,7 @@ def make_compaction_entry(
         details = {"readFiles": r, "modifiedFiles": m}
     return CompactionEntry(
         id=entry_id,
-        parentId=parent_id,
+        parentId=parent_id if isinstance(parent_id, str) else None,
         timestamp=timestamp,
         summary=summary,
         firstKeptEntryId=prep.firstKeptEntryId,

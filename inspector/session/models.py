@@ -90,7 +90,7 @@ _BLOCK_TAGS = {"text", "thinking", "image", "toolCall"}
 
 def _block_tag(v: Any) -> str:
     t = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
-    return t if t in _BLOCK_TAGS else "opaque"
+    return t if isinstance(t, str) and t in _BLOCK_TAGS else "opaque"
 
 
 ContentBlock = Annotated[
@@ -198,7 +198,7 @@ _ROLE_TAGS = {
 
 def _role_tag(v: Any) -> str:
     r = v.get("role") if isinstance(v, dict) else getattr(v, "role", None)
-    return r if r in _ROLE_TAGS else "opaque"
+    return r if isinstance(r, str) and r in _ROLE_TAGS else "opaque"
 
 
 Message = Annotated[
@@ -327,7 +327,7 @@ _ENTRY_TAGS = {
 
 def _entry_tag(v: Any) -> str:
     t = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
-    return t if t in _ENTRY_TAGS else "opaque"
+    return t if isinstance(t, str) and t in _ENTRY_TAGS else "opaque"
 
 
 Entry = Annotated[
