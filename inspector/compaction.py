@@ -40,7 +40,7 @@ Quirks reproduced, each pinned by a test:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -300,8 +300,11 @@ class CompactionPreparation:
         return [m.entry_index for m in self.messagesToSummarize]
 
 
-def compaction_boundary(path: Sequence[AnyEntry], pi_version: str = "0.73") -> tuple[int, int]:
-    """(boundaryStart, previous compaction's path index or -1) by each version's rule."""
+def compaction_boundary(
+    path: Sequence[AnyEntry], pi_version: str = "0.73", positions: Mapping[str, int] | None = None
+) -> tuple[int, int]:
+    """(boundaryStart, previous compaction's path index or -1) by each version's rule.
+    ``positions`` may map ids to their first path position (saves a scan of the path)."""
     prev = -1
     for i in range(len(path) - 1, -1, -1):
         if isinstance(path[i], CompactionEntry):
@@ -312,6 +315,9 @@ def compaction_boundary(path: Sequence[AnyEntry], pi_version: str = "0.73") -> t
     if pi_version == "0.58":
         return prev + 1, prev
     fk = path[prev].firstKeptEntryId  # type: ignore[union-attr]
+    if positions is not None:
+        pos = positions.get(fk) if isinstance(fk, str) else None
+        return (pos, prev) if pos is not None else (prev + 1, prev)
     for i, e in enumerate(path):
         if e.id == fk:
             return i, prev
@@ -336,22 +342,28 @@ def prepare_compaction(
     path_indexes: Sequence[int | None] | None = None,
     pi_version: str = "0.73",
     tokens: Callable[[int], int] | None = None,
+    context: Sequence[AnyMessage] | None = None,
+    positions: Mapping[str, int] | None = None,
 ) -> CompactionPreparation | None:
     """pi's ``prepareCompaction(pathEntries, settings)``; ``path_indexes`` maps path positions to
-    session entry indexes (default: the same numbers)."""
+    session entry indexes (default: the same numbers).
+
+    A caller that already holds pi's context for this path (``buildSessionContext``) may pass
+    its messages as ``context``, and a map of ids to first path positions as ``positions``;
+    the replay does, to avoid two scans of the whole path per compaction."""
     if pi_version not in PI_VERSIONS:
         raise ValueError(f"pi_version must be one of {PI_VERSIONS}, not {pi_version!r}")
     if not path or isinstance(path[-1], CompactionEntry):
         return None
     idx: Sequence[int | None] = path_indexes if path_indexes is not None else range(len(path))
-    boundary_start, prev = compaction_boundary(path, pi_version)
+    boundary_start, prev = compaction_boundary(path, pi_version, positions)
     legacy = pi_version == "0.58"
     if legacy:
         usage_msgs = [m.message for m in _span(path, idx, max(prev, 0), len(path), True)]
         tokens_before = estimate_context_tokens(usage_msgs).tokens
     else:
-        ctx = context_from_path(path, idx)
-        tokens_before = estimate_context_tokens(ctx.agent_messages).tokens
+        msgs = context if context is not None else context_from_path(path, idx).agent_messages
+        tokens_before = estimate_context_tokens(msgs).tokens
     cut = find_cut_point(path, boundary_start, len(path), settings.keepRecentTokens, tokens)
     first_kept = path[cut.firstKeptEntryIndex] if 0 <= cut.firstKeptEntryIndex < len(path) else None
     if first_kept is None or not isinstance(first_kept.id, str) or not first_kept.id:

@@ -161,30 +161,19 @@ def context_from_path(path_entries: Sequence[AnyEntry], path_indexes: Sequence[i
         elif isinstance(e, CompactionEntry):
             comp_pos = k
 
-    out: list[ContextMessage] = []
-
-    def add(k: int) -> None:
-        m = _context_message(path_entries[k])
-        if m is not None:
-            out.append(ContextMessage(m, path_indexes[k]))
-
     comp_index = None
     if comp_pos >= 0:
         comp = path_entries[comp_pos]
         assert isinstance(comp, CompactionEntry)
         comp_index = path_indexes[comp_pos]
-        out.append(ContextMessage(compaction_summary_message(comp), comp_index))
-        found = False
-        for k in range(comp_pos):
-            if path_entries[k].id == comp.firstKeptEntryId:
-                found = True
-            if found:
-                add(k)
-        for k in range(comp_pos + 1, len(path_entries)):
-            add(k)
+        first_kept = next((k for k in range(comp_pos) if path_entries[k].id == comp.firstKeptEntryId), None)
+        out = compaction_context(path_entries, path_indexes, comp_pos, first_kept)
     else:
-        for k in range(len(path_entries)):
-            add(k)
+        out = []
+        for k, e in enumerate(path_entries):
+            m = _context_message(e)
+            if m is not None:
+                out.append(ContextMessage(m, path_indexes[k]))
     return SessionContext(
         messages=tuple(out),
         thinking_level=thinking,
@@ -192,6 +181,28 @@ def context_from_path(path_entries: Sequence[AnyEntry], path_indexes: Sequence[i
         path=tuple(i for i in path_indexes if i is not None),
         compaction_index=comp_index,
     )
+
+
+def compaction_context(
+    path_entries: Sequence[AnyEntry],
+    path_indexes: Sequence[int | None],
+    comp_pos: int,
+    first_kept_pos: int | None,
+) -> list[ContextMessage]:
+    """The messages after the compaction at ``comp_pos``: its summary, the entries from
+    ``first_kept_pos`` (if before it) up to it, then everything after it. Only that slice of the
+    path is visited, so a replay can rebuild a context in time proportional to what is kept."""
+    comp = path_entries[comp_pos]
+    assert isinstance(comp, CompactionEntry)
+    out = [ContextMessage(compaction_summary_message(comp), path_indexes[comp_pos])]
+    ranges = [range(first_kept_pos, comp_pos)] if first_kept_pos is not None and first_kept_pos < comp_pos else []
+    ranges.append(range(comp_pos + 1, len(path_entries)))
+    for r in ranges:
+        for k in r:
+            m = _context_message(path_entries[k])
+            if m is not None:
+                out.append(ContextMessage(m, path_indexes[k]))
+    return out
 
 
 def build_session_context(session: Session, leaf: int | str | None = "leaf") -> SessionContext:

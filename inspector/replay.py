@@ -37,7 +37,8 @@ from .compaction import (
     make_compaction_entry,
     prepare_compaction,
 )
-from .context import ContextMessage, _context_message, context_from_path
+from .context import ContextMessage, _context_message, compaction_context
+from .gcpause import gc_paused
 from .policies import (
     CODEX_SUMMARY_PREFIX,
     OPENCODE_SUMMARY_QUESTION,
@@ -360,14 +361,18 @@ class _Ctx:
     def __init__(self, counter: CachedCounter) -> None:
         self.counter = counter
         self.msgs: list[ContextMessage] = []
+        self.entries: set[int] = set()
         self.total = 0
 
     def reset(self, msgs: Iterable[ContextMessage]) -> None:
         self.msgs = list(msgs)
+        self.entries = {m.entry_index for m in self.msgs if m.entry_index is not None}
         self.total = sum(self.counter.count_many([m.message for m in self.msgs]))
 
     def add(self, cm: ContextMessage) -> None:
         self.msgs.append(cm)
+        if cm.entry_index is not None:
+            self.entries.add(cm.entry_index)
         self.total += self.counter.count(cm.message)
 
 
@@ -379,6 +384,16 @@ def replay(
     summarize: SummaryFn | None = None,
 ) -> Replay:
     """Replay ``session`` under ``settings`` (see the module docstring)."""
+    with gc_paused():
+        return _replay(session, settings, progress, summarize)
+
+
+def _replay(
+    session: Session,
+    settings: ReplaySettings | None,
+    progress: Callable[[float], None] | None,
+    summarize: SummaryFn | None,
+) -> Replay:
     t0 = time.perf_counter()
     settings = settings or ReplaySettings()
     if settings.compaction not in POLICIES:
@@ -400,6 +415,19 @@ def replay(
     ctx = _Ctx(counter)
     sim_entries: list[AnyEntry] = []  # the path as pi would see it (what-if: simulated compactions)
     sim_idx: list[int | None] = []
+    sim_pos: dict[str, int] = {}  # first position of each id on the simulated path
+
+    def sim_append(entry: AnyEntry, index: int | None) -> None:
+        if isinstance(entry.id, str):
+            sim_pos.setdefault(entry.id, len(sim_entries))
+        sim_entries.append(entry)
+        sim_idx.append(index)
+
+    def reset_after_compaction() -> None:
+        comp = sim_entries[-1]
+        fk = sim_pos.get(comp.firstKeptEntryId) if isinstance(comp.firstKeptEntryId, str) else None  # type: ignore[union-attr]
+        ctx.reset(compaction_context(sim_entries, sim_idx, len(sim_entries) - 1, fk))
+
     trigger = Trigger()
     prune_state: Any = None
     prev_pruned: set[int] = set()
@@ -419,7 +447,8 @@ def replay(
         nonlocal n_sim, compactions, summary_tokens
         if policy in ("pi", "early"):
             prep = prepare_compaction(
-                sim_entries, comp_settings, path_indexes=sim_idx, pi_version=settings.pi_version
+                sim_entries, comp_settings, path_indexes=sim_idx, pi_version=settings.pi_version,
+                context=[c.message for c in ctx.msgs], positions=sim_pos,
             )
             if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
                 pending.append({"type": "compaction_skipped", "reason": "nothing to compact", "trigger": reason})
@@ -430,9 +459,8 @@ def replay(
                 prep, s["text"], parent_id=sim_entries[-1].id if sim_entries else None,
                 entry_id=f"__sim_compaction_{n_sim}__",
             )
-            sim_entries.append(entry)
-            sim_idx.append(None)
-            ctx.reset(context_from_path(sim_entries, sim_idx).messages)
+            sim_append(entry, None)
+            reset_after_compaction()
             summarized = [m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)]
             first_kept = session.index_of(prep.firstKeptEntryId)
         elif policy == "opencode":
@@ -469,9 +497,8 @@ def replay(
             progress(pos / max(1, n_path))
         if isinstance(e, CompactionEntry):
             if recorded_mode:
-                sim_entries.append(e)
-                sim_idx.append(ei)
-                ctx.reset(context_from_path(sim_entries, sim_idx).messages)
+                sim_append(e, ei)
+                reset_after_compaction()
                 compactions += 1
                 rec = {"type": "compaction", "simulated": False, "policy": "recorded", "entryIndex": ei,
                        "firstKeptEntryIndex": session.index_of(e.firstKeptEntryId),
@@ -482,8 +509,7 @@ def replay(
             else:
                 pending.append({"type": "recorded_compaction_set_aside", "entryIndex": ei})
             continue
-        sim_entries.append(e)
-        sim_idx.append(ei)
+        sim_append(e, ei)
         if isinstance(e, BranchSummaryEntry) and e.summary:
             pending.append({"type": "branch_summary", "entryIndex": ei, "tokens": counter.count_text(e.summary)})
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
@@ -533,7 +559,7 @@ def replay(
                         earlier = reads.get(p)
                         if earlier:
                             last = earlier[-1]
-                            in_ctx = any(c.entry_index == last for c in seg[:length]) if visible is None else (
+                            in_ctx = (last in ctx.entries) if visible is None else (
                                 last in visible and last not in hidden_pruned)
                             if not in_ctx:
                                 rereads += 1

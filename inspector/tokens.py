@@ -230,13 +230,12 @@ class ContextTokens:
 
 def estimate_context_tokens(messages: Sequence[Any], tokens: Sequence[int] | None = None) -> ContextTokens:
     """pi's ``estimateContextTokens``; ``tokens`` may pass precomputed per-message estimates."""
-    if tokens is None:
-        tokens = [estimate_tokens(m) for m in messages]
+    est = (lambda i: tokens[i]) if tokens is not None else (lambda i: estimate_tokens(messages[i]))
     for i in range(len(messages) - 1, -1, -1):
         u = assistant_usage(messages[i])
         if u is not None:
             usage_tokens = calculate_context_tokens(u)
-            trailing = sum(tokens[i + 1 :])
+            trailing = sum(est(j) for j in range(i + 1, len(messages)))
             return ContextTokens(usage_tokens + trailing, usage_tokens, trailing, i)
-    est = sum(tokens)
-    return ContextTokens(est, 0, est, None)
+    total = sum(est(j) for j in range(len(messages)))
+    return ContextTokens(total, 0, total, None)

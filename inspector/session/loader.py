@@ -22,17 +22,16 @@ The input file is only ever opened for reading.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from ..gcpause import gc_paused
 from .models import Entry, OpaqueEntry, SessionHeader
 from .tree import LoadIssue, Session
 
@@ -135,22 +134,8 @@ def _split_keep_lf(data: bytes) -> list[bytes]:
     return out
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building millions of acyclic objects: each
-    collection would walk every object created so far, which makes loading quadratic-ish
-    (measured: 4× slower on a 120 MB session). Reference counting still frees memory."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def _parse_lines(raw_lines: Iterable[bytes], *, source: str | None, max_line_bytes: int) -> Session:
-    with _gc_paused():
+    with gc_paused():
         return _parse_lines_inner(raw_lines, source=source, max_line_bytes=max_line_bytes)
 
 
