@@ -14,11 +14,15 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(freeze: bool = False) -> Iterator[None]:
+    """Pause the collector; with ``freeze``, move everything alive at the end into the permanent
+    generation (``gc.freeze``), so later collections do not walk a loaded session again."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if was:
             gc.enable()

@@ -135,8 +135,89 @@ def _split_keep_lf(data: bytes) -> list[bytes]:
 
 
 def _parse_lines(raw_lines: Iterable[bytes], *, source: str | None, max_line_bytes: int) -> Session:
-    with gc_paused():
+    with gc_paused(freeze=True):
         return _parse_lines_inner(raw_lines, source=source, max_line_bytes=max_line_bytes)
+
+
+_SKIP = object()
+
+
+def _read_header(
+    obj: dict[str, Any], line: int, issues: list[LoadIssue]
+) -> tuple[SessionHeader | None, int | None, bool]:
+    """(header, version, stream) from the first JSON object of the file."""
+    if not (obj.get("type") == "session" and isinstance(obj.get("id"), str)):
+        issues.append(
+            LoadIssue(
+                "not-a-session",
+                "error",
+                f"not a pi session: line {line} is {_describe(obj, '')}, not a session header "
+                "{\"type\": \"session\", \"id\": ...}; pi would treat this file as empty. "
+                "Entries that look like pi entries are kept below.",
+                line=line,
+            )
+        )
+        return None, None, True
+    try:
+        header = SessionHeader.model_validate(obj)
+    except ValidationError as e:
+        issues.append(LoadIssue("invalid-header", "warning", f"header fields: {_ms_hint(e)}", line=line))
+        bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")}
+        header = SessionHeader.model_validate({k: v for k, v in obj.items() if k not in bad})
+    v = obj.get("version", 1)
+    ok = isinstance(v, int) and not isinstance(v, bool)
+    if not ok:
+        issues.append(LoadIssue("bad-version", "warning", f"header version {v!r} read as 1", line=line))
+    version = v if ok else 1
+    return header, version, version >= CURRENT_SESSION_VERSION
+
+
+def _to_entry(o: dict[str, Any], line: int, idx: int, issues: list[LoadIssue]) -> Any:
+    try:
+        return _ENTRY_ADAPTER.validate_python(o)
+    except ValidationError as err:
+        issues.append(
+            LoadIssue(
+                "invalid-entry",
+                "warning",
+                f"{o.get('type')!r} entry does not match pi's format ({_first_error(err)}); kept as an opaque entry",
+                line=line,
+                entry_index=idx,
+            )
+        )
+        return OpaqueEntry.model_validate(o)
+
+
+def _slow_line(b: bytes, n: int, issues: list[LoadIssue], blank: list[int]) -> Any:
+    """A line orjson refused: blank, CR-only ending, invalid UTF-8, JS-only JSON, or broken."""
+    has_newline = b.endswith(b"\n")
+    if has_newline:
+        b = b[:-1]
+    if b.endswith(b"\r"):
+        b = b[:-1]
+    if not b.strip():
+        blank.append(n)
+        return _SKIP
+    try:
+        text = b.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = b.decode("utf-8", "replace")
+        issues.append(
+            LoadIssue("invalid-utf8", "warning",
+                      f"invalid UTF-8 at byte {e.start} of the line; read with U+FFFD as pi does", line=n)
+        )
+    try:
+        return _parse_json(text)
+    except (ValueError, RecursionError) as e:
+        if not has_newline:  # only the last line can lack its newline
+            issues.append(
+                LoadIssue("truncated-line", "error",
+                          "the last line is cut off mid-JSON (was the file being written, or did a "
+                          f"write crash?); skipped ({_ms_hint(e)})", line=n)
+            )
+        else:
+            issues.append(LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {_ms_hint(e)}", line=n))
+        return _SKIP
 
 
 def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_line_bytes: int) -> Session:
@@ -146,12 +227,16 @@ def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_li
     crlf = 0
     n = 0
     seen_any = False
+    first: tuple[int, dict[str, Any]] | None = None
+    header: SessionHeader | None = None
+    version: int | None = None
+    stream = True  # v3 (or not a session): validate each line as it comes, keep no raw dicts
+    entries: list[Any] = []
+    lines: list[int] = []
+    loads = orjson.loads
     for n, b in enumerate(raw_lines, start=1):
         seen_any = True
-        has_newline = b.endswith(b"\n")
-        if has_newline:
-            b = b[:-1]
-        if len(b) > max_line_bytes:
+        if len(b) > max_line_bytes + 2:
             issues.append(LoadIssue("line-too-long", "error",
                                     f"line is {len(b):,} bytes, over the limit of {max_line_bytes:,} "
                                     "(set INSPECTOR_MAX_LINE_BYTES to raise it); skipped", line=n))
@@ -159,51 +244,32 @@ def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_li
         if n == 1 and b.startswith(b"\xef\xbb\xbf"):
             b = b[3:]
             issues.append(LoadIssue("bom", "info", "byte-order mark at the start ignored", line=1))
-        if b.endswith(b"\r"):
-            b = b[:-1]
-            crlf += 1
-        if not b.strip():
-            blank.append(n)
-            continue
         try:
-            value = orjson.loads(b)  # fast path: valid UTF-8 and JSON orjson accepts
+            value = loads(b)  # fast path: valid UTF-8 and JSON (a trailing \r\n is JSON whitespace)
         except orjson.JSONDecodeError:
-            try:
-                text = b.decode("utf-8")
-            except UnicodeDecodeError as e:
-                text = b.decode("utf-8", "replace")
-                issues.append(
-                    LoadIssue(
-                        "invalid-utf8",
-                        "warning",
-                        f"invalid UTF-8 at byte {e.start} of the line; read with U+FFFD as pi does",
-                        line=n,
-                    )
-                )
-            try:
-                value = _parse_json(text)
-            except (ValueError, RecursionError) as e:
-                if not has_newline:  # only the last line can lack its newline
-                    issues.append(
-                        LoadIssue(
-                            "truncated-line",
-                            "error",
-                            "the last line is cut off mid-JSON (was the file being written, or did a "
-                            f"write crash?); skipped ({_ms_hint(e)})",
-                            line=n,
-                        )
-                    )
-                else:
-                    issues.append(
-                        LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {_ms_hint(e)}", line=n)
-                    )
+            value = _slow_line(b, n, issues, blank)
+            if value is _SKIP:
                 continue
-        if not isinstance(value, dict):
+        if b.endswith(b"\r\n") or b.endswith(b"\r"):
+            crlf += 1
+        if type(value) is not dict:
             issues.append(
                 LoadIssue("not-an-object", "error", f"skipped: {_describe(value, b.decode('utf-8', 'replace'))}", line=n)
             )
             continue
-        parsed.append((n, value))
+        if first is None:
+            first = (n, value)
+            header, version, stream = _read_header(value, n, issues)
+            if header is not None:
+                continue
+        if stream:
+            if value.get("type") == "session":
+                issues.append(LoadIssue("extra-header", "warning", "a second session header, ignored (as pi does)", line=n))
+                continue
+            entries.append(_to_entry(value, n, len(entries), issues))
+            lines.append(n)
+        else:
+            parsed.append((n, value))
 
     if crlf:
         issues.append(LoadIssue("crlf", "info", f"{crlf} line(s) end with CRLF; the CR is ignored"))
@@ -214,80 +280,30 @@ def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_li
             LoadIssue("blank-lines", "info", f"{len(blank)} blank line(s) skipped: {listed}{more}", line=blank[0])
         )
 
-    # -- header ------------------------------------------------------------------------------
-    header: SessionHeader | None = None
-    header_obj: dict[str, Any] | None = None
     if not seen_any:
         issues.append(LoadIssue("empty-file", "error", "the file is empty: not a pi session"))
         return _build(None, [], [], issues, source, None, False)
-    if not parsed:
+    if first is None:
         if not any(i.kind in ("malformed-json", "truncated-line", "not-an-object") for i in issues):
             issues.append(LoadIssue("empty-file", "error", "the file has no entries: not a pi session"))
         else:
             issues.append(LoadIssue("not-a-session", "error", "not a pi session: no line is a JSON object"))
         return _build(None, [], [], issues, source, None, False)
-    first_line, first = parsed[0]
-    if first.get("type") == "session" and isinstance(first.get("id"), str):
-        header_obj = first
-        try:
-            header = SessionHeader.model_validate(first)
-        except ValidationError as e:
-            issues.append(LoadIssue("invalid-header", "warning", f"header fields: {_ms_hint(e)}", line=first_line))
-            bad = {str(err["loc"][0]) for err in e.errors() if err.get("loc")}
-            header = SessionHeader.model_validate({k: v for k, v in first.items() if k not in bad})
-    else:
-        issues.append(
-            LoadIssue(
-                "not-a-session",
-                "error",
-                f"not a pi session: line {first_line} is {_describe(first, '')}, not a session header "
-                "{\"type\": \"session\", \"id\": ...}; pi would treat this file as empty. "
-                "Entries that look like pi entries are kept below.",
-                line=first_line,
-            )
-        )
 
-    version: int | None = None
-    if header_obj is not None:
-        v = header_obj.get("version", 1)
-        version = v if isinstance(v, int) and not isinstance(v, bool) else 1
-        if not (isinstance(v, int) and not isinstance(v, bool)):
-            issues.append(LoadIssue("bad-version", "warning", f"header version {v!r} read as 1", line=first_line))
-
-    # -- migration (on plain dicts, before validation, exactly as pi mutates its objects) --------
-    objs = [dict(o) for _, o in parsed]
+    # -- migration (v1/v2: on plain dicts, before validation, exactly as pi mutates its objects) --
     migrated = False
-    if version is not None and version < CURRENT_SESSION_VERSION:
+    if not stream:
         migrated = True
-        if version < 2:
-            _migrate_v1_to_v2(objs, [ln for ln, _ in parsed], issues)
+        objs = [first[1], *(dict(o) for _, o in parsed)]  # migration edits them, as pi does
+        if version is not None and version < 2:
+            _migrate_v1_to_v2(objs, [first[0], *(ln for ln, _ in parsed)], issues)
         _migrate_v2_to_v3(objs)
-
-    # -- entries -------------------------------------------------------------------------------
-    entries: list[Any] = []
-    lines: list[int] = []
-    for k, (o, (ln, _)) in enumerate(zip(objs, parsed, strict=True)):
-        if o.get("type") == "session":
-            if k != 0:
+        for o, (ln, _) in zip(objs[1:], parsed, strict=True):
+            if o.get("type") == "session":
                 issues.append(LoadIssue("extra-header", "warning", "a second session header, ignored (as pi does)", line=ln))
-            continue
-        idx = len(entries)
-        try:
-            e = _ENTRY_ADAPTER.validate_python(o)
-        except ValidationError as err:
-            e = OpaqueEntry.model_validate(o)
-            issues.append(
-                LoadIssue(
-                    "invalid-entry",
-                    "warning",
-                    f"{o.get('type')!r} entry does not match pi's format ({_first_error(err)}); "
-                    "kept as an opaque entry",
-                    line=ln,
-                    entry_index=idx,
-                )
-            )
-        entries.append(e)
-        lines.append(ln)
+                continue
+            entries.append(_to_entry(o, ln, len(entries), issues))
+            lines.append(ln)
     return _build(header, entries, lines, issues, source, version, migrated)
 
 
