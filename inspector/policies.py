@@ -60,7 +60,7 @@ class PolicySettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     early_red_fraction: float = Field(
-        0.80, gt=0, le=1.5, description="early: request compaction when context ≥ this fraction of the window."
+        0.70, gt=0, le=1.5, description="early: request compaction when context ≥ this fraction of the window (turn-aware red)."
     )
     opencode_max_output: int = Field(
         32000, ge=0, description="opencode: the model's output limit (capped at 32,000) reserved from the window."

@@ -516,18 +516,25 @@ def _replay(
             m = e.message
             k = len(steps)
             # -- the call -------------------------------------------------------------------
-            if not recorded_mode and policy != "never" and ctx.total > window:
-                pending.append({"type": "overflow", "tokens": ctx.total, "window": window, "before": "compaction"})
-                compact_now(k, f"context {ctx.total:,} > window {window:,}: overflow, compact and retry", "overflow")
+            def call_now(state: Any) -> tuple[Any, Any, int]:
+                """Prune the current context for this call: (call info, result or None, tokens)."""
+                if strat is None:
+                    return None, None, ctx.total
+                ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total)
+                res = strat.apply(tuple(ctx.msgs), strat_settings, state, ci, counter)
+                return ci, res, res.stats.tokens_after
+
+            state_before = prune_state
+            call, res, tokens = call_now(state_before)
+            if not recorded_mode and policy != "never" and tokens > window:
+                # the request would fail with a context overflow: compact, then retry the call
+                pending.append({"type": "overflow", "tokens": tokens, "window": window, "before": "compaction"})
+                if compact_now(k, f"context {tokens:,} > window {window:,}: overflow, compact and retry", "overflow"):
+                    call, res, tokens = call_now(state_before)
             before = ctx.total
             seg, length = ctx.msgs, len(ctx.msgs)
-            call = None
-            state_before = prune_state
-            if strat is not None:
-                call = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=before)
-                res = strat.apply(tuple(seg[:length]), strat_settings, prune_state, call, counter)
+            if res is not None:
                 prune_state = res.state
-                tokens = res.stats.tokens_after
                 pruned_now = {d.entry_index for d in res.decisions if d.action != "kept" and d.entry_index is not None}
                 newly = pruned_now - prev_pruned
                 if newly:
@@ -543,7 +550,6 @@ def _replay(
                 visible = {c.entry_index for c in res.messages if c.entry_index is not None}
                 hidden_pruned = pruned_now
             else:
-                tokens = before
                 pruned_items = 0
                 visible = None
                 hidden_pruned = set()

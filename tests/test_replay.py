@@ -189,3 +189,34 @@ def test_parse_grid_ranges_and_lists() -> None:
     assert parse_grid("x=1,2.5,true") == ("x", [1, 2.5, True])
     with pytest.raises(ValueError):
         parse_grid("nope")
+
+
+def test_rereads_count_outputs_hidden_by_pruning() -> None:
+    b = SessionBuilder()
+    b.user("read it")
+    b.assistant("", tools=[("read", {"path": "a.py"})])
+    b.tool_result("x" * 4 * 30000, tool="read")
+    b.assistant("ok")
+    for k in range(3):
+        b.user(f"more {k}")
+        b.assistant("", tools=[("bash", {"command": f"ls {k}"})])
+        b.tool_result("y" * 4 * 25000, tool="bash")
+        b.assistant("ok")
+    b.user("read it again")
+    b.assistant("", tools=[("read", {"path": "a.py"})])
+    s = b.session()
+    none = replay(s)
+    pruned = replay(s, ReplaySettings(strategy="pi-context-pruning"))
+    assert none.metrics.rereads == 0
+    assert pruned.metrics.rereads == 1 and pruned.metrics.tokens_pruned > 0
+    last = pruned.step_detail(len(pruned.steps) - 1)
+    assert any(d.action == "pruned" and d.entry_index == 2 for d in last.prune.decisions)
+
+
+def test_step_detail_rebuilds_the_exact_pruned_context() -> None:
+    need_shared()
+    s = load_session(FIXTURES / "before-compaction.jsonl")
+    r = replay(s, ReplaySettings(strategy="opencode"))
+    for st in (r.steps[100], r.steps[-1]):
+        d = r.step_detail(st.step)
+        assert sum(__import__("inspector").estimate_tokens(m.message) for m in d.after) == st.tokens

@@ -1,0 +1,222 @@
+"""The pruning interface every strategy implements, and the helpers they share.
+
+A strategy sees the context of one model call (``ContextMessage``s, oldest first), its settings,
+whatever it decided at earlier calls (``state``, for strategies that persist) and facts about the
+call (:class:`CallInfo`). It returns what the model receives instead: a :class:`Decision` per
+input message (kept, pruned = replaced by a marker, or dropped), the new message list, stats
+and events. Strategies are pure: inputs are never mutated, the session file is never touched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel
+
+from ..context import ContextMessage
+from ..jsjson import utf16_len
+from ..session.models import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+
+Action = Literal["kept", "pruned", "dropped"]
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    step: int
+    """0-based index of the model call on the branch."""
+    new_prompt: bool
+    """A real user message arrived since the previous call (the previous agent run ended)."""
+    context_window: int
+    context_tokens: int | None
+    """Tokens of the context at this call (the caller's counter), before pruning."""
+    force: bool = False
+    """pi-context-pruning's ``/prune``: run once, ignoring the minimum."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    position: int
+    entry_index: int | None
+    role: str
+    tool_name: str | None
+    action: Action
+    tokens_before: int
+    tokens_after: int
+    marker: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class PruneStats:
+    tokens_before: int
+    tokens_after: int
+    tokens_scanned: int
+    tokens_protected: int
+    tokens_pruned: int
+    items_pruned: int
+    items_dropped: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "tokensBefore": self.tokens_before,
+            "tokensAfter": self.tokens_after,
+            "tokensScanned": self.tokens_scanned,
+            "tokensProtected": self.tokens_protected,
+            "prunedTokens": self.tokens_pruned,
+            "prunedItems": self.items_pruned,
+            "droppedItems": self.items_dropped,
+        }
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    messages: tuple[ContextMessage, ...]
+    decisions: tuple[Decision, ...]
+    stats: PruneStats
+    state: Any = None
+    events: tuple[dict[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+class Strategy:
+    """Base class: subclasses set the class attributes and implement :meth:`apply`."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    source: ClassVar[str]
+    description: ClassVar[str]
+    verified: ClassVar[bool] = True
+    unverified_notes: ClassVar[str] = ""
+    Settings: ClassVar[type[BaseModel]]
+
+    def apply(
+        self,
+        messages: Sequence[ContextMessage],
+        settings: BaseModel,
+        state: Any,
+        call: CallInfo,
+        counter: Any,
+    ) -> PruneResult:
+        raise NotImplementedError
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "source": self.source,
+            "description": self.description,
+            "verified": self.verified,
+            "unverifiedNotes": self.unverified_notes,
+            "settings": {
+                k: {"default": f.default, "help": f.description}
+                for k, f in self.Settings.model_fields.items()
+            },
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def js_round(x: float) -> int:
+    """JavaScript's ``Math.round`` (halves round up)."""
+    return math.floor(x + 0.5)
+
+
+def result_text(m: ToolResultMessage) -> str:
+    c = m.content
+    if isinstance(c, str):
+        return c
+    return "".join(b.text for b in c if isinstance(b, TextContent))
+
+
+def with_text(cm: ContextMessage, text: str) -> ContextMessage:
+    """A copy of a tool result whose whole content is ``text`` (images dropped)."""
+    m = cm.message
+    assert isinstance(m, ToolResultMessage)
+    return ContextMessage(m.model_copy(update={"content": [TextContent(text=text)]}), cm.entry_index)
+
+
+def tool_calls_by_id(messages: Sequence[ContextMessage]) -> dict[str, tuple[int, ToolCall]]:
+    out: dict[str, tuple[int, ToolCall]] = {}
+    for i, cm in enumerate(messages):
+        if isinstance(cm.message, AssistantMessage):
+            for b in cm.message.content:
+                if isinstance(b, ToolCall):
+                    out[b.id] = (i, b)
+    return out
+
+
+@dataclass
+class Plan:
+    """Decisions being built for one call; turned into a :class:`PruneResult` by :meth:`finish`."""
+
+    messages: Sequence[ContextMessage]
+    counter: Any
+    replaced: dict[int, tuple[ContextMessage, str, str]] = field(default_factory=dict)
+    dropped: dict[int, str] = field(default_factory=dict)
+    reasons: dict[int, str] = field(default_factory=dict)
+    inserted: list[tuple[int, ContextMessage]] = field(default_factory=list)
+    scanned: int = 0
+    protected: int = 0
+
+    def prune(self, i: int, new: ContextMessage, marker: str, reason: str) -> None:
+        self.replaced[i] = (new, marker, reason)
+
+    def drop(self, i: int, reason: str) -> None:
+        self.dropped[i] = reason
+
+    def keep(self, i: int, reason: str) -> None:
+        self.reasons[i] = reason
+
+    def insert(self, before: int, cm: ContextMessage) -> None:
+        self.inserted.append((before, cm))
+
+    def finish(self, state: Any = None, events: Sequence[dict[str, Any]] = (), notes: Sequence[str] = ()) -> PruneResult:
+        count = self.counter.count
+        out: list[ContextMessage] = []
+        decisions: list[Decision] = []
+        inserts = sorted(self.inserted, key=lambda x: x[0])
+        k = 0
+        before_total = after_total = pruned_tokens = 0
+        n_pruned = n_dropped = 0
+        for i, cm in enumerate(self.messages):
+            while k < len(inserts) and inserts[k][0] <= i:
+                out.append(inserts[k][1])
+                after_total += count(inserts[k][1].message)
+                k += 1
+            t = count(cm.message)
+            before_total += t
+            m = cm.message
+            tool = getattr(m, "toolName", None) if isinstance(m, ToolResultMessage) else None
+            if i in self.dropped:
+                decisions.append(Decision(i, cm.entry_index, str(m.role), tool, "dropped", t, 0, None, self.dropped[i]))
+                pruned_tokens += t
+                n_dropped += 1
+                continue
+            if i in self.replaced:
+                new, marker, reason = self.replaced[i]
+                ta = count(new.message)
+                out.append(new)
+                after_total += ta
+                pruned_tokens += t - ta
+                n_pruned += 1
+                decisions.append(Decision(i, cm.entry_index, str(m.role), tool, "pruned", t, ta, marker, reason))
+                continue
+            out.append(cm)
+            after_total += t
+            decisions.append(Decision(i, cm.entry_index, str(m.role), tool, "kept", t, t, None,
+                                      self.reasons.get(i, "not a candidate")))
+        for _, cm in inserts[k:]:
+            out.append(cm)
+            after_total += count(cm.message)
+        stats = PruneStats(before_total, after_total, self.scanned, self.protected, pruned_tokens, n_pruned, n_dropped)
+        return PruneResult(tuple(out), tuple(decisions), stats, state, tuple(events), tuple(notes))
+
+
+def text_len(s: str) -> int:
+    return utf16_len(s)
