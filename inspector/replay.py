@@ -490,6 +490,14 @@ def _replay(
         summaries.append({**rec, "step": step_no, "text": s["text"], "summarizedEntryIndexes": summarized})
         return True
 
+    def call_now(k: int, new_prompt: bool, state: Any) -> tuple[Any, Any, int]:
+        """Prune the current context for call ``k``: (call info, result or None, tokens)."""
+        if strat is None:
+            return None, None, ctx.total
+        ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total)
+        res = strat.apply(tuple(ctx.msgs), strat_settings, state, ci, counter)
+        return ci, res, res.stats.tokens_after
+
     n_path = len(path)
     for pos, ei in enumerate(path):
         e = entries[ei]
@@ -516,21 +524,13 @@ def _replay(
             m = e.message
             k = len(steps)
             # -- the call -------------------------------------------------------------------
-            def call_now(state: Any) -> tuple[Any, Any, int]:
-                """Prune the current context for this call: (call info, result or None, tokens)."""
-                if strat is None:
-                    return None, None, ctx.total
-                ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total)
-                res = strat.apply(tuple(ctx.msgs), strat_settings, state, ci, counter)
-                return ci, res, res.stats.tokens_after
-
             state_before = prune_state
-            call, res, tokens = call_now(state_before)
+            call, res, tokens = call_now(k, new_prompt, state_before)
             if not recorded_mode and policy != "never" and tokens > window:
                 # the request would fail with a context overflow: compact, then retry the call
                 pending.append({"type": "overflow", "tokens": tokens, "window": window, "before": "compaction"})
                 if compact_now(k, f"context {tokens:,} > window {window:,}: overflow, compact and retry", "overflow"):
-                    call, res, tokens = call_now(state_before)
+                    call, res, tokens = call_now(k, new_prompt, state_before)
             before = ctx.total
             seg, length = ctx.msgs, len(ctx.msgs)
             if res is not None:
