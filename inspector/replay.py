@@ -38,6 +38,7 @@ from .compaction import (
     prepare_compaction,
 )
 from .context import ContextMessage, _context_message, compaction_context
+from .explain import cut_story
 from .gcpause import gc_paused
 from .policies import (
     CODEX_SUMMARY_PREFIX,
@@ -463,12 +464,16 @@ def _replay(
             reset_after_compaction()
             summarized = [m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)]
             first_kept = session.index_of(prep.firstKeptEntryId)
+            story = cut_story(session, [i if i is not None else -1 for i in sim_idx[:-1]], sim_entries[:-1], prep,
+                              settings.keep_recent_tokens)
         elif policy == "opencode":
             s, first_kept, summarized = _opencode_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
         elif policy == "codex":
             s, first_kept, summarized = _codex_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
         else:
             return False
+        if policy not in ("pi", "early"):
+            story = [s.get("story", "")] if s.get("story") else []
         compactions += 1
         summary_tokens += int(s.get("input_tokens", 0)) + int(s.get("output_tokens", 0))
         trigger.compacted()
@@ -487,7 +492,8 @@ def _replay(
             "tokensAfter": ctx.total,
         }
         pending.append(rec)
-        summaries.append({**rec, "step": step_no, "text": s["text"], "summarizedEntryIndexes": summarized})
+        summaries.append({**rec, "step": step_no, "text": s["text"], "summarizedEntryIndexes": summarized,
+                          "story": story})
         return True
 
     def call_now(k: int, new_prompt: bool, state: Any) -> tuple[Any, Any, int]:
@@ -680,6 +686,9 @@ def _opencode_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn,
     new = [ContextMessage(_synthetic_text(OPENCODE_SUMMARY_QUESTION), None),
            ContextMessage(_synthetic_text(s["text"], "assistant"), None), *tail]
     ctx.reset(new)
+    s = {**s, "story": f"OpenCode summarised the {len(head)} oldest messages and kept a tail of {len(tail)} "
+                       f"message(s) of whole recent turns" + (" (tail budget clamp(usable × 25%, 2k, 15k))"
+                                                              if settings.policy.opencode_tail else " (classic: no tail)")}
     return s, (tail[0].entry_index if tail else None), [c.entry_index for c in head]
 
 
@@ -711,6 +720,8 @@ def _codex_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn, co
     kept.reverse()
     new = [*kept, ContextMessage(_synthetic_text(CODEX_SUMMARY_PREFIX + "\n" + s["text"]), None)]
     ctx.reset(new)
+    s = {**s, "story": f"Codex kept {len(kept)} recent user message(s) (≤ {budget:,} tokens) and a summary; the "
+                       f"other {len(msgs) - len(kept)} messages (answers, tool calls and outputs) were dropped"}
     return s, (kept[0].entry_index if kept else None), [c.entry_index for c in msgs]
 
 
