@@ -1,0 +1,45 @@
+"""Context Inspector — the Streamlit app. ``streamlit run app.py -- --session PATH`` preloads a
+session (the path must be under an allowed root). Pages live in ``inspector/ui/pages.py``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import streamlit as st
+
+from inspector.ui import sidebar, sources
+from inspector.ui.state import current_session, load_bytes
+
+st.set_page_config(page_title="Context Inspector", page_icon="🔎", layout="wide")
+
+
+def _preload() -> None:
+    if st.session_state.get("_preloaded"):
+        return
+    st.session_state["_preloaded"] = True
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--session")
+    args, _ = ap.parse_known_args(sys.argv[1:])
+    if args.session and current_session() is None:
+        try:
+            p = sources.check_path(args.session)
+            load_bytes(p.read_bytes(), str(p))
+        except sources.PathRefused as e:
+            st.error(f"--session: {e}")
+
+
+_preload()
+settings = sidebar.render()
+PAGES = "inspector/ui/app_pages"
+nav = {
+    "load": st.Page(f"{PAGES}/load.py", title="Load", icon="📂", url_path="load", default=True),
+    "replay": st.Page(f"{PAGES}/replay.py", title="Replay", icon="▶️", url_path="replay"),
+    "tree": st.Page(f"{PAGES}/tree.py", title="Tree", icon="🌳", url_path="tree"),
+    "summaries": st.Page(f"{PAGES}/summaries.py", title="Summaries", icon="📝", url_path="summaries"),
+    "compare": st.Page(f"{PAGES}/compare.py", title="Compare & tune", icon="⚖️", url_path="compare"),
+    "doctor": st.Page(f"{PAGES}/doctor.py", title="Doctor", icon="🩺", url_path="doctor"),
+}
+st.session_state["_pages"] = nav
+st.session_state["_settings"] = settings
+st.navigation(list(nav.values())).run()

@@ -1,0 +1,280 @@
+"""Plotly figures as plain functions (usable from Jupyter; no streamlit here).
+
+* :func:`context_bars` — before/after stacked bars of one model call's context.
+* :func:`timeline` — context tokens over all calls: replayed vs recorded, events, thresholds.
+* :func:`compare_timelines` — several replays overlaid.
+* :func:`tree_lanes` — the branch tree as lanes (git-graph style, chains collapsed).
+* :func:`sweep_heatmap` — a metric over a two-setting grid.
+
+Every text that comes from a session is HTML-escaped before it reaches plotly (hover labels are
+rendered as HTML).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+from ..context import ContextMessage
+from ..session.models import (
+    AssistantMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+KIND_COLORS = {
+    "user": "#4C78A8",
+    "assistant": "#72B7B2",
+    "tool output": "#F58518",
+    "pruned marker": "#B6B6B6",
+    "summary": "#54A24B",
+    "custom / bash": "#B279A2",
+    "injected": "#E45756",
+}
+EVENT_SYMBOLS = {"compaction": "diamond", "pruned": "triangle-down", "overflow": "x", "branch_summary": "star",
+                 "reread": "circle-open"}
+MAX_SEGMENTS = 400
+
+
+def message_kind(cm: ContextMessage, pruned: bool = False) -> str:
+    if pruned:
+        return "pruned marker"
+    role = cm.role
+    if cm.entry_index is None and role in ("custom", "user"):
+        return "injected"
+    if role == "user":
+        return "user"
+    if role == "assistant":
+        return "assistant"
+    if role == "toolResult":
+        return "tool output"
+    if role in ("compactionSummary", "branchSummary"):
+        return "summary"
+    return "custom / bash"
+
+
+def message_text(m: Any, limit: int = 300) -> str:
+    """A short plain-text preview of any message."""
+    if isinstance(m, (UserMessage, ToolResultMessage, CustomMessage)):
+        c = m.content
+        t = c if isinstance(c, str) else " ".join(b.text for b in c if isinstance(b, TextContent))
+        if isinstance(c, list) and any(getattr(b, "type", "") == "image" for b in c):
+            t += " [image]"
+    elif isinstance(m, AssistantMessage):
+        parts = []
+        for b in m.content:
+            if isinstance(b, TextContent):
+                parts.append(b.text)
+            elif isinstance(b, ThinkingContent):
+                parts.append("(thinking) " + b.thinking)
+            elif isinstance(b, ToolCall):
+                parts.append(f"{b.name}({', '.join(f'{k}=' + str(v)[:60] for k, v in (b.arguments or {}).items())})"
+                             if isinstance(b.arguments, dict) else b.name)
+        t = " · ".join(parts)
+        if m.stopReason in ("aborted", "error"):
+            t = f"[{m.stopReason}] {t}"
+    elif isinstance(m, BashExecutionMessage):
+        t = f"$ {m.command}\n{m.output}"
+    else:
+        t = getattr(m, "summary", "") or ""
+    t = t.strip()
+    return t if len(t) <= limit else t[: limit - 1] + "…"
+
+
+def _hover_text(t: str) -> str:
+    # plotly renders hover labels as HTML: escape, then keep line breaks visible
+    lines = t.splitlines()[:4]
+    return "<br>".join(html.escape(x[:120]) for x in lines)
+
+
+def _segments(msgs: Sequence[ContextMessage], tokens: Sequence[int], pruned: set[int] | None = None
+              ) -> list[dict[str, Any]]:
+    segs = []
+    for k, (cm, t) in enumerate(zip(msgs, tokens, strict=True)):
+        m = cm.message
+        segs.append({
+            "kind": message_kind(cm, pruned is not None and k in pruned),
+            "tokens": t,
+            "label": f"#{k} {cm.role}" + (f" · {m.toolName}" if isinstance(m, ToolResultMessage) else "")
+                     + (f" · entry {cm.entry_index}" if cm.entry_index is not None else " · injected"),
+            "text": message_text(m),
+            "count": 1,
+        })
+    if len(segs) <= MAX_SEGMENTS:
+        return segs
+    # Downsample: merge neighbours of the same kind until few enough remain (detail on zoom is
+    # the message list below the chart).
+    total = sum(tokens) or 1
+    merged: list[dict[str, Any]] = []
+    floor = total / MAX_SEGMENTS
+    for s in segs:
+        if merged and merged[-1]["kind"] == s["kind"] and (merged[-1]["tokens"] < floor or s["tokens"] < floor):
+            last = merged[-1]
+            last["tokens"] += s["tokens"]
+            last["count"] += 1
+            last["label"] = last["label"].split(" (+")[0] + f" (+{last['count'] - 1} more)"
+        else:
+            merged.append(dict(s))
+    return merged
+
+
+def context_bars(
+    before: Sequence[ContextMessage],
+    before_tokens: Sequence[int],
+    after: Sequence[ContextMessage] | None = None,
+    after_tokens: Sequence[int] | None = None,
+    *,
+    pruned_positions: set[int] | None = None,
+    window: int | None = None,
+    reserve: int | None = None,
+    keep_recent: int | None = None,
+    title: str = "",
+) -> go.Figure:
+    """Horizontal stacked bars: one segment per message, width by tokens, coloured by kind."""
+    rows = [("as built", _segments(before, before_tokens))]
+    if after is not None and after_tokens is not None:
+        rows.append(("sent to the model", _segments(after, after_tokens, pruned_positions)))
+    fig = go.Figure()
+    seen: set[str] = set()
+    for row_name, segs in rows:
+        for s in segs:
+            kind = s["kind"]
+            fig.add_trace(go.Bar(
+                y=[row_name], x=[s["tokens"]], orientation="h", name=kind, legendgroup=kind,
+                showlegend=kind not in seen, marker_color=KIND_COLORS[kind],
+                marker_line_width=0.3, marker_line_color="white",
+                hovertemplate=f"<b>{html.escape(s['label'])}</b><br>{s['tokens']:,} tokens<br>"
+                              f"{_hover_text(s['text'])}<extra></extra>",
+            ))
+            seen.add(kind)
+    shapes_y = (-0.5, len(rows) - 0.5)
+    if window:
+        fig.add_vline(x=window, line_color="#d62728", line_width=2, annotation_text="window",
+                      annotation_position="top")
+        if reserve:
+            fig.add_vrect(x0=window - reserve, x1=window, fillcolor="#d62728", opacity=0.08, line_width=0,
+                          annotation_text="reserve", annotation_position="bottom left")
+    total_before = sum(before_tokens)
+    if keep_recent and total_before > keep_recent:
+        fig.add_vline(x=total_before - keep_recent, line_dash="dot", line_color="#555",
+                      annotation_text="keepRecentTokens", annotation_position="bottom right")
+    fig.update_layout(barmode="stack", height=260, margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 30},
+                      title=title or None, xaxis_title="tokens", legend={"orientation": "h", "y": -0.35},
+                      yaxis={"range": shapes_y, "autorange": "reversed"}, bargap=0.35)
+    return fig
+
+
+def timeline(replay: Any, *, current_step: int | None = None, name: str = "replayed") -> go.Figure:
+    """Context tokens at every model call: replayed vs recorded usage, events, thresholds."""
+    steps = replay.steps
+    xs = [s.step for s in steps]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=xs, y=[s.tokens for s in steps], mode="lines", name=f"{name} (sent)",
+                             line={"color": "#4C78A8"}, hovertemplate="step %{x}<br>%{y:,} tokens<extra></extra>"))
+    if any(s.tokens_before_pruning != s.tokens for s in steps):
+        fig.add_trace(go.Scatter(x=xs, y=[s.tokens_before_pruning for s in steps], mode="lines",
+                                 name="before pruning", line={"color": "#9ecae9", "dash": "dot"},
+                                 hovertemplate="step %{x}<br>%{y:,} before pruning<extra></extra>"))
+    rec = [(s.step, s.recorded_input) for s in steps if s.recorded_input is not None]
+    if rec:
+        fig.add_trace(go.Scatter(x=[a for a, _ in rec], y=[b for _, b in rec], mode="lines", name="recorded usage",
+                                 line={"color": "#F58518", "width": 1},
+                                 hovertemplate="step %{x}<br>recorded %{y:,}<extra></extra>"))
+    for etype, symbol in EVENT_SYMBOLS.items():
+        pts = [(s.step, s.tokens) for s in steps if any(e["type"] == etype for e in s.events)]
+        if pts:
+            fig.add_trace(go.Scatter(x=[a for a, _ in pts], y=[b for _, b in pts], mode="markers",
+                                     name=etype.replace("_", " "), marker={"symbol": symbol, "size": 10},
+                                     hovertemplate=f"step %{{x}}: {etype}<extra></extra>"))
+    st = replay.settings
+    fig.add_hline(y=st.context_window, line_color="#d62728", annotation_text="window")
+    fig.add_hline(y=st.context_window - st.reserve_tokens, line_dash="dash", line_color="#d62728",
+                  annotation_text="window − reserve (pi trigger)", annotation_position="bottom right")
+    if current_step is not None and steps:
+        fig.add_vline(x=current_step, line_color="#333", line_width=1)
+    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 20, "b": 30}, xaxis_title="model call (step)",
+                      yaxis_title="context tokens", legend={"orientation": "h", "y": -0.25}, hovermode="closest")
+    return fig
+
+
+def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:
+    fig = go.Figure()
+    for name, r in replays:
+        fig.add_trace(go.Scatter(x=[s.step for s in r.steps], y=[s.tokens for s in r.steps], mode="lines",
+                                 name=html.escape(name), hovertemplate="step %{x}<br>%{y:,}<extra></extra>"))
+    if replays:
+        st = replays[0][1].settings
+        fig.add_hline(y=st.context_window, line_color="#d62728", annotation_text="window")
+    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 20, "b": 30}, xaxis_title="model call",
+                      yaxis_title="context tokens", legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+def sweep_heatmap(cells: Sequence[Any], x: str, y: str, metric: str) -> go.Figure:
+    xs = sorted({c.values[x] for c in cells})
+    ys = sorted({c.values[y] for c in cells})
+    z = [[None for _ in xs] for _ in ys]
+    for c in cells:
+        z[ys.index(c.values[y])][xs.index(c.values[x])] = getattr(c.metrics, metric)
+    fig = go.Figure(go.Heatmap(z=z, x=[str(v) for v in xs], y=[str(v) for v in ys], colorscale="Viridis",
+                               colorbar={"title": metric.replace("_", " ")},
+                               hovertemplate=f"{x}=%{{x}}<br>{y}=%{{y}}<br>{metric}=%{{z:,}}<extra></extra>"))
+    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 20, "b": 30}, xaxis_title=x, yaxis_title=y)
+    return fig
+
+
+def tree_lanes(session: Any, *, highlight: Sequence[int] = (), max_nodes: int = 3000) -> go.Figure:
+    """The tree as lanes: a lane per leaf, only "interesting" entries drawn (roots, forks, first
+    entries of branches, leaves, compactions, branch summaries, labels); chains collapsed."""
+    leaves = list(session.leaves)
+    lane: dict[int, int] = {}
+    for k, leaf in enumerate(leaves):
+        for i in session.path(leaf):
+            lane.setdefault(i, k)
+    forks = set(session.fork_points)
+    interesting = set(session.roots) | forks | set(leaves) | set(session.labels) | set(highlight)
+    for i, e in enumerate(session.entries):
+        if e.type in ("compaction", "branch_summary") or (session.parents[i] in forks):
+            interesting.add(i)
+    nodes = sorted(interesting)[:max_nodes]
+    shown = set(nodes)
+    fig = go.Figure()
+    ex: list[float | None] = []
+    ey: list[float | None] = []
+    for i in nodes:
+        p = session.parents[i]
+        while p >= 0 and p not in shown:
+            p = session.parents[p]
+        if p >= 0:
+            ex += [p, i, None]
+            ey += [lane.get(p, 0), lane.get(i, 0), None]
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line={"color": "#bbb", "width": 2}, hoverinfo="skip",
+                             showlegend=False))
+    colors = {"compaction": "#54A24B", "branch_summary": "#E45756"}
+    texts = []
+    for i in nodes:
+        e = session.entries[i]
+        role = getattr(getattr(e, "message", None), "role", None)
+        lbl = session.labels.get(i)
+        texts.append(f"entry {i} · {html.escape(str(e.type))}{' · ' + html.escape(str(role)) if role else ''}"
+                     f"{' · label: ' + html.escape(lbl) if lbl else ''}"
+                     f"{' · fork' if i in forks else ''}{' · leaf' if i in leaves else ''}")
+    fig.add_trace(go.Scatter(
+        x=nodes, y=[lane.get(i, 0) for i in nodes], mode="markers",
+        marker={"size": [14 if i in highlight else 9 for i in nodes],
+                "color": [colors.get(str(session.entries[i].type), "#4C78A8" if i not in highlight else "#d62728")
+                          for i in nodes], "line": {"width": 1, "color": "white"}},
+        text=texts, hovertemplate="%{text}<extra></extra>", showlegend=False, customdata=nodes))
+    fig.update_layout(height=max(200, 60 * (len(leaves) + 1)), margin={"l": 10, "r": 10, "t": 10, "b": 30},
+                      xaxis_title="entry (file order)", yaxis={"title": "branch", "tickmode": "array",
+                                                               "tickvals": list(range(len(leaves))),
+                                                               "ticktext": [f"leaf {x}" for x in leaves]})
+    return fig

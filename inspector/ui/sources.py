@@ -1,0 +1,99 @@
+"""Where sessions come from: bundled samples, pi's sessions folder, paths under allowed roots.
+
+Pure functions (no streamlit): the Load page calls them. Local paths are read only when they
+resolve (after ``..`` and symlinks) inside one of the configured roots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "sample_sessions"
+PI_SESSIONS = Path("~/.pi/agent/sessions").expanduser()
+
+
+def roots() -> list[Path]:
+    """Allowed roots: ``$INSPECTOR_ROOTS`` (os.pathsep-separated) or pi's sessions + samples."""
+    env = os.environ.get("INSPECTOR_ROOTS")
+    items = [Path(x).expanduser() for x in env.split(os.pathsep) if x] if env else [PI_SESSIONS, SAMPLES]
+    return [p.resolve() for p in items]
+
+
+class PathRefused(Exception):
+    pass
+
+
+def check_path(raw: str, allowed: list[Path] | None = None) -> Path:
+    """The resolved path if it is a file inside an allowed root; :class:`PathRefused` otherwise."""
+    allowed = roots() if allowed is None else allowed
+    if not raw.strip():
+        raise PathRefused("enter a path")
+    p = Path(raw.strip()).expanduser()
+    if not p.is_absolute():
+        # relative paths are taken from the repo (where the samples live)
+        p = REPO / p
+    real = p.resolve()
+    if not any(real == r or r in real.parents for r in allowed):
+        raise PathRefused(
+            f"{raw!r} is outside the allowed folders ({', '.join(str(r) for r in allowed)}). "
+            "Set INSPECTOR_ROOTS to allow another folder."
+        )
+    if not real.is_file():
+        raise PathRefused(f"{raw!r} is not a file")
+    return real
+
+
+def sample_files() -> list[Path]:
+    return sorted(SAMPLES.glob("*.jsonl"))
+
+
+@dataclass(frozen=True)
+class PiSessionFile:
+    path: Path
+    project: str
+    name: str | None
+    modified: datetime
+    size: int
+
+
+def _name_of(path: Path, max_lines: int = 400) -> str | None:
+    name = None
+    try:
+        with open(path, "rb") as f:
+            for k, line in enumerate(f):
+                if k > max_lines:
+                    break
+                if b'"session_info"' in line:
+                    try:
+                        name = json.loads(line).get("name") or name
+                    except ValueError:
+                        pass
+    except OSError:
+        return None
+    return name
+
+
+def list_pi_sessions(base: Path | None = None, limit: int = 300) -> list[PiSessionFile]:
+    """pi's sessions: one folder per project (the cwd with ``/`` as ``-``, wrapped in ``--``)."""
+    base = base or PI_SESSIONS
+    out: list[PiSessionFile] = []
+    if not base.is_dir():
+        return out
+    for proj in sorted(base.iterdir()):
+        if not proj.is_dir():
+            continue
+        project = "/" + proj.name.strip("-").replace("-", "/")
+        for f in proj.glob("*.jsonl"):
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            out.append(PiSessionFile(f, project, None, datetime.fromtimestamp(st.st_mtime), st.st_size))
+    out.sort(key=lambda s: s.modified, reverse=True)
+    out = out[:limit]
+    return [PiSessionFile(s.path, s.project, _name_of(s.path), s.modified, s.size) for s in out]
