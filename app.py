@@ -11,7 +11,7 @@ import streamlit as st
 from inspector.ui import sidebar, sources
 from inspector.ui.state import current_session, load_bytes
 
-st.set_page_config(page_title="Context Inspector", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="Context Inspector", page_icon=":material/search:", layout="wide")
 
 
 def _preload() -> None:
@@ -33,12 +33,12 @@ _preload()
 settings = sidebar.render()
 PAGES = "inspector/ui/app_pages"
 nav = {
-    "load": st.Page(f"{PAGES}/load.py", title="Load", icon="📂", url_path="load", default=True),
-    "replay": st.Page(f"{PAGES}/replay.py", title="Replay", icon="▶️", url_path="replay"),
-    "tree": st.Page(f"{PAGES}/tree.py", title="Tree", icon="🌳", url_path="tree"),
-    "summaries": st.Page(f"{PAGES}/summaries.py", title="Summaries", icon="📝", url_path="summaries"),
-    "compare": st.Page(f"{PAGES}/compare.py", title="Compare & tune", icon="⚖️", url_path="compare"),
-    "doctor": st.Page(f"{PAGES}/doctor.py", title="Doctor", icon="🩺", url_path="doctor"),
+    "load": st.Page(f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True),
+    "replay": st.Page(f"{PAGES}/replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),
+    "tree": st.Page(f"{PAGES}/tree.py", title="Tree", icon=":material/account_tree:", url_path="tree"),
+    "summaries": st.Page(f"{PAGES}/summaries.py", title="Summaries", icon=":material/summarize:", url_path="summaries"),
+    "compare": st.Page(f"{PAGES}/compare.py", title="Compare & tune", icon=":material/compare_arrows:", url_path="compare"),
+    "doctor": st.Page(f"{PAGES}/doctor.py", title="Doctor", icon=":material/stethoscope:", url_path="doctor"),
 }
 st.session_state["_pages"] = nav
 st.session_state["_settings"] = settings

@@ -34,7 +34,7 @@ def _need_session() -> Any:
     s = current_session()
     if s is None:
         st.info("Load a session first (Load page).")
-        st.page_link(st.session_state["_pages"]["load"], label="Go to Load", icon="📂")
+        st.page_link(st.session_state["_pages"]["load"], label="Go to Load", icon=":material/folder_open:")
         st.stop()
     return s
 
@@ -141,7 +141,7 @@ def replay_page(settings: ReplaySettings) -> None:
     b = st.columns([1, 1, 1.4, 6])
     b[0].button("◀ Prev", on_click=_goto, kwargs={"delta": -1}, key="prev")
     b[1].button("Next ▶", on_click=_goto, kwargs={"delta": 1}, key="next")
-    b[2].button("Next event ⏭", on_click=_goto, kwargs={"event": True}, key="next_event")
+    b[2].button("Next event »", on_click=_goto, kwargs={"event": True}, key="next_event")
     if n > 1:
         st.slider("Model call (step)", 0, n - 1, key="step")
     k = int(st.session_state["step"])

@@ -110,7 +110,7 @@ def render() -> ReplaySettings:
     strat = REGISTRY[strategy]
     sb.caption(strat.description)
     if not strat.verified:
-        sb.warning(f"Beyond a verified source: {strat.unverified_notes}", icon="⚠️")
+        sb.warning(f"Beyond a verified source: {strat.unverified_notes}", icon=":material/warning:")
     values: dict[str, Any] = {}
     fields = strat.Settings.model_fields
     if fields and sb.button("Reset to defaults", key=f"reset.{strategy}"):

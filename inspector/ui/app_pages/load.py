@@ -1,6 +1,5 @@
 """The Load page (drawn by inspector.ui.pages)."""
 
-import streamlit as st
 
 from inspector.ui import pages
 
