@@ -77,12 +77,14 @@ def cut_story(session: Session, path: Sequence[int], entries: Sequence[AnyEntry]
     at = lambda p: path[p] if 0 <= p < len(path) else None  # noqa: E731
     out: list[str] = []
     if prep.prev_compaction_path_index >= 0:
+        prev = at(prep.prev_compaction_path_index)
+        which = f"entry {prev}" if prev is not None and prev >= 0 else "the previous simulated compaction"
         if prep.pi_version == "0.58":
-            out.append(f"The last compaction is entry {at(prep.prev_compaction_path_index)}; pi 0.58 starts right "
-                       f"after it, at entry {at(prep.boundary_start)}.")
+            out.append(f"The last compaction is {which}; pi 0.58 starts right after it, at entry "
+                       f"{at(prep.boundary_start)}.")
         else:
-            out.append(f"The last compaction is entry {at(prep.prev_compaction_path_index)}; pi 0.73 starts at its "
-                       f"first kept entry, {at(prep.boundary_start)}, so the previously kept messages are summarised again.")
+            out.append(f"The last compaction is {which}; pi 0.73 starts at its first kept entry, "
+                       f"{at(prep.boundary_start)}, so the previously kept messages are summarised again.")
     if c.fallback == "no-cut-points":
         out.append("There is no valid cut point (user, assistant, bash, custom or summary message) in range: nothing is cut.")
     elif c.fallback == "budget-not-reached":
