@@ -31,6 +31,7 @@ def generate(entries: int, out: Path, seed: int = 1) -> int:
         since_compaction = 0
         next_fork = rng.randint(2000, 5000)
         fork_point: str | None = None
+        recent_users: list[str] = []
 
         def track(eid: str, chars: int) -> None:
             nonlocal since_compaction
@@ -41,7 +42,8 @@ def generate(entries: int, out: Path, seed: int = 1) -> int:
                 del recent[:100]
 
         while w.n < entries:
-            if w.n >= next_fork and fork_point is not None:
+            if w.n >= next_fork and len(recent_users) >= 3:
+                fork_point = recent_users[-3]  # abandon the last two turns: a short side branch
                 # abandon the branch: go back to an earlier user message and summarise what was left
                 w.leaf = fork_point
                 w.entry("branch_summary", fromId=fork_point,
@@ -49,12 +51,11 @@ def generate(entries: int, out: Path, seed: int = 1) -> int:
                                 f"## Next Steps\n1. {w.words(8)}",
                         details={"readFiles": ["src/parser.ts"], "modifiedFiles": []})
                 next_fork = w.n + rng.randint(2000, 5000)
-                fork_point = None
                 recent.clear()
+                recent_users.clear()
             user_id = w.user(f"{w.words(rng.randint(8, 40))}?")
             track(user_id, 200)
-            if fork_point is None and rng.random() < 0.02:
-                fork_point = user_id
+            recent_users = [*recent_users[-5:], user_id]
             for _ in range(rng.randint(2, 15)):
                 if w.n >= entries:
                     break

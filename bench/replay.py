@@ -5,8 +5,9 @@ baseline in the same run; and a 10×10 sweep on ../shared/fixtures/before-compac
 
 The naive baseline does what a replay without incrementality would: at every model call it
 rebuilds pi's context from the session (``build_session_context`` at the entry before the
-call) and re-estimates every message. It is timed on the first ``--baseline-steps`` calls and
-extrapolated (it is quadratic; running it on 10,000 calls would take many minutes).
+call) and re-estimates every message. It is timed on ``--baseline-steps`` calls spread evenly over the branch
+and scaled to all calls (it is quadratic; running it on every one of 10,000 calls would take
+many minutes).
 Targets: ≥ 20× the baseline; the 10×10 sweep under 10 s.
 """
 
@@ -33,27 +34,26 @@ def session_with_calls(calls: int) -> Path:
     """A generated session with about ``calls`` model calls (≈ 2.1 entries per call)."""
     out = HERE / "out"
     out.mkdir(exist_ok=True)
-    entries = int(calls * 2.1)
+    entries = int(calls * 2.2)
     p = out / f"big-{entries}.jsonl"
     if not p.exists():
         subprocess.run([sys.executable, str(HERE / "gen_big.py"), "--entries", str(entries), "--out", str(p)], check=True)
     return p
 
 
-def naive(session, limit: int) -> tuple[int, float]:  # type: ignore[no-untyped-def]
-    path = session.path()
+def naive(session, samples: int) -> tuple[int, float]:  # type: ignore[no-untyped-def]
+    """(calls, estimated seconds) of rebuilding the context from scratch at every call, timed on
+    ``samples`` calls spread evenly over the branch and scaled to all of them."""
+    calls = [i for i in session.path() if isinstance(session.entries[i], MessageEntry)
+             and isinstance(session.entries[i].message, AssistantMessage)]
+    picked = calls[:: max(1, len(calls) // samples)]
     t = time.perf_counter()
-    n = 0
-    for i in path:
-        e = session.entries[i]
-        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
-            ctx = build_session_context(session, session.parents[i]) if session.parents[i] >= 0 else None
-            if ctx is not None:
-                sum(estimate_tokens(m.message) for m in ctx.messages)
-            n += 1
-            if n >= limit:
-                break
-    return n, time.perf_counter() - t
+    for i in picked:
+        if session.parents[i] >= 0:
+            ctx = build_session_context(session, session.parents[i])
+            sum(estimate_tokens(m.message) for m in ctx.messages)
+    dt = time.perf_counter() - t
+    return len(calls), dt / max(1, len(picked)) * len(calls)
 
 
 def main() -> int:
