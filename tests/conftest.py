@@ -109,8 +109,14 @@ def pi_oracle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_pi_oracle(oracle_dir: Path, *args: str) -> dict[str, Any]:
+    """Run oracle.mjs; its stdout goes to a file, because Node writes to a pipe asynchronously
+    and the oracle's ``process.exit`` (branch mode) would cut a long output short."""
     import subprocess
+    import tempfile
 
-    r = subprocess.run(["node", str(oracle_dir / "oracle.mjs"), *args], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout)
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as out:
+        r = subprocess.run(["node", str(oracle_dir / "oracle.mjs"), *args], stdout=out, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out.seek(0)
+        return json.loads(out.read())
