@@ -95,3 +95,55 @@ def test_pi_opens_the_compacted_copy(tmp_path: Path, pi_oracle: Path) -> None:
     from inspector import build_session_context
 
     assert [m.role for m in build_session_context(ours).messages] == roles
+
+
+@pytest.mark.parametrize("what", ["replay", "doctor"])
+def test_html_reports_are_self_contained_and_inert(what: str, tmp_path: Path) -> None:
+    import re
+
+    from inspector.cli import main
+
+    out = tmp_path / f"{what}.html"
+    src = REPO / "sample_sessions" / "hostile-content.jsonl"
+    assert main(["export", what, str(src), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    from html.parser import HTMLParser
+
+    class Scripts(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[dict] = []
+            self.bodies: list[str] = []
+            self._in = False
+
+        def handle_starttag(self, tag, attrs):  # type: ignore[no-untyped-def]
+            if tag in ("script", "iframe", "img", "link"):
+                self.tags.append({"tag": tag, **dict(attrs)})
+            self._in = tag == "script"
+
+        def handle_data(self, data):  # type: ignore[no-untyped-def]
+            if self._in:
+                self.bodies.append(data)
+
+    p = Scripts()
+    p.feed(page)
+    assert all(t["tag"] == "script" and "src" not in t for t in p.tags), p.tags  # nothing loaded from outside
+    assert not any(re.match(r"\s*alert\(", b) for b in p.bodies)  # the session's script is text, not code
+    if what == "replay":
+        assert "Plotly" in page and "&lt;script&gt;" in page
+    else:
+        assert "doctor" in page
+
+
+def test_csv_and_json_reports(tmp_path: Path) -> None:
+    import csv
+    import json as _json
+
+    from inspector.cli import main
+
+    src = REPO / "sample_sessions" / "coding-session.jsonl"
+    assert main(["export", "replay", str(src), "-o", str(tmp_path / "r.csv")]) == 0
+    rows = list(csv.DictReader((tmp_path / "r.csv").open()))
+    assert rows and {"step", "contextTokens", "events"} <= set(rows[0])
+    assert main(["export", "doctor", str(src), "-o", str(tmp_path / "d.json")]) == 0
+    assert "findings" in _json.loads((tmp_path / "d.json").read_text())
