@@ -15,16 +15,19 @@ from .base import SummaryRequest, SummaryResult, SummaryUsage
 from .offline import LABEL, OfflineSummarizer
 
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
-SUMMARIZERS = {"offline": OfflineSummarizer}
+from .llm import AnthropicSummarizer, OpenAISummarizer  # noqa: E402  (SDKs are imported lazily)
+
+SUMMARIZERS = {"offline": OfflineSummarizer, "openai": OpenAISummarizer, "anthropic": AnthropicSummarizer}
 
 __all__ = ["LABEL", "SummaryRequest", "SummaryResult", "SummaryUsage", "get_summarizer", "summarize_compaction"]
 
 
 def get_summarizer(name: str = "offline", **options: Any) -> Any:
     try:
-        return SUMMARIZERS[name](**options)
+        cls = SUMMARIZERS[name]
     except KeyError:
         raise ValueError(f"unknown summarizer {name!r}; available: {', '.join(SUMMARIZERS)}") from None
+    return cls() if name == "offline" else cls(**options)
 
 
 def summarize_compaction(prep: CompactionPreparation, summarizer: Any, *, style: str = "pi",
