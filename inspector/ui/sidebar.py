@@ -145,9 +145,12 @@ def render() -> ReplaySettings:
     reserve = int(sb.number_input("reserveTokens", 0, 2_000_000, step=1024, key="reserve",
                                   help="pi: compact when the context exceeds window − reserveTokens.",
                                   **_v("reserve", 16_384)))
-    sb.selectbox("Summarizer", ["offline"], key="summarizer",
-                 format_func=lambda n: "offline extractive (no network)",
-                 help="Summaries for simulated compactions. LLM summarizers are optional extras.")
+    summarizer = sb.selectbox(
+        "Summarizer", ["offline", "openai", "anthropic"], key="summarizer",
+        format_func={"offline": "offline extractive (no network)", "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
+                     "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}.get,
+        help="Summaries for simulated compactions. LLM summarizers need the llm extra and a key in the environment; "
+             "a failed call falls back to the offline summary, marked.")
     with sb.expander("Import a pi settings.json"):
         up = st.file_uploader("settings.json", type=["json"], key="pi_settings")
         if up is not None and st.button("Apply", key="apply_pi_settings"):
@@ -160,7 +163,7 @@ def render() -> ReplaySettings:
     settings = ReplaySettings(
         compaction=compaction, strategy=strategy, strategy_settings=tuple(sorted(values.items())),
         context_window=window, reserve_tokens=reserve, keep_recent_tokens=keep, counter=counter,
-        leaf=st.session_state.get("leaf"),
+        summarizer=summarizer, leaf=st.session_state.get("leaf"),
     )
     qs = {"window": str(window), "reserve": str(reserve), "keep": str(keep), "counter": counter,
           "strategy": strategy, "compaction": compaction}
