@@ -95,10 +95,11 @@ def test_opencode_policy_triggers_at_usable_inclusive() -> None:
 def test_codex_policy_needs_ninety_percent_and_a_pending_tool_call() -> None:
     # 2nd answer is a bash tool call: len("bash") + len('{"command":"ls"}') = 20 chars = 5 tokens
     # after = 200 + 10 + X + 5; limit = 900 (>=)
-    assert _trigger_events(_two_turns(684 * 4, tool=True), compaction="codex") == []
-    assert _trigger_events(_two_turns(685 * 4, tool=True), compaction="codex") == ["compaction"]
+    small = PolicySettings(codex_user_tokens=100)  # keep the compacted context well under this tiny window
+    assert _trigger_events(_two_turns(684 * 4, tool=True), compaction="codex", policy=small) == []
+    assert _trigger_events(_two_turns(685 * 4, tool=True), compaction="codex", policy=small) == ["compaction"]
     # over 90% after a plain answer (no follow-up needed) and under the window: no compaction
-    assert _trigger_events(_two_turns(700 * 4, tool=False), compaction="codex") == []
+    assert _trigger_events(_two_turns(700 * 4, tool=False), compaction="codex", policy=small) == []
 
 
 def test_never_policy_counts_overflows() -> None:
