@@ -62,7 +62,7 @@ from .session.models import (
     UserMessage,
 )
 from .session.tree import Session
-from .tokens import TokenCounter, calculate_context_tokens, get_counter
+from .tokens import TokenCounter, calculate_context_tokens, estimate_context_tokens, get_counter
 
 CompactionPolicy = Literal["recorded", "pi", "early", "opencode", "codex", "never"]
 READ_TOOLS = frozenset({"read"})
@@ -79,7 +79,8 @@ class ReplaySettings(BaseModel):
     context_window: int = Field(200000, ge=1000, description="The model's context window in tokens.")
     reserve_tokens: int = Field(16384, ge=0, description="pi reserveTokens: compact when context > window − reserve.")
     keep_recent_tokens: int = Field(20000, ge=0, description="pi keepRecentTokens: recent tokens kept verbatim.")
-    counter: str = Field("pi", description="Token counter: pi (chars/4 estimate) or tiktoken.")
+    counter: str = Field("pi", description="Token counter: pi (chars/4 estimate), tiktoken, or usage (pi's "
+                                           "usage-based context size: last recorded usage + estimates after it).")
     summarizer: str = Field("offline", description="Summarizer for simulated compactions.")
     pi_version: str = Field("0.73", description="pi's prepareCompaction rule: 0.73 or 0.58.")
     policy: PolicySettings = Field(default_factory=PolicySettings)
@@ -182,7 +183,7 @@ class Replay:
         strat = _strategy(self.settings)
         if strat is None:
             return StepDetail(st, base, base, None)
-        counter = CachedCounter(get_counter(self.settings.counter))
+        counter = session_counter(self.session, self.settings.counter)
         res = strat.apply(base, _strategy_settings(self.settings), st._state, st._call, counter)
         return StepDetail(st, base, tuple(res.messages), res)
 
@@ -245,7 +246,9 @@ _COUNTER_CACHE: dict[tuple[int, str], tuple[Session, CachedCounter]] = {}
 
 
 def session_counter(session: Session, name: str) -> CachedCounter:
-    """One cached counter per (session, counter name), primed with every message in one batch."""
+    """One cached counter per (session, counter name), primed with every message in one batch.
+    ``usage`` (a per-call figure, not a per-message one) counts messages with pi's estimate."""
+    name = "pi" if name == "usage" else name
     key = (id(session), name)
     hit = _COUNTER_CACHE.get(key)
     if hit is not None and hit[0] is session:
@@ -402,6 +405,7 @@ def _replay(
     summarize = summarize or default_summary
     recorded_mode = settings.compaction == "recorded"
     policy = settings.compaction
+    usage_mode = settings.counter == "usage"
     counter = session_counter(session, settings.counter)
     strat = _strategy(settings)
     strat_settings = _strategy_settings(settings)
@@ -576,6 +580,10 @@ def _replay(
                             if not in_ctx:
                                 rereads += 1
                                 pending.append({"type": "reread", "path": p, "earlierEntryIndex": last})
+            if usage_mode:
+                # pi's own view: the last trusted recorded usage in the context + estimates after it
+                sent = res.messages if res is not None else seg[:length]
+                tokens = int(estimate_context_tokens([c.message for c in sent]).tokens)
             rin, rtot = _recorded(m)
             cost = tokens * price(m)
             steps.append(

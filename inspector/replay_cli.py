@@ -62,7 +62,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", type=int, default=200000, help="context window (default 200000)")
     p.add_argument("--reserve", type=int, default=16384, help="pi reserveTokens (default 16384)")
     p.add_argument("--keep-recent-tokens", type=int, default=20000, help="pi keepRecentTokens (default 20000)")
-    p.add_argument("--counter", default="pi", choices=["pi", "tiktoken"])
+    p.add_argument("--counter", default="pi", choices=["pi", "tiktoken", "usage"],
+                   help="pi estimate, tiktoken, or usage (pi's usage-based context size)")
     p.add_argument("--summarizer", default="offline", help="summarizer for simulated compactions (default offline)")
     p.add_argument("--pi-version", default="0.73", choices=["0.73", "0.58"])
     p.add_argument("--leaf", help="replay the branch ending at this entry (id or @INDEX)")

@@ -140,3 +140,11 @@ def test_settings_come_from_and_go_to_the_url() -> None:
     assert at.number_input(key="keep").value == 12345
     assert at.selectbox(key="strategy").value == "opencode"
     assert at.query_params["keep"] == ["12345"] or at.query_params["keep"] == "12345"
+
+
+def test_replay_page_with_the_recorded_usage_counter(loaded: AppTest) -> None:
+    loaded.selectbox(key="counter").set_value("usage").run()
+    at = page(loaded, "replay")
+    assert not at.exception
+    want = replay(load_session(SAMPLE), ReplaySettings(counter="usage")).steps[-1].tokens
+    assert metrics(at)["Tokens sent"] == f"{want:,}"

@@ -221,3 +221,15 @@ def test_step_detail_rebuilds_the_exact_pruned_context() -> None:
     for st in (r.steps[100], r.steps[-1]):
         d = r.step_detail(st.step)
         assert sum(__import__("inspector").estimate_tokens(m.message) for m in d.after) == st.tokens
+
+
+def test_usage_counter_reports_pis_usage_based_context_size() -> None:
+    need_shared()
+    from inspector.tokens import estimate_context_tokens
+
+    s = load_session(FIXTURES / "before-compaction.jsonl")
+    r = replay(s, ReplaySettings(counter="usage"))
+    for st in (r.steps[10], r.steps[-1]):
+        ctx = build_session_context(s, s.parents[st.entry_index])
+        assert st.tokens == estimate_context_tokens(ctx.agent_messages).tokens
+    assert r.steps[-1].tokens != replay(s).steps[-1].tokens

@@ -143,18 +143,28 @@ def context_bars(
     if after is not None and after_tokens is not None:
         rows.append(("sent to the model", _segments(after, after_tokens, pruned_positions)))
     fig = go.Figure()
-    seen: set[str] = set()
+    # One trace per (row, kind), each bar placed with its own ``base``: a few traces instead of
+    # one per message keeps the figure fast to build and small to send.
     for row_name, segs in rows:
-        for s in segs:
-            kind = s["kind"]
+        start = 0
+        by_kind: dict[str, dict[str, list[Any]]] = {}
+        for seg in segs:
+            d = by_kind.setdefault(seg["kind"], {"x": [], "base": [], "hover": []})
+            d["x"].append(seg["tokens"])
+            d["base"].append(start)
+            d["hover"].append(f"<b>{html.escape(seg['label'])}</b><br>{seg['tokens']:,} tokens<br>"
+                              f"{_hover_text(seg['text'])}")
+            start += seg["tokens"]
+        for kind in KIND_COLORS:
+            d = by_kind.get(kind)
+            if not d:
+                continue
             fig.add_trace(go.Bar(
-                y=[row_name], x=[s["tokens"]], orientation="h", name=kind, legendgroup=kind,
-                showlegend=kind not in seen, marker_color=KIND_COLORS[kind],
-                marker_line_width=0.3, marker_line_color="white",
-                hovertemplate=f"<b>{html.escape(s['label'])}</b><br>{s['tokens']:,} tokens<br>"
-                              f"{_hover_text(s['text'])}<extra></extra>",
+                y=[row_name] * len(d["x"]), x=d["x"], base=d["base"], orientation="h", name=kind, legendgroup=kind,
+                showlegend=kind not in {t.name for t in fig.data}, marker_color=KIND_COLORS[kind],
+                marker_line_width=0.3, marker_line_color="white", hovertext=d["hover"],
+                hovertemplate="%{hovertext}<extra></extra>",
             ))
-            seen.add(kind)
     shapes_y = (-0.5, len(rows) - 0.5)
     if window:
         fig.add_vline(x=window, line_color="#d62728", line_width=2, annotation_text="window",
@@ -166,15 +176,35 @@ def context_bars(
     if keep_recent and total_before > keep_recent:
         fig.add_vline(x=total_before - keep_recent, line_dash="dot", line_color="#555",
                       annotation_text="keepRecentTokens", annotation_position="bottom right")
-    fig.update_layout(barmode="stack", height=260, margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 30},
+    fig.update_layout(barmode="overlay", height=260, margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 30},
                       title=title or None, xaxis_title="tokens", legend={"orientation": "h", "y": -0.35},
                       yaxis={"range": shapes_y, "autorange": "reversed"}, bargap=0.35)
     return fig
 
 
+MAX_TIMELINE_POINTS = 1500
+
+
+def downsample(steps: Sequence[Any], limit: int = MAX_TIMELINE_POINTS) -> list[Any]:
+    """At most ``limit`` steps: the largest context of each bucket (peaks survive), plus the first
+    and last step. Events are drawn from all steps separately."""
+    n = len(steps)
+    if n <= limit:
+        return list(steps)
+    size = -(-n // limit)
+    out = [max(steps[i:i + size], key=lambda st: st.tokens) for i in range(0, n, size)]
+    if out[0] is not steps[0]:
+        out.insert(0, steps[0])
+    if out[-1] is not steps[-1]:
+        out.append(steps[-1])
+    return out
+
+
 def timeline(replay: Any, *, current_step: int | None = None, name: str = "replayed") -> go.Figure:
-    """Context tokens at every model call: replayed vs recorded usage, events, thresholds."""
-    steps = replay.steps
+    """Context tokens at every model call: replayed vs recorded usage, events, thresholds.
+    Long runs are downsampled to the peak of each bucket (zoom shows the same peaks)."""
+    all_steps = replay.steps
+    steps = downsample(all_steps)
     xs = [s.step for s in steps]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=xs, y=[s.tokens for s in steps], mode="lines", name=f"{name} (sent)",
@@ -189,7 +219,7 @@ def timeline(replay: Any, *, current_step: int | None = None, name: str = "repla
                                  line={"color": "#F58518", "width": 1},
                                  hovertemplate="step %{x}<br>recorded %{y:,}<extra></extra>"))
     for etype, symbol in EVENT_SYMBOLS.items():
-        pts = [(s.step, s.tokens) for s in steps if any(e["type"] == etype for e in s.events)]
+        pts = [(s.step, s.tokens) for s in all_steps if any(e["type"] == etype for e in s.events)]
         if pts:
             fig.add_trace(go.Scatter(x=[a for a, _ in pts], y=[b for _, b in pts], mode="markers",
                                      name=etype.replace("_", " "), marker={"symbol": symbol, "size": 10},

@@ -23,7 +23,8 @@ WINDOW_PRESETS = {
     "Small local model (32k)": 32_000,
     "Custom": None,
 }
-COUNTERS = {"pi": "pi estimate (chars/4)", "tiktoken": "tiktoken cl100k_base"}
+COUNTERS = {"pi": "pi estimate (chars/4)", "tiktoken": "tiktoken cl100k_base",
+            "usage": "recorded usage (pi's context size)"}
 _QP_KEYS = ("window", "reserve", "keep", "counter", "strategy", "compaction")
 
 
@@ -102,8 +103,9 @@ def render() -> ReplaySettings:
     window = WINDOW_PRESETS[preset] or int(sb.number_input("Custom window (tokens)", 1000, 10_000_000, step=1000,
                                                           key="window_custom", **_v("window_custom", 200_000)))
     counter = sb.selectbox("Token counter", list(COUNTERS), format_func=COUNTERS.get, key="counter",
-                           help="pi's own estimate (what pi decides with) or real cl100k_base counts. "
-                                "The timeline always shows the recorded usage too.")
+                           help="pi's chars/4 estimate, real cl100k_base counts, or pi's usage-based context size "
+                                "(the last recorded usage in the context plus estimates of what follows — what pi's "
+                                "footer and compaction trigger use). The timeline always shows the recorded usage too.")
     sb.subheader("Pruning")
     strategy = sb.selectbox("Strategy", list(REGISTRY), key="strategy",
                             format_func=lambda n: REGISTRY[n].title)
