@@ -32,7 +32,7 @@ def ensure(n: int) -> Path:
 
 def timed(at, action) -> float:  # type: ignore[no-untyped-def]
     t = time.perf_counter()
-    action()
+    action(at)
     at.run()
     if at.exception:
         raise RuntimeError(at.exception[0].value)
@@ -55,17 +55,17 @@ def main() -> int:
         at.text_input(key="local_path").set_value(str(p))
         at.button(key="load_path").click()
         at.run()
-        first = timed(at, lambda: at.switch_page("inspector/ui/app_pages/replay.py"))
+        first = timed(at, lambda a: a.switch_page("inspector/ui/app_pages/replay.py"))
         steps = at.slider(key="step").max
         slider = []
         for k in range(args.repeat):
             target = (k * 7919) % max(1, steps)
-            slider.append(timed(at, lambda t=target: at.slider(key="step").set_value(t)))
+            slider.append(timed(at, lambda a, t=target: a.slider(key="step").set_value(t)))
         at.selectbox(key="compaction").set_value("pi")
         at.run()
         thresh = []
         for k in range(args.repeat):
-            thresh.append(timed(at, lambda v=15000 + 1000 * k: at.number_input(key="keep").set_value(v)))
+            thresh.append(timed(at, lambda a, v=15000 + 1000 * k: a.number_input(key="keep").set_value(v)))
         slider.sort()
         thresh.sort()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
