@@ -142,9 +142,10 @@ def context_bars(
     rows = [("as built", _segments(before, before_tokens))]
     if after is not None and after_tokens is not None:
         rows.append(("sent to the model", _segments(after, after_tokens, pruned_positions)))
-    fig = go.Figure()
-    # One trace per (row, kind), each bar placed with its own ``base``: a few traces instead of
-    # one per message keeps the figure fast to build and small to send.
+    # One trace per (row, kind), each bar placed with its own ``base``, and the figure built from
+    # one dict: a few traces instead of one per message keeps it fast to build and small to send.
+    data: list[dict[str, Any]] = []
+    legend: set[str] = set()
     for row_name, segs in rows:
         start = 0
         by_kind: dict[str, dict[str, list[Any]]] = {}
@@ -159,27 +160,45 @@ def context_bars(
             d = by_kind.get(kind)
             if not d:
                 continue
-            fig.add_trace(go.Bar(
-                y=[row_name] * len(d["x"]), x=d["x"], base=d["base"], orientation="h", name=kind, legendgroup=kind,
-                showlegend=kind not in {t.name for t in fig.data}, marker_color=KIND_COLORS[kind],
-                marker_line_width=0.3, marker_line_color="white", hovertext=d["hover"],
-                hovertemplate="%{hovertext}<extra></extra>",
-            ))
-    shapes_y = (-0.5, len(rows) - 0.5)
+            data.append({"type": "bar", "orientation": "h", "y": [row_name] * len(d["x"]), "x": d["x"],
+                         "base": d["base"], "name": kind, "legendgroup": kind, "showlegend": kind not in legend,
+                         "marker": {"color": KIND_COLORS[kind], "line": {"width": 0.3, "color": "white"}},
+                         "hovertext": d["hover"], "hovertemplate": "%{hovertext}<extra></extra>"})
+            legend.add(kind)
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     if window:
-        fig.add_vline(x=window, line_color="#d62728", line_width=2, annotation_text="window",
-                      annotation_position="top")
+        shapes.append(_vline(window, "#d62728", 2))
+        notes.append(_note(window, 1.0, "window", "bottom"))
         if reserve:
-            fig.add_vrect(x0=window - reserve, x1=window, fillcolor="#d62728", opacity=0.08, line_width=0,
-                          annotation_text="reserve", annotation_position="bottom left")
+            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": window - reserve, "x1": window,
+                           "y0": 0, "y1": 1, "fillcolor": "#d62728", "opacity": 0.08, "line": {"width": 0}})
+            notes.append(_note(window - reserve, 0.98, "reserve", "top", "left"))
     total_before = sum(before_tokens)
     if keep_recent and total_before > keep_recent:
-        fig.add_vline(x=total_before - keep_recent, line_dash="dot", line_color="#555",
-                      annotation_text="keepRecentTokens", annotation_position="bottom right")
-    fig.update_layout(barmode="overlay", height=260, margin={"l": 10, "r": 10, "t": 40 if title else 20, "b": 30},
-                      title=title or None, xaxis_title="tokens", legend={"orientation": "h", "y": -0.35},
-                      yaxis={"range": shapes_y, "autorange": "reversed"}, bargap=0.35)
-    return fig
+        shapes.append({**_vline(total_before - keep_recent, "#555", 1), "line": {"color": "#555", "dash": "dot"}})
+        notes.append(_note(total_before - keep_recent, 1.0, "keepRecentTokens", "bottom", "left"))
+    layout = {"barmode": "overlay", "height": 260, "margin": {"l": 10, "r": 10, "t": 40 if title else 20, "b": 30},
+              "title": {"text": html.escape(title)} if title else None, "xaxis": {"title": {"text": "tokens"}},
+              "legend": {"orientation": "h", "y": -0.35}, "bargap": 0.35, "shapes": shapes, "annotations": notes,
+              "yaxis": {"range": [-0.5, len(rows) - 0.5], "autorange": "reversed"}}
+    return go.Figure({"data": data, "layout": {k: v for k, v in layout.items() if v is not None}})
+
+
+def _vline(x: float, color: str, width: float) -> dict[str, Any]:
+    return {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
+            "line": {"color": color, "width": width}}
+
+
+def _hline(y: float, color: str, dash: str = "solid") -> dict[str, Any]:
+    return {"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": y, "y1": y,
+            "line": {"color": color, "width": 1.5, "dash": dash}}
+
+
+def _note(x: float, y: float, text: str, yanchor: str, xanchor: str = "right", xref: str = "x",
+          yref: str = "paper") -> dict[str, Any]:
+    return {"x": x, "y": y, "xref": xref, "yref": yref, "text": text, "showarrow": False, "xanchor": xanchor,
+            "yanchor": yanchor, "font": {"size": 11, "color": "#555"}}
 
 
 MAX_TIMELINE_POINTS = 1500
@@ -206,33 +225,35 @@ def timeline(replay: Any, *, current_step: int | None = None, name: str = "repla
     all_steps = replay.steps
     steps = downsample(all_steps)
     xs = [s.step for s in steps]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=[s.tokens for s in steps], mode="lines", name=f"{name} (sent)",
-                             line={"color": "#4C78A8"}, hovertemplate="step %{x}<br>%{y:,} tokens<extra></extra>"))
+    data: list[dict[str, Any]] = [
+        {"type": "scatter", "mode": "lines", "x": xs, "y": [s.tokens for s in steps], "name": f"{name} (sent)",
+         "line": {"color": "#4C78A8"}, "hovertemplate": "step %{x}<br>%{y:,} tokens<extra></extra>"}]
     if any(s.tokens_before_pruning != s.tokens for s in steps):
-        fig.add_trace(go.Scatter(x=xs, y=[s.tokens_before_pruning for s in steps], mode="lines",
-                                 name="before pruning", line={"color": "#9ecae9", "dash": "dot"},
-                                 hovertemplate="step %{x}<br>%{y:,} before pruning<extra></extra>"))
+        data.append({"type": "scatter", "mode": "lines", "x": xs, "y": [s.tokens_before_pruning for s in steps],
+                     "name": "before pruning", "line": {"color": "#9ecae9", "dash": "dot"},
+                     "hovertemplate": "step %{x}<br>%{y:,} before pruning<extra></extra>"})
     rec = [(s.step, s.recorded_input) for s in steps if s.recorded_input is not None]
     if rec:
-        fig.add_trace(go.Scatter(x=[a for a, _ in rec], y=[b for _, b in rec], mode="lines", name="recorded usage",
-                                 line={"color": "#F58518", "width": 1},
-                                 hovertemplate="step %{x}<br>recorded %{y:,}<extra></extra>"))
+        data.append({"type": "scatter", "mode": "lines", "x": [a for a, _ in rec], "y": [b for _, b in rec],
+                     "name": "recorded usage", "line": {"color": "#F58518", "width": 1},
+                     "hovertemplate": "step %{x}<br>recorded %{y:,}<extra></extra>"})
     for etype, symbol in EVENT_SYMBOLS.items():
         pts = [(s.step, s.tokens) for s in all_steps if any(e["type"] == etype for e in s.events)]
         if pts:
-            fig.add_trace(go.Scatter(x=[a for a, _ in pts], y=[b for _, b in pts], mode="markers",
-                                     name=etype.replace("_", " "), marker={"symbol": symbol, "size": 10},
-                                     hovertemplate=f"step %{{x}}: {etype}<extra></extra>"))
+            data.append({"type": "scatter", "mode": "markers", "x": [a for a, _ in pts], "y": [b for _, b in pts],
+                         "name": etype.replace("_", " "), "marker": {"symbol": symbol, "size": 10},
+                         "hovertemplate": f"step %{{x}}: {etype}<extra></extra>"})
     st = replay.settings
-    fig.add_hline(y=st.context_window, line_color="#d62728", annotation_text="window")
-    fig.add_hline(y=st.context_window - st.reserve_tokens, line_dash="dash", line_color="#d62728",
-                  annotation_text="window − reserve (pi trigger)", annotation_position="bottom right")
-    if current_step is not None and steps:
-        fig.add_vline(x=current_step, line_color="#333", line_width=1)
-    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 20, "b": 30}, xaxis_title="model call (step)",
-                      yaxis_title="context tokens", legend={"orientation": "h", "y": -0.25}, hovermode="closest")
-    return fig
+    trigger = st.context_window - st.reserve_tokens
+    shapes = [_hline(st.context_window, "#d62728"), _hline(trigger, "#d62728", "dash")]
+    notes = [_note(1, st.context_window, "window", "bottom", "right", "paper", "y"),
+             _note(1, trigger, "window − reserve (pi trigger)", "top", "right", "paper", "y")]
+    if current_step is not None and all_steps:
+        shapes.append(_vline(current_step, "#333", 1))
+    layout = {"height": 320, "margin": {"l": 10, "r": 10, "t": 20, "b": 30},
+              "xaxis": {"title": {"text": "model call (step)"}}, "yaxis": {"title": {"text": "context tokens"}},
+              "legend": {"orientation": "h", "y": -0.25}, "hovermode": "closest", "shapes": shapes, "annotations": notes}
+    return go.Figure({"data": data, "layout": layout})
 
 
 def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:
