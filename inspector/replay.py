@@ -40,6 +40,7 @@ from .compaction import (
 from .context import ContextMessage, _context_message, compaction_context
 from .explain import cut_story
 from .gcpause import gc_paused
+from .jsjson import js_stringify
 from .policies import (
     CODEX_SUMMARY_PREFIX,
     OPENCODE_SUMMARY_QUESTION,
@@ -288,10 +289,12 @@ def _call_info(**kw: Any) -> Any:
 
 
 SummaryFn = Callable[[CompactionPreparation, ReplaySettings], dict[str, Any]]
-_SUMMARY_CACHE: dict[str, dict[str, Any]] = {}
+_SUMMARY_CACHE: dict[str, tuple[Any, dict[str, Any]]] = {}
 
 
 def _prep_key(prep: CompactionPreparation, settings: ReplaySettings, style: str) -> str:
+    """Cache key of a summary: entries are named by index (the cache is per session object, see
+    :func:`default_summary`); messages built in memory (summaries of other policies) by content."""
     h = hashlib.sha256()
     h.update(f"{settings.summarizer}|{style}|{prep.settings.reserveTokens}|{prep.isSplitTurn}|".encode())
     h.update((prep.previousSummary or "").encode("utf-8", "surrogatepass"))
@@ -299,19 +302,23 @@ def _prep_key(prep: CompactionPreparation, settings: ReplaySettings, style: str)
         if isinstance(cm, bytes):
             h.update(cm)
             continue
-        h.update(f"{cm.entry_index}:{id(cm.message) if cm.entry_index is None else ''};".encode())
+        if cm.entry_index is None:
+            h.update(b"m:" + js_stringify(cm.message.raw()).encode("utf-8", "surrogatepass") + b";")
+        else:
+            h.update(f"{cm.entry_index};".encode())
     r, m = prep.fileOps.lists()
     h.update(("\n".join(r) + "|" + "\n".join(m)).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
-def default_summary(prep: CompactionPreparation, settings: ReplaySettings, style: str = "pi") -> dict[str, Any]:
-    """Summarise a preparation with the configured summarizer; the offline one when the
-    summarize package or a provider is unavailable (marked as a fallback)."""
+def default_summary(prep: CompactionPreparation, settings: ReplaySettings, style: str = "pi",
+                    session: Session | None = None) -> dict[str, Any]:
+    """Summarise a preparation with the configured summarizer (memoised per session object, so
+    sweep cells that reach the same preparation share the summary)."""
     key = _prep_key(prep, settings, style)
     hit = _SUMMARY_CACHE.get(key)
-    if hit is not None:
-        return hit
+    if hit is not None and hit[0] is session:
+        return hit[1]
     t0 = time.perf_counter()
     try:
         from .summarize import get_summarizer, summarize_compaction
@@ -339,7 +346,7 @@ def default_summary(prep: CompactionPreparation, settings: ReplaySettings, style
     out["seconds"] = time.perf_counter() - t0
     if len(_SUMMARY_CACHE) > 4096:
         _SUMMARY_CACHE.clear()
-    _SUMMARY_CACHE[key] = out
+    _SUMMARY_CACHE[key] = (session, out)
     return out
 
 
@@ -402,7 +409,9 @@ def _replay(
     settings = settings or ReplaySettings()
     if settings.compaction not in POLICIES:
         raise ValueError(f"unknown compaction policy {settings.compaction!r}; choose one of {', '.join(POLICIES)}")
-    summarize = summarize or default_summary
+    if summarize is None:
+        def summarize(prep: CompactionPreparation, st: ReplaySettings) -> dict[str, Any]:
+            return default_summary(prep, st, session=session)
     recorded_mode = settings.compaction == "recorded"
     policy = settings.compaction
     usage_mode = settings.counter == "usage"
