@@ -148,3 +148,12 @@ def test_replay_page_with_the_recorded_usage_counter(loaded: AppTest) -> None:
     assert not at.exception
     want = replay(load_session(SAMPLE), ReplaySettings(counter="usage")).steps[-1].tokens
     assert metrics(at)["Tokens sent"] == f"{want:,}"
+
+
+def test_summaries_page_shows_the_exact_prompt_with_custom_instructions(loaded: AppTest) -> None:
+    at = page(loaded, "summaries")
+    at.selectbox(key="sum_style").set_value("claude-code")
+    at.text_input(key="sum_instructions").set_value("focus on the lexer")
+    at.run()
+    prompt = next(c.value for c in at.code if c.value.startswith("[system]"))
+    assert "<conversation>" in prompt and "focus on the lexer" in prompt and "<summary>" in prompt

@@ -20,6 +20,8 @@ from ..policies import POLICIES
 from ..pruning import REGISTRY
 from ..replay import ReplaySettings, sweep
 from ..summarize import get_summarizer, summarize_compaction
+from ..summarize.base import SummaryRequest
+from ..summarize.prompts import STYLES, build_prompt
 from . import figures, sources
 from .narrate import step_story
 from .state import counter_for, current_replay, current_session, load_bytes
@@ -278,11 +280,37 @@ def tree_page(settings: ReplaySettings) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+def _rate(s: Any) -> float:
+    from ..pricing import input_price_per_token
+
+    return input_price_per_token(s)(None)
+
+
 def summaries_page(settings: ReplaySettings) -> None:
     s = _need_session()
     st.title("Summaries")
     r = current_replay(settings)
     recs = list(r.summaries)
+    with st.expander("The prompt an LLM summarizer would be sent for a compaction at the branch's end"):
+        c1, c2 = st.columns([1, 2])
+        style = c1.selectbox("Prompt style", list(STYLES), key="sum_style",
+                             help="Each asks for the structure its system uses (written here in our own words).")
+        extra = c2.text_input("Custom instructions", key="sum_instructions",
+                              placeholder="e.g. focus on test output and the exact error messages")
+        leaf = settings.leaf if settings.leaf is not None else s.default_leaf
+        path = s.path(leaf) if leaf is not None else []
+        prep = prepare_compaction(s.entries_at(path), CompactionSettings(
+            keepRecentTokens=settings.keep_recent_tokens, reserveTokens=settings.reserve_tokens),
+            path_indexes=path) if path else None
+        if prep is not None:
+            system, user = build_prompt(SummaryRequest(prep.messagesToSummarize, prep.previousSummary, extra or None,
+                                                       int(0.8 * settings.reserve_tokens), "history", style))
+            tokens = (len(system) + len(user) + 3) // 4
+            st.caption(f"{len(prep.messagesToSummarize)} messages to summarise · prompt ≈ {tokens:,} tokens "
+                       f"(pi estimate) · output budget {int(0.8 * settings.reserve_tokens):,} tokens (0.8 × reserve)"
+                       + (f" · ≈ ${tokens * price:.4f} input at the session's rate" if (price := _rate(s)) else ""))
+            st.code(f"[system]\n{system}\n\n[user]\n{user[:60000]}" + ("\n…" if len(user) > 60000 else ""),
+                    language=None)
     if not recs:
         st.info("No compaction in this replay. Pick a what-if policy (e.g. pi) or a smaller window in the sidebar.")
     for n, rec in enumerate(recs):
