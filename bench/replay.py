@@ -85,12 +85,12 @@ def main() -> int:
         dt = time.perf_counter() - t
         print(f"\n10×10 sweep (keepRecentTokens × reserveTokens, pi policy) on before-compaction.jsonl: "
               f"{len(cells)} replays in {dt:.2f} s (target < 10 s)")
+    else:
+        print("\n10×10 sweep: skipped, ../shared/fixtures/before-compaction.jsonl not found")
     import resource
 
     print(f"peak RSS of this process (sessions loaded + replays): "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-    else:
-        print("\n10×10 sweep: skipped, ../shared/fixtures/before-compaction.jsonl not found")
     return 0
 
 
