@@ -324,7 +324,7 @@ def tree_lanes(session: Any, *, highlight: Sequence[int] = (), max_nodes: int = 
                 "color": [colors.get(str(session.entries[i].type), "#4C78A8" if i not in highlight else "#d62728")
                           for i in nodes], "line": {"width": 1, "color": "white"}},
         text=texts, hovertemplate="%{text}<extra></extra>", showlegend=False, customdata=nodes))
-    fig.update_layout(height=max(200, 60 * (len(leaves) + 1)), margin={"l": 10, "r": 10, "t": 10, "b": 30},
+    fig.update_layout(height=max(200, 60 * (len(leaves) + 1)), margin={"l": 70, "r": 10, "t": 10, "b": 30},
                       xaxis_title="entry (file order)", yaxis={"title": "branch", "tickmode": "array",
                                                                "tickvals": list(range(len(leaves))),
                                                                "ticktext": [f"leaf {x}" for x in leaves]})
