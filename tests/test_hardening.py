@@ -122,3 +122,18 @@ def test_directory_and_missing_paths_are_clear_errors(tmp_path) -> None:
     for p, msg in ((tmp_path, "not a regular file"), (tmp_path / "nope", "No such file")):
         with pytest.raises(SessionLoadError, match=msg):
             load_session(p)
+
+
+def test_app_paths_outside_the_roots_are_refused_even_through_symlinks(tmp_path) -> None:
+    from inspector.ui.sources import PathRefused, check_path
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "ok.jsonl").write_text("{}\n")
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text("{}\n")
+    (root / "link.jsonl").symlink_to(secret)
+    assert check_path(str(root / "ok.jsonl"), [root.resolve()]) == (root / "ok.jsonl").resolve()
+    for bad in (str(root / "link.jsonl"), str(root / ".." / "secret.jsonl"), str(secret)):
+        with pytest.raises(PathRefused, match="outside the allowed folders"):
+            check_path(bad, [root.resolve()])
