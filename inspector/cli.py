@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .session.loader import SessionLoadError, load_session
+from .session.loader import SessionLoadError
 from .session.tree import Session
 
 # Feature packages add their own commands: each module has ``register(subparsers)`` that adds
@@ -43,8 +43,10 @@ def _nums(s: str) -> list[int]:
 
 def load_or_exit(path: str, args: argparse.Namespace | None = None) -> Session:
     """Load a session for a command, or print why not and exit with status 1."""
+    from .importers import load_any
+
     try:
-        return load_session(path)
+        return load_any(path)
     except SessionLoadError as e:
         print(f"inspector: {e}", file=sys.stderr)
         raise SystemExit(1) from None

@@ -165,6 +165,78 @@ def broken(emit) -> None:  # type: ignore[no-untyped-def]
     emit(lines[7][:60])  # a truncated last line (no newline is added after it below)
 
 
+def claude_code_session(emit) -> None:  # type: ignore[no-untyped-def]
+    """A Claude Code transcript: one line per content block, parallel tool calls, a compaction."""
+    import json
+
+    sid = "7d1c2b3a-0000-4000-8000-00000000cc01"
+    n = [0]
+
+    def line(type_: str, parent: str | None, **kw) -> str:  # type: ignore[no-untyped-def]
+        n[0] += 1
+        uid = f"cc000000-0000-4000-8000-{n[0]:012d}"
+        obj = {"type": type_, "uuid": uid, "parentUuid": parent, "isSidechain": False, "userType": "external",
+               "cwd": "/home/dev/project", "sessionId": sid, "version": "2.1.3",
+               "timestamp": f"2026-03-03T10:{n[0] // 60:02d}:{n[0] % 60:02d}.000Z", **kw}
+        emit(json.dumps(obj, ensure_ascii=False))
+        return uid
+
+    def usage(i: int, o: int, r: int) -> dict:  # type: ignore[type-arg]
+        return {"input_tokens": i, "output_tokens": o, "cache_read_input_tokens": r,
+                "cache_creation_input_tokens": 120, "service_tier": "standard"}
+
+    emit(json.dumps({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}}))
+    u1 = line("user", None, message={"role": "user", "content": "Find why `npm test` fails in src/lexer.ts and fix it."})
+    a1 = line("assistant", u1, requestId="req_1", message={"id": "msg_1", "type": "message", "role": "assistant",
+              "model": "claude-sonnet-4-5", "content": [{"type": "thinking", "thinking": "Read the lexer and the test.",
+                                                          "signature": "s"}],
+              "stop_reason": None, "usage": usage(900, 210, 14000)})
+    a1b = line("assistant", a1, requestId="req_1", message={"id": "msg_1", "type": "message", "role": "assistant",
+               "model": "claude-sonnet-4-5", "content": [{"type": "tool_use", "id": "toolu_01", "name": "Read",
+                                                           "input": {"file_path": "/home/dev/project/src/lexer.ts"}}],
+               "stop_reason": None, "usage": usage(900, 210, 14000)})
+    a1c = line("assistant", a1b, requestId="req_1", message={"id": "msg_1", "type": "message", "role": "assistant",
+               "model": "claude-sonnet-4-5", "content": [{"type": "tool_use", "id": "toolu_02", "name": "Bash",
+                                                           "input": {"command": "npm test", "timeout": 120000}}],
+               "stop_reason": "tool_use", "usage": usage(900, 210, 14000)})
+    line("user", a1b, message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01",
+              "content": "1\texport function* tokenize(src: string) {\n" * 60}]},
+              toolUseResult={"type": "text", "file": {"filePath": "/home/dev/project/src/lexer.ts"}})
+    r2 = line("user", a1c, message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_02",
+              "content": "FAIL test/lexer.test.ts\n  expected Array, got Generator", "is_error": True}]})
+    a2 = line("assistant", r2, requestId="req_2", message={"id": "msg_2", "type": "message", "role": "assistant",
+              "model": "claude-sonnet-4-5", "content": [{"type": "tool_use", "id": "toolu_03", "name": "Edit",
+                                                          "input": {"file_path": "/home/dev/project/test/lexer.test.ts",
+                                                                    "old_string": "tokenize(src)", "new_string": "[...tokenize(src)]"}}],
+              "stop_reason": "tool_use", "usage": usage(1200, 90, 16000)})
+    r3 = line("user", a2, message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_03",
+              "content": "The file has been updated."}]})
+    a3 = line("assistant", r3, requestId="req_3", message={"id": "msg_3", "type": "message", "role": "assistant",
+              "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "Fixed: the test now spreads the generator."}],
+              "stop_reason": "end_turn", "usage": usage(1300, 20, 16500)})
+    td = line("system", a3, subtype="turn_duration", content="", durationMs=5231)
+    # a sub-agent line (kept apart) and an auto compaction
+    emit(json.dumps({"type": "user", "uuid": "side-1", "parentUuid": None, "isSidechain": True, "sessionId": sid,
+                     "agentId": "a1", "message": {"role": "user", "content": "sub-agent task"},
+                     "timestamp": "2026-03-03T10:05:00.000Z"}))
+    b = line("system", None, subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=td,
+             compactMetadata={"trigger": "auto", "preTokens": 167000})
+    s1 = line("user", b, isCompactSummary=True, isVisibleInTranscriptOnly=True, message={"role": "user", "content":
+              "This session is being continued from a previous conversation that ran out of context. Summary:\n"
+              "1. Primary Request and Intent: fix npm test in src/lexer.ts\n8. Current Work: test updated"})
+    u2 = line("user", s1, message={"role": "user", "content": "Now run the whole suite again."})
+    a4 = line("assistant", u2, requestId="req_4", message={"id": "msg_4", "type": "message", "role": "assistant",
+              "model": "claude-sonnet-4-5", "content": [{"type": "tool_use", "id": "toolu_04", "name": "Bash",
+                                                          "input": {"command": "npm test"}}],
+              "stop_reason": "tool_use", "usage": usage(600, 30, 3000)})
+    r4 = line("user", a4, message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_04",
+              "content": "Tests: 43 passed, 43 total"}]})
+    line("assistant", r4, requestId="req_5", message={"id": "msg_5", "type": "message", "role": "assistant",
+         "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "All 43 tests pass."}],
+         "stop_reason": "end_turn", "usage": usage(700, 12, 3100)})
+    emit(json.dumps({"type": "last-prompt", "lastPrompt": "Now run the whole suite again.", "sessionId": sid}))
+
+
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
     out.mkdir(parents=True, exist_ok=True)
@@ -172,6 +244,7 @@ def main() -> int:
     write(out / "small-tutorial.jsonl", small_tutorial)
     write(out / "long-session.jsonl", long_session)
     write(out / "hostile-content.jsonl", hostile)
+    write(out / "claude-code-session.jsonl", claude_code_session)
     lines: list[str] = []
     broken(lines.append)
     (out / "broken.jsonl").write_text("\n".join(lines), encoding="utf-8")

@@ -12,14 +12,14 @@ from typing import Any
 
 import streamlit as st
 
-from .. import parse_session
+from ..importers import parse_any
 from ..replay import ReplaySettings, replay, session_counter
 from ..session.tree import Session
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading the session…")
 def _session(digest: str, _data: bytes, name: str) -> Session:
-    return parse_session(_data, source=name)
+    return parse_any(_data, source=name)
 
 
 def load_bytes(data: bytes, name: str) -> str:

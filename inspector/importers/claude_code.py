@@ -1,0 +1,209 @@
+"""Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``) → the pi session model.
+
+Source of the format: ``../shared/research/ecosystem.md`` §2.2 (claude-code-log's models and DAG
+code, ccusage, observed 2.1.x files). Rules reproduced:
+
+* The tree comes from ``uuid``/``parentUuid``. An assistant answer is written **one line per
+  content block**, all lines sharing ``message.id`` and the same usage: they are merged into one
+  assistant message (usage counted once), and links to any of its lines reach the merged entry.
+* ``tool_result`` blocks inside ``user`` lines become ``toolResult`` messages (tool name taken
+  from the matching ``tool_use``). Parallel tool calls produce chained lines that look like forks;
+  results answering the same answer are chained one after another instead, so they are not
+  mistaken for branches.
+* ``system`` lines with ``subtype: compact_boundary`` start a new chain (``parentUuid: null``); they
+  are re-attached to ``logicalParentUuid`` and, with the following ``isCompactSummary`` user
+  message, become one compaction whose summary is that message and whose kept part is empty
+  (Claude Code keeps nothing verbatim; ``tokensBefore`` = ``compactMetadata.preTokens``).
+* Sidechain (sub-agent) lines are kept apart: not in the main tree, counted in an info issue.
+  Other system lines and attachments stay in the tree as ``custom`` entries (they send nothing);
+  lines outside the chain (snapshots, queue operations, titles) are counted, not imported.
+* Context size of an answer = input + cache creation + cache read tokens (recorded as pi's
+  ``input``/``cacheWrite``/``cacheRead``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..session.loader import _build, _parse_json
+from ..session.models import (
+    AssistantMessage,
+    CompactionEntry,
+    CustomEntry,
+    MessageEntry,
+    SessionHeader,
+    ToolResultMessage,
+    UserMessage,
+)
+from ..session.tree import LoadIssue, Session
+
+_STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
+
+
+def looks_like_claude_code(obj: dict[str, Any]) -> bool:
+    return obj.get("type") in ("user", "assistant", "system", "summary", "file-history-snapshot",
+                               "queue-operation", "attachment") and ("uuid" in obj or "sessionId" in obj
+                                                                     or obj.get("type") in ("summary",
+                                                                                            "file-history-snapshot"))
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    return content if isinstance(content, list) else ([{"type": "text", "text": content}] if isinstance(content, str) else [])
+
+
+def _image(b: dict[str, Any]) -> dict[str, Any]:
+    src = b.get("source") or {}
+    return {"type": "image", "data": src.get("data", ""), "mimeType": src.get("media_type", "")}
+
+
+def _ms(ts: Any) -> Any:
+    from ..session.tree import iso_to_ms
+
+    return iso_to_ms(ts)
+
+
+def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Session:
+    issues: list[LoadIssue] = []
+    objs: list[tuple[int, dict[str, Any]]] = []
+    for n, raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            v = _parse_json(raw.decode("utf-8", "replace"))
+        except (ValueError, RecursionError) as e:
+            issues.append(LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {str(e)[:160]}", line=n))
+            continue
+        if isinstance(v, dict):
+            objs.append((n, v))
+    entries: list[Any] = []
+    lines_of: list[int] = []
+    alias: dict[str, str] = {}  # line uuid -> entry id it was merged into
+    tool_names: dict[str, str] = {}
+    root_of: dict[str, str] = {}  # tool result entry id -> the answer whose results it chains
+    last_in_chain: dict[str, str] = {}  # answer entry id -> the newest result chained after it
+    msg_entry: dict[str, int] = {}  # assistant message.id -> entry index
+    sidechain = outside = 0
+    pending_boundary: int | None = None
+    session_id = next((o.get("sessionId") for _, o in objs if o.get("sessionId")), "claude-code")
+    cwd = next((o.get("cwd") for _, o in objs if o.get("cwd")), None)
+
+    def parent_of(o: dict[str, Any]) -> str | None:
+        p = o.get("parentUuid")
+        return alias.get(p, p) if isinstance(p, str) else None
+
+    def add(entry: Any, line: int) -> None:
+        entries.append(entry)
+        lines_of.append(line)
+
+    for n, o in objs:
+        t = o.get("type")
+        uid = o.get("uuid")
+        if not isinstance(uid, str):
+            outside += 1
+            continue
+        if o.get("isSidechain"):
+            sidechain += 1
+            continue
+        ts = o.get("timestamp")
+        msg = o.get("message") if isinstance(o.get("message"), dict) else {}
+        if t == "assistant":
+            mid = msg.get("id")
+            if isinstance(mid, str) and mid in msg_entry:  # another block of the same answer
+                k = msg_entry[mid]
+                e = entries[k]
+                merged = [*e.message.raw()["content"], *[_assistant_block(b, tool_names) for b in _blocks(msg.get("content"))]]
+                entries[k] = e.model_copy(update={"message": AssistantMessage.model_validate(
+                    {**e.message.raw(), "content": merged})})
+                alias[uid] = e.id
+                continue
+            u = msg.get("usage") or {}
+            usage = {"input": u.get("input_tokens", 0) or 0, "output": u.get("output_tokens", 0) or 0,
+                     "cacheRead": u.get("cache_read_input_tokens", 0) or 0,
+                     "cacheWrite": u.get("cache_creation_input_tokens", 0) or 0}
+            usage["totalTokens"] = sum(usage.values())
+            am = AssistantMessage.model_validate({
+                "role": "assistant", "content": [_assistant_block(b, tool_names) for b in _blocks(msg.get("content"))],
+                "api": "anthropic-messages", "provider": "anthropic", "model": msg.get("model"), "usage": usage,
+                "stopReason": _STOP.get(msg.get("stop_reason"), "toolUse" if msg.get("stop_reason") is None else "stop"),
+                "timestamp": _ms(ts)})
+            if isinstance(mid, str):
+                msg_entry[mid] = len(entries)
+            add(MessageEntry(id=uid, parentId=parent_of(o), timestamp=ts, message=am), n)
+        elif t == "user":
+            if o.get("isCompactSummary") and pending_boundary is not None:
+                k = pending_boundary
+                text = "".join(b.get("text", "") for b in _blocks(msg.get("content")) if isinstance(b, dict))
+                entries[k] = entries[k].model_copy(update={"summary": text})
+                alias[uid] = entries[k].id
+                pending_boundary = None
+                continue
+            parent = parent_of(o)
+            blocks = _blocks(msg.get("content"))
+            results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+            others = [b for b in blocks if isinstance(b, dict) and b.get("type") in ("text", "image")]
+            last_id = None
+            for k, b in enumerate(results):
+                rid = uid if k == 0 else f"{uid}#{k}"
+                root = root_of.get(parent, parent) if parent is not None else None
+                if root is not None and root in last_in_chain:
+                    parent = last_in_chain[root]  # parallel results: a chain, not a fork
+                c = b.get("content")
+                content = [{"type": "text", "text": c}] if isinstance(c, str) else [
+                    _image(x) if x.get("type") == "image" else {"type": "text", "text": x.get("text", "")}
+                    for x in (c or []) if isinstance(x, dict)]
+                tr = ToolResultMessage.model_validate({
+                    "role": "toolResult", "toolCallId": b.get("tool_use_id", ""),
+                    "toolName": tool_names.get(b.get("tool_use_id", ""), ""), "content": content,
+                    "isError": bool(b.get("is_error")), "timestamp": _ms(ts)})
+                add(MessageEntry(id=rid, parentId=parent, timestamp=ts, message=tr), n)
+                if root is not None:
+                    root_of[rid] = root
+                    last_in_chain[root] = rid
+                parent = rid
+                last_id = rid
+            if others:
+                uid2 = uid if last_id is None else f"{uid}#text"
+                content = [_image(b) if b.get("type") == "image" else {"type": "text", "text": b.get("text", "")}
+                           for b in others]
+                um = UserMessage.model_validate({"role": "user", "content": content if len(content) > 1 or
+                                                 content[0]["type"] != "text" else content[0]["text"],
+                                                 "timestamp": _ms(ts)})
+                add(MessageEntry(id=uid2, parentId=parent, timestamp=ts, message=um), n)
+                last_id = uid2
+            if last_id is not None and last_id != uid:
+                alias[uid] = last_id
+            if last_id is None:  # an empty user line: keep its place in the chain
+                add(CustomEntry(id=uid, parentId=parent, timestamp=ts, customType="claude-code/user-empty"), n)
+        elif t == "system" and o.get("subtype") == "compact_boundary":
+            meta = o.get("compactMetadata") or o.get("compact_metadata") or {}
+            logical = o.get("logicalParentUuid")
+            parent = alias.get(logical, logical) if isinstance(logical, str) else parent_of(o)
+            pending_boundary = len(entries)
+            add(CompactionEntry(id=uid, parentId=parent, timestamp=ts, summary="", firstKeptEntryId=None,
+                                tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
+                                details={"trigger": meta.get("trigger")}), n)
+        else:
+            att = o.get("attachment")
+            sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
+            add(CustomEntry(id=uid, parentId=parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"), n)
+    if sidechain:
+        issues.append(LoadIssue("sidechain", "info", f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation"))
+    if outside:
+        issues.append(LoadIssue("outside-chain", "info", f"{outside} bookkeeping line(s) (snapshots, queue operations, titles) not imported"))
+    issues.insert(0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model"))
+    header = SessionHeader(id=str(session_id), cwd=cwd, version=3)
+    return _build(header, entries, lines_of, issues, source, 3, False)
+
+
+def _assistant_block(b: Any, tool_names: dict[str, str]) -> dict[str, Any]:
+    if not isinstance(b, dict):
+        return {"type": "text", "text": str(b)}
+    t = b.get("type")
+    if t == "tool_use":
+        tool_names[b.get("id", "")] = b.get("name", "")
+        return {"type": "toolCall", "id": b.get("id", ""), "name": b.get("name", ""), "arguments": b.get("input") or {}}
+    if t == "thinking":
+        return {"type": "thinking", "thinking": b.get("thinking", "")}
+    if t == "text":
+        return {"type": "text", "text": b.get("text", "")}
+    return dict(b)

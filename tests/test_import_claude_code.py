@@ -1,0 +1,61 @@
+"""Claude Code transcripts imported into the pi session model."""
+
+from __future__ import annotations
+
+from inspector import build_session_context
+from inspector.importers import detect_format, load_any, parse_any
+from inspector.replay import ReplaySettings, replay
+
+from .conftest import REPO
+
+SAMPLE = REPO / "sample_sessions" / "claude-code-session.jsonl"
+
+
+def test_detected_by_content() -> None:
+    assert detect_format(SAMPLE.read_bytes()) == "claude-code"
+    assert detect_format((REPO / "sample_sessions" / "small-tutorial.jsonl").read_bytes()) == "pi"
+    assert detect_format(b'{"foo": 1}\n') == "unknown"
+
+
+def test_tree_messages_tool_pairing_and_compaction() -> None:
+    s = load_any(SAMPLE)
+    assert s.fork_points == () and len(s.leaves) == 1  # parallel tool calls are not forks
+    counts = s.counts_by_type()
+    # 5 answers (the first written as 3 block lines, merged), 4 tool results, 2 prompts
+    assert counts["message/assistant"] == 5 and counts["message/toolResult"] == 4 and counts["message/user"] == 2
+    first = next(e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "assistant")
+    assert [b.type for b in first.content] == ["thinking", "toolCall", "toolCall"]
+    assert first.usage.input == 900 and first.usage.cacheRead == 14000 and first.usage.cacheWrite == 120  # once
+    results = [e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"]
+    assert [r.toolName for r in results] == ["Read", "Bash", "Edit", "Bash"] and results[1].isError
+    comp = next(e for e in s.entries if e.type == "compaction")
+    assert comp.tokensBefore == 167000 and comp.summary.startswith("This session is being continued")
+    ctx = build_session_context(s)
+    assert [m.role for m in ctx.messages] == ["compactionSummary", "user", "assistant", "toolResult", "assistant"]
+    assert {i.kind for i in s.issues} >= {"sidechain", "outside-chain"}
+
+
+def test_replays_as_recorded_and_what_if() -> None:
+    s = load_any(SAMPLE)
+    r = replay(s)
+    assert len(r.steps) == 5 and r.metrics.compactions == 1
+    assert r.steps[0].recorded_input == 900 + 14000 + 120
+    w = replay(s, ReplaySettings(compaction="pi", context_window=1000, reserve_tokens=400, keep_recent_tokens=100))
+    assert w.metrics.compactions >= 1
+
+
+def test_malformed_line_is_located_and_the_rest_loads() -> None:
+    data = SAMPLE.read_bytes().split(b"\n")
+    data.insert(3, b'{"type":"assistant","uuid": broken')
+    s = parse_any(b"\n".join(data), source="x")
+    bad = [i for i in s.issues if i.kind == "malformed-json"]
+    assert [i.line for i in bad] == [4]
+    assert s.counts_by_type()["message/assistant"] == 5
+
+
+def test_cli_info_reads_a_claude_code_transcript(capsys) -> None:  # type: ignore[no-untyped-def]
+    from inspector.cli import main
+
+    assert main(["info", str(SAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "Claude Code transcript" in out and "compactions 1" in out
