@@ -138,6 +138,8 @@ def check_compactions(session: Session, path: list[int], o: DoctorOptions) -> li
             continue
         before = path[:k]
         ids = {session.entries[j].id for j in before}
+        if e.firstKeptEntryId is None:
+            continue  # keeps nothing verbatim by design (e.g. an imported Claude Code compaction)
         if e.firstKeptEntryId not in ids:
             out.append(_f(session, "compaction-first-kept-off-path", "error",
                           f"compaction's firstKeptEntryId {e.firstKeptEntryId!r} is not on its path: pi keeps only "
