@@ -1,45 +1,86 @@
 """Sessions from other agents, imported into the same session model (chosen by content).
 
-Today: Claude Code transcripts. A file that matches no known format loads as a pi session and
-says "not a pi session: line N is …" with what it found.
+Each importer is a module with the same small interface, listed in :data:`IMPORTERS`:
+
+* ``FORMAT`` — its name (``claude-code``, ``codex``, ``opencode``) and ``LABEL`` for people;
+* ``sniff(first, head) -> bool`` — does this file look like ours? ``first`` is the first JSON
+  object of the file if its first non-blank line is one (else ``None``, e.g. pretty-printed JSON),
+  ``head`` the first 64 KiB;
+* ``parse(data, source) -> Session`` — the whole file's bytes into the pi session model, with
+  located :class:`LoadIssue`\\ s for what it skipped (never raising on bad content).
+
+A file that matches none loads as a pi session and says "not a pi session: line N is …".
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from ..session.loader import SessionLoadError, load_session, parse_session
 from ..session.tree import Session
-from .claude_code import looks_like_claude_code, parse_claude_code
 
-__all__ = ["detect_format", "load_any", "parse_any"]
+__all__ = ["IMPORTERS", "FORMAT_LABELS", "detect_format", "load_any", "parse_any"]
+
+#: importer modules, tried in this order after pi's own format
+IMPORTERS: tuple[str, ...] = ("claude_code", "codex", "opencode")
+
+FORMAT_LABELS: dict[str, str] = {"pi": "pi session (JSONL tree)"}
+
+HEAD_BYTES = 65536
 
 
-def detect_format(data: bytes) -> str:
-    """``pi``, ``claude-code`` or ``unknown`` from the first JSON object of the file."""
+def _modules() -> list[ModuleType]:
+    mods = []
+    for name in IMPORTERS:
+        try:
+            mods.append(importlib.import_module(f"{__name__}.{name}"))
+        except ModuleNotFoundError:  # an importer not written yet
+            continue
+    for m in mods:
+        FORMAT_LABELS.setdefault(m.FORMAT, m.LABEL)
+    return mods
+
+
+def _first_object(head: bytes) -> dict[str, Any] | None:
     from ..session.loader import _parse_json
 
-    for raw in data.split(b"\n", 50)[:50]:
+    for raw in head.split(b"\n", 50)[:50]:
         if not raw.strip():
             continue
         try:
             v = _parse_json(raw.decode("utf-8", "replace").lstrip("\ufeff"))
         except (ValueError, RecursionError):
+            return None
+        return v if isinstance(v, dict) else None
+    return None
+
+
+def _detect(head: bytes) -> tuple[str, ModuleType | None]:
+    first = _first_object(head)
+    if first is not None and first.get("type") == "session":
+        return "pi", None
+    for m in _modules():
+        try:
+            if m.sniff(first, head):
+                return m.FORMAT, m
+        except Exception:  # noqa: BLE001 - a sniffer must never stop a load
             continue
-        if isinstance(v, dict):
-            if v.get("type") == "session":
-                return "pi"
-            if looks_like_claude_code(v):
-                return "claude-code"
-            return "unknown"
-    return "unknown"
+    return "unknown", None
+
+
+def detect_format(data: bytes) -> str:
+    """``pi``, one of the importers' ``FORMAT`` names, or ``unknown``."""
+    return _detect(data[:HEAD_BYTES])[0]
 
 
 def parse_any(data: bytes, source: str | None = None) -> Session:
-    if detect_format(data) == "claude-code":
-        lines = list(enumerate(data.split(b"\n"), start=1))
-        return parse_claude_code(lines, source)
+    _, mod = _detect(data[:HEAD_BYTES])
+    if mod is not None:
+        return mod.parse(data, source)
     return parse_session(data, source=source)
 
 
@@ -47,9 +88,21 @@ def load_any(path: str | os.PathLike[str]) -> Session:
     p = Path(path)
     try:
         with open(p, "rb") as f:
-            head = f.read(65536)
+            head = f.read(HEAD_BYTES)
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-    if detect_format(head) == "claude-code":
-        return parse_claude_code(list(enumerate(p.read_bytes().split(b"\n"), start=1)), str(p))
+    _, mod = _detect(head)
+    if mod is not None:
+        from ..session.loader import DEFAULT_MAX_FILE_BYTES, _env_int
+
+        limit = _env_int("INSPECTOR_MAX_BYTES", DEFAULT_MAX_FILE_BYTES)
+        try:
+            size = p.stat().st_size
+            if size > limit:
+                raise SessionLoadError(f"{p} is {size:,} bytes, over the limit of {limit:,} bytes "
+                                       "(set INSPECTOR_MAX_BYTES to raise it)")
+            data = p.read_bytes()
+        except OSError as e:
+            raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+        return mod.parse(data, str(p))
     return load_session(p)

@@ -37,6 +37,9 @@ from ..session.models import (
 )
 from ..session.tree import LoadIssue, Session
 
+FORMAT = "claude-code"
+LABEL = "Claude Code transcript (JSONL)"
+
 _STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
 
 
@@ -45,6 +48,14 @@ def looks_like_claude_code(obj: dict[str, Any]) -> bool:
                                "queue-operation", "attachment") and ("uuid" in obj or "sessionId" in obj
                                                                      or obj.get("type") in ("summary",
                                                                                             "file-history-snapshot"))
+
+
+def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
+    return first is not None and looks_like_claude_code(first)
+
+
+def parse(data: bytes, source: str | None) -> Session:
+    return parse_claude_code(list(enumerate(data.split(b"\n"), start=1)), source)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
