@@ -80,13 +80,17 @@ def prune_at(
     at_step: int | None = None,
     counter: str = "pi",
     context_window: int = 200000,
-) -> tuple[PruneResult, Any]:
-    """Prune the context of one model call and return (result, context before pruning).
+) -> PruneResult:
+    """Prune the context of one model call on the branch ending at ``leaf``.
 
-    ``at_step`` N is the N-th model call (assistant message, 0-based) on the branch ending at
-    ``leaf``; without it, the call that would follow ``leaf``. Persistent strategies (OpenCode)
-    get the state the earlier calls built, replayed in order."""
-    from ..replay import ReplaySettings, replay
+    ``at_step`` N is the N-th model call (assistant message, 0-based) on that branch: its context
+    is pi's ``buildSessionContext`` at the entry just before that assistant message. Without it,
+    the call that would follow ``leaf`` (the whole context at the leaf). Earlier calls are
+    replayed in order first (one per assistant message; ``new_prompt`` when a user message came
+    since the previous one), so persistent strategies (OpenCode, turn-aware's latch) start
+    from the state those calls built. The session's own compactions stand (replay "recorded")."""
+    from ..context import build_session_context
+    from ..replay import ReplaySettings, replay, session_counter
 
     strat = get_strategy(strategy_name)
     if isinstance(settings, dict):
@@ -100,21 +104,20 @@ def prune_at(
         if not 0 <= at_step < len(r.steps):
             raise KeyError(f"step {at_step} out of range: this branch has {len(r.steps)} model calls")
         d = r.step_detail(at_step)
-        return d.prune, d.before
-    # the call after the leaf: the whole context at the leaf, with the state of the last call
-    from ..context import build_session_context
-    from ..replay import CachedCounter
-    from ..tokens import get_counter
-
+        if d.prune is None:  # strategy "none": the replay does not call it
+            return strat.apply(d.before, settings, None, CallInfo(at_step, True, context_window, None),
+                               session_counter(session, counter))
+        return d.prune
     ctx = build_session_context(session, li).messages
-    c = CachedCounter(get_counter(counter))
+    c = session_counter(session, counter)
     state = None
     new_prompt = True
     if r.steps:
         last = r.steps[-1]
         d = r.step_detail(last.step)
         state = d.prune.state if d.prune is not None else None
-        new_prompt = any(cm.role == "user" and (cm.entry_index or -1) > last.entry_index for cm in ctx)
+        new_prompt = any(cm.role == "user" and cm.entry_index is not None and cm.entry_index > last.entry_index
+                         for cm in ctx)
     tokens = sum(c.count_many([m.message for m in ctx]))
     call = CallInfo(step=len(r.steps), new_prompt=new_prompt, context_window=context_window, context_tokens=tokens)
-    return strat.apply(ctx, settings, state, call, c), ctx
+    return strat.apply(ctx, settings, state, call, c)

@@ -5,6 +5,11 @@ whatever it decided at earlier calls (``state``, for strategies that persist) an
 call (:class:`CallInfo`). It returns what the model receives instead: a :class:`Decision` per
 input message (kept, pruned = replaced by a marker, or dropped), the new message list, stats
 and events. Strategies are pure: inputs are never mutated, the session file is never touched.
+
+Token figures in decisions and stats are in the caller's counter (``pi`` or ``tiktoken``);
+a strategy compares its thresholds in its own source's estimate (OpenCode ``round(len/4)``,
+pi ``estimateTokens``), which its module docstring names. :class:`Plan` counts each message at
+most once per call, so a strategy is O(n) in counter calls even with an uncached counter.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pydantic import BaseModel
 
 from ..context import ContextMessage
 from ..jsjson import utf16_len
-from ..session.models import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from ..session.models import AssistantMessage, BashExecutionMessage, TextContent, ToolCall, ToolResultMessage
 
 Action = Literal["kept", "pruned", "dropped"]
 
@@ -103,6 +108,19 @@ class Strategy:
         raise NotImplementedError
 
     def info(self) -> dict[str, Any]:
+        """Name, source, description, verification and each setting's default, bounds and help."""
+        settings: dict[str, Any] = {}
+        for k, f in self.Settings.model_fields.items():
+            lo = hi = None
+            for m in f.metadata:
+                for bound in ("ge", "gt"):
+                    if getattr(m, bound, None) is not None:
+                        lo = getattr(m, bound)
+                for bound in ("le", "lt"):
+                    if getattr(m, bound, None) is not None:
+                        hi = getattr(m, bound)
+            default = list(f.default) if isinstance(f.default, tuple) else f.default
+            settings[k] = {"default": default, "min": lo, "max": hi, "help": f.description}
         return {
             "name": self.name,
             "title": self.title,
@@ -110,10 +128,7 @@ class Strategy:
             "description": self.description,
             "verified": self.verified,
             "unverifiedNotes": self.unverified_notes,
-            "settings": {
-                k: {"default": f.default, "help": f.description}
-                for k, f in self.Settings.model_fields.items()
-            },
+            "settings": settings,
         }
 
 
@@ -134,11 +149,40 @@ def result_text(m: ToolResultMessage) -> str:
     return "".join(b.text for b in c if isinstance(b, TextContent))
 
 
+class IdMemo:
+    """Results of a pure function of an immutable object, keyed by the object's ``id`` (the
+    object is kept alongside, so a recycled id never hits). Bounded: cleared when full.
+
+    A replay calls a strategy once per model call over mostly the same message objects; this
+    lets a strategy reuse a replacement message (and so the replay's per-object token cache)
+    or a tool-call signature from one call to the next."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self._d: dict[Any, tuple[Any, Any]] = {}
+
+    def get(self, obj: Any, key: Any, make: Any) -> Any:
+        k = (id(obj), key)
+        hit = self._d.get(k)
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        value = make()
+        if len(self._d) >= self.limit:
+            self._d.clear()
+        self._d[k] = (obj, value)
+        return value
+
+
+_REPLACED = IdMemo()
+
+
 def with_text(cm: ContextMessage, text: str) -> ContextMessage:
-    """A copy of a tool result whose whole content is ``text`` (images dropped)."""
+    """A copy of a tool result whose whole content is ``text`` (images dropped). The same
+    original and text give the same copy object at every call."""
     m = cm.message
     assert isinstance(m, ToolResultMessage)
-    return ContextMessage(m.model_copy(update={"content": [TextContent(text=text)]}), cm.entry_index)
+    new = _REPLACED.get(m, text, lambda: m.model_copy(update={"content": [TextContent(text=text)]}))
+    return ContextMessage(new, cm.entry_index)
 
 
 def tool_calls_by_id(messages: Sequence[ContextMessage]) -> dict[str, tuple[int, ToolCall]]:
@@ -163,6 +207,14 @@ class Plan:
     inserted: list[tuple[int, ContextMessage]] = field(default_factory=list)
     scanned: int = 0
     protected: int = 0
+    _counts: dict[int, int] = field(default_factory=dict)
+
+    def tokens(self, i: int) -> int:
+        """Tokens of input message ``i`` by the caller's counter (counted once per call)."""
+        n = self._counts.get(i)
+        if n is None:
+            n = self._counts[i] = self.counter.count(self.messages[i].message)
+        return n
 
     def prune(self, i: int, new: ContextMessage, marker: str, reason: str) -> None:
         self.replaced[i] = (new, marker, reason)
@@ -189,7 +241,7 @@ class Plan:
                 out.append(inserts[k][1])
                 after_total += count(inserts[k][1].message)
                 k += 1
-            t = count(cm.message)
+            t = self.tokens(i)
             before_total += t
             m = cm.message
             tool = getattr(m, "toolName", None) if isinstance(m, ToolResultMessage) else None
@@ -219,4 +271,15 @@ class Plan:
 
 
 def text_len(s: str) -> int:
+    """JavaScript's ``s.length`` (UTF-16 code units)."""
     return utf16_len(s)
+
+
+def is_sent_as_user(cm: ContextMessage) -> bool:
+    """Messages pi's ``convertToLlm`` turns into user-role messages for the model: real prompts,
+    ``custom`` (extension) messages, ``!`` bash runs (not ``!!`` ones, which are left out) and
+    branch / compaction summaries."""
+    m = cm.message
+    if isinstance(m, BashExecutionMessage):
+        return not m.excludeFromContext
+    return cm.role in ("user", "custom", "branchSummary", "compactionSummary")

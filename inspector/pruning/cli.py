@@ -20,8 +20,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
         values[k.strip()] = v.strip()
     try:
         settings = parse_settings(strat, values)
-        res, _ = prune_at(session, args.strategy, settings, leaf=args.leaf or "leaf", at_step=args.at_step,
-                          counter=args.counter, context_window=args.window)
+        res = prune_at(session, args.strategy, settings, leaf=args.leaf or "leaf", at_step=args.at_step,
+                       counter=args.counter, context_window=args.window)
     except (KeyError, ValueError) as e:
         raise SystemExit(f"inspector: {e.args[0]}") from None
     st = res.stats

@@ -10,10 +10,15 @@ stateless here. Reproduced:
 * ``clear_at_least``: the edit happens only if it clears at least that many tokens.
 * ``clear_tool_inputs``: the tool calls' inputs are cleared too.
 
+"Input tokens" here are the context's tokens by the caller's counter: the system prompt and
+tool definitions, which the API also counts, are not in a pi session file.
+
 UNVERIFIED (the docs do not say): the placeholder text the model sees (we show
-``[tool result cleared]``), whether the trigger is ``>`` or ``>=`` (we use ``>``), whether an edit
-that cannot reach ``clear_at_least`` is skipped (we skip it), and whether all older results
-are cleared at once (we clear all of them, as the docs' examples suggest).
+``[tool result cleared]``), whether the trigger is ``>`` or ``>=`` (we use ``>``, as LangChain's
+clone does), what ``clear_at_least`` does when it cannot be reached (we skip the edit; LangChain's
+clone reads it the other way, stopping once that many tokens are cleared), whether all older
+results are cleared at once (we clear all of them), and whether results of ``exclude_tools``
+count toward ``keep`` (we count them).
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ContextMessage
 from ..session.models import AssistantMessage, ToolCall
-from .base import CallInfo, Plan, PruneResult, Strategy, with_text
+from .base import CallInfo, IdMemo, Plan, PruneResult, Strategy, with_text
 
 MARKER = "[tool result cleared]"
+_EDITED = IdMemo()
 
 
 class ContextEditingSettings(BaseModel):
@@ -55,20 +61,27 @@ class ContextEditing(Strategy):
         s: ContextEditingSettings = settings
         plan = Plan(messages, counter)
         tokens = call.context_tokens if call.context_tokens is not None else sum(
-            counter.count(cm.message) for cm in messages)
+            plan.tokens(i) for i in range(len(messages)))
         results = [i for i, cm in enumerate(messages) if cm.role == "toolResult"]
-        plan.scanned = sum(counter.count(messages[i].message) for i in results)
+        plan.scanned = sum(plan.tokens(i) for i in results)
         if tokens <= s.trigger:
             for i in results:
-                plan.keep(i, f"input {tokens:,} tokens ≤ trigger {s.trigger:,}")
+                plan.keep(i, f"input {tokens:,} tokens, not over the trigger {s.trigger:,}")
             return plan.finish()
         keep_set = set(results[-s.keep:]) if s.keep else set()
-        eligible = [i for i in results if i not in keep_set
-                    and messages[i].message.toolName not in s.exclude_tools]  # type: ignore[union-attr]
-        for i in keep_set:
-            plan.keep(i, f"one of the {s.keep} most recent tool uses (keep)")
-        clearable = sum(counter.count(messages[i].message) for i in eligible)
+        eligible = []
+        for i in results:
+            if i in keep_set:
+                plan.keep(i, f"one of the {s.keep} most recent tool uses (keep)")
+            elif messages[i].message.toolName in s.exclude_tools:  # type: ignore[union-attr]
+                plan.keep(i, "tool listed in exclude_tools")
+            else:
+                eligible.append(i)
+        plan.protected = sum(plan.tokens(i) for i in results if i not in eligible)
+        clearable = sum(plan.tokens(i) for i in eligible)
         if not eligible or clearable < s.clear_at_least:
+            for i in eligible:
+                plan.keep(i, f"clearable, but {clearable:,} tokens < clear_at_least {s.clear_at_least:,}")
             return plan.finish(events=[{"type": "prune_skipped", "strategy": self.name,
                                         "reason": f"{clearable:,} clearable < clear_at_least {s.clear_at_least:,}"}])
         cleared_ids = set()
@@ -81,8 +94,10 @@ class ContextEditing(Strategy):
                 m = cm.message
                 if isinstance(m, AssistantMessage) and any(
                         isinstance(b, ToolCall) and b.id in cleared_ids for b in m.content):
-                    content = [b.model_copy(update={"arguments": {}}) if isinstance(b, ToolCall) and b.id in cleared_ids
-                               else b for b in m.content]
-                    plan.prune(i, ContextMessage(m.model_copy(update={"content": content}), cm.entry_index),
-                               "(tool inputs cleared)", "clear_tool_inputs: inputs of cleared tool uses removed")
+                    ids = tuple(b.id for b in m.content if isinstance(b, ToolCall) and b.id in cleared_ids)
+                    new = _EDITED.get(m, ids, lambda m=m: m.model_copy(update={"content": [
+                        b.model_copy(update={"arguments": {}}) if isinstance(b, ToolCall) and b.id in cleared_ids
+                        else b for b in m.content]}))
+                    plan.prune(i, ContextMessage(new, cm.entry_index),
+                               "{}", "clear_tool_inputs: the cleared tool uses' arguments are sent as {}")
         return plan.finish(events=[{"type": "context_edit", "strategy": self.name, "cleared": len(eligible)}])

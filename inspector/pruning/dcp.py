@@ -1,122 +1,222 @@
 """Dynamic Context Pruning's deterministic rules (the LLM-driven ``compress`` tool is not replayed).
 
-Sources: Opencode-DCP/opencode-dynamic-context-pruning v3.0.4 (fbd75bce)
-``lib/strategies/{deduplication,supersede-writes,purge-errors}.ts``, ``lib/messages/prune.ts``;
-its pi port barisgit/pi-dynamic-context-pruning (f329d5ea), which runs the rules before every
-call — as here (stateless). Reproduced:
+Source: Opencode-DCP/opencode-dynamic-context-pruning v3.0.4 (fbd75bce)
+``lib/strategies/{deduplication,supersede-writes,purge-errors}.ts``, ``lib/messages/prune.ts``,
+``lib/state/{tool-cache,utils}.ts``; the write placeholder from ``lib/messages/prune.ts`` before
+commit 4618a7f (January 2026). Reproduced:
 
-* **Deduplication**: identical tool calls (same tool, same arguments with null keys removed
-  and object keys sorted; status ignored) — all but the newest have their output replaced by
-  ``[Output removed to save context - information superseded or no longer needed]``.
-  ``write``/``edit`` outputs are left as they are (v3 leaves completed edit/write parts alone).
-* **Purge errors**: a failed call at least ``purge_error_turns`` (4) turns old has every
-  string input replaced by ``[input removed due to failed tool call]``; the error text stays.
-  DCP's "turn" is an LLM step (one assistant message), not a user turn.
-* **Supersede writes** (off by default: commented out in v3.0.4, and disabled in January 2026
-  because models copied the placeholder into files): a ``write`` whose path is read later has
-  its ``content`` input replaced by the placeholder.
+* Rules mark tool calls; what a marked call looks like depends on its status and tool:
+  completed → its output becomes
+  ``[Output removed to save context - information superseded or no longer needed]``
+  (``question``: its ``questions`` input becomes
+  ``[questions removed - see output for user's answers]`` instead; completed ``edit``/``write``
+  are left alone in v3); errored → every string input becomes
+  ``[input removed due to failed tool call]`` and the error text stays.
+* **Deduplication** (on): calls with the same tool and the same arguments (null keys removed,
+  object keys sorted, array order kept) — all but the newest are marked. Status is ignored,
+  so an earlier *failed* identical call loses its inputs at once.
+* **Purge errors** (on, ``turns`` 4): a failed call whose age ``currentTurn − callTurn`` is at
+  least 4 is marked. DCP's "turn" is an LLM step (``step-start`` part), not a user turn: here
+  the k-th assistant message (1-based) is turn k, and ``currentTurn`` is the number of
+  assistant messages in the context when the call is made.
+* **Supersede writes** (off: disabled by default since 4618a7f, and its call is commented out
+  in v3.0.4): a ``write`` whose file is ``read`` later is marked; as DCP did before 4618a7f,
+  the write's ``content`` input becomes
+  ``[content removed to save context, this is not what was written to the file, but a placeholder]``
+  (models copied that placeholder into files — DCP issue #215). The file is ``path`` (pi's
+  tools) or ``filePath`` (OpenCode's).
+* Calls created before the last compaction are never touched and their steps are not counted
+  (``isMessageCompacted``): in pi that is everything up to the compaction summary, including
+  the messages the compaction kept.
+* Stateless here, recomputed at every call: DCP persists the marked ids, which only differs
+  when the newer duplicate leaves the context. DCP prunes nothing by size, so no token
+  estimate is needed; reports use the caller's counter.
+
+Not reproduced: ``protectedFilePatterns``, manual mode, turn protection (off by default), the
+``compress`` tool and nudges. The pi port (barisgit/pi-dynamic-context-pruning f329d5ea) runs
+the same rules with other details — failed outputs replaced by
+``[Error output removed - tool failed more than N turns ago]``, "logical" turns, ``write``/``edit``
+never deduplicated — which this module does not follow.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ContextMessage
+from ..jsjson import js_sort_key, js_stringify
 from ..session.models import AssistantMessage, ToolCall
-from .base import CallInfo, Plan, PruneResult, Strategy, with_text
+from .base import CallInfo, IdMemo, Plan, PruneResult, Strategy, with_text
 
 OUTPUT_MARKER = "[Output removed to save context - information superseded or no longer needed]"
 ERROR_INPUT_MARKER = "[input removed due to failed tool call]"
+QUESTION_MARKER = "[questions removed - see output for user's answers]"
 WRITE_MARKER = "[content removed to save context, this is not what was written to the file, but a placeholder]"
 
 
 class DcpSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    deduplication: bool = Field(True, description="Replace outputs of repeated identical calls (keep the newest).")
+    deduplication: bool = Field(True, description="Mark all but the newest of identical tool calls.")
     purge_errors: bool = Field(True, description="Remove the inputs of failed calls after N turns.")
     purge_error_turns: int = Field(4, ge=1, le=100, description="Age in LLM steps before a failed call's inputs go.")
     supersede_writes: bool = Field(False, description="Remove a write's content once the file is read again.")
-    protected_tools: tuple[str, ...] = Field((), description="Tools never deduplicated.")
+    protected_tools: tuple[str, ...] = Field((), description="Tools no rule marks (each rule's protectedTools).")
 
 
-def _normalize(v: Any) -> Any:
+def _sort_keys(v: Any) -> Any:
     if isinstance(v, dict):
-        return {k: _normalize(v[k]) for k in sorted(v) if v[k] is not None}
+        return {k: _sort_keys(v[k]) for k in sorted(v, key=js_sort_key)}
     if isinstance(v, list):
-        return [_normalize(x) for x in v]
+        return [_sort_keys(x) for x in v]
     return v
 
 
+_SIGNATURES = IdMemo()
+_EDITED = IdMemo()
+
+
 def signature(call: ToolCall) -> str:
-    return call.name + "|" + json.dumps(_normalize(call.arguments), ensure_ascii=False, separators=(",", ":"))
+    """DCP's ``createToolSignature``: null keys dropped at the top level, keys sorted throughout."""
+    return _SIGNATURES.get(call, None, lambda: _signature(call))
+
+
+def _signature(call: ToolCall) -> str:
+    a = call.arguments
+    if a is None:
+        return call.name
+    if isinstance(a, dict):
+        a = {k: v for k, v in a.items() if v is not None}
+    try:
+        sorted_args = _sort_keys(a)
+    except RecursionError:  # arguments nested thousands deep (pi accepts them)
+        from ..deep import deep_call
+
+        sorted_args = deep_call(_sort_keys, a)
+    return call.name + "::" + js_stringify(sorted_args)
+
+
+def _file_of(call: ToolCall) -> str | None:
+    a = call.arguments
+    if not isinstance(a, dict):
+        return None
+    p = a.get("path", a.get("filePath"))
+    return p if isinstance(p, str) and p else None
+
+
+def after_last_compaction(messages: Sequence[ContextMessage]) -> int:
+    """Position from which messages count for DCP: after the last compaction summary and after
+    the messages that compaction kept (their entries come before the compaction's)."""
+    last = max((i for i, cm in enumerate(messages) if cm.role == "compactionSummary"), default=None)
+    if last is None:
+        return 0
+    boundary = messages[last].entry_index
+    i = last + 1
+    if boundary is not None:
+        while i < len(messages) and messages[i].entry_index is not None and messages[i].entry_index < boundary:
+            i += 1
+    return i
 
 
 class Dcp(Strategy):
     name = "dcp"
     title = "Dynamic Context Pruning (deterministic rules)"
-    source = "Opencode-DCP/opencode-dynamic-context-pruning v3.0.4 lib/strategies/*; pi port barisgit f329d5ea"
-    description = "Deduplicate identical tool calls, strip inputs of old failed calls, optionally supersede writes."
+    source = "Opencode-DCP/opencode-dynamic-context-pruning v3.0.4 lib/strategies/*, lib/messages/prune.ts, fbd75bce"
+    description = ("Deduplicate identical tool calls (keep the newest), strip the inputs of failed calls after 4 "
+                   "LLM steps, optionally supersede a write by a later read.")
     Settings = DcpSettings
 
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
         s: DcpSettings = settings
         plan = Plan(messages, counter)
-        calls: list[tuple[int, int, ToolCall]] = []  # (message index, step, call)
+        start = after_last_compaction(messages)
+        calls: list[tuple[int, int, ToolCall]] = []  # (message position, turn, call)
         results: dict[str, int] = {}
-        step = 0
-        for i, cm in enumerate(messages):
-            m = cm.message
+        turn = 0
+        for i in range(start, len(messages)):
+            m = messages[i].message
             if isinstance(m, AssistantMessage):
-                for b in m.content:
-                    if isinstance(b, ToolCall):
-                        calls.append((i, step, b))
-                step += 1
-            elif cm.role == "toolResult":
+                turn += 1
+                calls.extend((i, turn, b) for b in m.content if isinstance(b, ToolCall))
+            elif messages[i].role == "toolResult":
                 results[m.toolCallId] = i  # type: ignore[union-attr]
-        current = step
+                plan.scanned += plan.tokens(i)
+        for i in range(start):
+            if messages[i].role == "toolResult":
+                plan.keep(i, "before the last compaction: DCP leaves it alone")
+        marked = self._mark(calls, results, messages, turn, s)
+        self._render(marked, calls, results, messages, plan, s)
+        return plan.finish()
+
+    def _mark(self, calls: list[tuple[int, int, ToolCall]], results: dict[str, int],
+              messages: Sequence[ContextMessage], current: int, s: DcpSettings) -> dict[str, tuple[str, str]]:
+        """Marked call ids → (rule, reason), in DCP's order: dedup, supersede writes, purge errors."""
+        marked: dict[str, tuple[str, str]] = {}
+        eligible = [(i, t, c) for i, t, c in calls if c.name not in s.protected_tools]
         if s.deduplication:
             newest: dict[str, str] = {}
-            for _, _, c in calls:
+            for _, _, c in eligible:
                 newest[signature(c)] = c.id
-            for _, _, c in calls:
-                if c.name in s.protected_tools or c.name in ("write", "edit"):
-                    continue
-                if newest[signature(c)] != c.id and c.id in results:
-                    r = results[c.id]
-                    plan.prune(r, with_text(messages[r], OUTPUT_MARKER), OUTPUT_MARKER,
-                               f"the same {c.name} call is made again later (deduplication keeps the newest)")
-        edits: dict[int, dict[str, Any]] = {}  # message index -> {call id: new arguments}
-        if s.purge_errors:
-            for i, st, c in calls:
-                r = results.get(c.id)
-                if r is None or not getattr(messages[r].message, "isError", False):
-                    continue
-                if current - st >= s.purge_error_turns and isinstance(c.arguments, dict):
-                    edits.setdefault(i, {})[c.id] = {k: ERROR_INPUT_MARKER if isinstance(v, str) else v
-                                                     for k, v in c.arguments.items()}
+            for _, _, c in eligible:
+                if newest[signature(c)] != c.id:
+                    marked.setdefault(c.id, ("dedup", f"the same {c.name} call with the same arguments is made again "
+                                                      "later (deduplication keeps the newest)"))
         if s.supersede_writes:
-            for i, _, c in calls:
-                if c.name != "write" or not isinstance(c.arguments, dict):
-                    continue
-                p = c.arguments.get("path")
-                if any(j > i and c2.name == "read" and isinstance(c2.arguments, dict) and c2.arguments.get("path") == p
-                       for j, _, c2 in calls):
-                    edits.setdefault(i, {})[c.id] = {**c.arguments, "content": WRITE_MARKER}
-        for i, new_args in edits.items():
+            last_read: dict[str, int] = {}
+            for k, (_, _, c) in enumerate(calls):
+                f = _file_of(c)
+                if c.name == "read" and f:
+                    last_read[f] = k
+            for k, (_, _, c) in enumerate(calls):
+                f = _file_of(c)
+                if c.name == "write" and f and last_read.get(f, -1) > k and c.name not in s.protected_tools:
+                    marked.setdefault(c.id, ("supersede", "write superseded by a later read of the same file"))
+        if s.purge_errors:
+            for _, t, c in eligible:
+                r = results.get(c.id)
+                if r is not None and getattr(messages[r].message, "isError", False) and current - t >= s.purge_error_turns:
+                    marked.setdefault(c.id, ("purge", f"failed at least {s.purge_error_turns} LLM steps ago "
+                                                      "(purge errors)"))
+        return marked
+
+    def _render(self, marked: dict[str, tuple[str, str]], calls: list[tuple[int, int, ToolCall]],
+                results: dict[str, int], messages: Sequence[ContextMessage], plan: Plan, s: DcpSettings) -> None:
+        new_args: dict[int, dict[str, tuple[Any, str, str]]] = {}  # assistant position -> id -> (args, marker, why)
+        for i, _, c in calls:
+            if c.id not in marked:
+                continue
+            rule, why = marked[c.id]
+            r = results.get(c.id)
+            if r is None:
+                continue  # no result (aborted): nothing to replace
+            args = c.arguments if isinstance(c.arguments, dict) else {}
+            if getattr(messages[r].message, "isError", False):
+                if any(isinstance(v, str) for v in args.values()):
+                    purged = {k: ERROR_INPUT_MARKER if isinstance(v, str) else v for k, v in args.items()}
+                    new_args.setdefault(i, {})[c.id] = (purged, ERROR_INPUT_MARKER, why)
+                plan.keep(r, "a failed call's error text is kept (its inputs go)")
+            elif c.name == "question":
+                if "questions" in args:
+                    new_args.setdefault(i, {})[c.id] = ({**args, "questions": QUESTION_MARKER}, QUESTION_MARKER, why)
+            elif c.name in ("edit", "write"):
+                if rule == "supersede" and "content" in args:
+                    new_args.setdefault(i, {})[c.id] = ({**args, "content": WRITE_MARKER}, WRITE_MARKER, why)
+                else:
+                    plan.keep(r, f"marked ({rule}), but DCP v3 leaves completed edit/write calls alone")
+            else:
+                plan.prune(r, with_text(messages[r], OUTPUT_MARKER), OUTPUT_MARKER, why)
+        for i, by_id in new_args.items():
             cm = messages[i]
             m = cm.message
             assert isinstance(m, AssistantMessage)
-            content = [b.model_copy(update={"arguments": new_args[b.id]}) if isinstance(b, ToolCall) and b.id in new_args
-                       else b for b in m.content]
-            marker = ERROR_INPUT_MARKER if any(ERROR_INPUT_MARKER in json.dumps(a) for a in new_args.values()) \
-                else WRITE_MARKER
-            plan.prune(i, ContextMessage(m.model_copy(update={"content": content}), cm.entry_index), marker,
-                       "inputs of a failed call older than the purge threshold" if marker == ERROR_INPUT_MARKER
-                       else "write superseded by a later read of the same file")
-        return plan.finish()
+            key = tuple(sorted((cid, v[1]) for cid, v in by_id.items()))
+            new = _EDITED.get(m, key, lambda m=m, by_id=by_id: m.model_copy(update={"content": [
+                b.model_copy(update={"arguments": by_id[b.id][0]}) if isinstance(b, ToolCall) and b.id in by_id else b
+                for b in m.content]}))
+            first = next(iter(by_id.values()))
+            plan.prune(i, ContextMessage(new, cm.entry_index), first[1],
+                       "tool inputs replaced: " + first[2])

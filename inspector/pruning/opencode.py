@@ -1,38 +1,56 @@
 """OpenCode's classic tool-output ``prune``.
 
-Source: sst/opencode ``packages/opencode/src/session/compaction.ts`` (``prune``; stored version
-fd78ec63) and ``message-v2.ts`` (how a pruned part is shown). Quirks reproduced:
+Source: sst/opencode (now anomalyco/opencode) ``packages/opencode/src/session/compaction.ts``
+(``prune``; stored version fd78ec63) and ``message-v2.ts`` (how a pruned part is shown).
+Quirks reproduced:
 
 * Runs after the agent's final answer to a prompt (in the background), never between the
   tool calls of one run: its effect shows from the **next** prompt's calls. In a replay it runs
-  when a call has ``new_prompt`` set, over the messages before that new prompt.
-* Walks newest → oldest. **Every** user message counts a turn — real prompts and synthetic
-  ones (in pi: ``custom`` messages, and ``bashExecution`` runs, which pi sends as user text);
-  messages of the last 2 user turns are skipped.
-* A compaction summary stops the walk; so does the first output already pruned by an earlier
-  pass (``break``, not ``continue`` — OpenCode issue #30807).
+  at a call with ``new_prompt`` set, over the messages before that new prompt.
+* Walks newest → oldest. **Every** user message counts a turn, synthetic ones included
+  (OpenCode's "Continue…" and compaction requests). In pi the model receives as user messages
+  real prompts, ``custom`` (extension) messages, ``!`` bash runs and branch summaries, so all
+  of them count here. Messages of the last 2 user turns are skipped.
+* A compaction summary stops the walk (checked after the turn guard, as in OpenCode); so does
+  the first output already pruned by an earlier pass (``break``, not ``continue`` — OpenCode
+  issue #30807), so a pass only looks at outputs newer than the previous pass's.
 * Only completed outputs count: error results are neither counted nor pruned. Tools in
   ``protected_tools`` (``skill``) are skipped and **not counted**.
 * The estimate is OpenCode's own, ``round(len(output) / 4)`` on the output text (JS
-  ``Math.round``, UTF-16 length); figures reported outside use the caller's counter.
+  ``Math.round``, UTF-16 length; images not counted); the thresholds compare that. Every
+  figure reported outside (decisions, stats) uses the caller's counter.
 * ``total > PRUNE_PROTECT`` after adding an output marks it: the output that **crosses** the
   40,000 budget is itself pruned. Nothing happens unless ``pruned > PRUNE_MINIMUM`` (strict).
-* Pruning persists (the part's ``time.compacted``): pruned outputs stay pruned at every later
-  call. The model sees ``[Old tool result content cleared]``; the call and its arguments stay.
+* Pruning persists (the part's ``time.compacted``, kept here in ``state`` by entry index, so it
+  survives a pi compaction that keeps the entry): pruned outputs stay pruned at every later call.
+  The model sees ``[Old tool result content cleared]``; the call and its arguments stay.
+
+Not reproduced: whether prune is on at all. Classic OpenCode runs it unless
+``compaction.prune`` is ``false``; newer releases only when it is ``true`` (issue #24108).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ContextMessage
-from .base import CallInfo, Plan, PruneResult, Strategy, js_round, result_text, text_len, with_text
+from .base import (
+    CallInfo,
+    Plan,
+    PruneResult,
+    Strategy,
+    is_sent_as_user,
+    js_round,
+    result_text,
+    text_len,
+    with_text,
+)
 
 MARKER = "[Old tool result content cleared]"
-_TURN_ROLES = ("user", "custom", "bashExecution")
 
 
 class OpenCodeSettings(BaseModel):
@@ -44,6 +62,23 @@ class OpenCodeSettings(BaseModel):
                                description="PRUNE_MINIMUM: prune only if more than this many tokens would go (strict >).")
     protected_turns: int = Field(2, ge=0, le=50, description="Recent user turns never touched (hard-coded 2 in OpenCode).")
     protected_tools: tuple[str, ...] = Field(("skill",), description="Tools never pruned and not counted.")
+
+
+def estimate(cm: ContextMessage) -> int:
+    """OpenCode's ``Token.estimate(output)``: ``Math.round(output.length / 4)``."""
+    return js_round(text_len(result_text(cm.message)) / 4)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _Pass:
+    marked: frozenset[int]
+    """Entry indexes this pass clears (empty when the minimum is not exceeded)."""
+    reasons: dict[int, str]
+    """Why each tool output the pass looked at (or skipped) stays or goes, by position."""
+    scanned: list[int]
+    protected: list[int]
+    estimate: int
+    skipped: str
 
 
 class OpenCodePrune(Strategy):
@@ -60,52 +95,77 @@ class OpenCodePrune(Strategy):
         compacted: frozenset[int] = state if isinstance(state, frozenset) else frozenset()
         events: list[dict[str, Any]] = []
         plan = Plan(messages, counter)
+        reasons: dict[int, str] = {}
         if call.new_prompt:
             last_user = max((i for i, cm in enumerate(messages) if cm.role == "user"), default=0)
-            newly, scanned, protected, pruned, reason = self.pass_(messages[:last_user], s, compacted)
-            plan.scanned, plan.protected = scanned, protected
-            if newly:
-                compacted = compacted | newly
-                events.append({"type": "prune_pass", "strategy": self.name, "items": len(newly),
-                               "estimate": pruned})
-            elif reason:
-                events.append({"type": "prune_skipped", "strategy": self.name, "reason": reason})
+            p = self.pass_(messages[:last_user], s, compacted)
+            plan.scanned = sum(plan.tokens(i) for i in p.scanned)
+            plan.protected = sum(plan.tokens(i) for i in p.protected)
+            reasons = p.reasons
+            if p.marked:
+                compacted = compacted | p.marked
+                events.append({"type": "prune_pass", "strategy": self.name, "items": len(p.marked),
+                               "estimate": p.estimate})
+            elif p.skipped:
+                events.append({"type": "prune_skipped", "strategy": self.name, "reason": p.skipped})
         for i, cm in enumerate(messages):
-            if cm.role == "toolResult" and cm.entry_index in compacted:
-                plan.prune(i, with_text(cm, MARKER), MARKER,
-                           "cleared by an earlier OpenCode prune pass (pruning persists)")
+            if cm.role != "toolResult":
+                continue
+            if cm.entry_index in compacted:
+                why = reasons.get(i) or "cleared by an earlier OpenCode prune pass (pruning persists)"
+                plan.prune(i, with_text(cm, MARKER), MARKER, why)
+            else:
+                plan.keep(i, reasons.get(i) or "not cleared by any prune pass so far (prune runs after a "
+                                                "prompt's final answer)")
         return plan.finish(state=compacted, events=events)
 
-    def pass_(self, messages: Sequence[ContextMessage], s: OpenCodeSettings,
-              compacted: frozenset[int]) -> tuple[frozenset[int], int, int, int, str]:
-        """One ``prune`` pass: (entry indexes to mark, scanned, protected, pruned estimate, skip reason)."""
+    def pass_(self, messages: Sequence[ContextMessage], s: OpenCodeSettings, compacted: frozenset[int]) -> _Pass:
+        """One ``prune`` pass over the messages before the new prompt."""
         turns = total = pruned = 0
         to_prune: list[int] = []
-        protected = 0
-        for cm in reversed(messages):
+        reasons: dict[int, str] = {}
+        scanned: list[int] = []
+        protected: list[int] = []
+        for i in range(len(messages) - 1, -1, -1):
+            cm = messages[i]
             m = cm.message
-            if cm.role in _TURN_ROLES:
+            if is_sent_as_user(cm) and cm.role != "compactionSummary":
                 turns += 1
             if turns < s.protected_turns:
+                if cm.role == "toolResult":
+                    reasons[i] = f"in the last {s.protected_turns} user turns (never inspected)"
                 continue
             if cm.role == "compactionSummary":
                 break
-            if cm.role != "toolResult" or getattr(m, "isError", False):
+            if cm.role != "toolResult":
+                continue
+            if getattr(m, "isError", False):
+                reasons[i] = "error results are neither counted nor pruned (only completed outputs are)"
                 continue
             if m.toolName in s.protected_tools:  # type: ignore[union-attr]
+                reasons[i] = f"tool {m.toolName!r} is protected (PRUNE_PROTECTED_TOOLS) and not counted"  # type: ignore[union-attr]
                 continue
             if cm.entry_index in compacted:
-                break
-            est = js_round(text_len(result_text(m)) / 4)  # type: ignore[arg-type]
+                break  # an earlier pass got this far: everything older is taken as pruned
+            est = estimate(cm)
             total += est
+            scanned.append(i)
             if total > s.prune_protect:
                 pruned += est
-                if cm.entry_index is not None:
-                    to_prune.append(cm.entry_index)
+                to_prune.append(i)
             else:
-                protected += est
+                protected.append(i)
+                reasons[i] = f"within the newest {s.prune_protect:,} tool-output tokens (PRUNE_PROTECT)"
         if pruned > s.prune_minimum:
-            return frozenset(to_prune), total, protected, pruned, ""
-        reason = (f"only {pruned:,} tokens prunable, not more than PRUNE_MINIMUM {s.prune_minimum:,}" if total
-                  else "")
-        return frozenset(), total, protected, pruned, reason
+            why = (f"past the newest {s.prune_protect:,} tool-output tokens (PRUNE_PROTECT); the pass found "
+                   f"{pruned:,} > PRUNE_MINIMUM {s.prune_minimum:,}")
+            for i in to_prune:
+                reasons[i] = why
+            marked = frozenset(messages[i].entry_index for i in to_prune if messages[i].entry_index is not None)
+            return _Pass(marked, reasons, scanned, protected, pruned, "")  # type: ignore[arg-type]
+        for i in to_prune:
+            reasons[i] = (f"past PRUNE_PROTECT, but the pass found only {pruned:,} tokens to clear, not more "
+                          f"than PRUNE_MINIMUM {s.prune_minimum:,}")
+        skipped = (f"only {pruned:,} tokens prunable, not more than PRUNE_MINIMUM {s.prune_minimum:,}"
+                   if total else "")
+        return _Pass(frozenset(), reasons, scanned, protected, pruned, skipped)

@@ -16,11 +16,18 @@ Source: FammasMaz/pi-context-pruning ``extensions/context-pruning/pruner.ts`` an
   sets the minimum to 0 for one call.
 * ``isError`` results are protected **at apply time only**: they still used budget and counted
   toward the minimum.
-* Estimate: pi's ``estimateTokens`` (images 1200 tokens). Marker
-  ``[output pruned — ~N tokens | TOOL | key="value"]`` (em dash; N with thousands separators;
-  ``key`` from the first of ``path``/``command``/``pattern``/``query`` found as a string in the
-  call's arguments — looked up in the nearest preceding assistant message only; values over 80
-  characters cut to 77 + ``...``; the printed key is the first argument key holding that value).
+* Estimate: pi's ``estimateTokens`` (text chars / 4 rounded up, images 1,200 tokens); the
+  thresholds compare that, decisions and stats report the caller's counter.
+* Marker ``[output pruned — ~N tokens | TOOL | key="value"]``: an em dash; N with en-US
+  thousands separators (``toLocaleString``); ``value`` is ``args.path ?? args.command ??
+  args.pattern ?? args.query`` — the first of those that is not null/undefined, and the detail
+  is left out when that one is not a string (even if a later key holds a string); over 80
+  UTF-16 units it is cut to 77 + ``...``; the printed key is the first argument key whose value
+  is that same string. Arguments are looked up in the nearest preceding assistant message only.
+  (The README's example has no `` | `` before ``key``; the code puts one.)
+* ``PRUNABLE_TOOLS`` is the code's list at a9a247fe, which adds ``apply_patch`` to the README's.
+* Not reproduced: the ``enabled`` switch (choose ``none`` instead) and the cumulative
+  ``/prune-stats`` counters.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ContextMessage
+from ..jsjson import js_keys, utf16_len, utf16_slice
 from ..session.models import AssistantMessage, ToolCall
 from ..tokens import estimate_tokens
 from .base import CallInfo, Plan, PruneResult, Strategy, with_text
@@ -53,12 +61,14 @@ class PiContextPruningSettings(BaseModel):
 
 
 def marker_for(tokens: int, tool: str, args: Any) -> str:
+    """The extension's ``pruneMarker(toolName, tokens, args)``."""
     detail = ""
     if isinstance(args, dict):
-        value = next((args[k] for k in _DETAIL_KEYS if isinstance(args.get(k), str)), None)
-        if value is not None:
-            key = next(k for k, v in args.items() if v == value)
-            shown = value if len(value) <= 80 else value[:77] + "..."
+        # `args.path ?? args.command ?? args.pattern ?? args.query`, then `typeof key === "string"`
+        value = next((args[k] for k in _DETAIL_KEYS if args.get(k) is not None), None)
+        if isinstance(value, str):
+            key = next((k for k in js_keys(args) if isinstance(args[k], str) and args[k] == value), "arg")
+            shown = value if utf16_len(value) <= 80 else utf16_slice(value, 77) + "..."
             detail = f' | {key}="{shown}"'
     return f"[output pruned \u2014 ~{tokens:,} tokens | {tool}{detail}]"
 
@@ -98,19 +108,20 @@ class PiContextPruning(Strategy):
             if cm.role != "toolResult":
                 continue
             m = cm.message
-            tokens = estimate_tokens(m)
-            plan.scanned += tokens
+            tokens = estimate_tokens(m)  # the extension's own figure; reports use the caller's counter
+            plan.scanned += plan.tokens(i)
             if user_turns < s.protected_turns:
-                plan.protected += tokens
+                plan.protected += plan.tokens(i)
                 plan.keep(i, f"in the last {s.protected_turns} user turns (PROTECTED_TURNS)")
                 continue
             tool = m.toolName  # type: ignore[union-attr]
             if tool in s.protected_tools or (s.prunable_tools and tool not in s.prunable_tools):
-                plan.keep(i, f"tool {tool!r} is not prunable (PROTECTED_TOOLS / PRUNABLE_TOOLS)")
+                plan.protected += plan.tokens(i)
+                plan.keep(i, f"tool {tool!r} is not prunable (PROTECTED_TOOLS / PRUNABLE_TOOLS); not counted")
                 continue
             if protected_tokens < s.prune_protect:
                 protected_tokens += tokens
-                plan.protected += tokens
+                plan.protected += plan.tokens(i)
                 plan.keep(i, f"within the newest {s.prune_protect:,} older tool-output tokens (PRUNE_PROTECT)")
                 continue
             candidates.append((i, tokens))
@@ -119,7 +130,8 @@ class PiContextPruning(Strategy):
         events: list[dict[str, Any]] = []
         if not candidates or prunable_tokens < minimum:
             for i, _ in candidates:
-                plan.keep(i, f"candidate, but only {prunable_tokens:,} tokens prunable < PRUNE_MINIMUM {minimum:,}")
+                plan.keep(i, f"past PRUNE_PROTECT, but only {prunable_tokens:,} tokens prunable < PRUNE_MINIMUM "
+                             f"{minimum:,}")
             if candidates:
                 events.append({"type": "prune_skipped", "strategy": self.name,
                                "reason": f"{prunable_tokens:,} prunable < PRUNE_MINIMUM {minimum:,}"})
@@ -132,6 +144,6 @@ class PiContextPruning(Strategy):
                 continue
             marker = marker_for(tokens, m.toolName, _args_for(messages, i, m.toolCallId))  # type: ignore[union-attr]
             plan.prune(i, with_text(cm, marker), marker,
-                       f"older than the protected {s.prune_protect:,} tokens; {prunable_tokens:,} ≥ "
-                       f"PRUNE_MINIMUM {minimum:,}" + (" (forced by /prune)" if call.force else ""))
+                       f"past the protected {s.prune_protect:,} tokens (PRUNE_PROTECT); {prunable_tokens:,} ≥ "
+                       f"PRUNE_MINIMUM {minimum:,}" + (" (forced by /prune: minimum 0)" if call.force else ""))
         return plan.finish(events=events)
