@@ -1,8 +1,11 @@
 """A disk cache of summaries, so a replay or sweep never pays for the same summary twice.
 
-Keyed by provider, model, base URL, prompt and budget (the prompt embeds the whole input).
-Lives under the user's cache directory (``platformdirs``), or ``$INSPECTOR_CACHE_DIR``. API keys
-are never part of a key or a value, and cached text passes through secret redaction.
+Keyed by a SHA-256 of provider, model, base URL, output budget and the exact prompt (which embeds
+the whole input, the style and the custom instructions), so a replay or a sweep never pays twice
+for the same summary; ``--no-cache`` (``use_cache=False``) neither reads nor writes. Lives under
+the user's cache directory (``platformdirs``: e.g. ``~/.cache/context-inspector/summaries``), or
+``$INSPECTOR_CACHE_DIR``. API keys are never part of a key or a value, and cached text passes
+through secret redaction (``redact.py``). One JSON file per summary, written atomically.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +29,11 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("context-inspector")) / "summaries"
 
 
+CACHE_VERSION = "summaries-v2"
+
+
 def cache_key(*parts: Any) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(CACHE_VERSION.encode() + b"\x00")
     for p in parts:
         h.update(str(p).encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
@@ -46,7 +53,7 @@ def put(key: str, value: dict[str, Any]) -> None:
     try:
         d.mkdir(parents=True, exist_ok=True)
         safe = {k: redact_text(v) if isinstance(v, str) else v for k, v in value.items()}
-        tmp = d / f"{key}.tmp"
+        tmp = d / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"
         tmp.write_text(json.dumps(safe, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, d / f"{key}.json")
     except OSError:

@@ -1,4 +1,9 @@
-"""``inspector summarize``: the summary pi's compaction would get at the leaf, by any summarizer."""
+"""``inspector summarize``: the summary pi's compaction would store at a leaf, by any summarizer.
+
+Prepares the compaction as pi would (``prepare_compaction``), then composes the summary as pi's
+``compact()`` does (``summarize_compaction``). ``--show-prompt`` prints every prompt exactly as an
+LLM summarizer sends it; ``--slices compare`` prints the research note's comparison table.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,22 @@ from typing import Any
 
 from ..cli import load_or_exit, print_json
 from ..compaction import CompactionSettings, prepare_compaction
-from . import get_summarizer, summarize_compaction
+from . import LABEL, compaction_prompts, get_summarizer, summarize_compaction
 from .base import SummaryRequest
-from .prompts import STYLES, build_prompt
-from .slices import STRATEGIES, SliceSettings, compare, run
+from .prompts import STYLES
+from .slices import STRATEGIES, SliceSettings, compare, format_table
+
+
+def _summarizer(args: argparse.Namespace) -> Any:
+    if args.summarizer == "offline":
+        return get_summarizer("offline")
+    summ = get_summarizer(args.summarizer, model=args.model or "", base_url=args.base_url,
+                          api_key_env=args.api_key_env, timeout=args.timeout, max_retries=args.max_retries,
+                          use_cache=not args.no_cache)
+    missing = summ.missing_extra()
+    if missing:
+        raise SystemExit(f"inspector: {missing}")
+    return summ
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
@@ -23,60 +40,77 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         raise SystemExit("inspector: the session has no entries")
     path = session.path(leaf)
     settings = CompactionSettings(keepRecentTokens=args.keep_recent_tokens, reserveTokens=args.reserve)
-    prep = prepare_compaction(session.entries_at(path), settings, path_indexes=path)
+    prep = prepare_compaction(session.entries_at(path), settings, path_indexes=path, pi_version=args.pi_version)
     if prep is None:
-        raise SystemExit("inspector: pi would not compact here (the branch ends in a compaction)")
-    opts: dict[str, Any] = {}
-    if args.summarizer != "offline":
-        opts = {"model": args.model or "", "base_url": args.base_url, "use_cache": not args.no_cache,
-                "timeout": args.timeout}
-    try:
-        summ = get_summarizer(args.summarizer, **opts)
-    except ValueError as e:
-        raise SystemExit(f"inspector: {e}") from None
-    budget = int(0.8 * settings.reserveTokens)
-    if args.compare_slices:
-        rows = compare(prep.messagesToSummarize, summ, budget, SliceSettings(), args.style)
+        raise SystemExit("inspector: pi would not compact here (the branch is empty or ends in a compaction)")
+    summ = _summarizer(args)
+    ss = SliceSettings(args.slice_tokens, args.overlap_tokens, args.compression_ratio, args.recent_boost)
+    if args.slices == "compare":
+        req = SummaryRequest(prep.messagesToSummarize, prep.previousSummary, args.instructions,
+                             int(0.8 * settings.reserveTokens), "history", args.style)
+        rows = compare(req, summ, ss)
         if args.json:
-            print_json({"table": rows}, indent=2)
-        else:
-            print(f"{'strategy':<24} {'input tokens':>12} {'output tokens':>13} {'calls':>6} {'time ms':>8}")
-            for r in rows:
-                print(f"{r['strategy']:<24} {r['inputTokens']:>12,} {r['outputTokens']:>13,} {r['calls']:>6} {r['timeMs']:>8,}")
+            print_json({"summarizer": summ.label, "sliceSettings": ss.__dict__, "table": rows}, indent=2)
+            return 0
+        print(f"History summary of {len(req.messages):,} messages by each slice strategy ({summ.label}; "
+              f"slices of {ss.slice_tokens:,} tokens, overlap {ss.overlap_tokens:,}, ratio {ss.compression_ratio}, "
+              f"recent boost {ss.recent_boost}):\n")
+        print(format_table(rows))
+        if summ.label == LABEL:
+            print("\nOffline extractive: no API is called; tokens are pi estimates of the prompts an LLM would "
+                  "read and of the texts written, calls are the calls an LLM summarizer would make.")
+        for r in rows:
+            if r["error"]:
+                print(f"\n{r['strategy']}: {r['error']}")
         return 0
-    if args.slices and args.slices != "single-shot":
-        res = run(args.slices, prep.messagesToSummarize, summ, budget, SliceSettings(), args.style)
-    else:
-        res = summarize_compaction(prep, summ, style=args.style, custom_instructions=args.instructions)
-    prompt = build_prompt(SummaryRequest(prep.messagesToSummarize, prep.previousSummary, args.instructions, budget,
-                                         "history", args.style))
+    res = summarize_compaction(prep, summ, style=args.style, custom_instructions=args.instructions,
+                               slices=args.slices or "single-shot", slice_settings=ss)
+    sent = bool(res.prompt)
+    prompt = res.prompt or compaction_prompts(prep, style=args.style, custom_instructions=args.instructions)
+    if not sent and args.slices and args.slices != "single-shot":
+        prompt = f"(single-shot prompts shown; {args.slices} sends one prompt per slice)\n\n" + prompt
     if args.json:
-        print_json({"summarizer": res.summarizer, "text": res.text, "error": res.error, "fellBack": res.fell_back,
-                    "usage": res.usage.__dict__, "firstKeptEntryId": prep.firstKeptEntryId,
-                    "prompt": {"system": prompt[0], "user": prompt[1]} if args.show_prompt else None}, indent=2)
+        print_json({"summarizer": res.summarizer, "style": args.style, "slices": args.slices or "single-shot",
+                    "text": res.text, "error": res.error, "fellBack": res.fell_back, "usage": res.usage.__dict__,
+                    "firstKeptEntryId": prep.firstKeptEntryId, "isSplitTurn": prep.isSplitTurn,
+                    "prompt": prompt if args.show_prompt else None, "promptSent": sent}, indent=2)
         return 0
     if args.show_prompt:
-        print("=== prompt (system) ===\n" + prompt[0] + "\n=== prompt (user) ===\n" + prompt[1] + "\n=== summary ===")
-    print(f"[{res.summarizer}]" + (f"  ERROR: {res.error}" if res.error else ""))
+        print("(the offline extractive summarizer sends nothing; below is exactly what an LLM summarizer would "
+              "be sent)\n" if not sent else "", end="")
+        print(prompt + "\n\n===== summary =====")
+    u = res.usage
+    print(f"[{res.summarizer}] {u.calls} call(s), {u.input_tokens:,} in / {u.output_tokens:,} out tokens, "
+          f"{u.seconds:.2f} s" + (f", ${u.cost_usd:.4f}" if u.cost_usd else ""))
+    if res.error:
+        print(f"ERROR: {res.error} (the offline extractive summary stands in)")
     print(res.text)
     return 0
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("summarize", help="the summary a compaction at the leaf would get")
+    p = sub.add_parser("summarize", help="the summary a compaction at the leaf would get (offline or by an LLM)")
     p.add_argument("session")
-    p.add_argument("--leaf")
+    p.add_argument("--leaf", help="entry id or @INDEX (default: pi's leaf)")
     p.add_argument("--keep-recent-tokens", type=int, default=20000)
-    p.add_argument("--reserve", type=int, default=16384)
+    p.add_argument("--reserve", type=int, default=16384, help="reserveTokens (budgets: 0.8× history, 0.5× turn prefix)")
+    p.add_argument("--pi-version", choices=["0.73", "0.58"], default="0.73")
     p.add_argument("--summarizer", default="offline", choices=["offline", "openai", "anthropic"])
     p.add_argument("--model", help="model name for an LLM summarizer")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint (OpenRouter, Ollama, vLLM, LM Studio, llama.cpp)")
-    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint: OpenRouter, Ollama, vLLM, LM Studio, llama.cpp")
+    p.add_argument("--api-key-env", help="environment variable holding the key (default OPENAI_API_KEY, "
+                                         "OPENROUTER_API_KEY for openrouter.ai, ANTHROPIC_API_KEY)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
+    p.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts, with backoff")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
     p.add_argument("--style", default="pi", choices=list(STYLES))
     p.add_argument("--instructions", help="custom instructions added to the prompt")
-    p.add_argument("--slices", choices=list(STRATEGIES), help="slice strategy (default single-shot)")
-    p.add_argument("--compare-slices", action="store_true", help="print the research note's table for every strategy")
-    p.add_argument("--show-prompt", action="store_true", help="print the exact prompt sent")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the summary cache")
+    p.add_argument("--slices", choices=[*STRATEGIES, "compare"],
+                   help="slice strategy for the history summary (default single-shot); 'compare' prints the table")
+    p.add_argument("--slice-tokens", type=int, default=20000)
+    p.add_argument("--overlap-tokens", type=int, default=2000)
+    p.add_argument("--compression-ratio", type=float, default=0.1)
+    p.add_argument("--recent-boost", type=float, default=2.0)
+    p.add_argument("--show-prompt", action="store_true", help="print the exact prompt(s) sent")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_summarize)

@@ -1,122 +1,236 @@
-"""LLM summarizers through the providers' official SDKs (optional extra: ``pip install .[llm]``).
+"""LLM summarizers through the providers' official SDKs (optional extra: ``pip install '.[llm]'``).
 
-* ``openai`` — any OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, Ollama,
-  vLLM, LM Studio, llama.cpp server): ``base_url`` is configurable.
+* ``openai`` — any OpenAI-compatible chat-completions endpoint: OpenAI, OpenRouter, Ollama, vLLM,
+  LM Studio, llama.cpp server (``base_url``). A loopback endpoint may run without a key.
 * ``anthropic`` — the Messages API.
 
-Keys come only from environment variables (``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``, or the
-variable named by ``api_key_env``); they are never stored, cached, exported or logged. The SDKs
-retry 429 and 5xx answers with exponential backoff (``max_retries``) and honour ``timeout``; a
-``cancel`` event stops before the next call. A failed call becomes an error on the result and the
-offline summary is returned in its place, marked ``fell_back``.
+One request per summary, as pi's ``completeSimple`` makes it: our system prompt, one user message
+(``prompts.build_prompt``), the output budget as the token limit; the answer's text blocks are
+joined with newlines (pi's join). Keys come only from environment variables (``OPENAI_API_KEY``,
+``OPENROUTER_API_KEY`` for openrouter.ai, ``ANTHROPIC_API_KEY``, or ``api_key_env``); they live in
+memory only and are scrubbed from error text, so they never reach a cache, an export or a log.
+The SDKs retry 429 and 5xx answers with exponential backoff (``max_retries``, honouring
+Retry-After) and apply ``timeout`` per attempt; setting the ``cancel`` event abandons the call.
+Any failure becomes a clear ``error`` on the result, and the offline extractive summary stands in,
+marked ``fell_back``. Answers are cached on disk (``cache.py``) unless ``use_cache`` is off.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlparse
 
+from ..pricing import table_price
+from ..redact import redact_text
 from . import cache
 from .base import SummaryRequest, SummaryResult, SummaryUsage
+from .offline import LABEL as OFFLINE_LABEL
 from .offline import OfflineSummarizer
-from .prompts import build_prompt, extract_summary
+from .prompts import build_prompt, extract_summary, render_prompt
+
+# USD per 1M output tokens (list prices), matched by substring like pricing.PRICE_TABLE.
+OUTPUT_PRICE_TABLE: tuple[tuple[str, float], ...] = (
+    ("opus-4-5", 25.0), ("opus-4-1", 75.0), ("opus", 75.0), ("sonnet", 15.0), ("haiku-4", 5.0), ("haiku", 4.0),
+    ("gpt-5-mini", 2.0), ("gpt-5", 10.0), ("gpt-4.1", 8.0), ("gpt-4o-mini", 0.6), ("gpt-4o", 10.0), ("o3", 8.0),
+    ("gemini-2.5-pro", 10.0), ("gemini", 2.5),
+)
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 
 
 class MissingExtra(RuntimeError):
-    pass
+    """The provider's SDK is not installed."""
+
+
+class Cancelled(RuntimeError):
+    """The caller set the cancel event."""
+
+
+def _output_price(model: str) -> float | None:
+    name = model.lower()
+    return next((p / 1_000_000 for k, p in OUTPUT_PRICE_TABLE if k in name), None)
 
 
 class _LlmSummarizer:
     provider = ""
+    package = ""
     default_key_env = ""
+    default_model = ""
 
     def __init__(self, model: str = "", base_url: str | None = None, api_key_env: str | None = None,
                  timeout: float = 120.0, max_retries: int = 3, use_cache: bool = True,
-                 cancel: threading.Event | None = None) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.api_key_env = api_key_env or self.default_key_env
+                 cancel: threading.Event | None = None, input_price: float | None = None,
+                 output_price: float | None = None) -> None:
+        """``input_price`` / ``output_price`` in USD per 1M tokens (default: list prices by model name)."""
+        self.model = model or self.default_model
+        self.base_url = base_url or None
+        self.api_key_env = api_key_env or self._default_key_env()
         self.timeout = timeout
         self.max_retries = max_retries
         self.use_cache = use_cache
         self.cancel = cancel
+        self.prices = (input_price / 1e6 if input_price is not None else table_price(self.model),
+                       output_price / 1e6 if output_price is not None else _output_price(self.model))
         self.name = self.provider
-        self.label = f"{self.provider}:{model}"
+        self.label = f"{self.provider}:{self.model}"
+        self._client_obj: Any = None
+        self._lock = threading.Lock()
+
+    def _default_key_env(self) -> str:
+        return self.default_key_env
+
+    def _local(self) -> bool:
+        return bool(self.base_url) and (urlparse(self.base_url).hostname or "") in _LOOPBACK
+
+    def missing_extra(self) -> str | None:
+        """A message if the provider's SDK is not installed, else None."""
+        if importlib.util.find_spec(self.package) is None:
+            return f"the {self.provider} summarizer needs the llm extra: pip install 'context-inspector[llm]'"
+        return None
 
     def _key(self) -> str:
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise RuntimeError(f"set the {self.api_key_env} environment variable to use the {self.provider} summarizer")
+        key = os.environ.get(self.api_key_env, "")
+        if not key and not self._local():
+            raise RuntimeError(f"set the {self.api_key_env} environment variable to use the {self.provider} "
+                               "summarizer (keys are read from the environment only)")
         return key
 
-    def _call(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
+    def _client(self) -> Any:
+        with self._lock:
+            if self._client_obj is None:
+                msg = self.missing_extra()
+                if msg:
+                    raise MissingExtra(msg)
+                self._client_obj = self._make_client(self._key())
+            return self._client_obj
+
+    def _make_client(self, key: str) -> Any:
         raise NotImplementedError
+
+    def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
+        raise NotImplementedError
+
+    def _run(self, fn: Callable[[], tuple[str, int, int]]) -> tuple[str, int, int]:
+        """``fn()``, abandoned (not awaited) as soon as the cancel event is set."""
+        if self.cancel is None:
+            return fn()
+        if self.cancel.is_set():
+            raise Cancelled("cancelled before the call")
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as e:  # noqa: BLE001  (re-raised in the caller's thread)
+                box["error"] = e
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name=f"{self.provider}-summary", daemon=True).start()
+        while not done.wait(0.05):
+            if self.cancel.is_set():
+                raise Cancelled("cancelled during the call")
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _cost(self, tin: int, tout: int) -> float | None:
+        pin, pout = self.prices
+        return None if pin is None or pout is None else tin * pin + tout * pout
 
     def summarize(self, req: SummaryRequest) -> SummaryResult:
         system, user = build_prompt(req)
-        prompt = f"[system]\n{system}\n\n[user]\n{user}"
-        key = cache.cache_key(self.provider, self.model, self.base_url, req.style, req.max_tokens, prompt)
+        prompt = render_prompt(req)
+        key = cache.cache_key(self.provider, self.model, self.base_url, req.max_tokens, prompt)
         if self.use_cache:
             hit = cache.get(key)
-            if hit is not None:
-                return SummaryResult(hit["text"], SummaryUsage(hit.get("input_tokens", 0), hit.get("output_tokens", 0),
-                                                               0, 0.0, 0.0), self.label + " (cached)", prompt)
+            if hit is not None and isinstance(hit.get("text"), str):
+                return SummaryResult(hit["text"], SummaryUsage(int(hit.get("input_tokens", 0)),
+                                                               int(hit.get("output_tokens", 0)), 0, 0.0, 0.0),
+                                     f"{self.label} (cached)", prompt)
         t0 = time.perf_counter()
         try:
-            if self.cancel is not None and self.cancel.is_set():
-                raise RuntimeError("cancelled")
-            text, tin, tout = self._call(system, user, req.max_tokens)
-            text = extract_summary(req.style, text)
-        except Exception as e:  # any provider failure: say so, fall back to the offline summary
+            raw, tin, tout = self._run(lambda: self._request(system, user, req.max_tokens))
+            text = extract_summary(req.style, raw)
+            if not text:
+                raise ValueError("the answer had no text")
+        except Exception as e:  # any failure: say so, and stand in with the offline summary
             off = OfflineSummarizer().summarize(req)
             return SummaryResult(off.text, SummaryUsage(0, 0, 1, time.perf_counter() - t0, None),
-                                 f"{self.label} failed → offline extractive", prompt,
-                                 error=f"{self.provider} summarizer failed: {_describe(e)}", fell_back=True)
-        usage = SummaryUsage(tin, tout, 1, time.perf_counter() - t0, None)
+                                 f"{self.label} failed → {OFFLINE_LABEL}", prompt,
+                                 error=f"{self.provider} summarizer failed: {self._describe(e)}", fell_back=True)
+        usage = SummaryUsage(tin, tout, 1, time.perf_counter() - t0, self._cost(tin, tout))
         if self.use_cache:
-            cache.put(key, {"text": text, "input_tokens": tin, "output_tokens": tout})
+            cache.put(key, {"text": text, "input_tokens": tin, "output_tokens": tout, "model": self.model})
         return SummaryResult(text, usage, self.label, prompt)
 
-
-def _describe(e: Exception) -> str:
-    status = getattr(e, "status_code", None)
-    name = type(e).__name__
-    msg = str(e).splitlines()[0][:200] if str(e) else name
-    return f"{name} (HTTP {status}): {msg}" if status else f"{name}: {msg}"
+    def _describe(self, e: Exception) -> str:
+        status = getattr(e, "status_code", None)
+        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+        msg = f"{type(e).__name__} (HTTP {status})" if status else type(e).__name__
+        msg += f": {first}" if first else ""
+        key = os.environ.get(self.api_key_env, "")
+        if len(key) >= 4:
+            msg = msg.replace(key, "[REDACTED]")
+        return redact_text(msg)
 
 
 class OpenAISummarizer(_LlmSummarizer):
     provider = "openai"
+    package = "openai"
     default_key_env = "OPENAI_API_KEY"
+    default_model = "gpt-4o-mini"
 
-    def _call(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
-        try:
-            import openai
-        except ImportError as e:
-            raise MissingExtra("the openai summarizer needs the llm extra: pip install '.[llm]'") from e
-        client = openai.OpenAI(api_key=self._key(), base_url=self.base_url, timeout=self.timeout,
-                               max_retries=self.max_retries)
-        r = client.chat.completions.create(
-            model=self.model or "gpt-4o-mini", max_tokens=max_tokens,
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}])
+    def _default_key_env(self) -> str:
+        if self.base_url and "openrouter.ai" in self.base_url:
+            return "OPENROUTER_API_KEY"
+        return self.default_key_env
+
+    def _official(self) -> bool:
+        return self.base_url is None or (urlparse(self.base_url).hostname or "").endswith("api.openai.com")
+
+    def _make_client(self, key: str) -> Any:
+        import openai
+
+        return openai.OpenAI(api_key=key or "no-key", base_url=self.base_url, timeout=self.timeout,
+                             max_retries=self.max_retries)
+
+    def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
+        # OpenAI's own API wants max_completion_tokens (newer models refuse max_tokens); compatible
+        # servers (Ollama, vLLM, LM Studio, llama.cpp) widely read max_tokens.
+        limit = {"max_completion_tokens" if self._official() else "max_tokens": max_tokens}
+        r = self._client().chat.completions.create(
+            model=self.model, messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            **limit)
+        if not r.choices:
+            raise ValueError("the answer had no choices")
         text = r.choices[0].message.content or ""
         u = r.usage
-        return text, getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0
+        return text, int(getattr(u, "prompt_tokens", 0) or 0), int(getattr(u, "completion_tokens", 0) or 0)
 
 
 class AnthropicSummarizer(_LlmSummarizer):
     provider = "anthropic"
+    package = "anthropic"
     default_key_env = "ANTHROPIC_API_KEY"
+    default_model = "claude-sonnet-4-5"
 
-    def _call(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
-        try:
-            import anthropic
-        except ImportError as e:
-            raise MissingExtra("the anthropic summarizer needs the llm extra: pip install '.[llm]'") from e
-        client = anthropic.Anthropic(api_key=self._key(), base_url=self.base_url, timeout=self.timeout,
-                                     max_retries=self.max_retries)
-        r = client.messages.create(model=self.model or "claude-sonnet-4-5", max_tokens=max_tokens, system=system,
-                                   messages=[{"role": "user", "content": user}])
-        text = "".join(getattr(b, "text", "") for b in r.content)
-        return text, r.usage.input_tokens, r.usage.output_tokens
+    def _local(self) -> bool:
+        return False  # an Anthropic endpoint always wants a key
+
+    def _make_client(self, key: str) -> Any:
+        import anthropic
+
+        return anthropic.Anthropic(api_key=key, base_url=self.base_url, timeout=self.timeout,
+                                   max_retries=self.max_retries)
+
+    def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
+        r = self._client().messages.create(model=self.model, max_tokens=max_tokens, system=system,
+                                           messages=[{"role": "user", "content": user}])
+        text = "\n".join(b.text for b in r.content if getattr(b, "type", "") == "text")
+        return text, int(r.usage.input_tokens or 0), int(r.usage.output_tokens or 0)

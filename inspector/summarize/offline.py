@@ -1,165 +1,264 @@
 """The offline extractive summarizer: no network, deterministic, in pi's structured format.
 
-It writes pi's sections (Goal; Constraints & Preferences; Progress with Done / In Progress /
-Blocked; Key Decisions; Next Steps; Critical Context) from what the messages say — the user's
-requests, the files read and changed, tool errors, the assistant's last statements — without
-inventing anything. With a previous summary it *updates* it: previous items are kept and new
-ones appended. It respects the token budget (pi's estimate) by trimming the longest sections
-first. Everywhere it appears it is labelled "offline extractive".
+It fills pi's sections (see ``sections.py``) only with what the messages say, never inventing:
+
+* Goal — the user's substantive requests (the latest in full under In Progress, never trimmed);
+* Constraints & Preferences — user sentences with must / never / don't / always / avoid / prefer…;
+* Done — each file edited or written (successful ``edit``/``write`` results), commits and pushes;
+* Blocked — tool errors not followed by a successful retry of the same call, a failed last answer;
+* Key Decisions — assistant sentences that choose ("instead of", "the fix is", "decided"…);
+* Next Steps — the plan sentences of the last assistant text, or the open request;
+* Critical Context — the last assistant statements, commands the user ran, lines matching the
+  custom instructions' words.
+
+A turn prefix gets pi's turn layout (Original Request / Early Progress / Context for Suffix) and a
+branch pi's branch layout (no Critical Context). A previous summary — and any compaction or branch
+summary among the messages — is *updated*: its items are kept and the new ones merged in. The
+text fits ``max_tokens`` by pi's estimate. The prompt style does not change the layout (always
+pi's). It is labelled "offline extractive" wherever it appears.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import time
+from dataclasses import dataclass, field
 
-from ..compaction import FileOps, extract_file_ops
-from ..jsjson import utf16_len
 from ..session.models import (
     AssistantMessage,
     BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
     TextContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 from .base import SummaryRequest, SummaryResult, SummaryUsage
+from .sections import BRANCH, HISTORY, TURN_PREFIX, Item, Sections, estimate, fit, from_text, merge
 
 LABEL = "offline extractive"
+__all__ = ["LABEL", "OfflineSummarizer", "estimate"]
+
 _WS = re.compile(r"\s+")
-_CONSTRAINT = re.compile(r"\b(must|never|don't|do not|always|should not|shouldn't|keep|avoid|only|prefer)\b", re.I)
-_DECISION = re.compile(r"\b(I'll|I will|decided|instead|switch(ed)? to|use|using|chose|going to)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[^\d\s][.!?])\s+|\n+")  # not after a list number ("1. ")
+_CONSTRAINT = re.compile(r"\b(must|never|don'?t|do not|always|should not|shouldn'?t|avoid|make sure|prefer|"
+                         r"no need to)\b", re.I)
+_CODE_LIKE = re.compile(r"[{}\\]|\":|^\s*[/$>]")
+_ACTION = re.compile(r"^(now |ok,? |good,? )?(let me|let's|i need to)\b", re.I)
+_DECISION = re.compile(r"\b(instead of|rather than|the fix is|the approach|the plan is|decided|decide to|"
+                       r"better to|we should|switch(?:ed|ing)? to|chose|going with)\b", re.I)
+_PLAN = re.compile(r"^(next|then|now|after that|finally)\b|\b(I'll|I will|need to|still need|remaining|todo|"
+                   r"next step)\b", re.I)
+_MILESTONE = re.compile(r"\bgit\s+(commit|push|merge|tag)\b")
+_COMMIT_MSG = re.compile(r"\bgit\s+commit\b.*?-m\s+(\"(?:[^\"\\]|\\.)*\"|'[^']*')")
+_CD = re.compile(r"^\s*cd\s+\S+\s*&&\s*")
+_SPLIT_DECISION = re.compile(r":\s+| because | since | so that | — ")
+_STOP = frozenset("about above after also and any are but can does each focus for from have how include into keep "
+                  "make more most only other please should some summary sure than that the their them then there "
+                  "these they this those what when where which while with would your".split())
+LATEST_MAX = 2000
 
 
 def _one_line(text: str, limit: int = 200) -> str:
-    t = _WS.sub(" ", text).strip().lstrip("-*• ").strip()
-    return t if len(t) <= limit else t[: limit - 1] + "…"
+    t = _WS.sub(" ", text).strip()
+    return t if len(t) <= limit else t[: limit - 1].rstrip() + "…"
 
 
 def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(b.text for b in content if isinstance(b, TextContent))
+        return "\n".join(b.text for b in content if isinstance(b, TextContent))
     return ""
 
 
-def _sections_of(summary: str) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    cur = None
-    for line in summary.splitlines():
-        if line.startswith("#"):
-            cur = line.lstrip("#").strip()
-            out.setdefault(cur, [])
-        elif cur and line.strip() and not line.startswith("<"):
-            out[cur].append(line.rstrip())
+def _target(call: ToolCall | None) -> str:
+    args = call.arguments if call is not None and isinstance(call.arguments, dict) else {}
+    for k in ("path", "command", "pattern", "url", "query"):
+        v = args.get(k)
+        if isinstance(v, str) and v:
+            return v
+    return next((v for v in args.values() if isinstance(v, str)), "")
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences and lines; one ending in ":" takes the line after it (a list that follows)."""
+    parts = [p.strip() for p in _SENTENCE.split(text) if p.strip()]
+    out = []
+    i = 0
+    while i < len(parts):
+        p = parts[i]
+        if p.endswith(":") and i + 1 < len(parts):
+            p, i = f"{p} {parts[i + 1]}", i + 1
+        out.append(p)
+        i += 1
     return out
 
 
-def estimate(text: str) -> int:
-    return math.ceil(utf16_len(text) / 4)
+def _command_family(command: str) -> str:
+    """A shell command's first two words after a leading ``cd … &&``: a later success of the same
+    family (e.g. ``npm run``) counts as having dealt with an earlier failure."""
+    return " ".join(_CD.sub("", command).split()[:2])
+
+
+def _decision(sentence: str) -> str:
+    s = _one_line(sentence, 300)
+    parts = _SPLIT_DECISION.split(s, maxsplit=1)
+    if len(parts) == 2 and 8 <= len(parts[0]) <= 120 and parts[1].strip():
+        return f"**{parts[0].strip().rstrip(',;')}**: {_one_line(parts[1], 200)}"
+    return f"**{_one_line(s, 160)}**"
+
+
+@dataclass
+class _Facts:
+    requests: list[str] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    statements: list[str] = field(default_factory=list)
+    last_text: str = ""
+    answered: bool = False
+    edits: dict[str, list[str]] = field(default_factory=dict)
+    milestones: list[str] = field(default_factory=list)
+    errors: dict[tuple[str, str], str] = field(default_factory=dict)
+    failed_last: str | None = None
+    ran: list[str] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+
+def _collect(req: SummaryRequest) -> _Facts:
+    f = _Facts()
+    calls: dict[str, ToolCall] = {}
+    for cm in req.messages:
+        m = cm.message
+        if isinstance(m, UserMessage):
+            t = _text(m.content).strip()
+            if t:
+                f.requests.append(t)
+                f.answered = False
+                f.lines.extend(t.splitlines())
+                prose = "\n".join(par for par in re.split(r"\n\s*\n", t)  # paragraphs of pasted logs/code out
+                                   if not any(_CODE_LIKE.search(ln) for ln in par.splitlines()))
+                f.constraints.extend(_one_line(s, 200) for s in _sentences(prose)
+                                     if _CONSTRAINT.search(s) and len(s.split()) <= 50)
+        elif isinstance(m, AssistantMessage):
+            for b in m.content:
+                if isinstance(b, ToolCall):
+                    calls[b.id] = b
+            t = "\n".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
+            if t:
+                f.statements.append(_one_line(t, 300))
+                f.last_text, f.answered = t, True
+                f.lines.extend(t.splitlines())
+                f.decisions.extend(_decision(s) for s in _sentences(t)
+                                   if _DECISION.search(s) and not _ACTION.search(s))
+            f.failed_last = (f"The last answer ended with {m.stopReason}" + (f": {_one_line(m.errorMessage, 200)}"
+                             if m.errorMessage else "")) if m.stopReason in ("error", "aborted") else None
+        elif isinstance(m, ToolResultMessage):
+            call = calls.get(m.toolCallId)
+            target = _target(call)
+            key = (m.toolName, _command_family(target) if m.toolName == "bash" else target)
+            body = _text(m.content)
+            f.lines.extend(body.splitlines()[:200])
+            if m.isError:
+                first = next((ln for ln in body.splitlines() if ln.strip()), "(no message)")
+                f.errors.pop(key, None)
+                f.errors[key] = f"`{_one_line(f'{m.toolName} {target}', 120)}` failed: {_one_line(first, 200)}"
+            else:
+                f.errors.pop(key, None)
+                if m.toolName in ("edit", "write") and target:
+                    f.edits.setdefault(target, []).append(m.toolName)
+                if m.toolName == "bash" and _MILESTONE.search(target):
+                    msg = _COMMIT_MSG.search(target)
+                    f.milestones.append(f"Committed {_one_line(msg.group(1), 160)}" if msg
+                                        else f"Ran `{_one_line(_CD.sub('', target), 160)}`")
+        elif isinstance(m, BashExecutionMessage):
+            status = "cancelled" if m.cancelled else f"exit code {m.exitCode}" if m.exitCode else "ok"
+            f.ran.append(f"The user ran `{_one_line(m.command, 160)}` ({status})")
+            if m.exitCode not in (None, 0):
+                f.errors[("!", m.command)] = f"`{_one_line(m.command, 120)}` (run by the user) exited {m.exitCode}"
+        elif isinstance(m, (BranchSummaryMessage, CompactionSummaryMessage)):
+            f.summaries.append(m.summary)
+    return f
+
+
+def _edited(path: str, ops: list[str]) -> str:
+    verbs = " and ".join(dict.fromkeys("wrote" if o == "write" else "edited" for o in ops))
+    n = ops.count("edit")
+    return f"{verbs[0].upper()}{verbs[1:]} `{path}`" + (f" ({n} edits)" if n > 1 else "")
+
+
+def _focus(f: _Facts, instructions: str | None) -> list[str]:
+    """Lines of the conversation that share the most words with the custom instructions."""
+    if not instructions:
+        return []
+    words = {w for w in re.findall(r"[a-z0-9_]{4,}", instructions.lower()) if w not in _STOP}
+    if not words:
+        return []
+    scored = []
+    for pos, line in enumerate(f.lines):
+        low = line.lower()
+        score = sum(1 for w in words if w in low)
+        if score:
+            scored.append((-score, -pos, _one_line(line, 200)))
+    picked = list(dict.fromkeys(t for _, _, t in sorted(scored)))[:5]
+    return [f"Focus ({_one_line(instructions, 60)}): {t}" for t in picked]
+
+
+def _sections(req: SummaryRequest, f: _Facts) -> Sections:
+    substantive = [r for r in f.requests if len(r.split()) >= 4] or f.requests
+    latest = _one_line(substantive[-1], LATEST_MAX) if substantive else ""
+    last_msg = _one_line(f.requests[-1], LATEST_MAX) if f.requests else ""
+    done = [_edited(p, ops) for p, ops in f.edits.items()] + f.milestones
+    blocked = list(f.errors.values())[-6:] + ([f.failed_last] if f.failed_last else [])
+    plans = [_one_line(s, 200) for s in _sentences(f.last_text) if _PLAN.search(s)][:3]
+    if not f.answered and last_msg:
+        plans.insert(0, f"Answer the user's latest message: {_one_line(last_msg, 200)}")
+    focus = _focus(f, req.custom_instructions)
+
+    def items(texts: list[str], keep: bool = False) -> list[Item]:
+        return [Item(t, keep) for t in dict.fromkeys(t for t in texts if t)]
+
+    if req.kind == "turn_prefix":
+        first = _one_line(f.requests[0], LATEST_MAX) if f.requests else ""
+        return {"Original Request": items([first], keep=True),
+                "Early Progress": items(done + f.decisions[-6:] + f.constraints[-4:]),
+                "Context for Suffix": items(f.ran[-3:] + blocked + f.statements[-3:] + plans + focus)}
+    in_progress = [latest] + ([f"Latest message from the user: {last_msg}"] if last_msg and last_msg != latest else [])
+    return {
+        "Goal": items([_one_line(r, 240) for r in substantive[-6:]]),
+        "Constraints & Preferences": items(f.constraints[-8:]),
+        "Done": items(done),
+        "In Progress": items(in_progress, keep=True),
+        "Blocked": items(blocked),
+        "Key Decisions": items(f.decisions[-6:]),
+        "Next Steps": items(plans or ([f"Continue: {_one_line(latest, 200)}"] if latest else [])),
+        "Critical Context": items(f.ran[-3:] + f.statements[-3:] + focus),
+    }
 
 
 class OfflineSummarizer:
+    """Deterministic extractive summaries (the default; sends nothing anywhere)."""
+
     name = "offline"
     label = LABEL
 
     def summarize(self, req: SummaryRequest) -> SummaryResult:
         t0 = time.perf_counter()
-        goals: list[str] = []
-        constraints: list[str] = []
-        decisions: list[str] = []
-        errors: list[str] = []
-        done: list[str] = []
-        last_statements: list[str] = []
-        ops = FileOps()
-        calls: dict[str, ToolCall] = {}
-        for cm in req.messages:
-            m = cm.message
-            if isinstance(m, UserMessage):
-                t = _one_line(_text(m.content))
-                if t:
-                    goals.append(t)
-                    for sent in re.split(r"(?<=[.!?])\s+", t):
-                        if _CONSTRAINT.search(sent):
-                            constraints.append(_one_line(sent, 160))
-            elif isinstance(m, AssistantMessage):
-                extract_file_ops(m, ops)
-                for b in m.content:
-                    if isinstance(b, ToolCall):
-                        calls[b.id] = b
-                text = " ".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
-                if text:
-                    last_statements.append(_one_line(text, 240))
-                    if _DECISION.search(text):
-                        decisions.append(_one_line(text, 160))
-                if m.stopReason in ("error", "aborted"):
-                    errors.append(f"an answer ended {m.stopReason}" + (f": {_one_line(m.errorMessage, 120)}"
-                                                                       if m.errorMessage else ""))
-            elif isinstance(m, ToolResultMessage):
-                c = calls.get(m.toolCallId)
-                what = f"{m.toolName}" + (f" {c.arguments.get('path') or c.arguments.get('command') or ''}"
-                                          if c is not None and isinstance(c.arguments, dict) else "")
-                if m.isError:
-                    errors.append(f"{what.strip()}: {_one_line(_text(m.content), 160)}")
-                elif m.toolName in ("edit", "write"):
-                    done.append(f"{m.toolName} {c.arguments.get('path', '') if c and isinstance(c.arguments, dict) else ''}".strip())
-            elif isinstance(m, BashExecutionMessage):
-                if m.exitCode not in (None, 0):
-                    errors.append(f"user ran `{_one_line(m.command, 80)}`: exit code {m.exitCode}")
-        prev = _sections_of(req.previous_summary) if req.previous_summary else {}
-        read_files, modified_files = ops.lists()
-
-        def merge(name: str, new: list[str], prefix: str = "- ", cap: int = 12) -> list[str]:
-            old = prev.get(name, [])
-            seen = {_WS.sub(" ", x).strip().lower() for x in old}
-            lines = list(old)
-            for x in dict.fromkeys(new):
-                line = prefix + x
-                if _WS.sub(" ", line).strip().lower() not in seen:
-                    lines.append(line)
-            return lines[-cap:] if len(lines) > cap else lines
-
-        latest = goals[-1] if goals else ""
-        sections = [
-            ("Goal", merge("Goal", goals[-3:] if goals else [], prefix="")),
-            ("Constraints & Preferences", merge("Constraints & Preferences", constraints) or ["- (none)"]),
-            ("Progress", []),
-            ("Done", merge("Done", [f"[x] {d}" for d in dict.fromkeys(done)] +
-                           [f"[x] modified {f}" for f in modified_files if not any(f in d for d in done)])),
-            ("In Progress", [f"- [ ] {latest}"] if latest else ["- (none)"]),
-            ("Blocked", merge("Blocked", errors[-6:]) or ["- (none)"]),
-            ("Key Decisions", merge("Key Decisions", [f"**{_one_line(d, 60)}**" for d in decisions[-5:]]) or ["- (none)"]),
-            ("Next Steps", [f"1. {_one_line(latest, 200)}"] if latest else ["1. (none recorded)"]),
-            ("Critical Context", merge("Critical Context", last_statements[-3:]) or ["- (none)"]),
-        ]
-        if latest and not any(latest in x for x in sections[0][1]):
-            sections[0][1].append(latest)
-        text = self._render(sections, req.max_tokens, latest)
-        dt = time.perf_counter() - t0
-        return SummaryResult(text=text, usage=SummaryUsage(0, estimate(text), 0, dt, 0.0), summarizer=LABEL,
-                             prompt="(offline extractive: no prompt is sent)")
-
-    @staticmethod
-    def _render(sections: list[tuple[str, list[str]]], budget: int, latest: str) -> str:
-        def render(secs: list[tuple[str, list[str]]]) -> str:
-            parts = []
-            for name, lines in secs:
-                level = "###" if name in ("Done", "In Progress", "Blocked") else "##"
-                parts.append(f"{level} {name}" + ("\n" + "\n".join(lines) if lines else ""))
-            return "\n\n".join(parts)
-
-        secs = [(n, list(ls)) for n, ls in sections]
-        text = render(secs)
-        # over budget: drop the oldest lines of the longest sections, but never the latest request
-        while estimate(text) > budget:
-            name, lines = max(secs, key=lambda s: sum(len(x) for x in s[1]))
-            if len(lines) <= 1:
-                break
-            drop = next((k for k, x in enumerate(lines) if latest not in x), None)
-            if drop is None:
-                break
-            del lines[drop]
-            text = render(secs)
-        return text
+        layout = TURN_PREFIX if req.kind == "turn_prefix" else BRANCH if req.kind == "branch" else HISTORY
+        earlier: list[str] = []
+        if req.previous_summary and req.kind != "turn_prefix":
+            earlier.append(req.previous_summary)
+        if req.kind == "stitch":
+            earlier.extend(req.parts)
+        f = _collect(req)
+        earlier.extend(f.summaries)
+        acc: Sections = {}
+        for text in earlier:
+            acc = merge(acc, from_text(text))
+        if req.messages or not earlier:
+            acc = merge(acc, _sections(req, f))
+        text = fit(acc, layout, req.max_tokens)
+        return SummaryResult(text=text, usage=SummaryUsage(0, estimate(text), 0, time.perf_counter() - t0, 0.0),
+                             summarizer=LABEL, prompt="")

@@ -1,26 +1,36 @@
-"""Slice strategies from the compaction research note (seeds/compaction-research.txt).
+"""Slice strategies from the compaction research note (``seeds/compaction-research.txt``).
+
+Settings are the note's ``SliceConfig``: ``slice_tokens`` (20K), ``overlap_tokens`` (2K),
+``compression_ratio`` (0.1: a slice's summary budget is floor(its tokens × ratio)) and
+``recent_boost`` (×2 for the two most recent slices). Token counts are pi's estimate.
 
 * ``single-shot`` — one call over everything (pi today).
-* ``parallel-stitch`` — cut into slices of ``slice_tokens`` with ``overlap_tokens``, summarise each
-  with a budget of ``compression_ratio`` × its size (× ``recent_boost`` for the last two), then one
-  call stitches them.
-* ``sequential-accumulated`` — slices in order, each summarised with all earlier slice summaries
-  as context.
-* ``sequential-rolling`` — slices in order, each call rewrites one running summary.
+* ``parallel-stitch`` — slices summarised concurrently (slice prompt: "slice i of n", start /
+  most-recent markers, budget), then one stitch call merges them (and a previous summary) within
+  the full budget.
+* ``sequential-accumulated`` — slices in order, each summarised with the summaries of all earlier
+  slices as context; the result is those summaries in order (after a previous summary, if any).
+* ``sequential-rolling`` — slices in order, each call rewrites one running summary (the style's
+  update prompt), with a budget that grows with the slices covered, up to the full budget.
 
-:func:`compare` prints the note's table (input tokens, output tokens, calls, time) for a session.
+A session that fits in one slice is summarised single-shot by every strategy. :func:`compare`
+gives the note's table (input tokens, output tokens, API calls, time); for a summarizer that
+reports no tokens (offline), the tokens are those of the prompts an LLM would read and of the
+texts written, by pi's estimate.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any
 
 from ..context import ContextMessage
-from ..tokens import estimate_tokens
+from ..tokens import estimate_tokens, get_counter
 from .base import SummaryRequest, SummaryResult, SummaryUsage
-from .prompts import build_prompt
+from .prompts import render_prompt
 
 STRATEGIES = ("single-shot", "parallel-stitch", "sequential-accumulated", "sequential-rolling")
 
@@ -31,81 +41,128 @@ class SliceSettings:
     overlap_tokens: int = 2000
     compression_ratio: float = 0.1
     recent_boost: float = 2.0
+    max_workers: int = 4
+    """Concurrent calls for parallel-stitch."""
 
 
 def segment(messages: Sequence[ContextMessage], s: SliceSettings) -> list[tuple[ContextMessage, ...]]:
+    """Consecutive slices of about ``slice_tokens``; each after the first starts up to
+    ``overlap_tokens`` back into the one before (always at least one message further on)."""
     slices: list[tuple[ContextMessage, ...]] = []
-    start = 0
-    n = len(messages)
+    tokens = [estimate_tokens(m.message) for m in messages]
+    start, n = 0, len(messages)
     while start < n:
-        size = 0
-        end = start
+        size, end = 0, start
         while end < n and (size < s.slice_tokens or end == start):
-            size += estimate_tokens(messages[end].message)
+            size += tokens[end]
             end += 1
         slices.append(tuple(messages[start:end]))
         if end >= n:
             break
         back, k = 0, end
-        while k > start + 1 and back < s.overlap_tokens:
+        while k > start + 1 and back + tokens[k - 1] <= s.overlap_tokens:
             k -= 1
-            back += estimate_tokens(messages[k].message)
-        start = max(start + 1, k)
+            back += tokens[k]
+        start = k
     return slices
 
 
-def _prompt_tokens(req: SummaryRequest) -> int:
-    system, user = build_prompt(req)
-    return (len(system) + len(user) + 3) // 4
+def slice_budgets(slices: Sequence[Sequence[ContextMessage]], s: SliceSettings) -> list[int]:
+    """The note's per-slice budget: floor(tokens × compression_ratio), × recent_boost for the last two."""
+    out = []
+    for i, sl in enumerate(slices):
+        base = sum(estimate_tokens(m.message) for m in sl) * s.compression_ratio
+        out.append(max(1, int(base * s.recent_boost if i >= len(slices) - 2 else base)))
+    return out
 
 
-def run(strategy: str, messages: Sequence[ContextMessage], summarizer, budget: int,  # type: ignore[no-untyped-def]
-        s: SliceSettings = SliceSettings(), style: str = "pi") -> SummaryResult:
+class _Meter:
+    """Counts calls, tokens and cost of one strategy run, and keeps the prompts sent (thread-safe)."""
+
+    def __init__(self, summarizer: Any) -> None:
+        self.summarizer = summarizer
+        self.calls: list[tuple[int, str, str, SummaryResult, int]] = []
+
+    def __call__(self, req: SummaryRequest, title: str, order: int | None = None) -> str:
+        res = self.summarizer.summarize(req)
+        # a summarizer that reports no input tokens (offline) is charged the prompt an LLM would read
+        tin = res.usage.input_tokens or get_counter("pi").count_text(render_prompt(req))
+        self.calls.append((len(self.calls) if order is None else order, title, res.prompt, res, tin))
+        return res.text
+
+    def result(self, text: str, seconds: float) -> SummaryResult:
+        count = get_counter("pi").count_text
+        calls = sorted(self.calls, key=lambda c: c[0])
+        results = [c[3] for c in calls]
+        tin = sum(c[4] for c in calls)
+        tout = sum(r.usage.output_tokens or count(r.text) for r in results)
+        costs = [r.usage.cost_usd for r in results if r.usage.cost_usd is not None]
+        errors = [r.error for r in results if r.error]
+        prompt = "\n\n".join(f"----- call: {t} -----\n{p}" for _, t, p, _, _ in calls if p)
+        label = results[0].summarizer if results else getattr(self.summarizer, "label", "")
+        return SummaryResult(text, SummaryUsage(tin, tout, len(results), seconds, sum(costs) if costs else None),
+                             label, prompt, "; ".join(errors) or None, any(r.fell_back for r in results))
+
+
+def run(strategy: str, req: SummaryRequest, summarizer: Any, s: SliceSettings = SliceSettings()) -> SummaryResult:
+    """The history summary for ``req`` (messages, previous summary, instructions, budget, style)
+    made with ``strategy``."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown slice strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     t0 = time.perf_counter()
-    tin = tout = calls = 0
+    call = _Meter(summarizer)
+    slices = segment(req.messages, s) if strategy != "single-shot" else [req.messages]
+    if len(slices) <= 1:
+        return call.result(call(req, "single-shot", 0), time.perf_counter() - t0)
+    n, budgets = len(slices), slice_budgets(slices, s)
 
-    def call(req: SummaryRequest) -> str:
-        nonlocal tin, tout, calls
-        r = summarizer.summarize(req)
-        tin += r.usage.input_tokens or _prompt_tokens(req)
-        tout += r.usage.output_tokens or (len(r.text) + 3) // 4
-        calls += 1
-        return r.text
+    def slice_req(i: int, parts: tuple[str, ...] = ()) -> SummaryRequest:
+        return replace(req, messages=slices[i], previous_summary=None, max_tokens=budgets[i], kind="slice",
+                       slice_index=i, slice_count=n, parts=parts)
 
-    msgs = tuple(messages)
-    if strategy == "single-shot":
-        text = call(SummaryRequest(msgs, None, None, budget, "history", style))
+    if strategy == "parallel-stitch":
+        with ThreadPoolExecutor(max_workers=max(1, s.max_workers), thread_name_prefix="slice") as pool:
+            parts = list(pool.map(lambda i: call(slice_req(i), f"slice {i + 1} of {n}", i), range(n)))
+        text = call(replace(req, messages=(), kind="stitch", parts=tuple(parts)), "stitch", n)
+    elif strategy == "sequential-accumulated":
+        parts = []
+        for i in range(n):
+            context = ((req.previous_summary,) if req.previous_summary else ()) + tuple(parts)
+            parts.append(call(slice_req(i, context), f"slice {i + 1} of {n}"))
+        earlier = [f"--- Earlier summary ---\n{req.previous_summary}"] if req.previous_summary else []
+        text = "\n\n".join(earlier + [f"--- Slice {i} ---\n{p}" for i, p in enumerate(parts, 1)])
     else:
-        slices = segment(msgs, s)
-        budgets = []
-        for i, sl in enumerate(slices):
-            base = sum(estimate_tokens(m.message) for m in sl) * s.compression_ratio
-            budgets.append(max(1, int(base * s.recent_boost if i >= len(slices) - 2 else base)))
-        if strategy == "parallel-stitch":
-            parts = [call(SummaryRequest(sl, None, None, b, "history", style)) for sl, b in zip(slices, budgets, strict=True)]
-            stitched = "\n\n".join(f"--- Slice {i + 1} ---\n{p}" for i, p in enumerate(parts))
-            text = call(SummaryRequest((), stitched, None, budget, "history", style)) if len(parts) > 1 else parts[0]
-        elif strategy == "sequential-accumulated":
-            acc: list[str] = []
-            for sl, b in zip(slices, budgets, strict=True):
-                acc.append(call(SummaryRequest(sl, "\n\n".join(acc) or None, None, b, "history", style)))
-            text = "\n\n".join(acc)
-        else:
-            running: str | None = None
-            for sl, b in zip(slices, budgets, strict=True):
-                running = call(SummaryRequest(sl, running, None, max(b, budget // 2), "history", style))
-            text = running or ""
-    return SummaryResult(text, SummaryUsage(tin, tout, calls, time.perf_counter() - t0, None),
-                         getattr(summarizer, "label", "summarizer"))
+        running, covered = req.previous_summary, 0
+        for i in range(n):
+            covered += budgets[i]
+            step = replace(req, messages=slices[i], previous_summary=running, max_tokens=min(req.max_tokens, covered))
+            running = call(step, f"slice {i + 1} of {n}, rolling update")
+        text = running or ""
+    return call.result(text, time.perf_counter() - t0)
 
 
-def compare(messages: Sequence[ContextMessage], summarizer, budget: int,  # type: ignore[no-untyped-def]
-            s: SliceSettings = SliceSettings(), style: str = "pi") -> list[dict[str, object]]:
+def compare(req: SummaryRequest, summarizer: Any, s: SliceSettings = SliceSettings()) -> list[dict[str, Any]]:
+    """One row per strategy: the research note's comparison for these messages."""
     rows = []
-    for strat in STRATEGIES:
-        r = run(strat, messages, summarizer, budget, s, style)
-        rows.append({"strategy": strat, "inputTokens": r.usage.input_tokens, "outputTokens": r.usage.output_tokens,
-                     "calls": r.usage.calls, "timeMs": round(r.usage.seconds * 1000)})
+    for strategy in STRATEGIES:
+        r = run(strategy, req, summarizer, s)
+        rows.append({"strategy": strategy, "inputTokens": r.usage.input_tokens, "outputTokens": r.usage.output_tokens,
+                     "calls": r.usage.calls, "timeMs": round(r.usage.seconds * 1000), "costUsd": r.usage.cost_usd,
+                     "slices": len(segment(req.messages, s)) if strategy != "single-shot" else 1,
+                     "summarizer": r.summarizer, "error": r.error})
     return rows
+
+
+def format_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The note's table: Strategy | Input Tokens | Output Tokens | API Calls | Time (ms)."""
+    head = ("Strategy", "Input Tokens", "Output Tokens", "API Calls", "Time (ms)")
+    body = [(r["strategy"], str(r["inputTokens"]), str(r["outputTokens"]), str(r["calls"]), str(r["timeMs"]))
+            for r in rows]
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w)
+                                 in enumerate(zip(cells, widths, strict=True))) + " |"
+
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(head), sep, *(line(b) for b in body)])

@@ -1,0 +1,208 @@
+"""pi's summary sections as data: parse any earlier summary, merge, render within a token budget.
+
+The layouts are pi's (``compaction.ts`` SUMMARIZATION_PROMPT / TURN_PREFIX_SUMMARIZATION_PROMPT and
+``branch-summarization.ts`` BRANCH_SUMMARY_PROMPT): section names, ``### Done`` / ``### In
+Progress`` / ``### Blocked`` under ``## Progress``, ``- [x]`` / ``- [ ]`` / ``**Decision**:`` /
+numbered next steps. :func:`parse_summary` reads pi's own summaries (file blocks and the split-turn
+part included) and foreign ones (Claude Code's nine sections, OpenCode's headings, free-form
+checkpoints): known headings map onto pi's sections, the rest is kept whole under Critical
+Context, so an update never silently drops earlier content. Code fences stay intact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..jsjson import utf16_slice
+from ..tokens import get_counter
+
+HISTORY = ("Goal", "Constraints & Preferences", "Done", "In Progress", "Blocked", "Key Decisions", "Next Steps",
+           "Critical Context")
+BRANCH = HISTORY[:-1]
+TURN_PREFIX = ("Original Request", "Early Progress", "Context for Suffix")
+_PROGRESS = ("Done", "In Progress", "Blocked")
+_MARK = {"Done": "- [x] ", "In Progress": "- [ ] ", "Goal": "", "Original Request": ""}
+
+# heading words (lower case, first match wins) -> pi section
+_HEADINGS = (
+    ("in progress", "In Progress"), ("current task", "In Progress"), ("current work", "In Progress"),
+    ("active", "In Progress"), ("original request", "Goal"), ("primary request", "Goal"), ("goal", "Goal"),
+    ("objective", "Goal"), ("constraint", "Constraints & Preferences"), ("preference", "Constraints & Preferences"),
+    ("instruction", "Constraints & Preferences"), ("requirement", "Constraints & Preferences"),
+    ("early progress", "Done"), ("done", "Done"), ("completed", "Done"), ("accomplished", "Done"),
+    ("blocked", "Blocked"), ("blocker", "Blocked"), ("decision", "Key Decisions"), ("next step", "Next Steps"),
+    ("next move", "Next Steps"), ("pending", "Next Steps"), ("critical context", "Critical Context"),
+    ("context for suffix", "Critical Context"),
+)
+_FILE_BLOCK = re.compile(r"<(read|modified)-files>.*?</\1-files>", re.S)
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_LIST = re.compile(r"^\s{0,1}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_CHECK = re.compile(r"^\[[ xX]\]\s+")
+_NONE = {"(none)", "none", "(none recorded)", "(none stated)", "n/a"}
+_WS = re.compile(r"\s+")
+
+
+@dataclass
+class Item:
+    text: str
+    keep: bool = False
+    """Never dropped to meet the budget (the user's latest request)."""
+
+
+Sections = dict[str, list[Item]]
+
+
+def estimate(text: str) -> int:
+    """pi's estimate: ceil(UTF-16 length / 4)."""
+    return get_counter("pi").count_text(text)
+
+
+def norm(text: str) -> str:
+    return _WS.sub(" ", text).strip().lower()
+
+
+def _section_of(heading: str) -> str | None:
+    h = heading.lower()
+    return next((sec for word, sec in _HEADINGS if word in h), None)
+
+
+def _blocks(text: str) -> list[tuple[str | None, list[str]]]:
+    """(heading or None, body lines), headings inside code fences ignored."""
+    out: list[tuple[str | None, list[str]]] = [(None, [])]
+    fence = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        m = None if fence else _HEADING.match(line)
+        if m:
+            out.append((m.group(2).strip().strip("*").strip(), []))
+        else:
+            out[-1][1].append(line.rstrip())
+    return out
+
+
+def _items(lines: list[str]) -> list[str]:
+    """List items and paragraphs; indented lines and code fences continue the item before them."""
+    items: list[list[str]] = []
+    fence = False
+    for line in lines:
+        starts_fence = line.lstrip().startswith("```")
+        if fence or (line.startswith(("  ", "\t")) and items and line.strip()):
+            items[-1].append(line)
+        elif starts_fence and items and items[-1][-1].rstrip().endswith(":"):
+            items[-1].append(line)
+        elif line.strip():
+            items.append([line])
+        elif items:  # a blank line stays inside an item if an indented line follows (stripped otherwise)
+            items[-1].append("")
+        if starts_fence:
+            fence = not fence
+    out = []
+    for lines_ in items:
+        marker = _LIST.match(lines_[0])
+        width = len(marker.group(0)) if marker else 0  # continuation lines are indented by the marker
+        rest = [ln[min(width, len(ln) - len(ln.lstrip(" "))):] for ln in lines_[1:]]
+        first = _CHECK.sub("", _LIST.sub("", lines_[0], count=1)).strip()
+        text = "\n".join([first, *rest]).strip()
+        if text and norm(text) not in _NONE:
+            out.append(text)
+    return out
+
+
+def parse_summary(text: str) -> dict[str, list[str]]:
+    """An earlier summary's items by pi section (unknown sections whole, under Critical Context)."""
+    from .prompts import BRANCH_SUMMARY_PREAMBLE, CODEX_SUMMARY_PREFIX
+
+    text = _FILE_BLOCK.sub("", text)
+    for prefix in (BRANCH_SUMMARY_PREAMBLE, CODEX_SUMMARY_PREFIX):
+        text = text.removeprefix(prefix)
+    text = "\n".join(ln for ln in text.splitlines()
+                     if ln.strip() not in ("---", "**Turn Context (split turn):**"))
+    out: dict[str, list[str]] = {}
+    for heading, body in _blocks(text):
+        sec = _section_of(heading) if heading else None
+        items = _items(body)
+        if sec is not None:
+            if heading and ":" in heading:  # "Current Task: File Reorganization" keeps its subject
+                items.insert(0, heading.split(":", 1)[1].strip())
+            out.setdefault(sec, []).extend(i for i in items if i)
+        elif heading is None:
+            out.setdefault("Critical Context", []).extend(items)
+        elif items:
+            body_text = "\n".join(body).strip()
+            out.setdefault("Critical Context", []).append(f"**{heading}**\n{body_text}")
+    return out
+
+
+def merge(old: Sections, new: Sections) -> Sections:
+    """``new`` folded into ``old`` (both in pi's sections), as pi's update prompt asks: earlier items
+    kept, new ones added, Next Steps rewritten when there are new ones; earlier In Progress items
+    are kept as context when new work is in progress (their completion is not known)."""
+    out: Sections = {}
+    for sec in dict.fromkeys([*HISTORY, *old, *new]):
+        a, b = list(old.get(sec, [])), list(new.get(sec, []))
+        if sec == "Next Steps" and b:
+            a = []
+        if sec == "In Progress" and b and a:
+            out.setdefault("Critical Context", [])
+            current = {norm(i.text) for i in b}
+            a_moved = [Item(f"Earlier in progress: {i.text}") for i in a if norm(i.text) not in current]
+            out["Critical Context"] = a_moved + out["Critical Context"]
+            a = []
+        seen = {norm(i.text) for i in out.get(sec, [])}
+        merged = out.setdefault(sec, [])
+        for it in a + b:
+            k = norm(it.text)
+            if k not in seen:
+                seen.add(k)
+                merged.append(Item(it.text, it.keep))
+    return out
+
+
+def from_text(text: str) -> Sections:
+    return {k: [Item(t) for t in v] for k, v in parse_summary(text).items()}
+
+
+def render(sections: Sections, layout: tuple[str, ...]) -> str:
+    parts: list[str] = []
+    for sec in layout:
+        items = sections.get(sec, [])
+        mark = _MARK.get(sec, "- ")
+        lines = []
+        for n, it in enumerate(items, 1):
+            m = f"{n}. " if sec == "Next Steps" else mark
+            first, *rest = it.text.split("\n")
+            lines.append(m + first + "".join("\n" + (" " * len(m) if r.strip() else "") + r for r in rest))
+        if not lines:
+            lines = ["(none stated)" if sec in ("Goal", "Original Request") else "- (none)"]
+        if sec == "Done":
+            parts.append("## Progress")
+        parts.append(("### " if sec in _PROGRESS else "## ") + sec + "\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def fit(sections: Sections, layout: tuple[str, ...], budget: int) -> str:
+    """Render within ``budget`` tokens (pi estimate): drop the oldest item of the largest section
+    (the last for Next Steps) until it fits, never an item marked ``keep``; cut the text as a last
+    resort."""
+    secs = {k: list(v) for k, v in sections.items() if k in layout}
+    text = render(secs, layout)
+    size = {k: sum(len(i.text) for i in v) for k, v in secs.items()}
+    while estimate(text) > budget:
+        cands = [(size[k], -layout.index(k), k) for k, v in secs.items() if any(not i.keep for i in v)]
+        if not cands:
+            break
+        sec = max(cands)[2]
+        order = range(len(secs[sec]) - 1, -1, -1) if sec == "Next Steps" else range(len(secs[sec]))
+        k = next(j for j in order if not secs[sec][j].keep)
+        size[sec] -= len(secs[sec][k].text)
+        del secs[sec][k]
+        text = render(secs, layout)
+    if estimate(text) > budget:
+        room = max(0, budget * 4 - 1)
+        cut = utf16_slice(text, room)
+        if cut and "\ud800" <= cut[-1] <= "\udbff":  # do not leave half of a surrogate pair
+            cut = cut[:-1]
+        text = cut + "…" if room else ""
+    return text
