@@ -1,5 +1,11 @@
-"""Context Inspector — the Streamlit app. ``streamlit run app.py -- --session PATH`` preloads a
-session (the path must be under an allowed root). Pages live in ``inspector/ui/pages.py``."""
+"""Context Inspector — the Streamlit app.
+
+    streamlit run app.py -- --session sample_sessions/coding-session.jsonl
+
+``--session PATH`` preloads a session; the path must be under an allowed root (pi's sessions
+folder and ``sample_sessions/``, or ``$INSPECTOR_ROOTS``). Relative paths are taken from the
+current folder, then from the repository. Pages are drawn by ``inspector/ui/pages.py``.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,13 @@ import sys
 import streamlit as st
 
 from inspector.ui import sidebar, sources
+from inspector.ui.figures import app_icon
 from inspector.ui.state import current_session, load_bytes
 
-st.set_page_config(page_title="Context Inspector", page_icon=":material/search:", layout="wide")
+# The favicon is an image made here: an emoji or material icon would be fetched from a CDN.
+st.set_page_config(page_title="Context Inspector", page_icon=app_icon(), layout="wide")
+# Fixed styling only (no session text ever goes through HTML): less empty space above titles.
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}</style>")
 
 
 def _preload() -> None:
@@ -24,9 +34,11 @@ def _preload() -> None:
     if args.session and current_session() is None:
         try:
             p = sources.check_path(args.session)
-            load_bytes(p.read_bytes(), str(p))
+            load_bytes(p.read_bytes(), p.name)
         except sources.PathRefused as e:
-            st.error(f"--session: {e}")
+            st.session_state["_preload_error"] = f"--session: {e}"
+        except OSError as e:
+            st.session_state["_preload_error"] = f"--session: cannot read {args.session!r}: {e}"
 
 
 _preload()
@@ -36,8 +48,10 @@ nav = {
     "load": st.Page(f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True),
     "replay": st.Page(f"{PAGES}/replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),
     "tree": st.Page(f"{PAGES}/tree.py", title="Tree", icon=":material/account_tree:", url_path="tree"),
-    "summaries": st.Page(f"{PAGES}/summaries.py", title="Summaries", icon=":material/summarize:", url_path="summaries"),
-    "compare": st.Page(f"{PAGES}/compare.py", title="Compare & tune", icon=":material/compare_arrows:", url_path="compare"),
+    "summaries": st.Page(f"{PAGES}/summaries.py", title="Summaries", icon=":material/summarize:",
+                         url_path="summaries"),
+    "compare": st.Page(f"{PAGES}/compare.py", title="Compare & tune", icon=":material/compare_arrows:",
+                       url_path="compare"),
     "doctor": st.Page(f"{PAGES}/doctor.py", title="Doctor", icon=":material/stethoscope:", url_path="doctor"),
 }
 st.session_state["_pages"] = nav

@@ -1,34 +1,73 @@
-"""The Streamlit app through AppTest: each page's main flow, asserting what it shows."""
+"""The Streamlit app through AppTest: each page's main flow, asserting the numbers it shows."""
 
 from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from inspector import build_session_context, load_session
+from inspector.branch_summary import prepare_branch_summary
 from inspector.replay import ReplaySettings, replay
+from inspector.ui.narrate import notable_steps
 
 from .conftest import REPO
 
 APP = str(REPO / "app.py")
-SAMPLE = REPO / "sample_sessions" / "coding-session.jsonl"
+SAMPLES = REPO / "sample_sessions"
+SAMPLE = SAMPLES / "coding-session.jsonl"
 
 
 def page(at: AppTest, name: str) -> AppTest:
     return at.switch_page(f"inspector/ui/app_pages/{name}.py").run()
 
 
+def fresh(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def load(at: AppTest, name: str = "coding-session.jsonl") -> AppTest:
+    at.selectbox(key="sample_choice").set_value(name)
+    at.button(key="load_sample").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
 @pytest.fixture
 def loaded() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.button(key="load_sample").click().run()
-    assert not at.exception
-    return at
+    return load(fresh())
 
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+def figures_of(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def bar_totals(fig: dict[str, Any]) -> dict[str, int]:
+    """Tokens per bar row of the context-bars figure, from the figure's own data."""
+    out: dict[str, int] = {}
+    for tr in fig["data"]:
+        if tr.get("type") == "bar":
+            for row, x in zip(tr["y"], tr["x"], strict=True):
+                out[row] = out.get(row, 0) + x
+    return out
+
+
+def story(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("- "))
+
+
+# -- Load ------------------------------------------------------------------------------------------
 
 
 def test_load_page_summarises_the_sample(loaded: AppTest) -> None:
@@ -36,113 +75,139 @@ def test_load_page_summarises_the_sample(loaded: AppTest) -> None:
     m = metrics(loaded)
     assert m["Entries"] == f"{len(s.entries):,}"
     assert m["Branches (leaves)"] == str(len(s.leaves))
-    ctx = build_session_context(s)
-    assert m["Context messages"] == f"{len(ctx.messages):,}"
+    assert m["Context messages"] == f"{len(build_session_context(s).messages):,}"
     assert m["Compactions"] == "1"
+    assert m["Load issues"] == "0"
+    by_type = next(df.value for df in loaded.dataframe if "type" in df.value.columns)
+    assert dict(zip(by_type["type"], by_type["count"], strict=True)) == s.counts_by_type()
 
 
-def test_load_page_lists_issues_of_a_broken_file() -> None:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.selectbox(key="sample_choice").set_value("broken.jsonl")
-    at.button(key="load_sample").click().run()
-    frames = [df.value for df in at.dataframe]
-    issues = next(f for f in frames if "kind" in f.columns)
+def test_load_page_lists_issues_of_a_broken_file_with_line_numbers() -> None:
+    at = load(fresh(), "broken.jsonl")
+    issues = next(df.value for df in at.dataframe if "kind" in df.value.columns)
+    s = load_session(SAMPLES / "broken.jsonl")
+    assert metrics(at)["Load issues"] == str(len(s.issues))
     assert {"malformed-json", "truncated-line", "duplicate-id"} <= set(issues["kind"])
-    assert 5 in set(issues["line"])
+    assert sorted(x for x in issues["line"] if x == x) == sorted(i.line for i in s.issues if i.line is not None)
 
 
-def test_local_path_outside_roots_is_refused() -> None:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.text_input(key="local_path").set_value("/etc/passwd")
+def test_local_paths_outside_the_roots_are_refused_and_inside_are_loaded() -> None:
+    at = fresh()
+    for bad in ("/etc/passwd", "sample_sessions/../../../etc/passwd", "sample_sessions/../pyproject.toml"):
+        at.text_input(key="local_path").set_value(bad)
+        at.button(key="load_path").click().run()
+        assert any("outside the allowed folders" in e.value for e in at.error), bad
+        assert "Entries" not in metrics(at)
+    at.text_input(key="local_path").set_value("sample_sessions/small-tutorial.jsonl")
     at.button(key="load_path").click().run()
-    assert any("outside the allowed folders" in e.value for e in at.error)
-    at.text_input(key="local_path").set_value("sample_sessions/../../../etc/passwd")
-    at.button(key="load_path").click().run()
-    assert any("outside the allowed folders" in e.value for e in at.error)
+    assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"
 
 
-def test_replay_page_shows_the_step_tokens_and_moves_with_the_buttons(loaded: AppTest) -> None:
+def test_session_argument_preloads_a_session_under_the_roots(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["app.py", "--session", "sample_sessions/small-tutorial.jsonl"])
+    at = fresh()
+    assert not at.exception
+    assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"
+    monkeypatch.setattr(sys, "argv", ["app.py", "--session", "/etc/hostname"])
+    at = fresh()
+    assert any("outside the allowed folders" in e.value for e in at.error)
+    assert "Entries" not in metrics(at)
+
+
+# -- Replay ----------------------------------------------------------------------------------------
+
+
+def test_replay_page_shows_each_step_and_moves_with_slider_and_buttons(loaded: AppTest) -> None:
     at = page(loaded, "replay")
     assert not at.exception
     r = replay(load_session(SAMPLE), ReplaySettings())
-    last = r.steps[-1]
-    assert metrics(at)["Tokens sent"] == f"{last.tokens:,}"
+    n = len(r.steps)
+    assert at.slider(key="step").max == n - 1
+    assert metrics(at)["Tokens sent"] == f"{r.steps[-1].tokens:,}"
+    assert metrics(at)["Entry"] == str(r.steps[-1].entry_index)
     at.button(key="prev").click().run()
     assert metrics(at)["Tokens sent"] == f"{r.steps[-2].tokens:,}"
     at.slider(key="step").set_value(0).run()
     assert metrics(at)["Tokens sent"] == f"{r.steps[0].tokens:,}"
+    at.button(key="next").click().run()
+    assert at.slider(key="step").value == 1
     at.button(key="next_event").click().run()
     k = at.slider(key="step").value
-    assert k == r.event_steps()[0] and r.steps[k].events
-    assert len(at.get("plotly_chart")) == 2  # context bars and timeline
+    assert k == next(x for x in notable_steps(r) if x > 1) and r.steps[k].events
+    # the context bars are drawn from this step's messages: their widths add up to its tokens
+    bars, tl = figures_of(at)
+    assert bar_totals(bars)["sent to the model"] == r.steps[k].tokens
+    assert bar_totals(bars)["as built"] == r.steps[k].tokens_before_pruning
+    # the timeline holds every step's tokens and marks the one shown
+    sent = next(t for t in tl["data"] if t["name"] == "replayed (sent)")
+    assert sent["y"] == [s.tokens for s in r.steps]
+    assert next(t for t in tl["data"] if t["name"] == "this step")["x"] == [k]
 
 
-def test_replay_page_what_if_and_pruning_change_the_numbers(loaded: AppTest) -> None:
+def test_step_survives_a_visit_to_another_page(loaded: AppTest) -> None:
+    at = page(loaded, "replay")
+    at.slider(key="step").set_value(5).run()
+    at = page(page(at, "tree"), "replay")
+    assert at.slider(key="step").value == 5
+
+
+def test_what_happened_explains_the_recorded_compaction_cut(loaded: AppTest) -> None:
+    s = load_session(SAMPLE)
+    r = replay(s, ReplaySettings())
+    k = next(st.step for st in r.steps if any(e["type"] == "compaction" for e in st.events))
+    comp = next(i for i, e in enumerate(s.entries) if e.type == "compaction")
+    at = page(loaded, "replay")
+    at.slider(key="step").set_value(k).run()
+    text = story(at).replace("\\", "")
+    assert f"compaction (entry {comp}) takes effect" in text
+    assert f"before entry {s.index_of(s.entries[comp].firstKeptEntryId)}" in text
+    assert "Walking back from the newest message" in text and "keepRecentTokens = 20,000" in text
+
+
+def test_what_if_pruning_changes_the_numbers_and_is_explained(loaded: AppTest) -> None:
     at = loaded
-    at.selectbox(key="window_preset").set_value("Custom")
-    at.run()
+    at.selectbox(key="window_preset").set_value("Custom").run()
     at.number_input(key="window_custom").set_value(40000)
     at.selectbox(key="compaction").set_value("pi")
-    at.selectbox(key="strategy").set_value("pi-context-pruning").run()
+    at.selectbox(key="strategy").set_value("dcp").run()
     at = page(at, "replay")
     assert not at.exception
-    s = load_session(SAMPLE)
-    want = replay(s, ReplaySettings(compaction="pi", context_window=40000, strategy="pi-context-pruning"))
+    want = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000, strategy="dcp"))
+    assert want.metrics.compactions >= 1 and want.metrics.tokens_pruned > 0
     assert metrics(at)["Tokens sent"] == f"{want.steps[-1].tokens:,}"
-    assert want.metrics.compactions >= 1
+    k = next(st.step for st in want.steps if any(e["type"] == "pruned" for e in st.events))
+    at.slider(key="step").set_value(k).run()
+    assert metrics(at)["Pruned away"] == f"{want.steps[k].pruned_tokens:,}"
+    text = story(at).replace("\\", "")
+    assert "newly removed or shortened" in text and "Why:" in text
+    table = next(df.value for df in at.dataframe if "status" in df.value.columns)
+    assert "pruned" in set(table["status"])
+    assert sum(table["sent"]) == want.steps[k].tokens
 
 
-def test_tree_page_lists_the_fork_and_previews_a_branch_summary(loaded: AppTest) -> None:
-    at = page(loaded, "tree")
-    assert not at.exception
-    code = next(c.value for c in at.code if "●" in c.value)
-    s = load_session(SAMPLE)
-    assert code.count("\n") + 1 == len(s.entries)
-    assert any("Common ancestor: entry" in m.value for m in at.markdown)
+def test_moving_the_slider_does_not_replay_again(loaded: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.ui import state
+
+    calls: list[Any] = []
+    real = state.replay
+    monkeypatch.setattr(state, "replay", lambda *a, **kw: calls.append(a[1]) or real(*a, **kw))
+    state.clear_caches()
+    loaded.button(key="load_sample").click().run()  # re-read into the emptied cache
+    at = page(loaded, "replay")
+    assert len(calls) == 1
+    times = []
+    for k in (0, 7, 20, 33, 1):
+        t = time.perf_counter()
+        at.slider(key="step").set_value(k).run()
+        times.append(time.perf_counter() - t)
+        assert metrics(at)["Entry"]
+    assert len(calls) == 1, "the slider recomputed the replay"
+    assert sorted(times)[len(times) // 2] < 1.0, times
+    at.number_input(key="keep").set_value(15000).run()  # with "As recorded" keep is still part of the key
+    assert len(calls) == 2
 
 
-def test_summaries_page_shows_the_recorded_summary_and_a_diff(loaded: AppTest) -> None:
-    at = page(loaded, "summaries")
-    assert not at.exception
-    texts = [t.value for t in at.text]
-    assert any(t.startswith("## Goal") for t in texts)
-    assert any("recorded" in c.value and "generated" in c.value for c in at.code)
-
-
-def test_compare_page_tabulates_metrics_for_each_configuration(loaded: AppTest) -> None:
-    at = page(loaded, "compare")
-    assert not at.exception
-    table = at.dataframe[0].value
-    assert len(table) == 2 and "total_input_tokens" in table.columns
-    at.selectbox(key="sw_x").set_value("keep_recent_tokens")
-    at.selectbox(key="sw_y").set_value("reserve_tokens")
-    at.button(key="sw_run").click().run()
-    assert not at.exception
-    assert len(at.get("plotly_chart")) == 2  # timelines + heatmap
-
-
-def test_doctor_page_counts_findings(loaded: AppTest) -> None:
-    from inspector.doctor import diagnose
-
-    at = page(loaded, "doctor")
-    assert not at.exception
-    counts = diagnose(load_session(SAMPLE)).counts()
-    assert metrics(at)["Warnings"] == str(counts.get("warning", 0))
-
-
-def test_settings_come_from_and_go_to_the_url() -> None:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["keep"] = "12345"
-    at.query_params["strategy"] = "opencode"
-    at.run()
-    assert at.number_input(key="keep").value == 12345
-    assert at.selectbox(key="strategy").value == "opencode"
-    assert at.query_params["keep"] == ["12345"] or at.query_params["keep"] == "12345"
-
-
-def test_replay_page_with_the_recorded_usage_counter(loaded: AppTest) -> None:
+def test_recorded_usage_counter(loaded: AppTest) -> None:
     loaded.selectbox(key="counter").set_value("usage").run()
     at = page(loaded, "replay")
     assert not at.exception
@@ -150,10 +215,245 @@ def test_replay_page_with_the_recorded_usage_counter(loaded: AppTest) -> None:
     assert metrics(at)["Tokens sent"] == f"{want:,}"
 
 
+def test_hostile_text_is_escaped_everywhere_it_is_drawn() -> None:
+    at = load(fresh(), "hostile-content.jsonl")
+    head = next(h.value for h in at.subheader if "hostile" in h.value)
+    assert "\\<script\\>" in head  # shown literally, not as markup
+    at = page(at, "replay")
+    assert not at.exception
+    r = replay(load_session(SAMPLES / "hostile-content.jsonl"), ReplaySettings())
+    at.slider(key="step").set_value(len(r.steps) - 1).run()  # the last call sees every message
+    bars, tl = figures_of(at)
+    hover = " ".join(h for tr in bars["data"] for h in tr.get("hovertext", []))
+    assert "&lt;script&gt;" in hover and "<script>" not in hover
+    table = next(df.value for df in at.dataframe if "text" in df.value.columns)
+    assert any("<script>" in t for t in table["text"])  # dataframes show the raw text as text
+    assert "<" not in story(at).replace("\\<", "")  # the story's markdown has every < escaped
+
+
+# -- Sidebar ---------------------------------------------------------------------------------------
+
+
+def test_settings_come_from_and_go_to_the_url() -> None:
+    at = fresh(keep="12345", strategy="opencode", **{"s.prune_protect": "30000"}, compaction="pi",
+               window="128000")
+    assert not at.exception
+    assert at.number_input(key="keep").value == 12345
+    assert at.selectbox(key="strategy").value == "opencode"
+    assert at.number_input(key="set.opencode.prune_protect").value == 30000
+    assert at.selectbox(key="window_preset").value == "GPT-4o (128k)"
+    qp = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert qp["keep"] == "12345" and qp["s.prune_protect"] == "30000" and qp["window"] == "128000"
+    share = next(c.value for c in at.code if c.value.startswith("?"))
+    assert "keep=12345" in share and "s.prune_protect=30000" in share
+
+
+def test_bad_url_values_are_reported_not_applied() -> None:
+    at = fresh(keep="lots", strategy="nope", **{"s.prune_protect": "-5"})
+    assert not at.exception
+    assert at.number_input(key="keep").value == 20000
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert "keep" in warnings and "strategy" in warnings
+
+
+def test_strategy_controls_come_from_its_settings_model_and_reset() -> None:
+    from inspector.pruning import REGISTRY
+
+    at = fresh()
+    at.selectbox(key="strategy").set_value("pi-context-pruning").run()
+    fields = REGISTRY["pi-context-pruning"].Settings.model_fields
+    keys = {w.key for w in at.sidebar.number_input} | {w.key for w in at.sidebar.text_input}
+    assert {f"set.pi-context-pruning.{k}" for k in fields} <= keys
+    at.number_input(key="set.pi-context-pruning.prune_protect").set_value(1000).run()
+    assert at.number_input(key="set.pi-context-pruning.prune_protect").value == 1000
+    at.button(key="reset.pi-context-pruning").click().run()
+    assert at.number_input(key="set.pi-context-pruning.prune_protect").value == fields["prune_protect"].default
+
+
+def test_unverified_strategies_and_beyond_source_policies_say_so() -> None:
+    at = fresh()
+    at.selectbox(key="strategy").set_value("turn-aware")
+    at.selectbox(key="compaction").set_value("early").run()
+    warnings = " ".join(w.value for w in at.sidebar.warning)
+    assert "Beyond a verified source" in warnings and "Beyond the source system" in warnings
+    assert at.slider(key="pol.early_red_fraction").value == pytest.approx(0.70)
+
+
+# -- Tree ------------------------------------------------------------------------------------------
+
+
+def test_tree_page_lists_every_entry_and_sets_the_replayed_branch(loaded: AppTest) -> None:
+    s = load_session(SAMPLE)
+    at = page(loaded, "tree")
+    assert not at.exception
+    rows = next(df.value for df in at.dataframe if "tree" in df.value.columns)
+    assert len(rows) == len(s.entries)
+    fork_kids = [t for t in rows["tree"] if t.lstrip().startswith(("├─", "└─"))]
+    assert len(fork_kids) == sum(len(s.children[f]) for f in s.fork_points)
+    other = next(x for x in s.leaves if x != s.default_leaf)
+    at.number_input(key="tree_entry").set_value(other).run()
+    at.button(key="use_branch").click().run()
+    at = page(at, "replay")
+    want = replay(s, ReplaySettings(leaf=other))
+    assert at.slider(key="step").max == len(want.steps) - 1
+    assert metrics(at)["Entry"].split()[0] == str(want.steps[-1].entry_index)
+
+
+def test_tree_page_previews_a_branch_summary(loaded: AppTest) -> None:
+    s = load_session(SAMPLE)
+    at = page(loaded, "tree")
+    a, b = s.default_leaf, next(x for x in s.leaves if x != s.default_leaf)
+    assert at.number_input(key="bs_from").value == a and at.number_input(key="bs_to").value == b
+    col, prep = prepare_branch_summary(s, a, b)
+    text = next(m.value for m in at.markdown if "Common ancestor" in m.value)
+    assert f"Common ancestor: entry {col.common_ancestor}" in text
+    assert f"{len(col.entries):,} entries" in text and f"{prep.totalTokens:,} tokens" in text
+
+
+# -- Summaries -------------------------------------------------------------------------------------
+
+
+def test_summaries_page_shows_the_recorded_summary_beside_a_generated_one(loaded: AppTest) -> None:
+    s = load_session(SAMPLE)
+    at = page(loaded, "summaries")
+    assert not at.exception
+    recorded = next(e.summary for e in s.entries if e.type == "compaction")
+    texts = [t.value for t in at.text]
+    assert recorded in texts and len(texts) >= 2
+    assert any(c.value.startswith("--- recorded") for c in at.code)
+    files = next(df.value for df in at.dataframe if "file" in df.value.columns)
+    assert {"recorded", "generated"} <= set(files.columns) and len(files) > 0
+
+
 def test_summaries_page_shows_the_exact_prompt_with_custom_instructions(loaded: AppTest) -> None:
+    loaded.number_input(key="keep").set_value(2000).run()
     at = page(loaded, "summaries")
     at.selectbox(key="sum_style").set_value("claude-code")
     at.text_input(key="sum_instructions").set_value("focus on the lexer")
     at.run()
-    prompt = next(c.value for c in at.code if c.value.startswith("[system]"))
-    assert "<conversation>" in prompt and "focus on the lexer" in prompt and "<summary>" in prompt
+    prompt = next(c.value for c in at.code if c.value.startswith("[system]") and "focus on the lexer" in c.value)
+    assert "<conversation>" in prompt and "<summary>" in prompt
+
+
+def test_summaries_of_simulated_compactions(loaded: AppTest) -> None:
+    loaded.selectbox(key="compaction").set_value("pi")
+    loaded.selectbox(key="window_preset").set_value("Custom").run()
+    loaded.number_input(key="window_custom").set_value(40000).run()
+    at = page(loaded, "summaries")
+    assert not at.exception
+    r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000))
+    sims = [x for x in r.summaries if x["simulated"]]
+    assert sims and len(at.expander) >= len(sims)
+    assert sims[-1]["text"] in [t.value for t in at.text]
+
+
+# -- Compare & tune --------------------------------------------------------------------------------
+
+
+def test_compare_page_tabulates_each_configuration(loaded: AppTest) -> None:
+    at = page(loaded, "compare")
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
+    assert len(table.columns) == 3  # metric + A + B
+    s = load_session(SAMPLE)
+    a = replay(s, ReplaySettings())
+    b = replay(s, ReplaySettings(strategy="opencode", compaction="pi"))
+    row = table[table["metric"].str.startswith("total input tokens")].iloc[0]
+    assert row.iloc[1] == f"{a.metrics.total_input_tokens:,}" and row.iloc[2] == f"{b.metrics.total_input_tokens:,}"
+    (tl,) = figures_of(at)
+    assert [t["y"] for t in tl["data"] if t["mode"] == "lines"] == [[x.tokens for x in a.steps],
+                                                                     [x.tokens for x in b.steps]]
+
+
+def test_sweep_heatmap_and_applying_a_cell(loaded: AppTest) -> None:
+    loaded.selectbox(key="compaction").set_value("pi")
+    loaded.selectbox(key="strategy").set_value("opencode").run()
+    at = page(loaded, "compare")
+    at.selectbox(key="sw_x").set_value("prune_protect")
+    at.selectbox(key="sw_y").set_value("prune_minimum").run()
+    at.text_input(key="sw_vals_prune_protect").set_value("1000, 5000")
+    at.text_input(key="sw_vals_prune_minimum_y").set_value("0, 2000, 20000").run()
+    at.button(key="sw_run").click().run()
+    assert not at.exception
+    heat = figures_of(at)[-1]["data"][0]
+    assert heat["type"] == "heatmap" and len(heat["z"]) == 3 and len(heat["z"][0]) == 2
+    s = load_session(SAMPLE)
+    base = ReplaySettings(compaction="pi", strategy="opencode")
+    want = replay(s, base.with_strategy_settings({"prune_protect": 1000, "prune_minimum": 0,
+                                                  "protected_turns": 2, "protected_tools": ("skill",)}))
+    assert heat["z"][0][0] == want.metrics.total_input_tokens
+    at.selectbox(key="sw_pick").set_value(0)
+    at.button(key="sw_apply").click().run()
+    assert not at.exception
+    assert at.number_input(key="set.opencode.prune_protect").value == 1000
+    assert at.number_input(key="set.opencode.prune_minimum").value == 0
+
+
+# -- Doctor ----------------------------------------------------------------------------------------
+
+
+def test_doctor_page_counts_findings_and_opens_one_in_the_replay(loaded: AppTest) -> None:
+    from inspector.doctor import diagnose
+
+    at = page(loaded, "doctor")
+    assert not at.exception
+    rep = diagnose(load_session(SAMPLE))
+    counts = rep.counts()
+    assert metrics(at)["Warnings"] == str(counts.get("warning", 0))
+    assert metrics(at)["Errors"] == str(counts.get("error", 0))
+    at.button(key="doc_go").click().run()
+    assert not at.exception
+    target = next(f for f in rep.findings if f.entries).entries[0]
+    r = replay(load_session(SAMPLE), ReplaySettings())
+    assert at.slider(key="step").value == next(x.step for x in r.steps if x.entry_index >= target)
+
+
+def test_pi_sessions_are_listed_by_project_name_and_date(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.ui import sources
+
+    proj = tmp_path / "sessions" / "--home-dev-project--"
+    proj.mkdir(parents=True)
+    (proj / "2026-01-01T00-00-00_abc.jsonl").write_bytes((SAMPLES / "small-tutorial.jsonl").read_bytes())
+    monkeypatch.setattr(sources, "PI_SESSIONS", tmp_path / "sessions")
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path / "sessions"))
+    at = fresh()
+    table = at.dataframe(key="pi_table").value
+    assert list(table["project"]) == ["/home/dev/project"]
+    assert list(table["name"]) == [load_session(SAMPLES / "small-tutorial.jsonl").name or ""]
+    at.session_state["pi_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    at.button(key="load_pi").click().run()
+    assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(SAMPLES))  # pi's folder no longer allowed: not listed
+    at = fresh()
+    assert not [df for df in at.dataframe if df.key == "pi_table"]
+
+
+def test_an_uploaded_session_is_loaded() -> None:
+    at = fresh()
+    data = (SAMPLES / "small-tutorial.jsonl").read_bytes()
+    at.file_uploader(key="upload").set_value(("mine.jsonl", data, "application/jsonl"))
+    at.run()
+    at.button(key="load_upload").click().run()
+    assert not at.exception
+    assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"
+    assert any("mine.jsonl" in h.value.replace("\\", "") for h in at.subheader)
+
+
+def test_importing_a_pi_settings_json_sets_the_sidebar() -> None:
+    at = fresh()
+    cfg = {"compaction": {"enabled": True, "reserveTokens": 8192, "keepRecentTokens": 12000},
+           "contextPruning": {"enabled": True}}
+    at.file_uploader(key="pi_settings").set_value(("settings.json", json.dumps(cfg).encode(), "application/json"))
+    at.run()
+    at.button(key="apply_pi_settings").click().run()
+    assert not at.exception
+    assert at.number_input(key="reserve").value == 8192
+    assert at.number_input(key="keep").value == 12000
+    assert at.selectbox(key="strategy").value == "pi-context-pruning"
+    assert any("Applied" in s.value and "12,000" in s.value for s in at.sidebar.success)
+    at.file_uploader(key="pi_settings").set_value(("settings.json", b"{oops", "application/json"))
+    at.run()
+    at.button(key="apply_pi_settings").click().run()
+    assert any("Not a readable settings.json" in e.value.replace("\\", "") for e in at.sidebar.error)
+    assert at.number_input(key="keep").value == 12000

@@ -1,45 +1,24 @@
 """The settings sidebar shared by every page, built from the settings models themselves.
 
-A strategy's controls come from its pydantic ``Settings`` fields (default, bounds, help), so a
-new setting appears without UI code. Settings round-trip through the URL query string.
+A strategy's controls come from its pydantic ``Settings`` fields (default, bounds, help), and a
+policy's from :class:`~inspector.policies.PolicySettings`, so a new setting appears without UI
+code. Settings round-trip through the URL query string (see :mod:`inspector.ui.urlstate`).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import streamlit as st
+from pydantic import BaseModel
 
-from ..policies import POLICIES
-from ..pruning import REGISTRY
+from ..policies import POLICIES, PolicySettings
 from ..replay import ReplaySettings
+from . import urlstate as us
+from .state import default, set_widgets
+from .urlstate import esc
 
-WINDOW_PRESETS = {
-    "Claude (200k)": 200_000,
-    "Claude 1M (beta)": 1_000_000,
-    "GPT-5 / o-series (400k)": 400_000,
-    "GPT-4o / 4.1 (128k)": 128_000,
-    "Small local model (32k)": 32_000,
-    "Custom": None,
-}
-COUNTERS = {"pi": "pi estimate (chars/4)", "tiktoken": "tiktoken cl100k_base",
-            "usage": "recorded usage (pi's context size)"}
-_QP_KEYS = ("window", "reserve", "keep", "counter", "strategy", "compaction")
-
-
-def _v(key: str, default: Any) -> dict[str, Any]:
-    """``value=default`` unless session state already holds the widget's value (from the URL or
-    an import), so streamlit does not warn about two sources of truth."""
-    return {} if key in st.session_state else {"value": default}
-
-
-def _bounds(field: Any) -> tuple[Any, Any]:
-    lo = hi = None
-    for m in field.metadata:
-        lo = getattr(m, "ge", lo) if getattr(m, "ge", None) is not None else getattr(m, "gt", lo)
-        hi = getattr(m, "le", hi) if getattr(m, "le", None) is not None else hi
-    return lo, hi
+_v = default
 
 
 def _from_query() -> None:
@@ -47,50 +26,64 @@ def _from_query() -> None:
     if st.session_state.get("_qp_loaded"):
         return
     st.session_state["_qp_loaded"] = True
-    qp = st.query_params
+    updates, problems = us.from_query(st.query_params.to_dict())
+    set_widgets(updates)
+    if problems:
+        st.session_state["_qp_problems"] = problems
+
+
+def model_controls(container: Any, model: type[BaseModel], prefix: str, fields: list[str] | None = None
+                   ) -> dict[str, Any]:
+    """One control per field of a settings model: checkbox (bool), slider (bounded float),
+    number input (int or unbounded float), comma-separated text (tuple of strings)."""
+    values: dict[str, Any] = {}
+    for name, f in model.model_fields.items():
+        if fields is not None and name not in fields:
+            continue
+        key = f"{prefix}{name}"
+        default = f.default
+        lo, hi = us.field_bounds(f)
+        label = name.replace("_", " ")
+        help_ = f"{f.description or ''} Default: {us.widget_value(default)!s}."
+        if isinstance(default, bool):
+            values[name] = container.checkbox(label, help=help_, key=key, **_v(key, default))
+        elif isinstance(default, int):
+            step = 1000 if default >= 10_000 else (100 if default >= 1000 else 1)
+            values[name] = int(container.number_input(
+                label, min_value=int(lo) if lo is not None else None, max_value=int(hi) if hi is not None else None,
+                step=step, help=help_, key=key, **_v(key, default)))
+        elif isinstance(default, float):
+            if lo is not None and hi is not None:
+                values[name] = float(container.slider(label, float(lo), float(hi), step=0.01, help=help_, key=key,
+                                                      **_v(key, float(default))))
+            else:
+                values[name] = float(container.number_input(label, min_value=float(lo) if lo is not None else None,
+                                                            step=0.01, help=help_, key=key, **_v(key, float(default))))
+        elif isinstance(default, tuple):
+            raw = container.text_input(label, help=help_ + " Comma-separated.", key=key,
+                                       **_v(key, us.widget_value(default)))
+            values[name] = tuple(x.strip() for x in raw.split(",") if x.strip())
+        else:  # a type the UI does not know yet: keep the default, say so
+            container.caption(f"{label}: {default!r} (not adjustable here)")
+    return values
+
+
+def _reset(prefix: str, model: type[BaseModel]) -> None:
+    set_widgets({f"{prefix}{k}": us.widget_value(f.default) for k, f in model.model_fields.items()})
+
+
+def _apply_pi_settings() -> None:
+    up = st.session_state.get("pi_settings")
+    if up is None:
+        st.session_state["_import_msg"] = ("error", "Choose a settings.json first.")
+        return
     try:
-        if "window" in qp:
-            st.session_state["window_preset"] = "Custom"
-            st.session_state["window_custom"] = int(qp["window"])
-        if "reserve" in qp:
-            st.session_state["reserve"] = int(qp["reserve"])
-        if "keep" in qp:
-            st.session_state["keep"] = int(qp["keep"])
-        if qp.get("counter") in COUNTERS:
-            st.session_state["counter"] = qp["counter"]
-        if qp.get("strategy") in REGISTRY:
-            st.session_state["strategy"] = qp["strategy"]
-        if qp.get("compaction") in POLICIES:
-            st.session_state["compaction"] = qp["compaction"]
-        for k, v in qp.items():
-            if k.startswith("s."):
-                val = json.loads(v)
-                if isinstance(val, list):
-                    val = ", ".join(str(x) for x in val)
-                st.session_state[f"set.{st.session_state.get('strategy', 'none')}.{k[2:]}"] = val
-    except (ValueError, TypeError):
-        st.toast("Some settings in the URL could not be read; defaults are used.")
-
-
-def import_pi_settings(data: bytes) -> list[str]:
-    """Apply a pi ``settings.json`` (``compaction``, ``contextPruning``); return what changed."""
-    cfg = json.loads(data.decode("utf-8"))
-    changed = []
-    comp = cfg.get("compaction") or {}
-    if isinstance(comp.get("reserveTokens"), int):
-        st.session_state["reserve"] = comp["reserveTokens"]
-        changed.append(f"reserveTokens = {comp['reserveTokens']:,}")
-    if isinstance(comp.get("keepRecentTokens"), int):
-        st.session_state["keep"] = comp["keepRecentTokens"]
-        changed.append(f"keepRecentTokens = {comp['keepRecentTokens']:,}")
-    if comp.get("enabled") is False:
-        st.session_state["compaction"] = "never"
-        changed.append("compaction disabled")
-    pruning = cfg.get("contextPruning")
-    if isinstance(pruning, dict) and "enabled" in pruning:
-        st.session_state["strategy"] = "pi-context-pruning" if pruning["enabled"] else "none"
-        changed.append(f"contextPruning.enabled = {pruning['enabled']}")
-    return changed
+        updates, said = us.pi_settings_updates(up.getvalue())
+    except (ValueError, UnicodeDecodeError) as e:
+        st.session_state["_import_msg"] = ("error", f"Not a readable settings.json: {e}")
+        return
+    set_widgets(updates)
+    st.session_state["_import_msg"] = ("success", "Applied: " + (", ".join(said) or "nothing relevant found"))
 
 
 def render() -> ReplaySettings:
@@ -98,82 +91,83 @@ def render() -> ReplaySettings:
     _from_query()
     sb = st.sidebar
     sb.header("Settings")
-    preset = sb.selectbox("Model / context window", list(WINDOW_PRESETS), key="window_preset",
-                          help="The context window the replay assumes.")
-    window = WINDOW_PRESETS[preset] or int(sb.number_input("Custom window (tokens)", 1000, 10_000_000, step=1000,
-                                                          key="window_custom", **_v("window_custom", 200_000)))
-    counter = sb.selectbox("Token counter", list(COUNTERS), format_func=COUNTERS.get, key="counter",
-                           help="pi's chars/4 estimate, real cl100k_base counts, or pi's usage-based context size "
-                                "(the last recorded usage in the context plus estimates of what follows — what pi's "
-                                "footer and compaction trigger use). The timeline always shows the recorded usage too.")
+    for p in st.session_state.pop("_qp_problems", []):
+        sb.warning(esc(f"URL: {p}; the default is used."))
+    preset = sb.selectbox("Model / context window", list(us.WINDOW_PRESETS), key="window_preset",
+                          help="The context window the replay assumes (tokens the model accepts per call).")
+    window = us.WINDOW_PRESETS[preset] or int(sb.number_input(
+        "Custom window (tokens)", 1000, 10_000_000, step=1000, key="window_custom", **_v("window_custom", 200_000)))
+    counter = sb.selectbox(
+        "Token counter", list(us.COUNTERS), format_func=us.COUNTERS.get, key="counter",
+        help="How tokens are counted: pi's chars ÷ 4 estimate (what pi uses to cut), real cl100k_base counts, "
+             "or pi's usage-based context size (the last recorded usage in the context plus estimates of what "
+             "follows — what pi's footer and compaction trigger use).")
+
     sb.subheader("Pruning")
-    strategy = sb.selectbox("Strategy", list(REGISTRY), key="strategy",
-                            format_func=lambda n: REGISTRY[n].title)
-    strat = REGISTRY[strategy]
-    sb.caption(strat.description)
-    if not strat.verified:
-        sb.warning(f"Beyond a verified source: {strat.unverified_notes}", icon=":material/warning:")
-    values: dict[str, Any] = {}
-    fields = strat.Settings.model_fields
-    if fields and sb.button("Reset to defaults", key=f"reset.{strategy}"):
-        for name in fields:
-            st.session_state.pop(f"set.{strategy}.{name}", None)
-    for name, f in fields.items():
-        key = f"set.{strategy}.{name}"
-        default = f.default
-        lo, hi = _bounds(f)
-        label = name.replace("_", " ")
-        if isinstance(default, bool):
-            values[name] = sb.checkbox(label, help=f.description, key=key, **_v(key, default))
-        elif isinstance(default, int):
-            values[name] = int(sb.number_input(label, min_value=int(lo) if lo is not None else None,
-                                               max_value=int(hi) if hi is not None else None,
-                                               step=max(1, default // 10 or 1), help=f.description, key=key,
-                                               **_v(key, default)))
-        elif isinstance(default, float):
-            values[name] = float(sb.slider(label, float(lo or 0.0), float(hi or 1.5), step=0.01,
-                                           help=f.description, key=key, **_v(key, float(default))))
-        elif isinstance(default, tuple):
-            raw = sb.text_input(label, help=f.description + " (comma-separated)", key=key,
-                                **_v(key, ", ".join(default)))
-            values[name] = tuple(x.strip() for x in raw.split(",") if x.strip())
+    strategies = us.strategies()
+    if not strategies:
+        sb.info("Pruning strategies are not installed in this checkout.")
+        strategy, values = "none", {}
+    else:
+        strategy = sb.selectbox("Strategy", list(strategies), key="strategy",
+                                format_func=lambda n: strategies[n].title,
+                                help="What is removed from the context before each model call.")
+        strat = strategies[strategy]
+        sb.caption(strat.description + (f"  \nSource: {strat.source}" if strat.source not in ("", "—") else ""))
+        if not strat.verified:
+            sb.warning(f"Beyond a verified source: {strat.unverified_notes}", icon=":material/warning:")
+        fields = strat.Settings.model_fields
+        values = model_controls(sb, strat.Settings, f"set.{strategy}.")
+        if fields:
+            sb.button("Reset to defaults", key=f"reset.{strategy}", on_click=_reset,
+                      args=(f"set.{strategy}.", strat.Settings), help="The source system's defaults.")
+
     sb.subheader("Compaction")
     compaction = sb.selectbox("Policy", list(POLICIES), key="compaction", format_func=lambda n: POLICIES[n].title,
-                              help="'As recorded' keeps the session's own compactions; the others simulate one.")
+                              help="'As recorded' keeps the session's own compactions; the others set them aside "
+                                   "and simulate compaction.")
     pol = POLICIES[compaction]
-    sb.caption(pol.description + ("  — beyond the source system." if pol.beyond_source else ""))
+    sb.caption(pol.description + (f"  \nSource: {pol.source}" if pol.source not in ("—", "the session file") else ""))
+    if pol.beyond_source:
+        sb.warning("Beyond the source system: this policy is our design, not a released agent's behaviour.",
+                   icon=":material/warning:")
     keep = int(sb.number_input("keepRecentTokens", 0, 2_000_000, step=1000, key="keep",
-                               help="pi: recent tokens kept verbatim after a compaction.", **_v("keep", 20_000)))
+                               help="pi: how many recent tokens a compaction keeps verbatim (the rest is "
+                                    "summarised). pi's default: 20,000.", **_v("keep", 20_000)))
     reserve = int(sb.number_input("reserveTokens", 0, 2_000_000, step=1024, key="reserve",
-                                  help="pi: compact when the context exceeds window − reserveTokens.",
-                                  **_v("reserve", 16_384)))
+                                  help="pi: compact when the context exceeds window − reserveTokens (room for the "
+                                       "answer and the summary). pi's default: 16,384.", **_v("reserve", 16_384)))
+    pol_fields = us.policy_fields(compaction)
+    pol_values = model_controls(sb, PolicySettings, "pol.", pol_fields) if pol_fields else {}
+    pi_version = "0.73"
+    if compaction in ("pi", "early"):
+        pi_version = sb.selectbox("pi version (cut rule)", list(us.PI_VERSIONS), format_func=us.PI_VERSIONS.get,
+                                  key="pi_version", help="pi 0.58 started the next summary after the previous "
+                                                         "compaction; 0.73 re-summarises its kept part.")
     summarizer = sb.selectbox(
-        "Summarizer", ["offline", "openai", "anthropic"], key="summarizer",
-        format_func={"offline": "offline extractive (no network)", "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
-                     "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}.get,
-        help="Summaries for simulated compactions. LLM summarizers need the llm extra and a key in the environment; "
-             "a failed call falls back to the offline summary, marked.")
+        "Summarizer", list(us.SUMMARIZERS), key="summarizer", format_func=us.SUMMARIZERS.get,
+        help="Writes the summaries of simulated compactions. LLM summarizers need the llm extra and a key in "
+             "the environment; a failed call falls back to the offline summary, marked.")
+
     with sb.expander("Import a pi settings.json"):
-        up = st.file_uploader("settings.json", type=["json"], key="pi_settings")
-        if up is not None and st.button("Apply", key="apply_pi_settings"):
-            try:
-                changed = import_pi_settings(up.getvalue())
-                st.success("Applied: " + (", ".join(changed) or "nothing relevant found"))
-                st.rerun()
-            except (ValueError, UnicodeDecodeError) as e:
-                st.error(f"Not a readable settings.json: {e}")
+        st.file_uploader("settings.json", type=["json"], key="pi_settings",
+                         help="Reads compaction.enabled / reserveTokens / keepRecentTokens and contextPruning.enabled.")
+        st.button("Apply", key="apply_pi_settings", on_click=_apply_pi_settings)
+        msg = st.session_state.pop("_import_msg", None)
+        if msg:
+            (st.success if msg[0] == "success" else st.error)(esc(msg[1]))
+
     settings = ReplaySettings(
         compaction=compaction, strategy=strategy, strategy_settings=tuple(sorted(values.items())),
         context_window=window, reserve_tokens=reserve, keep_recent_tokens=keep, counter=counter,
-        summarizer=summarizer, leaf=st.session_state.get("leaf"),
+        summarizer=summarizer, pi_version=pi_version,
+        policy=PolicySettings(**{k: v for k, v in pol_values.items()}),
+        leaf=st.session_state.get("leaf"),
     )
-    qs = {"window": str(window), "reserve": str(reserve), "keep": str(keep), "counter": counter,
-          "strategy": strategy, "compaction": compaction}
-    qs.update({f"s.{k}": json.dumps(v if not isinstance(v, tuple) else list(v)) for k, v in values.items()
-               if v != fields[k].default})
-    for k in [k for k in st.query_params if k not in qs]:
-        del st.query_params[k]
-    st.query_params.update(qs)
+    qs = us.to_query(settings)
+    if dict(st.query_params.to_dict()) != qs:
+        st.query_params.from_dict(qs)
     with sb.expander("Share these settings"):
-        st.code("?" + "&".join(f"{k}={v}" for k, v in qs.items()), language=None)
+        st.caption("Append to the app's address; opening it restores these settings.")
+        st.code(us.query_string(qs), language=None, wrap_lines=True)
     return settings

@@ -35,9 +35,13 @@ def check_path(raw: str, allowed: list[Path] | None = None) -> Path:
         raise PathRefused("enter a path")
     p = Path(raw.strip()).expanduser()
     if not p.is_absolute():
-        # relative paths are taken from the repo (where the samples live)
-        p = REPO / p
-    real = p.resolve()
+        # relative paths: from the current folder if the file is there, else from the repo
+        # (where the samples live)
+        p = Path.cwd() / p if (Path.cwd() / p).exists() else REPO / p
+    try:
+        real = p.resolve(strict=False)
+    except (OSError, RuntimeError) as e:  # symlink loops
+        raise PathRefused(f"{raw!r} cannot be resolved: {e}") from None
     if not any(real == r or r in real.parents for r in allowed):
         raise PathRefused(
             f"{raw!r} is outside the allowed folders ({', '.join(str(r) for r in allowed)}). "
@@ -78,11 +82,18 @@ def _name_of(path: Path, max_lines: int = 400) -> str | None:
     return name
 
 
+def is_allowed(path: Path, allowed: list[Path] | None = None) -> bool:
+    allowed = roots() if allowed is None else allowed
+    real = path.resolve()
+    return any(real == r or r in real.parents for r in allowed)
+
+
 def list_pi_sessions(base: Path | None = None, limit: int = 300) -> list[PiSessionFile]:
-    """pi's sessions: one folder per project (the cwd with ``/`` as ``-``, wrapped in ``--``)."""
+    """pi's sessions: one folder per project (the cwd with ``/`` as ``-``, wrapped in ``--``).
+    Listed only when that folder is inside an allowed root."""
     base = base or PI_SESSIONS
     out: list[PiSessionFile] = []
-    if not base.is_dir():
+    if not base.is_dir() or not is_allowed(base):
         return out
     for proj in sorted(base.iterdir()):
         if not proj.is_dir():

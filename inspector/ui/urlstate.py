@@ -1,0 +1,217 @@
+"""Settings ⇄ widget state ⇄ URL query string, and pi ``settings.json`` import (pure, no streamlit).
+
+The sidebar's widgets are keyed so that one dict of ``{widget key: value}`` describes them all:
+
+* ``window_preset`` / ``window_custom``, ``counter``, ``summarizer``, ``keep``, ``reserve``,
+  ``compaction``, ``pi_version``;
+* ``strategy`` and ``set.<strategy>.<field>`` for the pruning strategy's own settings;
+* ``pol.<field>`` for :class:`~inspector.policies.PolicySettings`.
+
+In the URL: ``window``, ``reserve``, ``keep``, ``counter``, ``strategy``, ``compaction``,
+``summarizer``, ``pi``, then ``s.<field>`` / ``p.<field>`` (JSON values) for strategy and policy
+settings that differ from their defaults. Every value read back is validated by the settings
+models; what cannot be read is reported, never applied.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..policies import POLICIES, PolicySettings
+from ..replay import ReplaySettings
+
+try:  # the pruning package lands separately; without it only "none" is offered
+    from ..pruning import REGISTRY
+except ImportError:  # pragma: no cover - exercised only on a partial checkout
+    REGISTRY = {}
+
+WINDOW_PRESETS: dict[str, int | None] = {
+    "Claude Sonnet / Opus (200k)": 200_000,
+    "Claude Sonnet 1M (beta)": 1_000_000,
+    "GPT-5 (400k)": 400_000,
+    "GPT-4.1 (1M)": 1_047_576,
+    "GPT-4o (128k)": 128_000,
+    "Gemini 2.5 Pro (1M)": 1_048_576,
+    "Small local model (32k)": 32_768,
+    "Custom": None,
+}
+COUNTERS = {"pi": "pi estimate (chars ÷ 4)", "tiktoken": "tiktoken (cl100k_base)",
+            "usage": "recorded usage (pi's context size)"}
+SUMMARIZERS = {"offline": "offline extractive (no network)", "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
+               "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}
+PI_VERSIONS = {"0.73": "pi 0.73 (current)", "0.58": "pi 0.58"}
+POLICY_FIELD_PREFIX = {"early": "early_", "opencode": "opencode_", "codex": "codex_"}
+DEFAULTS = ReplaySettings()
+
+
+def esc(text: str) -> str:
+    """Escape markdown (and Streamlit's ``:directive[...]`` syntax) so text from a session, a
+    file name or a URL is shown literally, never as links, emphasis or HTML."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)
+
+
+def strategies() -> dict[str, Any]:
+    return REGISTRY
+
+
+def window_preset_for(window: int) -> str:
+    return next((k for k, v in WINDOW_PRESETS.items() if v == window), "Custom")
+
+
+def policy_fields(policy: str) -> list[str]:
+    """The :class:`PolicySettings` fields a policy reads (by their prefix)."""
+    prefix = POLICY_FIELD_PREFIX.get(policy)
+    return [k for k in PolicySettings.model_fields if prefix and k.startswith(prefix)]
+
+
+def field_bounds(field: Any) -> tuple[Any, Any]:
+    """(lower, upper) bounds of a pydantic field from its ``ge``/``gt``/``le``/``lt`` metadata."""
+    lo = hi = None
+    for m in field.metadata:
+        for name in ("ge", "gt"):
+            if getattr(m, name, None) is not None:
+                lo = getattr(m, name)
+        for name in ("le", "lt"):
+            if getattr(m, name, None) is not None:
+                hi = getattr(m, name)
+    return lo, hi
+
+
+def _json(v: Any) -> str:
+    return json.dumps(list(v) if isinstance(v, tuple) else v, ensure_ascii=False, separators=(",", ":"))
+
+
+def to_query(settings: ReplaySettings) -> dict[str, str]:
+    """The URL query parameters describing ``settings`` (strategy/policy fields only when changed)."""
+    qs = {"window": str(settings.context_window), "reserve": str(settings.reserve_tokens),
+          "keep": str(settings.keep_recent_tokens), "counter": settings.counter, "strategy": settings.strategy,
+          "compaction": settings.compaction}
+    if settings.summarizer != DEFAULTS.summarizer:
+        qs["summarizer"] = settings.summarizer
+    if settings.pi_version != DEFAULTS.pi_version:
+        qs["pi"] = settings.pi_version
+    strat = REGISTRY.get(settings.strategy)
+    if strat is not None:
+        for k, v in settings.strategy_settings:
+            f = strat.Settings.model_fields.get(k)
+            if f is not None and v != f.default:
+                qs[f"s.{k}"] = _json(v)
+    pol_defaults = PolicySettings()
+    for k, v in settings.policy.model_dump().items():
+        if v != getattr(pol_defaults, k):
+            qs[f"p.{k}"] = _json(v)
+    return qs
+
+
+def query_string(qs: Mapping[str, str]) -> str:
+    from urllib.parse import urlencode
+
+    return "?" + urlencode(dict(qs), safe=",.:[]\"")
+
+
+def _validated(model: type[BaseModel], raw: dict[str, Any], problems: list[str], what: str) -> dict[str, Any]:
+    """Keep the values the model accepts (one by one, so one bad value does not drop the rest)."""
+    ok: dict[str, Any] = {}
+    for k, v in raw.items():
+        if k not in model.model_fields:
+            problems.append(f"unknown {what} setting {k!r}")
+            continue
+        try:
+            ok[k] = getattr(model.model_validate({k: v}), k)
+        except ValidationError as e:
+            problems.append(f"{what} setting {k}={v!r}: {e.errors()[0]['msg']}")
+    return ok
+
+
+def widget_value(v: Any) -> Any:
+    """A settings value as its widget holds it (tuples are comma-separated text)."""
+    return ", ".join(str(x) for x in v) if isinstance(v, tuple) else v
+
+
+def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Widget-state updates for a URL's query parameters, and what could not be read."""
+    q = {k: (v[-1] if isinstance(v, list) and v else v) for k, v in qp.items()}
+    out: dict[str, Any] = {}
+    problems: list[str] = []
+
+    def as_int(name: str, lo: int, hi: int) -> int | None:
+        if name not in q:
+            return None
+        try:
+            v = int(str(q[name]))
+        except ValueError:
+            problems.append(f"{name}={q[name]!r} is not a whole number")
+            return None
+        if not lo <= v <= hi:
+            problems.append(f"{name}={v} is outside {lo:,}…{hi:,}")
+            return None
+        return v
+
+    if (w := as_int("window", 1000, 10_000_000)) is not None:
+        out["window_preset"] = window_preset_for(w)
+        if out["window_preset"] == "Custom":
+            out["window_custom"] = w
+    if (r := as_int("reserve", 0, 2_000_000)) is not None:
+        out["reserve"] = r
+    if (k := as_int("keep", 0, 2_000_000)) is not None:
+        out["keep"] = k
+    for name, key, allowed in (("counter", "counter", COUNTERS), ("strategy", "strategy", REGISTRY),
+                               ("compaction", "compaction", POLICIES), ("summarizer", "summarizer", SUMMARIZERS),
+                               ("pi", "pi_version", PI_VERSIONS)):
+        if name in q:
+            if q[name] in allowed:
+                out[key] = q[name]
+            else:
+                problems.append(f"{name}={q[name]!r} is not one of {', '.join(allowed)}")
+    raw_s: dict[str, Any] = {}
+    raw_p: dict[str, Any] = {}
+    for k, v in q.items():
+        if k.startswith(("s.", "p.")):
+            try:
+                val = json.loads(v)
+            except (ValueError, TypeError):
+                problems.append(f"{k}={v!r} is not a JSON value")
+                continue
+            (raw_s if k.startswith("s.") else raw_p)[k[2:]] = tuple(val) if isinstance(val, list) else val
+    strat = REGISTRY.get(out.get("strategy", "none"))
+    if raw_s and strat is not None:
+        for k, v in _validated(strat.Settings, raw_s, problems, "strategy").items():
+            out[f"set.{strat.name}.{k}"] = widget_value(v)
+    for k, v in _validated(PolicySettings, raw_p, problems, "policy").items():
+        out[f"pol.{k}"] = v
+    return out, problems
+
+
+def pi_settings_updates(data: bytes) -> tuple[dict[str, Any], list[str]]:
+    """Widget-state updates for a pi ``settings.json`` and plain words for each.
+
+    Reads ``compaction.enabled`` / ``reserveTokens`` / ``keepRecentTokens`` and
+    ``contextPruning.enabled`` (pi-context-pruning's switch). Raises ``ValueError`` when the
+    file is not a JSON object."""
+    cfg = json.loads(data.decode("utf-8-sig"))
+    if not isinstance(cfg, dict):
+        raise ValueError("settings.json must hold a JSON object")
+    out: dict[str, Any] = {}
+    said: list[str] = []
+    comp = cfg.get("compaction")
+    if isinstance(comp, dict):
+        for src, key in (("reserveTokens", "reserve"), ("keepRecentTokens", "keep")):
+            v = comp.get(src)
+            if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 2_000_000:
+                out[key] = v
+                said.append(f"{src} = {v:,}")
+        if comp.get("enabled") is False:
+            out["compaction"] = "never"
+            said.append("compaction disabled (policy: Never)")
+    pruning = cfg.get("contextPruning")
+    if isinstance(pruning, dict) and isinstance(pruning.get("enabled"), bool):
+        name = "pi-context-pruning" if pruning["enabled"] else "none"
+        if name in REGISTRY or name == "none":
+            out["strategy"] = name
+            said.append(f"contextPruning.enabled = {str(pruning['enabled']).lower()}")
+    return out, said

@@ -1,0 +1,160 @@
+"""The app's pure helpers (no streamlit): URL and settings.json round trips, tree rows, the
+plain-words story, sweep values, and the figures (escaping, sums, thresholds)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from inspector import load_session
+from inspector.policies import PolicySettings
+from inspector.replay import ReplaySettings, replay, session_counter
+from inspector.ui import figures, narrate, urlstate, views
+
+from .conftest import REPO
+
+SAMPLE = REPO / "sample_sessions" / "coding-session.jsonl"
+HOSTILE = REPO / "sample_sessions" / "hostile-content.jsonl"
+
+
+def settings_from_widgets(w: dict) -> ReplaySettings:
+    """What the sidebar builds from widget values (the inverse of from_query, for the round trip)."""
+    strategy = w.get("strategy", "none")
+    strat = urlstate.strategies()[strategy]
+    values = {}
+    for k, f in strat.Settings.model_fields.items():
+        v = w.get(f"set.{strategy}.{k}", f.default)
+        values[k] = tuple(x.strip() for x in v.split(",") if x.strip()) if isinstance(f.default, tuple) else v
+    window = urlstate.WINDOW_PRESETS[w.get("window_preset", "Claude Sonnet / Opus (200k)")] or w["window_custom"]
+    pol = {k[4:]: v for k, v in w.items() if k.startswith("pol.")}
+    return ReplaySettings(compaction=w.get("compaction", "recorded"), strategy=strategy,
+                          strategy_settings=tuple(sorted(values.items())), context_window=window,
+                          reserve_tokens=w.get("reserve", 16384), keep_recent_tokens=w.get("keep", 20000),
+                          counter=w.get("counter", "pi"), summarizer=w.get("summarizer", "offline"),
+                          pi_version=w.get("pi_version", "0.73"), policy=PolicySettings(**pol))
+
+
+@pytest.mark.parametrize("settings", [
+    ReplaySettings(),
+    ReplaySettings(compaction="pi", context_window=128_000, keep_recent_tokens=8000, reserve_tokens=4096,
+                   counter="tiktoken", pi_version="0.58"),
+    ReplaySettings(compaction="early", strategy="opencode", context_window=77_777,
+                   policy=PolicySettings(early_red_fraction=0.6)).with_strategy_settings(
+        {"prune_protect": 1234, "prune_minimum": 20000, "protected_turns": 2, "protected_tools": ("skill", "x")}),
+])
+def test_settings_survive_the_url(settings: ReplaySettings) -> None:
+    qs = urlstate.to_query(settings)
+    assert all(isinstance(v, str) for v in qs.values())
+    widgets, problems = urlstate.from_query(qs)
+    assert problems == []
+    back = settings_from_widgets(widgets)
+    if not settings.strategy_settings:
+        back = back.model_copy(update={"strategy_settings": settings.strategy_settings})
+    assert back == settings
+
+
+def test_bad_url_values_are_reported() -> None:
+    widgets, problems = urlstate.from_query({"keep": "x", "window": "5", "strategy": "nope", "counter": "usage",
+                                             "s.prune_protect": "[1"})
+    assert widgets == {"counter": "usage"}
+    assert len(problems) == 4
+
+
+def test_pi_settings_json_import() -> None:
+    data = json.dumps({"compaction": {"enabled": False, "reserveTokens": 8192, "keepRecentTokens": 12000},
+                       "contextPruning": {"enabled": True}, "theme": "dark"}).encode()
+    updates, said = urlstate.pi_settings_updates(data)
+    assert updates == {"reserve": 8192, "keep": 12000, "compaction": "never", "strategy": "pi-context-pruning"}
+    assert len(said) == 4
+    assert urlstate.pi_settings_updates(b"{}") == ({}, [])
+    with pytest.raises(ValueError):
+        urlstate.pi_settings_updates(b"[1, 2]")
+    with pytest.raises(ValueError):
+        urlstate.pi_settings_updates(b"{not json")
+
+
+def test_markdown_escape_leaves_nothing_active() -> None:
+    raw = "[x](javascript:alert(1)) **b** <b>h</b> :red[t] `c` # h"
+    out = urlstate.esc(raw)
+    assert out.replace("\\", "") == raw.replace("\\", "")
+    for ch in "[]()*<>:`#":
+        assert all(out[i - 1] == "\\" for i, c in enumerate(out) if c == ch)
+
+
+def test_tree_rows_follow_pi_tree_order_and_indent_only_below_forks() -> None:
+    s = load_session(SAMPLE)
+    path = s.path(s.default_leaf)
+    rows = views.tree_rows(s, path)
+    assert sorted(r["entry"] for r in rows) == list(range(len(s.entries)))
+    assert [r["entry"] for r in rows] == [i for i, _ in s.walk()]
+    fork = s.fork_points[0]
+    kids = [r for r in rows if s.parents[r["entry"]] == fork]
+    assert [r["tree"][:3] for r in kids] == ["├─ "] * (len(kids) - 1) + ["└─ "]
+    assert all(r["on branch"] == (r["entry"] in set(path)) for r in rows)
+    assert not any(r["tree"].startswith((" ", "│", "├", "└")) for r in rows if r["entry"] <= fork)
+
+
+def test_notable_steps_skip_repeated_zone_reports() -> None:
+    r = replay(load_session(SAMPLE), ReplaySettings(strategy="turn-aware", context_window=40000, compaction="pi"))
+    every = [s.step for s in r.steps if s.events]
+    notable = narrate.notable_steps(r)
+    assert set(notable) <= set(every) and len(notable) < len(every)
+    assert all(any(e["type"] != "zone" for e in r.steps[k].events) or k in notable for k in notable)
+
+
+def test_step_story_names_what_was_pruned_and_why() -> None:
+    r = replay(load_session(SAMPLE), ReplaySettings(strategy="dcp"))
+    k = next(s.step for s in r.steps if any(e["type"] == "pruned" for e in s.events))
+    lines = narrate.step_story(r, k, r.step_detail(k))
+    assert any("Why:" in x for x in lines) and any("newly removed" in x for x in lines)
+
+
+def test_sweep_values_stay_within_bounds() -> None:
+    assert views.sweep_values("prune_protect", 40000, 0, 1_000_000) == [10000, 20000, 30000, 40000, 60000, 80000]
+    assert views.sweep_values("protected_turns", 2, 0, 50) == [0, 1, 2, 3, 4, 6]
+    assert min(views.sweep_values("context_window", 2000)) >= 1000
+
+
+def test_context_bars_add_up_and_escape_hover_text() -> None:
+    s = load_session(HOSTILE)
+    r = replay(s, ReplaySettings())
+    d = r.step_detail(len(r.steps) - 1)
+    counter = session_counter(s, "pi")
+    rows = views.message_rows(d, counter)
+    assert any("<script>" in row["text"] for row in rows)  # plain text for dataframes
+    toks = counter.count_many([m.message for m in d.before])
+    fig = figures.context_bars(d.before, toks, d.after, toks, window=50_000, reserve=10_000, keep_recent=100)
+    spec = fig.to_plotly_json()
+    total = sum(x for tr in spec["data"] for x in tr["x"]) / 2
+    assert total == sum(toks)
+    hover = " ".join(h for tr in spec["data"] for h in tr["hovertext"])
+    assert "<script>" not in hover and "&lt;script&gt;" in hover
+    xs = {sh["x0"] for sh in spec["layout"]["shapes"]}
+    assert {50_000, 40_000, sum(toks) - 100} <= xs  # window line, reserve zone, keepRecentTokens
+
+
+def test_timeline_thresholds_follow_the_policy() -> None:
+    r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000, reserve_tokens=5000))
+    spec = figures.timeline(r, current_step=3).to_plotly_json()
+    ys = {sh["y0"] for sh in spec["layout"]["shapes"] if sh["yref"] == "y"}
+    assert ys == {40000, 35000}
+    assert figures.trigger_line(ReplaySettings(compaction="codex", context_window=100_000))[0] == 90_000
+    assert figures.trigger_line(ReplaySettings(compaction="never")) is None
+
+
+def test_figures_module_does_not_import_streamlit() -> None:
+    code = ("import sys; import inspector.ui.figures, inspector.ui.views, inspector.ui.narrate, "
+            "inspector.ui.urlstate, inspector.ui.sources; print('streamlit' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_sweep_is_stale_only_when_other_settings_change() -> None:
+    base = ReplaySettings(compaction="pi", strategy="opencode").with_strategy_settings({"prune_protect": 1})
+    moved = base.model_copy(update={"keep_recent_tokens": 1}).with_strategy_settings({"prune_protect": 9})
+    assert not views.sweep_is_stale(base, moved, "keep_recent_tokens", "prune_protect")
+    assert views.sweep_is_stale(base, moved.model_copy(update={"reserve_tokens": 5}), "keep_recent_tokens",
+                                "prune_protect")
