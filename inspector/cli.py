@@ -94,7 +94,17 @@ def cmd_oracle_json(args: argparse.Namespace) -> int:
     except KeyError as e:
         print(f"inspector: {e.args[0]}", file=sys.stderr)
         return 2
-    print_json(out)
+    from .jsjson import js_stringify_indent
+
+    # JSON.stringify(out, null, 1), as the oracle prints it (numbers such as 1e400 → null, -0 → 0)
+    text = js_stringify_indent(out, 1) + "\n"
+    buf = getattr(sys.stdout, "buffer", None)
+    if buf is None:
+        sys.stdout.write(text)
+    else:
+        sys.stdout.flush()
+        buf.write(text.encode("utf-8"))
+        buf.flush()
     return 0
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from .jsjson import js_stringify
 from .redact import redact_value
 from .session.models import AnyEntry, CompactionEntry, SessionHeader
 from .session.tree import Session, iso_to_ms
@@ -33,7 +34,10 @@ def dumps_line(obj: Any) -> bytes:
     try:
         return orjson.dumps(obj)
     except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        try:
+            return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        except RecursionError:  # nested deeper than both encoders go: JSON.stringify's own text
+            return js_stringify(obj).encode("utf-8")
 
 
 def session_lines(

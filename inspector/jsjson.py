@@ -111,7 +111,17 @@ def js_keys(obj: dict[str, Any]) -> list[str]:
 
 
 def js_stringify(v: Any) -> str:
-    """``JSON.stringify(v)`` for a value parsed from JSON (no indentation)."""
+    """``JSON.stringify(v)`` for a value parsed from JSON (no indentation).
+
+    Recursive for speed; a value nested deeper than Python's recursion limit (tool arguments
+    thousands of levels deep — V8 handles them) goes through :func:`_stringify_deep` instead."""
+    try:
+        return _stringify(v)
+    except RecursionError:
+        return _stringify_deep(v)
+
+
+def _stringify(v: Any) -> str:
     if v is None:
         return "null"
     if v is True:
@@ -123,14 +133,72 @@ def js_stringify(v: Any) -> str:
     if isinstance(v, (int, float)):
         return js_number(v)
     if isinstance(v, dict):
-        return "{" + ",".join(_js_string(str(k)) + ":" + js_stringify(v[k]) for k in js_keys(v)) + "}"
+        return "{" + ",".join(_js_string(str(k)) + ":" + _stringify(v[k]) for k in js_keys(v)) + "}"
     if isinstance(v, (list, tuple)):
-        return "[" + ",".join(js_stringify(x) for x in v) + "]"
+        return "[" + ",".join(_stringify(x) for x in v) + "]"
     # A pydantic model or other object: stringify what it dumps to.
     dump = getattr(v, "model_dump", None)
     if dump is not None:
-        return js_stringify(dump(mode="json", exclude_unset=True, by_alias=True))
+        return _stringify(dump(mode="json", exclude_unset=True, by_alias=True))
     return "null"
+
+
+def _stringify_deep(v: Any) -> str:
+    """The same output as :func:`_stringify`, with an explicit stack instead of recursion."""
+    out: list[str] = []
+    work: list[tuple[bool, Any]] = [(False, v)]  # (is literal text, payload)
+    while work:
+        literal, x = work.pop()
+        if literal:
+            out.append(x)
+        elif isinstance(x, dict):
+            keys = js_keys(x)
+            work.append((True, "}"))
+            for i in range(len(keys) - 1, -1, -1):
+                work.append((False, x[keys[i]]))
+                work.append((True, ("," if i else "") + _js_string(str(keys[i])) + ":"))
+            out.append("{")
+        elif isinstance(x, (list, tuple)):
+            work.append((True, "]"))
+            for i in range(len(x) - 1, -1, -1):
+                work.append((False, x[i]))
+                if i:
+                    work.append((True, ","))
+            out.append("[")
+        elif x is None or x is True or x is False or isinstance(x, (str, int, float)):
+            out.append(_stringify(x))
+        else:
+            dump = getattr(x, "model_dump", None)
+            if dump is None:
+                out.append("null")
+            else:
+                work.append((False, dump(mode="json", exclude_unset=True, by_alias=True)))
+    return "".join(out)
+
+
+def js_stringify_indent(v: Any, indent: int = 1) -> str:
+    """``JSON.stringify(v, null, indent)``: numbers, key order and escapes as V8 prints them."""
+    try:
+        return _pretty(v, " " * indent, "")
+    except RecursionError:
+        from .deep import deep_call
+
+        return deep_call(_pretty, v, " " * indent, "")
+
+
+def _pretty(v: Any, ind: str, cur: str) -> str:
+    if isinstance(v, dict):
+        if not v:
+            return "{}"
+        inner = cur + ind
+        return "{\n" + ",\n".join(inner + _js_string(str(k)) + ": " + _pretty(v[k], ind, inner)
+                                   for k in js_keys(v)) + "\n" + cur + "}"
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "[]"
+        inner = cur + ind
+        return "[\n" + ",\n".join(inner + _pretty(x, ind, inner) for x in v) + "\n" + cur + "]"
+    return _stringify(v)
 
 
 def js_stringify_len(v: Any) -> int:

@@ -88,7 +88,8 @@ def describe_messages(msgs: Sequence[ContextMessage], session: Session) -> list[
             "tokens": estimate_tokens(m),
         }
         if isinstance(m, AssistantMessage):
-            d["stopReason"] = m.stopReason
+            if "stopReason" in m.model_fields_set:  # pi copies the field: absent stays absent
+                d["stopReason"] = m.stopReason
             d["usageContextTokens"] = calculate_context_tokens(m.usage) if m.usage is not None else None
         if isinstance(m, ToolResultMessage):
             d["isError"] = bool(m.isError)
@@ -132,7 +133,8 @@ def describe_entry(session: Session, i: int, path_set: set[int] | None) -> dict[
         d["role"] = m.role
         d["tokens"] = estimate_tokens(m)
         if isinstance(m, AssistantMessage):
-            d["stopReason"] = m.stopReason
+            if "stopReason" in m.model_fields_set:  # pi copies the field: absent stays absent
+                d["stopReason"] = m.stopReason
             d["usageContextTokens"] = calculate_context_tokens(m.usage) if m.usage is not None else None
         if isinstance(m, ToolResultMessage):
             d["isError"] = bool(m.isError)

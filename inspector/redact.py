@@ -57,10 +57,19 @@ def redact_text(text: str) -> str:
 
 def redact_value(value: Any) -> Any:
     """A JSON value with every string redacted (dict keys kept)."""
+    try:
+        return _redact_value(value)
+    except RecursionError:
+        from .deep import deep_call
+
+        return deep_call(_redact_value, value)
+
+
+def _redact_value(value: Any) -> Any:
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, list):
-        return [redact_value(v) for v in value]
+        return [_redact_value(v) for v in value]
     if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
+        return {k: _redact_value(v) for k, v in value.items()}
     return value

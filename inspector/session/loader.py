@@ -58,8 +58,23 @@ def _parse_json(line: bytes | str) -> Any:
     except orjson.JSONDecodeError as first:
         try:
             return json.loads(line, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
+        except RecursionError:
+            return _parse_deep(line, first)
+        except ValueError:
             raise first from None
+
+
+def _parse_deep(line: bytes | str, first: Exception) -> Any:
+    """A line nested deeper than orjson (1024) and Python's parser go by default: pi reads it,
+    so we parse it again with room to recurse (:mod:`inspector.deep`)."""
+    from ..deep import TooDeep, deep_call
+
+    try:
+        return deep_call(json.loads, line, parse_constant=_reject_constant)
+    except TooDeep as e:
+        raise ValueError(str(e)) from None
+    except ValueError:
+        raise first from None
 
 
 def _describe(value: Any, raw: str) -> str:

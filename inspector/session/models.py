@@ -27,6 +27,7 @@ from pydantic import (
     Tag,
     model_serializer,
 )
+from pydantic_core import PydanticSerializationError
 
 _DISCRIMINATORS = ("type", "role")
 
@@ -47,7 +48,34 @@ class _Model(BaseModel):
 
     def raw(self) -> dict[str, Any]:
         """The JSON object this model stands for (fields as pi names them, unset ones left out)."""
-        return self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+        try:
+            return self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+        except (PydanticSerializationError, RecursionError):
+            # pydantic's serializer stops at a fixed depth; values nested deeper (tool arguments
+            # thousands of levels deep, which pi reads and writes) are plain JSON data already.
+            return _raw_deep(self)
+
+
+def _raw_deep(m: _Model) -> dict[str, Any]:
+    fields = type(m).model_fields
+    d: dict[str, Any] = {}
+    for k in _DISCRIMINATORS:
+        if k in fields and k not in m.model_fields_set:
+            d[k] = getattr(m, k)
+    for name, f in fields.items():  # declaration order, then extras: model_dump's order
+        if name in m.model_fields_set:
+            d[f.alias or name] = _plain(getattr(m, name))
+    for k, v in (m.__pydantic_extra__ or {}).items():
+        d[k] = _plain(v)
+    return d
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, _Model):
+        return v.raw()
+    if isinstance(v, (list, tuple)) and any(isinstance(x, _Model) for x in v):
+        return [_plain(x) for x in v]
+    return v
 
 
 # ---------------------------------------------------------------------------------------------
