@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "inspector.summarize.cli",
     "inspector.doctor_cli",
     "inspector.export_cli",
+    "inspector.importers.cli",
 )
 
 

@@ -409,13 +409,11 @@ def test_doctor_page_counts_findings_and_opens_one_in_the_replay(loaded: AppTest
 
 
 def test_pi_sessions_are_listed_by_project_name_and_date(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from inspector.ui import sources
-
-    proj = tmp_path / "sessions" / "--home-dev-project--"
+    proj = tmp_path / ".pi" / "agent" / "sessions" / "--home-dev-project--"
     proj.mkdir(parents=True)
     (proj / "2026-01-01T00-00-00_abc.jsonl").write_bytes((SAMPLES / "small-tutorial.jsonl").read_bytes())
-    monkeypatch.setattr(sources, "PI_SESSIONS", tmp_path / "sessions")
-    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path / "sessions"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path / ".pi"))
     at = fresh()
     table = at.dataframe(key="pi_table").value
     assert list(table["project"]) == ["/home/dev/project"]
@@ -427,6 +425,45 @@ def test_pi_sessions_are_listed_by_project_name_and_date(tmp_path, monkeypatch: 
     monkeypatch.setenv("INSPECTOR_ROOTS", str(SAMPLES))  # pi's folder no longer allowed: not listed
     at = fresh()
     assert not [df for df in at.dataframe if df.key == "pi_table"]
+
+
+def test_other_agents_local_sessions_are_listed_and_load(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's projects folder and an OpenCode database, found under $HOME."""
+    import sqlite3
+
+    cc = tmp_path / ".claude" / "projects" / "-home-dev-lexer"
+    cc.mkdir(parents=True)
+    (cc / "7d1c2b3a.jsonl").write_bytes((SAMPLES / "claude-code-session.jsonl").read_bytes())
+    oc = tmp_path / ".local" / "share" / "opencode"
+    oc.mkdir(parents=True)
+    con = sqlite3.connect(oc / "opencode.db")
+    con.executescript(
+        "create table session (id text primary key, project_id text, parent_id text, directory text, title text,"
+        " version text, time_created integer, time_updated integer);"
+        "create table message (id text primary key, session_id text, time_created integer, data text);"
+        "create table part (id text primary key, message_id text, session_id text, time_created integer, data text);")
+    con.execute("insert into session values ('ses_1', 'p1', null, '/home/dev/app', 'Fix the parser', '1.0', 1, 2)")
+    con.execute("insert into message values ('msg_1', 'ses_1', 1, ?)",
+                (json.dumps({"role": "user", "time": {"created": 1}}),))
+    con.execute("insert into part values ('prt_1', 'msg_1', 'ses_1', 1, ?)", (json.dumps({"type": "text", "text": "hi"}),))
+    con.commit()
+    con.close()
+    before = (oc / "opencode.db").read_bytes()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("INSPECTOR_ROOTS", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("OPENCODE_DATA_DIR", raising=False)
+    at = fresh()
+    assert not at.exception
+    assert list(at.dataframe(key="claude_code_table").value["project"]) == ["/home/dev/lexer"]
+    table = at.dataframe(key="opencode_table").value
+    assert list(table["name"]) == ["Fix the parser"] and list(table["file"]) == ["ses_1"]
+    at.session_state["claude_code_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    at.button(key="load_claude_code").click().run()
+    assert not at.exception
+    assert metrics(at)["Compactions"] == "1"
+    assert (oc / "opencode.db").read_bytes() == before  # read only
 
 
 def test_an_uploaded_session_is_loaded() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import sqlite3
 from typing import Any
 
 import pandas as pd
@@ -87,10 +88,50 @@ def _load_upload() -> None:
         load_bytes(up.getvalue(), up.name)
 
 
+def _local_sessions() -> None:
+    """Each agent's sessions found on this machine, one tab per agent that has any."""
+    from ..importers.discover import AGENTS, agent_dirs
+
+    found = sources.local_sessions()
+    have = [a for a, xs in found.items() if xs]
+    if not have:
+        st.caption("No local sessions of " + ", ".join(AGENTS.values()) + " found in the allowed folders ("
+                   + ", ".join(f"`{esc(str(d))}`" for a in AGENTS for d in agent_dirs(a)) + ").")
+        return
+    st.markdown("**Sessions on this machine** (newest first)")
+    for a, tab in zip(have, st.tabs([f"{AGENTS[a]} ({len(found[a])})" for a in have]), strict=True):
+        with tab:
+            _local_table(a, found[a])
+
+
+def _local_table(agent: str, items: list[Any]) -> None:
+    key = "pi" if agent == "pi" else agent.replace("-", "_")
+    rows = [{"project": x.project, "name": (sources._name_of(x.path) if agent == "pi" else x.title) or "",
+             "modified": x.modified, "size (MB)" if x.ref is None else "parts": round(x.size / 1e6, 2)
+             if x.ref is None else x.size, "file": x.ref or x.path.name} for x in items]
+    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, height=min(300, 36 * (len(rows) + 1)),
+                      key=f"{key}_table", on_select="rerun", selection_mode="single-row")
+    picked = ev.selection.rows if ev is not None else []
+    if not picked:
+        st.caption("Select a row to load that session.")
+        return
+    x = items[picked[0]]
+    if st.button(f"Load {rows[picked[0]]['name'] or rows[picked[0]]['file']}", key=f"load_{key}"):
+        try:
+            if x.ref is not None:
+                from ..importers.discover import opencode_db_export
+
+                load_bytes(opencode_db_export(x.path, x.ref), f"{x.ref}.json")
+            else:
+                load_bytes(x.path.read_bytes(), str(x.path))
+        except (OSError, KeyError, sqlite3.Error) as e:
+            st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
+
+
 def load_page() -> None:
     st.title("Load a session")
-    st.caption("A pi session file (JSONL; Claude Code transcripts are read too). The file is only read, never "
-               "written.")
+    st.caption("A pi session (JSONL), a Claude Code transcript, a Codex CLI rollout or an OpenCode export; the "
+               "format is recognised from the content. The file is only read, never written.")
     if err := st.session_state.pop("_preload_error", None):
         st.error(esc(err))
     c1, c2 = st.columns(2, gap="large")
@@ -119,21 +160,7 @@ def load_page() -> None:
                 st.error(esc(str(e)))
             except OSError as e:
                 st.error(esc(f"Cannot read {raw!r}: {e}"))
-        pi = sources.list_pi_sessions()
-        if pi:
-            st.markdown(f"**pi's sessions** ({len(pi)}, newest first, in `{esc(str(sources.PI_SESSIONS))}`)")
-            df = pd.DataFrame([{"project": x.project, "name": x.name or "", "modified": x.modified,
-                                "size (MB)": round(x.size / 1e6, 2), "file": x.path.name} for x in pi])
-            ev = st.dataframe(df, hide_index=True, height=min(300, 36 * (len(df) + 1)), key="pi_table",
-                              on_select="rerun", selection_mode="single-row")
-            rows = ev.selection.rows if ev is not None else []
-            if rows and st.button(f"Load {pi[rows[0]].name or pi[rows[0]].path.name}", key="load_pi"):
-                load_bytes(pi[rows[0]].path.read_bytes(), str(pi[rows[0]].path))
-            elif not rows:
-                st.caption("Select a row to load that session.")
-        else:
-            st.caption(f"No pi sessions found in `{esc(str(sources.PI_SESSIONS))}`"
-                       + ("" if sources.is_allowed(sources.PI_SESSIONS) else " (not an allowed folder)") + ".")
+        _local_sessions()
     s = current_session()
     if s is None:
         return

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_sessions"
@@ -18,9 +19,12 @@ PI_SESSIONS = Path("~/.pi/agent/sessions").expanduser()
 
 
 def roots() -> list[Path]:
-    """Allowed roots: ``$INSPECTOR_ROOTS`` (os.pathsep-separated) or pi's sessions + samples."""
+    """Allowed roots: ``$INSPECTOR_ROOTS`` (os.pathsep-separated), or the folders where pi,
+    Claude Code, Codex and OpenCode keep their sessions, plus the bundled samples."""
+    from ..importers.discover import all_agent_dirs
+
     env = os.environ.get("INSPECTOR_ROOTS")
-    items = [Path(x).expanduser() for x in env.split(os.pathsep) if x] if env else [PI_SESSIONS, SAMPLES]
+    items = [Path(x).expanduser() for x in env.split(os.pathsep) if x] if env else [*all_agent_dirs(), SAMPLES]
     return [p.resolve() for p in items]
 
 
@@ -53,7 +57,16 @@ def check_path(raw: str, allowed: list[Path] | None = None) -> Path:
 
 
 def sample_files() -> list[Path]:
-    return sorted(SAMPLES.glob("*.jsonl"))
+    return sorted([*SAMPLES.glob("*.jsonl"), *SAMPLES.glob("*.json")])
+
+
+def local_sessions(limit: int = 300) -> dict[str, list[Any]]:
+    """Each agent's sessions on this machine (newest first), for folders inside the allowed roots."""
+    from ..importers.discover import AGENTS, agent_dirs, list_local_sessions
+
+    allowed = roots()
+    return {a: list_local_sessions(a, [d for d in agent_dirs(a) if d.is_dir() and is_allowed(d, allowed)], limit)
+            for a in AGENTS}
 
 
 @dataclass(frozen=True)

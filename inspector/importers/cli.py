@@ -1,0 +1,56 @@
+"""``inspector sessions``: each agent's sessions on this machine, and OpenCode database sessions
+written out as the file ``opencode export`` would print (which every command reads)."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..cli import print_json
+from .discover import AGENTS, agent_dirs, list_local_sessions, opencode_db_export
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    if args.opencode_db:
+        db, ref = args.opencode_db
+        try:
+            data = opencode_db_export(Path(db), ref)
+        except (KeyError, sqlite3.Error, OSError) as e:
+            raise SystemExit(f"inspector: {e.args[0] if isinstance(e, KeyError) else e}") from None
+        if args.output in (None, "-"):
+            sys.stdout.write(data.decode("utf-8") + "\n")
+        else:
+            out = Path(args.output)
+            if out.resolve() == Path(db).resolve():
+                raise SystemExit("inspector: refusing to write over the database")
+            out.write_bytes(data)
+            print(f"wrote {out}", file=sys.stderr)
+        return 0
+    agents = [args.agent] if args.agent else list(AGENTS)
+    found = {a: list_local_sessions(a, limit=args.limit) for a in agents}
+    if args.json:
+        print_json({a: [{"path": str(s.path), "ref": s.ref, "project": s.project, "title": s.title,
+                         "modified": s.modified.isoformat(timespec="seconds"), "size": s.size} for s in xs]
+                    for a, xs in found.items()}, indent=1)
+        return 0
+    for a, xs in found.items():
+        where = ", ".join(str(d) for d in agent_dirs(a))
+        print(f"{AGENTS[a]}: {len(xs)} session(s) in {where}")
+        for s in xs:
+            name = f"{s.path}#{s.ref}" if s.ref else str(s.path)
+            print(f"  {s.modified:%Y-%m-%d %H:%M}  {s.project[:40]:<40}  {(s.title or '')[:40]:<40}  {name}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("sessions", help="list pi, Claude Code, Codex and OpenCode sessions on this machine")
+    p.add_argument("--agent", choices=list(AGENTS), help="only this agent")
+    p.add_argument("--limit", type=int, default=50, help="newest N per agent (default 50)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--opencode-db", nargs=2, metavar=("DB", "SESSION_ID"),
+                   help="write one session of an OpenCode database as `opencode export` prints it")
+    p.add_argument("-o", "--output", help="with --opencode-db: the file to write (default: stdout)")
+    p.set_defaults(func=cmd_sessions)

@@ -1,0 +1,224 @@
+"""Finding each agent's sessions on this machine (read only; pure, no streamlit).
+
+Where each agent keeps them (``../shared/research/ecosystem.md`` §2):
+
+``pi``          ``~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl``
+``claude-code`` ``<config>/projects/<cwd with / as ->/<session>.jsonl`` for each config folder in
+                ``$CLAUDE_CONFIG_DIR`` (comma separated), else ``~/.claude`` and ``~/.config/claude``;
+                sub-agent files (``subagents/``, ``agent-*.jsonl``) are not listed on their own
+``codex``       ``$CODEX_HOME`` (``~/.codex``) ``sessions/YYYY/MM/DD/rollout-*.jsonl`` and
+                ``archived_sessions/``
+``opencode``    ``$OPENCODE_DATA_DIR`` (``~/.local/share/opencode``): the SQLite database
+                ``opencode.db`` (or ``opencode-*.db``), one row per session; opened read only and
+                turned into the document ``opencode export`` prints
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+AGENTS: dict[str, str] = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode"}
+
+
+@dataclass(frozen=True)
+class LocalSession:
+    agent: str
+    path: Path
+    """The session file, or the OpenCode database holding it."""
+    project: str
+    title: str | None
+    modified: datetime
+    size: int
+    ref: str | None = None
+    """The session id inside a database (OpenCode), else ``None``."""
+
+
+def agent_dirs(agent: str, env: dict[str, str] | None = None, home: Path | None = None) -> list[Path]:
+    """The folders where ``agent`` keeps its sessions (whether or not they exist)."""
+    env = dict(os.environ) if env is None else env
+    home = Path(env.get("HOME") or Path.home()) if home is None else home
+    if agent == "pi":
+        return [home / ".pi" / "agent" / "sessions"]
+    if agent == "claude-code":
+        conf = [Path(x).expanduser() for x in env.get("CLAUDE_CONFIG_DIR", "").split(",") if x.strip()]
+        return [c / "projects" for c in (conf or [home / ".claude", home / ".config" / "claude"])]
+    if agent == "codex":
+        base = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex"
+        return [base / "sessions", base / "archived_sessions"]
+    if agent == "opencode":
+        return [Path(env["OPENCODE_DATA_DIR"]).expanduser() if env.get("OPENCODE_DATA_DIR")
+                else home / ".local" / "share" / "opencode"]
+    raise KeyError(agent)
+
+
+def all_agent_dirs(env: dict[str, str] | None = None, home: Path | None = None) -> list[Path]:
+    return [d for a in AGENTS for d in agent_dirs(a, env, home)]
+
+
+def _stat(p: Path) -> tuple[datetime, int] | None:
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return datetime.fromtimestamp(st.st_mtime), st.st_size
+
+
+def _newest(items: Iterable[LocalSession], limit: int) -> list[LocalSession]:
+    return sorted(items, key=lambda s: s.modified, reverse=True)[:limit]
+
+
+def _first_line(p: Path, max_bytes: int = 1 << 20) -> dict[str, Any] | None:
+    try:
+        with open(p, "rb") as f:
+            line = f.readline(max_bytes)
+        v = json.loads(line)
+    except (OSError, ValueError):
+        return None
+    return v if isinstance(v, dict) else None
+
+
+def list_local_sessions(agent: str, dirs: list[Path] | None = None, limit: int = 300) -> list[LocalSession]:
+    """The newest ``limit`` sessions of ``agent`` found in ``dirs`` (default: :func:`agent_dirs`)."""
+    dirs = agent_dirs(agent) if dirs is None else dirs
+    out: list[LocalSession] = []
+    for base in dirs:
+        if not base.is_dir():
+            continue
+        if agent == "pi":
+            for f in base.glob("*/*.jsonl"):
+                if (m := _stat(f)) is not None:
+                    out.append(LocalSession(agent, f, "/" + f.parent.name.strip("-").replace("-", "/"), None, *m))
+        elif agent == "claude-code":
+            for f in base.glob("*/*.jsonl"):  # sub-agents live one level deeper, or as agent-*.jsonl
+                if f.name.startswith("agent-") or (m := _stat(f)) is None:
+                    continue
+                out.append(LocalSession(agent, f, f.parent.name.replace("-", "/"), None, *m))
+        elif agent == "codex":
+            for f in base.rglob("rollout-*.jsonl"):
+                if (m := _stat(f)) is not None:
+                    out.append(LocalSession(agent, f, "", None, *m))
+        elif agent == "opencode":
+            for db in sorted(base.glob("opencode*.db")):
+                out.extend(opencode_db_sessions(db))
+    out = _newest(out, limit)
+    if agent == "codex":  # the project is the cwd in the first line (read only for those listed)
+        out = [_codex_project(s) for s in out]
+    return out
+
+
+def _codex_project(s: LocalSession) -> LocalSession:
+    first = _first_line(s.path) or {}
+    payload = first.get("payload") if isinstance(first.get("payload"), dict) else first
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return LocalSession(s.agent, s.path, cwd if isinstance(cwd, str) else "", s.title, s.modified, s.size, s.ref)
+
+
+# --------------------------------------------------------------------------------------------
+# OpenCode's database (session / message / part tables, each row's JSON in ``data``)
+# --------------------------------------------------------------------------------------------
+
+
+def _connect_ro(db: Path) -> sqlite3.Connection:
+    """Read only: never creates, locks for writing, or changes the user's database."""
+    uri = db.resolve().as_uri() + "?mode=ro"
+    try:
+        con = sqlite3.connect(uri, uri=True, timeout=2)
+        con.execute("select 1 from sqlite_master limit 1")
+        return con
+    except sqlite3.Error:
+        # a WAL database in a folder we may not write to: read the main file as a snapshot
+        return sqlite3.connect(db.resolve().as_uri() + "?mode=ro&immutable=1", uri=True, timeout=2)
+
+
+def _columns(con: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in con.execute(f"pragma table_info({table})")]  # table names are ours
+
+
+def opencode_db_sessions(db: Path) -> list[LocalSession]:
+    try:
+        con = _connect_ro(db)
+    except sqlite3.Error:
+        return []
+    try:
+        cols = _columns(con, "session")
+        if "id" not in cols:
+            return []
+        want = [c for c in ("id", "directory", "title", "time_updated", "time_created", "parent_id") if c in cols]
+        rows = con.execute(f"select {', '.join(want)} from session").fetchall()
+        counts = dict(con.execute("select session_id, count(*) from part group by session_id").fetchall()) \
+            if "session_id" in _columns(con, "part") else {}
+    except sqlite3.Error:
+        return []
+    finally:
+        con.close()
+    out = []
+    for r in rows:
+        d = dict(zip(want, r, strict=True))
+        ms = d.get("time_updated") or d.get("time_created") or 0
+        try:
+            when = datetime.fromtimestamp(float(ms) / 1000)
+        except (TypeError, ValueError, OverflowError, OSError):
+            when = datetime.fromtimestamp(0)
+        title = d.get("title") if isinstance(d.get("title"), str) else None
+        if d.get("parent_id"):
+            title = f"{title or ''} (sub-agent)".strip()
+        out.append(LocalSession("opencode", db, str(d.get("directory") or ""), title, when,
+                                int(counts.get(d["id"], 0)), ref=str(d["id"])))
+    return out
+
+
+_SESSION_TIME = {"time_created": "created", "time_updated": "updated", "time_compacting": "compacting",
+                 "time_archived": "archived"}
+_SESSION_NAMES = {"project_id": "projectID", "parent_id": "parentID"}
+
+
+def opencode_db_export(db: Path, session_id: str) -> bytes:
+    """The document ``opencode export <session>`` prints, built from the database rows:
+    ``{"info": session, "messages": [{"info": message, "parts": [part, …]}, …]}``, messages and
+    parts ordered by id (OpenCode's ids sort by time)."""
+    con = _connect_ro(db)
+    try:
+        scols = _columns(con, "session")
+        row = con.execute(f"select {', '.join(scols)} from session where id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no session {session_id!r} in {db}")
+        info: dict[str, Any] = {"time": {}}
+        for c, v in zip(scols, row, strict=True):
+            if v is None:
+                continue
+            if c in _SESSION_TIME:
+                info["time"][_SESSION_TIME[c]] = v
+            elif c in ("revert", "summary", "share", "permission") and isinstance(v, str):
+                try:
+                    info[c] = json.loads(v)
+                except ValueError:
+                    info[c] = v
+            else:
+                info[_SESSION_NAMES.get(c, c)] = v
+        messages = []
+        parts: dict[str, list[dict[str, Any]]] = {}
+        for pid, mid, data in con.execute(
+                "select id, message_id, data from part where session_id = ? order by id", (session_id,)):
+            p = _json_obj(data)
+            parts.setdefault(mid, []).append({"id": pid, "sessionID": session_id, "messageID": mid, **p})
+        for mid, data in con.execute("select id, data from message where session_id = ? order by id", (session_id,)):
+            m = _json_obj(data)
+            messages.append({"info": {"id": mid, "sessionID": session_id, **m}, "parts": parts.get(mid, [])})
+    finally:
+        con.close()
+    return json.dumps({"info": info, "messages": messages}, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def _json_obj(data: Any) -> dict[str, Any]:
+    try:
+        v = json.loads(data) if isinstance(data, (str, bytes)) else None
+    except ValueError:
+        v = None
+    return v if isinstance(v, dict) else {"_unreadable": str(data)[:200]}
