@@ -509,11 +509,12 @@ def _replay(
                           "story": story})
         return True
 
-    def call_now(k: int, new_prompt: bool, state: Any) -> tuple[Any, Any, int]:
+    def call_now(k: int, new_prompt: bool, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
         """Prune the current context for call ``k``: (call info, result or None, tokens)."""
         if strat is None:
             return None, None, ctx.total
-        ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total)
+        when = float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else None
+        ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total, time_ms=when)
         res = strat.apply(tuple(ctx.msgs), strat_settings, state, ci, counter)
         return ci, res, res.stats.tokens_after
 
@@ -544,12 +545,12 @@ def _replay(
             k = len(steps)
             # -- the call -------------------------------------------------------------------
             state_before = prune_state
-            call, res, tokens = call_now(k, new_prompt, state_before)
+            call, res, tokens = call_now(k, new_prompt, state_before, m.timestamp)
             if not recorded_mode and policy != "never" and tokens > window:
                 # the request would fail with a context overflow: compact, then retry the call
                 pending.append({"type": "overflow", "tokens": tokens, "window": window, "before": "compaction"})
                 if compact_now(k, f"context {tokens:,} > window {window:,}: overflow, compact and retry", "overflow"):
-                    call, res, tokens = call_now(k, new_prompt, state_before)
+                    call, res, tokens = call_now(k, new_prompt, state_before, m.timestamp)
             before = ctx.total
             seg, length = ctx.msgs, len(ctx.msgs)
             if res is not None:

@@ -713,7 +713,7 @@ def broken() -> bytes:
 # claude-code-session.jsonl (a Claude Code transcript, for the importer)
 # ---------------------------------------------------------------------------------------------
 def claude_code_session(emit) -> None:  # type: ignore[no-untyped-def]
-    """A Claude Code transcript: one line per content block, parallel tool calls, a compaction."""
+    """A Claude Code transcript: one line per content block, parallel tool calls, a microcompact, a compaction."""
     import json
 
     sid = "7d1c2b3a-0000-4000-8000-00000000cc01"
@@ -758,7 +758,11 @@ def claude_code_session(emit) -> None:  # type: ignore[no-untyped-def]
               "stop_reason": "tool_use", "usage": usage(1200, 90, 16000)})
     r3 = line("user", a2, message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_03",
               "content": "The file has been updated."}]})
-    a3 = line("assistant", r3, requestId="req_3", message={"id": "msg_3", "type": "message", "role": "assistant",
+    # Claude Code cleared the old Read output before the next call (reported format)
+    mc = line("system", r3, subtype="microcompact_boundary", content="Context microcompacted",
+              microcompactMetadata={"trigger": "auto", "preTokens": 17300, "tokensSaved": 900,
+                                    "compactedToolIds": ["toolu_01"], "clearedAttachmentUUIDs": []})
+    a3 = line("assistant", mc, requestId="req_3", message={"id": "msg_3", "type": "message", "role": "assistant",
               "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "Fixed: the test now spreads the generator."}],
               "stop_reason": "end_turn", "usage": usage(1300, 20, 16500)})
     td = line("system", a3, subtype="turn_duration", content="", durationMs=5231)

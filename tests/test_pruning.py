@@ -605,7 +605,8 @@ def test_each_message_is_counted_once_per_call(name: str) -> None:
 
 
 def test_registry_describes_every_strategy() -> None:
-    assert set(REGISTRY) == {"none", "opencode", "pi-context-pruning", "turn-aware", "dcp", "context-editing"}
+    assert set(REGISTRY) == {"none", "recorded", "opencode", "pi-context-pruning", "turn-aware", "dcp", "context-editing",
+                             "claude-code-microcompact"}
     for s in REGISTRY.values():
         info = s.info()
         assert info["name"] == s.name and s.source and s.description and s.title

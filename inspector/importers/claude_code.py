@@ -14,6 +14,9 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   are re-attached to ``logicalParentUuid`` and, with the following ``isCompactSummary`` user
   message, become one compaction whose summary is that message and whose kept part is empty
   (Claude Code keeps nothing verbatim; ``tokensBefore`` = ``compactMetadata.preTokens``).
+* ``microcompact_boundary`` lines (Claude Code clearing old tool results; the format is reported
+  by third-party analyses, unverified): the results named in ``compactedToolIds`` keep their text
+  and get ``details.claudeCode.microcompacted`` (ms), which the ``recorded`` pruning strategy reads.
 * Sidechain (sub-agent) lines are kept apart: not in the main tree, counted in an info issue.
   Other system lines and attachments stay in the tree as ``custom`` entries (they send nothing);
   lines outside the chain (snapshots, queue operations, titles) are counted, not imported.
@@ -95,6 +98,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     msg_entry: dict[str, int] = {}  # assistant message.id -> entry index
     sidechain = outside = 0
     pending_boundary: int | None = None
+    microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
     session_id = next((o.get("sessionId") for _, o in objs if o.get("sessionId")), "claude-code")
     cwd = next((o.get("cwd") for _, o in objs if o.get("cwd")), None)
 
@@ -185,6 +189,16 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 alias[uid] = last_id
             if last_id is None:  # an empty user line: keep its place in the chain
                 add(CustomEntry(id=uid, parentId=parent, timestamp=ts, customType="claude-code/user-empty"), n)
+        elif t == "system" and o.get("subtype") == "microcompact_boundary":
+            meta = o.get("microcompactMetadata") or o.get("microcompact_metadata") or {}
+            ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
+            at = _ms(ts)
+            for tid in ids if isinstance(ids, list) else []:
+                if isinstance(tid, str) and isinstance(at, (int, float)):
+                    microcompacted.setdefault(tid, at)
+            add(CustomEntry(id=uid, parentId=parent_of(o), timestamp=ts, customType="claude-code/system:microcompact_boundary",
+                            data={"compactedToolIds": ids, "tokensSaved": meta.get("tokensSaved"),
+                                  "trigger": meta.get("trigger")}), n)
         elif t == "system" and o.get("subtype") == "compact_boundary":
             meta = o.get("compactMetadata") or o.get("compact_metadata") or {}
             logical = o.get("logicalParentUuid")
@@ -197,6 +211,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             att = o.get("attachment")
             sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
             add(CustomEntry(id=uid, parentId=parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"), n)
+    _mark_microcompacted(entries, microcompacted)
     if sidechain:
         issues.append(LoadIssue("sidechain", "info", f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation"))
     if outside:
@@ -204,6 +219,19 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     issues.insert(0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model"))
     header = SessionHeader(id=str(session_id), cwd=cwd, version=3)
     return _build(header, entries, lines_of, issues, source, 3, False)
+
+
+def _mark_microcompacted(entries: list[Any], microcompacted: dict[str, Any]) -> None:
+    """Tool results a ``microcompact_boundary`` cleared keep their text, marked in ``details`` with
+    the time Claude Code cleared them (the ``recorded`` pruning strategy shows them cleared)."""
+    if not microcompacted:
+        return
+    for k, e in enumerate(entries):
+        m = getattr(e, "message", None)
+        if isinstance(m, ToolResultMessage) and m.toolCallId in microcompacted:
+            details = {**(m.details if isinstance(m.details, dict) else {}),
+                       "claudeCode": {"microcompacted": microcompacted[m.toolCallId]}}
+            entries[k] = e.model_copy(update={"message": m.model_copy(update={"details": details})})
 
 
 def _assistant_block(b: Any, tool_names: dict[str, str]) -> dict[str, Any]:

@@ -12,16 +12,19 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .base import CallInfo, Decision, PruneResult, PruneStats, Strategy
+from .claude_code_microcompact import ClaudeCodeMicrocompact
 from .context_editing import ContextEditing
 from .dcp import Dcp
 from .none import NoPruning
 from .opencode import OpenCodePrune
 from .pi_context_pruning import PiContextPruning
+from .recorded import Recorded
 from .turn_aware import TurnAware
 
 REGISTRY: dict[str, Strategy] = {
     s.name: s
-    for s in (NoPruning(), OpenCodePrune(), PiContextPruning(), TurnAware(), Dcp(), ContextEditing())
+    for s in (NoPruning(), Recorded(), OpenCodePrune(), PiContextPruning(), TurnAware(), Dcp(), ContextEditing(),
+              ClaudeCodeMicrocompact())
 }
 
 __all__ = ["REGISTRY", "CallInfo", "Decision", "PruneResult", "PruneStats", "Strategy", "get_strategy",

@@ -39,6 +39,8 @@ class CallInfo:
     """Tokens of the context at this call (the caller's counter), before pruning."""
     force: bool = False
     """pi-context-pruning's ``/prune``: run once, ignoring the minimum."""
+    time_ms: float | None = None
+    """When the call was made, if the session says (the recorded answer's timestamp, ms)."""
 
 
 @dataclass(frozen=True)
