@@ -494,3 +494,24 @@ def test_importing_a_pi_settings_json_sets_the_sidebar() -> None:
     at.button(key="apply_pi_settings").click().run()
     assert any("Not a readable settings.json" in e.value.replace("\\", "") for e in at.sidebar.error)
     assert at.number_input(key="keep").value == 12000
+
+
+@pytest.mark.parametrize("agent", ["opencode", "codex", "claude-code", "recorded"])
+def test_agent_preset_sets_pruning_and_compaction(agent: str) -> None:
+    from inspector.ui.urlstate import AGENT_PRESETS
+
+    at = fresh()
+    at.selectbox(key="agent_preset").set_value(agent).run()
+    at.button(key="apply_agent_preset").click().run()
+    assert not at.exception
+    want = AGENT_PRESETS[agent][1]
+    assert at.selectbox(key="strategy").value == want["strategy"]
+    assert at.selectbox(key="compaction").value == want["compaction"]
+
+
+def test_agent_preset_takes_the_window_the_session_records() -> None:
+    from inspector.ui.urlstate import agent_preset_updates
+
+    assert agent_preset_updates("codex", 272_000) == {"compaction": "codex", "strategy": "none",
+                                                      "window_preset": "Custom", "window_custom": 272_000}
+    assert agent_preset_updates("codex", 128_000)["window_preset"] == "GPT-4o (128k)"

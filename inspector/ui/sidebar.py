@@ -86,6 +86,12 @@ def _apply_pi_settings() -> None:
     st.session_state["_import_msg"] = ("success", "Applied: " + (", ".join(said) or "nothing relevant found"))
 
 
+def _apply_agent_preset() -> None:
+    name = st.session_state.get("agent_preset")
+    if name in us.AGENT_PRESETS:
+        set_widgets(us.agent_preset_updates(name, st.session_state.get("session_window")))
+
+
 def render() -> ReplaySettings:
     """Draw the sidebar and return the settings it describes."""
     _from_query()
@@ -93,6 +99,12 @@ def render() -> ReplaySettings:
     sb.header("Settings")
     for p in st.session_state.pop("_qp_problems", []):
         sb.warning(esc(f"URL: {p}; the default is used."))
+    c1, c2 = sb.columns([3, 1], vertical_alignment="bottom")
+    c1.selectbox("Agent preset", list(us.AGENT_PRESETS), key="agent_preset",
+                 format_func=lambda n: us.AGENT_PRESETS[n][0],
+                 help="Set pruning and compaction to what one agent does: "
+                      + "; ".join(f"{t}: {d}" for t, _, d in us.AGENT_PRESETS.values()) + ".")
+    c2.button("Apply", key="apply_agent_preset", on_click=_apply_agent_preset)
     preset = sb.selectbox("Model / context window", list(us.WINDOW_PRESETS), key="window_preset",
                           help="The context window the replay assumes (tokens the model accepts per call).")
     window = us.WINDOW_PRESETS[preset] or int(sb.number_input(

@@ -215,3 +215,31 @@ def pi_settings_updates(data: bytes) -> tuple[dict[str, Any], list[str]]:
             out["strategy"] = name
             said.append(f"contextPruning.enabled = {str(pruning['enabled']).lower()}")
     return out, said
+
+
+#: Each agent's own behaviour as sidebar settings: (label, widget updates, what it means)
+AGENT_PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "recorded": ("As recorded", {"compaction": "recorded", "strategy": "recorded"},
+                 "the session's own compactions and the pruning its agent recorded"),
+    "pi": ("pi", {"compaction": "pi", "strategy": "none", "keep": 20_000, "reserve": 16_384},
+           "pi's compaction with its defaults (keepRecentTokens 20,000, reserveTokens 16,384), no pruning"),
+    "claude-code": ("Claude Code", {"compaction": "recorded", "strategy": "claude-code-microcompact",
+                                    "window_preset": "Claude Sonnet / Opus (200k)"},
+                    "Claude Code's reported time-based microcompact over its recorded compactions (its own "
+                    "compaction is not simulated)"),
+    "codex": ("Codex CLI", {"compaction": "codex", "strategy": "none"},
+              "Codex's compaction at 90% of the window, no pruning (Codex prunes nothing)"),
+    "opencode": ("OpenCode", {"compaction": "opencode", "strategy": "opencode"},
+                 "OpenCode's prune and its compaction"),
+}
+
+
+def agent_preset_updates(name: str, window: int | None = None) -> dict[str, Any]:
+    """Widget updates for an agent preset; ``window`` (e.g. the one a Codex rollout records)
+    sets the context window too."""
+    updates = dict(AGENT_PRESETS[name][1])
+    if window:
+        updates["window_preset"] = window_preset_for(window)
+        if updates["window_preset"] == "Custom":
+            updates["window_custom"] = int(window)
+    return {k: v for k, v in updates.items() if k != "strategy" or v in REGISTRY or v == "none"}
