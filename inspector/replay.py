@@ -83,6 +83,8 @@ class ReplaySettings(BaseModel):
     counter: str = Field("pi", description="Token counter: pi (chars/4 estimate), tiktoken, or usage (pi's "
                                            "usage-based context size: last recorded usage + estimates after it).")
     summarizer: str = Field("offline", description="Summarizer for simulated compactions.")
+    summarizer_model: str | None = Field(None, description="LLM summarizers: the model (default: the summarizer's).")
+    summarizer_base_url: str | None = Field(None, description="OpenAI-compatible summarizer: the endpoint's base URL.")
     pi_version: str = Field("0.73", description="pi's prepareCompaction rule: 0.73 or 0.58.")
     policy: PolicySettings = Field(default_factory=PolicySettings)
     leaf: int | None = Field(None, description="Entry index of the branch's leaf (None: pi's default leaf).")
@@ -296,7 +298,8 @@ def _prep_key(prep: CompactionPreparation, settings: ReplaySettings, style: str)
     """Cache key of a summary: entries are named by index (the cache is per session object, see
     :func:`default_summary`); messages built in memory (summaries of other policies) by content."""
     h = hashlib.sha256()
-    h.update(f"{settings.summarizer}|{style}|{prep.settings.reserveTokens}|{prep.isSplitTurn}|".encode())
+    h.update(f"{settings.summarizer}|{settings.summarizer_model}|{settings.summarizer_base_url}|{style}|"
+             f"{prep.settings.reserveTokens}|{prep.isSplitTurn}|".encode())
     h.update((prep.previousSummary or "").encode("utf-8", "surrogatepass"))
     for cm in (*prep.messagesToSummarize, b"|", *prep.turnPrefixMessages):
         if isinstance(cm, bytes):
@@ -323,7 +326,13 @@ def default_summary(prep: CompactionPreparation, settings: ReplaySettings, style
     try:
         from .summarize import get_summarizer, summarize_compaction
 
-        summ = get_summarizer(settings.summarizer)
+        options: dict[str, Any] = {}
+        if settings.summarizer != "offline":
+            if settings.summarizer_model:
+                options["model"] = settings.summarizer_model
+            if settings.summarizer_base_url:
+                options["base_url"] = settings.summarizer_base_url
+        summ = get_summarizer(settings.summarizer, **options)
         res = summarize_compaction(prep, summ, style=style)
         out = {
             "text": res.text,

@@ -49,6 +49,8 @@ def settings_from_args(args: argparse.Namespace, session: Any) -> ReplaySettings
         keep_recent_tokens=args.keep_recent_tokens,
         counter=args.counter,
         summarizer=args.summarizer,
+        summarizer_model=args.model,
+        summarizer_base_url=args.base_url,
         pi_version=args.pi_version,
         leaf=leaf,
     )
@@ -65,6 +67,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--counter", default="pi", choices=["pi", "tiktoken", "usage"],
                    help="pi estimate, tiktoken, or usage (pi's usage-based context size)")
     p.add_argument("--summarizer", default="offline", help="summarizer for simulated compactions (default offline)")
+    p.add_argument("--model", help="LLM summarizer: the model to ask")
+    p.add_argument("--base-url", help="OpenAI-compatible summarizer: the endpoint (e.g. http://127.0.0.1:11434/v1)")
     p.add_argument("--pi-version", default="0.73", choices=["0.73", "0.58"])
     p.add_argument("--leaf", help="replay the branch ending at this entry (id or @INDEX)")
 

@@ -299,3 +299,17 @@ def test_cli_refuses_an_llm_summarizer_without_the_extra(monkeypatch, capsys) ->
     monkeypatch.setattr(summarize_cli, "load_or_exit", lambda p: _split_turn_session())
     with pytest.raises(SystemExit, match="llm extra"):
         main(["summarize", "x.jsonl", "--summarizer", "anthropic", "--keep-recent-tokens", "1500"])
+
+
+def test_replay_sends_its_summarizer_model_and_base_url(server) -> None:  # type: ignore[no-untyped-def]
+    from inspector.replay import ReplaySettings, replay
+
+    fake, url = server
+    s = _split_turn_session()
+    r = replay(s, ReplaySettings(compaction="pi", context_window=1000, reserve_tokens=300, keep_recent_tokens=100,
+                                 summarizer="openai", summarizer_model="llama-local", summarizer_base_url=url + "/v1"))
+    assert r.metrics.compactions >= 1 and fake.requests
+    assert {body["model"] for _, _, body in fake.requests} == {"llama-local"}
+    assert all(path == "/v1/chat/completions" for path, _, _ in fake.requests)
+    sims = [x for x in r.summaries if x.get("simulated")]
+    assert sims and not any(x["fellBack"] or x["error"] for x in sims)

@@ -160,6 +160,14 @@ def render() -> ReplaySettings:
         "Summarizer", list(us.SUMMARIZERS), key="summarizer", format_func=us.SUMMARIZERS.get,
         help="Writes the summaries of simulated compactions. LLM summarizers need the llm extra and a key in "
              "the environment; a failed call falls back to the offline summary, marked.")
+    sum_model = sum_url = None
+    if summarizer != "offline":
+        sum_model = sb.text_input("Summarizer model", key="summarizer_model", placeholder="the summarizer's default",
+                                  help="The model the LLM summarizer asks.").strip() or None
+        if summarizer == "openai":
+            sum_url = sb.text_input("Base URL", key="summarizer_base_url", placeholder="https://api.openai.com/v1",
+                                    help="Any OpenAI-compatible endpoint: OpenRouter, Ollama, vLLM, LM Studio, "
+                                         "llama.cpp server.").strip() or None
 
     with sb.expander("Import a pi settings.json"):
         st.file_uploader("settings.json", type=["json"], key="pi_settings",
@@ -172,7 +180,7 @@ def render() -> ReplaySettings:
     settings = ReplaySettings(
         compaction=compaction, strategy=strategy, strategy_settings=tuple(sorted(values.items())),
         context_window=window, reserve_tokens=reserve, keep_recent_tokens=keep, counter=counter,
-        summarizer=summarizer, pi_version=pi_version,
+        summarizer=summarizer, summarizer_model=sum_model, summarizer_base_url=sum_url, pi_version=pi_version,
         policy=PolicySettings(**{k: v for k, v in pol_values.items()}),
         leaf=st.session_state.get("leaf"),
     )
