@@ -308,6 +308,11 @@ def test_tree_page_previews_a_branch_summary(loaded: AppTest) -> None:
     text = next(m.value for m in at.markdown if "Common ancestor" in m.value)
     assert f"Common ancestor: entry {col.common_ancestor}" in text
     assert f"{len(col.entries):,} entries" in text and f"{prep.totalTokens:,} tokens" in text
+    from inspector.summarize import get_summarizer, summarize_branch
+
+    stored = summarize_branch(prep, get_summarizer("offline")).text  # what pi would store, preamble and all
+    assert stored.startswith("The user explored a different conversation branch before returning here.")
+    assert stored in [t.value for t in at.text]
 
 
 # -- Summaries -------------------------------------------------------------------------------------

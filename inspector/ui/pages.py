@@ -404,8 +404,11 @@ def tree_page(settings: ReplaySettings) -> None:
                 st.caption("No file was read or modified on the abandoned part.")
             if get_summarizer is not None and prep.messages:
                 with st.expander("Preview the summary (offline summarizer)"):
-                    res = memo("branch_text", (src, dst), lambda: get_summarizer("offline").summarize(
-                        SummaryRequest(messages=tuple(prep.messages), max_tokens=2048, kind="branch")))
+                    from ..summarize import summarize_branch
+
+                    res = memo("branch_text", (src, dst), lambda: summarize_branch(prep, get_summarizer("offline")))
+                    st.caption("What pi would store in the branch_summary entry: its preamble, the summary, "
+                               "then the file lists.")
                     st.text(res.text)
     st.subheader("Entries, like pi's /tree")
     st.caption("Depth-first, children by time; indented only below a fork (├─ └─). ● = on the replayed branch. "
