@@ -34,6 +34,8 @@ class SessionInfo(BaseModel):
     name: str | None
     cwd: str | None
     originalVersion: int | None
+    format: str = "pi"
+    formatLabel: str = "pi session (JSONL tree)"
     migrated: bool
     entries: int
     byType: dict[str, int]
@@ -63,7 +65,10 @@ class SessionInfo(BaseModel):
         if self.cwd:
             add(f"cwd       {self.cwd}")
         v = self.originalVersion
-        add(f"format    pi v{v if v is not None else '?'}" + (" (migrated to v3 in memory)" if self.migrated else ""))
+        if self.format != "pi":
+            add(f"format    {self.formatLabel}, imported into pi's session model")
+        else:
+            add(f"format    pi v{v if v is not None else '?'}" + (" (migrated to v3 in memory)" if self.migrated else ""))
         add(f"entries   {self.entries}")
         for k, n in sorted(self.byType.items(), key=lambda kv: (-kv[1], kv[0])):
             add(f"  {n:>7}  {k}")
@@ -128,6 +133,8 @@ def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[
         name=session.name,
         cwd=h.cwd if h else None,
         originalVersion=session.original_version,
+        format=session.format,
+        formatLabel=_format_label(session.format),
         migrated=session.migrated,
         entries=len(session.entries),
         byType=session.counts_by_type(),
@@ -146,3 +153,10 @@ def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[
         labels=dict(session.labels),
         issues=[IssueRow(severity=i.severity, kind=i.kind, line=i.line, message=i.message) for i in session.issues],
     )
+
+
+def _format_label(fmt: str) -> str:
+    from .importers import FORMAT_LABELS, _modules
+
+    _modules()  # fills FORMAT_LABELS with the importers' labels
+    return FORMAT_LABELS.get(fmt, fmt)

@@ -14,6 +14,7 @@ A file that matches none loads as a pi session and says "not a pi session: line 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from pathlib import Path
@@ -77,10 +78,14 @@ def detect_format(data: bytes) -> str:
     return _detect(data[:HEAD_BYTES])[0]
 
 
+def _imported(session: Session, mod: ModuleType) -> Session:
+    return dataclasses.replace(session, format=mod.FORMAT)
+
+
 def parse_any(data: bytes, source: str | None = None) -> Session:
     _, mod = _detect(data[:HEAD_BYTES])
     if mod is not None:
-        return mod.parse(data, source)
+        return _imported(mod.parse(data, source), mod)
     return parse_session(data, source=source)
 
 
@@ -104,5 +109,5 @@ def load_any(path: str | os.PathLike[str]) -> Session:
             data = p.read_bytes()
         except OSError as e:
             raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-        return mod.parse(data, str(p))
+        return _imported(mod.parse(data, str(p)), mod)
     return load_session(p)

@@ -79,6 +79,8 @@ class Session:
     original_version: int | None = None
     migrated: bool = False
     by_id: dict[str, int] = field(default_factory=dict, repr=False)
+    format: str = "pi"
+    """Where the file came from: ``pi``, or an importer's ``FORMAT`` (``claude-code``, ``codex``, …)."""
 
     # -- basic lookups ---------------------------------------------------------------------
 

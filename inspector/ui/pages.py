@@ -128,6 +128,12 @@ def _local_table(agent: str, items: list[Any]) -> None:
             st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
 
 
+def _recorded_prunes(s: Any) -> int:
+    from ..pruning.recorded import recorded_prune
+
+    return sum(1 for e in s.entries if recorded_prune(getattr(e, "message", None)) is not None)
+
+
 def load_page() -> None:
     st.title("Load a session")
     st.caption("A pi session (JSONL), a Claude Code transcript, a Codex CLI rollout or an OpenCode export; the "
@@ -174,9 +180,15 @@ def load_page() -> None:
     m[3].metric("Context tokens (pi)", f"{info.contextTokens['pi']:,}", help="pi's chars ÷ 4 estimate.")
     m[4].metric("Compactions", len(info.compactions))
     m[5].metric("Load issues", len(info.issues))
-    st.caption(f"Format: pi v{info.originalVersion}" + (" (migrated in memory)" if info.migrated else "")
+    st.caption((f"Format: pi v{info.originalVersion}" + (" (migrated in memory)" if info.migrated else "")
+                if info.format == "pi" else f"Format: {info.formatLabel}, imported into pi's session model")
                + (esc(f" · model {info.model.get('provider')}/{info.model.get('modelId')}") if info.model else "")
                + (esc(f" · cwd {info.cwd}") if info.cwd else ""))
+    marked = memo("recorded_prunes", None, lambda: _recorded_prunes(s))
+    if marked:
+        st.info(f"The agent itself cleared {marked:,} tool output(s) in this session (recorded in the file). Choose "
+                "the pruning strategy 'As recorded', or the agent preset, to see them cleared in the replay.",
+                icon=":material/info:")
     c1, c2 = st.columns([1, 2], gap="large")
     with c1:
         st.markdown("**Entries by type**")
