@@ -10,6 +10,7 @@ answers) and not priced here.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -57,16 +58,29 @@ def recorded_rate(m: Any) -> float | None:
     return dollars / tokens
 
 
+_PRICES: weakref.WeakKeyDictionary[Session, Callable[[Any], float]] = weakref.WeakKeyDictionary()
+
+
 def input_price_per_token(session: Session) -> Callable[[Any], float]:
-    rates = [r for e in session.entries if isinstance(e, MessageEntry) and (r := recorded_rate(e.message)) is not None]
-    mean = sum(rates) / len(rates) if rates else None
+    """Price of one input token of a call answered by message ``m``: its own recorded rate, else
+    the session's mean recorded rate, else the model table. Built once per session."""
+    hit = _PRICES.get(session)
+    if hit is not None:
+        return hit
+    own: dict[int, tuple[Any, float]] = {}  # id(message) -> (message, rate): identity checked
+    for e in session.entries:
+        if isinstance(e, MessageEntry) and (r := recorded_rate(e.message)) is not None:
+            own[id(e.message)] = (e.message, r)
+    mean = sum(r for _, r in own.values()) / len(own) if own else None
 
     def price(m: Any) -> float:
-        r = recorded_rate(m)
+        hit = own.get(id(m))
+        r = hit[1] if hit is not None and hit[0] is m else recorded_rate(m)
         if r is not None:
             return r
         if mean is not None:
             return mean
         return table_price(getattr(m, "model", None)) or 0.0
 
+    _PRICES[session] = price
     return price

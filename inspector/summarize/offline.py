@@ -127,32 +127,69 @@ class _Facts:
     lines: list[str] = field(default_factory=list)
 
 
+class _IdMemo:
+    """Per-message facts, keyed by the (immutable) message object: a replay summarises the same
+    messages again whenever a setting moves the cuts. Bounded; identity-checked."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self._d: dict[tuple[int, str], tuple[object, object]] = {}
+
+    def get(self, obj: object, key: str, make):  # type: ignore[no-untyped-def]
+        hit = self._d.get((id(obj), key))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        value = make()
+        if len(self._d) >= self.limit:
+            self._d.clear()
+        self._d[(id(obj), key)] = (obj, value)
+        return value
+
+
+_MEMO = _IdMemo()
+
+
+def _user_facts(m: UserMessage) -> tuple[str, list[str]]:
+    t = _text(m.content).strip()
+    if not t:
+        return t, []
+    prose = "\n".join(par for par in re.split(r"\n\s*\n", t)  # paragraphs of pasted logs/code out
+                      if not any(_CODE_LIKE.search(ln) for ln in par.splitlines()))
+    return t, [_one_line(s, 200) for s in _sentences(prose) if _CONSTRAINT.search(s) and len(s.split()) <= 50]
+
+
+def _assistant_facts(m: AssistantMessage) -> tuple[str, str, list[str]]:
+    t = "\n".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
+    if not t:
+        return t, "", []
+    return t, _one_line(t, 300), [_decision(s) for s in _sentences(t) if _DECISION.search(s) and not _ACTION.search(s)]
+
+
 def _collect(req: SummaryRequest) -> _Facts:
     f = _Facts()
     calls: dict[str, ToolCall] = {}
+    want_lines = bool(req.custom_instructions)  # the conversation's lines feed only _focus
     for cm in req.messages:
         m = cm.message
         if isinstance(m, UserMessage):
-            t = _text(m.content).strip()
+            t, constraints = _MEMO.get(m, "user", lambda m=m: _user_facts(m))
             if t:
                 f.requests.append(t)
                 f.answered = False
-                f.lines.extend(t.splitlines())
-                prose = "\n".join(par for par in re.split(r"\n\s*\n", t)  # paragraphs of pasted logs/code out
-                                   if not any(_CODE_LIKE.search(ln) for ln in par.splitlines()))
-                f.constraints.extend(_one_line(s, 200) for s in _sentences(prose)
-                                     if _CONSTRAINT.search(s) and len(s.split()) <= 50)
+                if want_lines:
+                    f.lines.extend(t.splitlines())
+                f.constraints.extend(constraints)
         elif isinstance(m, AssistantMessage):
             for b in m.content:
                 if isinstance(b, ToolCall):
                     calls[b.id] = b
-            t = "\n".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
+            t, statement, decisions = _MEMO.get(m, "assistant", lambda m=m: _assistant_facts(m))
             if t:
-                f.statements.append(_one_line(t, 300))
+                f.statements.append(statement)
                 f.last_text, f.answered = t, True
-                f.lines.extend(t.splitlines())
-                f.decisions.extend(_decision(s) for s in _sentences(t)
-                                   if _DECISION.search(s) and not _ACTION.search(s))
+                if want_lines:
+                    f.lines.extend(t.splitlines())
+                f.decisions.extend(decisions)
             f.failed_last = (f"The last answer ended with {m.stopReason}" + (f": {_one_line(m.errorMessage, 200)}"
                              if m.errorMessage else "")) if m.stopReason in ("error", "aborted") else None
         elif isinstance(m, ToolResultMessage):
@@ -160,9 +197,11 @@ def _collect(req: SummaryRequest) -> _Facts:
             target = _target(call)
             key = (m.toolName, _command_family(target) if m.toolName == "bash" else target)
             body = _text(m.content)
-            f.lines.extend(body.splitlines()[:200])
+            if want_lines:
+                f.lines.extend(body.splitlines()[:200])
             if m.isError:
-                first = next((ln for ln in body.splitlines() if ln.strip()), "(no message)")
+                first = _MEMO.get(m, "first", lambda body=body: next(
+                    (ln for ln in body.splitlines() if ln.strip()), "(no message)"))
                 f.errors.pop(key, None)
                 f.errors[key] = f"`{_one_line(f'{m.toolName} {target}', 120)}` failed: {_one_line(first, 200)}"
             else:

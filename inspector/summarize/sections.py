@@ -11,10 +11,11 @@ Context, so an update never silently drops earlier content. Code fences stay int
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
-from ..jsjson import utf16_slice
+from ..jsjson import utf16_len, utf16_slice
 from ..tokens import get_counter
 
 HISTORY = ("Goal", "Constraints & Preferences", "Done", "In Progress", "Blocked", "Key Decisions", "Next Steps",
@@ -58,7 +59,10 @@ def estimate(text: str) -> int:
     return get_counter("pi").count_text(text)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def norm(text: str) -> str:
+    """An item's identity for de-duplication (whitespace folded, case ignored). Cached: merging
+    the summaries of a long replay compares the same items at every compaction."""
     return _WS.sub(" ", text).strip().lower()
 
 
@@ -164,32 +168,57 @@ def from_text(text: str) -> Sections:
     return {k: [Item(t) for t in v] for k, v in parse_summary(text).items()}
 
 
+def _lines(sec: str, items: list[Item]) -> list[str]:
+    mark = _MARK.get(sec, "- ")
+    lines = []
+    for n, it in enumerate(items, 1):
+        m = f"{n}. " if sec == "Next Steps" else mark
+        first, *rest = it.text.split("\n")
+        lines.append(m + first + "".join("\n" + (" " * len(m) if r.strip() else "") + r for r in rest))
+    return lines
+
+
+def _empty(sec: str) -> str:
+    return "(none stated)" if sec in ("Goal", "Original Request") else "- (none)"
+
+
+def _head(sec: str) -> str:
+    return ("### " if sec in _PROGRESS else "## ") + sec + "\n"
+
+
 def render(sections: Sections, layout: tuple[str, ...]) -> str:
     parts: list[str] = []
     for sec in layout:
-        items = sections.get(sec, [])
-        mark = _MARK.get(sec, "- ")
-        lines = []
-        for n, it in enumerate(items, 1):
-            m = f"{n}. " if sec == "Next Steps" else mark
-            first, *rest = it.text.split("\n")
-            lines.append(m + first + "".join("\n" + (" " * len(m) if r.strip() else "") + r for r in rest))
-        if not lines:
-            lines = ["(none stated)" if sec in ("Goal", "Original Request") else "- (none)"]
+        lines = _lines(sec, sections.get(sec, [])) or [_empty(sec)]
         if sec == "Done":
             parts.append("## Progress")
-        parts.append(("### " if sec in _PROGRESS else "## ") + sec + "\n" + "\n".join(lines))
+        parts.append(_head(sec) + "\n".join(lines))
     return "\n\n".join(parts)
 
 
 def fit(sections: Sections, layout: tuple[str, ...], budget: int) -> str:
     """Render within ``budget`` tokens (pi estimate): drop the oldest item of the largest section
     (the last for Next Steps) until it fits, never an item marked ``keep``; cut the text as a last
-    resort."""
+    resort.
+
+    The rendered length is kept up to date item by item (each item's line does not depend on
+    the others, except Next Steps' numbers, re-rendered when an item before the last goes), so
+    dropping many items costs one render, not one per item."""
     secs = {k: list(v) for k, v in sections.items() if k in layout}
-    text = render(secs, layout)
     size = {k: sum(len(i.text) for i in v) for k, v in secs.items()}
-    while estimate(text) > budget:
+    lines = {sec: _lines(sec, secs.get(sec, [])) for sec in layout}
+    lens = {sec: [utf16_len(x) for x in ls] for sec, ls in lines.items()}
+
+    def part_len(sec: str) -> int:
+        ls = lens[sec]
+        body = sum(ls) + len(ls) - 1 if ls else utf16_len(_empty(sec))
+        return utf16_len(_head(sec)) + body
+
+    parts = {sec: part_len(sec) for sec in layout}
+    n_parts = len(layout) + (1 if "Done" in layout else 0)
+    extra = (utf16_len("## Progress") if "Done" in layout else 0) + 2 * (n_parts - 1)
+    total = sum(parts.values()) + extra
+    while -(-total // 4) > budget:  # pi's estimate: ceil(length / 4)
         cands = [(size[k], -layout.index(k), k) for k, v in secs.items() if any(not i.keep for i in v)]
         if not cands:
             break
@@ -198,7 +227,16 @@ def fit(sections: Sections, layout: tuple[str, ...], budget: int) -> str:
         k = next(j for j in order if not secs[sec][j].keep)
         size[sec] -= len(secs[sec][k].text)
         del secs[sec][k]
-        text = render(secs, layout)
+        if sec == "Next Steps" and k != len(secs[sec]):  # numbers after it shift
+            lines[sec] = _lines(sec, secs[sec])
+            lens[sec] = [utf16_len(x) for x in lines[sec]]
+        else:
+            del lines[sec][k]
+            del lens[sec][k]
+        total -= parts[sec]
+        parts[sec] = part_len(sec)
+        total += parts[sec]
+    text = render(secs, layout)
     if estimate(text) > budget:
         room = max(0, budget * 4 - 1)
         cut = utf16_slice(text, room)
