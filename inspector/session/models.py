@@ -32,8 +32,24 @@ from pydantic_core import PydanticSerializationError
 _DISCRIMINATORS = ("type", "role")
 
 
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Frozen models never change their set of given fields, and a session holds tens of
+        # thousands of models with a handful of distinct sets: share one set object per shape
+        # (~15% of a loaded session's memory). ``model_copy`` makes a new set, as before.
+        fs = self.__pydantic_fields_set__
+        key = frozenset(fs)
+        shared = _FIELD_SETS.get(key)
+        if shared is None:
+            if len(_FIELD_SETS) < 10_000:
+                _FIELD_SETS[key] = fs
+            return
+        object.__setattr__(self, "__pydantic_fields_set__", shared)
 
     @model_serializer(mode="wrap")
     def _keep_discriminator(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
