@@ -158,3 +158,10 @@ def test_a_sweep_is_stale_only_when_other_settings_change() -> None:
     assert not views.sweep_is_stale(base, moved, "keep_recent_tokens", "prune_protect")
     assert views.sweep_is_stale(base, moved.model_copy(update={"reserve_tokens": 5}), "keep_recent_tokens",
                                 "prune_protect")
+
+
+def test_code_span_shows_a_path_literally_and_cannot_be_closed_early() -> None:
+    from inspector.ui.urlstate import code
+
+    assert code("/root/.pi/agent_sessions") == "`/root/.pi/agent_sessions`"  # no backslashes inside a code span
+    assert code("a`b\nc") == "`a'b c`"

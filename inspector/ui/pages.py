@@ -96,7 +96,7 @@ def _local_sessions() -> None:
     have = [a for a, xs in found.items() if xs]
     if not have:
         st.caption("No local sessions of " + ", ".join(AGENTS.values()) + " found in the allowed folders ("
-                   + ", ".join(f"`{esc(str(d))}`" for a in AGENTS for d in agent_dirs(a)) + ").")
+                   + ", ".join(us.code(str(d)) for a in AGENTS for d in agent_dirs(a)) + ").")
         return
     st.markdown("**Sessions on this machine** (newest first)")
     for a, tab in zip(have, st.tabs([f"{AGENTS[a]} ({len(found[a])})" for a in have]), strict=True):
@@ -155,7 +155,7 @@ def load_page() -> None:
     with c2:
         st.subheader("Local file")
         roots = sources.roots()
-        st.caption("Only files inside these folders can be opened: " + ", ".join(f"`{esc(str(r))}`" for r in roots)
+        st.caption("Only files inside these folders can be opened: " + ", ".join(us.code(str(r)) for r in roots)
                    + " (set `INSPECTOR_ROOTS` to change them).")
         raw = st.text_input("Path", key="local_path", placeholder="sample_sessions/long-session.jsonl")
         if st.button("Load path", key="load_path"):

@@ -99,12 +99,11 @@ def render() -> ReplaySettings:
     sb.header("Settings")
     for p in st.session_state.pop("_qp_problems", []):
         sb.warning(esc(f"URL: {p}; the default is used."))
-    c1, c2 = sb.columns([3, 1], vertical_alignment="bottom")
-    c1.selectbox("Agent preset", list(us.AGENT_PRESETS), key="agent_preset",
+    sb.selectbox("Agent preset", list(us.AGENT_PRESETS), key="agent_preset",
                  format_func=lambda n: us.AGENT_PRESETS[n][0],
                  help="Set pruning and compaction to what one agent does: "
                       + "; ".join(f"{t}: {d}" for t, _, d in us.AGENT_PRESETS.values()) + ".")
-    c2.button("Apply", key="apply_agent_preset", on_click=_apply_agent_preset)
+    sb.button("Apply the agent's settings", key="apply_agent_preset", on_click=_apply_agent_preset)
     preset = sb.selectbox("Model / context window", list(us.WINDOW_PRESETS), key="window_preset",
                           help="The context window the replay assumes (tokens the model accepts per call).")
     window = us.WINDOW_PRESETS[preset] or int(sb.number_input(

@@ -55,6 +55,12 @@ def esc(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)
 
 
+def code(text: str) -> str:
+    """``text`` as a markdown code span: shown literally (no escapes needed inside, and none
+    would be undone), with any backtick in it replaced so the span cannot be closed early."""
+    return "`" + text.replace("`", "'").replace("\n", " ") + "`"
+
+
 def strategies() -> dict[str, Any]:
     return REGISTRY
 
