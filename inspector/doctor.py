@@ -17,7 +17,8 @@ Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
   (a loop).
 * ``failure-streak`` — ``streak`` or more aborted/error answers in a row.
 * ``duplicated-summary`` — the same summary text more than once in the context the model gets.
-* ``model-change-mid-turn`` — the model changed between two answers of one turn.
+* ``model-change-mid-turn`` — the model changed between two answers of one turn (while tool calls
+  were pending; a switch after the final answer, before the next prompt, is between turns).
 * ``load-issue`` — every load issue, as findings too.
 """
 
@@ -307,13 +308,14 @@ def check_duplicated_summaries(session: Session, path: list[int], o: DoctorOptio
 def check_model_changes(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
     out = []
     in_turn_answers = 0
+    last_stop: str | None = None  # a switch after a final answer (before the next prompt) is between turns
     last_model: tuple[str | None, str | None] | None = None
     for i in path:
         e = session.entries[i]
         if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage):
             in_turn_answers = 0
             continue
-        if isinstance(e, ModelChangeEntry) and in_turn_answers > 0:
+        if isinstance(e, ModelChangeEntry) and in_turn_answers > 0 and last_stop == "toolUse":
             out.append(_f(session, "model-change-mid-turn", "info",
                           f"model changed to {e.provider}/{e.modelId} in the middle of a turn", [i]))
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
@@ -323,6 +325,7 @@ def check_model_changes(session: Session, path: list[int], o: DoctorOptions) -> 
                               f"answer from {model[0]}/{model[1]} after {last_model[0]}/{last_model[1]} in the same turn",
                               [i]))
             last_model = model
+            last_stop = e.message.stopReason
             in_turn_answers += 1
     return out
 

@@ -30,6 +30,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from gen_agents import codex_legacy, codex_session  # noqa: E402
 from sessiongen import Project, Writer, tiny_png  # noqa: E402
 
 MAX_SAMPLE_BYTES = 1_000_000
@@ -809,6 +810,8 @@ def main() -> int:
     cc: list[str] = []
     claude_code_session(cc.append)
     files["claude-code-session.jsonl"] = ("\n".join(cc) + "\n").encode("utf-8")
+    files["codex-session.jsonl"] = codex_session()
+    files["codex-legacy.jsonl"] = codex_legacy()
     for name, data in files.items():
         if len(data) > MAX_SAMPLE_BYTES:
             raise SystemExit(f"{name} is {len(data):,} bytes, over the {MAX_SAMPLE_BYTES:,} limit")

@@ -144,6 +144,16 @@ def test_model_change_mid_turn() -> None:
     assert kinds(b)["model-change-mid-turn"] == [[9]]
 
 
+def test_model_change_between_turns_is_not_flagged() -> None:
+    b = clean()
+    b.user("next")
+    b.assistant("all done")  # the final answer of the turn
+    b.add("model_change", provider="openai", modelId="gpt-5")  # /model before the next prompt
+    b.user("and now?")
+    b.assistant("ok")
+    assert "model-change-mid-turn" not in kinds(b)
+
+
 def test_load_issues_are_findings_too() -> None:
     from inspector import parse_session
     from inspector.doctor import diagnose as d

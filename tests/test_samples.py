@@ -21,7 +21,7 @@ NAMES = ["coding-session", "small-tutorial", "long-session", "hostile-content", 
 
 def test_committed_samples_equal_a_fresh_generation(tmp_path: Path) -> None:
     subprocess.run([sys.executable, str(SAMPLES / "generate.py"), str(tmp_path)], check=True, capture_output=True)
-    for name in [*NAMES, "claude-code-session"]:
+    for name in [*NAMES, "claude-code-session", "codex-session", "codex-legacy"]:
         assert (tmp_path / f"{name}.jsonl").read_bytes() == (SAMPLES / f"{name}.jsonl").read_bytes(), name
 
 

@@ -1,0 +1,371 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) → the pi session model.
+
+Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
+``codex-rs/protocol/src/protocol.rs``: ``RolloutItem``, ``SessionMetaLine``, ``CompactedItem``,
+``TokenUsageInfo``; a parser spec verified against rust-v0.128.0). Rules reproduced:
+
+* Two layouts. Current: one envelope per line, ``{"timestamp", "type", "payload"}`` with type
+  ``session_meta`` | ``response_item`` | ``event_msg`` | ``turn_context`` | ``compacted``.
+  Legacy (before September 2025): line 1 is a bare ``{id, timestamp, instructions, git}``, then
+  bare response items and ``{"record_type": "state"}`` markers.
+* A rollout is linear: every entry's parent is the one before it (forks and sub-agents are other
+  files; ``forked_from_id`` and a sub-agent ``source`` are reported).
+* ``response_item``\\ s are what the model sees. The model's outputs of one call — ``reasoning``
+  (its summary text only; ``encrypted_content`` is never read), ``message`` (assistant),
+  ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` / ``web_search_call`` — become one
+  assistant message, closed by the next input item. ``function_call.arguments`` is a JSON *string*:
+  parsed when it is an object, else kept as ``{"input": <string>}`` (custom tools' free-form input
+  too). Outputs (``function_call_output``, ``custom_tool_call_output``) become tool results joined
+  on ``call_id``; a JSON-string output with ``metadata.exit_code`` ≠ 0, or ``success: false``, is an
+  error result.
+* User-role items that are injected context (``<environment_context>``, ``<user_instructions>``,
+  AGENTS.md) and ``developer`` items are sent to the model but were not typed by the user: they
+  become ``custom_message`` entries (``codex/context``, ``codex/developer``), which pi sends as
+  user text, so they count in the context like the rest.
+* ``event_msg`` is UI and telemetry. ``user_message`` / ``agent_message`` repeat response items and
+  are skipped. ``token_count.info.last_token_usage`` is the usage of the latest model call:
+  ``input = input_tokens − cached_input_tokens``, ``cacheRead = cached_input_tokens``,
+  ``output = output_tokens``, ``totalTokens = total_tokens`` (so the context size of a call is
+  Codex's own ``total_tokens``). ``model_context_window`` is kept in the header as
+  ``contextWindow`` (see :func:`recorded_context_window`). Other events are counted, not imported.
+* ``turn_context.model`` sets the model of later answers; a change becomes a ``model_change``.
+* ``compacted{message, replacement_history}`` becomes a compaction: summary = ``message``,
+  ``tokensBefore`` = the last recorded context size, nothing kept by ``firstKeptEntryId``. The
+  replacement history — exactly what the model sees afterwards — is re-emitted right after it
+  (its summary item left out, since the compaction entry already carries the summary), each entry
+  marked ``"codex": {"replacementHistory": true}``. Difference left: Codex puts the summary
+  *after* the kept user messages, pi's context puts it first. A ``compaction`` response item
+  (server-side, encrypted) becomes a compaction whose summary says it cannot be read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..session.loader import _build, _parse_json, _to_entry
+from ..session.models import SessionHeader
+from ..session.tree import LoadIssue, Session, iso_to_ms
+
+FORMAT = "codex"
+LABEL = "Codex CLI rollout (JSONL)"
+
+ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_OUTPUTS = ("reasoning", "message", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+_CONTEXT_MARKERS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
+ENCRYPTED_SUMMARY = "(server-side compaction: Codex stored the summary encrypted; it cannot be read)"
+
+
+def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
+    if first is None:
+        return False
+    if first.get("type") in ENVELOPE_TYPES and "payload" in first:
+        return True
+    # legacy: a bare session line with the instructions Codex ran with
+    return ("type" not in first and "id" in first and "timestamp" in first
+            and ("instructions" in first or "git" in first))
+
+
+def parse(data: bytes, source: str | None) -> Session:
+    return _Importer(source).run(data)
+
+
+def recorded_context_window(session: Session) -> int | None:
+    """The context window the agent recorded for its model (Codex's ``model_context_window``)."""
+    h = session.header
+    extra = (h.__pydantic_extra__ or {}) if h is not None else {}
+    w = extra.get("contextWindow")
+    return int(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 else None
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(str(c.get("text", "")) for c in content
+                     if isinstance(c, dict) and c.get("type") in ("input_text", "output_text", "text"))
+
+
+def _user_blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    out: list[dict[str, Any]] = []
+    for c in content if isinstance(content, list) else []:
+        if not isinstance(c, dict):
+            continue
+        if c.get("type") in ("input_text", "output_text", "text"):
+            out.append({"type": "text", "text": str(c.get("text", ""))})
+        elif c.get("type") == "input_image":
+            url = str(c.get("image_url", ""))
+            if url.startswith("data:") and ";base64," in url:
+                mime, data = url[5:].split(";base64,", 1)
+                out.append({"type": "image", "data": data, "mimeType": mime})
+            else:
+                out.append({"type": "text", "text": f"[image: {url[:200]}]"})
+    return out
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            v = json.loads(raw)
+        except ValueError:
+            return {"input": raw}
+        return v if isinstance(v, dict) else {"input": raw}
+    return {} if raw is None else {"input": raw}
+
+
+def _output(raw: Any) -> tuple[str, bool]:
+    """A tool output's text and whether it failed."""
+    if isinstance(raw, dict):  # {content, success} in newer rollouts
+        text = raw.get("content")
+        text = text if isinstance(text, str) else json.dumps(raw, ensure_ascii=False)
+        return text, raw.get("success") is False
+    if not isinstance(raw, str):
+        return ("" if raw is None else json.dumps(raw, ensure_ascii=False)), False
+    try:
+        v = json.loads(raw)
+    except ValueError:
+        return raw, False
+    if isinstance(v, dict) and "output" in v and isinstance(v.get("metadata"), dict):  # older shell outputs
+        code = v["metadata"].get("exit_code")
+        return str(v["output"]), isinstance(code, int) and code != 0
+    return raw, False
+
+
+class _Importer:
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+        self.issues: list[LoadIssue] = []
+        self.raw: list[dict[str, Any]] = []  # pi entries as JSON objects
+        self.lines: list[int] = []
+        self.pending: dict[str, Any] | None = None  # the assistant message being assembled
+        self.pending_line = 0
+        self.last_assistant: int | None = None  # index in self.raw
+        self.tool_names: dict[str, str] = {}
+        self.model: str | None = None
+        self.provider = "openai"
+        self.context_tokens = 0
+        self.window: int | None = None
+        self.meta: dict[str, Any] = {}
+        self.skipped: dict[str, int] = {}
+        self.n_ids = 0
+
+    # -- entries ----------------------------------------------------------------------------
+
+    def _add(self, line: int, ts: Any, obj: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        self.n_ids += 1
+        eid = f"cx{line:06d}" + (f"-{self.n_ids}" if self.raw and self.raw[-1]["id"].startswith(f"cx{line:06d}") else "")
+        parent = self.raw[-1]["id"] if self.raw else None
+        self.raw.append({**obj, "id": eid, "parentId": parent, "timestamp": ts, **(extra or {})})
+        self.lines.append(line)
+
+    def _flush(self) -> None:
+        if self.pending is None:
+            return
+        m = self.pending
+        m["stopReason"] = "toolUse" if any(b.get("type") == "toolCall" for b in m["content"]) else "stop"
+        self._add(self.pending_line, m.pop("_ts"), {"type": "message", "message": m})
+        self.last_assistant = len(self.raw) - 1
+        self.pending = None
+
+    def _assistant(self, line: int, ts: Any) -> dict[str, Any]:
+        if self.pending is None:
+            self.pending = {"role": "assistant", "content": [], "api": "openai-responses", "provider": self.provider,
+                            "model": self.model, "timestamp": iso_to_ms(ts), "_ts": ts}
+            self.pending_line = line
+        return self.pending
+
+    def _skip(self, what: str) -> None:
+        self.skipped[what] = self.skipped.get(what, 0) + 1
+
+    # -- items ------------------------------------------------------------------------------
+
+    def response_item(self, line: int, ts: Any, p: dict[str, Any], extra: dict[str, Any] | None = None,
+                      summary: str | None = None) -> None:
+        t = p.get("type")
+        if t == "message" and p.get("role") in ("user", "developer", "system"):
+            self._flush()
+            text = _text_of(p.get("content"))
+            if summary is not None and summary.strip() and summary.strip() in text:
+                return  # the summary item of a replacement history: the compaction entry carries it
+            blocks = _user_blocks(p.get("content"))
+            if p.get("role") != "user" or text.lstrip().startswith(_CONTEXT_MARKERS):
+                kind = "codex/context" if p.get("role") == "user" else f"codex/{p.get('role')}"
+                self._add(line, ts, {"type": "custom_message", "customType": kind, "content": blocks,
+                                     "display": False}, extra)
+            else:
+                self._add(line, ts, {"type": "message", "message": {"role": "user", "content": blocks,
+                                                                   "timestamp": iso_to_ms(ts)}}, extra)
+        elif t == "message":  # assistant
+            if extra:
+                self._flush()
+            a = self._assistant(line, ts)
+            text = _text_of(p.get("content"))
+            if text:
+                a["content"].append({"type": "text", "text": text})
+            if extra:
+                self._flush()
+                self.raw[-1].update(extra)
+        elif t == "reasoning":
+            summ = p.get("summary") if isinstance(p.get("summary"), list) else []
+            text = "\n\n".join(str(s.get("text", "")) for s in summ if isinstance(s, dict))
+            self._assistant(line, ts)["content"].append({"type": "thinking", "thinking": text})
+        elif t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
+            cid = str(p.get("call_id") or p.get("id") or f"call-{line}")
+            if t == "function_call":
+                name, args = str(p.get("name", "")), _arguments(p.get("arguments"))
+            elif t == "custom_tool_call":
+                name, args = str(p.get("name", "")), {"input": p.get("input", "")}
+            elif t == "local_shell_call":
+                name, args = "local_shell", p.get("action") if isinstance(p.get("action"), dict) else {}
+            else:
+                name, args = "web_search", p.get("action") if isinstance(p.get("action"), dict) else {}
+            self.tool_names[cid] = name
+            self._assistant(line, ts)["content"].append({"type": "toolCall", "id": cid, "name": name, "arguments": args})
+        elif t in ("function_call_output", "custom_tool_call_output"):
+            self._flush()
+            cid = str(p.get("call_id", ""))
+            if cid not in self.tool_names:
+                self.issues.append(LoadIssue("orphan-output", "warning",
+                                             f"tool output for call_id {cid!r}, which no earlier call has", line=line))
+            text, failed = _output(p.get("output"))
+            self._add(line, ts, {"type": "message", "message": {
+                "role": "toolResult", "toolCallId": cid, "toolName": self.tool_names.get(cid, ""),
+                "content": [{"type": "text", "text": text}], "isError": failed, "timestamp": iso_to_ms(ts)}}, extra)
+        elif t == "compaction":  # server-side compaction: an encrypted summary
+            self._flush()
+            self._add(line, ts, {"type": "compaction", "summary": ENCRYPTED_SUMMARY, "firstKeptEntryId": None,
+                                 "tokensBefore": self.context_tokens,
+                                 "details": {"agent": "codex", "encrypted": True}})
+        else:
+            self._skip(f"response item {t!r}")
+
+    def event(self, line: int, p: dict[str, Any]) -> None:
+        t = p.get("type")
+        if t == "token_count":
+            info = p.get("info") if isinstance(p.get("info"), dict) else None
+            if info is None:
+                return
+            w = info.get("model_context_window")
+            if isinstance(w, int) and w > 0:
+                self.window = w
+            u = info.get("last_token_usage")
+            if not isinstance(u, dict):
+                return
+            cached = int(u.get("cached_input_tokens") or 0)
+            usage = {"input": int(u.get("input_tokens") or 0) - cached, "output": int(u.get("output_tokens") or 0),
+                     "cacheRead": cached, "cacheWrite": 0, "totalTokens": int(u.get("total_tokens") or 0)}
+            self.context_tokens = usage["totalTokens"]
+            if self.pending is not None:
+                self.pending["usage"] = usage
+            elif self.last_assistant is not None:
+                self.raw[self.last_assistant]["message"]["usage"] = usage
+        elif t in ("user_message", "agent_message", "agent_reasoning"):
+            self._skip("event (repeats a response item)")
+        else:
+            self._skip(f"event {t!r}")
+
+    def compacted(self, line: int, ts: Any, p: dict[str, Any]) -> None:
+        self._flush()
+        summary = str(p.get("message", ""))
+        self._add(line, ts, {"type": "compaction", "summary": summary, "firstKeptEntryId": None,
+                             "tokensBefore": self.context_tokens, "details": {"agent": "codex"}})
+        hist = p.get("replacement_history")
+        if isinstance(hist, list):
+            for item in hist:
+                if isinstance(item, dict):
+                    self.response_item(line, ts, item, extra={"codex": {"replacementHistory": True}}, summary=summary)
+            self._flush()
+
+    def turn_context(self, line: int, ts: Any, p: dict[str, Any]) -> None:
+        model = p.get("model")
+        if isinstance(model, str) and model and model != self.model:
+            self._flush()
+            self._add(line, ts, {"type": "model_change", "provider": self.provider, "modelId": model})
+            self.model = model
+
+    # -- the file ---------------------------------------------------------------------------
+
+    def run(self, data: bytes) -> Session:
+        rows = data.split(b"\n")
+        legacy = False
+        for n, raw in enumerate(rows, start=1):
+            if not raw.strip():
+                continue
+            try:
+                o = _parse_json(raw.decode("utf-8", "replace").lstrip("\ufeff"))
+            except (ValueError, RecursionError) as e:
+                last = n == len(rows) and not data.endswith(b"\n")
+                self.issues.append(LoadIssue("truncated-line" if last else "malformed-json", "error",
+                                             ("the last line is cut off mid-JSON; skipped" if last else
+                                              f"not valid JSON, skipped: {str(e)[:160]}"), line=n))
+                continue
+            if not isinstance(o, dict):
+                self.issues.append(LoadIssue("not-an-object", "error", "skipped: not a JSON object", line=n))
+                continue
+            if n == 1 or (not self.meta and not self.raw):
+                if "type" not in o and "id" in o and "timestamp" in o:  # legacy session line
+                    legacy = True
+                    self.meta = o
+                    continue
+            if legacy:
+                if o.get("record_type") == "state":
+                    self._skip("state marker")
+                    continue
+                self.response_item(n, self.meta.get("timestamp"), o)
+                continue
+            kind, p, ts = o.get("type"), o.get("payload"), o.get("timestamp")
+            if not isinstance(p, dict):
+                self.issues.append(LoadIssue("not-codex", "warning", f"line without a payload object (type {kind!r}); "
+                                             "skipped", line=n))
+                continue
+            if kind == "session_meta":
+                if self.meta:
+                    self._skip("repeated session_meta (a resume)")
+                else:
+                    self.meta = p
+                    if isinstance(p.get("model_provider"), str):
+                        self.provider = p["model_provider"]
+            elif kind == "response_item":
+                self.response_item(n, ts, p)
+            elif kind == "event_msg":
+                self.event(n, p)
+            elif kind == "turn_context":
+                self.turn_context(n, ts, p)
+            elif kind == "compacted":
+                self.compacted(n, ts, p)
+            else:
+                self._skip(f"line type {kind!r}")
+        self._flush()
+        return self._finish(legacy)
+
+    def _finish(self, legacy: bool) -> Session:
+        meta = self.meta
+        entries: list[Any] = []
+        lines: list[int] = []
+        for obj, line in zip(self.raw, self.lines, strict=True):
+            entries.append(_to_entry(obj, line, len(entries), self.issues))
+            lines.append(line)
+        issues = [LoadIssue("format", "info", f"{LABEL}{' (legacy layout)' if legacy else ''}, imported into the pi "
+                                              "session model")]
+        if not meta:
+            issues.append(LoadIssue("no-session-meta", "warning", "no session_meta line: session id and cwd unknown"))
+        if meta.get("forked_from_id"):
+            issues.append(LoadIssue("fork", "info", f"forked from session {meta['forked_from_id']} (its history may be "
+                                                    "repeated at the start of this file)"))
+        src = meta.get("source")
+        if isinstance(src, dict) and "subagent" in src:
+            issues.append(LoadIssue("subagent", "info", "a sub-agent's rollout (source.subagent)"))
+        if self.skipped:
+            listed = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
+            issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
+        header_fields: dict[str, Any] = {"id": str(meta.get("id") or "codex"), "version": 3,
+                                         "timestamp": meta.get("timestamp"), "cwd": meta.get("cwd")}
+        if self.window:
+            header_fields["contextWindow"] = self.window
+        header = SessionHeader.model_validate(header_fields)
+        return _build(header, entries, lines, [*issues, *self.issues], self.source, 3, False)

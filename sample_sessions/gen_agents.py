@@ -1,0 +1,189 @@
+"""Sample sessions in other agents' formats (Codex CLI rollouts, an OpenCode export), written
+here for the importers. Deterministic: fixed ids and timestamps, no randomness.
+
+Each function returns the file's bytes; ``generate.py`` writes them with the other samples.
+The project (a small TypeScript CLI, "tasklane") and every text are invented.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+CWD = "/home/dev/tasklane"
+T0_MS = 1772532000000  # 2026-03-03T10:00:00Z
+
+
+def _iso(ms: int) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def _dumps(lines: list[dict[str, Any]]) -> bytes:
+    return ("\n".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) for x in lines) + "\n").encode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# Codex CLI rollout (current envelope layout)
+# ---------------------------------------------------------------------------------------------
+
+LEXER = "\n".join(f"{i + 1}\t" + line for i, line in enumerate(
+    ["export function tokenize(src: string): Token[] {", "  const out: Token[] = [];", "  let i = 0;",
+     "  while (i < src.length) {", "    const c = src[i];", "    if (/\\s/.test(c)) { i++; continue; }",
+     "    if (c === '<' || c === '>') { out.push({ kind: 'op', text: c }); i++; continue; }",
+     "    const m = /^[a-z]+/.exec(src.slice(i));", "    if (!m) throw new QueryError(`unexpected character '${c}'`, i);",
+     "    out.push({ kind: 'word', text: m[0] }); i += m[0].length;", "  }", "  return out;", "}"] * 6))
+
+
+def codex_session() -> bytes:
+    t = [T0_MS]
+    out: list[dict[str, Any]] = []
+
+    def at(step: int = 1500) -> str:
+        t[0] += step
+        return _iso(t[0])
+
+    def line(kind: str, payload: dict[str, Any], step: int = 1500) -> None:
+        out.append({"timestamp": at(step), "type": kind, "payload": payload})
+
+    def item(payload: dict[str, Any], step: int = 1500) -> None:
+        line("response_item", payload, step)
+
+    def user(text: str) -> None:
+        item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}, 20_000)
+        line("event_msg", {"type": "user_message", "message": text, "images": []}, 0)
+
+    def say(text: str) -> None:
+        item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
+        line("event_msg", {"type": "agent_message", "message": text}, 0)
+
+    def think(text: str) -> None:
+        item({"type": "reasoning", "summary": [{"type": "summary_text", "text": text}],
+              "encrypted_content": "gAAAAB" + "x" * 40})
+
+    def shell(cid: str, cmd: list[str]) -> None:
+        item({"type": "function_call", "name": "shell", "arguments": json.dumps({"command": cmd, "workdir": CWD}),
+              "call_id": cid})
+
+    def shell_out(cid: str, output: str, code: int = 0) -> None:
+        item({"type": "function_call_output", "call_id": cid,
+              "output": json.dumps({"output": output, "metadata": {"exit_code": code, "duration_seconds": 0.4}})},
+             2500)
+
+    def usage(inp: int, cached: int, outp: int, reasoning: int = 0) -> None:
+        last = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": outp,
+                "reasoning_output_tokens": reasoning, "total_tokens": inp + outp}
+        usage.total = {k: usage.total.get(k, 0) + v for k, v in last.items()}  # type: ignore[attr-defined]
+        line("event_msg", {"type": "token_count", "info": {"total_token_usage": usage.total,  # type: ignore[attr-defined]
+                                                           "last_token_usage": last, "model_context_window": 272000},
+                           "rate_limits": None}, 10)
+
+    usage.total = {}  # type: ignore[attr-defined]
+    line("session_meta", {"id": "0199a7c1-0000-7000-8000-00000000c0de", "timestamp": _iso(T0_MS), "cwd": CWD,
+                          "originator": "codex_cli_rs", "cli_version": "0.128.0", "source": "cli",
+                          "model_provider": "openai", "base_instructions": {"text": "You are Codex, ..."},
+                          "git": {"commit_hash": "4f2c9e1", "branch": "main", "repository_url": None}}, 0)
+    line("turn_context", {"cwd": CWD, "model": "gpt-5-codex", "approval_policy": "on-request",
+                          "sandbox_policy": {"mode": "workspace-write"}, "effort": "medium", "summary": "auto"}, 10)
+    item({"type": "message", "role": "user", "content": [{"type": "input_text", "text":
+          "<environment_context>\n  <cwd>/home/dev/tasklane</cwd>\n  <approval_policy>on-request</approval_policy>\n"
+          "  <sandbox_mode>workspace-write</sandbox_mode>\n  <shell>bash</shell>\n</environment_context>"}]}, 10)
+    line("event_msg", {"type": "task_started", "model_context_window": 272000}, 10)
+    user("`tasklane list -f tag:café` throws QueryError: unexpected character 'é'. Find out why and fix it. "
+         "Don't change the public API of the parser.")
+    think("The lexer probably only accepts ASCII letters. Read it first.")
+    shell("call_01", ["bash", "-lc", "cat -n src/query/lexer.ts"])
+    usage(9200, 0, 180, 64)
+    shell_out("call_01", LEXER)
+    think("The word regex is /^[a-z]+/: no Unicode letters, no digits, no ':' for tag:.")
+    shell("call_02", ["bash", "-lc", "npm test -- query"])
+    usage(12400, 9100, 120, 40)
+    shell_out("call_02", "FAIL test/query.test.ts\n  lexer › accepts accented tags\n    QueryError: unexpected "
+                         "character 'é' at 4\nTests: 1 failed, 42 passed, 43 total", 1)
+    item({"type": "custom_tool_call", "status": "completed", "call_id": "call_03", "name": "apply_patch",
+          "input": "*** Begin Patch\n*** Update File: src/query/lexer.ts\n@@\n-    const m = /^[a-z]+/.exec(src.slice(i));"
+                   "\n+    const m = /^[\\p{L}\\p{N}_:-]+/u.exec(src.slice(i));\n*** End Patch"})
+    usage(13900, 12300, 210, 90)
+    item({"type": "custom_tool_call_output", "call_id": "call_03",
+          "output": json.dumps({"output": "Success. Updated the following files:\nM src/query/lexer.ts",
+                                "metadata": {"exit_code": 0, "duration_seconds": 0.0}})}, 800)
+    shell("call_04", ["bash", "-lc", "npm test -- query"])
+    usage(14300, 13800, 90, 20)
+    shell_out("call_04", "PASS test/query.test.ts\nTests: 43 passed, 43 total")
+    say("Fixed: the lexer's word pattern only matched ASCII letters. It now uses a Unicode-aware pattern "
+        "(`\\p{L}\\p{N}_:-` with the `u` flag); the parser's API is unchanged and all 43 tests pass.")
+    usage(14700, 14200, 75, 0)
+    line("event_msg", {"type": "task_complete", "last_agent_message": "Fixed"}, 10)
+
+    user("Now add `--format json` to `tasklane list`. Keep the table output as the default.")
+    think("Find where list renders its output.")
+    shell("call_05", ["bash", "-lc", "rg -n \"renderTable\" src"])
+    usage(15600, 14600, 95, 30)
+    shell_out("call_05", "src/cli/commands/list.ts:3:import { renderTable } from \"../../output/table\";\n"
+                         "src/cli/commands/list.ts:41:  process.stdout.write(renderTable(tasks));")
+    shell("call_06", ["bash", "-lc", "sed -n 1,80p src/cli/commands/list.ts"])
+    usage(16100, 15500, 70, 0)
+    shell_out("call_06", "\n".join(f"{i}\t// list.ts line {i}: options, filters and rendering" for i in range(1, 81)))
+    # Codex compacts here (auto, at its limit): the history is replaced
+    summary = ("Another language model started to solve this problem and produced a summary of its thinking process. "
+               "You also have access to the state of the tools that were used by that language model. Use this to "
+               "build on the work that has already been done and avoid duplicating work. Here is the summary "
+               "produced by the other language model, use the information in this summary to assist with your own "
+               "analysis:\n"
+               "- Fixed the lexer for accented tags (Unicode word pattern); 43 tests pass.\n"
+               "- Now adding `--format json` to `tasklane list` (src/cli/commands/list.ts renders with renderTable "
+               "at line 41); table stays the default.")
+    line("event_msg", {"type": "context_compacted"}, 100)
+    out.append({"timestamp": at(2000), "type": "compacted", "payload": {"message": summary, "replacement_history": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text":
+         "`tasklane list -f tag:café` throws QueryError: unexpected character 'é'. Find out why and fix it. "
+         "Don't change the public API of the parser."}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text":
+         "Now add `--format json` to `tasklane list`. Keep the table output as the default."}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]},
+    ]}})
+    line("turn_context", {"cwd": CWD, "model": "gpt-5-codex", "approval_policy": "on-request",
+                          "sandbox_policy": {"mode": "workspace-write"}, "effort": "medium", "summary": "auto"}, 10)
+    item({"type": "custom_tool_call", "status": "completed", "call_id": "call_07", "name": "apply_patch",
+          "input": "*** Begin Patch\n*** Update File: src/cli/commands/list.ts\n@@\n-  process.stdout.write(renderTable"
+                   "(tasks));\n+  process.stdout.write(opts.format === \"json\" ? JSON.stringify(tasks, null, 2) + "
+                   "\"\\n\" : renderTable(tasks));\n*** End Patch"})
+    usage(4200, 0, 160, 60)
+    item({"type": "custom_tool_call_output", "call_id": "call_07",
+          "output": json.dumps({"output": "Success. Updated the following files:\nM src/cli/commands/list.ts",
+                                "metadata": {"exit_code": 0, "duration_seconds": 0.0}})}, 800)
+    shell("call_08", ["bash", "-lc", "npm run build && node dist/cli.js list --format json | head -5"])
+    usage(4700, 4100, 60, 0)
+    shell_out("call_08", "[\n  {\n    \"id\": 1,\n    \"title\": \"write docs\",\n    \"tags\": [\"café\"]")
+    say("`tasklane list --format json` now prints the tasks as JSON; without the flag the table is printed as "
+        "before.")
+    usage(5200, 4600, 40, 0)
+    line("turn_context", {"cwd": CWD, "model": "gpt-5", "approval_policy": "on-request",
+                          "sandbox_policy": {"mode": "workspace-write"}, "effort": "high", "summary": "auto"}, 10)
+    user("Thanks. Does the README mention --format?")
+    shell("call_09", ["bash", "-lc", "rg -n -- '--format' README.md"])
+    usage(5600, 5100, 50, 10)
+    shell_out("call_09", "", 1)
+    say("No: the README does not mention `--format` yet. Shall I add a line under \"Listing tasks\"?")
+    usage(5800, 5500, 35, 0)
+    return _dumps(out)
+
+
+def codex_legacy() -> bytes:
+    """A rollout from before September 2025: a bare first line, bare items, state markers."""
+    out: list[dict[str, Any]] = [
+        {"id": "5f0c3a2e-0000-4000-8000-00000000000a", "timestamp": "2025-08-12T09:30:00.000Z",
+         "instructions": "Be concise.", "git": {"commit_hash": "9b1d2e3", "branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text":
+         "<environment_context>\n  <cwd>/home/dev/tasklane</cwd>\n</environment_context>"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "How many tests are there?"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB"},
+        {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"npm\",\"test\"]}", "call_id": "c1"},
+        {"record_type": "state"},
+        {"type": "function_call_output", "call_id": "c1",
+         "output": "{\"output\":\"Tests: 43 passed, 43 total\",\"metadata\":{\"exit_code\":0}}"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "43 tests, all passing."}]},
+    ]
+    return _dumps(out)

@@ -1,0 +1,127 @@
+"""Codex CLI rollouts imported into the pi session model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inspector import build_session_context
+from inspector.importers import detect_format, load_any, parse_any
+from inspector.importers.codex import ENCRYPTED_SUMMARY, recorded_context_window
+from inspector.replay import ReplaySettings, replay
+
+from .conftest import REPO
+
+SAMPLE = REPO / "sample_sessions" / "codex-session.jsonl"
+LEGACY = REPO / "sample_sessions" / "codex-legacy.jsonl"
+
+
+def _messages(s, role: str) -> list:  # type: ignore[no-untyped-def]
+    return [e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == role]
+
+
+def test_detected_by_content_without_stealing_other_formats() -> None:
+    assert detect_format(SAMPLE.read_bytes()) == "codex"
+    assert detect_format(LEGACY.read_bytes()) == "codex"
+    assert detect_format((REPO / "sample_sessions" / "small-tutorial.jsonl").read_bytes()) == "pi"
+    assert detect_format((REPO / "sample_sessions" / "claude-code-session.jsonl").read_bytes()) == "claude-code"
+    assert detect_format(b'{"type": "message", "payload": 1}\n') == "unknown"
+
+
+def test_tree_messages_tool_pairing_usage_and_model() -> None:
+    s = load_any(SAMPLE)
+    assert s.format == "codex" and s.fork_points == () and len(s.leaves) == 1
+    assert s.header.id == "0199a7c1-0000-7000-8000-00000000c0de" and s.header.cwd == "/home/dev/tasklane"
+    c = s.counts_by_type()
+    # 12 model calls; 3 prompts + 2 re-emitted by the compaction; the environment context as a custom message
+    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["custom_message"]) == (12, 9, 5, 1)
+    calls = {b.id: b for m in _messages(s, "assistant") for b in m.content if b.type == "toolCall"}
+    results = _messages(s, "toolResult")
+    assert [r.toolCallId for r in results] == [f"call_0{k}" for k in range(1, 10)]
+    assert all(calls[r.toolCallId].name == r.toolName for r in results)
+    assert calls["call_01"].arguments["command"] == ["bash", "-lc", "cat -n src/query/lexer.ts"]  # JSON string parsed
+    assert calls["call_03"].name == "apply_patch" and calls["call_03"].arguments["input"].startswith("*** Begin Patch")
+    assert [r.isError for r in results] == [False, True, False, False, False, False, False, False, True]
+    first = _messages(s, "assistant")[0]
+    assert [b.type for b in first.content] == ["thinking", "toolCall"] and "encrypted" not in json.dumps(first.raw())
+    u = first.usage  # the token_count after the call: input minus cached, cached as cacheRead
+    assert (u.input, u.cacheRead, u.output, u.totalTokens) == (9200, 0, 180, 9380)
+    assert _messages(s, "assistant")[1].usage.cacheRead == 9100
+    assert [m.model for m in _messages(s, "assistant")][-2:] == ["gpt-5", "gpt-5"]
+    assert [e.modelId for e in s.entries if e.type == "model_change"] == ["gpt-5-codex", "gpt-5"]
+    assert recorded_context_window(s) == 272000
+    assert {i.kind for i in s.issues} == {"format", "not-imported"}
+
+
+def test_compaction_and_the_replacement_history_as_the_context_after_it() -> None:
+    s = load_any(SAMPLE)
+    k = next(i for i, e in enumerate(s.entries) if e.type == "compaction")
+    comp = s.entries[k]
+    assert comp.summary.startswith("Another language model started") and comp.tokensBefore == 16100 + 70
+    replaced = [e for e in s.entries[k + 1:] if (e.__pydantic_extra__ or {}).get("codex")]
+    assert [e.message.content[0].text[:18] for e in replaced] == ["`tasklane list -f ", "Now add `--format "]
+    ctx = build_session_context(s, k + 2).messages  # right after the compaction: summary + the user messages
+    assert [m.role for m in ctx] == ["compactionSummary", "user", "user"]
+    assert ctx[0].message.summary == comp.summary  # the summary item of the history is not repeated
+    full = build_session_context(s).messages
+    assert not any(m.role == "toolResult" and m.message.toolCallId == "call_01" for m in full)
+
+
+def test_replays_as_recorded_and_with_codex_policy() -> None:
+    s = load_any(SAMPLE)
+    r = replay(s)
+    assert len(r.steps) == 12 and r.metrics.compactions == 1
+    assert r.steps[0].recorded_input == 9200  # input incl. cached, as the usage recorded it
+    w = replay(s, ReplaySettings(compaction="codex", context_window=2000))
+    assert w.metrics.compactions >= 1
+
+
+def test_legacy_layout() -> None:
+    s = load_any(LEGACY)
+    assert s.format == "codex" and s.header.id == "5f0c3a2e-0000-4000-8000-00000000000a"
+    c = s.counts_by_type()
+    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["custom_message"]) == (2, 1, 1, 1)
+    assert "legacy" in s.issues[0].message and "2 state marker" in s.issues[-1].message
+    assert _messages(s, "toolResult")[0].content[0].text == "Tests: 43 passed, 43 total"
+    assert len(replay(s).steps) == 2
+
+
+def test_encrypted_server_side_compaction_and_an_orphan_output() -> None:
+    lines = [
+        {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x", "cwd": "/w"}},
+        {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}},
+        {"timestamp": "2026-01-01T00:00:02Z", "type": "response_item",
+         "payload": {"type": "compaction", "encrypted_content": "gAAAA"}},
+        {"timestamp": "2026-01-01T00:00:03Z", "type": "response_item",
+         "payload": {"type": "function_call_output", "call_id": "nope", "output": "x"}},
+    ]
+    s = parse_any(("\n".join(json.dumps(x) for x in lines) + "\n").encode())
+    comp = next(e for e in s.entries if e.type == "compaction")
+    assert comp.summary == ENCRYPTED_SUMMARY and comp.details["encrypted"] is True
+    assert [(i.kind, i.line) for i in s.issues if i.severity == "warning"] == [("orphan-output", 4)]
+
+
+@pytest.mark.parametrize("cut", ["middle", "truncated"])
+def test_a_malformed_line_is_located_and_the_rest_loads(cut: str) -> None:
+    rows = SAMPLE.read_bytes().split(b"\n")[:-1]
+    if cut == "middle":
+        rows.insert(5, b'{"timestamp": "2026", "type": "response_item", "payload": {broken')
+        data = b"\n".join(rows) + b"\n"
+        kind, line = "malformed-json", 6
+    else:
+        data = b"\n".join(rows) + b"\n" + rows[10][: len(rows[10]) // 2]
+        kind, line = "truncated-line", len(rows) + 1
+    s = parse_any(data, source="x")
+    assert [(i.kind, i.line) for i in s.issues if i.severity == "error"] == [(kind, line)]
+    assert s.counts_by_type()["message/assistant"] == 12
+
+
+def test_cli_reads_a_rollout(capsys) -> None:  # type: ignore[no-untyped-def]
+    from inspector.cli import main
+
+    assert main(["info", str(SAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "Codex CLI rollout" in out and "compactions 1" in out
+    assert main(["replay", str(SAMPLE), "--compaction", "codex", "--window", "272000"]) == 0
