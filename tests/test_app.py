@@ -520,3 +520,15 @@ def test_agent_preset_takes_the_window_the_session_records() -> None:
     assert agent_preset_updates("codex", 272_000) == {"compaction": "codex", "strategy": "none",
                                                       "window_preset": "Custom", "window_custom": 272_000}
     assert agent_preset_updates("codex", 128_000)["window_preset"] == "GPT-4o (128k)"
+
+
+def test_codex_preset_uses_the_window_the_rollout_records() -> None:
+    at = fresh()
+    at.selectbox(key="sample_choice").set_value("codex-session.jsonl").run()
+    at.button(key="load_sample").click().run()
+    assert not at.exception and metrics(at)["Compactions"] == "1"
+    assert any("Codex CLI rollout" in c.value for c in at.caption)
+    at.selectbox(key="agent_preset").set_value("codex").run()
+    at.button(key="apply_agent_preset").click().run()
+    assert at.selectbox(key="compaction").value == "codex"
+    assert at.selectbox(key="window_preset").value == "Custom" and at.number_input(key="window_custom").value == 272000

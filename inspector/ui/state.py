@@ -22,6 +22,7 @@ from typing import Any
 import streamlit as st
 
 from ..importers import parse_any
+from ..importers.codex import recorded_context_window
 from ..replay import Replay, ReplaySettings, replay, session_counter
 from ..session.tree import Session
 
@@ -69,7 +70,8 @@ def load_bytes(data: bytes, name: str) -> str:
     """Load (or reuse) a session from bytes; make it the current one; return its digest."""
     digest = hashlib.sha256(data).hexdigest()
     with st.spinner(f"Reading {name}…"):
-        caches()["sessions"].get(digest, lambda: parse_any(data, source=name))
+        session = caches()["sessions"].get(digest, lambda: parse_any(data, source=name))
+    st.session_state["session_window"] = recorded_context_window(session)
     if st.session_state.get("session_digest") != digest:
         for k in ("cur_step", "leaf", "sweep", "tree_pick", "_last_pick"):
             st.session_state.pop(k, None)
