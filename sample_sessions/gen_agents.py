@@ -187,3 +187,133 @@ def codex_legacy() -> bytes:
         {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "43 tests, all passing."}]},
     ]
     return _dumps(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenCode export (`opencode export <session>`)
+# ---------------------------------------------------------------------------------------------
+
+
+def opencode_session() -> bytes:
+    sid = "ses_5c1a9e0d7ffeQzTasklane01"
+    t = [T0_MS]
+    n = [0]
+    messages: list[dict[str, Any]] = []
+    model = {"providerID": "anthropic", "modelID": "claude-sonnet-4-5"}
+
+    def tick(ms: int = 1500) -> int:
+        t[0] += ms
+        return t[0]
+
+    def ident(prefix: str) -> str:
+        n[0] += 1
+        return f"{prefix}_{n[0]:04d}a7c3e1f0Tasklane"
+
+    def user(text: str, *, synthetic: bool = False) -> str:
+        mid = ident("msg")
+        created = tick(30_000)
+        part = {"id": ident("prt"), "sessionID": sid, "messageID": mid, "type": "text", "text": text}
+        if synthetic:
+            part["synthetic"] = True
+        messages.append({"info": {"id": mid, "sessionID": sid, "role": "user", "time": {"created": created},
+                                  "agent": "build", "model": model}, "parts": [part]})
+        return mid
+
+    def assistant(parent: str, steps: list[list[dict[str, Any]]], usage: list[tuple[int, int, int, int]],
+                  *, summary: bool = False) -> None:
+        mid = ident("msg")
+        created = tick()
+        parts: list[dict[str, Any]] = []
+        tot = {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+        for step, (inp, out, read, write) in zip(steps, usage, strict=True):
+            parts.append({"id": ident("prt"), "sessionID": sid, "messageID": mid, "type": "step-start"})
+            for p in step:
+                parts.append({"id": ident("prt"), "sessionID": sid, "messageID": mid, **p})
+            tokens = {"input": inp, "output": out, "reasoning": 0, "cache": {"read": read, "write": write}}
+            tot = {"input": inp, "output": tot["output"] + out, "reasoning": 0, "cache": {"read": read, "write": write}}
+            parts.append({"id": ident("prt"), "sessionID": sid, "messageID": mid, "type": "step-finish",
+                          "reason": "tool-calls" if any(p["type"] == "tool" for p in step) else "stop",
+                          "cost": round((inp * 3 + read * 0.3 + write * 3.75 + out * 15) / 1e6, 6), "tokens": tokens})
+            tick(4000)
+        info = {"id": mid, "sessionID": sid, "role": "assistant", "time": {"created": created, "completed": t[0]},
+                "parentID": parent, "modelID": model["modelID"], "providerID": model["providerID"], "mode": "build",
+                "agent": "build", "path": {"cwd": CWD, "root": CWD}, "cost": 0.0, "tokens": tot, "finish": "stop"}
+        if summary:
+            info["summary"] = True
+        messages.append({"info": info, "parts": parts})
+
+    def text(s: str) -> dict[str, Any]:
+        return {"type": "text", "text": s, "time": {"start": t[0], "end": t[0] + 900}}
+
+    def think(s: str) -> dict[str, Any]:
+        return {"type": "reasoning", "text": s, "time": {"start": t[0], "end": t[0] + 600}}
+
+    def tool(call: str, name: str, inp: dict[str, Any], output: str | None = None, *, error: str | None = None,
+             compacted_after: int | None = None) -> dict[str, Any]:
+        start = tick(800)
+        if error is not None:
+            state: dict[str, Any] = {"status": "error", "input": inp, "error": error, "time": {"start": start,
+                                                                                               "end": start + 300}}
+        else:
+            state = {"status": "completed", "input": inp, "output": output, "title": inp.get("filePath") or
+                     inp.get("command") or inp.get("pattern") or name, "metadata": {},
+                     "time": {"start": start, "end": start + 700}}
+            if compacted_after is not None:
+                state["time"]["compacted"] = compacted_after
+        return {"type": "tool", "callID": call, "tool": name, "state": state}
+
+    store = "\n".join(f"{i}\texport class TaskStore {{ /* line {i}: load, save, query, cache */ }}" for i in range(1, 181))
+    cli = "\n".join(f"{i}\t// src/cli/commands/edit.ts line {i}" for i in range(1, 121))
+    u1 = user("After `tasklane edit 3 --title x`, `tasklane list` still shows the old title. Find out why.")
+    prune_at = T0_MS + 60_000  # OpenCode pruned them after the first answer (before the second prompt)
+    assistant(u1, [
+        [think("Probably a cache in the store."), tool("toolu_01", "grep", {"pattern": "cache", "path": "src"},
+                                                       "src/store/task-store.ts:12: private cache?: Task[];\n"
+                                                       "src/store/task-store.ts:48: if (this.cache) return this.cache;")],
+        [tool("toolu_02", "read", {"filePath": f"{CWD}/src/store/task-store.ts"}, store, compacted_after=prune_at)],
+        [tool("toolu_03", "read", {"filePath": f"{CWD}/src/cli/commands/edit.ts"}, cli, compacted_after=prune_at)],
+        [text("`TaskStore.list()` returns `this.cache` once it is set, and `edit` writes the file without clearing "
+              "it, so a long-running process keeps the old list. The fix is to reset the cache in `save()`.")],
+    ], [(2100, 120, 9800, 1200), (1900, 60, 11900, 900), (4200, 70, 12800, 2100), (900, 210, 19600, 400)])
+    u2 = user("Fix it, and add a test.")
+    assistant(u2, [
+        [tool("toolu_04", "edit", {"filePath": f"{CWD}/src/store/task-store.ts", "oldString": "await writeFile(",
+                                   "newString": "this.cache = undefined;\n    await writeFile("}, "Edit applied.")],
+        [tool("toolu_05", "write", {"filePath": f"{CWD}/test/store-cache.test.ts", "content": "it('...')"},
+              "Wrote file.")],
+        [tool("toolu_06", "bash", {"command": "npm test -- store", "description": "run store tests"},
+              error="Command failed: exit code 1\nFAIL test/store-cache.test.ts\n  TypeError: store.save is not a function")],
+        [think("The test must await load() first."),
+         tool("toolu_07", "edit", {"filePath": f"{CWD}/test/store-cache.test.ts", "oldString": "const store",
+                                   "newString": "const store = await TaskStore.load(dir)"}, "Edit applied.")],
+        [tool("toolu_08", "bash", {"command": "npm test -- store", "description": "run store tests"},
+              "PASS test/store-cache.test.ts\nTests: 44 passed, 44 total")],
+        [text("Fixed: `save()` now clears the cache, and `test/store-cache.test.ts` covers edit-then-list.")],
+    ], [(1300, 140, 20500, 600), (800, 180, 21300, 500), (700, 40, 21900, 300), (900, 90, 22300, 500),
+        (600, 40, 22900, 200), (500, 60, 23200, 100)])
+    # OpenCode compacts (auto, overflow of a small model window): request + summary
+    creq = ident("msg")
+    messages.append({"info": {"id": creq, "sessionID": sid, "role": "user", "time": {"created": tick(20_000)},
+                              "agent": "build", "model": model},
+                     "parts": [{"id": ident("prt"), "sessionID": sid, "messageID": creq, "type": "compaction",
+                                "auto": True}]})
+    assistant(creq, [[text(
+        "## Goal\nFix stale `tasklane list` output after `tasklane edit`.\n\n## Done\n- Found the cause: "
+        "`TaskStore.list()` returned a cache that `save()` never cleared.\n- `save()` now resets the cache; "
+        "`test/store-cache.test.ts` added; 44 tests pass.\n\n## Files\n- src/store/task-store.ts (edited)\n"
+        "- test/store-cache.test.ts (new)\n\n## Next\n- Nothing pending; wait for the user.")]],
+        [(24100, 160, 0, 0)], summary=True)
+    u3 = user("Also make `tasklane list --json` print ISO dates.")
+    assistant(u3, [
+        [tool("toolu_09", "grep", {"pattern": "toLocaleDateString", "path": "src"},
+              "src/output/json.ts:9:    due: t.due?.toLocaleDateString(),")],
+        [tool("toolu_10", "edit", {"filePath": f"{CWD}/src/output/json.ts", "oldString": "t.due?.toLocaleDateString()",
+                                   "newString": "t.due?.toISOString()"}, "Edit applied.")],
+        [text("Done: `--json` now prints due dates as ISO 8601 (`toISOString()`).")],
+    ], [(2600, 80, 1800, 900), (700, 70, 3500, 200), (400, 40, 3800, 100)])
+    user("Thanks!")
+    assistant(messages[-1]["info"]["id"], [[text("You're welcome.")]], [(300, 10, 4000, 0)])
+    info = {"id": sid, "slug": "stale-list-after-edit", "projectID": "prj_9f8e7d6c5b4a", "directory": CWD,
+            "title": "Stale list after edit", "version": "1.0.120",
+            "time": {"created": T0_MS, "updated": t[0]}}
+    return (json.dumps({"info": info, "messages": messages}, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

@@ -30,7 +30,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_agents import codex_legacy, codex_session  # noqa: E402
+from gen_agents import codex_legacy, codex_session, opencode_session  # noqa: E402
 from sessiongen import Project, Writer, tiny_png  # noqa: E402
 
 MAX_SAMPLE_BYTES = 1_000_000
@@ -812,6 +812,7 @@ def main() -> int:
     files["claude-code-session.jsonl"] = ("\n".join(cc) + "\n").encode("utf-8")
     files["codex-session.jsonl"] = codex_session()
     files["codex-legacy.jsonl"] = codex_legacy()
+    files["opencode-session.json"] = opencode_session()
     for name, data in files.items():
         if len(data) > MAX_SAMPLE_BYTES:
             raise SystemExit(f"{name} is {len(data):,} bytes, over the {MAX_SAMPLE_BYTES:,} limit")

@@ -23,6 +23,7 @@ def test_committed_samples_equal_a_fresh_generation(tmp_path: Path) -> None:
     subprocess.run([sys.executable, str(SAMPLES / "generate.py"), str(tmp_path)], check=True, capture_output=True)
     for name in [*NAMES, "claude-code-session", "codex-session", "codex-legacy"]:
         assert (tmp_path / f"{name}.jsonl").read_bytes() == (SAMPLES / f"{name}.jsonl").read_bytes(), name
+    assert (tmp_path / "opencode-session.json").read_bytes() == (SAMPLES / "opencode-session.json").read_bytes()
 
 
 def test_samples_are_small_and_cover_what_they_promise() -> None:

@@ -1,0 +1,329 @@
+"""OpenCode sessions (``opencode export <session>``, or a session of OpenCode's database written
+the same way by :func:`inspector.importers.discover.opencode_db_export`) → the pi session model.
+
+Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/opencode
+``session/message-v2.ts``, ``session.sql.ts``, ``cli/cmd/export.ts``). Rules reproduced:
+
+* One JSON document ``{info: Session, messages: [{info: Message, parts: Part[]}]}``; messages are
+  linear (sub-agent sessions are other sessions, ``info.parentID``), so every entry's parent is
+  the one before it. The session title becomes a ``session_info`` name.
+* User messages: ``text`` parts (``ignored`` ones left out; ``synthetic`` ones kept — the model
+  sees them) and ``file`` parts (a ``data:`` image becomes an image block, other files a mention).
+* An assistant message is split at its ``step-start`` / ``step-finish`` parts: **one assistant
+  message per LLM call**, holding that step's ``reasoning`` (thinking), ``text`` and ``tool``
+  parts (tool calls), followed by the tool results. Usage comes from the step's
+  ``step-finish.tokens``: ``input``, ``cacheRead`` = ``cache.read``, ``cacheWrite`` =
+  ``cache.write``, ``output`` = ``output + reasoning`` (pi counts reasoning as output),
+  ``totalTokens`` = their sum; without step parts, the message's own ``tokens``.
+* A tool part's state: ``completed`` → its output; ``error`` → the error, an error result;
+  ``pending`` / ``running`` → an interrupted call, an error result saying so.
+* **Pruned outputs**: a completed part with ``state.time.compacted`` was replaced for the model
+  by ``[Old tool result content cleared]`` from then on. The result keeps the original output and
+  records the time in ``details.opencode.compacted`` (ms); the ``recorded`` pruning strategy shows
+  it cleared from the next call on (see :func:`recorded_pruned_call_ids`).
+* **Compaction**: a user message with a ``compaction`` part (the request, shown to the model as
+  "What did we do so far?") answered by an assistant message with ``summary: true`` becomes one
+  compaction entry: summary = the answer's text, ``tokensBefore`` = the last step's context size
+  (input + cache read + cache write), nothing kept by ``firstKeptEntryId`` (OpenCode's
+  ``filterCompacted`` starts the model's history at that request). Difference left: OpenCode sends
+  the request and the summary as a user/assistant pair; pi's context carries the summary as one
+  user-side message. The newer ``tail_start_id`` (a retained tail) is reported, not reproduced.
+* Other parts (``subtask``, ``agent``, ``patch``, ``snapshot``, ``retry``) send nothing and are
+  counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from ..session.loader import _build, _to_entry
+from ..session.models import SessionHeader
+from ..session.tree import LoadIssue, Session
+
+FORMAT = "opencode"
+LABEL = "OpenCode session export (JSON)"
+CLEARED = "[Old tool result content cleared]"
+
+
+def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
+    if first is not None:
+        return isinstance(first.get("info"), dict) and isinstance(first.get("messages"), list)
+    h = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return (h.startswith(b"{") and b'"messages"' in h and b'"info"' in h
+            and (b'"ses_' in h or b'"sessionID"' in h or b'"directory"' in h))
+
+
+def parse(data: bytes, source: str | None) -> Session:
+    return _Importer(source).run(data)
+
+
+def recorded_pruned_call_ids(session: Session) -> dict[str, float]:
+    """Tool call id → when OpenCode pruned its output (ms), for every pruned output in the file."""
+    out: dict[str, float] = {}
+    for e in session.entries:
+        m = getattr(e, "message", None)
+        d = getattr(m, "details", None)
+        oc = d.get("opencode") if isinstance(d, dict) else None
+        at = oc.get("compacted") if isinstance(oc, dict) else None
+        if isinstance(at, (int, float)) and not isinstance(at, bool):
+            out[m.toolCallId] = at  # type: ignore[union-attr]
+    return out
+
+
+def _iso(ms: Any) -> str | None:
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
+        return None
+    try:
+        dt = datetime.fromtimestamp(ms / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
+
+
+def _usage(tokens: Any) -> dict[str, Any] | None:
+    if not isinstance(tokens, dict):
+        return None
+    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+
+    def num(v: Any) -> int:
+        return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+    u = {"input": num(tokens.get("input")), "output": num(tokens.get("output")) + num(tokens.get("reasoning")),
+         "cacheRead": num(cache.get("read")), "cacheWrite": num(cache.get("write"))}
+    u["totalTokens"] = sum(u.values())
+    return u
+
+
+def _time(obj: Any, key: str = "created") -> Any:
+    t = obj.get("time") if isinstance(obj, dict) else None
+    return t.get(key) if isinstance(t, dict) else None
+
+
+class _Importer:
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+        self.issues: list[LoadIssue] = []
+        self.raw: list[dict[str, Any]] = []
+        self.lines: list[int] = []
+        self.skipped: dict[str, int] = {}
+        self.context_tokens = 0
+        self.model: tuple[str | None, str | None] | None = None
+        self.pending_compaction: tuple[int, Any, dict[str, Any]] | None = None  # (line, ts, part)
+
+    def _add(self, eid: str, line: int, ts: Any, obj: dict[str, Any]) -> None:
+        if any(r["id"] == eid for r in self.raw[-3:]):
+            eid = f"{eid}#{len(self.raw)}"
+        parent = self.raw[-1]["id"] if self.raw else None
+        self.raw.append({**obj, "id": eid, "parentId": parent, "timestamp": _iso(ts)})
+        self.lines.append(line)
+
+    def _skip(self, what: str) -> None:
+        self.skipped[what] = self.skipped.get(what, 0) + 1
+
+    def run(self, data: bytes) -> Session:
+        text = data.decode("utf-8", "replace").lstrip("\ufeff")
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            self.issues.append(LoadIssue("malformed-json", "error", f"not valid JSON at line {e.lineno} column "
+                                         f"{e.colno}: {e.msg}; nothing could be read", line=e.lineno))
+            return self._finish({})
+        except RecursionError:
+            self.issues.append(LoadIssue("malformed-json", "error", "nested too deeply to read", line=1))
+            return self._finish({})
+        if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+            self.issues.append(LoadIssue("not-opencode", "error", "not an OpenCode export: no 'messages' list", line=1))
+            return self._finish(doc if isinstance(doc, dict) else {})
+        info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+        locate = _Locator(text)
+        if isinstance(info.get("title"), str) and info["title"]:
+            self._add("oc-title", 1, _time(info), {"type": "session_info", "name": info["title"]})
+        for k, msg in enumerate(doc["messages"]):
+            mi = msg.get("info") if isinstance(msg, dict) else None
+            parts = msg.get("parts") if isinstance(msg, dict) else None
+            line = locate.line_of(mi.get("id")) if isinstance(mi, dict) and isinstance(mi.get("id"), str) else 1
+            if not isinstance(mi, dict) or not isinstance(parts, list) or mi.get("role") not in ("user", "assistant"):
+                self.issues.append(LoadIssue("invalid-message", "warning", f"message {k + 1} is not an OpenCode "
+                                             "message (info with a user/assistant role, and parts); skipped",
+                                             line=line))
+                continue
+            parts = [p for p in parts if isinstance(p, dict)]
+            mid = str(mi.get("id") or f"m{k}")
+            if mi["role"] == "user":
+                self._user(mid, line, mi, parts)
+            else:
+                self._assistant(mid, line, mi, parts, locate)
+        return self._finish(info)
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def _user(self, mid: str, line: int, mi: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+        ts = _time(mi)
+        model = mi.get("model") if isinstance(mi.get("model"), dict) else None
+        if model:
+            self._model(mid, line, ts, model.get("providerID"), model.get("modelID"))
+        comp = next((p for p in parts if p.get("type") == "compaction"), None)
+        if comp is not None:
+            self.pending_compaction = (line, ts, comp)
+            return
+        blocks: list[dict[str, Any]] = []
+        for p in parts:
+            t = p.get("type")
+            if t == "text":
+                if p.get("ignored"):
+                    self._skip("ignored text part")
+                    continue
+                blocks.append({"type": "text", "text": str(p.get("text", ""))})
+            elif t == "file":
+                url, mime = str(p.get("url", "")), str(p.get("mime", ""))
+                if mime.startswith("image/") and url.startswith("data:") and ";base64," in url:
+                    blocks.append({"type": "image", "data": url.split(";base64,", 1)[1], "mimeType": mime})
+                else:
+                    blocks.append({"type": "text", "text": f"[file: {p.get('filename') or url[:200]}]"})
+            else:
+                self._skip(f"{t} part")
+        if blocks:
+            content: Any = blocks[0]["text"] if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks
+            self._add(f"oc-{mid}", line, ts, {"type": "message", "message": {"role": "user", "content": content,
+                                                                            "timestamp": ts}})
+
+    def _model(self, mid: str, line: int, ts: Any, provider: Any, model: Any) -> None:
+        key = (provider if isinstance(provider, str) else None, model if isinstance(model, str) else None)
+        if key[1] and key != self.model:
+            self._add(f"oc-{mid}-model", line, ts, {"type": "model_change", "provider": key[0], "modelId": key[1]})
+            self.model = key
+
+    def _assistant(self, mid: str, line: int, mi: dict[str, Any], parts: list[dict[str, Any]],
+                   locate: _Locator) -> None:
+        ts = _time(mi)
+        provider, model = mi.get("providerID"), mi.get("modelID")
+        if mi.get("summary") is True:
+            text = "\n".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+            line0, ts0, comp = self.pending_compaction or (line, ts, {})
+            self.pending_compaction = None
+            details: dict[str, Any] = {"agent": "opencode", "auto": bool(comp.get("auto"))}
+            if comp.get("overflow"):
+                details["overflow"] = True
+            if comp.get("tail_start_id"):
+                details["tailStartId"] = comp["tail_start_id"]
+                self.issues.append(LoadIssue("retained-tail", "info", "this compaction kept a tail of recent "
+                                             "messages (tail_start_id); the replay shows the summary only", line=line))
+            self._add(f"oc-{mid}", line0, ts0, {"type": "compaction", "summary": text, "firstKeptEntryId": None,
+                                                "tokensBefore": self.context_tokens, "details": details})
+            return
+        if self.pending_compaction is not None:  # a compaction request that got no summary
+            self.pending_compaction = None
+            self._skip("compaction request without a summary")
+        self._model(mid, line, ts, provider, model)
+        steps: list[list[dict[str, Any]]] = [[]]
+        finishes: list[dict[str, Any] | None] = [None]
+        for p in parts:
+            t = p.get("type")
+            if t == "step-start":
+                if steps[-1]:
+                    steps.append([])
+                    finishes.append(None)
+            elif t == "step-finish":
+                finishes[-1] = p
+                steps.append([])
+                finishes.append(None)
+            else:
+                steps[-1].append(p)
+        if not steps[-1] and len(steps) > 1:
+            steps.pop()
+            finishes.pop()
+        single = len(steps) == 1
+        for k, (step, fin) in enumerate(zip(steps, finishes, strict=True)):
+            usage = _usage(fin.get("tokens")) if fin else (_usage(mi.get("tokens")) if single else None)
+            content: list[dict[str, Any]] = []
+            tools: list[dict[str, Any]] = []
+            for p in step:
+                t = p.get("type")
+                if t == "reasoning":
+                    content.append({"type": "thinking", "thinking": str(p.get("text", ""))})
+                elif t == "text":
+                    if not p.get("ignored"):
+                        content.append({"type": "text", "text": str(p.get("text", ""))})
+                elif t == "tool":
+                    st = p.get("state") if isinstance(p.get("state"), dict) else {}
+                    cid = str(p.get("callID") or p.get("id") or f"{mid}-{len(tools)}")
+                    content.append({"type": "toolCall", "id": cid, "name": str(p.get("tool", "")),
+                                    "arguments": st.get("input") if isinstance(st.get("input"), dict) else {}})
+                    tools.append(p)
+                else:
+                    self._skip(f"{t} part")
+            error = mi.get("error") if k == len(steps) - 1 else None
+            am: dict[str, Any] = {"role": "assistant", "content": content, "api": "opencode",
+                                  "provider": provider, "model": model, "timestamp": _time(fin) or ts,
+                                  "stopReason": "toolUse" if tools else ("error" if error else "stop")}
+            if usage is not None:
+                am["usage"] = usage
+                self.context_tokens = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]
+            if isinstance(error, dict):
+                data = error.get("data") if isinstance(error.get("data"), dict) else {}
+                am["errorMessage"] = str(data.get("message") or error.get("name") or "error")
+            sid = f"oc-{mid}" if single else f"oc-{mid}-s{k + 1}"
+            self._add(sid, line, am["timestamp"], {"type": "message", "message": am})
+            for p in tools:
+                self._tool_result(p, mid, locate)
+
+    def _tool_result(self, p: dict[str, Any], mid: str, locate: _Locator) -> None:
+        st = p.get("state") if isinstance(p.get("state"), dict) else {}
+        status = st.get("status")
+        cid = str(p.get("callID") or p.get("id") or "")
+        line = locate.line_of(p["id"]) if isinstance(p.get("id"), str) else locate.line_of(mid)
+        details: dict[str, Any] | None = None
+        if status == "completed":
+            text, is_error = str(st.get("output", "")), False
+            compacted = _time(st, "compacted")
+            if isinstance(compacted, (int, float)) and not isinstance(compacted, bool):
+                details = {"opencode": {"compacted": compacted}}
+        elif status == "error":
+            text, is_error = str(st.get("error", "")), True
+        else:
+            text, is_error = f"(the call never finished: status {status!r} when the session was saved)", True
+        when = _time(st, "end") or _time(st, "start")
+        tr: dict[str, Any] = {"role": "toolResult", "toolCallId": cid, "toolName": str(p.get("tool", "")),
+                              "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": when}
+        if details is not None:
+            tr["details"] = details
+        self._add(f"oc-{p.get('id') or cid}", line, when, {"type": "message", "message": tr})
+
+    def _finish(self, info: dict[str, Any]) -> Session:
+        entries: list[Any] = []
+        for obj, line in zip(self.raw, self.lines, strict=True):
+            entries.append(_to_entry(obj, line, len(entries), self.issues))
+        issues = [LoadIssue("format", "info", f"{LABEL}, imported into the pi session model")]
+        if info.get("parentID"):
+            issues.append(LoadIssue("subagent", "info", f"a sub-agent (child) session of {info['parentID']}"))
+        if self.pending_compaction is not None:
+            self._skip("compaction request without a summary")
+        if self.skipped:
+            listed = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
+            issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
+        header = SessionHeader(id=str(info.get("id") or "opencode"), version=3, timestamp=_iso(_time(info)),
+                               cwd=info.get("directory") if isinstance(info.get("directory"), str) else None)
+        return _build(header, entries, list(self.lines), [*issues, *self.issues], self.source, 3, False)
+
+
+class _Locator:
+    """Line numbers of ids in the document: the first ``"id": "<id>"`` at or after the previous
+    hit (the document lists messages and parts in order), newlines counted incrementally."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = 1
+
+    def line_of(self, ident: str) -> int:
+        pat = re.compile(r'"id"\s*:\s*' + re.escape(json.dumps(ident)))
+        m = pat.search(self.text, self.pos)
+        if m is None:
+            m = pat.search(self.text)
+            return 1 if m is None else self.text.count("\n", 0, m.start()) + 1
+        self.line += self.text.count("\n", self.pos, m.start())
+        self.pos = m.start()
+        return self.line

@@ -1,0 +1,140 @@
+"""OpenCode exports imported into the pi session model."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from inspector import build_session_context
+from inspector.importers import detect_format, load_any, parse_any
+from inspector.importers.discover import opencode_db_export
+from inspector.importers.opencode import CLEARED, recorded_pruned_call_ids
+from inspector.pruning import prune_at
+from inspector.replay import ReplaySettings, replay
+
+from .conftest import REPO
+
+SAMPLE = REPO / "sample_sessions" / "opencode-session.json"
+
+
+def _of(s, role: str) -> list:  # type: ignore[no-untyped-def]
+    return [e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == role]
+
+
+def test_detected_by_content() -> None:
+    data = SAMPLE.read_bytes()
+    assert detect_format(data) == "opencode"
+    assert detect_format(json.dumps(json.loads(data)).encode()) == "opencode"  # one-line export
+    assert detect_format((REPO / "sample_sessions" / "small-tutorial.jsonl").read_bytes()) == "pi"
+    assert detect_format((REPO / "sample_sessions" / "codex-session.jsonl").read_bytes()) == "codex"
+    assert detect_format(b'{\n  "hello": "world"\n}\n') == "unknown"
+
+
+def test_steps_become_model_calls_with_their_usage_and_tools_pair() -> None:
+    s = load_any(SAMPLE)
+    assert s.format == "opencode" and s.name == "Stale list after edit" and s.header.cwd == "/home/dev/tasklane"
+    assert s.fork_points == () and len(s.leaves) == 1
+    c = s.counts_by_type()
+    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["compaction"]) == (14, 10, 4, 1)
+    answers = _of(s, "assistant")
+    assert [b.type for b in answers[0].content] == ["thinking", "toolCall"]  # step 1 of the first answer
+    u = answers[0].usage
+    assert (u.input, u.output, u.cacheRead, u.cacheWrite, u.totalTokens) == (2100, 120, 9800, 1200, 13220)
+    calls = {b.id: b.name for m in answers for b in m.content if b.type == "toolCall"}
+    results = _of(s, "toolResult")
+    assert [r.toolCallId for r in results] == [f"toolu_{k:02d}" for k in range(1, 11)]
+    assert all(calls[r.toolCallId] == r.toolName for r in results)
+    assert [r.toolCallId for r in results if r.isError] == ["toolu_06"]
+    assert "TypeError" in results[5].content[0].text
+
+
+def test_pruned_outputs_are_kept_and_shown_cleared_as_recorded() -> None:
+    s = load_any(SAMPLE)
+    pruned = recorded_pruned_call_ids(s)
+    assert sorted(pruned) == ["toolu_02", "toolu_03"]
+    read = next(r for r in _of(s, "toolResult") if r.toolCallId == "toolu_02")
+    assert "TaskStore" in read.content[0].text  # the original output is kept for what-if replays
+    r = replay(s, ReplaySettings(strategy="recorded"))
+    cleared_at = [k for k in range(len(r.steps)) if any(d.action == "pruned" for d in r.step_detail(k).prune.decisions)]
+    assert cleared_at == [4, 5, 6, 7, 8, 9]  # from the second prompt's first call until the compaction
+    d = next(d for d in r.step_detail(4).prune.decisions if d.action == "pruned")
+    assert d.marker == CLEARED and "OpenCode" in d.reason
+
+
+def test_compaction_request_and_summary_become_one_compaction() -> None:
+    s = load_any(SAMPLE)
+    k = next(i for i, e in enumerate(s.entries) if e.type == "compaction")
+    comp = s.entries[k]
+    assert comp.summary.startswith("## Goal\nFix stale") and comp.details == {"agent": "opencode", "auto": True}
+    assert comp.tokensBefore == 500 + 23200 + 100  # the last step's input + cache read + cache write
+    ctx = build_session_context(s).messages
+    assert [m.role for m in ctx][:2] == ["compactionSummary", "user"]
+    assert not any(m.role == "toolResult" and m.message.toolCallId == "toolu_02" for m in ctx)
+
+
+def test_replays_as_recorded_and_with_opencode_policies() -> None:
+    s = load_any(SAMPLE)
+    r = replay(s)
+    assert len(r.steps) == 14 and r.metrics.compactions == 1
+    assert r.steps[0].recorded_input == 2100 + 9800 + 1200
+    w = replay(s, ReplaySettings(compaction="opencode", strategy="opencode", context_window=34000))
+    assert w.metrics.compactions >= 1
+    assert prune_at(s, "opencode", {"prune_protect": "100", "prune_minimum": "100"}, at_step=13).stats is not None
+
+
+def test_invalid_json_is_located_and_a_bad_message_is_skipped() -> None:
+    data = SAMPLE.read_bytes()
+    broken = data[: len(data) // 2]
+    s = parse_any(broken + b"\n", source="x")  # detected from the head; the document is cut inside a string
+    (bad,) = [i for i in s.issues if i.severity == "error"]
+    assert bad.kind == "malformed-json" and bad.line == broken.count(b"\n") + 1 and s.entries == ()
+    doc = json.loads(data)
+    doc["messages"].insert(1, {"info": {"id": "msg_bad", "role": "robot"}, "parts": []})
+    text = json.dumps(doc, indent=2)
+    s = parse_any(text.encode(), source="y")
+    (warn,) = [i for i in s.issues if i.severity == "warning"]
+    assert warn.kind == "invalid-message" and text.splitlines()[warn.line - 1].strip() == '"id": "msg_bad",'
+    assert s.counts_by_type()["message/assistant"] == 14
+
+
+def test_a_session_from_opencodes_database_imports(tmp_path: Path) -> None:
+    """The database layout (session/message/part rows, each row's JSON in ``data``) written as an
+    export, then imported: the same session as the export file."""
+    doc = json.loads(SAMPLE.read_bytes())
+    db = tmp_path / "opencode.db"
+    con = sqlite3.connect(db)
+    con.executescript(
+        "create table session (id text primary key, project_id text, directory text, title text, version text,"
+        " time_created integer, time_updated integer);"
+        "create table message (id text primary key, session_id text, time_created integer, data text);"
+        "create table part (id text primary key, message_id text, session_id text, time_created integer, data text);")
+    info = doc["info"]
+    con.execute("insert into session values (?,?,?,?,?,?,?)", (info["id"], info["projectID"], info["directory"],
+                                                               info["title"], info["version"], info["time"]["created"],
+                                                               info["time"]["updated"]))
+    for m in doc["messages"]:
+        mi = dict(m["info"])
+        mid = mi.pop("id")
+        mi.pop("sessionID")
+        con.execute("insert into message values (?,?,?,?)", (mid, info["id"], 0, json.dumps(mi)))
+        for p in m["parts"]:
+            p = dict(p)
+            pid = p.pop("id")
+            p.pop("sessionID")
+            p.pop("messageID")
+            con.execute("insert into part values (?,?,?,?,?)", (pid, mid, info["id"], 0, json.dumps(p)))
+    con.commit()
+    con.close()
+    s = parse_any(opencode_db_export(db, info["id"]), source="db")
+    ref = load_any(SAMPLE)
+    assert s.format == "opencode" and s.counts_by_type() == ref.counts_by_type()
+    assert [e.raw() for e in s.entries] == [e.raw() for e in ref.entries]
+
+
+def test_cli_reads_an_export(capsys) -> None:  # type: ignore[no-untyped-def]
+    from inspector.cli import main
+
+    assert main(["info", str(SAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "OpenCode session export" in out and "compactions 1" in out
