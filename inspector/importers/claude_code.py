@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..session.loader import _build, _parse_json
 from ..session.models import (
     AssistantMessage,
@@ -99,8 +101,8 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     sidechain = outside = 0
     pending_boundary: int | None = None
     microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
-    session_id = next((o.get("sessionId") for _, o in objs if o.get("sessionId")), "claude-code")
-    cwd = next((o.get("cwd") for _, o in objs if o.get("cwd")), None)
+    session_id = next((o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code")
+    cwd = next((o.get("cwd") for _, o in objs if isinstance(o.get("cwd"), str) and o.get("cwd")), None)
 
     def parent_of(o: dict[str, Any]) -> str | None:
         p = o.get("parentUuid")
@@ -110,15 +112,16 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
         entries.append(entry)
         lines_of.append(line)
 
-    for n, o in objs:
+    def one(n: int, o: dict[str, Any]) -> None:
+        nonlocal outside, sidechain, pending_boundary
         t = o.get("type")
         uid = o.get("uuid")
         if not isinstance(uid, str):
             outside += 1
-            continue
+            return
         if o.get("isSidechain"):
             sidechain += 1
-            continue
+            return
         ts = o.get("timestamp")
         msg = o.get("message") if isinstance(o.get("message"), dict) else {}
         if t == "assistant":
@@ -130,7 +133,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 entries[k] = e.model_copy(update={"message": AssistantMessage.model_validate(
                     {**e.message.raw(), "content": merged})})
                 alias[uid] = e.id
-                continue
+                return
             u = msg.get("usage") or {}
             usage = {"input": u.get("input_tokens", 0) or 0, "output": u.get("output_tokens", 0) or 0,
                      "cacheRead": u.get("cache_read_input_tokens", 0) or 0,
@@ -151,7 +154,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 entries[k] = entries[k].model_copy(update={"summary": text})
                 alias[uid] = entries[k].id
                 pending_boundary = None
-                continue
+                return
             parent = parent_of(o)
             blocks = _blocks(msg.get("content"))
             results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -211,6 +214,14 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             att = o.get("attachment")
             sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
             add(CustomEntry(id=uid, parentId=parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"), n)
+    for n, o in objs:
+        try:
+            one(n, o)
+        except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
+            # a line of an unexpected shape: reported with its number, the rest still loads
+            issues.append(LoadIssue("invalid-line", "warning", f"not a Claude Code line this importer can read "
+                                    f"({type(e).__name__}); skipped", line=n))
+
     _mark_microcompacted(entries, microcompacted)
     if sidechain:
         issues.append(LoadIssue("sidechain", "info", f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation"))

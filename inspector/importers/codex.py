@@ -43,6 +43,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..session.loader import _build, _parse_json, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session, iso_to_ms
@@ -312,36 +314,45 @@ class _Importer:
                     legacy = True
                     self.meta = o
                     continue
-            if legacy:
-                if o.get("record_type") == "state":
-                    self._skip("state marker")
-                    continue
-                self.response_item(n, self.meta.get("timestamp"), o)
-                continue
-            kind, p, ts = o.get("type"), o.get("payload"), o.get("timestamp")
-            if not isinstance(p, dict):
-                self.issues.append(LoadIssue("not-codex", "warning", f"line without a payload object (type {kind!r}); "
-                                             "skipped", line=n))
-                continue
-            if kind == "session_meta":
-                if self.meta:
-                    self._skip("repeated session_meta (a resume)")
-                else:
-                    self.meta = p
-                    if isinstance(p.get("model_provider"), str):
-                        self.provider = p["model_provider"]
-            elif kind == "response_item":
-                self.response_item(n, ts, p)
-            elif kind == "event_msg":
-                self.event(n, p)
-            elif kind == "turn_context":
-                self.turn_context(n, ts, p)
-            elif kind == "compacted":
-                self.compacted(n, ts, p)
-            else:
-                self._skip(f"line type {kind!r}")
+            try:
+                self.line(n, o, legacy)
+            except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
+                self.pending = None  # a line of an unexpected shape: reported, the rest still loads
+                self.issues.append(LoadIssue("invalid-line", "warning", f"not a rollout line this importer can read "
+                                             f"({type(e).__name__}); skipped", line=n))
         self._flush()
         return self._finish(legacy)
+
+    def line(self, n: int, o: dict[str, Any], legacy: bool) -> None:
+        if legacy:
+            if o.get("record_type") == "state":
+                self._skip("state marker")
+                return
+            self.response_item(n, self.meta.get("timestamp"), o)
+            return
+        kind, p, ts = o.get("type"), o.get("payload"), o.get("timestamp")
+        ts = ts if isinstance(ts, str) else None
+        if not isinstance(p, dict):
+            self.issues.append(LoadIssue("not-codex", "warning", f"line without a payload object (type {kind!r}); "
+                                         "skipped", line=n))
+            return
+        if kind == "session_meta":
+            if self.meta:
+                self._skip("repeated session_meta (a resume)")
+            else:
+                self.meta = p
+                if isinstance(p.get("model_provider"), str):
+                    self.provider = p["model_provider"]
+        elif kind == "response_item":
+            self.response_item(n, ts, p)
+        elif kind == "event_msg":
+            self.event(n, p)
+        elif kind == "turn_context":
+            self.turn_context(n, ts, p)
+        elif kind == "compacted":
+            self.compacted(n, ts, p)
+        else:
+            self._skip(f"line type {kind!r}")
 
     def _finish(self, legacy: bool) -> Session:
         meta = self.meta
@@ -363,8 +374,11 @@ class _Importer:
         if self.skipped:
             listed = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
             issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
+        def text(v: Any) -> str | None:
+            return v if isinstance(v, str) else None
+
         header_fields: dict[str, Any] = {"id": str(meta.get("id") or "codex"), "version": 3,
-                                         "timestamp": meta.get("timestamp"), "cwd": meta.get("cwd")}
+                                         "timestamp": text(meta.get("timestamp")), "cwd": text(meta.get("cwd"))}
         if self.window:
             header_fields["contextWindow"] = self.window
         header = SessionHeader.model_validate(header_fields)

@@ -39,6 +39,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..session.loader import _build, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session
@@ -152,10 +154,14 @@ class _Importer:
                 continue
             parts = [p for p in parts if isinstance(p, dict)]
             mid = str(mi.get("id") or f"m{k}")
-            if mi["role"] == "user":
-                self._user(mid, line, mi, parts)
-            else:
-                self._assistant(mid, line, mi, parts, locate)
+            try:
+                if mi["role"] == "user":
+                    self._user(mid, line, mi, parts)
+                else:
+                    self._assistant(mid, line, mi, parts, locate)
+            except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
+                self.issues.append(LoadIssue("invalid-message", "warning", f"message {k + 1} has a shape this "
+                                             f"importer cannot read ({type(e).__name__}); skipped", line=line))
         return self._finish(info)
 
     # -- messages -----------------------------------------------------------------------------
@@ -304,7 +310,8 @@ class _Importer:
         if self.skipped:
             listed = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
             issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
-        header = SessionHeader(id=str(info.get("id") or "opencode"), version=3, timestamp=_iso(_time(info)),
+        header = SessionHeader(id=str(info.get("id") or "opencode"), version=3, timestamp=_iso(_time(info) if isinstance(
+                                   info, dict) else None),
                                cwd=info.get("directory") if isinstance(info.get("directory"), str) else None)
         return _build(header, entries, list(self.lines), [*issues, *self.issues], self.source, 3, False)
 
