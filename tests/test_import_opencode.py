@@ -138,3 +138,14 @@ def test_cli_reads_an_export(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["info", str(SAMPLE)]) == 0
     out = capsys.readouterr().out
     assert "OpenCode session export" in out and "compactions 1" in out
+
+
+def test_a_file_of_no_known_format_says_which_formats_were_tried(tmp_path: Path) -> None:
+    for data in (b'{"foo": 1}\n{"bar": 2}\n', b'{\n  "a": 1\n}\n'):
+        f = tmp_path / "x.json"
+        f.write_bytes(data)
+        for s in (parse_any(data), load_any(f)):
+            first = s.issues[0]
+            assert first.kind == "format-unrecognised" and first.severity == "error"
+            assert all(x in first.message for x in ("pi session", "Claude Code", "Codex", "OpenCode"))
+    assert load_any(SAMPLE).issues[0].kind == "format"  # a recognised file says what it is instead

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from ..session.loader import SessionLoadError, load_session, parse_session
-from ..session.tree import Session
+from ..session.tree import LoadIssue, Session
 
 __all__ = ["IMPORTERS", "FORMAT_LABELS", "detect_format", "load_any", "parse_any"]
 
@@ -82,11 +82,21 @@ def _imported(session: Session, mod: ModuleType) -> Session:
     return dataclasses.replace(session, format=mod.FORMAT)
 
 
+def _unrecognised(session: Session) -> Session:
+    """A file no importer claimed and pi's loader calls not a session: say which formats were tried."""
+    if not any(i.kind == "not-a-session" for i in session.issues):
+        return session
+    _modules()
+    tried = ", ".join(FORMAT_LABELS.values())
+    note = LoadIssue("format-unrecognised", "error", f"the format is not recognised: tried {tried}")
+    return dataclasses.replace(session, issues=(note, *session.issues))
+
+
 def parse_any(data: bytes, source: str | None = None) -> Session:
     _, mod = _detect(data[:HEAD_BYTES])
     if mod is not None:
         return _imported(mod.parse(data, source), mod)
-    return parse_session(data, source=source)
+    return _unrecognised(parse_session(data, source=source))
 
 
 def load_any(path: str | os.PathLike[str]) -> Session:
@@ -110,4 +120,4 @@ def load_any(path: str | os.PathLike[str]) -> Session:
         except OSError as e:
             raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
         return _imported(mod.parse(data, str(p)), mod)
-    return load_session(p)
+    return _unrecognised(load_session(p))
