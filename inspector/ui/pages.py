@@ -649,11 +649,26 @@ def _heat_picked() -> None:
         _apply_cell()
 
 
+#: (pruning, compaction) of each agent, for the Compare page's agents button
+AGENT_CONFIGS = (("none", "pi"), ("none", "codex"), ("opencode", "opencode"), ("none", "never"))
+
+
+def _compare_agents() -> None:
+    updates: dict[str, Any] = {"cmp_n": 4}
+    for i, (strat, pol) in enumerate(AGENT_CONFIGS):
+        updates[f"cmp_strat_{i}"] = strat if strat in us.strategies() else "none"
+        updates[f"cmp_pol_{i}"] = pol
+    set_widgets(updates)
+
+
 def compare_page(settings: ReplaySettings) -> None:
     s = _need_session()
     st.title("Compare & tune")
     st.caption("Several configurations replayed on the same session and branch. Configuration A starts from the "
                "sidebar; the others change pruning, compaction and keepRecentTokens.")
+    st.button("Compare the agents: pi, Codex CLI, OpenCode, no compaction", key="cmp_agents",
+              on_click=_compare_agents, help="Sets the four configurations to each agent's own pruning and "
+                                              "compaction (the sidebar's window and thresholds apply to all).")
     count = int(st.segmented_control("Configurations", [2, 3, 4], key="cmp_n", default=2,
                                      persist_state="session") or 2)
     strategies = us.strategies()
