@@ -150,3 +150,29 @@ def test_csv_and_json_reports(tmp_path: Path) -> None:
     assert rows and {"step", "contextTokens", "events"} <= set(rows[0])
     assert main(["export", "doctor", str(src), "-o", str(tmp_path / "d.json")]) == 0
     assert "findings" in _json.loads((tmp_path / "d.json").read_text())
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["claude-code-session.jsonl", "codex-session.jsonl", "opencode-session.json"])
+def test_other_agents_sessions_exported_as_pi_files_read_the_same_in_pi(name: str, tmp_path: Path,
+                                                                       pi_oracle: Path) -> None:
+    """An imported session written out as a pi v3 file: pi's own code builds the same context."""
+    import importlib.util
+
+    from inspector.importers import load_any
+    from inspector.oracle_json import oracle_main
+
+    need_shared()
+    s = load_any(REPO / "sample_sessions" / name)
+    out = write_session_jsonl(s, tmp_path / "as-pi.jsonl")
+    from .conftest import SHARED
+
+    spec = importlib.util.spec_from_file_location("pi_oracle_compare", SHARED / "oracle" / "compare.py")
+    cmp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cmp)
+    pi = run_pi_oracle(pi_oracle, str(out))
+    ours = json.loads(json.dumps(oracle_main(load_session(out))))
+    c = cmp.Checker(())
+    cmp.compare_main(c, pi, ours)
+    assert c.total > 50 and c.ok == c.total, f"{c.ok}/{c.total}"
+    assert [m["role"] for m in pi["context"]["messages"]][0] == "compactionSummary"
