@@ -113,14 +113,7 @@ class Strategy:
         """Name, source, description, verification and each setting's default, bounds and help."""
         settings: dict[str, Any] = {}
         for k, f in self.Settings.model_fields.items():
-            lo = hi = None
-            for m in f.metadata:
-                for bound in ("ge", "gt"):
-                    if getattr(m, bound, None) is not None:
-                        lo = getattr(m, bound)
-                for bound in ("le", "lt"):
-                    if getattr(m, bound, None) is not None:
-                        hi = getattr(m, bound)
+            lo, hi = field_bounds(f)
             default = list(f.default) if isinstance(f.default, tuple) else f.default
             settings[k] = {"default": default, "min": lo, "max": hi, "help": f.description}
         return {
@@ -142,6 +135,19 @@ class Strategy:
 def js_round(x: float) -> int:
     """JavaScript's ``Math.round`` (halves round up)."""
     return math.floor(x + 0.5)
+
+
+def field_bounds(field: Any) -> tuple[Any, Any]:
+    """(lower, upper) bounds of a pydantic field from its ``ge``/``gt``/``le``/``lt`` metadata."""
+    lo = hi = None
+    for m in field.metadata:
+        for name in ("ge", "gt"):
+            if getattr(m, name, None) is not None:
+                lo = getattr(m, name)
+        for name in ("le", "lt"):
+            if getattr(m, name, None) is not None:
+                hi = getattr(m, name)
+    return lo, hi
 
 
 def result_text(m: ToolResultMessage) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..policies import POLICIES, PolicySettings
+from ..pruning.base import field_bounds as field_bounds  # re-exported for the sidebar and pages
 from ..replay import ReplaySettings
 
 try:  # the pruning package lands separately; without it only "none" is offered
@@ -73,19 +74,6 @@ def policy_fields(policy: str) -> list[str]:
     """The :class:`PolicySettings` fields a policy reads (by their prefix)."""
     prefix = POLICY_FIELD_PREFIX.get(policy)
     return [k for k in PolicySettings.model_fields if prefix and k.startswith(prefix)]
-
-
-def field_bounds(field: Any) -> tuple[Any, Any]:
-    """(lower, upper) bounds of a pydantic field from its ``ge``/``gt``/``le``/``lt`` metadata."""
-    lo = hi = None
-    for m in field.metadata:
-        for name in ("ge", "gt"):
-            if getattr(m, name, None) is not None:
-                lo = getattr(m, name)
-        for name in ("le", "lt"):
-            if getattr(m, name, None) is not None:
-                hi = getattr(m, name)
-    return lo, hi
 
 
 def _json(v: Any) -> str:
