@@ -71,6 +71,15 @@ def codex_session() -> bytes:
               "output": json.dumps({"output": output, "metadata": {"exit_code": code, "duration_seconds": 0.4}})},
              2500)
 
+    def patch(cid: str, path: str, minus: str, plus: str) -> None:
+        item({"type": "custom_tool_call", "status": "completed", "call_id": cid, "name": "apply_patch",
+              "input": f"*** Begin Patch\n*** Update File: {path}\n@@\n-{minus}\n+{plus}\n*** End Patch"})
+
+    def patched(cid: str, path: str) -> None:
+        item({"type": "custom_tool_call_output", "call_id": cid,
+              "output": json.dumps({"output": f"Success. Updated the following files:\nM {path}",
+                                    "metadata": {"exit_code": 0, "duration_seconds": 0.0}})}, 800)
+
     def usage(inp: int, cached: int, outp: int, reasoning: int = 0) -> None:
         last = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": outp,
                 "reasoning_output_tokens": reasoning, "total_tokens": inp + outp}
@@ -101,13 +110,10 @@ def codex_session() -> bytes:
     usage(12400, 9100, 120, 40)
     shell_out("call_02", "FAIL test/query.test.ts\n  lexer › accepts accented tags\n    QueryError: unexpected "
                          "character 'é' at 4\nTests: 1 failed, 42 passed, 43 total", 1)
-    item({"type": "custom_tool_call", "status": "completed", "call_id": "call_03", "name": "apply_patch",
-          "input": "*** Begin Patch\n*** Update File: src/query/lexer.ts\n@@\n-    const m = /^[a-z]+/.exec(src.slice(i));"
-                   "\n+    const m = /^[\\p{L}\\p{N}_:-]+/u.exec(src.slice(i));\n*** End Patch"})
+    patch("call_03", "src/query/lexer.ts", "    const m = /^[a-z]+/.exec(src.slice(i));",
+          "    const m = /^[\\p{L}\\p{N}_:-]+/u.exec(src.slice(i));")
     usage(13900, 12300, 210, 90)
-    item({"type": "custom_tool_call_output", "call_id": "call_03",
-          "output": json.dumps({"output": "Success. Updated the following files:\nM src/query/lexer.ts",
-                                "metadata": {"exit_code": 0, "duration_seconds": 0.0}})}, 800)
+    patched("call_03", "src/query/lexer.ts")
     shell("call_04", ["bash", "-lc", "npm test -- query"])
     usage(14300, 13800, 90, 20)
     shell_out("call_04", "PASS test/query.test.ts\nTests: 43 passed, 43 total")
@@ -145,14 +151,11 @@ def codex_session() -> bytes:
     ]}})
     line("turn_context", {"cwd": CWD, "model": "gpt-5-codex", "approval_policy": "on-request",
                           "sandbox_policy": {"mode": "workspace-write"}, "effort": "medium", "summary": "auto"}, 10)
-    item({"type": "custom_tool_call", "status": "completed", "call_id": "call_07", "name": "apply_patch",
-          "input": "*** Begin Patch\n*** Update File: src/cli/commands/list.ts\n@@\n-  process.stdout.write(renderTable"
-                   "(tasks));\n+  process.stdout.write(opts.format === \"json\" ? JSON.stringify(tasks, null, 2) + "
-                   "\"\\n\" : renderTable(tasks));\n*** End Patch"})
+    patch("call_07", "src/cli/commands/list.ts", "  process.stdout.write(renderTable(tasks));",
+          "  process.stdout.write(opts.format === \"json\" ? JSON.stringify(tasks, null, 2) + \"\\n\" : "
+          "renderTable(tasks));")
     usage(4200, 0, 160, 60)
-    item({"type": "custom_tool_call_output", "call_id": "call_07",
-          "output": json.dumps({"output": "Success. Updated the following files:\nM src/cli/commands/list.ts",
-                                "metadata": {"exit_code": 0, "duration_seconds": 0.0}})}, 800)
+    patched("call_07", "src/cli/commands/list.ts")
     shell("call_08", ["bash", "-lc", "npm run build && node dist/cli.js list --format json | head -5"])
     usage(4700, 4100, 60, 0)
     shell_out("call_08", "[\n  {\n    \"id\": 1,\n    \"title\": \"write docs\",\n    \"tags\": [\"café\"]")
