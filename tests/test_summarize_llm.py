@@ -50,7 +50,10 @@ def _handler(fake: Fake):  # type: ignore[no-untyped-def]
             self.send_header("content-length", str(len(payload)))
             self.send_header("retry-after-ms", "10")  # both SDKs honour it: keeps retries fast
             self.end_headers()
-            self.wfile.write(payload)
+            try:
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout and cancel tests)
+                pass
 
         def do_POST(self) -> None:  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
