@@ -25,6 +25,13 @@ and *what does the context look like afterwards?* — the way its source system 
     history keeps the previous **user** messages, newest first within 20,000 tokens (the one
     that overflows is truncated), back in chronological order, then one user message with the
     summary prefix and the summary; assistant messages, tool calls and outputs are all dropped.
+``claude-code`` (Claude Code 2.1.x ``services/compact/autoCompact.ts`` as third-party analyses
+    report it; **unverified**, Claude Code's source is not public)
+    Before each call: ``tokens >= effective window − 13,000`` where the effective window is the
+    window minus ``min(max output, 20,000)`` reserved for the summary (167,000 for a 200k model).
+    The new context is the summary alone, as a user message ("This session is being continued
+    from a previous conversation…"); nothing is kept verbatim. Not reproduced: the files, plan and
+    to-do list Claude Code re-attaches after compacting.
 ``never``
     No compaction: the context grows until it overflows (overflows are counted).
 
@@ -52,6 +59,12 @@ CODEX_SUMMARY_PREFIX = (
     "assist with your own analysis:"
 )
 OPENCODE_SUMMARY_QUESTION = "What did we do so far?"
+CLAUDE_CODE_AUTOCOMPACT_BUFFER = 13000
+CLAUDE_CODE_SUMMARY_OUTPUT_MAX = 20000
+CLAUDE_CODE_SUMMARY_PREFIX = (
+    "This session is being continued from a previous conversation that ran out of context. The "
+    "conversation is summarized below:"
+)
 
 
 class PolicySettings(BaseModel):
@@ -70,6 +83,14 @@ class PolicySettings(BaseModel):
     codex_user_tokens: int = Field(
         CODEX_USER_MESSAGE_MAX_TOKENS, ge=0, description="codex: recent user-message tokens kept after compaction."
     )
+    claude_max_output: int = Field(
+        CLAUDE_CODE_SUMMARY_OUTPUT_MAX, ge=0, description="claude-code: the model's output limit (capped at "
+        "20,000) reserved for the summary (reported)."
+    )
+    claude_buffer: int = Field(
+        CLAUDE_CODE_AUTOCOMPACT_BUFFER, ge=0, description="claude-code: compact this many tokens below the "
+        "effective window (reported 13,000)."
+    )
 
 
 @dataclass(frozen=True)
@@ -79,6 +100,8 @@ class PolicyInfo:
     source: str
     description: str
     beyond_source: bool = False
+    unverified: str = ""
+    """Why the source cannot be checked (empty when it can)."""
 
 
 POLICIES: dict[str, PolicyInfo] = {
@@ -113,12 +136,24 @@ POLICIES: dict[str, PolicyInfo] = {
         "openai/codex codex-rs/core/src/compact.rs",
         "At 90% of the window: keep recent user messages (≤ 20k tokens) and a summary, drop the rest.",
     ),
+    "claude-code": PolicyInfo(
+        "claude-code",
+        "Claude Code (reported)",
+        "third-party analyses of Claude Code 2.1.x services/compact/autoCompact.ts (not public)",
+        "At window − min(max output, 20k) − 13k (167k of 200k): the summary replaces everything.",
+        unverified="Claude Code's source is not public; the threshold constants and what is kept come from "
+                   "third-party analyses. The files it re-attaches after compacting are not reproduced.",
+    ),
     "never": PolicyInfo("never", "Never", "—", "No compaction; overflows are counted."),
 }
 
 
 def opencode_usable(window: int, settings: PolicySettings) -> int:
     return window - min(settings.opencode_max_output, OPENCODE_OUTPUT_TOKEN_MAX)
+
+
+def claude_code_threshold(window: int, settings: PolicySettings) -> int:
+    return window - min(settings.claude_max_output, CLAUDE_CODE_SUMMARY_OUTPUT_MAX) - settings.claude_buffer
 
 
 def opencode_tail_budget(usable: int) -> int:
@@ -165,6 +200,12 @@ class Trigger:
             if tokens >= usable:
                 return True, f"context {tokens:,} ≥ usable {usable:,} = window − max output (OpenCode isOverflow)"
             return False, ""
+        if policy == "claude-code":
+            limit = claude_code_threshold(window, settings)
+            if tokens >= limit:
+                return True, (f"context {tokens:,} ≥ window − min(max output, 20k) − buffer = {limit:,} "
+                              "(Claude Code's auto-compact threshold, as reported)")
+            return False, ""
         if policy == "codex":
             limit = window * 9 // 10 if settings.codex_fraction == 0.9 else int(window * settings.codex_fraction)
             if tokens >= limit and needs_follow_up:
@@ -180,4 +221,4 @@ class Trigger:
 def describe(policy: str) -> dict[str, Any]:
     p = POLICIES[policy]
     return {"name": p.name, "title": p.title, "source": p.source, "description": p.description,
-            "beyondSource": p.beyond_source}
+            "beyondSource": p.beyond_source, "unverified": p.unverified}

@@ -42,6 +42,7 @@ from .explain import cut_story
 from .gcpause import gc_paused
 from .jsjson import js_stringify
 from .policies import (
+    CLAUDE_CODE_SUMMARY_PREFIX,
     CODEX_SUMMARY_PREFIX,
     OPENCODE_SUMMARY_QUESTION,
     POLICIES,
@@ -65,7 +66,7 @@ from .session.models import (
 from .session.tree import Session
 from .tokens import TokenCounter, calculate_context_tokens, estimate_context_tokens, get_counter
 
-CompactionPolicy = Literal["recorded", "pi", "early", "opencode", "codex", "never"]
+CompactionPolicy = Literal["recorded", "pi", "early", "opencode", "codex", "claude-code", "never"]
 READ_TOOLS = frozenset({"read"})
 
 
@@ -492,6 +493,8 @@ def _replay(
             s, first_kept, summarized = _opencode_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
         elif policy == "codex":
             s, first_kept, summarized = _codex_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
+        elif policy == "claude-code":
+            s, first_kept, summarized = _claude_code_compact(ctx, settings, summarize, comp_settings)
         else:
             return False
         if policy not in ("pi", "early"):
@@ -750,6 +753,25 @@ def _codex_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn, co
     s = {**s, "story": f"Codex kept {len(kept)} recent user message(s) (≤ {budget:,} tokens) and a summary; the "
                        f"other {len(msgs) - len(kept)} messages (answers, tool calls and outputs) were dropped"}
     return s, (kept[0].entry_index if kept else None), [c.entry_index for c in msgs]
+
+
+def _claude_code_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn, comp: CompactionSettings
+                         ) -> tuple[dict[str, Any], int | None, list[int | None]]:
+    """Claude Code (reported): the whole context is summarised; the summary alone continues."""
+    msgs = ctx.msgs
+    earlier = [c for c in msgs if c.entry_index is None and isinstance(c.message, UserMessage)
+               and _text_of(c.message).startswith(CLAUDE_CODE_SUMMARY_PREFIX)]
+    prev = _text_of(earlier[-1].message)[len(CLAUDE_CODE_SUMMARY_PREFIX) + 1:] if earlier else None
+    rest = [c for c in msgs if not any(c is e for e in earlier)]
+    s = summarize(_prep_for(rest, comp, prev), settings.model_copy(update={}))
+    ctx.reset([ContextMessage(_synthetic_text(CLAUDE_CODE_SUMMARY_PREFIX + "\n" + s["text"]), None)])
+    s = {**s, "story": f"Claude Code (as reported) summarised all {len(msgs)} messages; only the summary continues"}
+    return s, None, [c.entry_index for c in msgs]
+
+
+def _text_of(m: Any) -> str:
+    c = getattr(m, "content", "")
+    return c if isinstance(c, str) else "".join(b.text for b in c if isinstance(b, TextContent))
 
 
 def _is_codex_summary(m: UserMessage) -> bool:

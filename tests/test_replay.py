@@ -102,6 +102,18 @@ def test_codex_policy_needs_ninety_percent_and_a_pending_tool_call() -> None:
     assert _trigger_events(_two_turns(700 * 4, tool=False), compaction="codex", policy=small) == []
 
 
+def test_claude_code_policy_triggers_at_the_reported_threshold_and_keeps_only_the_summary() -> None:
+    # limit = 1000 - min(100, 20000) - 50 = 850 (>=); after the 2nd answer: 200 + 10 + X + 10
+    pol = PolicySettings(claude_max_output=100, claude_buffer=50)
+    assert _trigger_events(_two_turns(629 * 4), compaction="claude-code", policy=pol) == []
+    assert _trigger_events(_two_turns(630 * 4), compaction="claude-code", policy=pol) == ["compaction"]
+    r = replay(_two_turns(630 * 4).session(), ReplaySettings(context_window=1000, compaction="claude-code", policy=pol))
+    after = r.step_detail(2).before  # the call after the compaction: the summary, then the new prompt
+    assert [c.role for c in after] == ["user", "user"] and after[0].entry_index is None
+    assert after[0].message.content[0].text.startswith("This session is being continued from a previous")
+    assert PolicySettings().claude_max_output == 20000 and PolicySettings().claude_buffer == 13000  # 167k of 200k
+
+
 def test_never_policy_counts_overflows() -> None:
     r = replay(_two_turns(2000 * 4).session(), ReplaySettings(compaction="never", context_window=1000))
     # calls 2 and 3 both send more than the window

@@ -65,6 +65,9 @@ def _beyond_notes(settings: ReplaySettings) -> list[str]:
     strat = us.strategies().get(settings.strategy)
     if strat is not None and not strat.verified:
         notes.append(f"pruning '{strat.title}' goes beyond a verified source ({strat.unverified_notes})")
+    if POLICIES[settings.compaction].unverified:
+        notes.append(f"compaction policy '{POLICIES[settings.compaction].title}' is reported by third parties, "
+                     "not verified")
     if POLICIES[settings.compaction].beyond_source:
         notes.append(f"compaction policy '{POLICIES[settings.compaction].title}' is our design, not a released agent's")
     return notes
@@ -650,7 +653,7 @@ def _heat_picked() -> None:
 
 
 #: (pruning, compaction) of each agent, for the Compare page's agents button
-AGENT_CONFIGS = (("none", "pi"), ("none", "codex"), ("opencode", "opencode"), ("none", "never"))
+AGENT_CONFIGS = (("none", "pi"), ("none", "codex"), ("opencode", "opencode"), ("none", "claude-code"))
 
 
 def _compare_agents() -> None:
@@ -666,7 +669,7 @@ def compare_page(settings: ReplaySettings) -> None:
     st.title("Compare & tune")
     st.caption("Several configurations replayed on the same session and branch. Configuration A starts from the "
                "sidebar; the others change pruning, compaction and keepRecentTokens.")
-    st.button("Compare the agents: pi, Codex CLI, OpenCode, no compaction", key="cmp_agents",
+    st.button("Compare the agents: pi, Codex CLI, OpenCode, Claude Code", key="cmp_agents",
               on_click=_compare_agents, help="Sets the four configurations to each agent's own pruning and "
                                               "compaction (the sidebar's window and thresholds apply to all).")
     count = int(st.segmented_control("Configurations", [2, 3, 4], key="cmp_n", default=2,

@@ -139,6 +139,8 @@ def render() -> ReplaySettings:
                                    "and simulate compaction.")
     pol = POLICIES[compaction]
     sb.caption(pol.description + (f"  \nSource: {pol.source}" if pol.source not in ("—", "the session file") else ""))
+    if pol.unverified:
+        sb.warning(f"Reported, not verified: {pol.unverified}", icon=":material/warning:")
     if pol.beyond_source:
         sb.warning("Beyond the source system: this policy is our design, not a released agent's behaviour.",
                    icon=":material/warning:")

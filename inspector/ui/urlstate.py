@@ -46,7 +46,7 @@ COUNTERS = {"pi": "pi estimate (chars ÷ 4)", "tiktoken": "tiktoken (cl100k_base
 SUMMARIZERS = {"offline": "offline extractive (no network)", "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
                "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}
 PI_VERSIONS = {"0.73": "pi 0.73 (current)", "0.58": "pi 0.58"}
-POLICY_FIELD_PREFIX = {"early": "early_", "opencode": "opencode_", "codex": "codex_"}
+POLICY_FIELD_PREFIX = {"early": "early_", "opencode": "opencode_", "codex": "codex_", "claude-code": "claude_"}
 DEFAULTS = ReplaySettings()
 
 
@@ -217,10 +217,10 @@ AGENT_PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
                  "the session's own compactions and the pruning its agent recorded"),
     "pi": ("pi", {"compaction": "pi", "strategy": "none", "keep": 20_000, "reserve": 16_384},
            "pi's compaction with its defaults (keepRecentTokens 20,000, reserveTokens 16,384), no pruning"),
-    "claude-code": ("Claude Code", {"compaction": "recorded", "strategy": "claude-code-microcompact",
+    "claude-code": ("Claude Code", {"compaction": "claude-code", "strategy": "claude-code-microcompact",
                                     "window_preset": "Claude Sonnet / Opus (200k)"},
-                    "Claude Code's reported time-based microcompact over its recorded compactions (its own "
-                    "compaction is not simulated)"),
+                    "Claude Code's auto-compaction and time-based microcompact, as third-party analyses report "
+                    "them (unverified)"),
     "codex": ("Codex CLI", {"compaction": "codex", "strategy": "none"},
               "Codex's compaction at 90% of the window, no pruning (Codex prunes nothing)"),
     "opencode": ("OpenCode", {"compaction": "opencode", "strategy": "opencode"},
