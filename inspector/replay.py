@@ -420,8 +420,13 @@ def _replay(
     if settings.compaction not in POLICIES:
         raise ValueError(f"unknown compaction policy {settings.compaction!r}; choose one of {', '.join(POLICIES)}")
     if summarize is None:
+        from .summarize.prompts import STYLES
+
+        # each agent's policy writes its summary the way that agent asks for one
+        style = settings.compaction if settings.compaction in STYLES else "pi"
+
         def summarize(prep: CompactionPreparation, st: ReplaySettings) -> dict[str, Any]:
-            return default_summary(prep, st, session=session)
+            return default_summary(prep, st, style, session=session)
     recorded_mode = settings.compaction == "recorded"
     policy = settings.compaction
     usage_mode = settings.counter == "usage"
