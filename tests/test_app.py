@@ -547,3 +547,18 @@ def test_codex_preset_uses_the_window_the_rollout_records() -> None:
     at.button(key="apply_agent_preset").click().run()
     assert at.selectbox(key="compaction").value == "codex"
     assert at.selectbox(key="window_preset").value == "Custom" and at.number_input(key="window_custom").value == 272000
+
+
+@pytest.mark.parametrize("sample", ["codex-session.jsonl", "opencode-session.json", "claude-code-session.jsonl"])
+def test_every_page_draws_other_agents_sessions(sample: str) -> None:
+    at = fresh()
+    at.selectbox(key="sample_choice").set_value(sample).run()
+    at.button(key="load_sample").click().run()
+    assert not at.exception and metrics(at)["Compactions"] == "1"
+    for name in ("replay", "tree", "summaries", "compare", "doctor"):
+        at = page(at, name)
+        assert not at.exception, (sample, name)
+    at = page(at, "replay")
+    from inspector.importers import load_any
+
+    assert at.slider(key="step").max == len(replay(load_any(SAMPLES / sample)).steps) - 1
