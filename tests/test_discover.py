@@ -106,3 +106,33 @@ def test_cli_lists_sessions_and_writes_an_opencode_export(tmp_path: Path, monkey
     assert json.loads(out.read_text())["info"]["title"] == "Parser"
     with pytest.raises(SystemExit, match="no session"):
         main(["sessions", "--opencode-db", str(oc / "opencode.db"), "ses_x"])
+
+
+def test_opencode_older_json_storage_is_listed_and_imports_like_the_export(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from inspector.importers import load_any, parse_any
+    from inspector.importers.discover import opencode_export
+
+    doc = json.loads((SAMPLES / "opencode-session.json").read_bytes())
+    storage = tmp_path / "storage"
+    info = doc["info"]
+    (storage / "session" / info["projectID"]).mkdir(parents=True)
+    (storage / "session" / info["projectID"] / f"{info['id']}.json").write_text(json.dumps(info))
+    for m in doc["messages"]:
+        md = storage / "message" / info["id"]
+        md.mkdir(parents=True, exist_ok=True)
+        (md / f"{m['info']['id']}.json").write_text(json.dumps(m["info"]))
+        for p in m["parts"]:
+            pd_ = storage / "part" / m["info"]["id"]
+            pd_.mkdir(parents=True, exist_ok=True)
+            (pd_ / f"{p['id']}.json").write_text(json.dumps(p))
+    (got,) = list_local_sessions("opencode", [tmp_path])
+    assert (got.ref, got.title, got.size) == (info["id"], "Stale list after edit", len(doc["messages"]))
+    s = parse_any(opencode_export(got), source="storage")
+    ref = load_any(SAMPLES / "opencode-session.json")
+    assert [e.raw() for e in s.entries] == [e.raw() for e in ref.entries]
+    out = tmp_path / "export.json"
+    assert main(["sessions", "--opencode-storage", str(got.path), "-o", str(out)]) == 0
+    assert [e.raw() for e in load_any(out).entries] == [e.raw() for e in ref.entries]
+    with pytest.raises(SystemExit, match="no such session file"):
+        main(["sessions", "--opencode-storage", str(tmp_path / "nope.json")])

@@ -10,14 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from ..cli import print_json
-from .discover import AGENTS, agent_dirs, list_local_sessions, opencode_db_export
+from .discover import AGENTS, agent_dirs, list_local_sessions, opencode_db_export, opencode_storage_export
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    if args.opencode_db:
-        db, ref = args.opencode_db
+    if args.opencode_db or args.opencode_storage:
+        db = args.opencode_db[0] if args.opencode_db else args.opencode_storage
         try:
-            data = opencode_db_export(Path(db), ref)
+            if args.opencode_db:
+                data = opencode_db_export(Path(db), args.opencode_db[1])
+            elif not Path(db).is_file():
+                raise OSError(f"no such session file: {db}")
+            else:
+                data = opencode_storage_export(Path(db))
         except (KeyError, sqlite3.Error, OSError) as e:
             raise SystemExit(f"inspector: {e.args[0] if isinstance(e, KeyError) else e}") from None
         if args.output in (None, "-"):
@@ -25,7 +30,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         else:
             out = Path(args.output)
             if out.resolve() == Path(db).resolve():
-                raise SystemExit("inspector: refusing to write over the database")
+                raise SystemExit("inspector: refusing to write over OpenCode's own file")
             out.write_bytes(data)
             print(f"wrote {out}", file=sys.stderr)
         return 0
@@ -52,5 +57,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--opencode-db", nargs=2, metavar=("DB", "SESSION_ID"),
                    help="write one session of an OpenCode database as `opencode export` prints it")
-    p.add_argument("-o", "--output", help="with --opencode-db: the file to write (default: stdout)")
+    p.add_argument("--opencode-storage", metavar="SESSION_JSON",
+                   help="the same for a session in OpenCode's older JSON storage (storage/session/<project>/<id>.json)")
+    p.add_argument("-o", "--output", help="with --opencode-db/--opencode-storage: the file to write (default: stdout)")
     p.set_defaults(func=cmd_sessions)

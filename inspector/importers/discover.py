@@ -10,7 +10,9 @@ Where each agent keeps them (``../shared/research/ecosystem.md`` §2):
                 ``archived_sessions/``
 ``opencode``    ``$OPENCODE_DATA_DIR`` (``~/.local/share/opencode``): the SQLite database
                 ``opencode.db`` (or ``opencode-*.db``), one row per session; opened read only and
-                turned into the document ``opencode export`` prints
+                turned into the document ``opencode export`` prints. Older versions' JSON files
+                (``storage/session/<project>/<id>.json``, ``storage/message/<session>/<id>.json``,
+                ``storage/part/<message>/<id>.json``) are listed and assembled the same way.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class LocalSession:
     title: str | None
     modified: datetime
     size: int
+    """Bytes of the file; for a session inside OpenCode's storage, its number of messages."""
     ref: str | None = None
     """The session id inside a database (OpenCode), else ``None``."""
 
@@ -107,6 +110,7 @@ def list_local_sessions(agent: str, dirs: list[Path] | None = None, limit: int =
         elif agent == "opencode":
             for db in sorted(base.glob("opencode*.db")):
                 out.extend(opencode_db_sessions(db))
+            out.extend(opencode_storage_sessions(base / "storage"))
     out = _newest(out, limit)
     if agent == "codex":  # the project is the cwd in the first line (read only for those listed)
         out = [_codex_project(s) for s in out]
@@ -152,8 +156,8 @@ def opencode_db_sessions(db: Path) -> list[LocalSession]:
             return []
         want = [c for c in ("id", "directory", "title", "time_updated", "time_created", "parent_id") if c in cols]
         rows = con.execute(f"select {', '.join(want)} from session").fetchall()
-        counts = dict(con.execute("select session_id, count(*) from part group by session_id").fetchall()) \
-            if "session_id" in _columns(con, "part") else {}
+        counts = dict(con.execute("select session_id, count(*) from message group by session_id").fetchall()) \
+            if "session_id" in _columns(con, "message") else {}
     except sqlite3.Error:
         return []
     finally:
@@ -214,6 +218,56 @@ def opencode_db_export(db: Path, session_id: str) -> bytes:
     finally:
         con.close()
     return json.dumps({"info": info, "messages": messages}, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# OpenCode's older JSON storage (one file per session, message and part)
+# --------------------------------------------------------------------------------------------
+
+
+def _read_json(p: Path) -> dict[str, Any]:
+    try:
+        return _json_obj(p.read_bytes())
+    except OSError:
+        return {"_unreadable": str(p)}
+
+
+def opencode_storage_sessions(storage: Path) -> list[LocalSession]:
+    out = []
+    for f in sorted(storage.glob("session/*/*.json")):
+        info = _read_json(f)
+        st = _stat(f)
+        if st is None or not isinstance(info.get("id"), str):
+            continue
+        title = info.get("title") if isinstance(info.get("title"), str) else None
+        if info.get("parentID"):
+            title = f"{title or ''} (sub-agent)".strip()
+        n_msgs = len(list((storage / "message" / info["id"]).glob("*.json")))
+        out.append(LocalSession("opencode", f, str(info.get("directory") or ""), title, st[0], n_msgs,
+                                ref=info["id"]))
+    return out
+
+
+def opencode_storage_export(session_file: Path) -> bytes:
+    """The ``opencode export`` document of a session kept in OpenCode's older JSON storage
+    (``session_file`` is ``storage/session/<project>/<id>.json``)."""
+    storage = session_file.parent.parent.parent
+    info = _read_json(session_file)
+    sid = str(info.get("id") or session_file.stem)
+    messages = []
+    for mf in sorted((storage / "message" / sid).glob("*.json")):
+        mi = _read_json(mf)
+        mid = str(mi.get("id") or mf.stem)
+        parts = [_read_json(pf) for pf in sorted((storage / "part" / mid).glob("*.json"))]
+        messages.append({"info": mi, "parts": parts})
+    return json.dumps({"info": info, "messages": messages}, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def opencode_export(item: LocalSession) -> bytes:
+    """An OpenCode session found by :func:`list_local_sessions`, as ``opencode export`` prints it."""
+    if item.path.suffix == ".db":
+        return opencode_db_export(item.path, item.ref or "")
+    return opencode_storage_export(item.path)
 
 
 def _json_obj(data: Any) -> dict[str, Any]:

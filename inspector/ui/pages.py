@@ -110,7 +110,7 @@ def _local_sessions() -> None:
 def _local_table(agent: str, items: list[Any]) -> None:
     key = "pi" if agent == "pi" else agent.replace("-", "_")
     rows = [{"project": x.project, "name": (sources._name_of(x.path) if agent == "pi" else x.title) or "",
-             "modified": x.modified, "size (MB)" if x.ref is None else "parts": round(x.size / 1e6, 2)
+             "modified": x.modified, "size (MB)" if x.ref is None else "messages": round(x.size / 1e6, 2)
              if x.ref is None else x.size, "file": x.ref or x.path.name} for x in items]
     ev = st.dataframe(pd.DataFrame(rows), hide_index=True, height=min(300, 36 * (len(rows) + 1)),
                       key=f"{key}_table", on_select="rerun", selection_mode="single-row")
@@ -122,9 +122,9 @@ def _local_table(agent: str, items: list[Any]) -> None:
     if st.button(f"Load {rows[picked[0]]['name'] or rows[picked[0]]['file']}", key=f"load_{key}"):
         try:
             if x.ref is not None:
-                from ..importers.discover import opencode_db_export
+                from ..importers.discover import opencode_export
 
-                load_bytes(opencode_db_export(x.path, x.ref), f"{x.ref}.json")
+                load_bytes(opencode_export(x), f"{x.ref}.json")
             else:
                 load_bytes(x.path.read_bytes(), str(x.path))
         except (OSError, KeyError, sqlite3.Error) as e:
