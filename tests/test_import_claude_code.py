@@ -59,3 +59,21 @@ def test_cli_info_reads_a_claude_code_transcript(capsys) -> None:  # type: ignor
     assert main(["info", str(SAMPLE)]) == 0
     out = capsys.readouterr().out
     assert "Claude Code transcript" in out and "compactions 1" in out
+
+
+def test_a_sub_agents_own_file_is_its_conversation() -> None:
+    lines = [
+        {"type": "user", "uuid": "s1", "parentUuid": None, "isSidechain": True, "agentId": "a7", "sessionId": "x",
+         "timestamp": "2026-03-03T10:00:00.000Z", "message": {"role": "user", "content": "Find the lexer tests."}},
+        {"type": "assistant", "uuid": "s2", "parentUuid": "s1", "isSidechain": True, "agentId": "a7", "sessionId": "x",
+         "timestamp": "2026-03-03T10:00:02.000Z",
+         "message": {"id": "m1", "role": "assistant", "model": "claude-haiku-4-5", "stop_reason": "end_turn",
+                     "content": [{"type": "text", "text": "test/lexer.test.ts"}],
+                     "usage": {"input_tokens": 10, "output_tokens": 5}}},
+    ]
+    import json
+
+    s = parse_any(("\n".join(json.dumps(x) for x in lines) + "\n").encode(), source="agent-a7.jsonl")
+    assert [e.message.role for e in s.entries] == ["user", "assistant"]
+    assert s.issues[1].kind == "subagent" and "a7" in s.issues[1].message
+    assert not any(i.kind == "sidechain" for i in s.issues)

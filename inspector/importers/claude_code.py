@@ -17,7 +17,9 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
 * ``microcompact_boundary`` lines (Claude Code clearing old tool results; the format is reported
   by third-party analyses, unverified): the results named in ``compactedToolIds`` keep their text
   and get ``details.claudeCode.microcompacted`` (ms), which the ``recorded`` pruning strategy reads.
-* Sidechain (sub-agent) lines are kept apart: not in the main tree, counted in an info issue.
+* Sidechain (sub-agent) lines are kept apart: not in the main tree, counted in an info issue —
+  unless every line is one (a sub-agent's own ``subagents/agent-<id>.jsonl``), which is then the
+  conversation.
   Other system lines and attachments stay in the tree as ``custom`` entries (they send nothing);
   lines outside the chain (snapshots, queue operations, titles) are counted, not imported.
 * Context size of an answer = input + cache creation + cache read tokens (recorded as pi's
@@ -102,6 +104,9 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     pending_boundary: int | None = None
     microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
     session_id = next((o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code")
+    # a sub-agent's own file (subagents/agent-<id>.jsonl): every line is a sidechain; it is the conversation
+    chain = [o for _, o in objs if isinstance(o.get("uuid"), str)]
+    subagent_file = bool(chain) and all(o.get("isSidechain") for o in chain)
     cwd = next((o.get("cwd") for _, o in objs if isinstance(o.get("cwd"), str) and o.get("cwd")), None)
 
     def parent_of(o: dict[str, Any]) -> str | None:
@@ -119,7 +124,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
         if not isinstance(uid, str):
             outside += 1
             return
-        if o.get("isSidechain"):
+        if o.get("isSidechain") and not subagent_file:
             sidechain += 1
             return
         ts = o.get("timestamp")
@@ -228,6 +233,10 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     if outside:
         issues.append(LoadIssue("outside-chain", "info", f"{outside} bookkeeping line(s) (snapshots, queue operations, titles) not imported"))
     issues.insert(0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model"))
+    if subagent_file:
+        agent = next((o.get("agentId") for o in chain if isinstance(o.get("agentId"), str)), None)
+        issues.insert(1, LoadIssue("subagent", "info", "a sub-agent's transcript" + (f" (agent {agent})" if agent else "")
+                                   + ": its sidechain lines are the conversation"))
     header = SessionHeader(id=str(session_id), cwd=cwd, version=3)
     return _build(header, entries, lines_of, issues, source, 3, False)
 
