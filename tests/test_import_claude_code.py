@@ -77,3 +77,71 @@ def test_a_sub_agents_own_file_is_its_conversation() -> None:
     assert [e.message.role for e in s.entries] == ["user", "assistant"]
     assert s.issues[1].kind == "subagent" and "a7" in s.issues[1].message
     assert not any(i.kind == "sidechain" for i in s.issues)
+
+
+def _cc(lines: list[dict]) -> bytes:  # type: ignore[type-arg]
+    import json
+
+    base = {"sessionId": "p", "isSidechain": False, "userType": "external", "cwd": "/w"}
+    return ("\n".join(json.dumps({**base, **x}) for x in lines) + "\n").encode()
+
+
+def _u(uid: str, parent: str | None, text: str, **kw):  # type: ignore[no-untyped-def]
+    return {"type": "user", "uuid": uid, "parentUuid": parent, "timestamp": "2026-03-03T10:00:00.000Z",
+            "message": {"role": "user", "content": text}, **kw}
+
+
+def _a(uid: str, parent: str, text: str, mid: str, inp: int):  # type: ignore[no-untyped-def]
+    return {"type": "assistant", "uuid": uid, "parentUuid": parent, "timestamp": "2026-03-03T10:00:01.000Z",
+            "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+                        "content": [{"type": "text", "text": text}],
+                        "usage": {"input_tokens": inp, "output_tokens": 5}}}
+
+
+def _preserved_session(meta_key: str = "preservedSegment") -> bytes:
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": None,
+                "logicalParentUuid": "a3", "timestamp": "2026-03-03T10:05:00.000Z", "content": "Conversation compacted",
+                "compactMetadata": {"trigger": "auto", "preTokens": 150000}}
+    if meta_key == "preservedSegment":
+        boundary["compactMetadata"]["preservedSegment"] = {"headUuid": "u2", "anchorUuid": "s", "tailUuid": "a3"}
+    else:
+        boundary["compactMetadata"]["preservedMessages"] = {"uuids": ["u2", "a2", "u3", "a3"]}
+    return _cc([
+        _u("u1", None, "first question"), _a("a1", "u1", "first answer", "m1", 100),
+        _u("u2", "a1", "second question"), _a("a2", "u2", "second answer", "m2", 200),
+        _u("u3", "a2", "third question"), _a("a3", "u3", "third answer", "m3", 300),
+        boundary,
+        _u("s", "b", "This session is being continued from a previous conversation. Summary: q1.",
+           isCompactSummary=True, isVisibleInTranscriptOnly=True),
+        # on disk the next prompt hangs off the preserved tail (Claude Code relinks it on load)
+        _u("u4", "a3", "fourth question"), _a("a4", "u4", "fourth answer", "m4", 50),
+    ])
+
+
+def test_a_preserved_segment_stays_after_the_summary() -> None:
+    for key in ("preservedSegment", "preservedMessages"):
+        s = parse_any(_preserved_session(key), source="p.jsonl")
+        comp = next(e for e in s.entries if e.type == "compaction")
+        assert comp.firstKeptEntryId == "u2" and comp.parentId == "a3", key
+        assert s.fork_points == () and len(s.leaves) == 1, key  # u4 continues after the compaction, not beside it
+        ctx = build_session_context(s)
+        texts = []
+        for cm in ctx.messages:
+            m = cm.message
+            body = getattr(m, "summary", None) or getattr(m, "content", "")
+            texts.append((cm.role, body if isinstance(body, str) else body[0].text))
+        assert texts == [("compactionSummary", "This session is being continued from a previous conversation. Summary: q1."),
+                         ("user", "second question"), ("assistant", "second answer"),
+                         ("user", "third question"), ("assistant", "third answer"),
+                         ("user", "fourth question"), ("assistant", "fourth answer")], key
+        assert not [i for i in s.issues if i.kind == "preserved-segment"], key
+
+
+def test_a_preserved_segment_naming_a_missing_message_is_reported() -> None:
+    data = _preserved_session().replace(b'"headUuid": "u2"', b'"headUuid": "gone"')
+    s = parse_any(data, source="p.jsonl")
+    comp = next(e for e in s.entries if e.type == "compaction")
+    assert comp.firstKeptEntryId is None
+    bad = [i for i in s.issues if i.kind == "preserved-segment"]
+    assert len(bad) == 1 and bad[0].line == 7 and "gone" in bad[0].message
+    assert [m.role for m in build_session_context(s).messages] == ["compactionSummary", "user", "assistant"]

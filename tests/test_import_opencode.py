@@ -149,3 +149,57 @@ def test_a_file_of_no_known_format_says_which_formats_were_tried(tmp_path: Path)
             assert first.kind == "format-unrecognised" and first.severity == "error"
             assert all(x in first.message for x in ("pi session", "Claude Code", "Codex", "OpenCode"))
     assert load_any(SAMPLE).issues[0].kind == "format"  # a recognised file says what it is instead
+
+
+def _tail_export(tail: str | None) -> bytes:
+    def user(mid: str, text: str, t: int, *parts: dict) -> dict:  # type: ignore[type-arg]
+        return {"info": {"id": mid, "sessionID": "ses_t", "role": "user", "time": {"created": t}},
+                "parts": [{"type": "text", "text": text}] if text else list(parts)}
+
+    def answer(mid: str, parent: str, text: str, t: int, *, summary: bool = False) -> dict:  # type: ignore[type-arg]
+        tokens = {"input": 100 * t, "output": 10, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+        info = {"id": mid, "sessionID": "ses_t", "role": "assistant", "parentID": parent, "time": {"created": t},
+                "modelID": "m", "providerID": "p", "finish": "stop", "tokens": tokens, "cost": 0}
+        if summary:
+            info["summary"] = True
+        return {"info": info, "parts": [{"type": "step-start"}, {"type": "text", "text": text},
+                                        {"type": "step-finish", "tokens": tokens}]}
+
+    comp = {"type": "compaction", "auto": True}
+    if tail is not None:
+        comp["tail_start_id"] = tail
+    doc = {"info": {"id": "ses_t", "title": "tail", "directory": "/w"}, "messages": [
+        user("msg_1", "first", 1), answer("msg_2", "msg_1", "one", 2),
+        user("msg_3", "second", 3), answer("msg_4", "msg_3", "two", 4),
+        user("msg_5", "", 5, comp), answer("msg_6", "msg_5", "SUMMARY of first", 6, summary=True),
+        user("msg_7", "third", 7), answer("msg_8", "msg_7", "three", 8)]}
+    return json.dumps(doc, indent=2).encode()
+
+
+def _texts(s) -> list[str]:  # type: ignore[no-untyped-def]
+    out = []
+    for cm in build_session_context(s).messages:
+        m = cm.message
+        body = getattr(m, "summary", None) or m.content
+        out.append(body if isinstance(body, str) else body[0].text)
+    return out
+
+
+def test_a_retained_tail_stays_after_the_summary() -> None:
+    s = parse_any(_tail_export("msg_3"), source="t.json")
+    comp = next(e for e in s.entries if e.type == "compaction")
+    assert comp.firstKeptEntryId is not None and comp.details["tailStartId"] == "msg_3"
+    assert _texts(s) == ["SUMMARY of first", "second", "two", "third", "three"]
+    assert not [i for i in s.issues if i.kind == "retained-tail"]
+    # without a tail, or with the tail starting at the request itself, nothing is kept
+    for tail in (None, "msg_5"):
+        s = parse_any(_tail_export(tail), source="t.json")
+        assert _texts(s) == ["SUMMARY of first", "third", "three"], tail
+        assert not [i for i in s.issues if i.kind == "retained-tail"], tail
+
+
+def test_a_retained_tail_naming_no_earlier_message_is_reported() -> None:
+    s = parse_any(_tail_export("msg_404"), source="t.json")
+    assert _texts(s) == ["SUMMARY of first", "third", "three"]
+    bad = [i for i in s.issues if i.kind == "retained-tail"]
+    assert len(bad) == 1 and "msg_404" in bad[0].message and bad[0].line is not None and bad[0].line > 1

@@ -12,8 +12,14 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   mistaken for branches.
 * ``system`` lines with ``subtype: compact_boundary`` start a new chain (``parentUuid: null``); they
   are re-attached to ``logicalParentUuid`` and, with the following ``isCompactSummary`` user
-  message, become one compaction whose summary is that message and whose kept part is empty
-  (Claude Code keeps nothing verbatim; ``tokensBefore`` = ``compactMetadata.preTokens``).
+  message, become one compaction whose summary is that message (``tokensBefore`` =
+  ``compactMetadata.preTokens``). A classic compaction keeps nothing verbatim. A newer boundary
+  may carry ``compactMetadata.preservedSegment{headUuid, anchorUuid, tailUuid}``: messages head…tail,
+  already written before the boundary, stay in the context after the summary. Claude Code relinks
+  them when it reads the file (head after the anchor, the anchor's other children after the tail);
+  here the same thing is pi's shape: the compaction's ``firstKeptEntryId`` is the head, and lines
+  written after the boundary that hang off the tail (or the anchor) continue after the compaction.
+  An older ``preservedMessages{uuids}`` list is read the same way (first and last uuid).
 * ``microcompact_boundary`` lines (Claude Code clearing old tool results; the format is reported
   by third-party analyses, unverified): the results named in ``compactedToolIds`` keep their text
   and get ``details.claudeCode.microcompacted`` (ms), which the ``recorded`` pruning strategy reads.
@@ -103,6 +109,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     sidechain = outside = 0
     pending_boundary: int | None = None
     microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
+    relink: dict[str, str] = {}  # preserved tail uuid -> the compaction later lines continue after
     session_id = next((o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code")
     # a sub-agent's own file (subagents/agent-<id>.jsonl): every line is a sidechain; it is the conversation
     chain = [o for _, o in objs if isinstance(o.get("uuid"), str)]
@@ -111,7 +118,10 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
 
     def parent_of(o: dict[str, Any]) -> str | None:
         p = o.get("parentUuid")
-        return alias.get(p, p) if isinstance(p, str) else None
+        if not isinstance(p, str):
+            return None
+        p = relink.get(p, p)
+        return alias.get(p, p)
 
     def add(entry: Any, line: int) -> None:
         entries.append(entry)
@@ -211,10 +221,27 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             meta = o.get("compactMetadata") or o.get("compact_metadata") or {}
             logical = o.get("logicalParentUuid")
             parent = alias.get(logical, logical) if isinstance(logical, str) else parent_of(o)
+            head, tail = _preserved(meta)
+            known = {e.id for e in entries}
+            first_kept = alias.get(head, head) if head is not None else None
+            if first_kept not in known:
+                if head is not None:
+                    issues.append(LoadIssue("preserved-segment", "warning", f"the compaction's preserved messages start "
+                                            f"at {head}, which is not in the file; the replay keeps nothing", line=n))
+                first_kept = None
             pending_boundary = len(entries)
-            add(CompactionEntry(id=uid, parentId=parent, timestamp=ts, summary="", firstKeptEntryId=None,
+            details: dict[str, Any] = {"trigger": meta.get("trigger")}
+            if first_kept is not None:
+                details["preservedSegment"] = {"head": head, "tail": tail}
+            add(CompactionEntry(id=uid, parentId=parent, timestamp=ts, summary="", firstKeptEntryId=first_kept,
                                 tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
-                                details={"trigger": meta.get("trigger")}), n)
+                                details=details), n)
+            if isinstance(tail, str):
+                relink[tail] = uid  # later lines hanging off the tail continue after the compaction
+                if first_kept is not None and alias.get(tail, tail) != parent:
+                    issues.append(LoadIssue("preserved-segment", "warning", "the compaction's preserved messages do not "
+                                            "end where the conversation did before it; the replay keeps everything "
+                                            f"from {head} up to the compaction", line=n))
         else:
             att = o.get("attachment")
             sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
@@ -239,6 +266,22 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                                    + ": its sidechain lines are the conversation"))
     header = SessionHeader(id=str(session_id), cwd=cwd, version=3)
     return _build(header, entries, lines_of, issues, source, 3, False)
+
+
+def _preserved(meta: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(head uuid, tail uuid) of the messages a compaction preserved verbatim, if it says so."""
+    seg = meta.get("preservedSegment") or meta.get("preserved_segment")
+    if isinstance(seg, dict):
+        head = seg.get("headUuid", seg.get("head_uuid"))
+        tail = seg.get("tailUuid", seg.get("tail_uuid"))
+        return (head if isinstance(head, str) else None, tail if isinstance(tail, str) else None)
+    pm = meta.get("preservedMessages") or meta.get("preserved_messages")
+    uuids = pm.get("uuids") if isinstance(pm, dict) else pm
+    if isinstance(uuids, list):
+        uuids = [u for u in uuids if isinstance(u, str)]
+        if uuids:
+            return uuids[0], uuids[-1]
+    return None, None
 
 
 def _mark_microcompacted(entries: list[Any], microcompacted: dict[str, Any]) -> None:

@@ -24,10 +24,13 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
 * **Compaction**: a user message with a ``compaction`` part (the request, shown to the model as
   "What did we do so far?") answered by an assistant message with ``summary: true`` becomes one
   compaction entry: summary = the answer's text, ``tokensBefore`` = the last step's context size
-  (input + cache read + cache write), nothing kept by ``firstKeptEntryId`` (OpenCode's
-  ``filterCompacted`` starts the model's history at that request). Difference left: OpenCode sends
-  the request and the summary as a user/assistant pair; pi's context carries the summary as one
-  user-side message. The newer ``tail_start_id`` (a retained tail) is reported, not reproduced.
+  (input + cache read + cache write). Without ``tail_start_id`` nothing is kept (OpenCode's
+  ``filterCompacted`` starts the model's history at that request). With the newer
+  ``tail_start_id`` (a retained tail of recent messages), ``firstKeptEntryId`` is the first entry
+  of that message: the context is summary, tail, later messages — the order of newer OpenCode,
+  which moves the summary exchange before the tail (earlier builds sent the tail first, in time
+  order). Difference left: OpenCode sends the request and the summary as a user/assistant pair;
+  pi's context carries the summary as one user-side message.
 * Other parts (``subtask``, ``agent``, ``patch``, ``snapshot``, ``retry``) send nothing and are
   counted.
 """
@@ -114,6 +117,7 @@ class _Importer:
         self.context_tokens = 0
         self.model: tuple[str | None, str | None] | None = None
         self.pending_compaction: tuple[int, Any, dict[str, Any]] | None = None  # (line, ts, part)
+        self.first_entry: dict[str, int] = {}  # OpenCode message id -> index of its first entry
 
     def _add(self, eid: str, line: int, ts: Any, obj: dict[str, Any]) -> None:
         if any(r["id"] == eid for r in self.raw[-3:]):
@@ -154,6 +158,7 @@ class _Importer:
                 continue
             parts = [p for p in parts if isinstance(p, dict)]
             mid = str(mi.get("id") or f"m{k}")
+            self.first_entry.setdefault(mid, len(self.raw))
             try:
                 if mi["role"] == "user":
                     self._user(mid, line, mi, parts)
@@ -213,11 +218,18 @@ class _Importer:
             details: dict[str, Any] = {"agent": "opencode", "auto": bool(comp.get("auto"))}
             if comp.get("overflow"):
                 details["overflow"] = True
-            if comp.get("tail_start_id"):
-                details["tailStartId"] = comp["tail_start_id"]
-                self.issues.append(LoadIssue("retained-tail", "info", "this compaction kept a tail of recent "
-                                             "messages (tail_start_id); the replay shows the summary only", line=line))
-            self._add(f"oc-{mid}", line0, ts0, {"type": "compaction", "summary": text, "firstKeptEntryId": None,
+            first_kept = None
+            tail = comp.get("tail_start_id")
+            if tail:
+                details["tailStartId"] = tail
+                k = self.first_entry.get(tail) if isinstance(tail, str) else None
+                if k is not None and k < len(self.raw):
+                    first_kept = self.raw[k]["id"]
+                elif k is None:  # (k == len: the tail starts at the request itself, so nothing is kept)
+                    self.issues.append(LoadIssue("retained-tail", "warning", f"this compaction keeps the messages from "
+                                                 f"{tail!s:.60}, which is not before it in the export; the replay keeps "
+                                                 "nothing", line=line0))
+            self._add(f"oc-{mid}", line0, ts0, {"type": "compaction", "summary": text, "firstKeptEntryId": first_kept,
                                                 "tokensBefore": self.context_tokens, "details": details})
             return
         if self.pending_compaction is not None:  # a compaction request that got no summary
