@@ -145,3 +145,30 @@ def test_a_preserved_segment_naming_a_missing_message_is_reported() -> None:
     bad = [i for i in s.issues if i.kind == "preserved-segment"]
     assert len(bad) == 1 and bad[0].line == 7 and "gone" in bad[0].message
     assert [m.role for m in build_session_context(s).messages] == ["compactionSummary", "user", "assistant"]
+
+
+def test_preserved_messages_written_after_the_summary_follow_it_after_a_rewind() -> None:
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "cb", "parentUuid": None,
+                "logicalParentUuid": "b2a2", "timestamp": "2026-03-03T10:30:00.000Z", "content": "Conversation compacted",
+                "compactMetadata": {"trigger": "auto", "preTokens": 150000,
+                                    "preservedSegment": {"headUuid": "b2a", "anchorUuid": "cs", "tailUuid": "b2a2"},
+                                    "preservedMessages": {"uuids": ["b2a", "b2u2", "b2a2"]}}}
+    s = parse_any(_cc([
+        _u("u1", None, "start"), _a("a1", "u1", "ready", "m1", 10),
+        _u("b1u", "a1", "first attempt"), _a("b1a", "b1u", "first answer", "m2", 10),  # rewound
+        _u("b2u", "a1", "second attempt"), _a("b2a", "b2u", "second answer", "m3", 10),
+        _u("b2u2", "b2a", "keep going"), boundary,
+        _u("cs", "cb", "This session is being continued from a previous conversation. Plan.", isCompactSummary=True),
+        _a("b2a2", "cs", "kept going", "m4", 10),  # the tail, written after the summary
+        _u("p1u", "b2a2", "after compaction"), _a("p1a", "p1u", "final answer", "m5", 10),
+    ]), source="p.jsonl")
+    comp = next(e for e in s.entries if e.type == "compaction")
+    assert comp.firstKeptEntryId == "b2a" and comp.parentId == "b2u2"
+    assert s.entries[s.default_leaf].id == "p1a" and len(s.leaves) == 2  # the rewound attempt is the other leaf
+    assert not [i for i in s.issues if i.severity != "info"]
+    texts = []
+    for cm in build_session_context(s).messages:
+        body = getattr(cm.message, "summary", None) or cm.message.content
+        texts.append(body if isinstance(body, str) else body[0].text)
+    assert texts == ["This session is being continued from a previous conversation. Plan.", "second answer",
+                     "keep going", "kept going", "after compaction", "final answer"]

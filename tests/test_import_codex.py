@@ -125,3 +125,83 @@ def test_cli_reads_a_rollout(capsys) -> None:  # type: ignore[no-untyped-def]
     out = capsys.readouterr().out
     assert "Codex CLI rollout" in out and "compactions 1" in out
     assert main(["replay", str(SAMPLE), "--compaction", "codex", "--window", "272000"]) == 0
+
+
+def test_tool_outputs_written_as_content_items_become_blocks() -> None:
+    def line(kind: str, payload: dict) -> str:  # type: ignore[type-arg]
+        return json.dumps({"timestamp": "2026-01-02T03:04:05.000Z", "type": kind, "payload": payload})
+
+    img = "data:image/png;base64,iVBORw0KGgo="
+    data = "\n".join([
+        line("session_meta", {"id": "s", "cwd": "/w", "originator": "codex_cli_rs"}),
+        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        line("response_item", {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch", "call_id": "c1"}),
+        line("response_item", {"type": "custom_tool_call_output", "call_id": "c1",
+                               "output": [{"type": "output_text", "text": "Done!"}]}),
+        line("response_item", {"type": "function_call", "name": "view_image", "arguments": "{}", "call_id": "c2"}),
+        line("response_item", {"type": "function_call_output", "call_id": "c2",
+                               "output": {"content": [{"type": "input_text", "text": "here"},
+                                                      {"type": "input_image", "image_url": img}], "success": False}}),
+        line("response_item", {"type": "function_call", "name": "x", "arguments": "{}", "call_id": "c3"}),
+        line("response_item", {"type": "function_call_output", "call_id": "c3", "output": [1, 2]}),
+    ]).encode() + b"\n"
+    s = parse_any(data, source="r.jsonl")
+    results = [e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"]
+    assert [b.text for b in results[0].content] == ["Done!"] and not results[0].isError
+    assert [b.type for b in results[1].content] == ["text", "image"] and results[1].isError
+    assert results[1].content[1].mimeType == "image/png" and results[1].content[1].data == "iVBORw0KGgo="
+    assert results[2].content[0].text == "[1, 2]"  # an unknown shape is kept as its JSON
+
+
+def _rollout(*items: tuple[str, dict]) -> bytes:  # type: ignore[type-arg]
+    rows = [{"timestamp": f"2026-01-02T03:04:{k:02d}.000Z", "type": kind, "payload": p}
+            for k, (kind, p) in enumerate([("session_meta", {"id": "s", "cwd": "/w"}), *items])]
+    return ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+
+
+def _user(text: str) -> tuple[str, dict]:  # type: ignore[type-arg]
+    return ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+
+
+def _say(text: str) -> tuple[str, dict]:  # type: ignore[type-arg]
+    return ("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
+
+
+def _env() -> tuple[str, dict]:  # type: ignore[type-arg]
+    return ("response_item", {"type": "message", "role": "user",
+                              "content": [{"type": "input_text", "text": "<environment_context>cwd=/w</environment_context>"}]})
+
+
+def _texts(s) -> list[str]:  # type: ignore[no-untyped-def]
+    out = []
+    for cm in build_session_context(s).messages:
+        m = cm.message
+        body = getattr(m, "summary", None) or m.content
+        out.append(body if isinstance(body, str) else "".join(getattr(b, "text", "") for b in body))
+    return out
+
+
+def test_a_rollback_drops_the_newest_turns_into_an_abandoned_branch() -> None:
+    s = parse_any(_rollout(_env(), _user("one"), _say("1"), _user("two"), _say("2"), _env(), _user("three"), _say("3"),
+                           ("event_msg", {"type": "thread_rolled_back", "num_turns": 2}),
+                           _user("four"), _say("4")), source="r.jsonl")
+    assert _texts(s) == ["<environment_context>cwd=/w</environment_context>", "one", "1", "four", "4"]
+    assert len(s.leaves) == 2 and len(s.fork_points) == 1  # "two" … "3" kept as the abandoned branch
+    info = [i for i in s.issues if i.kind == "rollback"]
+    assert len(info) == 1 and info[0].line == 10 and "2 turn(s)" in info[0].message
+    # more turns than there are: everything from the first user message goes, the context before it stays
+    s = parse_any(_rollout(_env(), _user("one"), _say("1"), ("event_msg", {"type": "thread_rolled_back", "num_turns": 5}),
+                           _user("again"), _say("a")), source="r.jsonl")
+    assert _texts(s) == ["<environment_context>cwd=/w</environment_context>", "again", "a"]
+
+
+def test_a_compaction_without_replacement_history_keeps_the_user_messages_codex_rebuilds() -> None:
+    long = "x" * 90_000  # 22,500 tokens by Codex's estimate: more than the 20,000 kept
+    s = parse_any(_rollout(_env(), _user(long), _say("1"), _user("short one"), _say("2"),
+                           ("compacted", {"message": "SUMMARY"}), _user("next"), _say("3")), source="r.jsonl")
+    texts = _texts(s)
+    assert texts[0] == "SUMMARY" and texts[-3:] == ["short one", "next", "3"]
+    cut = texts[1]
+    assert "tokens truncated" in cut and cut.startswith("xxx") and len(cut.encode()) < 80_100
+    rebuilt = [e for e in s.entries if getattr(e, "codex", None) == {"rebuiltHistory": True}]
+    assert len(rebuilt) == 2

@@ -17,9 +17,11 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   may carry ``compactMetadata.preservedSegment{headUuid, anchorUuid, tailUuid}``: messages head…tail,
   already written before the boundary, stay in the context after the summary. Claude Code relinks
   them when it reads the file (head after the anchor, the anchor's other children after the tail);
-  here the same thing is pi's shape: the compaction's ``firstKeptEntryId`` is the head, and lines
-  written after the boundary that hang off the tail (or the anchor) continue after the compaction.
-  An older ``preservedMessages{uuids}`` list is read the same way (first and last uuid).
+  here the same thing is pi's shape: the compaction's ``firstKeptEntryId`` is the head, the
+  compaction hangs after the last preserved message written before it (``logicalParentUuid`` when
+  that is already written), and lines written after the boundary that hang off the tail (or the
+  anchor) continue after the compaction — including preserved messages written only after the
+  summary. A ``preservedMessages{uuids}`` list is read the same way (first and last uuid).
 * ``microcompact_boundary`` lines (Claude Code clearing old tool results; the format is reported
   by third-party analyses, unverified): the results named in ``compactedToolIds`` keep their text
   and get ``details.claudeCode.microcompacted`` (ms), which the ``recorded`` pruning strategy reads.
@@ -220,15 +222,31 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
         elif t == "system" and o.get("subtype") == "compact_boundary":
             meta = o.get("compactMetadata") or o.get("compact_metadata") or {}
             logical = o.get("logicalParentUuid")
-            parent = alias.get(logical, logical) if isinstance(logical, str) else parent_of(o)
-            head, tail = _preserved(meta)
-            known = {e.id for e in entries}
-            first_kept = alias.get(head, head) if head is not None else None
-            if first_kept not in known:
-                if head is not None:
-                    issues.append(LoadIssue("preserved-segment", "warning", f"the compaction's preserved messages start "
-                                            f"at {head}, which is not in the file; the replay keeps nothing", line=n))
-                first_kept = None
+            head, tail, members = _preserved(meta)
+            parent_ids = {e.id: e.parentId for e in entries}
+
+            def seen(u: Any) -> str | None:  # the entry a uuid written before this line became
+                return alias.get(u, u) if isinstance(u, str) and alias.get(u, u) in parent_ids else None
+
+            first_kept = seen(head)
+            if head is not None and first_kept is None:
+                issues.append(LoadIssue("preserved-segment", "warning", f"the compaction's preserved messages start "
+                                        f"at {head!s:.60}, which is not written before it; the replay keeps nothing",
+                                        line=n))
+            parent = seen(logical)
+            if parent is None and first_kept is not None:
+                # the last preserved message written before the boundary (later ones follow the summary)
+                parent = next((seen(u) for u in [tail, *reversed(members)] if seen(u)), first_kept)
+            if parent is None:
+                parent = alias.get(logical, logical) if isinstance(logical, str) else parent_of(o)
+            if first_kept is not None:
+                a: str | None = parent
+                while a is not None and a != first_kept:
+                    a = parent_ids.get(a)
+                if a is None:
+                    issues.append(LoadIssue("preserved-segment", "warning", f"the compaction's preserved messages "
+                                            f"(from {head!s:.60}) are not on the conversation before it; the replay "
+                                            "keeps nothing", line=n))
             pending_boundary = len(entries)
             details: dict[str, Any] = {"trigger": meta.get("trigger")}
             if first_kept is not None:
@@ -236,12 +254,8 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             add(CompactionEntry(id=uid, parentId=parent, timestamp=ts, summary="", firstKeptEntryId=first_kept,
                                 tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
                                 details=details), n)
-            if isinstance(tail, str):
+            if seen(tail) is not None:
                 relink[tail] = uid  # later lines hanging off the tail continue after the compaction
-                if first_kept is not None and alias.get(tail, tail) != parent:
-                    issues.append(LoadIssue("preserved-segment", "warning", "the compaction's preserved messages do not "
-                                            "end where the conversation did before it; the replay keeps everything "
-                                            f"from {head} up to the compaction", line=n))
         else:
             att = o.get("attachment")
             sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
@@ -268,20 +282,21 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     return _build(header, entries, lines_of, issues, source, 3, False)
 
 
-def _preserved(meta: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(head uuid, tail uuid) of the messages a compaction preserved verbatim, if it says so."""
+def _preserved(meta: dict[str, Any]) -> tuple[str | None, str | None, list[str]]:
+    """(head uuid, tail uuid, listed uuids) of the messages a compaction preserved verbatim, if it
+    says so: ``preservedSegment{headUuid, tailUuid}``, else the first and last of
+    ``preservedMessages{uuids}``."""
+    pm = meta.get("preservedMessages") or meta.get("preserved_messages")
+    uuids = pm.get("uuids") if isinstance(pm, dict) else pm
+    members = [u for u in uuids if isinstance(u, str)] if isinstance(uuids, list) else []
     seg = meta.get("preservedSegment") or meta.get("preserved_segment")
     if isinstance(seg, dict):
         head = seg.get("headUuid", seg.get("head_uuid"))
         tail = seg.get("tailUuid", seg.get("tail_uuid"))
-        return (head if isinstance(head, str) else None, tail if isinstance(tail, str) else None)
-    pm = meta.get("preservedMessages") or meta.get("preserved_messages")
-    uuids = pm.get("uuids") if isinstance(pm, dict) else pm
-    if isinstance(uuids, list):
-        uuids = [u for u in uuids if isinstance(u, str)]
-        if uuids:
-            return uuids[0], uuids[-1]
-    return None, None
+        return (head if isinstance(head, str) else None, tail if isinstance(tail, str) else None, members)
+    if members:
+        return members[0], members[-1], members
+    return None, None, members
 
 
 def _mark_microcompacted(entries: list[Any], microcompacted: dict[str, Any]) -> None:

@@ -16,8 +16,9 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   assistant message, closed by the next input item. ``function_call.arguments`` is a JSON *string*:
   parsed when it is an object, else kept as ``{"input": <string>}`` (custom tools' free-form input
   too). Outputs (``function_call_output``, ``custom_tool_call_output``) become tool results joined
-  on ``call_id``; a JSON-string output with ``metadata.exit_code`` ≠ 0, or ``success: false``, is an
-  error result.
+  on ``call_id``. An output is a string, a list of content items (text and ``input_image``, which
+  become text and image blocks) or ``{content, success}``; a JSON-string output with
+  ``metadata.exit_code`` ≠ 0, or ``success: false``, is an error result.
 * User-role items that are injected context (``<environment_context>``, ``<user_instructions>``,
   AGENTS.md) and ``developer`` items are sent to the model but were not typed by the user: they
   become ``custom_message`` entries (``codex/context``, ``codex/developer``), which pi sends as
@@ -33,9 +34,15 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   ``tokensBefore`` = the last recorded context size, nothing kept by ``firstKeptEntryId``. The
   replacement history — exactly what the model sees afterwards — is re-emitted right after it
   (its summary item left out, since the compaction entry already carries the summary), each entry
-  marked ``"codex": {"replacementHistory": true}``. Difference left: Codex puts the summary
+  marked ``"codex": {"replacementHistory": true}``. Without a replacement history (older
+  rollouts) Codex rebuilds it on resume (``build_compacted_history``): the history's user
+  messages within 20,000 tokens, then the summary; those user messages are re-emitted the same
+  way, marked ``"codex": {"rebuiltHistory": true}``. Difference left: Codex puts the summary
   *after* the kept user messages, pi's context puts it first. A ``compaction`` response item
   (server-side, encrypted) becomes a compaction whose summary says it cannot be read.
+* ``event_msg/thread_rolled_back{num_turns}`` (the user undid turns): Codex drops the newest
+  ``num_turns`` user turns from its history. Here they stay as an abandoned branch of the tree
+  and the rollout continues from where they started — pi's shape for an undo.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..policies import CODEX_SUMMARY_PREFIX, CODEX_USER_MESSAGE_MAX_TOKENS
 from ..session.loader import _build, _parse_json, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session, iso_to_ms
@@ -120,22 +128,50 @@ def _arguments(raw: Any) -> Any:
     return {} if raw is None else {"input": raw}
 
 
-def _output(raw: Any) -> tuple[str, bool]:
-    """A tool output's text and whether it failed."""
-    if isinstance(raw, dict):  # {content, success} in newer rollouts
-        text = raw.get("content")
-        text = text if isinstance(text, str) else json.dumps(raw, ensure_ascii=False)
-        return text, raw.get("success") is False
+def _items(raw: list[Any]) -> list[dict[str, Any]] | None:
+    """An output written as content items (``[{type: input_text|output_text, text} |
+    {type: input_image, image_url}]``) as pi content blocks; None if it is some other list."""
+    if not raw or not all(isinstance(c, dict) and c.get("type") in ("input_text", "output_text", "text", "input_image")
+                          for c in raw):
+        return None
+    return _user_blocks(raw)
+
+
+def _output(raw: Any) -> tuple[list[dict[str, Any]], bool]:
+    """A tool output's content blocks and whether it failed. Codex writes an output as a string, as
+    content items, or (some versions) as ``{content, success}`` whose content is either of those."""
+    def text(t: str) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": t}]
+
+    if isinstance(raw, dict):
+        c = raw.get("content")
+        blocks = text(c) if isinstance(c, str) else _items(c) if isinstance(c, list) else None
+        return blocks or text(json.dumps(raw, ensure_ascii=False)), raw.get("success") is False
+    if isinstance(raw, list):
+        return _items(raw) or text(json.dumps(raw, ensure_ascii=False)), False
     if not isinstance(raw, str):
-        return ("" if raw is None else json.dumps(raw, ensure_ascii=False)), False
+        return text("" if raw is None else json.dumps(raw, ensure_ascii=False)), False
     try:
         v = json.loads(raw)
     except ValueError:
-        return raw, False
+        return text(raw), False
     if isinstance(v, dict) and "output" in v and isinstance(v.get("metadata"), dict):  # older shell outputs
         code = v["metadata"].get("exit_code")
-        return str(v["output"]), isinstance(code, int) and code != 0
-    return raw, False
+        return text(str(v["output"])), isinstance(code, int) and code != 0
+    return text(raw), False
+
+
+def _truncate_middle(text: str, tokens: int) -> str:
+    """``text`` cut to about ``tokens`` tokens (4 bytes each), keeping its start and end around a
+    marker saying how much was removed, as Codex's token truncation does."""
+    raw = text.encode("utf-8")
+    budget = tokens * 4
+    if len(raw) <= budget:
+        return text
+    head = raw[: budget // 2].decode("utf-8", "ignore")
+    tail = raw[len(raw) - budget // 2:].decode("utf-8", "ignore")
+    removed = (len(raw) - budget + 3) // 4
+    return f"{head}…{removed} tokens truncated…{tail}"
 
 
 class _Importer:
@@ -155,15 +191,35 @@ class _Importer:
         self.meta: dict[str, Any] = {}
         self.skipped: dict[str, int] = {}
         self.n_ids = 0
+        self.head: str | None = None  # the entry the next one continues (moves back on a rollback)
+        self.index: dict[str, int] = {}  # entry id -> index in self.raw
+        self.rollbacks: list[tuple[int, int]] = []  # (line, user turns dropped)
 
     # -- entries ----------------------------------------------------------------------------
 
     def _add(self, line: int, ts: Any, obj: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
         self.n_ids += 1
         eid = f"cx{line:06d}" + (f"-{self.n_ids}" if self.raw and self.raw[-1]["id"].startswith(f"cx{line:06d}") else "")
-        parent = self.raw[-1]["id"] if self.raw else None
-        self.raw.append({**obj, "id": eid, "parentId": parent, "timestamp": ts, **(extra or {})})
+        self.index[eid] = len(self.raw)
+        self.raw.append({**obj, "id": eid, "parentId": self.head, "timestamp": ts, **(extra or {})})
         self.lines.append(line)
+        self.head = eid
+
+    def _history(self) -> list[int]:
+        """Indexes of the entries of Codex's current history: the chain back to (not including)
+        the latest compaction, oldest first."""
+        out: list[int] = []
+        k = self.index.get(self.head) if self.head is not None else None
+        while k is not None and self.raw[k].get("type") != "compaction":
+            out.append(k)
+            parent = self.raw[k].get("parentId")
+            k = self.index.get(parent) if isinstance(parent, str) else None
+        out.reverse()
+        return out
+
+    def _is_user_turn(self, k: int) -> bool:
+        m = self.raw[k].get("message")
+        return self.raw[k].get("type") == "message" and isinstance(m, dict) and m.get("role") == "user"
 
     def _flush(self) -> None:
         if self.pending is None:
@@ -234,10 +290,10 @@ class _Importer:
             if cid not in self.tool_names:
                 self.issues.append(LoadIssue("orphan-output", "warning",
                                              f"tool output for call_id {cid!r}, which no earlier call has", line=line))
-            text, failed = _output(p.get("output"))
+            blocks, failed = _output(p.get("output"))
             self._add(line, ts, {"type": "message", "message": {
                 "role": "toolResult", "toolCallId": cid, "toolName": self.tool_names.get(cid, ""),
-                "content": [{"type": "text", "text": text}], "isError": failed, "timestamp": iso_to_ms(ts)}}, extra)
+                "content": blocks, "isError": failed, "timestamp": iso_to_ms(ts)}}, extra)
         elif t == "compaction":  # server-side compaction: an encrypted summary
             self._flush()
             self._add(line, ts, {"type": "compaction", "summary": ENCRYPTED_SUMMARY, "firstKeptEntryId": None,
@@ -266,22 +322,76 @@ class _Importer:
                 self.pending["usage"] = usage
             elif self.last_assistant is not None:
                 self.raw[self.last_assistant]["message"]["usage"] = usage
+        elif t == "thread_rolled_back":
+            self.rollback(line, p.get("num_turns"))
         elif t in ("user_message", "agent_message", "agent_reasoning"):
             self._skip("event (repeats a response item)")
         else:
             self._skip(f"event {t!r}")
 
+    def rollback(self, line: int, num_turns: Any) -> None:
+        """``thread_rolled_back{num_turns}``: Codex drops the newest ``num_turns`` user turns from
+        its history (``drop_last_n_user_turns``): the cut is at that user message (at the first one
+        if there are fewer), moved back over the context updates just before it. Here the dropped
+        turns stay in the tree as an abandoned branch and later entries continue from the cut."""
+        self._flush()
+        n = num_turns if isinstance(num_turns, int) and not isinstance(num_turns, bool) else 0
+        hist = self._history()
+        users = [i for i, k in enumerate(hist) if self._is_user_turn(k)]
+        if n <= 0 or not users:
+            self._skip("rollback with nothing to drop")
+            return
+        cut = users[0] if n >= len(users) else users[len(users) - n]
+        while cut - 1 > users[0] and self.raw[hist[cut - 1]].get("type") == "custom_message":
+            cut -= 1  # context updates that opened the dropped turn go with it
+        parent = self.raw[hist[cut]].get("parentId")
+        self.head = parent if isinstance(parent, str) else None
+        self.rollbacks.append((line, min(n, len(users))))
+
     def compacted(self, line: int, ts: Any, p: dict[str, Any]) -> None:
         self._flush()
         summary = str(p.get("message", ""))
+        hist = p.get("replacement_history")
+        rebuilt = None if isinstance(hist, list) else self._rebuilt_user_messages()
         self._add(line, ts, {"type": "compaction", "summary": summary, "firstKeptEntryId": None,
                              "tokensBefore": self.context_tokens, "details": {"agent": "codex"}})
-        hist = p.get("replacement_history")
         if isinstance(hist, list):
             for item in hist:
                 if isinstance(item, dict):
                     self.response_item(line, ts, item, extra={"codex": {"replacementHistory": True}}, summary=summary)
             self._flush()
+        elif rebuilt:
+            for text in rebuilt:
+                self._add(line, ts, {"type": "message", "message": {"role": "user", "content": text,
+                                                                   "timestamp": iso_to_ms(ts)}},
+                          {"codex": {"rebuiltHistory": True}})
+
+    def _rebuilt_user_messages(self) -> list[str]:
+        """What Codex puts back after a compaction recorded without ``replacement_history``
+        (``build_compacted_history``): the user messages of the history — not injected context,
+        not an earlier summary — newest first while they fit in 20,000 tokens (Codex's estimate:
+        UTF-8 bytes / 4, rounded up), the one that does not fit cut to what is left, in time order."""
+        texts = []
+        for k in self._history():
+            if self._is_user_turn(k):
+                c = self.raw[k]["message"].get("content")
+                text = c if isinstance(c, str) else "".join(str(b.get("text", "")) for b in c
+                                                            if isinstance(b, dict) and b.get("type") == "text")
+                if not text.startswith(CODEX_SUMMARY_PREFIX):
+                    texts.append(text)
+        kept: list[str] = []
+        left = CODEX_USER_MESSAGE_MAX_TOKENS
+        for text in reversed(texts):
+            tokens = (len(text.encode("utf-8")) + 3) // 4
+            if tokens <= left:
+                kept.append(text)
+                left -= tokens
+                continue
+            if left > 0:
+                kept.append(_truncate_middle(text, left))
+            break
+        kept.reverse()
+        return kept
 
     def turn_context(self, line: int, ts: Any, p: dict[str, Any]) -> None:
         model = p.get("model")
@@ -371,6 +481,9 @@ class _Importer:
         src = meta.get("source")
         if isinstance(src, dict) and "subagent" in src:
             issues.append(LoadIssue("subagent", "info", "a sub-agent's rollout (source.subagent)"))
+        for line, n in self.rollbacks:
+            issues.append(LoadIssue("rollback", "info", f"the user rolled back {n} turn(s): Codex dropped them from "
+                                    "its history; they stay in the tree as an abandoned branch", line=line))
         if self.skipped:
             listed = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
             issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
