@@ -203,3 +203,14 @@ def test_a_retained_tail_naming_no_earlier_message_is_reported() -> None:
     assert _texts(s) == ["SUMMARY of first", "third", "three"]
     bad = [i for i in s.issues if i.kind == "retained-tail"]
     assert len(bad) == 1 and "msg_404" in bad[0].message and bad[0].line is not None and bad[0].line > 1
+
+
+def test_a_pending_undo_is_reported_at_its_message() -> None:
+    doc = json.loads(_tail_export(None))
+    doc["info"]["revert"] = {"messageID": "msg_7", "snapshot": "abc"}
+    data = json.dumps(doc, indent=2).encode()
+    s = parse_any(data, source="t.json")
+    rv = [i for i in s.issues if i.kind == "revert"]
+    assert len(rv) == 1 and "1 after it" in rv[0].message
+    assert data.decode().splitlines()[rv[0].line - 1].strip() == '"id": "msg_7",'
+    assert _texts(s)[-2:] == ["third", "three"]  # kept as recorded

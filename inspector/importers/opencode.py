@@ -31,6 +31,8 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   which moves the summary exchange before the tail (earlier builds sent the tail first, in time
   order). Difference left: OpenCode sends the request and the summary as a user/assistant pair;
   pi's context carries the summary as one user-side message.
+* A pending undo (``info.revert``) is reported at its message: OpenCode removes the reverted
+  messages when the next prompt starts; they are imported as recorded (they were sent).
 * Other parts (``subtask``, ``agent``, ``patch``, ``snapshot``, ``retry``) send nothing and are
   counted.
 """
@@ -167,7 +169,28 @@ class _Importer:
             except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
                 self.issues.append(LoadIssue("invalid-message", "warning", f"message {k + 1} has a shape this "
                                              f"importer cannot read ({type(e).__name__}); skipped", line=line))
+        self._revert(info, doc["messages"], locate)
         return self._finish(info)
+
+    def _revert(self, info: dict[str, Any], messages: list[Any], locate: _Locator) -> None:
+        """A pending undo (``info.revert{messageID, partID?}``): OpenCode removes that message (or
+        its parts from ``partID``) and everything after it when the next prompt starts, so the
+        model never sees them again. They are imported as recorded, and said."""
+        rv = info.get("revert")
+        mid = rv.get("messageID") if isinstance(rv, dict) else None
+        if not isinstance(mid, str):
+            return
+        ids = [m["info"].get("id") if isinstance(m, dict) and isinstance(m.get("info"), dict) else None
+               for m in messages]
+        if mid not in ids:
+            self.issues.append(LoadIssue("revert", "info", f"the session records an undo from message {mid:.60}, "
+                                         "which is not in the export"))
+            return
+        n = len(ids) - ids.index(mid)
+        part = " (from one of its parts)" if isinstance(rv.get("partID"), str) else ""
+        self.issues.append(LoadIssue("revert", "info", f"a pending undo: OpenCode drops this message{part} and the "
+                                     f"{n - 1} after it when the next prompt starts; they are shown as recorded",
+                                     line=locate.line_of(mid)))
 
     # -- messages -----------------------------------------------------------------------------
 
