@@ -170,6 +170,18 @@ def codex_session() -> bytes:
     shell_out("call_09", "", 1)
     say("No: the README does not mention `--format` yet. Shall I add a line under \"Listing tasks\"?")
     usage(5800, 5500, 35, 0)
+    user("Yes, add it.")
+    patch("call_10", "README.md", "Listing tasks: `tasklane list`",
+          "Listing tasks: `tasklane list` (add `--format json` for JSON)")
+    usage(6100, 5700, 80, 20)
+    patched("call_10", "README.md")
+    say("Added a sentence about `--format json` under \"Listing tasks\".")
+    usage(6300, 6000, 30, 0)
+    # the user undoes that turn (/undo): Codex drops it from the history and the session goes on
+    line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}, 5000)
+    user("Actually, leave the README alone; the help text of `tasklane list` is enough.")
+    say("Understood: the README stays as it is. `tasklane list --help` already documents `--format`.")
+    usage(5900, 5500, 40, 0)
     return _dumps(out)
 
 

@@ -31,18 +31,19 @@ def test_detected_by_content_without_stealing_other_formats() -> None:
 
 def test_tree_messages_tool_pairing_usage_and_model() -> None:
     s = load_any(SAMPLE)
-    assert s.format == "codex" and s.fork_points == () and len(s.leaves) == 1
+    assert s.format == "codex" and len(s.fork_points) == 1 and len(s.leaves) == 2  # a rolled-back turn
     assert s.header.id == "0199a7c1-0000-7000-8000-00000000c0de" and s.header.cwd == "/home/dev/tasklane"
     c = s.counts_by_type()
-    # 12 model calls; 3 prompts + 2 re-emitted by the compaction; the environment context as a custom message
-    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["custom_message"]) == (12, 9, 5, 1)
+    # 15 model calls (2 in the turn rolled back); 5 prompts + 2 re-emitted by the compaction; the environment
+    # context as a custom message
+    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["custom_message"]) == (15, 10, 7, 1)
     calls = {b.id: b for m in _messages(s, "assistant") for b in m.content if b.type == "toolCall"}
     results = _messages(s, "toolResult")
-    assert [r.toolCallId for r in results] == [f"call_0{k}" for k in range(1, 10)]
+    assert [r.toolCallId for r in results] == [f"call_{k:02d}" for k in range(1, 11)]
     assert all(calls[r.toolCallId].name == r.toolName for r in results)
     assert calls["call_01"].arguments["command"] == ["bash", "-lc", "cat -n src/query/lexer.ts"]  # JSON string parsed
     assert calls["call_03"].name == "apply_patch" and calls["call_03"].arguments["input"].startswith("*** Begin Patch")
-    assert [r.isError for r in results] == [False, True, False, False, False, False, False, False, True]
+    assert [r.isError for r in results] == [False, True, False, False, False, False, False, False, True, False]
     first = _messages(s, "assistant")[0]
     assert [b.type for b in first.content] == ["thinking", "toolCall"] and "encrypted" not in json.dumps(first.raw())
     u = first.usage  # the token_count after the call: input minus cached, cached as cacheRead
@@ -51,7 +52,10 @@ def test_tree_messages_tool_pairing_usage_and_model() -> None:
     assert [m.model for m in _messages(s, "assistant")][-2:] == ["gpt-5", "gpt-5"]
     assert [e.modelId for e in s.entries if e.type == "model_change"] == ["gpt-5-codex", "gpt-5"]
     assert recorded_context_window(s) == 272000
-    assert {i.kind for i in s.issues} == {"format", "not-imported"}
+    assert {i.kind for i in s.issues} == {"format", "not-imported", "rollback"}
+    # the undone turn is off the path: the context goes from the README question straight to the new prompt
+    texts = [m.message.content[0].text if m.role == "user" else "" for m in build_session_context(s).messages]
+    assert texts[-2].startswith("Actually, leave the README alone") and not any("Yes, add it" in t for t in texts)
 
 
 def test_compaction_and_the_replacement_history_as_the_context_after_it() -> None:
@@ -71,7 +75,7 @@ def test_compaction_and_the_replacement_history_as_the_context_after_it() -> Non
 def test_replays_as_recorded_and_with_codex_policy() -> None:
     s = load_any(SAMPLE)
     r = replay(s)
-    assert len(r.steps) == 12 and r.metrics.compactions == 1
+    assert len(r.steps) == 13 and r.metrics.compactions == 1  # the path's calls, not the rolled-back turn's
     assert r.steps[0].recorded_input == 9200  # input incl. cached, as the usage recorded it
     w = replay(s, ReplaySettings(compaction="codex", context_window=2000))
     assert w.metrics.compactions >= 1
@@ -115,7 +119,7 @@ def test_a_malformed_line_is_located_and_the_rest_loads(cut: str) -> None:
         kind, line = "truncated-line", len(rows) + 1
     s = parse_any(data, source="x")
     assert [(i.kind, i.line) for i in s.issues if i.severity == "error"] == [(kind, line)]
-    assert s.counts_by_type()["message/assistant"] == 12
+    assert s.counts_by_type()["message/assistant"] == 15
 
 
 def test_cli_reads_a_rollout(capsys) -> None:  # type: ignore[no-untyped-def]
