@@ -549,6 +549,26 @@ def test_codex_preset_uses_the_window_the_rollout_records() -> None:
     assert at.selectbox(key="window_preset").value == "Custom" and at.number_input(key="window_custom").value == 272000
 
 
+def test_the_window_a_session_records_is_offered_in_the_sidebar() -> None:
+    at = fresh()
+    at.selectbox(key="sample_choice").set_value("codex-session.jsonl").run()
+    at.button(key="load_sample").click().run()
+    assert at.selectbox(key="window_preset").value == "Claude Sonnet / Opus (200k)"  # the user's choice stands
+    assert any("records a 272,000-token window" in c.value for c in at.sidebar.caption)
+    at.button(key="use_session_window").click().run()
+    assert not at.exception
+    assert at.selectbox(key="window_preset").value == "Custom" and at.number_input(key="window_custom").value == 272000
+    assert not [b for b in at.sidebar.button if b.key == "use_session_window"]  # offered only while it differs
+
+
+def test_issues_about_the_whole_file_have_an_empty_line_cell() -> None:
+    at = fresh()
+    at.selectbox(key="sample_choice").set_value("codex-session.jsonl").run()
+    at.button(key="load_sample").click().run()
+    df = next(d for d in at.dataframe if "severity" in d.value.columns).value
+    assert list(df["line"]) == ["63", "", ""]
+
+
 @pytest.mark.parametrize("sample", ["codex-session.jsonl", "opencode-session.json", "claude-code-session.jsonl"])
 def test_every_page_draws_other_agents_sessions(sample: str) -> None:
     at = fresh()

@@ -201,10 +201,11 @@ def load_page() -> None:
         if info.issues:
             st.markdown(f"**Load issues ({len(info.issues)})** — every valid entry was kept; line numbers are the "
                         "file's (1-based)")
-            st.dataframe(pd.DataFrame([{"line": i.line, "severity": i.severity, "kind": i.kind,
-                                        "message": i.message} for i in info.issues]),
+            # an issue about the whole file has no line: an empty cell, not "None"
+            st.dataframe(pd.DataFrame([{"line": "" if i.line is None else str(i.line), "severity": i.severity,
+                                        "kind": i.kind, "message": i.message} for i in info.issues]),
                          hide_index=True, key="issues_table",
-                         column_config={"line": st.column_config.NumberColumn(format="%d", width="small"),
+                         column_config={"line": st.column_config.TextColumn(width="small"),
                                         "message": st.column_config.TextColumn(width="large")})
         else:
             st.success("No load issues: every line was read.")

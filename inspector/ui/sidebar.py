@@ -92,6 +92,13 @@ def _apply_agent_preset() -> None:
         set_widgets(us.agent_preset_updates(name, st.session_state.get("session_window")))
 
 
+def _use_session_window() -> None:
+    window = st.session_state.get("session_window")
+    if window:
+        preset = us.window_preset_for(window)
+        set_widgets({"window_preset": preset, **({"window_custom": int(window)} if preset == "Custom" else {})})
+
+
 def render() -> ReplaySettings:
     """Draw the sidebar and return the settings it describes."""
     _from_query()
@@ -108,6 +115,10 @@ def render() -> ReplaySettings:
                           help="The context window the replay assumes (tokens the model accepts per call).")
     window = us.WINDOW_PRESETS[preset] or int(sb.number_input(
         "Custom window (tokens)", 1000, 10_000_000, step=1000, key="window_custom", **_v("window_custom", 200_000)))
+    recorded = st.session_state.get("session_window")
+    if recorded and recorded != window:
+        sb.caption(f"This session records a {recorded:,}-token window.")
+        sb.button(f"Use {recorded:,}", key="use_session_window", on_click=_use_session_window)
     counter = sb.selectbox(
         "Token counter", list(us.COUNTERS), format_func=us.COUNTERS.get, key="counter",
         help="How tokens are counted: pi's chars ÷ 4 estimate (what pi uses to cut), real cl100k_base counts, "
