@@ -112,6 +112,18 @@ def test_step_story_names_what_was_pruned_and_why() -> None:
     assert any("Why:" in x for x in lines) and any("newly removed" in x for x in lines)
 
 
+def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
+    from inspector.importers import load_any
+
+    pi_lines = narrate.step_story(replay(load_session(SAMPLE)), 0)
+    assert any("pi compacts after an answer" in x for x in pi_lines)
+    codex = replay(load_any(REPO / "sample_sessions" / "codex-session.jsonl"))
+    lines = narrate.step_story(codex, 0)
+    assert not any("pi compacts" in x for x in lines) and any("the agent recorded" in x for x in lines)
+    what_if = replay(codex.session, ReplaySettings(compaction="pi"))
+    assert any("pi compacts after an answer" in x for x in narrate.step_story(what_if, 0))
+
+
 def test_sweep_values_stay_within_bounds() -> None:
     assert views.sweep_values("prune_protect", 40000, 0, 1_000_000) == [10000, 20000, 30000, 40000, 60000, 80000]
     assert views.sweep_values("protected_turns", 2, 0, 50) == [0, 1, 2, 3, 4, 6]

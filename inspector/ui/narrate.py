@@ -167,7 +167,11 @@ def step_story(replay: Any, k: int, detail: Any = None) -> list[str]:
     elif st.pruned_tokens and not any(e["type"] == "pruned" for e in st.events):
         out.append(f"Pruning keeps {st.pruned_tokens:,} tokens out of this call, as decided earlier.")
     trig = None
-    if s.compaction in ("pi", "recorded") and st.tokens:
+    fmt = getattr(getattr(replay, "session", None), "format", "pi")
+    if s.compaction == "recorded" and fmt != "pi":
+        out.append("The compactions replayed are the ones the agent recorded in its file; when it would compact "
+                   "is not in the file (pick its policy in the sidebar, or the agent preset, to see its threshold).")
+    elif s.compaction in ("pi", "recorded") and st.tokens:
         trig = s.context_window - s.reserve_tokens
         if trig > 0:
             out.append(f"pi compacts after an answer once the context exceeds window − reserveTokens = {trig:,} "
