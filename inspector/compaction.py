@@ -400,6 +400,55 @@ def prepare_compaction(
     )
 
 
+def prepare_recorded_split(
+    path: Sequence[AnyEntry],
+    first_kept: int | None,
+    settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS,
+    *,
+    path_indexes: Sequence[int | None] | None = None,
+) -> CompactionPreparation | None:
+    """A preparation that follows a *recorded* split instead of pi's cut rule: everything since
+    the previous compaction up to path index ``first_kept`` (None: the whole path — the agent kept
+    nothing verbatim) is summarised. Beyond pi: this is how a summary generated here is compared
+    with one another agent (Claude Code, Codex, OpenCode) wrote, whose cut rules are not pi's.
+    The previous compaction is found by pi 0.73's rule."""
+    if not path or isinstance(path[-1], CompactionEntry):
+        return None
+    idx: Sequence[int | None] = path_indexes if path_indexes is not None else range(len(path))
+    boundary_start, prev = compaction_boundary(path, "0.73")
+    end = len(path) if first_kept is None or not boundary_start <= first_kept < len(path) else first_kept
+    to_summarize = _span(path, idx, boundary_start, end, False)
+    if not to_summarize:
+        return None
+    ops = FileOps()
+    previous_summary = None
+    if prev >= 0:
+        pc = path[prev]
+        assert isinstance(pc, CompactionEntry)
+        previous_summary = pc.summary
+        if not pc.fromHook and pc.details:
+            ops.add_details(pc.details)
+    for m in to_summarize:
+        extract_file_ops(m.message, ops)
+    kept = path[end] if end < len(path) else None
+    return CompactionPreparation(
+        firstKeptEntryId=kept.id if kept is not None and isinstance(kept.id, str) else "",
+        first_kept_path_index=end,
+        messagesToSummarize=tuple(to_summarize),
+        turnPrefixMessages=(),
+        isSplitTurn=False,
+        tokensBefore=estimate_context_tokens(context_from_path(path, idx).agent_messages).tokens,
+        previousSummary=previous_summary,
+        fileOps=ops,
+        settings=settings,
+        cut=CutPoint(firstKeptEntryIndex=end, turnStartIndex=-1, isSplitTurn=False, start=boundary_start, end=end,
+                     fallback="recorded"),
+        boundary_start=boundary_start,
+        prev_compaction_path_index=prev,
+        pi_version="0.73",
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Applying a compaction (in memory only)
 # ---------------------------------------------------------------------------------------------

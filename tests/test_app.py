@@ -330,6 +330,19 @@ def test_summaries_page_shows_the_recorded_summary_beside_a_generated_one(loaded
     assert {"recorded", "generated"} <= set(files.columns) and len(files) > 0
 
 
+@pytest.mark.parametrize(("sample", "agent", "kept"), [("codex-session.jsonl", "Codex", "its replacement"),
+                                                     ("claude-code-session.jsonl", "Claude Code", "nothing verbatim")])
+def test_summaries_of_another_agents_compaction_follow_its_own_split(sample: str, agent: str, kept: str) -> None:
+    at = page(load(fresh(), sample), "summaries")
+    assert not at.exception
+    title = at.expander[0].label
+    assert "keeps nothing verbatim" in title and "None" not in title
+    story = " ".join(m.value for m in at.markdown if "Where the cut landed" in m.value)
+    assert f"{agent} compacted here" in story and kept in story and "keepRecentTokens" not in story
+    generated = [t.value for t in at.text]
+    assert len(generated) >= 2 and "## Goal" in generated[1] and "(none stated)" not in generated[1]
+
+
 def test_summaries_page_shows_the_exact_prompt_with_custom_instructions(loaded: AppTest) -> None:
     loaded.number_input(key="keep").set_value(2000).run()
     at = page(loaded, "summaries")

@@ -172,3 +172,21 @@ def test_preserved_messages_written_after_the_summary_follow_it_after_a_rewind()
         texts.append(body if isinstance(body, str) else body[0].text)
     assert texts == ["This session is being continued from a previous conversation. Plan.", "second answer",
                      "keep going", "kept going", "after compaction", "final answer"]
+
+
+def test_a_recorded_split_summarises_what_the_agent_summarised() -> None:
+    from inspector.compaction import prepare_recorded_split
+    from inspector.ui.narrate import agent_compaction_story
+
+    s = parse_any(_preserved_session(), source="p.jsonl")
+    k = next(i for i, e in enumerate(s.entries) if e.type == "compaction")
+    path = s.path(s.parents[k])
+    kept = s.index_of("u2")
+    prep = prepare_recorded_split(s.entries_at(path), path.index(kept), path_indexes=path)
+    assert prep is not None and prep.firstKeptEntryId == "u2"
+    assert [m.entry_index for m in prep.messagesToSummarize] == [0, 1]  # first question and answer only
+    story = agent_compaction_story(s, k, len(prep.messagesToSummarize))
+    assert "Claude Code compacted here" in story[0] and "2 messages" in story[0]
+    assert any(f"from entry {kept} verbatim" in x and "preservedSegment" in x for x in story)
+    everything = prepare_recorded_split(s.entries_at(path), None, path_indexes=path)
+    assert everything is not None and len(everything.messagesToSummarize) == 6

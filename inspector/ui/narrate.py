@@ -65,6 +65,41 @@ def recorded_cut_story(session: Any, compaction_index: int, keep: int, reserve: 
     return out
 
 
+AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}
+
+
+def agent_compaction_story(session: Any, compaction_index: int, summarised: int) -> list[str]:
+    """What another agent's recorded compaction kept, in its own terms (pi's cut rule does not
+    apply to it, so it is not replayed): ``summarised`` is how many messages it replaced."""
+    e = session.entries[compaction_index]
+    agent = AGENT_NAMES.get(session.format, session.format)
+    kept = session.index_of(getattr(e, "firstKeptEntryId", None))
+    details = e.details if isinstance(getattr(e, "details", None), dict) else {}
+    out = [f"{agent} compacted here, as its file records; its cut rule is not pi's, so pi's is not replayed. "
+           f"The summary generated here summarises the same {_plural(summarised, 'message')}."]
+    if details.get("encrypted"):
+        out.append("The summary was made on the server and stored encrypted: its text cannot be read.")
+    if kept is not None:
+        why = {"claude-code": " (the boundary's preservedSegment)", "opencode": " (the compaction's tail_start_id)"}
+        out.append(f"It kept the messages from entry {kept} verbatim{why.get(session.format, '')}: they follow the "
+                   "summary in the context.")
+    else:
+        after = session.entries[compaction_index + 1:]
+        marked = [x for x in after if isinstance(getattr(x, "codex", None), dict)
+                  and (x.codex.get("replacementHistory") or x.codex.get("rebuiltHistory"))]
+        if session.format == "codex" and marked:
+            rebuilt = any(x.codex.get("rebuiltHistory") for x in marked)
+            out.append(f"Codex continued with {_plural(len(marked), 'message')} after it — "
+                       + ("the user messages it rebuilds (no replacement_history in the file)" if rebuilt
+                          else "its replacement_history, re-emitted after the compaction")
+                       + ": Codex puts the summary after them, pi's context before.")
+        else:
+            out.append("It kept nothing verbatim: the summary alone stands for everything before it.")
+    if getattr(e, "tokensBefore", 0):
+        out.append(f"The context was {int(e.tokensBefore):,} tokens before it, as the agent recorded.")
+    return out
+
+
 def prune_story(detail: Any, newly: Sequence[int] = (), limit: int = 4) -> list[str]:
     """What pruning removed from this call and why, grouped by the strategy's reasons."""
     prune = getattr(detail, "prune", None)

@@ -16,13 +16,13 @@ import pandas as pd
 import streamlit as st
 
 from ..branch_summary import prepare_branch_summary
-from ..compaction import CompactionSettings, prepare_compaction
+from ..compaction import CompactionSettings, prepare_compaction, prepare_recorded_split
 from ..info import session_info
 from ..policies import POLICIES
 from ..replay import ReplaySettings, sweep
 from . import figures, sources, views
 from . import urlstate as us
-from .narrate import notable_steps, recorded_cut_story, step_story
+from .narrate import agent_compaction_story, notable_steps, recorded_cut_story, step_story
 from .state import (
     counter_for,
     current_replay,
@@ -506,15 +506,26 @@ def summaries_page(settings: ReplaySettings) -> None:
         st.info("No compaction in this replay. Pick a what-if policy (e.g. pi) or a smaller window in the sidebar.")
     for i, rec in enumerate(recs):
         kind = "simulated" if rec.get("simulated") else "recorded"
+        keeps = rec.get("firstKeptEntryIndex")
         title = (f"Compaction {i + 1} ({kind}) before call {rec['step']}"
                  + (f" · entry {rec.get('entryIndex')}" if rec.get("entryIndex") is not None else "")
-                 + f" · keeps from entry {rec.get('firstKeptEntryIndex')}")
+                 + (f" · keeps from entry {keeps}" if keeps is not None else " · keeps nothing verbatim"))
         with st.expander(title, expanded=i == len(recs) - 1):
             prep = None
             if rec.get("simulated"):
                 story = rec.get("story") or []
                 if rec.get("reason"):
                     story = [f"Why now: {rec['reason']}.", *story]
+            elif s.format != "pi":  # another agent's compaction: its own split, not pi's cut rule
+                ei = rec["entryIndex"]
+                parent = s.parents[ei]
+                path = s.path(parent) if parent is not None and parent >= 0 else []
+                kept = s.index_of(getattr(s.entries[ei], "firstKeptEntryId", None))
+                if path:
+                    prep = memo("prep_rec", (ei,), lambda path=path, kept=kept: prepare_recorded_split(
+                        s.entries_at(path), path.index(kept) if kept in path else None,
+                        CompactionSettings(reserveTokens=settings.reserve_tokens), path_indexes=path))
+                story = agent_compaction_story(s, ei, len(prep.messagesToSummarize) if prep else 0)
             else:
                 ei = rec["entryIndex"]
                 story = memo("cut", (ei, settings.keep_recent_tokens, settings.pi_version),
@@ -565,6 +576,8 @@ def summaries_page(settings: ReplaySettings) -> None:
                                     "tokens")
                         with st.container(height=420):
                             st.text(gen.text)
+                    elif s.format != "pi":
+                        st.info("Nothing before this compaction to summarise.")
                     else:
                         st.info("pi would not compact at this point with these settings.")
             if len(texts) == 2:
@@ -586,7 +599,7 @@ def summaries_page(settings: ReplaySettings) -> None:
                     st.dataframe(ft, hide_index=True)
             if prep is not None and get_summarizer is not None:
                 with st.expander("The exact prompt an LLM summarizer gets here"):
-                    _prompt_block(prep, "pi", None, settings.reserve_tokens, rate)
+                    _prompt_block(prep, s.format if s.format in STYLES else "pi", None, settings.reserve_tokens, rate)
 
     if get_summarizer is not None:
         st.subheader("A compaction now, at the branch's end")
