@@ -214,3 +214,12 @@ def test_a_pending_undo_is_reported_at_its_message() -> None:
     assert len(rv) == 1 and "1 after it" in rv[0].message
     assert data.decode().splitlines()[rv[0].line - 1].strip() == '"id": "msg_7",'
     assert _texts(s)[-2:] == ["third", "three"]  # kept as recorded
+
+
+def test_ids_are_located_whatever_the_spacing_and_escaping() -> None:
+    from inspector.importers.opencode import _Locator
+
+    text = '{\n"id": "a",\n"x": {"id":"b"},\n"id"  :  "c\\u00e9",\n"id": "a"\n}'
+    loc = _Locator(text)
+    assert [loc.line_of("a"), loc.line_of("b"), loc.line_of("cé"), loc.line_of("a")] == [2, 3, 4, 5]
+    assert loc.line_of("b") == 3 and loc.line_of("missing") == 1  # before the previous hit: from the start

@@ -125,9 +125,12 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
         p = relink.get(p, p)
         return alias.get(p, p)
 
+    parent_ids: dict[str, str | None] = {}  # entry id -> its parent's id (merges keep both)
+
     def add(entry: Any, line: int) -> None:
         entries.append(entry)
         lines_of.append(line)
+        parent_ids.setdefault(entry.id, entry.parentId)
 
     def one(n: int, o: dict[str, Any]) -> None:
         nonlocal outside, sidechain, pending_boundary
@@ -223,7 +226,6 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             meta = o.get("compactMetadata") or o.get("compact_metadata") or {}
             logical = o.get("logicalParentUuid")
             head, tail, members = _preserved(meta)
-            parent_ids = {e.id: e.parentId for e in entries}
 
             def seen(u: Any) -> str | None:  # the entry a uuid written before this line became
                 return alias.get(u, u) if isinstance(u, str) and alias.get(u, u) in parent_ids else None

@@ -39,6 +39,7 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from datetime import UTC, datetime
@@ -353,19 +354,31 @@ class _Importer:
 
 class _Locator:
     """Line numbers of ids in the document: the first ``"id": "<id>"`` at or after the previous
-    hit (the document lists messages and parts in order), newlines counted incrementally."""
+    hit (the document lists messages and parts in order). One pass over the text indexes every
+    ``"id"`` key's positions; newlines are counted incrementally from the previous hit."""
+
+    _ID = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
     def __init__(self, text: str) -> None:
+        self.at: dict[str, list[int]] = {}
+        for m in self._ID.finditer(text):
+            raw = m.group(1)
+            try:
+                key = json.loads(f'"{raw}"') if "\\" in raw else raw
+            except ValueError:
+                continue
+            self.at.setdefault(key, []).append(m.start())
         self.text = text
         self.pos = 0
         self.line = 1
 
     def line_of(self, ident: str) -> int:
-        pat = re.compile(r'"id"\s*:\s*' + re.escape(json.dumps(ident)))
-        m = pat.search(self.text, self.pos)
-        if m is None:
-            m = pat.search(self.text)
-            return 1 if m is None else self.text.count("\n", 0, m.start()) + 1
-        self.line += self.text.count("\n", self.pos, m.start())
-        self.pos = m.start()
+        hits = self.at.get(ident)
+        if not hits:
+            return 1
+        k = bisect.bisect_left(hits, self.pos)
+        if k == len(hits):  # only before the previous hit: count from the start
+            return self.text.count("\n", 0, hits[0]) + 1
+        self.line += self.text.count("\n", self.pos, hits[k])
+        self.pos = hits[k]
         return self.line
