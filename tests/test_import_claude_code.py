@@ -190,3 +190,25 @@ def test_a_recorded_split_summarises_what_the_agent_summarised() -> None:
     assert any(f"from entry {kept} verbatim" in x and "preservedSegment" in x for x in story)
     everything = prepare_recorded_split(s.entries_at(path), None, path_indexes=path)
     assert everything is not None and len(everything.messagesToSummarize) == 6
+
+
+def test_an_answer_hanging_off_an_earlier_parallel_result_is_not_a_fork() -> None:
+    def tool_use(uid: str, parent: str, tid: str) -> dict:  # type: ignore[type-arg]
+        return {"type": "assistant", "uuid": uid, "parentUuid": parent, "timestamp": "2026-03-03T10:00:01.000Z",
+                "message": {"id": "m-par", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+                            "content": [{"type": "tool_use", "id": tid, "name": "Read", "input": {"path": tid}}],
+                            "usage": {"input_tokens": 100, "output_tokens": 5}}}
+
+    def result(uid: str, parent: str, tid: str) -> dict:  # type: ignore[type-arg]
+        return {"type": "user", "uuid": uid, "parentUuid": parent, "timestamp": "2026-03-03T10:00:02.000Z",
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": tid}]}}
+
+    s = parse_any(_cc([
+        _u("u1", None, "read both"),
+        tool_use("A", "u1", "t1"), tool_use("B", "u1", "t2"),  # one answer, two lines, both off the prompt
+        result("rA", "A", "t1"), result("rB", "B", "t2"),
+        _a("next", "rA", "both read", "m-next", 120),  # written off the first result, not the last
+    ]), source="p.jsonl")
+    assert s.fork_points == () and len(s.leaves) == 1
+    assert [m.role for m in build_session_context(s).messages] == ["user", "assistant", "toolResult", "toolResult",
+                                                                   "assistant"]

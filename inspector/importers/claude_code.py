@@ -8,8 +8,8 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   assistant message (usage counted once), and links to any of its lines reach the merged entry.
 * ``tool_result`` blocks inside ``user`` lines become ``toolResult`` messages (tool name taken
   from the matching ``tool_use``). Parallel tool calls produce chained lines that look like forks;
-  results answering the same answer are chained one after another instead, so they are not
-  mistaken for branches.
+  results answering the same answer are chained one after another instead, and a line written off
+  any of them continues after the last, so they are not mistaken for branches.
 * ``system`` lines with ``subtype: compact_boundary`` start a new chain (``parentUuid: null``); they
   are re-attached to ``logicalParentUuid`` and, with the following ``isCompactSummary`` user
   message, become one compaction whose summary is that message (``tokensBefore`` =
@@ -123,7 +123,10 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
         if not isinstance(p, str):
             return None
         p = relink.get(p, p)
-        return alias.get(p, p)
+        p = alias.get(p, p)
+        # a line hanging off one of an answer's parallel results continues after the last of them
+        # (the results are chained), not beside it
+        return last_in_chain.get(root_of[p], p) if p in root_of else p
 
     parent_ids: dict[str, str | None] = {}  # entry id -> its parent's id (merges keep both)
 
