@@ -209,3 +209,17 @@ def test_a_compaction_without_replacement_history_keeps_the_user_messages_codex_
     assert "tokens truncated" in cut and cut.startswith("xxx") and len(cut.encode()) < 80_100
     rebuilt = [e for e in s.entries if getattr(e, "codex", None) == {"rebuiltHistory": True}]
     assert len(rebuilt) == 2
+
+
+def test_messages_codex_writes_itself_are_context_not_user_turns() -> None:
+    marker = ("response_item", {"type": "message", "role": "user",
+                                "content": [{"type": "input_text", "text": "<turn_aborted>\nThe user interrupted.</turn_aborted>"}]})
+    agents = ("response_item", {"type": "message", "role": "user",
+                                "content": [{"type": "input_text", "text": "# agents.md instructions for /w\n..."}]})
+    s = parse_any(_rollout(agents, _user("one"), _say("1"), _user("two"), marker,
+                           ("event_msg", {"type": "thread_rolled_back", "num_turns": 1}), _user("three")),
+                  source="r.jsonl")
+    kinds = [(e.type, getattr(e, "customType", None)) for e in s.entries]
+    assert kinds.count(("custom_message", "codex/context")) == 2
+    # the abort marker is not a turn: rolling back one turn drops "two" (and the marker after it)
+    assert _texts(s) == ["# agents.md instructions for /w\n...", "one", "1", "three"]

@@ -19,8 +19,9 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   on ``call_id``. An output is a string, a list of content items (text and ``input_image``, which
   become text and image blocks) or ``{content, success}``; a JSON-string output with
   ``metadata.exit_code`` ≠ 0, or ``success: false``, is an error result.
-* User-role items that are injected context (``<environment_context>``, ``<user_instructions>``,
-  AGENTS.md) and ``developer`` items are sent to the model but were not typed by the user: they
+* User-role items Codex writes itself (``<environment_context>``, ``<user_instructions>``,
+  AGENTS.md, ``<turn_aborted>``, ``<user_shell_command>``, ``<skill>``, sub-agent notices) and
+  ``developer`` items are sent to the model but were not typed by the user: they
   become ``custom_message`` entries (``codex/context``, ``codex/developer``), which pi sends as
   user text, so they count in the context like the rest.
 * ``event_msg`` is UI and telemetry. ``user_message`` / ``agent_message`` repeat response items and
@@ -62,7 +63,11 @@ LABEL = "Codex CLI rollout (JSONL)"
 
 ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _OUTPUTS = ("reasoning", "message", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
-_CONTEXT_MARKERS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
+# user-role messages Codex writes itself (its "contextual user messages"): not a user turn, not kept
+# as a user message by its compaction; compared lower-cased, after leading whitespace
+_CONTEXT_MARKERS = ("<environment_context>", "<user_instructions>", "# agents.md instructions", "<instructions>",
+                    "<turn_aborted>", "<user_shell_command>", "<skill>", "<subagent_notification>", "<plugins>",
+                    "<subagents>")
 ENCRYPTED_SUMMARY = "(server-side compaction: Codex stored the summary encrypted; it cannot be read)"
 
 
@@ -251,7 +256,7 @@ class _Importer:
             if summary is not None and summary.strip() and summary.strip() in text:
                 return  # the summary item of a replacement history: the compaction entry carries it
             blocks = _user_blocks(p.get("content"))
-            if p.get("role") != "user" or text.lstrip().startswith(_CONTEXT_MARKERS):
+            if p.get("role") != "user" or text.lstrip().lower().startswith(_CONTEXT_MARKERS):
                 kind = "codex/context" if p.get("role") == "user" else f"codex/{p.get('role')}"
                 self._add(line, ts, {"type": "custom_message", "customType": kind, "content": blocks,
                                      "display": False}, extra)
