@@ -223,3 +223,21 @@ def test_ids_are_located_whatever_the_spacing_and_escaping() -> None:
     loc = _Locator(text)
     assert [loc.line_of("a"), loc.line_of("b"), loc.line_of("cé"), loc.line_of("a")] == [2, 3, 4, 5]
     assert loc.line_of("b") == 3 and loc.line_of("missing") == 1  # before the previous hit: from the start
+
+
+def test_user_parts_are_sent_as_opencode_sends_them() -> None:
+    doc = json.loads(_tail_export(None))
+    doc["messages"][0]["parts"] = [
+        {"type": "text", "text": "look at these"},
+        {"type": "text", "text": "Called the Read tool: notes.txt says hi", "synthetic": True},
+        {"type": "file", "mime": "text/plain", "url": "file:///w/notes.txt", "filename": "notes.txt"},
+        {"type": "file", "mime": "application/x-directory", "url": "file:///w/src", "filename": "src"},
+        {"type": "file", "mime": "image/png", "url": "data:image/png;base64,iVBORw0KGgo=", "filename": "a.png"},
+        {"type": "subtask", "prompt": "p", "description": "d", "agent": "general"},
+        {"type": "text", "text": "hidden", "ignored": True},
+    ]
+    s = parse_any(json.dumps(doc).encode(), source="t.json")
+    first = next(e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "user")
+    assert [(b.type, getattr(b, "text", None)) for b in first.content] == [
+        ("text", "look at these"), ("text", "Called the Read tool: notes.txt says hi"), ("image", None),
+        ("text", "The following tool was executed by the user")]

@@ -8,7 +8,9 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   linear (sub-agent sessions are other sessions, ``info.parentID``), so every entry's parent is
   the one before it. The session title becomes a ``session_info`` name.
 * User messages: ``text`` parts (``ignored`` ones left out; ``synthetic`` ones kept — the model
-  sees them) and ``file`` parts (a ``data:`` image becomes an image block, other files a mention).
+  sees them), ``file`` parts (a ``data:`` image becomes an image block, other attachments a
+  mention; ``text/plain`` files and directories are left out, as OpenCode does: their content
+  arrived as synthetic text parts) and ``subtask`` parts (the line OpenCode sends for them).
 * An assistant message is split at its ``step-start`` / ``step-finish`` parts: **one assistant
   message per LLM call**, holding that step's ``reasoning`` (thinking), ``text`` and ``tool``
   parts (tool calls), followed by the tool results. Usage comes from the step's
@@ -33,7 +35,7 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   pi's context carries the summary as one user-side message.
 * A pending undo (``info.revert``) is reported at its message: OpenCode removes the reverted
   messages when the next prompt starts; they are imported as recorded (they were sent).
-* Other parts (``subtask``, ``agent``, ``patch``, ``snapshot``, ``retry``) send nothing and are
+* Other parts (``agent``, ``patch``, ``snapshot``, ``retry``) send nothing and are
   counted.
 """
 
@@ -54,6 +56,7 @@ from ..session.tree import LoadIssue, Session
 FORMAT = "opencode"
 LABEL = "OpenCode session export (JSON)"
 CLEARED = "[Old tool result content cleared]"
+SUBTASK_TEXT = "The following tool was executed by the user"  # what OpenCode sends for a subtask part
 
 
 def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
@@ -214,10 +217,14 @@ class _Importer:
                 blocks.append({"type": "text", "text": str(p.get("text", ""))})
             elif t == "file":
                 url, mime = str(p.get("url", "")), str(p.get("mime", ""))
-                if mime.startswith("image/") and url.startswith("data:") and ";base64," in url:
+                if mime in ("text/plain", "application/x-directory"):
+                    self._skip("text file part (its content came as a text part)")
+                elif mime.startswith("image/") and url.startswith("data:") and ";base64," in url:
                     blocks.append({"type": "image", "data": url.split(";base64,", 1)[1], "mimeType": mime})
                 else:
                     blocks.append({"type": "text", "text": f"[file: {p.get('filename') or url[:200]}]"})
+            elif t == "subtask":
+                blocks.append({"type": "text", "text": SUBTASK_TEXT})
             else:
                 self._skip(f"{t} part")
         if blocks:
