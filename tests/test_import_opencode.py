@@ -241,3 +241,16 @@ def test_user_parts_are_sent_as_opencode_sends_them() -> None:
     assert [(b.type, getattr(b, "text", None)) for b in first.content] == [
         ("text", "look at these"), ("text", "Called the Read tool: notes.txt says hi"), ("image", None),
         ("text", "The following tool was executed by the user")]
+
+
+def test_an_interrupted_tool_run_sends_what_it_printed() -> None:
+    doc = json.loads(_tail_export(None))
+    doc["messages"][1]["parts"].insert(2, {"type": "tool", "id": "prt_x", "callID": "c1", "tool": "bash", "state": {
+        "status": "error", "input": {"command": "npm test"}, "error": "Tool execution aborted",
+        "metadata": {"interrupted": True, "output": "PASS a.test.ts\n(interrupted)"}, "time": {"start": 1, "end": 2}}})
+    doc["messages"][1]["parts"].insert(3, {"type": "tool", "id": "prt_y", "callID": "c2", "tool": "read", "state": {
+        "status": "error", "input": {"path": "x"}, "error": "File not found", "time": {"start": 1, "end": 2}}})
+    s = parse_any(json.dumps(doc).encode(), source="t.json")
+    results = [e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"]
+    assert [(r.content[0].text, r.isError) for r in results] == [("PASS a.test.ts\n(interrupted)", False),
+                                                                  ("File not found", True)]

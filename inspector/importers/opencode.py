@@ -17,7 +17,8 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   ``step-finish.tokens``: ``input``, ``cacheRead`` = ``cache.read``, ``cacheWrite`` =
   ``cache.write``, ``output`` = ``output + reasoning`` (pi counts reasoning as output),
   ``totalTokens`` = their sum; without step parts, the message's own ``tokens``.
-* A tool part's state: ``completed`` → its output; ``error`` → the error, an error result;
+* A tool part's state: ``completed`` → its output; ``error`` → the error, an error result (an
+  interrupted run with ``metadata.output``: that output, as OpenCode sends it);
   ``pending`` / ``running`` → an interrupted call, an error result saying so.
 * **Pruned outputs**: a completed part with ``state.time.compacted`` was replaced for the model
   by ``[Old tool result content cleared]`` from then on. The result keeps the original output and
@@ -331,7 +332,11 @@ class _Importer:
             if isinstance(compacted, (int, float)) and not isinstance(compacted, bool):
                 details = {"opencode": {"compacted": compacted}}
         elif status == "error":
-            text, is_error = str(st.get("error", "")), True
+            meta = st.get("metadata") if isinstance(st.get("metadata"), dict) else {}
+            if meta.get("interrupted") is True and isinstance(meta.get("output"), str):
+                text, is_error = meta["output"], False  # an interrupted run: OpenCode sends what it printed
+            else:
+                text, is_error = str(st.get("error", "")), True
         else:
             text, is_error = f"(the call never finished: status {status!r} when the session was saved)", True
         when = _time(st, "end") or _time(st, "start")
