@@ -776,7 +776,9 @@ def claude_code_session(emit) -> None:  # type: ignore[no-untyped-def]
     s1 = line("user", b, isCompactSummary=True, isVisibleInTranscriptOnly=True, message={"role": "user", "content":
               "This session is being continued from a previous conversation that ran out of context. Summary:\n"
               "1. Primary Request and Intent: fix npm test in src/lexer.ts\n8. Current Work: test updated"})
-    u2 = line("user", s1, message={"role": "user", "content": "Now run the whole suite again."})
+    # after compacting, Claude Code re-attaches the file it was editing (its text is not in the transcript)
+    at = line("attachment", s1, attachment={"type": "edited_text_file", "filename": "/home/dev/project/test/lexer.test.ts"})
+    u2 = line("user", at, message={"role": "user", "content": "Now run the whole suite again."})
     a4 = line("assistant", u2, requestId="req_4", message={"id": "msg_4", "type": "message", "role": "assistant",
               "model": "claude-sonnet-4-5", "content": [{"type": "tool_use", "id": "toolu_04", "name": "Bash",
                                                           "input": {"command": "npm test"}}],

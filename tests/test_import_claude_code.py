@@ -212,3 +212,10 @@ def test_an_answer_hanging_off_an_earlier_parallel_result_is_not_a_fork() -> Non
     assert s.fork_points == () and len(s.leaves) == 1
     assert [m.role for m in build_session_context(s).messages] == ["user", "assistant", "toolResult", "toolResult",
                                                                    "assistant"]
+
+
+def test_attachments_are_counted_as_text_the_transcript_leaves_out() -> None:
+    s = load_any(SAMPLE)
+    att = [i for i in s.issues if i.kind == "attachments"]
+    assert len(att) == 1 and "1 edited_text_file" in att[0].message
+    assert any(getattr(e, "customType", "") == "claude-code/attachment:edited_text_file" for e in s.entries)

@@ -28,7 +28,8 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
 * Sidechain (sub-agent) lines are kept apart: not in the main tree, counted in an info issue —
   unless every line is one (a sub-agent's own ``subagents/agent-<id>.jsonl``), which is then the
   conversation.
-  Other system lines and attachments stay in the tree as ``custom`` entries (they send nothing);
+  Other system lines and attachments stay in the tree as ``custom`` entries (they send nothing;
+  the text Claude Code makes of some attachments is not in the file — an info issue counts them);
   lines outside the chain (snapshots, queue operations, titles) are counted, not imported.
 * Context size of an answer = input + cache creation + cache read tokens (recorded as pi's
   ``input``/``cacheWrite``/``cacheRead``).
@@ -36,6 +37,7 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pydantic import ValidationError
@@ -112,6 +114,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     pending_boundary: int | None = None
     microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
     relink: dict[str, str] = {}  # preserved tail uuid -> the compaction later lines continue after
+    attachments: Counter[str] = Counter()  # attachment type -> lines
     session_id = next((o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code")
     # a sub-agent's own file (subagents/agent-<id>.jsonl): every line is a sidechain; it is the conversation
     chain = [o for _, o in objs if isinstance(o.get("uuid"), str)]
@@ -263,6 +266,8 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 relink[tail] = uid  # later lines hanging off the tail continue after the compaction
         else:
             att = o.get("attachment")
+            if t == "attachment":
+                attachments[str(att.get("type") if isinstance(att, dict) else "?")] += 1
             sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
             add(CustomEntry(id=uid, parentId=parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"), n)
     for n, o in objs:
@@ -274,6 +279,11 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                                     f"({type(e).__name__}); skipped", line=n))
 
     _mark_microcompacted(entries, microcompacted)
+    if attachments:
+        listed = ", ".join(f"{v} {k}" for k, v in attachments.most_common())
+        issues.append(LoadIssue("attachments", "info", f"{sum(attachments.values())} attachment line(s) ({listed}): "
+                                "Claude Code turns some into text it sends (reminders, diagnostics, edited files) "
+                                "that the transcript does not spell out, so the token counts here leave them out"))
     if sidechain:
         issues.append(LoadIssue("sidechain", "info", f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation"))
     if outside:
