@@ -148,6 +148,11 @@ POLICIES: dict[str, PolicyInfo] = {
 }
 
 
+def codex_limit(window: int, settings: PolicySettings) -> int:
+    """Codex's ``auto_compact_token_limit``: 90% of the window (integer arithmetic, as Codex)."""
+    return window * 9 // 10 if settings.codex_fraction == 0.9 else int(window * settings.codex_fraction)
+
+
 def opencode_usable(window: int, settings: PolicySettings) -> int:
     return window - min(settings.opencode_max_output, OPENCODE_OUTPUT_TOKEN_MAX)
 
@@ -207,7 +212,7 @@ class Trigger:
                               "(Claude Code's auto-compact threshold, as reported)")
             return False, ""
         if policy == "codex":
-            limit = window * 9 // 10 if settings.codex_fraction == 0.9 else int(window * settings.codex_fraction)
+            limit = codex_limit(window, settings)
             if tokens >= limit and needs_follow_up:
                 return True, f"context {tokens:,} ≥ auto-compact limit {limit:,} with tool calls pending (Codex)"
             return False, ""
@@ -216,6 +221,22 @@ class Trigger:
     def compacted(self) -> None:
         """The design clears the latch after a successful compaction (and when pressure falls)."""
         self.latched = False
+
+
+def trigger_threshold(policy: str, window: int, settings: PolicySettings, reserve_tokens: int) -> int | None:
+    """The context size at which ``policy`` compacts for this window (None: it never does on its own).
+    Used to warn when a window is too small for a policy: at a threshold ≤ 0 every call compacts."""
+    if policy == "pi":
+        return window - reserve_tokens
+    if policy == "early":
+        return int(settings.early_red_fraction * window)
+    if policy == "opencode":
+        return opencode_usable(window, settings)
+    if policy == "claude-code":
+        return claude_code_threshold(window, settings)
+    if policy == "codex":
+        return codex_limit(window, settings)
+    return None
 
 
 def describe(policy: str) -> dict[str, Any]:

@@ -595,3 +595,16 @@ def test_every_page_draws_other_agents_sessions(sample: str) -> None:
     from inspector.importers import load_any
 
     assert at.slider(key="step").max == len(replay(load_any(SAMPLES / sample)).steps) - 1
+
+
+def test_a_window_too_small_for_the_policy_is_flagged() -> None:
+    from inspector.policies import PolicySettings, trigger_threshold
+
+    assert trigger_threshold("claude-code", 32_000, PolicySettings(), 16_384) <= 0
+    assert trigger_threshold("pi", 200_000, PolicySettings(), 16_384) == 183_616
+    assert trigger_threshold("never", 200_000, PolicySettings(), 16_384) is None
+    at = fresh()
+    at.selectbox(key="compaction").set_value("claude-code").run()
+    assert not at.sidebar.error
+    at.selectbox(key="window_preset").set_value("Small local model (32k)").run()
+    assert any("before every call" in e.value for e in at.sidebar.error)

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 from pydantic import BaseModel
 
-from ..policies import POLICIES, PolicySettings
+from ..policies import POLICIES, PolicySettings, trigger_threshold
 from ..replay import ReplaySettings
 from . import urlstate as us
 from .state import default, set_widgets
@@ -163,6 +163,10 @@ def render() -> ReplaySettings:
                                        "answer and the summary). pi's default: 16,384.", **_v("reserve", 16_384)))
     pol_fields = us.policy_fields(compaction)
     pol_values = model_controls(sb, PolicySettings, "pol.", pol_fields) if pol_fields else {}
+    threshold = trigger_threshold(compaction, window, PolicySettings(**pol_values), reserve)
+    if threshold is not None and threshold <= 0:
+        sb.error(f"With a {window:,}-token window this policy compacts at {threshold:,} tokens: before every call. "
+                 "Pick a larger window.", icon=":material/error:")
     pi_version = "0.73"
     if compaction in ("pi", "early"):
         pi_version = sb.selectbox("pi version (cut rule)", list(us.PI_VERSIONS), format_func=us.PI_VERSIONS.get,
