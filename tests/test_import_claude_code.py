@@ -219,3 +219,14 @@ def test_attachments_are_counted_as_text_the_transcript_leaves_out() -> None:
     att = [i for i in s.issues if i.kind == "attachments"]
     assert len(att) == 1 and "1 edited_text_file" in att[0].message
     assert any(getattr(e, "customType", "") == "claude-code/attachment:edited_text_file" for e in s.entries)
+
+
+def test_lines_without_any_parent_links_are_read_in_file_order() -> None:
+    s = parse_any(_cc([_u("u1", None, "q1"), _a("a1", "u1", "r1", "m1", 10) | {"parentUuid": None},
+                       _u("u2", None, "q2"), _a("a2", "u2", "r2", "m2", 10) | {"parentUuid": None}]), source="p.jsonl")
+    assert len(s.roots) == 1 and len(s.leaves) == 1
+    assert [cm.role for cm in build_session_context(s).messages] == ["user", "assistant", "user", "assistant"]
+    assert any(i.kind == "no-parent-links" for i in s.issues)
+    # one real link is enough to trust the links (the others are roots, as the file says)
+    s = parse_any(_cc([_u("u1", None, "q1"), _a("a1", "u1", "r1", "m1", 10), _u("u2", None, "q2")]), source="p.jsonl")
+    assert len(s.roots) == 2 and not any(i.kind == "no-parent-links" for i in s.issues)

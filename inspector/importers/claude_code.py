@@ -121,8 +121,15 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     subagent_file = bool(chain) and all(o.get("isSidechain") for o in chain)
     cwd = next((o.get("cwd") for _, o in objs if isinstance(o.get("cwd"), str) and o.get("cwd")), None)
 
+    # a file whose lines carry no parent links at all (hand-made or very old transcripts): one
+    # conversation in file order, said in an info issue, instead of as many roots as lines
+    linear = len(chain) > 1 and not any(isinstance(o.get("parentUuid"), str) or isinstance(o.get("logicalParentUuid"), str)
+                                        for o in chain)
+
     def parent_of(o: dict[str, Any]) -> str | None:
         p = o.get("parentUuid")
+        if linear:
+            return entries[-1].id if entries else None
         if not isinstance(p, str):
             return None
         p = relink.get(p, p)
@@ -279,6 +286,9 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                                     f"({type(e).__name__}); skipped", line=n))
 
     _mark_microcompacted(entries, microcompacted)
+    if linear:
+        issues.append(LoadIssue("no-parent-links", "info", "no line names its parent (parentUuid): the lines are "
+                                "read as one conversation in file order"))
     if attachments:
         listed = ", ".join(f"{v} {k}" for k, v in attachments.most_common())
         issues.append(LoadIssue("attachments", "info", f"{sum(attachments.values())} attachment line(s) ({listed}): "
