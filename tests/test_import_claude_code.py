@@ -101,7 +101,7 @@ def _a(uid: str, parent: str, text: str, mid: str, inp: int):  # type: ignore[no
 def _preserved_session(meta_key: str = "preservedSegment") -> bytes:
     boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": None,
                 "logicalParentUuid": "a3", "timestamp": "2026-03-03T10:05:00.000Z", "content": "Conversation compacted",
-                "compactMetadata": {"trigger": "auto", "preTokens": 150000}}
+                "compactMetadata": {"trigger": "auto", "preTokens": 150000, "postTokens": 9000}}
     if meta_key == "preservedSegment":
         boundary["compactMetadata"]["preservedSegment"] = {"headUuid": "u2", "anchorUuid": "s", "tailUuid": "a3"}
     else:
@@ -186,6 +186,7 @@ def test_a_recorded_split_summarises_what_the_agent_summarised() -> None:
     assert prep is not None and prep.firstKeptEntryId == "u2"
     assert [m.entry_index for m in prep.messagesToSummarize] == [0, 1]  # first question and answer only
     story = agent_compaction_story(s, k, len(prep.messagesToSummarize))
+    assert "150,000 tokens before it and 9,000 right after" in story[-1]
     assert "Claude Code compacted here" in story[0] and "2 messages" in story[0]
     assert any(f"from entry {kept} verbatim" in x and "preservedSegment" in x for x in story)
     everything = prepare_recorded_split(s.entries_at(path), None, path_indexes=path)

@@ -264,6 +264,9 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                                             "keeps nothing", line=n))
             pending_boundary = len(entries)
             details: dict[str, Any] = {"trigger": meta.get("trigger")}
+            post = meta.get("postTokens", meta.get("post_tokens"))
+            if isinstance(post, int) and not isinstance(post, bool):
+                details["postTokens"] = post  # the context right after, as Claude Code measured it
             if first_kept is not None:
                 details["preservedSegment"] = {"head": head, "tail": tail}
             add(CompactionEntry(id=uid, parentId=parent, timestamp=ts, summary="", firstKeptEntryId=first_kept,

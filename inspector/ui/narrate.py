@@ -96,7 +96,9 @@ def agent_compaction_story(session: Any, compaction_index: int, summarised: int)
         else:
             out.append("It kept nothing verbatim: the summary alone stands for everything before it.")
     if getattr(e, "tokensBefore", 0):
-        out.append(f"The context was {int(e.tokensBefore):,} tokens before it, as the agent recorded.")
+        post = details.get("postTokens")
+        out.append(f"The context was {int(e.tokensBefore):,} tokens before it"
+                   + (f" and {post:,} right after" if isinstance(post, int) else "") + ", as the agent recorded.")
     return out
 
 
