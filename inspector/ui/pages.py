@@ -398,7 +398,10 @@ def tree_page(settings: ReplaySettings) -> None:
     with c2:
         st.subheader("Branch summary preview")
         st.caption("Leaving the branch at FROM for TO with pi's /tree: what the summary of the abandoned part "
-                   "would carry over. Select two rows in the list below, or type entries.")
+                   "would carry over. Select two rows in the list below, or type entries."
+                   + ({"codex": " Codex itself drops rolled-back turns without a summary: this is what pi would do.",
+                       "claude-code": " Claude Code itself keeps no summary of a rewound branch: this is what pi "
+                                      "would do."}.get(s.format, "")))
         dflt = views.default_branch_pair(s, leaf)
         cc = st.columns(2)
         src = int(cc[0].number_input("From (old leaf)", 0, n - 1, key="bs_from", **default("bs_from", dflt[0])))
