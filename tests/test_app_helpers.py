@@ -155,6 +155,12 @@ def test_timeline_thresholds_follow_the_policy() -> None:
     assert ys == {40000, 35000}
     assert figures.trigger_line(ReplaySettings(compaction="codex", context_window=100_000))[0] == 90_000
     assert figures.trigger_line(ReplaySettings(compaction="never")) is None
+    # as recorded, the line is the rule of the agent that wrote the session
+    rec = ReplaySettings(context_window=200_000)
+    assert figures.trigger_line(rec)[0] == 200_000 - 16_384
+    assert figures.trigger_line(rec, "codex") == (180_000, "90% of window (Codex)")
+    assert "Claude Code, reported" in figures.trigger_line(rec, "claude-code")[1]
+    assert figures.trigger_line(rec, "claude-code")[0] == 200_000 - 20_000 - 13_000
 
 
 def test_figures_module_does_not_import_streamlit() -> None:

@@ -253,20 +253,25 @@ def downsample(steps: Sequence[Any], limit: int = MAX_TIMELINE_POINTS) -> list[A
     return out
 
 
-def trigger_line(settings: Any) -> tuple[int, str] | None:
-    """Where the replay's compaction policy fires, in tokens, with a label (None: it never does)."""
-    from ..policies import opencode_usable
+def trigger_line(settings: Any, agent: str = "pi") -> tuple[int, str] | None:
+    """Where the replay's compaction policy fires, in tokens, with a label (None: it never does).
+    Replaying as recorded, the line is the rule of the agent that wrote the session (``agent``:
+    the session's format), drawn for reference."""
+    from ..policies import POLICIES, trigger_threshold
 
-    w, pol = settings.context_window, settings.compaction
-    if pol in ("recorded", "pi"):
-        return w - settings.reserve_tokens, "window − reserveTokens (pi compacts above)"
-    if pol == "early":
-        return int(settings.policy.early_red_fraction * w), f"red zone ({settings.policy.early_red_fraction:.0%})"
-    if pol == "opencode":
-        return opencode_usable(w, settings.policy), "window − max output (OpenCode)"
-    if pol == "codex":
-        return int(settings.policy.codex_fraction * w), f"{settings.policy.codex_fraction:.0%} of window (Codex)"
-    return None
+    pol = settings.compaction
+    if pol == "recorded":
+        pol = agent if agent in POLICIES and agent not in ("recorded", "never") else "pi"
+    p = settings.policy
+    t = trigger_threshold(pol, settings.context_window, p, settings.reserve_tokens)
+    if t is None:
+        return None
+    label = {"pi": "window − reserveTokens (pi compacts above)",
+             "early": f"red zone ({p.early_red_fraction:.0%})",
+             "opencode": "window − max output (OpenCode)",
+             "codex": f"{p.codex_fraction:.0%} of window (Codex)",
+             "claude-code": "window − output reserve − buffer (Claude Code, reported)"}.get(pol, pol)
+    return t, label
 
 
 EVENT_COLORS = {"compaction": "#2ca02c", "pruned": "#7f7f7f", "overflow": "#d62728", "branch_summary": "#E45756",
@@ -305,7 +310,7 @@ def timeline(replay: Any, *, current_step: int | None = None, name: str = "repla
     st = replay.settings
     shapes = [_hline(st.context_window, "#d62728")]
     notes = [_note(0.01, st.context_window, f"window {st.context_window:,}", "bottom", "left", "paper", "y")]
-    trig = trigger_line(st)
+    trig = trigger_line(st, getattr(getattr(replay, "session", None), "format", "pi"))
     if trig is not None:
         shapes.append(_hline(trig[0], "#d62728", "dash"))
         notes.append(_note(0.01, trig[0], f"{trig[1]}: {trig[0]:,}", "top", "left", "paper", "y"))
