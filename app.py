@@ -35,6 +35,8 @@ def _preload() -> None:
         try:
             p = sources.check_path(args.session)
             load_bytes(p.read_bytes(), p.name)
+            if p in sources.sample_files():  # the Load page's sample picker shows the sample that is open
+                st.session_state["sample_choice"] = p.name
         except sources.PathRefused as e:
             st.session_state["_preload_error"] = f"--session: {e}"
         except OSError as e:
