@@ -223,3 +223,15 @@ def test_messages_codex_writes_itself_are_context_not_user_turns() -> None:
     assert kinds.count(("custom_message", "codex/context")) == 2
     # the abort marker is not a turn: rolling back one turn drops "two" (and the marker after it)
     assert _texts(s) == ["# agents.md instructions for /w\n...", "one", "1", "three"]
+
+
+def test_a_remote_compaction_is_one_compaction_with_its_kept_messages() -> None:
+    hist = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "one"}]},
+            {"type": "compaction", "encrypted_content": "gAAAA-secret"},
+            {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}]
+    s = parse_any(_rollout(_env(), _user("one"), _say("1"), ("compacted", {"message": "", "replacement_history": hist}),
+                           _user("two"), _say("2")), source="r.jsonl")
+    comps = [e for e in s.entries if e.type == "compaction"]
+    assert len(comps) == 1 and comps[0].summary == ENCRYPTED_SUMMARY and comps[0].details["encrypted"]
+    assert _texts(s) == [ENCRYPTED_SUMMARY, "one", "two", "2"]
+    assert "gAAAA-secret" not in json.dumps([e.raw() for e in s.entries])

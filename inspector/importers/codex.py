@@ -40,7 +40,9 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   messages within 20,000 tokens, then the summary; those user messages are re-emitted the same
   way, marked ``"codex": {"rebuiltHistory": true}``. Difference left: Codex puts the summary
   *after* the kept user messages, pi's context puts it first. A ``compaction`` response item
-  (server-side, encrypted) becomes a compaction whose summary says it cannot be read.
+  (server-side, encrypted) becomes a compaction whose summary says it cannot be read; inside a
+  replacement history (a remote compaction, recorded with an empty ``message``) it is that
+  compaction's summary.
 * ``event_msg/thread_rolled_back{num_turns}`` (the user undid turns): Codex drops the newest
   ``num_turns`` user turns from its history. Here they stay as an abandoned branch of the tree
   and the rollout continues from where they started — pi's shape for an undo.
@@ -355,14 +357,20 @@ class _Importer:
 
     def compacted(self, line: int, ts: Any, p: dict[str, Any]) -> None:
         self._flush()
-        summary = str(p.get("message", ""))
+        summary = str(p.get("message") or "")
         hist = p.get("replacement_history")
         rebuilt = None if isinstance(hist, list) else self._rebuilt_user_messages()
+        details: dict[str, Any] = {"agent": "codex"}
+        # a remote (server-side) compaction writes no message: its summary is the encrypted
+        # `compaction` item inside the replacement history, which this entry stands for
+        remote = isinstance(hist, list) and any(isinstance(i, dict) and i.get("type") == "compaction" for i in hist)
+        if remote and not summary.strip():
+            summary, details["encrypted"] = ENCRYPTED_SUMMARY, True
         self._add(line, ts, {"type": "compaction", "summary": summary, "firstKeptEntryId": None,
-                             "tokensBefore": self.context_tokens, "details": {"agent": "codex"}})
+                             "tokensBefore": self.context_tokens, "details": details})
         if isinstance(hist, list):
             for item in hist:
-                if isinstance(item, dict):
+                if isinstance(item, dict) and item.get("type") != "compaction":
                     self.response_item(line, ts, item, extra={"codex": {"replacementHistory": True}}, summary=summary)
             self._flush()
         elif rebuilt:
