@@ -830,6 +830,40 @@ def sweep(
     return out
 
 
+#: each agent's own configuration: (title, compaction policy, pruning strategy). Claude Code's are
+#: third-party reports (unverified), as the policy and the strategy say.
+AGENT_CONFIGS: dict[str, tuple[str, str, str]] = {
+    "recorded": ("as recorded", "recorded", "recorded"),
+    "pi": ("pi", "pi", "none"),
+    "codex": ("Codex CLI", "codex", "none"),
+    "opencode": ("OpenCode", "opencode", "opencode"),
+    "claude-code": ("Claude Code (reported)", "claude-code", "claude-code-microcompact"),
+}
+
+
+def compare_agents(
+    session: Session,
+    base: ReplaySettings,
+    agents: Sequence[str] | None = None,
+    *,
+    progress: Callable[[float], None] | None = None,
+) -> list[SweepCell]:
+    """Replay the session as each agent would run it — its compaction policy and its pruning — on
+    top of ``base`` (window, counter, summarizer, pi's keep/reserve). One cell per agent, in order."""
+    names = list(agents) if agents else list(AGENT_CONFIGS)
+    unknown = [n for n in names if n not in AGENT_CONFIGS]
+    if unknown:
+        raise ValueError(f"unknown agent(s) {', '.join(unknown)}; known: {', '.join(AGENT_CONFIGS)}")
+    out = []
+    for i, name in enumerate(names):
+        _, policy, strategy = AGENT_CONFIGS[name]
+        s = base.model_copy(update={"compaction": policy, "strategy": strategy, "strategy_settings": ()})
+        out.append(SweepCell({"agent": name}, s, replay(session, s).metrics))
+        if progress is not None:
+            progress((i + 1) / len(names))
+    return out
+
+
 def parse_grid(spec: str) -> tuple[str, list[Any]]:
     """``key=start:stop:step`` (inclusive stop) or ``key=a,b,c``."""
     if "=" not in spec:

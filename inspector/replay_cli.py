@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from .cli import load_or_exit, print_json
-from .policies import POLICIES
-from .replay import ReplaySettings, parse_grid, replay, sweep
+from .policies import POLICIES, trigger_threshold
+from .replay import AGENT_CONFIGS, ReplaySettings, compare_agents, parse_grid, replay, sweep
 
 
 def _parse_set(values: list[str] | None) -> dict[str, str]:
@@ -111,9 +111,38 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _agents(args: argparse.Namespace, session: Any, base: ReplaySettings) -> int:
+    names = [n.strip() for n in args.agents.split(",") if n.strip()] if args.agents != "all" else None
+    try:
+        cells = compare_agents(session, base, names)
+    except ValueError as e:
+        print(f"inspector: {e}", file=sys.stderr)
+        return 2
+    rows = [{"agent": c.values["agent"], "title": AGENT_CONFIGS[c.values["agent"]][0],
+             "compaction": c.settings.compaction, "strategy": c.settings.strategy,
+             **c.metrics.model_dump(mode="json")} for c in cells]
+    if args.json:
+        print_json({"settings": base.model_dump(mode="json"), "agents": rows}, indent=1)
+        return 0
+    print(f"{session.source}: each agent's compaction and pruning, window {base.context_window:,}, "
+          f"counter {base.counter}")
+    cols = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned", "rereads", "overflows"]
+    print(f"{'agent':<24}" + "".join(f"{c:>20}" for c in cols))
+    for r in rows:
+        print(f"{r['title']:<24}" + "".join(f"{r[c]:>20,}" for c in cols))
+    for c in cells:
+        t = trigger_threshold(c.settings.compaction, base.context_window, base.policy, base.reserve_tokens)
+        if t is not None and t <= 0:
+            print(f"note: {AGENT_CONFIGS[c.values['agent']][0]} compacts at {t:,} tokens with this window: before "
+                  "every call (give a larger --window)")
+    return 0
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     session = load_or_exit(args.session)
     base = settings_from_args(args, session)
+    if args.agents:
+        return _agents(args, session, base)
     grid: dict[str, list[Any]] = {}
     for g in args.grid or []:
         try:
@@ -123,7 +152,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             return 2
         grid[k] = vals
     if not grid:
-        print("inspector: give at least one --grid KEY=START:STOP:STEP", file=sys.stderr)
+        print("inspector: give at least one --grid KEY=START:STOP:STEP, or --agents", file=sys.stderr)
         return 2
     try:
         cells = sweep(session, base, grid)
@@ -154,5 +183,8 @@ def register(sub: Any) -> None:
     _add_common(s)
     s.add_argument("--grid", action="append", metavar="KEY=START:STOP:STEP",
                    help="a setting and its values, e.g. prune_protect=10000:80000:10000 (repeatable)")
+    s.add_argument("--agents", nargs="?", const="all", metavar="A,B,…",
+                   help="instead of a grid: replay as each agent runs it (its compaction and pruning): "
+                        f"{', '.join(AGENT_CONFIGS)} (default: all)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_sweep)

@@ -389,11 +389,13 @@ def test_compare_the_agents_sets_four_configurations(loaded: AppTest) -> None:
     at.button(key="cmp_agents").click().run()
     assert not at.exception
     assert [at.selectbox(key=f"cmp_pol_{i}").value for i in range(4)] == ["pi", "codex", "opencode", "claude-code"]
+    assert at.selectbox(key="cmp_strat_3").value == "claude-code-microcompact"  # each agent's own pruning
     table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
     assert len(table.columns) == 5  # metric + A..D
     s = load_session(SAMPLE)
     want = [replay(s, ReplaySettings(strategy=st_, compaction=pol)).metrics.total_input_tokens
-            for st_, pol in (("none", "pi"), ("none", "codex"), ("opencode", "opencode"), ("none", "claude-code"))]
+            for st_, pol in (("none", "pi"), ("none", "codex"), ("opencode", "opencode"),
+                             ("claude-code-microcompact", "claude-code"))]
     row = table[table["metric"].str.startswith("total input tokens")].iloc[0]
     assert list(row.iloc[1:]) == [f"{x:,}" for x in want]
     assert len(set(want)) > 1  # the agents really behave differently here

@@ -235,3 +235,23 @@ def test_a_remote_compaction_is_one_compaction_with_its_kept_messages() -> None:
     assert len(comps) == 1 and comps[0].summary == ENCRYPTED_SUMMARY and comps[0].details["encrypted"]
     assert _texts(s) == [ENCRYPTED_SUMMARY, "one", "two", "2"]
     assert "gAAAA-secret" not in json.dumps([e.raw() for e in s.entries])
+
+
+def test_each_agent_replays_its_own_way_from_the_cli(capsys) -> None:  # type: ignore[no-untyped-def]
+    from inspector.cli import main
+    from inspector.replay import compare_agents
+
+    s = load_any(SAMPLE)
+    cells = compare_agents(s, ReplaySettings(context_window=4000))
+    assert [c.values["agent"] for c in cells] == ["recorded", "pi", "codex", "opencode", "claude-code"]
+    assert [(c.settings.compaction, c.settings.strategy) for c in cells][-1] == ("claude-code", "claude-code-microcompact")
+    by = {c.values["agent"]: c.metrics for c in cells}
+    assert by["recorded"].compactions == 1  # the rollout's own
+    with pytest.raises(ValueError, match="unknown agent"):
+        compare_agents(s, ReplaySettings(), ["pi", "nope"])
+    assert main(["sweep", str(SAMPLE), "--agents", "recorded,codex", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [a["agent"] for a in out["agents"]] == ["recorded", "codex"] and out["agents"][0]["compactions"] == 1
+    assert main(["sweep", str(SAMPLE), "--agents", "--window", "20000"]) == 0
+    text = capsys.readouterr().out
+    assert "Codex CLI" in text and "note: OpenCode compacts at -12,000 tokens" in text

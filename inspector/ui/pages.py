@@ -19,6 +19,7 @@ from ..branch_summary import prepare_branch_summary
 from ..compaction import CompactionSettings, prepare_compaction, prepare_recorded_split
 from ..info import session_info
 from ..policies import POLICIES
+from ..replay import AGENT_CONFIGS as AGENTS
 from ..replay import ReplaySettings, sweep
 from . import figures, sources, views
 from . import urlstate as us
@@ -670,7 +671,8 @@ def _heat_picked() -> None:
 
 
 #: (pruning, compaction) of each agent, for the Compare page's agents button
-AGENT_CONFIGS = (("none", "pi"), ("none", "codex"), ("opencode", "opencode"), ("none", "claude-code"))
+# the Compare page's "agents" button: (pruning, compaction) of each agent, from the engine's table
+AGENT_CONFIGS = tuple((AGENTS[a][2], AGENTS[a][1]) for a in ("pi", "codex", "opencode", "claude-code"))
 
 
 def _compare_agents() -> None:
