@@ -17,9 +17,14 @@ from inspector.info import session_info
 from inspector.replay import ReplaySettings, replay
 
 from .conftest import REPO
+from .test_import_claude_code import _preserved_session
+from .test_import_opencode import _tail_export
 
 SAMPLES = {name: (REPO / "sample_sessions" / name).read_bytes()
            for name in ("claude-code-session.jsonl", "codex-session.jsonl", "codex-legacy.jsonl", "opencode-session.json")}
+# the hand-made files of the importer tests: a Claude Code preserved segment, an OpenCode retained tail
+SAMPLES["claude-code-preserved.jsonl"] = _preserved_session()
+SAMPLES["opencode-tail.json"] = _tail_export("msg_3")
 JUNK: list[Any] = [None, True, 0, -1, 1e308, "", "x" * 50, [], {}, [1, [2]], {"type": None}, {"a": {"b": []}}]
 
 
