@@ -231,3 +231,11 @@ def test_lines_without_any_parent_links_are_read_in_file_order() -> None:
     # one real link is enough to trust the links (the others are roots, as the file says)
     s = parse_any(_cc([_u("u1", None, "q1"), _a("a1", "u1", "r1", "m1", 10), _u("u2", None, "q2")]), source="p.jsonl")
     assert len(s.roots) == 2 and not any(i.kind == "no-parent-links" for i in s.issues)
+
+
+def test_a_preserved_segment_in_a_parent_cycle_does_not_hang() -> None:
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": None,
+                "logicalParentUuid": "x", "timestamp": "2026-03-03T10:05:00.000Z",
+                "compactMetadata": {"preTokens": 1, "preservedSegment": {"headUuid": "h", "tailUuid": "x"}}}
+    s = parse_any(_cc([_u("h", None, "head"), _u("x", "y", "x"), _u("y", "x", "y"), boundary]), source="p.jsonl")
+    assert any(i.kind == "preserved-segment" and "not on the conversation" in i.message for i in s.issues)

@@ -256,8 +256,12 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 parent = alias.get(logical, logical) if isinstance(logical, str) else parent_of(o)
             if first_kept is not None:
                 a: str | None = parent
-                while a is not None and a != first_kept:
+                walked: set[str] = set()  # a hostile file may link in a cycle
+                while a is not None and a != first_kept and a not in walked:
+                    walked.add(a)
                     a = parent_ids.get(a)
+                if a in walked:
+                    a = None
                 if a is None:
                     issues.append(LoadIssue("preserved-segment", "warning", f"the compaction's preserved messages "
                                             f"(from {head!s:.60}) are not on the conversation before it; the replay "
