@@ -611,3 +611,30 @@ def test_a_window_too_small_for_the_policy_is_flagged() -> None:
     assert not at.sidebar.error
     at.selectbox(key="window_preset").set_value("Small local model (32k)").run()
     assert any("before every call" in e.value for e in at.sidebar.error)
+
+
+def test_a_claude_code_sessions_sub_agents_are_offered_and_load(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    proj = tmp_path / ".claude" / "projects" / "-home-dev-lexer"
+    sub = proj / "7d1c2b3a" / "subagents"
+    sub.mkdir(parents=True)
+    (proj / "7d1c2b3a.jsonl").write_bytes((SAMPLES / "claude-code-session.jsonl").read_bytes())
+    lines = [{"type": "user", "uuid": "s1", "parentUuid": None, "isSidechain": True, "agentId": "a7", "sessionId": "x",
+              "timestamp": "2026-03-03T10:00:00.000Z", "message": {"role": "user", "content": "Find the lexer tests."}},
+             {"type": "assistant", "uuid": "s2", "parentUuid": "s1", "isSidechain": True, "agentId": "a7",
+              "sessionId": "x", "timestamp": "2026-03-03T10:00:02.000Z",
+              "message": {"id": "m1", "role": "assistant", "model": "claude-haiku-4-5", "stop_reason": "end_turn",
+                          "content": [{"type": "text", "text": "test/lexer.test.ts"}],
+                          "usage": {"input_tokens": 10, "output_tokens": 5}}}]
+    (sub / "agent-a7.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("INSPECTOR_ROOTS", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    at = fresh()
+    at.session_state["claude_code_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    at.button(key="load_claude_code").click().run()
+    pick = at.selectbox(key="subagent_pick")
+    assert pick.options == ["agent-a7.jsonl"] and pick.value == str(sub / "agent-a7.jsonl")
+    at.button(key="load_subagent").click().run()
+    assert not at.exception and metrics(at)["Entries"] == "2"
+    assert any("sub-agent's transcript" in str(v) for v in at.dataframe[-1].value["message"])

@@ -117,6 +117,16 @@ def list_local_sessions(agent: str, dirs: list[Path] | None = None, limit: int =
     return out
 
 
+def claude_code_subagents(session_file: Path) -> list[Path]:
+    """A Claude Code session's sub-agent transcripts: ``<session>/subagents/agent-*.jsonl`` beside
+    the session file (newer builds; workflows nest them one level deeper), by name."""
+    d = session_file.with_suffix("") / "subagents"
+    try:
+        return sorted({*d.glob("agent-*.jsonl"), *d.glob("*/*/agent-*.jsonl")}) if d.is_dir() else []
+    except OSError:
+        return []
+
+
 def _codex_project(s: LocalSession) -> LocalSession:
     first = _first_line(s.path) or {}
     payload = first.get("payload") if isinstance(first.get("payload"), dict) else first

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -132,6 +133,28 @@ def _local_table(agent: str, items: list[Any]) -> None:
             st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
 
 
+def _subagents(main: Path) -> None:
+    """A Claude Code session's sub-agent transcripts, when it was opened from its folder: each
+    loads on its own (their lines are kept apart from the main conversation)."""
+    from ..importers.discover import claude_code_subagents
+
+    found = claude_code_subagents(main) if main.is_absolute() else []
+    if not found:
+        return
+    with st.expander(f"{len(found)} sub-agent transcript(s) of this session"):
+        pick = st.selectbox("Sub-agent", [str(p) for p in found], key="subagent_pick",
+                            format_func=lambda p: Path(p).name)
+        if st.button("Load this sub-agent", key="load_subagent"):
+            try:
+                p = sources.check_path(pick)
+                load_bytes(p.read_bytes(), str(p))
+                st.rerun()
+            except sources.PathRefused as e:
+                st.error(esc(str(e)))
+            except OSError as e:
+                st.error(esc(f"Cannot read {pick!r}: {e}"))
+
+
 def _recorded_prunes(s: Any) -> int:
     from ..pruning.recorded import recorded_prune
 
@@ -188,6 +211,8 @@ def load_page() -> None:
                 if info.format == "pi" else f"Format: {info.formatLabel}, imported into pi's session model")
                + (esc(f" · model {info.model.get('provider')}/{info.model.get('modelId')}") if info.model else "")
                + (esc(f" · cwd {info.cwd}") if info.cwd else ""))
+    if s.format == "claude-code":
+        _subagents(Path(st.session_state.get("session_name", "")))
     marked = memo("recorded_prunes", None, lambda: _recorded_prunes(s))
     if marked:
         st.info(f"The agent itself cleared {marked:,} tool output(s) in this session (recorded in the file). Choose "
