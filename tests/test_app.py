@@ -638,3 +638,25 @@ def test_a_claude_code_sessions_sub_agents_are_offered_and_load(tmp_path, monkey
     at.button(key="load_subagent").click().run()
     assert not at.exception and metrics(at)["Entries"] == "2"
     assert any("sub-agent's transcript" in str(v) for v in at.dataframe[-1].value["message"])
+
+
+def test_a_forked_codex_session_offers_its_parent(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    day = tmp_path / ".codex" / "sessions" / "2026" / "03" / "03"
+    day.mkdir(parents=True)
+    parent_id = "0199a7c1-0000-7000-8000-00000000c0de"
+    parent = day / f"rollout-2026-03-03T10-00-00-{parent_id}.jsonl"
+    parent.write_bytes((SAMPLES / "codex-session.jsonl").read_bytes())
+    rows = [json.loads(x) for x in (SAMPLES / "codex-session.jsonl").read_text().splitlines()]
+    rows[0]["payload"] = {**rows[0]["payload"], "id": "0199b000-0000-7000-8000-0000000f0a4c", "forked_from_id": parent_id}
+    child = day / "rollout-2026-03-03T11-00-00-0199b000-0000-7000-8000-0000000f0a4c.jsonl"
+    child.write_text("\n".join(json.dumps(r) for r in rows[:20]) + "\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("INSPECTOR_ROOTS", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    at = fresh()
+    at.text_input(key="local_path").set_value(str(child))
+    at.button(key="load_path").click().run()
+    assert any("forked from session" in c.value and "c0de" in c.value for c in at.caption)
+    at.button(key="load_codex_forkedFrom").click().run()
+    assert not at.exception
+    assert at.session_state["session_name"] == str(parent)

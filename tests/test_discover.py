@@ -136,3 +136,18 @@ def test_opencode_older_json_storage_is_listed_and_imports_like_the_export(tmp_p
     assert [e.raw() for e in load_any(out).entries] == [e.raw() for e in ref.entries]
     with pytest.raises(SystemExit, match="no such session file"):
         main(["sessions", "--opencode-storage", str(tmp_path / "nope.json")])
+
+
+def test_codex_rollouts_are_found_by_session_id_and_related_sessions_read(tmp_path) -> None:
+    from inspector.importers.codex import related_sessions
+    from inspector.importers.discover import codex_rollout
+
+    day = tmp_path / "sessions" / "2026" / "03" / "03"
+    day.mkdir(parents=True)
+    f = day / "rollout-2026-03-03T10-00-00-abc-123.jsonl"
+    f.write_text("{}\n")
+    assert codex_rollout("abc-123", [tmp_path]) == f
+    assert codex_rollout("nope", [tmp_path]) is None and codex_rollout("*", [tmp_path]) is None
+    assert related_sessions({"forked_from_id": "p1", "source": {"subagent": {"thread_spawn": {"parent_thread_id": "t0"}}}}) \
+        == {"forkedFrom": "p1", "parentThread": "t0"}
+    assert related_sessions({"source": "cli"}) == {}

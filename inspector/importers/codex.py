@@ -9,7 +9,8 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   Legacy (before September 2025): line 1 is a bare ``{id, timestamp, instructions, git}``, then
   bare response items and ``{"record_type": "state"}`` markers.
 * A rollout is linear: every entry's parent is the one before it (forks and sub-agents are other
-  files; ``forked_from_id`` and a sub-agent ``source`` are reported).
+  files; ``forked_from_id`` and a sub-agent ``source`` are reported, and kept in the header as
+  ``codexRelated`` so the app can offer those rollouts).
 * ``response_item``\\ s are what the model sees. The model's outputs of one call — ``reasoning``
   (its summary text only; ``encrypted_content`` is never read), ``message`` (assistant),
   ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` / ``web_search_call`` — become one
@@ -166,6 +167,21 @@ def _output(raw: Any) -> tuple[list[dict[str, Any]], bool]:
         code = v["metadata"].get("exit_code")
         return text(str(v["output"])), isinstance(code, int) and code != 0
     return text(raw), False
+
+
+def related_sessions(meta: dict[str, Any]) -> dict[str, str]:
+    """Ids of the rollouts a session comes from: ``forkedFrom`` (``forked_from_id``) and, for a
+    sub-agent, ``parentThread`` (``source.subagent.thread_spawn.parent_thread_id``)."""
+    out: dict[str, str] = {}
+    if isinstance(meta.get("forked_from_id"), str) and meta["forked_from_id"]:
+        out["forkedFrom"] = meta["forked_from_id"]
+    src = meta.get("source")
+    sub = src.get("subagent") if isinstance(src, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    if isinstance(parent, str) and parent:
+        out["parentThread"] = parent
+    return out
 
 
 def _truncate_middle(text: str, tokens: int) -> str:
@@ -507,5 +523,8 @@ class _Importer:
                                          "timestamp": text(meta.get("timestamp")), "cwd": text(meta.get("cwd"))}
         if self.window:
             header_fields["contextWindow"] = self.window
+        related = related_sessions(meta)
+        if related:
+            header_fields["codexRelated"] = related  # {"forkedFrom"?, "parentThread"?}: other rollouts' ids
         header = SessionHeader.model_validate(header_fields)
         return _build(header, entries, lines, [*issues, *self.issues], self.source, 3, False)

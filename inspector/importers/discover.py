@@ -127,6 +127,20 @@ def claude_code_subagents(session_file: Path) -> list[Path]:
         return []
 
 
+def codex_rollout(session_id: str, dirs: list[Path] | None = None) -> Path | None:
+    """The rollout file of a Codex session id (its name ends with the id), in Codex's folders."""
+    if not session_id or any(c in session_id for c in "/\\*?[]"):
+        return None
+    for base in agent_dirs("codex") if dirs is None else dirs:
+        try:
+            hit = next(iter(sorted(base.rglob(f"rollout-*{session_id}.jsonl"))), None) if base.is_dir() else None
+        except OSError:
+            hit = None
+        if hit is not None:
+            return hit
+    return None
+
+
 def _codex_project(s: LocalSession) -> LocalSession:
     first = _first_line(s.path) or {}
     payload = first.get("payload") if isinstance(first.get("payload"), dict) else first

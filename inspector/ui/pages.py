@@ -155,6 +155,31 @@ def _subagents(main: Path) -> None:
                 st.error(esc(f"Cannot read {pick!r}: {e}"))
 
 
+def _codex_related(related: dict[str, str]) -> None:
+    """The rollouts a Codex session comes from (the one it was forked from, a sub-agent's parent),
+    when they are in Codex's folders here: each can be loaded."""
+    from ..importers.discover import codex_rollout
+
+    what = {"forkedFrom": "forked from", "parentThread": "a sub-agent of"}
+    for key, sid in related.items():
+        p = codex_rollout(sid)
+        label = f"This session was {what.get(key, key)} session {sid}"
+        if p is None:
+            st.caption(esc(label + " (its rollout is not in Codex's folders here)."))
+            continue
+        c1, c2 = st.columns([3, 1])
+        c1.caption(esc(label + f": {p}"))
+        if c2.button("Load it", key=f"load_codex_{key}"):
+            try:
+                q = sources.check_path(str(p))
+                load_bytes(q.read_bytes(), str(q))
+                st.rerun()
+            except sources.PathRefused as e:
+                st.error(esc(str(e)))
+            except OSError as e:
+                st.error(esc(f"Cannot read {p}: {e}"))
+
+
 def _recorded_prunes(s: Any) -> int:
     from ..pruning.recorded import recorded_prune
 
@@ -213,6 +238,9 @@ def load_page() -> None:
                + (esc(f" · cwd {info.cwd}") if info.cwd else ""))
     if s.format == "claude-code":
         _subagents(Path(st.session_state.get("session_name", "")))
+    related = getattr(s.header, "codexRelated", None)
+    if s.format == "codex" and isinstance(related, dict):
+        _codex_related(related)
     marked = memo("recorded_prunes", None, lambda: _recorded_prunes(s))
     if marked:
         st.info(f"The agent itself cleared {marked:,} tool output(s) in this session (recorded in the file). Choose "
