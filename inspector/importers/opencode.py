@@ -175,6 +175,8 @@ class _Importer:
                 self.issues.append(LoadIssue("invalid-message", "warning", f"message {k + 1} has a shape this "
                                              f"importer cannot read ({type(e).__name__}); skipped", line=line))
         self._revert(info, doc["messages"], locate)
+        info = {k: info[k] for k in ("id", "title", "directory", "parentID", "time") if k in info}
+        del doc, text, locate  # the entries keep what they need: free the parsed file before validating
         return self._finish(info)
 
     def _revert(self, info: dict[str, Any], messages: list[Any], locate: _Locator) -> None:
