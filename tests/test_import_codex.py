@@ -255,3 +255,26 @@ def test_each_agent_replays_its_own_way_from_the_cli(capsys) -> None:  # type: i
     assert main(["sweep", str(SAMPLE), "--agents", "--window", "20000"]) == 0
     text = capsys.readouterr().out
     assert "Codex CLI" in text and "note: OpenCode compacts at -12,000 tokens" in text
+
+
+def test_tool_outputs_are_cut_as_codex_cuts_them_into_its_history() -> None:
+    def run(policy: dict | None) -> object:  # type: ignore[type-arg]
+        ctx = ("turn_context", {"cwd": "/w", "model": "gpt-5-codex", **({"truncation_policy": policy} if policy else {})})
+        out = "".join(f"line {k:04d}\n" for k in range(400))  # 4,000 bytes
+        return parse_any(_rollout(ctx, _user("go"), ("response_item", {"type": "function_call", "name": "shell",
+                                                                       "arguments": "{}", "call_id": "c1"}),
+                                  ("response_item", {"type": "function_call_output", "call_id": "c1", "output": out})),
+                         source="r.jsonl")
+
+    def result(s):  # type: ignore[no-untyped-def]
+        return next(e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult")
+
+    whole = result(run(None))
+    assert len(whole.content[0].text) == 4000 and not whole.details
+    cut = result(run({"mode": "tokens", "limit": 100}))  # 120 tokens = 480 bytes with the 20% headroom
+    text = cut.content[0].text
+    assert text.startswith("line 0000") and text.endswith("line 0399\n") and "…880 tokens truncated…" in text
+    assert len(text.encode()) < 520 and len(cut.details["codex"]["output"]) == 4000
+    cut = result(run({"mode": "bytes", "limit": 1000}))  # 1,200 bytes
+    assert "…2800 chars truncated…" in cut.content[0].text
+    assert result(run({"mode": "tokens", "limit": 10_000})).details is None  # fits: as written

@@ -32,6 +32,10 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   Codex's own ``total_tokens``). ``model_context_window`` is kept in the header as
   ``contextWindow`` (see :func:`recorded_context_window`). Other events are counted, not imported.
 * ``turn_context.model`` sets the model of later answers; a change becomes a ``model_change``.
+  ``turn_context.truncation_policy`` (``{mode: tokens|bytes, limit}``) is how Codex cuts tool
+  outputs as they enter its history (the rollout keeps them whole): from then on an output over
+  the limit (+20%) is cut to its head and tail for the model, the whole output kept in
+  ``details.codex.output``. Without a recorded policy outputs are imported as written.
 * ``compacted{message, replacement_history}`` becomes a compaction: summary = ``message``,
   ``tokensBefore`` = the last recorded context size, nothing kept by ``firstKeptEntryId``. The
   replacement history — exactly what the model sees afterwards — is re-emitted right after it
@@ -52,6 +56,7 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from pydantic import ValidationError
@@ -184,6 +189,24 @@ def related_sessions(meta: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _history_truncate(text: str, mode: str, limit: int) -> str | None:
+    """A tool output as it enters Codex's history under the turn's ``truncation_policy``
+    (``ContextManager.process_item``): the limit gets 20% headroom; an output over it keeps its
+    first and last halves around a marker — tokens counted as 4 UTF-8 bytes, or bytes. None when
+    it fits. Codex versions differ in the marker's wording; the size is what matters here."""
+    budget_bytes = math.ceil(limit * 1.2) * (4 if mode == "tokens" else 1)
+    raw = text.encode("utf-8")
+    if len(raw) <= budget_bytes:
+        return None
+    head = raw[: budget_bytes // 2].decode("utf-8", "ignore")
+    tail = raw[len(raw) - (budget_bytes - budget_bytes // 2):].decode("utf-8", "ignore")
+    if mode == "tokens":
+        removed = f"{(len(raw) - budget_bytes + 3) // 4} tokens"
+    else:
+        removed = f"{len(text) - len(head) - len(tail)} chars"
+    return f"{head}…{removed} truncated…{tail}"
+
+
 def _truncate_middle(text: str, tokens: int) -> str:
     """``text`` cut to about ``tokens`` tokens (4 bytes each), keeping its start and end around a
     marker saying how much was removed, as Codex's token truncation does."""
@@ -217,6 +240,7 @@ class _Importer:
         self.head: str | None = None  # the entry the next one continues (moves back on a rollback)
         self.index: dict[str, int] = {}  # entry id -> index in self.raw
         self.rollbacks: list[tuple[int, int]] = []  # (line, user turns dropped)
+        self.truncation: tuple[str, int] | None = None  # the turn's truncation_policy (mode, limit)
 
     # -- entries ----------------------------------------------------------------------------
 
@@ -314,9 +338,14 @@ class _Importer:
                 self.issues.append(LoadIssue("orphan-output", "warning",
                                              f"tool output for call_id {cid!r}, which no earlier call has", line=line))
             blocks, failed = _output(p.get("output"))
-            self._add(line, ts, {"type": "message", "message": {
-                "role": "toolResult", "toolCallId": cid, "toolName": self.tool_names.get(cid, ""),
-                "content": blocks, "isError": failed, "timestamp": iso_to_ms(ts)}}, extra)
+            tr: dict[str, Any] = {"role": "toolResult", "toolCallId": cid, "toolName": self.tool_names.get(cid, ""),
+                                  "content": blocks, "isError": failed, "timestamp": iso_to_ms(ts)}
+            if self.truncation is not None and len(blocks) == 1 and blocks[0]["type"] == "text":
+                cut = _history_truncate(blocks[0]["text"], *self.truncation)
+                if cut is not None:  # the model saw it cut: keep the whole output in details
+                    tr["content"] = [{"type": "text", "text": cut}]
+                    tr["details"] = {"codex": {"truncated": list(self.truncation), "output": blocks[0]["text"]}}
+            self._add(line, ts, {"type": "message", "message": tr}, extra)
         elif t == "compaction":  # server-side compaction: an encrypted summary
             self._flush()
             self._add(line, ts, {"type": "compaction", "summary": ENCRYPTED_SUMMARY, "firstKeptEntryId": None,
@@ -423,6 +452,10 @@ class _Importer:
         return kept
 
     def turn_context(self, line: int, ts: Any, p: dict[str, Any]) -> None:
+        tp = p.get("truncation_policy")
+        if isinstance(tp, dict) and tp.get("mode") in ("tokens", "bytes") and isinstance(tp.get("limit"), int) \
+                and not isinstance(tp.get("limit"), bool) and tp["limit"] > 0:
+            self.truncation = (tp["mode"], tp["limit"])
         model = p.get("model")
         if isinstance(model, str) and model and model != self.model:
             self._flush()
