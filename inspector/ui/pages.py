@@ -162,7 +162,7 @@ def _codex_related(related: dict[str, str]) -> None:
 
     what = {"forkedFrom": "forked from", "parentThread": "a sub-agent of"}
     for key, sid in related.items():
-        p = codex_rollout(sid)
+        p = memo("codex_rollout", sid, lambda sid=sid: codex_rollout(sid))  # a folder walk: once per session
         label = f"This session was {what.get(key, key)} session {sid}"
         if p is None:
             st.caption(esc(label + " (its rollout is not in Codex's folders here)."))
@@ -579,7 +579,7 @@ def summaries_page(settings: ReplaySettings) -> None:
                 path = s.path(parent) if parent is not None and parent >= 0 else []
                 kept = s.index_of(getattr(s.entries[ei], "firstKeptEntryId", None))
                 if path:
-                    prep = memo("prep_rec", (ei,), lambda path=path, kept=kept: prepare_recorded_split(
+                    prep = memo("prep_rec", (ei, settings.reserve_tokens), lambda path=path, kept=kept: prepare_recorded_split(
                         s.entries_at(path), path.index(kept) if kept in path else None,
                         CompactionSettings(reserveTokens=settings.reserve_tokens), path_indexes=path))
                 story = agent_compaction_story(s, ei, len(prep.messagesToSummarize) if prep else 0)
