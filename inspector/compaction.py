@@ -335,6 +335,24 @@ def _span(
     return out
 
 
+def _previous_and_file_ops(
+    path: Sequence[AnyEntry], prev: int, messages: Sequence[ContextMessage]
+) -> tuple[str | None, FileOps]:
+    """The previous compaction's summary (if any) and the file operations a new summary lists:
+    the previous compaction's own lists (unless a hook wrote it), then those of ``messages``."""
+    ops = FileOps()
+    previous_summary = None
+    if prev >= 0:
+        pc = path[prev]
+        assert isinstance(pc, CompactionEntry)
+        previous_summary = pc.summary
+        if not pc.fromHook and pc.details:
+            ops.add_details(pc.details)
+    for m in messages:
+        extract_file_ops(m.message, ops)
+    return previous_summary, ops
+
+
 def prepare_compaction(
     path: Sequence[AnyEntry],
     settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS,
@@ -371,18 +389,7 @@ def prepare_compaction(
     history_end = cut.turnStartIndex if cut.isSplitTurn else cut.firstKeptEntryIndex
     to_summarize = _span(path, idx, boundary_start, history_end, legacy)
     prefix = _span(path, idx, cut.turnStartIndex, cut.firstKeptEntryIndex, legacy) if cut.isSplitTurn else []
-    ops = FileOps()
-    previous_summary = None
-    if prev >= 0:
-        pc = path[prev]
-        assert isinstance(pc, CompactionEntry)
-        previous_summary = pc.summary
-        if not pc.fromHook and pc.details:
-            ops.add_details(pc.details)
-    for m in to_summarize:
-        extract_file_ops(m.message, ops)
-    for m in prefix:
-        extract_file_ops(m.message, ops)
+    previous_summary, ops = _previous_and_file_ops(path, prev, [*to_summarize, *prefix])
     return CompactionPreparation(
         firstKeptEntryId=first_kept.id,
         first_kept_path_index=cut.firstKeptEntryIndex,
@@ -420,16 +427,7 @@ def prepare_recorded_split(
     to_summarize = _span(path, idx, boundary_start, end, False)
     if not to_summarize:
         return None
-    ops = FileOps()
-    previous_summary = None
-    if prev >= 0:
-        pc = path[prev]
-        assert isinstance(pc, CompactionEntry)
-        previous_summary = pc.summary
-        if not pc.fromHook and pc.details:
-            ops.add_details(pc.details)
-    for m in to_summarize:
-        extract_file_ops(m.message, ops)
+    previous_summary, ops = _previous_and_file_ops(path, prev, to_summarize)
     kept = path[end] if end < len(path) else None
     return CompactionPreparation(
         firstKeptEntryId=kept.id if kept is not None and isinstance(kept.id, str) else "",

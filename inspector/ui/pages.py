@@ -133,6 +133,19 @@ def _local_table(agent: str, items: list[Any]) -> None:
             st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
 
 
+def _load_local(raw: str, roots: Any = None) -> bool:
+    """Load a local file if it is under the allowed roots; say why not otherwise."""
+    try:
+        p = sources.check_path(raw, roots)
+        load_bytes(p.read_bytes(), str(p))
+        return True
+    except sources.PathRefused as e:
+        st.error(esc(str(e)))
+    except OSError as e:
+        st.error(esc(f"Cannot read {raw!r}: {e}"))
+    return False
+
+
 def _subagents(main: Path) -> None:
     """A Claude Code session's sub-agent transcripts, when it was opened from its folder: each
     loads on its own (their lines are kept apart from the main conversation)."""
@@ -144,15 +157,8 @@ def _subagents(main: Path) -> None:
     with st.expander(f"{len(found)} sub-agent transcript(s) of this session"):
         pick = st.selectbox("Sub-agent", [str(p) for p in found], key="subagent_pick",
                             format_func=lambda p: Path(p).name)
-        if st.button("Load this sub-agent", key="load_subagent"):
-            try:
-                p = sources.check_path(pick)
-                load_bytes(p.read_bytes(), str(p))
-                st.rerun()
-            except sources.PathRefused as e:
-                st.error(esc(str(e)))
-            except OSError as e:
-                st.error(esc(f"Cannot read {pick!r}: {e}"))
+        if st.button("Load this sub-agent", key="load_subagent") and _load_local(pick):
+            st.rerun()  # this is drawn below the loaded session's summary
 
 
 def _codex_related(related: dict[str, str]) -> None:
@@ -169,15 +175,8 @@ def _codex_related(related: dict[str, str]) -> None:
             continue
         c1, c2 = st.columns([3, 1])
         c1.caption(esc(label + f": {p}"))
-        if c2.button("Load it", key=f"load_codex_{key}"):
-            try:
-                q = sources.check_path(str(p))
-                load_bytes(q.read_bytes(), str(q))
-                st.rerun()
-            except sources.PathRefused as e:
-                st.error(esc(str(e)))
-            except OSError as e:
-                st.error(esc(f"Cannot read {p}: {e}"))
+        if c2.button("Load it", key=f"load_codex_{key}") and _load_local(str(p)):
+            st.rerun()
 
 
 def _recorded_prunes(s: Any) -> int:
@@ -211,13 +210,7 @@ def load_page() -> None:
                    + " (set `INSPECTOR_ROOTS` to change them).")
         raw = st.text_input("Path", key="local_path", placeholder="sample_sessions/long-session.jsonl")
         if st.button("Load path", key="load_path"):
-            try:
-                p = sources.check_path(raw, roots)
-                load_bytes(p.read_bytes(), str(p))
-            except sources.PathRefused as e:
-                st.error(esc(str(e)))
-            except OSError as e:
-                st.error(esc(f"Cannot read {raw!r}: {e}"))
+            _load_local(raw, roots)
         _local_sessions()
     s = current_session()
     if s is None:
