@@ -15,7 +15,7 @@ from inspector.branch_summary import prepare_branch_summary
 from inspector.replay import ReplaySettings, replay
 from inspector.ui.narrate import notable_steps
 
-from .conftest import REPO
+from .support.paths import REPO
 
 APP = str(REPO / "app.py")
 SAMPLES = REPO / "sample_sessions"

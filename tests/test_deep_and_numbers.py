@@ -16,7 +16,7 @@ from inspector.cli import main
 from inspector.deep import deep_call
 from inspector.jsjson import js_stringify, js_stringify_indent
 
-from .conftest import run_pi_oracle
+from .support.pi_oracle import PiOracle
 
 
 def _session(depth: int, *, odd_numbers: bool = False) -> str:
@@ -89,12 +89,12 @@ def test_pretty_printer_matches_json_stringify_rules() -> None:
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("depth", [1, 2000])
-def test_odd_values_agree_with_pi(depth: int, tmp_path: Path, pi_oracle: Path,
+def test_odd_values_agree_with_pi(depth: int, tmp_path: Path, pi_oracle: PiOracle,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "odd.jsonl"
     f.write_text(_session(depth, odd_numbers=True))
     assert main(["oracle-json", str(f)]) == 0
     ours = deep_call(json.loads, capsys.readouterr().out)
-    pi = run_pi_oracle(pi_oracle, str(f)) if depth < 1000 else deep_call(run_pi_oracle, pi_oracle, str(f))
+    pi = pi_oracle.run(str(f)) if depth < 1000 else deep_call(pi_oracle.run, str(f))
     for key in ("entries", "path", "context", "contextTokens", "compaction", "shouldCompact", "serializeWholeContext"):
         assert ours[key] == pi[key], key

@@ -20,7 +20,7 @@ from inspector.summarize import SPLIT_TURN_SEPARATOR, get_summarizer, summarize_
 from inspector.summarize.base import SummaryRequest
 from inspector.summarize.prompts import CODEX_SUMMARY_PREFIX, build_prompt
 
-from .conftest import SessionBuilder
+from .support.builder import SessionBuilder
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
