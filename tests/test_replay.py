@@ -181,14 +181,12 @@ def test_metrics_sum_the_steps_and_price_recorded_rates() -> None:
     assert r.metrics.peak_context == 100 and r.steps[0].recorded_input == 100
 
 
-def test_sweep_covers_the_grid_and_finishes_fast() -> None:
-    import time
-
+def test_sweep_covers_the_grid() -> None:
+    """(Its speed is measured by ``bench/replay.py``, not asserted here.)"""
     s = load_session(FIXTURES / "before-compaction.jsonl")
-    t = time.perf_counter()
     cells = sweep(s, ReplaySettings(compaction="pi"), {"keep_recent_tokens": [10000, 20000],
                                                          "reserve_tokens": [8000, 16384]})
-    assert len(cells) == 4 and time.perf_counter() - t < 30
+    assert len(cells) == 4
     assert {tuple(c.values.values()) for c in cells} == {(10000, 8000), (10000, 16384), (20000, 8000), (20000, 16384)}
     by = {tuple(c.values.values()): c.metrics for c in cells}
     assert by[(20000, 16384)].compactions == replay(s, ReplaySettings(compaction="pi")).metrics.compactions
