@@ -4,8 +4,9 @@
 ``dest`` (a temporary folder: nothing is written into the repository or ``../shared``) and returns
 a ``PiOracle``; the harness script itself is run from the repository with ``--modules``. An
 install made before can be reused with ``$INSPECTOR_PI_MODULES`` (a ``node_modules`` folder made
-by ``npm ci`` from the same lock), and ``tools/pi-oracle/node_modules`` is used when it is there
-and matches the lock. Without node or npm, or when the install fails, ``Unavailable`` says why.
+by ``npm ci`` from the same lock), and ``tools/pi-oracle/node_modules`` is used when it is there;
+either only when it holds the pinned pi versions. Without node or npm, or when the install fails,
+``Unavailable`` says why.
 
 ``FIXTURE_RUNS`` lists how each expected output in ``tests/fixtures/oracle/`` was made
 (``tests/fixtures/oracle/runs.json``, which ``tools/pi-oracle/regenerate.mjs`` reads too).
@@ -40,7 +41,8 @@ def pinned_versions() -> dict[str, str]:
 
 
 def matches_lock(modules: Path) -> bool:
-    """``modules`` holds every pinned pi package at its pinned version."""
+    """``modules`` holds every pinned pi package at its pinned version (their own dependencies
+    are not checked: ``npm ci`` installs them from the same lock)."""
     for folder, version in pinned_versions().items():
         pkg = modules / folder / "package.json"
         if not pkg.is_file() or json.loads(pkg.read_text(encoding="utf-8")).get("version") != version:
