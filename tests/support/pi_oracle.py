@@ -14,6 +14,7 @@ either only when it holds the pinned pi versions. Without node or npm, or when t
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -161,7 +162,11 @@ class FixtureRun:
         return [*self.args, str(self.session_path), *self.refs]
 
     def ours(self) -> dict[str, Any]:
-        """Our engine's answer to the same question, in the same shape (JSON round-tripped)."""
+        """Our engine's answer to the same question, in the same shape (JSON round-tripped; a
+        fresh copy each time, computed once per test session)."""
+        return json.loads(_ours_text(self))
+
+    def compute_ours(self) -> dict[str, Any]:
         from inspector import load_session
         from inspector.oracle_json import oracle_branch, oracle_main
 
@@ -178,7 +183,12 @@ class FixtureRun:
             if self.option("--pi"):
                 kw["pi_version"] = ".".join((self.option("--pi") or "").split(".")[:2])
             got = oracle_main(s, **kw)
-        return json.loads(json.dumps(got))
+        return got
+
+
+@functools.cache
+def _ours_text(run: FixtureRun) -> str:
+    return json.dumps(run.compute_ours())
 
 
 def _fixture_runs() -> tuple[FixtureRun, ...]:
