@@ -10,7 +10,8 @@ measured in a fresh process (so peak memory is that work's alone):
 * ``inspector``: ``load_session`` (read, decode, parse, migrate, validate into models, index,
   report issues) + tree index + ``build_session_context`` at the leaf + pi token estimates;
 * ``pi (node)``: pi's own ``SessionManager.open`` + ``buildSessionContext`` (when node and an
-  installed oracle are found: ``$INSPECTOR_ORACLE_DIR``, ``/tmp/oracle`` or ``../shared/oracle``).
+  installed pi is found: ``tools/pi-oracle/node_modules`` after ``npm ci`` there, or the
+  ``node_modules`` folder ``$INSPECTOR_PI_MODULES`` names).
 
 Times are the best of ``--repeat`` runs; memory is the peak RSS growth over an idle
 interpreter that imported the same modules.
@@ -78,7 +79,9 @@ console.log(JSON.stringify({ seconds: dt, peak_kb: peak - base / 1024, n: sm.get
 
 
 def oracle_dir() -> Path | None:
-    for d in (os.environ.get("INSPECTOR_ORACLE_DIR"), "/tmp/oracle", str(REPO.parent / "shared" / "oracle")):
+    """A folder whose node_modules holds pi (the pinned one of tools/pi-oracle)."""
+    modules = os.environ.get("INSPECTOR_PI_MODULES")
+    for d in (str(Path(modules).parent) if modules else None, str(REPO / "tools" / "pi-oracle")):
         if d and (Path(d) / "node_modules" / "@mariozechner" / "pi-coding-agent").is_dir():
             return Path(d)
     return None
@@ -149,7 +152,7 @@ def main() -> int:
               f"{mem / mb:>8.2f} | {node_s} {ratio_pi}")
         sys.stdout.flush()
     if oracle_dir() is None or shutil.which("node") is None:
-        print("\npi (node): skipped — node or an installed oracle (npm ci in ../shared/oracle copy) not found")
+        print("\npi (node): skipped — node or an installed pi (npm ci in tools/pi-oracle) not found")
     return 0
 
 

@@ -1,5 +1,5 @@
 """Replay benchmark: steps per second of a full replay, against a naive rebuild-every-step
-baseline in the same run; and a 10×10 sweep on ../shared/fixtures/before-compaction.jsonl.
+baseline in the same run; and a 10×10 sweep on tests/fixtures/before-compaction.jsonl.
 
     python bench/replay.py [--calls 1000,10000] [--file SESSION.jsonl ...] [--baseline-steps 300]
 
@@ -76,17 +76,13 @@ def main() -> int:
             print(f"{f.name:<28} {len(r.steps):>6} {policy:>9} {r.seconds:>9.3f} {rate:>9,.0f} {naive_rate:>13,.0f} "
                   f"{rate / naive_rate:>6.0f}×")
         sys.stdout.flush()
-    fx = REPO.parent / "shared" / "fixtures" / "before-compaction.jsonl"
-    if fx.exists():
-        s = load_session(fx)
-        grid = {"keep_recent_tokens": list(range(5000, 50001, 5000)), "reserve_tokens": list(range(4000, 40001, 4000))}
-        t = time.perf_counter()
-        cells = sweep(s, ReplaySettings(compaction="pi"), grid)
-        dt = time.perf_counter() - t
-        print(f"\n10×10 sweep (keepRecentTokens × reserveTokens, pi policy) on before-compaction.jsonl: "
-              f"{len(cells)} replays in {dt:.2f} s (target < 10 s)")
-    else:
-        print("\n10×10 sweep: skipped, ../shared/fixtures/before-compaction.jsonl not found")
+    s = load_session(REPO / "tests" / "fixtures" / "before-compaction.jsonl")
+    grid = {"keep_recent_tokens": list(range(5000, 50001, 5000)), "reserve_tokens": list(range(4000, 40001, 4000))}
+    t = time.perf_counter()
+    cells = sweep(s, ReplaySettings(compaction="pi"), grid)
+    dt = time.perf_counter() - t
+    print(f"\n10×10 sweep (keepRecentTokens × reserveTokens, pi policy) on before-compaction.jsonl: "
+          f"{len(cells)} replays in {dt:.2f} s (target < 10 s)")
     import resource
 
     print(f"peak RSS of this process (sessions loaded + replays): "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from inspector.branch_summary import prepare_branch_summary
 from inspector.replay import ReplaySettings, replay
 from inspector.ui.narrate import notable_steps
 
-from .conftest import REPO
+from .support.paths import REPO
 
 APP = str(REPO / "app.py")
 SAMPLES = REPO / "sample_sessions"
@@ -196,14 +195,10 @@ def test_moving_the_slider_does_not_replay_again(loaded: AppTest, monkeypatch: p
     loaded.button(key="load_sample").click().run()  # re-read into the emptied cache
     at = page(loaded, "replay")
     assert len(calls) == 1
-    times = []
-    for k in (0, 7, 20, 33, 1):
-        t = time.perf_counter()
+    for k in (0, 7, 20, 33, 1):  # (how long a slider rerun takes: bench/app.py)
         at.slider(key="step").set_value(k).run()
-        times.append(time.perf_counter() - t)
         assert metrics(at)["Entry"]
     assert len(calls) == 1, "the slider recomputed the replay"
-    assert sorted(times)[len(times) // 2] < 1.0, times
     at.number_input(key="keep").set_value(15000).run()  # with "As recorded" keep is still part of the key
     assert len(calls) == 2
 

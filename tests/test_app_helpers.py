@@ -14,7 +14,7 @@ from inspector.policies import PolicySettings
 from inspector.replay import ReplaySettings, replay, session_counter
 from inspector.ui import figures, narrate, urlstate, views
 
-from .conftest import REPO
+from .support.paths import REPO
 
 SAMPLE = REPO / "sample_sessions" / "coding-session.jsonl"
 HOSTILE = REPO / "sample_sessions" / "hostile-content.jsonl"

@@ -11,7 +11,7 @@ from inspector.compaction import (
 )
 from inspector.context import build_session_context
 
-from .conftest import SessionBuilder
+from .support.builder import SessionBuilder
 
 D = CompactionSettings()
 

@@ -12,7 +12,7 @@ import pytest
 from inspector.cli import main
 from inspector.importers.discover import agent_dirs, list_local_sessions, opencode_db_export
 
-from .conftest import REPO
+from .support.paths import REPO
 
 SAMPLES = REPO / "sample_sessions"
 

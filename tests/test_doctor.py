@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inspector.doctor import DoctorOptions, diagnose
 
-from .conftest import SessionBuilder
+from .support.builder import SessionBuilder
 
 
 def kinds(b: SessionBuilder, **opts) -> dict[str, list[list[int]]]:

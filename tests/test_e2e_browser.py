@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import REPO
+from .support.paths import REPO
 
 CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else (shutil.which("chromium") or "")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

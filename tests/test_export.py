@@ -12,7 +12,10 @@ from inspector import load_session, parse_session
 from inspector.export import ExportError, compacted_entries, write_session_jsonl
 from inspector.redact import redact_text
 
-from .conftest import FIXTURES, REPO, SessionBuilder, need_shared, run_pi_oracle
+from .support.builder import SessionBuilder
+from .support.paths import FIXTURES, REPO
+from .support.pi_compare import compare
+from .support.pi_oracle import PiOracle
 
 
 def _objs(path: Path) -> list[dict]:
@@ -77,7 +80,6 @@ def test_session_export_redacts_unless_asked_to_keep(tmp_path: Path) -> None:
 
 
 def test_compacted_copy_has_pis_compaction_as_leaf() -> None:
-    need_shared()
     s = load_session(FIXTURES / "synth-tree.jsonl")
     entries, entry = compacted_entries(s, keep_recent_tokens=2000)
     assert entries[-1] is entry and entry.parentId == s.entries[-1].id
@@ -85,12 +87,11 @@ def test_compacted_copy_has_pis_compaction_as_leaf() -> None:
 
 
 @pytest.mark.oracle
-def test_pi_opens_the_compacted_copy(tmp_path: Path, pi_oracle: Path) -> None:
-    need_shared()
+def test_pi_opens_the_compacted_copy(tmp_path: Path, pi_oracle: PiOracle) -> None:
     s = load_session(FIXTURES / "synth-tree.jsonl")
     entries, entry = compacted_entries(s, keep_recent_tokens=2000)
     out = write_session_jsonl(s, tmp_path / "c.jsonl", entries=entries)
-    pi = run_pi_oracle(pi_oracle, str(out))
+    pi = pi_oracle.run(str(out))
     assert pi["leafIndex"] == len(entries) - 1
     roles = [m["role"] for m in pi["context"]["messages"]]
     assert roles[0] == "compactionSummary"
@@ -155,24 +156,15 @@ def test_csv_and_json_reports(tmp_path: Path) -> None:
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", ["claude-code-session.jsonl", "codex-session.jsonl", "opencode-session.json"])
 def test_other_agents_sessions_exported_as_pi_files_read_the_same_in_pi(name: str, tmp_path: Path,
-                                                                       pi_oracle: Path) -> None:
+                                                                       pi_oracle: PiOracle) -> None:
     """An imported session written out as a pi v3 file: pi's own code builds the same context."""
-    import importlib.util
-
     from inspector.importers import load_any
     from inspector.oracle_json import oracle_main
 
-    need_shared()
     s = load_any(REPO / "sample_sessions" / name)
     out = write_session_jsonl(s, tmp_path / "as-pi.jsonl")
-    from .conftest import SHARED
-
-    spec = importlib.util.spec_from_file_location("pi_oracle_compare", SHARED / "oracle" / "compare.py")
-    cmp = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cmp)
-    pi = run_pi_oracle(pi_oracle, str(out))
+    pi = pi_oracle.run(str(out))
     ours = json.loads(json.dumps(oracle_main(load_session(out))))
-    c = cmp.Checker(())
-    cmp.compare_main(c, pi, ours)
-    assert c.total > 50 and c.ok == c.total, f"{c.ok}/{c.total}"
+    c = compare(pi, ours)
+    assert c.checks > 50 and c.ok, c.report()
     assert [m["role"] for m in pi["context"]["messages"]][0] == "compactionSummary"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from inspector import SessionLoadError, load_session
 from inspector.cli import main
 
-from .conftest import SessionBuilder
+from .support.builder import SessionBuilder
 
 COMMANDS = [
     ["info"],

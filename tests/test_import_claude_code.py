@@ -6,7 +6,7 @@ from inspector import build_session_context
 from inspector.importers import detect_format, load_any, parse_any
 from inspector.replay import ReplaySettings, replay
 
-from .conftest import REPO
+from .support.paths import REPO
 
 SAMPLE = REPO / "sample_sessions" / "claude-code-session.jsonl"
 

@@ -11,7 +11,7 @@ from inspector.importers import detect_format, load_any, parse_any
 from inspector.importers.codex import ENCRYPTED_SUMMARY, recorded_context_window
 from inspector.replay import ReplaySettings, replay
 
-from .conftest import REPO
+from .support.paths import REPO
 
 SAMPLE = REPO / "sample_sessions" / "codex-session.jsonl"
 LEGACY = REPO / "sample_sessions" / "codex-legacy.jsonl"

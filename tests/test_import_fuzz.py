@@ -16,7 +16,7 @@ from inspector.importers import parse_any
 from inspector.info import session_info
 from inspector.replay import ReplaySettings, replay
 
-from .conftest import REPO
+from .support.paths import REPO
 from .test_import_claude_code import _preserved_session
 from .test_import_opencode import _tail_export
 

@@ -13,7 +13,7 @@ from inspector.importers.opencode import CLEARED, recorded_pruned_call_ids
 from inspector.pruning import prune_at
 from inspector.replay import ReplaySettings, replay
 
-from .conftest import REPO
+from .support.paths import REPO
 
 SAMPLE = REPO / "sample_sessions" / "opencode-session.json"
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from inspector import load_session, parse_session
 from inspector.session.models import MessageEntry, OpaqueEntry
 
-from .conftest import SessionBuilder
+from .support.builder import SessionBuilder
 
 HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
 

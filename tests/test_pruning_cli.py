@@ -12,7 +12,8 @@ import pytest
 from inspector.cli import main
 from inspector.pruning import prune_at
 
-from .conftest import FIXTURES, REPO, SessionBuilder, need_shared
+from .support.builder import SessionBuilder
+from .support.paths import FIXTURES, REPO
 
 
 def _session_text() -> str:
@@ -131,7 +132,6 @@ FIXTURE_TABLE = {
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_TABLE))
 def test_before_compaction_fixture_matches_the_docs_table(name: str) -> None:
-    need_shared()
     from inspector.session.loader import load_session
 
     st = prune_at(load_session(FIXTURES / "before-compaction.jsonl"), name).stats

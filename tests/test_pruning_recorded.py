@@ -8,7 +8,8 @@ from inspector.pruning import prune_at
 from inspector.pruning.recorded import CLEARED, recorded_prune
 from inspector.replay import ReplaySettings, replay
 
-from .conftest import REPO, SessionBuilder
+from .support.builder import SessionBuilder
+from .support.paths import REPO
 
 CC = REPO / "sample_sessions" / "claude-code-session.jsonl"
 T0 = 1767225600000

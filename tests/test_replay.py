@@ -9,7 +9,8 @@ from inspector import build_session_context, load_session
 from inspector.policies import PolicySettings, Trigger
 from inspector.replay import ReplaySettings, parse_grid, replay, sweep
 
-from .conftest import FIXTURES, SessionBuilder, need_shared
+from .support.builder import SessionBuilder
+from .support.paths import FIXTURES
 
 FIXTURE_NAMES = ["before-compaction", "synth-tree", "synth-compacted", "synth-giant-turn",
                  "synth-trailing-toolresult", "synth-v2-hookmessage"]
@@ -23,7 +24,6 @@ def _key(msgs):
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 def test_as_recorded_without_pruning_equals_pis_context_at_every_step(name: str) -> None:
-    need_shared()
     s = load_session(FIXTURES / f"{name}.jsonl")
     r = replay(s)
     assistants = [i for i in s.path() if getattr(getattr(s.entries[i], "message", None), "role", None) == "assistant"]
@@ -36,7 +36,6 @@ def test_as_recorded_without_pruning_equals_pis_context_at_every_step(name: str)
 
 
 def test_steps_mark_aborted_and_error_calls() -> None:
-    need_shared()
     r = replay(load_session(FIXTURES / "synth-giant-turn.jsonl"))
     reasons = [st.stop_reason for st in r.steps]
     assert "aborted" in reasons and "error" in reasons
@@ -44,7 +43,6 @@ def test_steps_mark_aborted_and_error_calls() -> None:
 
 
 def test_recorded_compaction_is_an_event_on_the_next_step() -> None:
-    need_shared()
     s = load_session(FIXTURES / "before-compaction.jsonl")
     r = replay(s)
     comp_steps = [st for st in r.steps if any(e["type"] == "compaction" for e in st.events)]
@@ -183,15 +181,12 @@ def test_metrics_sum_the_steps_and_price_recorded_rates() -> None:
     assert r.metrics.peak_context == 100 and r.steps[0].recorded_input == 100
 
 
-def test_sweep_covers_the_grid_and_finishes_fast() -> None:
-    need_shared()
-    import time
-
+def test_sweep_covers_the_grid() -> None:
+    """(Its speed is measured by ``bench/replay.py``, not asserted here.)"""
     s = load_session(FIXTURES / "before-compaction.jsonl")
-    t = time.perf_counter()
     cells = sweep(s, ReplaySettings(compaction="pi"), {"keep_recent_tokens": [10000, 20000],
                                                          "reserve_tokens": [8000, 16384]})
-    assert len(cells) == 4 and time.perf_counter() - t < 30
+    assert len(cells) == 4
     assert {tuple(c.values.values()) for c in cells} == {(10000, 8000), (10000, 16384), (20000, 8000), (20000, 16384)}
     by = {tuple(c.values.values()): c.metrics for c in cells}
     assert by[(20000, 16384)].compactions == replay(s, ReplaySettings(compaction="pi")).metrics.compactions
@@ -227,7 +222,6 @@ def test_rereads_count_outputs_hidden_by_pruning() -> None:
 
 
 def test_step_detail_rebuilds_the_exact_pruned_context() -> None:
-    need_shared()
     s = load_session(FIXTURES / "before-compaction.jsonl")
     r = replay(s, ReplaySettings(strategy="opencode"))
     for st in (r.steps[100], r.steps[-1]):
@@ -236,7 +230,6 @@ def test_step_detail_rebuilds_the_exact_pruned_context() -> None:
 
 
 def test_usage_counter_reports_pis_usage_based_context_size() -> None:
-    need_shared()
     from inspector.tokens import estimate_context_tokens
 
     s = load_session(FIXTURES / "before-compaction.jsonl")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -13,7 +12,9 @@ import pytest
 from inspector import load_session
 from inspector.oracle_json import oracle_main
 
-from .conftest import REPO, SHARED, run_pi_oracle
+from .support.paths import REPO
+from .support.pi_compare import compare
+from .support.pi_oracle import PiOracle
 
 SAMPLES = REPO / "sample_sessions"
 NAMES = ["coding-session", "small-tutorial", "long-session", "hostile-content", "broken"]
@@ -44,12 +45,8 @@ def test_samples_are_small_and_cover_what_they_promise() -> None:
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", NAMES)
-def test_pi_reads_each_sample_exactly_as_we_do(name: str, pi_oracle: Path) -> None:
-    spec = importlib.util.spec_from_file_location("pi_oracle_compare", SHARED / "oracle" / "compare.py")
-    cmp = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cmp)
-    want = run_pi_oracle(pi_oracle, str(SAMPLES / f"{name}.jsonl"))
+def test_pi_reads_each_sample_exactly_as_we_do(name: str, pi_oracle: PiOracle) -> None:
+    want = pi_oracle.run(str(SAMPLES / f"{name}.jsonl"))
     got = json.loads(json.dumps(oracle_main(load_session(SAMPLES / f"{name}.jsonl"))))
-    c = cmp.Checker(())
-    cmp.compare_main(c, want, got)
-    assert c.total > 100 and c.ok == c.total, f"{c.ok}/{c.total}"
+    c = compare(want, got)
+    assert c.checks > 100 and c.ok, c.report()

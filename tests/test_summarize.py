@@ -48,7 +48,9 @@ from inspector.summarize.slices import (
 )
 from inspector.tokens import estimate_tokens
 
-from .conftest import FIXTURES, ORACLE_OUT, REPO, SHARED, SessionBuilder, need_shared
+from .support.builder import SessionBuilder
+from .support.paths import FIXTURES, PI_EXPECTED, REPO, SHARED
+from .support.pi_oracle import PiOracle, pinned_versions
 
 PI_HEADINGS = ("## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked",
                "## Key Decisions", "## Next Steps", "## Critical Context")
@@ -59,7 +61,6 @@ def _norm(text: str) -> str:
 
 
 def _fixture_prep():  # type: ignore[no-untyped-def]
-    need_shared()
     s = load_session(FIXTURES / "before-compaction.jsonl")
     return s, prepare_compaction(s.path_entries(), path_indexes=s.path())
 
@@ -88,7 +89,7 @@ class Stub:
 
 def test_offline_summary_of_before_compaction_has_pis_modified_files_and_the_latest_request() -> None:
     s, prep = _fixture_prep()
-    oracle = json.loads((ORACLE_OUT / "before-compaction.json").read_text())
+    oracle = json.loads((PI_EXPECTED / "before-compaction.json").read_text())
     pi = next(c["prepareCompaction"] for c in oracle["compaction"]
               if c["keepRecentTokens"] == oracle["defaults"]["keepRecentTokens"])
     res = summarize_compaction(prep, get_summarizer("offline"))
@@ -304,23 +305,30 @@ def test_prompts_carry_pis_exact_conversation_text_and_each_systems_structure() 
         build_prompt(SummaryRequest(msgs, style="nope"))
 
 
-def _source_prompts() -> str:
+def _source_prompts(pi: PiOracle | None) -> str:
+    """The prompts we must not copy: the research note's (when ../shared is beside the repo) and
+    pi's own, from every pinned pi the harness installed (where node and npm are)."""
     texts = []
     seed = SHARED / "seeds" / "compaction-research.txt"
     if seed.exists():
         texts.append(seed.read_text(encoding="utf-8"))
-    for root in (os.environ.get("INSPECTOR_ORACLE_DIR"), "/tmp/oracle"):
-        d = Path(root or "/nonexistent") / "node_modules/@mariozechner/pi-coding-agent/dist/core/compaction"
+    folders = pinned_versions() if pi is not None else {}
+    for folder in folders:
+        d = pi.modules / folder / "dist" / "core" / "compaction"  # type: ignore[union-attr]
         for name in ("compaction.js", "branch-summarization.js", "utils.js"):
-            if (d / name).exists():
-                texts.append((d / name).read_text(encoding="utf-8"))
+            assert (d / name).exists(), d / name
+            texts.append((d / name).read_text(encoding="utf-8"))
     return "\n".join(texts)
 
 
-def test_prompts_are_our_own_words() -> None:
-    src = _source_prompts()
+def test_prompts_are_our_own_words(request: pytest.FixtureRequest) -> None:
+    try:
+        pi = request.getfixturevalue("pi_oracle")
+    except pytest.skip.Exception:
+        pi = None
+    src = _source_prompts(pi)
     if not src:
-        pytest.skip("no source prompts to compare with")
+        pytest.skip("no source prompts to compare with: neither ../shared/seeds nor node/npm for pi's package")
 
     def shingles(t: str, n: int = 7) -> set[str]:
         w = re.findall(r"[a-z0-9']+", t.lower())
@@ -421,7 +429,6 @@ def test_cache_dir_env_override_and_platformdirs_default(monkeypatch, tmp_path) 
 
 
 def test_summarize_command(capsys) -> None:  # type: ignore[no-untyped-def]
-    need_shared()
     from inspector.cli import main
 
     f = str(FIXTURES / "before-compaction.jsonl")
