@@ -176,7 +176,10 @@ class Replay:
     metrics: Metrics
     path: tuple[int, ...]
     summaries: tuple[dict[str, Any], ...]
-    """One record per compaction in the replay (recorded or simulated): step, text, usage, prep."""
+    """One record per compaction in the replay (recorded or simulated): step, text, usage, prep.
+    Private keys pin what :mod:`inspector.compaction_view` shows: ``_before`` / ``_after`` (the
+    context list and its length just before and just after the compaction) and ``_prep`` (the
+    preparation the summarizer got; simulated compactions only)."""
     session: Session = field(repr=False)
     seconds: float = 0.0
 
@@ -474,6 +477,13 @@ def _replay(
 
     def compact_now(step_no: int, reason: str, kind: str) -> bool:
         nonlocal n_sim, compactions, summary_tokens
+        before = (ctx.msgs, len(ctx.msgs))  # pinned: the list is replaced, never changed, by a compaction
+        preps: list[CompactionPreparation] = []
+
+        def summarize_seen(p: CompactionPreparation, st: ReplaySettings) -> dict[str, Any]:
+            preps.append(p)
+            return summarize(p, st)
+
         if policy in ("pi", "early"):
             prep = prepare_compaction(
                 sim_entries, comp_settings, path_indexes=sim_idx, pi_version=settings.pi_version,
@@ -482,7 +492,7 @@ def _replay(
             if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
                 pending.append({"type": "compaction_skipped", "reason": "nothing to compact", "trigger": reason})
                 return False
-            s = summarize(prep, settings)
+            s = summarize_seen(prep, settings)
             n_sim += 1
             entry = make_compaction_entry(
                 prep, s["text"], parent_id=sim_entries[-1].id if sim_entries else None,
@@ -495,11 +505,11 @@ def _replay(
             story = cut_story(session, [i if i is not None else -1 for i in sim_idx[:-1]], sim_entries[:-1], prep,
                               settings.keep_recent_tokens)
         elif policy == "opencode":
-            s, first_kept, summarized = _opencode_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
+            s, first_kept, summarized = _opencode_compact(ctx, settings, summarize_seen, comp_settings, sim_entries, sim_idx)
         elif policy == "codex":
-            s, first_kept, summarized = _codex_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
+            s, first_kept, summarized = _codex_compact(ctx, settings, summarize_seen, comp_settings, sim_entries, sim_idx)
         elif policy == "claude-code":
-            s, first_kept, summarized = _claude_code_compact(ctx, settings, summarize, comp_settings)
+            s, first_kept, summarized = _claude_code_compact(ctx, settings, summarize_seen, comp_settings)
         else:
             return False
         if policy not in ("pi", "early"):
@@ -523,7 +533,8 @@ def _replay(
         }
         pending.append(rec)
         summaries.append({**rec, "step": step_no, "text": s["text"], "summarizedEntryIndexes": summarized,
-                          "story": story})
+                          "story": story, "_before": before, "_after": (ctx.msgs, len(ctx.msgs)),
+                          "_prep": preps[-1] if preps else None})
         return True
 
     def call_now(k: int, new_prompt: bool, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
@@ -542,6 +553,7 @@ def _replay(
             progress(pos / max(1, n_path))
         if isinstance(e, CompactionEntry):
             if recorded_mode:
+                before_ctx = (ctx.msgs, len(ctx.msgs))
                 sim_append(e, ei)
                 reset_after_compaction()
                 compactions += 1
@@ -550,7 +562,8 @@ def _replay(
                        "summaryTokens": counter.count_text(e.summary), "tokensAfter": ctx.total,
                        "tokensBefore": e.tokensBefore}
                 pending.append(rec)
-                summaries.append({**rec, "step": len(steps), "text": e.summary, "summarizedEntryIndexes": []})
+                summaries.append({**rec, "step": len(steps), "text": e.summary, "summarizedEntryIndexes": [],
+                                  "_before": before_ctx, "_after": (ctx.msgs, len(ctx.msgs))})
             else:
                 pending.append({"type": "recorded_compaction_set_aside", "entryIndex": ei})
             continue
