@@ -210,7 +210,9 @@ def _cuts(replay: Any, rec: dict[str, Any], before: Sequence[ViewPart], replayed
           ) -> tuple[tuple[Cut, ...], str | None]:
     first = rec.get("firstKeptEntryIndex")
     if rec.get("simulated"):
-        return ((_cut_at(f"cut ({rec.get('policy')})", first, before),) if first is not None else ()), None
+        kept = [p.position for p in before if p.part == KEPT]
+        suffix = bool(kept) and kept == list(range(kept[0], len(before)))  # a cut only where the kept part is the tail
+        return ((_cut_at(f"cut ({rec.get('policy')})", first, before),) if first is not None and suffix else ()), None
     cuts = [_cut_at("recorded cut", first, before)] if first is not None else []
     if replayed is None:
         return tuple(cuts), None
@@ -218,7 +220,8 @@ def _cuts(replay: Any, rec: dict[str, Any], before: Sequence[ViewPart], replayed
     cuts.append(_cut_at(f"pi's cut, keepRecentTokens {keep:,}", replayed, before))
     if first == replayed:
         return tuple(cuts), None
-    return tuple(cuts), recorded_cut_reason(replay.session, rec["entryIndex"], replayed, replay.settings)
+    return tuple(cuts), recorded_cut_reason(replay.session, rec["entryIndex"], replayed, keep,
+                                            replay.settings.pi_version)
 
 
 def keep_range_for_cut(session: Any, comp_index: int, first_kept: int, pi_version: str = "0.73"
@@ -261,17 +264,17 @@ def keep_range_for_cut(session: Any, comp_index: int, first_kept: int, pi_versio
     return lo, lowest(lambda c: c < target) - 1
 
 
-def recorded_cut_reason(session: Any, comp_index: int, replayed: int, settings: Any) -> str:
-    """Plain words: why pi's rule, replayed with the sidebar's keepRecentTokens, cuts elsewhere
-    than the recorded compaction did."""
+def recorded_cut_reason(session: Any, comp_index: int, replayed: int | None, keep: int,
+                        pi_version: str = "0.73") -> str:
+    """Plain words: why pi's rule, replayed with keepRecentTokens ``keep``, cuts elsewhere (entry
+    ``replayed``) than the recorded compaction did."""
     comp = session.entries[comp_index]
     recorded = session.index_of(getattr(comp, "firstKeptEntryId", None))
-    keep = settings.keep_recent_tokens
     head = (f"pi's rule with keepRecentTokens {keep:,} cuts at entry {replayed}; the session's compaction kept from "
             f"entry {recorded}.")
     if isinstance(comp, CompactionEntry) and comp.fromHook:
         return head + " That compaction was written by an extension's hook, not by pi's cut rule."
-    for version in dict.fromkeys((settings.pi_version, "0.73", "0.58")):
+    for version in dict.fromkeys((pi_version, "0.73", "0.58")):
         rng = keep_range_for_cut(session, comp_index, recorded, version) if recorded is not None else None
         if rng is not None:
             lo, hi = rng

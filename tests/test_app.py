@@ -449,7 +449,7 @@ def test_doctor_page_counts_findings_and_opens_one_in_the_replay(loaded: AppTest
     assert not at.exception
     target = next(f for f in rep.findings if f.entries).entries[0]
     r = replay(load_session(SAMPLE), ReplaySettings())
-    assert at.slider(key="step").value == next(x.step for x in r.steps if x.entry_index >= target)
+    assert at.slider(key="step").value == next(x.step for x in r.steps if x.entry_index > target)
 
 
 def test_pi_sessions_are_listed_by_project_name_and_date(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -311,7 +311,8 @@ def _bars_figure(rows: Sequence[tuple[str, list[dict[str, Any]]]], shapes: list[
         right = max(*totals, 1) * 1.04
         xaxis["range"] = [0, right]
         if window and window > right:
-            notes.append(_note(1, 0, f"window {window:,} is off the chart →", "top", "right", "paper"))
+            notes.append({**_note(1, 1, f"window {window:,} is off the chart →", "bottom", "right", "paper"),
+                          "yshift": 0})
     elif window:
         xaxis["range"] = [0, max(window, *totals) * 1.02]
     layout = {"barmode": "overlay", "height": 290, "margin": {"l": 10, "r": 10, "t": 95 if title else 60, "b": 30},

@@ -63,9 +63,9 @@ def recorded_cut_story(session: Any, compaction_index: int, keep: int, reserve: 
         out.append(f"That is exactly where the session's own compaction cut: the kept part starts at entry "
                    f"{recorded}.")
     else:
-        out.append(f"The session's own compaction kept from entry {recorded} instead, so it was made with other "
-                   f"settings (another keepRecentTokens, a manual /compact, or another pi version). Try adjusting "
-                   f"keepRecentTokens in the sidebar to reproduce it.")
+        from ..compaction_view import recorded_cut_reason
+
+        out.append(recorded_cut_reason(session, compaction_index, plan.firstKeptEntryIndex, keep, pi_version))
     return out
 
 

@@ -415,7 +415,7 @@ def _compaction_moment(r: Any, k: int, d: Any, idxs: list[int], settings: Replay
         m[0].metric("Context before", f"{v.tokens_before:,}", help="The context the policy saw, as built.")
         m[1].metric("Summarised", f"{v.summarised_tokens:,}", help="Tokens that do not survive verbatim: the "
                     "summarised messages, a split turn's prefix, the previous summary.")
-        m[2].metric("Messages summarised", f"{len(v.summarised):,}")
+        m[2].metric("Summarised msgs", f"{len(v.summarised):,}")
         m[3].metric("Kept", f"{v.kept_tokens:,}", help="Tokens kept verbatim after the summary.")
         m[4].metric("Summary", f"{v.summary_tokens:,}", help="The new summary, by the replay's counter.")
         m[5].metric("Context after", f"{v.tokens_after:,}", help="The summary plus what was kept.",
@@ -498,9 +498,9 @@ def _context_table(d: Any, counter: Any) -> None:
     focus = st.session_state.get("focus_entry")
     at = next((i for i, row in enumerate(rows) if focus is not None and row["entry"] == focus), None)
     if focus is not None:
-        st.info(f"Entry {focus} " + ("is highlighted below." if at is not None else
-                                     "is not in this call's context (it is its answer, or it was summarised away)."),
-                icon=":material/my_location:")
+        why = ("is highlighted below." if at is not None else "is not a message of this call's context (it is its "
+               "answer, a setting or label, or it was summarised away).")
+        st.info(f"Entry {focus} {why}", icon=":material/my_location:")
     for row in rows:
         row["why"] = relative(row["why"])
     if not any(row["why"] for row in rows):
@@ -860,7 +860,7 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, set_aside: 
     m = st.columns(5)
     m[0].metric("Context before", f"{view.tokens_before:,}")
     m[1].metric("Summarised", f"{view.summarised_tokens:,}", help="Tokens that do not survive verbatim.")
-    m[2].metric("Messages summarised", f"{len(view.summarised):,}",
+    m[2].metric("Summarised msgs", f"{len(view.summarised):,}",
                 help=f"Of which {len(prefix)} are a split turn's prefix, summarised by a second call." if prefix
                 else "No split turn.")
     m[3].metric("Kept", f"{view.kept_tokens:,}")
@@ -1141,5 +1141,5 @@ def doctor_page(settings: ReplaySettings) -> None:
     if go:
         entry = rep.findings[pick].entries[0]
         r = current_replay(settings)
-        _open_in_replay(views.step_for_entry(r, entry), entry)
+        _open_in_replay(views.step_showing_entry(r, entry), entry)
         st.switch_page(st.session_state["_pages"]["replay"])

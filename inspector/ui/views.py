@@ -32,6 +32,10 @@ def pruned_positions(detail: Any) -> set[int]:
     return {i for i, cm in enumerate(detail.after) if cm.entry_index in pruned}
 
 
+UNREMARKABLE = "not a candidate"
+"""The reason a strategy gives a message it never considered: left out of the "why" column."""
+
+
 def message_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str, Any]]:
     """One row per message of the step's context (as built), with what pruning did to it, then
     any message the strategy injected."""
@@ -44,7 +48,8 @@ def message_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str
         rows.append({"#": i, "entry": cm.entry_index, "kind": message_kind(cm),
                      "tool": m.toolName if isinstance(m, ToolResultMessage) else "",
                      "tokens": t, "sent": d.tokens_after if d else t,
-                     "status": d.action if d else "kept", "why": d.reason if d else "",
+                     "status": d.action if d else "kept",
+                     "why": d.reason if d and d.reason != UNREMARKABLE else "",
                      "text": message_text(m, preview).replace("\n", " ⏎ ")})
     for cm in detail.after:
         if cm.entry_index is None:
@@ -157,6 +162,12 @@ def neighbour(steps: Sequence[int], k: int, direction: int) -> int | None:
     if direction > 0:
         return next((x for x in steps if x > k), None)
     return next((x for x in reversed(steps) if x < k), None)
+
+
+def step_showing_entry(replay: Any, entry: int) -> int:
+    """The first model call whose context holds ``entry`` (a call's answer is in the context of
+    the next call); the last call when none comes after it."""
+    return next((s.step for s in replay.steps if s.entry_index > entry), max(0, len(replay.steps) - 1))
 
 
 def step_for_entry(replay: Any, entry: int) -> int:
