@@ -187,7 +187,7 @@ class Replay:
         """The exact context of step ``k``: before pruning, after pruning, and the decisions."""
         st = self.steps[k]
         base = tuple(st._segment[: st._length])
-        strat = _strategy(self.settings)
+        strat = _effective_strategy(self.settings, self.session)
         if strat is None:
             return StepDetail(st, base, base, None)
         counter = session_counter(self.session, self.settings.counter)
@@ -279,6 +279,26 @@ def _strategy(settings: ReplaySettings) -> Any:
     from .pruning import get_strategy
 
     return get_strategy(settings.strategy)
+
+
+_RECORDS_PRUNING: dict[int, tuple[Session, bool]] = {}
+
+
+def _effective_strategy(settings: ReplaySettings, session: Session) -> Any:
+    """The strategy to apply. "recorded" on a session that records no pruning (every pi session)
+    clears nothing: it is skipped — the same result without a pass over the context per call."""
+    if settings.strategy == "recorded":
+        hit = _RECORDS_PRUNING.get(id(session))
+        if hit is None or hit[0] is not session:
+            from .pruning.recorded import recorded_prune
+
+            marked = any(recorded_prune(getattr(e, "message", None)) is not None for e in session.entries)
+            if len(_RECORDS_PRUNING) > 16:
+                _RECORDS_PRUNING.clear()
+            hit = _RECORDS_PRUNING[id(session)] = (session, marked)
+        if not hit[1]:
+            return None
+    return _strategy(settings)
 
 
 def _strategy_settings(settings: ReplaySettings) -> Any:
@@ -434,7 +454,7 @@ def _replay(
     policy = settings.compaction
     usage_mode = settings.counter == "usage"
     counter = session_counter(session, settings.counter)
-    strat = _strategy(settings)
+    strat = _effective_strategy(settings, session)
     strat_settings = _strategy_settings(settings)
     comp_settings = CompactionSettings(
         enabled=True, reserveTokens=settings.reserve_tokens, keepRecentTokens=settings.keep_recent_tokens

@@ -343,7 +343,7 @@ def test_summaries_page_shows_the_recorded_summary_beside_a_generated_one(loaded
 def test_summaries_of_another_agents_compaction_follow_its_own_split(sample: str, agent: str, kept: str) -> None:
     at = page(load(fresh(), sample), "summaries")
     assert not at.exception
-    title = at.expander[0].label
+    title = next(h.value for h in at.subheader if h.value.startswith("Compaction 1 of 1"))
     assert "keeps nothing verbatim" in title and "None" not in title
     story = " ".join(m.value for m in at.markdown if "Where the cut landed" in m.value)
     assert f"{agent} compacted here" in story and kept in story and "keepRecentTokens" not in story
@@ -370,8 +370,12 @@ def test_summaries_of_simulated_compactions(loaded: AppTest) -> None:
     assert not at.exception
     r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000))
     sims = [x for x in r.summaries if x["simulated"]]
-    assert sims and len(at.expander) >= len(sims)
+    table = at.dataframe(key="sum_table").value  # every compaction listed; the last one shown in full
+    assert sims and list(table["call"]) == [x["step"] for x in r.summaries]
     assert sims[-1]["text"] in [t.value for t in at.text]
+    at.session_state["sum_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert sims[0]["text"] in [t.value for t in at.text] and sims[-1]["text"] not in [t.value for t in at.text]
 
 
 # -- Compare & tune --------------------------------------------------------------------------------

@@ -50,6 +50,11 @@ def test_the_recorded_compaction_shows_before_after_and_both_cuts() -> None:
     assert cut_lines == sorted(c.offset for c in v.cuts) and len(cut_lines) == 2
     note = " ".join(i.value for i in at.info).replace("\\", "")
     assert "cuts at entry 119" in note and "kept from entry 122" in note and "keepRecentTokens from" in note
+    at.button(key="to_summaries_0").click().run()  # the same compaction on the Summaries page, and back
+    assert any(h.value.startswith("Compaction 1 of 1 (recorded)") for h in at.subheader)
+    at.button(key="sum_go_0").click().run()
+    assert at.slider(key="step").value == v.step
+    assert any(f"Entry {v.entry_index} is highlighted" in i.value for i in at.info)  # its summary message
 
 
 def test_a_what_if_pi_compaction_shows_before_and_after() -> None:
@@ -129,11 +134,12 @@ def test_summaries_of_simulated_compactions_list_what_was_summarised_and_link_to
     last = len(r.summaries) - 1
     v = compaction_view(r, last)
     listed = at.dataframe(key=f"sum_list_{last}").value
-    assert len(listed) == len(v.summarised) and "turn prefix" in set(listed["became"]) | {
-        "turn prefix" if not v.prep.turnPrefixMessages else ""}
+    assert len(listed) == len(v.summarised)
+    assert ("turn prefix" in set(listed["became"])) == bool(v.prep.turnPrefixMessages)  # a split turn's prefix
     assert any("[system]" in c.value and "<conversation>" in c.value for c in at.code)  # the exact prompt
     at.button(key=f"sum_go_{last}").click().run()
     assert not at.exception and at.slider(key="step").value == v.step
+    assert any(f"Entry {v.cuts[0].entry_index} is highlighted" in i.value for i in at.info)  # its first kept entry
 
 
 def test_doctor_findings_are_relative_and_open_their_step_highlighted(sb) -> None:  # type: ignore[no-untyped-def]

@@ -877,6 +877,34 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, set_aside: 
             _prompt_block(view.prep, style if style in STYLES else "pi", None, view.prep.settings.reserveTokens, rate)
 
 
+def _compaction_title(recs: list[dict[str, Any]], i: int) -> str:
+    rec = recs[i]
+    keeps = rec.get("firstKeptEntryIndex")
+    return (f"Compaction {i + 1} of {len(recs)} ({'simulated' if rec.get('simulated') else 'recorded'}) before call "
+            f"{rec['step']}" + (f" · entry {rec.get('entryIndex')}" if rec.get("entryIndex") is not None else "")
+            + (f" · keeps from entry {keeps}" if keeps is not None else " · keeps nothing verbatim"))
+
+
+def _pick_compaction(recs: list[dict[str, Any]]) -> int:
+    """Every compaction in a table; the one shown in full below is picked there (or by the Replay
+    page's link), the last one at first."""
+    rows = [{"#": i + 1, "call": rec["step"], "kind": "simulated" if rec.get("simulated") else "recorded",
+             "entry": rec.get("entryIndex"), "keeps from": rec.get("firstKeptEntryIndex"),
+             "tokens after": rec.get("tokensAfter"), "summary tokens": rec.get("summaryTokens"),
+             "why": rec.get("reason") or ""} for i, rec in enumerate(recs)]
+    focus = st.session_state.get("sum_focus")  # set by the Replay page's link; kept until another one
+    focus = focus if isinstance(focus, int) and 0 <= focus < len(recs) else None
+    key = "sum_table" if focus is None else f"sum_table_f{focus}"
+    pick = len(recs) - 1 if focus is None else focus
+    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key, on_select="rerun", selection_mode="single-row",
+                      selection_default={"selection": {"rows": [pick]}}, height=min(300, 35 * len(rows) + 38),
+                      column_config={"entry": st.column_config.NumberColumn(format="%d"),
+                                     "keeps from": st.column_config.NumberColumn(format="%d"),
+                                     "why": st.column_config.TextColumn(width="large")})
+    picked = [x for x in (ev.selection.rows if ev is not None else []) if 0 <= x < len(recs)]
+    return picked[0] if picked else pick
+
+
 def summaries_page(settings: ReplaySettings) -> None:
     s = _need_session()
     st.title("Summaries")
@@ -892,15 +920,10 @@ def summaries_page(settings: ReplaySettings) -> None:
                "summarizer). Session text is shown as plain text.")
     if not recs:
         st.info("No compaction in this replay. Pick a what-if policy (e.g. pi) or a smaller window in the sidebar.")
-    focus = st.session_state.pop("sum_focus", None)
-    for i, rec in enumerate(recs):
-        kind = "simulated" if rec.get("simulated") else "recorded"
-        keeps = rec.get("firstKeptEntryIndex")
-        title = (f"Compaction {i + 1} ({kind}) before call {rec['step']}"
-                 + (f" · entry {rec.get('entryIndex')}" if rec.get("entryIndex") is not None else "")
-                 + (f" · keeps from entry {keeps}" if keeps is not None else " · keeps nothing verbatim"))
-        with st.expander(title, expanded=i == (len(recs) - 1 if focus is None else focus)):
-            _summary_entry(s, r, i, settings, set_aside, rate)
+    if recs:
+        i = _pick_compaction(recs)
+        st.subheader(_compaction_title(recs, i))
+        _summary_entry(s, r, i, settings, set_aside, rate)
     if get_summarizer is not None:
         _compaction_now(s, settings, rate)
 
