@@ -898,6 +898,7 @@ def _pick_compaction(recs: list[dict[str, Any]]) -> int:
     pick = len(recs) - 1 if focus is None else focus
     ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key, on_select="rerun", selection_mode="single-row",
                       selection_default={"selection": {"rows": [pick]}}, height=min(300, 35 * len(rows) + 38),
+                      placeholder="—",
                       column_config={"entry": st.column_config.NumberColumn(format="%d"),
                                      "keeps from": st.column_config.NumberColumn(format="%d"),
                                      "why": st.column_config.TextColumn(width="large")})
@@ -1140,7 +1141,7 @@ def doctor_page(settings: ReplaySettings) -> None:
     rows = [{"severity": f.severity, "kind": f.kind, "entries": ", ".join(map(str, f.entries[:8])),
              "lines": ", ".join(map(str, f.lines[:8])), "explanation": views.relative_paths(f.message, cwd)}
             for f in rep.findings]
-    if cwd:
+    if any(row["explanation"] != f.message for row, f in zip(rows, rep.findings, strict=True)):
         st.caption(esc(f"Paths are relative to the session's folder, {cwd}."))
     ev = st.dataframe(pd.DataFrame(rows), hide_index=True, height=min(420, 36 * (len(rows) + 1)), key="doctor_table",
                       on_select="rerun", selection_mode="single-row",
