@@ -108,6 +108,8 @@ def test_any_message_can_be_read_in_full_as_plain_text() -> None:
     at.run()
     full = views.full_text(d.before[longest].message)
     assert len(full) > 160 and full.rstrip() in [c.value.rstrip() for c in at.code]
+    at.slider(key="step").set_value(0).run()  # a shorter context: the selection no longer points anywhere
+    assert not at.exception
 
 
 def test_pruned_outputs_are_listed_with_their_text() -> None:
@@ -228,6 +230,7 @@ def test_a_loaded_session_survives_a_reload() -> None:
     again = fresh(sid=qp["sid"])  # a new browser session: only the URL is left
     assert not again.exception
     assert metrics(again)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"
+    assert "Entries" not in metrics(fresh(sid=qp["sid"][:3]))  # a prefix finds nothing
 
 
 def test_an_upload_survives_a_reload_by_its_hash() -> None:

@@ -75,6 +75,49 @@ def _beyond_notes(settings: ReplaySettings) -> list[str]:
     return notes
 
 
+# -- shared by the pages: paths, and reading messages in full -----------------------------------
+
+
+def relative(text: str) -> str:
+    """Paths in ``text`` relative to the current session's working folder."""
+    s = current_session()
+    return views.relative_paths(text, getattr(getattr(s, "header", None), "cwd", None))
+
+
+MESSAGE_COLUMNS = {
+    "#": st.column_config.NumberColumn(width=45, help="Position in the context"),
+    "entry": st.column_config.NumberColumn(format="%d", width=60, help="Entry in the file"),
+    "kind": st.column_config.TextColumn(width=95),
+    "tool": st.column_config.TextColumn(width=70),
+    "tokens": st.column_config.NumberColumn("tokens", format="localized", width=70),
+    "sent": st.column_config.NumberColumn("sent", format="localized", width=70, help="Tokens after pruning"),
+    "status": st.column_config.TextColumn(width=75),
+    "became": st.column_config.TextColumn(width=110),
+    "why": st.column_config.TextColumn(width=260, help="Select the row to read it in full"),
+    "text": st.column_config.TextColumn(width="large", help="Select the row to read the whole message"),
+}
+
+
+def _message_list(rows: list[dict[str, Any]], items: list[Any], key: str, focus: int | None = None) -> None:
+    """A table of messages; the selected row is shown in full below it, as plain text."""
+    if not rows:
+        st.caption("None.")
+        return
+    default_sel = {"selection": {"rows": [focus]}} if focus is not None else None
+    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key if focus is None else f"{key}_f{focus}",
+                      height=min(420, 35 * len(rows) + 38), on_select="rerun", selection_mode="single-row",
+                      selection_default=default_sel, column_config=MESSAGE_COLUMNS)
+    picked = [i for i in (ev.selection.rows if ev is not None else []) if 0 <= i < len(rows)]
+    if not picked:
+        st.caption("Select a row to read that message in full.")
+        return
+    cm, row = items[picked[0]], rows[picked[0]]
+    st.markdown(f"**{esc(views.message_label(cm, row.get('#'), row.get('tokens') or 0))}**"
+                + (f" — {esc(str(row.get('status', '')))}: {esc(row['why'])}" if row.get("why") else ""))
+    text = views.full_text(cm.message)
+    st.code(text, language=None, wrap_lines=True, height=min(600, 80 + 18 * min(30, text.count("\n"))))
+
+
 # ---------------------------------------------------------------------------------------------
 # Load
 # ---------------------------------------------------------------------------------------------
@@ -437,46 +480,6 @@ def _compaction_moment(r: Any, k: int, d: Any, idxs: list[int], settings: Replay
         if st.button("Open on the Summaries page", key=f"to_summaries_{i}", icon=":material/summarize:"):
             st.session_state["sum_focus"] = i
             st.switch_page(st.session_state["_pages"]["summaries"])
-
-
-def relative(text: str) -> str:
-    """Paths in ``text`` relative to the current session's working folder."""
-    s = current_session()
-    return views.relative_paths(text, getattr(getattr(s, "header", None), "cwd", None))
-
-
-def _message_list(rows: list[dict[str, Any]], items: list[Any], key: str, focus: int | None = None) -> None:
-    """A table of messages; the selected row is shown in full below it, as plain text."""
-    if not rows:
-        st.caption("None.")
-        return
-    default_sel = {"selection": {"rows": [focus]}} if focus is not None else None
-    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key if focus is None else f"{key}_f{focus}",
-                      height=min(420, 35 * len(rows) + 38), on_select="rerun", selection_mode="single-row",
-                      selection_default=default_sel, column_config=MESSAGE_COLUMNS)
-    picked = ev.selection.rows if ev is not None else []
-    if not picked:
-        st.caption("Select a row to read that message in full.")
-        return
-    cm, row = items[picked[0]], rows[picked[0]]
-    st.markdown(f"**{esc(views.message_label(cm, row.get('#'), row.get('tokens') or 0))}**"
-                + (f" — {esc(row['status'])}: {esc(row['why'])}" if row.get("why") else ""))
-    st.code(views.full_text(cm.message), language=None, wrap_lines=True, height=min(600, 80 + 18 * min(
-        30, views.full_text(cm.message).count("\n"))))
-
-
-MESSAGE_COLUMNS = {
-    "#": st.column_config.NumberColumn(width=45, help="Position in the context"),
-    "entry": st.column_config.NumberColumn(format="%d", width=60, help="Entry in the file"),
-    "kind": st.column_config.TextColumn(width=95),
-    "tool": st.column_config.TextColumn(width=70),
-    "tokens": st.column_config.NumberColumn("tokens", format="localized", width=70),
-    "sent": st.column_config.NumberColumn("sent", format="localized", width=70, help="Tokens after pruning"),
-    "status": st.column_config.TextColumn(width=75),
-    "became": st.column_config.TextColumn(width=110),
-    "why": st.column_config.TextColumn(width=260, help="Select the row to read it in full"),
-    "text": st.column_config.TextColumn(width="large", help="Select the row to read the whole message"),
-}
 
 
 def _pruned_here(r: Any, k: int, d: Any, counter: Any) -> None:

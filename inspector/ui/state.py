@@ -14,6 +14,7 @@ re-replays.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -145,6 +146,8 @@ def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None
     """After a reload or from a shared link: reopen the session the URL names — from the
     server's cache by its hash, or the same sample or local file (under the allowed roots only).
     Returns a sentence for the Load page when it could not, or when the file differs."""
+    if sid and not re.fullmatch(r"[0-9a-f]{16}", sid):
+        sid = None  # only a whole key finds a session (a short prefix would match someone else's)
     if sid:
         hit = caches()["meta"].find(lambda d: str(d).startswith(sid) and d in caches()["sessions"])
         if hit is not None:
