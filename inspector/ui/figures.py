@@ -177,7 +177,8 @@ def _bar_traces(rows: Sequence[tuple[str, list[dict[str, Any]]]]) -> list[dict[s
             name = PRUNED_LEGEND if hatch else kind
             marker: dict[str, Any] = {"color": SEGMENT_COLORS[kind], "line": {"width": 0.3, "color": "white"}}
             if hatch:
-                marker["pattern"] = {"shape": "/", "fgcolor": "#222", "size": 6, "solidity": 0.35}
+                marker["pattern"] = {"shape": "/", "fgcolor": "rgba(0,0,0,0.6)", "size": 6, "solidity": 0.3,
+                                     "fillmode": "overlay"}  # over the kind's colour
             data.append({"type": "bar", "orientation": "h", "y": [row_name] * len(d["x"]), "x": d["x"],
                          "base": d["base"], "name": name, "legendgroup": name, "showlegend": name not in legend,
                          "marker": marker, "hovertext": d["hover"], "hovertemplate": "%{hovertext}<extra></extra>"})
