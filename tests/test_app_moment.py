@@ -256,9 +256,8 @@ def test_a_share_link_reopens_a_sample_or_an_allowed_path_only() -> None:
 def test_a_file_that_is_not_a_session_is_refused_and_the_session_stays() -> None:
     at = load(fresh(), "codex-session.jsonl")
     before = metrics(at)["Entries"]
-    from .conftest import REPO
-
-    at.file_uploader(key="upload").set_value(("README.txt", (REPO / "README.md").read_bytes(), "text/plain"))
+    readme = (SAMPLES.parent / "README.md").read_bytes()
+    at.file_uploader(key="upload").set_value(("README.txt", readme, "text/plain"))
     at.run()
     assert any("README.txt is not a session" in e.value.replace("\\", "") for e in at.error)
     assert metrics(at)["Entries"] == before and at.session_state["session_name"] == "codex-session.jsonl"

@@ -4,6 +4,8 @@ what triggers the policy, and the timeline and bars that read at any length."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from inspector import load_session
@@ -21,8 +23,7 @@ from inspector.compaction_view import (
 from inspector.replay import ReplaySettings, replay
 from inspector.ui import figures, narrate, urlstate, views
 
-from .conftest import REPO
-
+REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_sessions" / "coding-session.jsonl"
 
 
