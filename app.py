@@ -15,8 +15,9 @@ import sys
 import streamlit as st
 
 from inspector.ui import sidebar, sources
+from inspector.ui import urlstate as us
 from inspector.ui.figures import app_icon
-from inspector.ui.state import current_session, load_bytes
+from inspector.ui.state import NotASession, current_session, load_bytes, restore_from_url
 
 # The favicon is an image made here: an emoji or material icon would be fetched from a CDN.
 st.set_page_config(page_title="Context Inspector", page_icon=app_icon(), layout="wide")
@@ -25,19 +26,29 @@ st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}</style>
 
 
 def _preload() -> None:
+    """Once per browser session: reopen the session the URL names (after a reload, or from a
+    shared link), else the one ``--session`` names."""
     if st.session_state.get("_preloaded"):
         return
     st.session_state["_preloaded"] = True
+    qp = st.query_params
+    if qp.get("sid") or qp.get("session"):
+        ref = us.parse_session_ref(qp.get("session"))
+        if (why := restore_from_url(qp.get("sid"), ref)) is not None:
+            st.session_state["_preload_error"] = why
+        elif ref is not None and ref[0] == "sample":
+            st.session_state["sample_choice"] = ref[1]
     ap = argparse.ArgumentParser(add_help=False)
     ap.add_argument("--session")
     args, _ = ap.parse_known_args(sys.argv[1:])
     if args.session and current_session() is None:
         try:
             p = sources.check_path(args.session)
-            load_bytes(p.read_bytes(), p.name)
-            if p in sources.sample_files():  # the Load page's sample picker shows the sample that is open
+            sample = p in sources.sample_files()
+            load_bytes(p.read_bytes(), p.name, ("sample", p.name) if sample else ("path", str(p)))
+            if sample:  # the Load page's sample picker shows the sample that is open
                 st.session_state["sample_choice"] = p.name
-        except sources.PathRefused as e:
+        except (sources.PathRefused, NotASession) as e:
             st.session_state["_preload_error"] = f"--session: {e}"
         except OSError as e:
             st.session_state["_preload_error"] = f"--session: cannot read {args.session!r}: {e}"

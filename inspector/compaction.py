@@ -375,14 +375,25 @@ def prepare_compaction(
         return None
     idx: Sequence[int | None] = path_indexes if path_indexes is not None else range(len(path))
     boundary_start, prev = compaction_boundary(path, pi_version, positions)
-    legacy = pi_version == "0.58"
-    if legacy:
-        usage_msgs = [m.message for m in _span(path, idx, max(prev, 0), len(path), True)]
-        tokens_before = estimate_context_tokens(usage_msgs).tokens
-    else:
-        msgs = context if context is not None else context_from_path(path, idx).agent_messages
-        tokens_before = estimate_context_tokens(msgs).tokens
+    tokens_before = _tokens_before(path, idx, prev, pi_version, context)
     cut = find_cut_point(path, boundary_start, len(path), settings.keepRecentTokens, tokens)
+    return _preparation(path, idx, cut, boundary_start, prev, settings, tokens_before, pi_version)
+
+
+def _tokens_before(path: Sequence[AnyEntry], idx: Sequence[int | None], prev: int, pi_version: str,
+                   context: Sequence[AnyMessage] | None = None) -> float:
+    """pi's ``tokensBefore``: 0.73 estimates the whole rebuilt context, 0.58 from the previous
+    compaction's summary onward."""
+    if pi_version == "0.58":
+        return estimate_context_tokens([m.message for m in _span(path, idx, max(prev, 0), len(path), True)]).tokens
+    msgs = context if context is not None else context_from_path(path, idx).agent_messages
+    return estimate_context_tokens(msgs).tokens
+
+
+def _preparation(path: Sequence[AnyEntry], idx: Sequence[int | None], cut: CutPoint, boundary_start: int, prev: int,
+                 settings: CompactionSettings, tokens_before: float, pi_version: str) -> CompactionPreparation | None:
+    """The rest of pi's ``prepareCompaction`` once the cut is known: the spans and the file lists."""
+    legacy = pi_version == "0.58"
     first_kept = path[cut.firstKeptEntryIndex] if 0 <= cut.firstKeptEntryIndex < len(path) else None
     if first_kept is None or not isinstance(first_kept.id, str) or not first_kept.id:
         return None
@@ -405,6 +416,33 @@ def prepare_compaction(
         prev_compaction_path_index=prev,
         pi_version=pi_version,
     )
+
+
+def prepare_at_cut(
+    path: Sequence[AnyEntry],
+    first_kept: int,
+    settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS,
+    *,
+    path_indexes: Sequence[int | None] | None = None,
+    pi_version: str = "0.73",
+) -> CompactionPreparation | None:
+    """pi's ``prepareCompaction`` with the cut at path index ``first_kept`` instead of where
+    ``findCutPoint`` puts it: what pi summarised for a *recorded* pi compaction (the split turn
+    found by pi's ``findTurnStartIndex``, the spans, the file lists). None when ``first_kept`` is
+    not inside the range pi would summarise from (then pi cannot have cut there)."""
+    if not path or isinstance(path[-1], CompactionEntry):
+        return None
+    idx: Sequence[int | None] = path_indexes if path_indexes is not None else range(len(path))
+    boundary_start, prev = compaction_boundary(path, pi_version)
+    if not boundary_start <= first_kept < len(path):
+        return None
+    e = path[first_kept]
+    is_user = isinstance(e, MessageEntry) and e.message.role == "user"
+    turn_start = -1 if is_user else find_turn_start_index(path, first_kept, boundary_start)
+    cut = CutPoint(first_kept, turn_start, (not is_user) and turn_start != -1, boundary_start, len(path),
+                   fallback="recorded")
+    return _preparation(path, idx, cut, boundary_start, prev, settings, _tokens_before(path, idx, prev, pi_version),
+                        pi_version)
 
 
 def prepare_recorded_split(

@@ -68,22 +68,10 @@ def render_report(session: Any, args: argparse.Namespace) -> str:
         return json.dumps(redact_value(rep.as_dict()), indent=1, ensure_ascii=False)
     from .replay import replay
     from .replay_cli import settings_from_args
+    from .replay_report import REPORT_FORMATS, replay_report
 
-    r = replay(session, settings_from_args(args, session))
-    if fmt == "html":
-        from .ui.report_html import replay_html
-
-        return replay_html(session, r)
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(["step", "entryIndex", "stopReason", "contextTokens", "tokensBeforePruning", "recordedTokens",
-                    "prunedItems", "prunedTokens", "events"])
-        for s in r.steps:
-            w.writerow([s.step, s.entry_index, s.stop_reason, s.tokens, s.tokens_before_pruning, s.recorded_input,
-                        s.pruned_items, s.pruned_tokens, ";".join(e["type"] for e in s.events)])
-        return buf.getvalue()
-    return json.dumps(r.as_dict(), indent=1, ensure_ascii=False)
+    return replay_report(session, replay(session, settings_from_args(args, session)),
+                         fmt if fmt in REPORT_FORMATS else "json", redact=False)
 
 
 def register(sub: Any) -> None:

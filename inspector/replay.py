@@ -176,7 +176,10 @@ class Replay:
     metrics: Metrics
     path: tuple[int, ...]
     summaries: tuple[dict[str, Any], ...]
-    """One record per compaction in the replay (recorded or simulated): step, text, usage, prep."""
+    """One record per compaction in the replay (recorded or simulated): step, text, usage, prep.
+    Private keys pin what :mod:`inspector.compaction_view` shows: ``_before`` / ``_after`` (the
+    context list and its length just before and just after the compaction) and ``_prep`` (the
+    preparation the summarizer got; simulated compactions only)."""
     session: Session = field(repr=False)
     seconds: float = 0.0
 
@@ -184,7 +187,7 @@ class Replay:
         """The exact context of step ``k``: before pruning, after pruning, and the decisions."""
         st = self.steps[k]
         base = tuple(st._segment[: st._length])
-        strat = _strategy(self.settings)
+        strat = _effective_strategy(self.settings, self.session)
         if strat is None:
             return StepDetail(st, base, base, None)
         counter = session_counter(self.session, self.settings.counter)
@@ -276,6 +279,26 @@ def _strategy(settings: ReplaySettings) -> Any:
     from .pruning import get_strategy
 
     return get_strategy(settings.strategy)
+
+
+_RECORDS_PRUNING: dict[int, tuple[Session, bool]] = {}
+
+
+def _effective_strategy(settings: ReplaySettings, session: Session) -> Any:
+    """The strategy to apply. "recorded" on a session that records no pruning (every pi session)
+    clears nothing: it is skipped — the same result without a pass over the context per call."""
+    if settings.strategy == "recorded":
+        hit = _RECORDS_PRUNING.get(id(session))
+        if hit is None or hit[0] is not session:
+            from .pruning.recorded import recorded_prune
+
+            marked = any(recorded_prune(getattr(e, "message", None)) is not None for e in session.entries)
+            if len(_RECORDS_PRUNING) > 16:
+                _RECORDS_PRUNING.clear()
+            hit = _RECORDS_PRUNING[id(session)] = (session, marked)
+        if not hit[1]:
+            return None
+    return _strategy(settings)
 
 
 def _strategy_settings(settings: ReplaySettings) -> Any:
@@ -431,7 +454,7 @@ def _replay(
     policy = settings.compaction
     usage_mode = settings.counter == "usage"
     counter = session_counter(session, settings.counter)
-    strat = _strategy(settings)
+    strat = _effective_strategy(settings, session)
     strat_settings = _strategy_settings(settings)
     comp_settings = CompactionSettings(
         enabled=True, reserveTokens=settings.reserve_tokens, keepRecentTokens=settings.keep_recent_tokens
@@ -474,6 +497,13 @@ def _replay(
 
     def compact_now(step_no: int, reason: str, kind: str) -> bool:
         nonlocal n_sim, compactions, summary_tokens
+        before = (ctx.msgs, len(ctx.msgs))  # pinned: the list is replaced, never changed, by a compaction
+        preps: list[CompactionPreparation] = []
+
+        def summarize_seen(p: CompactionPreparation, st: ReplaySettings) -> dict[str, Any]:
+            preps.append(p)
+            return summarize(p, st)
+
         if policy in ("pi", "early"):
             prep = prepare_compaction(
                 sim_entries, comp_settings, path_indexes=sim_idx, pi_version=settings.pi_version,
@@ -482,7 +512,7 @@ def _replay(
             if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
                 pending.append({"type": "compaction_skipped", "reason": "nothing to compact", "trigger": reason})
                 return False
-            s = summarize(prep, settings)
+            s = summarize_seen(prep, settings)
             n_sim += 1
             entry = make_compaction_entry(
                 prep, s["text"], parent_id=sim_entries[-1].id if sim_entries else None,
@@ -495,11 +525,11 @@ def _replay(
             story = cut_story(session, [i if i is not None else -1 for i in sim_idx[:-1]], sim_entries[:-1], prep,
                               settings.keep_recent_tokens)
         elif policy == "opencode":
-            s, first_kept, summarized = _opencode_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
+            s, first_kept, summarized = _opencode_compact(ctx, settings, summarize_seen, comp_settings, sim_entries, sim_idx)
         elif policy == "codex":
-            s, first_kept, summarized = _codex_compact(ctx, settings, summarize, comp_settings, sim_entries, sim_idx)
+            s, first_kept, summarized = _codex_compact(ctx, settings, summarize_seen, comp_settings, sim_entries, sim_idx)
         elif policy == "claude-code":
-            s, first_kept, summarized = _claude_code_compact(ctx, settings, summarize, comp_settings)
+            s, first_kept, summarized = _claude_code_compact(ctx, settings, summarize_seen, comp_settings)
         else:
             return False
         if policy not in ("pi", "early"):
@@ -523,7 +553,8 @@ def _replay(
         }
         pending.append(rec)
         summaries.append({**rec, "step": step_no, "text": s["text"], "summarizedEntryIndexes": summarized,
-                          "story": story})
+                          "story": story, "_before": before, "_after": (ctx.msgs, len(ctx.msgs)),
+                          "_prep": preps[-1] if preps else None})
         return True
 
     def call_now(k: int, new_prompt: bool, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
@@ -542,6 +573,7 @@ def _replay(
             progress(pos / max(1, n_path))
         if isinstance(e, CompactionEntry):
             if recorded_mode:
+                before_ctx = (ctx.msgs, len(ctx.msgs))
                 sim_append(e, ei)
                 reset_after_compaction()
                 compactions += 1
@@ -550,7 +582,8 @@ def _replay(
                        "summaryTokens": counter.count_text(e.summary), "tokensAfter": ctx.total,
                        "tokensBefore": e.tokensBefore}
                 pending.append(rec)
-                summaries.append({**rec, "step": len(steps), "text": e.summary, "summarizedEntryIndexes": []})
+                summaries.append({**rec, "step": len(steps), "text": e.summary, "summarizedEntryIndexes": [],
+                                  "_before": before_ctx, "_after": (ctx.msgs, len(ctx.msgs))})
             else:
                 pending.append({"type": "recorded_compaction_set_aside", "entryIndex": ei})
             continue

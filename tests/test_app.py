@@ -123,10 +123,12 @@ def test_replay_page_shows_each_step_and_moves_with_slider_and_buttons(loaded: A
     r = replay(load_session(SAMPLE), ReplaySettings())
     n = len(r.steps)
     assert at.slider(key="step").max == n - 1
-    assert metrics(at)["Tokens sent"] == f"{r.steps[-1].tokens:,}"
-    assert metrics(at)["Entry"] == str(r.steps[-1].entry_index)
+    first = notable_steps(r)[0]  # it opens where something happens, not on the last call
+    assert at.slider(key="step").value == first and r.steps[first].events
+    assert metrics(at)["Tokens sent"] == f"{r.steps[first].tokens:,}"
+    assert metrics(at)["Entry"] == str(r.steps[first].entry_index)
     at.button(key="prev").click().run()
-    assert metrics(at)["Tokens sent"] == f"{r.steps[-2].tokens:,}"
+    assert metrics(at)["Tokens sent"] == f"{r.steps[first - 1].tokens:,}"
     at.slider(key="step").set_value(0).run()
     assert metrics(at)["Tokens sent"] == f"{r.steps[0].tokens:,}"
     at.button(key="next").click().run()
@@ -135,6 +137,7 @@ def test_replay_page_shows_each_step_and_moves_with_slider_and_buttons(loaded: A
     k = at.slider(key="step").value
     assert k == next(x for x in notable_steps(r) if x > 1) and r.steps[k].events
     # the context bars are drawn from this step's messages: their widths add up to its tokens
+    at.slider(key="step").set_value(k := next(x for x in notable_steps(r) if x > first)).run()
     bars, tl = figures_of(at)
     assert bar_totals(bars)["sent to the model"] == r.steps[k].tokens
     assert bar_totals(bars)["as built"] == r.steps[k].tokens_before_pruning
@@ -174,13 +177,15 @@ def test_what_if_pruning_changes_the_numbers_and_is_explained(loaded: AppTest) -
     assert not at.exception
     want = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000, strategy="dcp"))
     assert want.metrics.compactions >= 1 and want.metrics.tokens_pruned > 0
+    at.slider(key="step").set_value(len(want.steps) - 1).run()
     assert metrics(at)["Tokens sent"] == f"{want.steps[-1].tokens:,}"
-    k = next(st.step for st in want.steps if any(e["type"] == "pruned" for e in st.events))
+    k = next(st.step for st in want.steps if any(e["type"] == "pruned" for e in st.events)
+             and not any(e["type"] == "compaction" for e in st.events))
     at.slider(key="step").set_value(k).run()
     assert metrics(at)["Pruned away"] == f"{want.steps[k].pruned_tokens:,}"
     text = story(at).replace("\\", "")
     assert "newly removed or shortened" in text and "Why:" in text
-    table = next(df.value for df in at.dataframe if "status" in df.value.columns)
+    table = at.dataframe(key="msg_table").value
     assert "pruned" in set(table["status"])
     assert sum(table["sent"]) == want.steps[k].tokens
 
@@ -199,7 +204,7 @@ def test_moving_the_slider_does_not_replay_again(loaded: AppTest, monkeypatch: p
         at.slider(key="step").set_value(k).run()
         assert metrics(at)["Entry"]
     assert len(calls) == 1, "the slider recomputed the replay"
-    at.number_input(key="keep").set_value(15000).run()  # with "As recorded" keep is still part of the key
+    at.selectbox(key="counter").set_value("tiktoken").run()  # a setting that changes the replay
     assert len(calls) == 2
 
 
@@ -207,6 +212,7 @@ def test_recorded_usage_counter(loaded: AppTest) -> None:
     loaded.selectbox(key="counter").set_value("usage").run()
     at = page(loaded, "replay")
     assert not at.exception
+    at.slider(key="step").set_value(at.slider(key="step").max).run()
     want = replay(load_session(SAMPLE), ReplaySettings(counter="usage")).steps[-1].tokens
     assert metrics(at)["Tokens sent"] == f"{want:,}"
 
@@ -222,7 +228,7 @@ def test_hostile_text_is_escaped_everywhere_it_is_drawn() -> None:
     bars, tl = figures_of(at)
     hover = " ".join(h for tr in bars["data"] for h in tr.get("hovertext", []))
     assert "&lt;script&gt;" in hover and "<script>" not in hover
-    table = next(df.value for df in at.dataframe if "text" in df.value.columns)
+    table = at.dataframe(key="msg_table").value
     assert any("<script>" in t for t in table["text"])  # dataframes show the raw text as text
     assert "<" not in story(at).replace("\\<", "")  # the story's markdown has every < escaped
 
@@ -292,6 +298,7 @@ def test_tree_page_lists_every_entry_and_sets_the_replayed_branch(loaded: AppTes
     at = page(at, "replay")
     want = replay(s, ReplaySettings(leaf=other))
     assert at.slider(key="step").max == len(want.steps) - 1
+    at.slider(key="step").set_value(len(want.steps) - 1).run()
     assert metrics(at)["Entry"].split()[0] == str(want.steps[-1].entry_index)
 
 
@@ -331,7 +338,7 @@ def test_summaries_page_shows_the_recorded_summary_beside_a_generated_one(loaded
 def test_summaries_of_another_agents_compaction_follow_its_own_split(sample: str, agent: str, kept: str) -> None:
     at = page(load(fresh(), sample), "summaries")
     assert not at.exception
-    title = at.expander[0].label
+    title = next(h.value for h in at.subheader if h.value.startswith("Compaction 1 of 1"))
     assert "keeps nothing verbatim" in title and "None" not in title
     story = " ".join(m.value for m in at.markdown if "Where the cut landed" in m.value)
     assert f"{agent} compacted here" in story and kept in story and "keepRecentTokens" not in story
@@ -340,12 +347,13 @@ def test_summaries_of_another_agents_compaction_follow_its_own_split(sample: str
 
 
 def test_summaries_page_shows_the_exact_prompt_with_custom_instructions(loaded: AppTest) -> None:
+    loaded.selectbox(key="compaction").set_value("pi").run()
     loaded.number_input(key="keep").set_value(2000).run()
     at = page(loaded, "summaries")
     at.selectbox(key="sum_style").set_value("claude-code")
     at.text_input(key="sum_instructions").set_value("focus on the lexer")
     at.run()
-    prompt = next(c.value for c in at.code if c.value.startswith("[system]") and "focus on the lexer" in c.value)
+    prompt = next(c.value for c in at.code if "[system]" in c.value and "focus on the lexer" in c.value)
     assert "<conversation>" in prompt and "<summary>" in prompt
 
 
@@ -357,8 +365,12 @@ def test_summaries_of_simulated_compactions(loaded: AppTest) -> None:
     assert not at.exception
     r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000))
     sims = [x for x in r.summaries if x["simulated"]]
-    assert sims and len(at.expander) >= len(sims)
+    table = at.dataframe(key="sum_table").value  # every compaction listed; the last one shown in full
+    assert sims and list(table["call"]) == [x["step"] for x in r.summaries]
     assert sims[-1]["text"] in [t.value for t in at.text]
+    at.session_state["sum_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert sims[0]["text"] in [t.value for t in at.text] and sims[-1]["text"] not in [t.value for t in at.text]
 
 
 # -- Compare & tune --------------------------------------------------------------------------------
@@ -436,7 +448,7 @@ def test_doctor_page_counts_findings_and_opens_one_in_the_replay(loaded: AppTest
     assert not at.exception
     target = next(f for f in rep.findings if f.entries).entries[0]
     r = replay(load_session(SAMPLE), ReplaySettings())
-    assert at.slider(key="step").value == next(x.step for x in r.steps if x.entry_index >= target)
+    assert at.slider(key="step").value == next(x.step for x in r.steps if x.entry_index > target)
 
 
 def test_pi_sessions_are_listed_by_project_name_and_date(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -501,8 +513,7 @@ def test_an_uploaded_session_is_loaded() -> None:
     at = fresh()
     data = (SAMPLES / "small-tutorial.jsonl").read_bytes()
     at.file_uploader(key="upload").set_value(("mine.jsonl", data, "application/jsonl"))
-    at.run()
-    at.button(key="load_upload").click().run()
+    at.run()  # loaded at once: no second click
     assert not at.exception
     assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"
     assert any("mine.jsonl" in h.value.replace("\\", "") for h in at.subheader)
@@ -513,8 +524,7 @@ def test_importing_a_pi_settings_json_sets_the_sidebar() -> None:
     cfg = {"compaction": {"enabled": True, "reserveTokens": 8192, "keepRecentTokens": 12000},
            "contextPruning": {"enabled": True}}
     at.file_uploader(key="pi_settings").set_value(("settings.json", json.dumps(cfg).encode(), "application/json"))
-    at.run()
-    at.button(key="apply_pi_settings").click().run()
+    at.run()  # applied at once
     assert not at.exception
     assert at.number_input(key="reserve").value == 8192
     assert at.number_input(key="keep").value == 12000
@@ -522,7 +532,6 @@ def test_importing_a_pi_settings_json_sets_the_sidebar() -> None:
     assert any("Applied" in s.value and "12,000" in s.value for s in at.sidebar.success)
     at.file_uploader(key="pi_settings").set_value(("settings.json", b"{oops", "application/json"))
     at.run()
-    at.button(key="apply_pi_settings").click().run()
     assert any("Not a readable settings.json" in e.value.replace("\\", "") for e in at.sidebar.error)
     assert at.number_input(key="keep").value == 12000
 
@@ -532,8 +541,7 @@ def test_agent_preset_sets_pruning_and_compaction(agent: str) -> None:
     from inspector.ui.urlstate import AGENT_PRESETS
 
     at = fresh()
-    at.selectbox(key="agent_preset").set_value(agent).run()
-    at.button(key="apply_agent_preset").click().run()
+    at.selectbox(key="agent_preset").set_value(agent).run()  # applied at once
     assert not at.exception
     want = AGENT_PRESETS[agent][1]
     assert at.selectbox(key="strategy").value == want["strategy"]
@@ -555,7 +563,6 @@ def test_codex_preset_uses_the_window_the_rollout_records() -> None:
     assert not at.exception and metrics(at)["Compactions"] == "1"
     assert any("Codex CLI rollout" in c.value for c in at.caption)
     at.selectbox(key="agent_preset").set_value("codex").run()
-    at.button(key="apply_agent_preset").click().run()
     assert at.selectbox(key="compaction").value == "codex"
     assert at.selectbox(key="window_preset").value == "Custom" and at.number_input(key="window_custom").value == 272000
 

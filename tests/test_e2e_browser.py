@@ -157,7 +157,7 @@ def test_slider_moves_the_context_bar_and_the_token_figures(page: Any, app_url: 
     assert tokens_after != tokens_before
     assert bars_after != bars_before and bars_after["sent to the model"] == int(tokens_after.replace(",", ""))
     assert "model call 0" in page.locator(".js-plotly-plot .gtitle").first.text_content()
-    page.get_by_role("button", name="Next event").click()
+    page.locator(".st-key-next_event button").first.click()
     _idle(page)
     assert page.evaluate(MARKED_STEP) > 0
     # clicking a point of the timeline jumps to that call
@@ -169,6 +169,53 @@ def test_slider_moves_the_context_bar_and_the_token_figures(page: Any, app_url: 
                            timeout=60000)
     page.screenshot(path=str(shots_dir / "replay-after-slider.png"))
     assert page.dialogs == []
+    assert page.outside == [], f"requests left the machine: {page.outside}"
+
+
+BARS_AT = """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')][0]; const out = {};
+  for (const t of gd.data) if (t.type === 'bar') t.y.forEach((r, i) => out[r] = (out[r] || 0) + t.x[i]);
+  return out; }"""
+
+
+def test_the_keyboard_steps_to_the_next_compaction_and_its_bars_differ(page: Any, app_url: str,
+                                                                       shots_dir: Path) -> None:
+    """Without focusing anything: PageDown is "next compaction"; there the before and after bars
+    differ by what was summarised. A reload keeps the session (it is named in the URL)."""
+    from inspector import load_session
+    from inspector.compaction_view import compaction_view
+    from inspector.replay import ReplaySettings, replay
+
+    r = replay(load_session(REPO / "sample_sessions" / "coding-session.jsonl"),
+               ReplaySettings(compaction="pi", context_window=40_000, strategy="recorded"))
+    _load_sample(page, app_url, "coding-session.jsonl", "?compaction=pi&window=40000")
+    _go(page, "Replay")
+    page.get_by_text("What happened here").wait_for(timeout=60000)
+    first, second = r.summaries[0]["step"], r.summaries[1]["step"]
+    assert page.evaluate(MARKED_STEP) == first  # it opens on the first event: here, a compaction
+    page.locator("h1").first.click()  # nothing focused that takes keys
+    page.keyboard.press("PageDown")
+    page.wait_for_function(MARKED_STEP.replace("return t ? t.x[0] : null;", f"return t && t.x[0] === {second};"),
+                           timeout=60000)
+    _idle(page)
+    bars = page.evaluate(BARS_AT)
+    v = compaction_view(r, 1)
+    assert bars["before compaction"] == v.tokens_before and bars["after compaction"] == v.tokens_after
+    assert bars["before compaction"] != bars["after compaction"]
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(MARKED_STEP.replace("return t ? t.x[0] : null;",
+                                               f"return t && t.x[0] === {second + 1};"), timeout=60000)
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function(MARKED_STEP.replace("return t ? t.x[0] : null;", f"return t && t.x[0] === {second};"),
+                           timeout=60000)
+    _idle(page)
+    main = page.get_by_test_id("stMain").locator("[data-testid=stMainBlockContainer]").bounding_box()
+    tl = page.locator(".js-plotly-plot").nth(1).bounding_box()
+    assert tl["width"] > 0.9 * main["width"] - 2 * 48  # the timeline spans the page
+    page.screenshot(path=str(shots_dir / "replay-compaction.png"), full_page=True)
+    page.reload()
+    page.get_by_text("What happened here").wait_for(timeout=60000)
+    _idle(page)
+    assert page.get_by_test_id("stException").count() == 0
     assert page.outside == [], f"requests left the machine: {page.outside}"
 
 

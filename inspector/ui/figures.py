@@ -41,6 +41,9 @@ KIND_COLORS = {
 }
 EVENT_SYMBOLS = {"compaction": "diamond", "pruned": "triangle-down", "overflow": "x", "branch_summary": "star",
                  "reread": "circle-open"}
+#: what became of a message at a compaction (see inspector.compaction_view); kept ones keep their kind's colour
+PART_COLORS = {"summarised": "#A0A0A0", "turn prefix": "#D4A017", "previous summary": "#9BC995", "dropped": "#E2E2E2"}
+SEGMENT_COLORS = {**KIND_COLORS, **PART_COLORS}
 MAX_SEGMENTS = 400
 # distinct colours for overlaid configurations (colour-blind friendly: Okabe–Ito)
 SERIES_COLORS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
@@ -114,16 +117,22 @@ def _hover_text(t: str) -> str:
     return "<br>".join(html.escape(x[:120]) for x in lines)
 
 
-def _segments(msgs: Sequence[ContextMessage], tokens: Sequence[int], pruned: set[int] | None = None
-              ) -> list[dict[str, Any]]:
+def _segments(msgs: Sequence[ContextMessage], tokens: Sequence[int], pruned: set[int] | None = None,
+              parts: Sequence[str] | None = None, hatched: set[int] | None = None) -> list[dict[str, Any]]:
+    """One segment per message: its colour key (``parts[k]`` when that is not "kept", else the
+    message's kind), tokens, hover label and text; ``hatched`` positions are drawn hatched."""
     segs = []
     for k, (cm, t) in enumerate(zip(msgs, tokens, strict=True)):
         m = cm.message
+        part = parts[k] if parts is not None else "kept"
         segs.append({
-            "kind": message_kind(cm, pruned is not None and k in pruned),
+            "kind": ("summary" if part == "summary" else message_kind(cm, pruned is not None and k in pruned)
+                     if part == "kept" else part),
+            "hatch": hatched is not None and k in hatched,
             "tokens": t,
             "label": f"#{k} {cm.role}" + (f" · {m.toolName}" if isinstance(m, ToolResultMessage) else "")
-                     + (f" · entry {cm.entry_index}" if cm.entry_index is not None else " · injected"),
+                     + (f" · entry {cm.entry_index}" if cm.entry_index is not None else " · injected")
+                     + (f" · {part}" if part not in ("kept", "summary") else ""),
             "text": message_text(m),
             "count": 1,
         })
@@ -135,14 +144,98 @@ def _segments(msgs: Sequence[ContextMessage], tokens: Sequence[int], pruned: set
     merged: list[dict[str, Any]] = []
     floor = total / MAX_SEGMENTS
     for s in segs:
-        if merged and merged[-1]["kind"] == s["kind"] and (merged[-1]["tokens"] < floor or s["tokens"] < floor):
-            last = merged[-1]
+        last = merged[-1] if merged else None
+        if last and (last["kind"], last["hatch"]) == (s["kind"], s["hatch"]) and min(last["tokens"], s["tokens"]) < floor:
             last["tokens"] += s["tokens"]
             last["count"] += 1
             last["label"] = last["label"].split(" (+")[0] + f" (+{last['count'] - 1} more)"
         else:
             merged.append(dict(s))
     return merged
+
+
+PRUNED_LEGEND = "pruned at this call (hatched)"
+
+
+def _bar_traces(rows: Sequence[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """One trace per (row, colour, hatched), each bar placed with its own ``base``: a few traces
+    instead of one per message keeps the figure fast to build and small to send."""
+    data: list[dict[str, Any]] = []
+    legend: set[str] = set()
+    for row_name, segs in rows:
+        start = 0
+        by_kind: dict[tuple[str, bool], dict[str, list[Any]]] = {}
+        for seg in segs:
+            d = by_kind.setdefault((seg["kind"], seg["hatch"]), {"x": [], "base": [], "hover": []})
+            d["x"].append(seg["tokens"])
+            d["base"].append(start)
+            d["hover"].append(f"<b>{html.escape(seg['label'])}</b><br>{seg['tokens']:,} tokens<br>"
+                              f"{_hover_text(seg['text'])}")
+            start += seg["tokens"]
+        for (kind, hatch), d in sorted(by_kind.items(), key=lambda kv: (list(SEGMENT_COLORS).index(kv[0][0]),
+                                                                        kv[0][1])):
+            name = PRUNED_LEGEND if hatch else kind
+            marker: dict[str, Any] = {"color": SEGMENT_COLORS[kind], "line": {"width": 0.3, "color": "white"}}
+            if hatch:
+                marker["pattern"] = {"shape": "/", "fgcolor": "rgba(0,0,0,0.6)", "size": 6, "solidity": 0.3,
+                                     "fillmode": "overlay"}  # over the kind's colour
+            data.append({"type": "bar", "orientation": "h", "y": [row_name] * len(d["x"]), "x": d["x"],
+                         "base": d["base"], "name": name, "legendgroup": name, "showlegend": name not in legend,
+                         "marker": marker, "hovertext": d["hover"], "hovertemplate": "%{hovertext}<extra></extra>"})
+            legend.add(name)
+    return data
+
+
+def _threshold_marks(window: int | None, reserve: int | None, keep_at: float | None
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The window (red), the reserve zone before it (shaded) and where keepRecentTokens starts
+    counting back (dotted): lines, and their labels stacked in three rows above the plot so they
+    never overlap."""
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    if window:
+        shapes.append(_vline(window, "#d62728", 2))
+        notes.append({**_note(window, 1.0, f"window {window:,}", "bottom"), "yshift": 0})
+        if reserve:
+            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": window - reserve, "x1": window,
+                           "y0": 0, "y1": 1, "fillcolor": "#d62728", "opacity": 0.08, "line": {"width": 0}})
+            notes.append({**_note(window - reserve, 1.0, f"reserve {reserve:,} →", "bottom"), "yshift": 15})
+    if keep_at is not None:
+        shapes.append({**_vline(keep_at, "#555", 1), "line": {"color": "#555", "dash": "dot"}})
+        notes.append({**_note(keep_at, 1.0, "← keepRecentTokens", "bottom", "left"), "yshift": 30})
+    return shapes, notes
+
+
+def _cut_marks(cuts: Sequence[tuple[str, float]], row: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A cut: a line across bar ``row`` only, labelled below it; the leftmost label extends left,
+    the others right, each on its own line."""
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    styles = [("#111", "solid"), ("#7b3294", "dash"), ("#1a9850", "dot")]
+    order = sorted(range(len(cuts)), key=lambda i: cuts[i][1])
+    for rank, i in enumerate(order):
+        label, x = cuts[i]
+        color, dash = styles[i % len(styles)]
+        shapes.append({"type": "line", "xref": "x", "yref": "y", "x0": x, "x1": x, "y0": row - 0.42,
+                       "y1": row + 0.42, "line": {"color": color, "width": 2.5, "dash": dash}})
+        notes.append({"x": x, "y": row, "xref": "x", "yref": "y", "yanchor": "top", "yshift": -16 - 14 * rank,
+                      "xanchor": "right" if rank == 0 and len(cuts) > 1 else "left", "showarrow": False,
+                      "text": html.escape(label), "font": {"size": 11, "color": color},
+                      "bgcolor": "rgba(255,255,255,0.85)"})
+    return shapes, notes
+
+
+def _marker_ticks(segs: list[dict[str, Any]], row: int) -> list[dict[str, Any]]:
+    """A tick over every pruned marker of bar ``row``: markers are a few tokens wide, too thin to
+    see at a full window's scale."""
+    out, start = [], 0
+    for seg in segs:
+        if seg["kind"] == "pruned marker":
+            x = start + seg["tokens"] / 2
+            out.append({"type": "line", "xref": "x", "yref": "y", "x0": x, "x1": x, "y0": row - 0.3, "y1": row + 0.3,
+                        "line": {"color": "#555", "width": 1}})
+        start += seg["tokens"]
+    return out
 
 
 def context_bars(
@@ -152,71 +245,83 @@ def context_bars(
     after_tokens: Sequence[int] | None = None,
     *,
     pruned_positions: set[int] | None = None,
+    pruned_before: set[int] | None = None,
     window: int | None = None,
     reserve: int | None = None,
     keep_recent: int | None = None,
+    cuts: Sequence[tuple[str, float]] = (),
     title: str = "",
     zoom: bool = False,
 ) -> go.Figure:
     """Horizontal stacked bars: one segment per message, width by tokens, coloured by kind.
 
-    The window (red line), the reserve zone before it (shaded) and where keepRecentTokens
-    starts counting back from the end (dotted) are drawn on the token axis. ``zoom`` fits the
-    axis to the messages instead of the whole window (lines beyond it are then off-chart)."""
-    rows = [("as built", _segments(before, before_tokens))]
+    Top: the context as built; bottom: what is sent after pruning (``pruned_positions``: its
+    markers, ticked). ``pruned_before``: positions of the top bar that pruning replaced, hatched.
+    The window, the reserve zone and where keepRecentTokens starts counting back are drawn on
+    the token axis; ``cuts`` — (label, tokens from the left) — across the top bar (e.g. where the
+    next compaction will cut). ``zoom`` fits the axis to the messages instead of the whole window."""
+    rows = [("as built", _segments(before, before_tokens, hatched=pruned_before))]
     if after is not None and after_tokens is not None:
         rows.append(("sent to the model", _segments(after, after_tokens, pruned_positions)))
-    # One trace per (row, kind), each bar placed with its own ``base``, and the figure built from
-    # one dict: a few traces instead of one per message keeps it fast to build and small to send.
-    data: list[dict[str, Any]] = []
-    legend: set[str] = set()
-    for row_name, segs in rows:
-        start = 0
-        by_kind: dict[str, dict[str, list[Any]]] = {}
-        for seg in segs:
-            d = by_kind.setdefault(seg["kind"], {"x": [], "base": [], "hover": []})
-            d["x"].append(seg["tokens"])
-            d["base"].append(start)
-            d["hover"].append(f"<b>{html.escape(seg['label'])}</b><br>{seg['tokens']:,} tokens<br>"
-                              f"{_hover_text(seg['text'])}")
-            start += seg["tokens"]
-        for kind in KIND_COLORS:
-            d = by_kind.get(kind)
-            if not d:
-                continue
-            data.append({"type": "bar", "orientation": "h", "y": [row_name] * len(d["x"]), "x": d["x"],
-                         "base": d["base"], "name": kind, "legendgroup": kind, "showlegend": kind not in legend,
-                         "marker": {"color": KIND_COLORS[kind], "line": {"width": 0.3, "color": "white"}},
-                         "hovertext": d["hover"], "hovertemplate": "%{hovertext}<extra></extra>"})
-            legend.add(kind)
-    shapes: list[dict[str, Any]] = []
-    notes: list[dict[str, Any]] = []
-    if window:
-        shapes.append(_vline(window, "#d62728", 2))
-        notes.append(_note(window, 1.0, "window", "bottom"))
-        if reserve:
-            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": window - reserve, "x1": window,
-                           "y0": 0, "y1": 1, "fillcolor": "#d62728", "opacity": 0.08, "line": {"width": 0}})
-            notes.append(_note(window - reserve, 0.98, "reserve", "top", "left"))
     total_before = sum(before_tokens)
-    if keep_recent and total_before > keep_recent:
-        shapes.append({**_vline(total_before - keep_recent, "#555", 1), "line": {"color": "#555", "dash": "dot"}})
-        notes.append(_note(total_before - keep_recent, 1.0, "keepRecentTokens", "bottom", "left"))
-    total_after = sum(after_tokens) if after_tokens is not None else 0
+    keep_at = total_before - keep_recent if keep_recent and total_before > keep_recent else None
+    shapes, notes = _threshold_marks(window, reserve, keep_at)
+    cut_shapes, cut_notes = _cut_marks(cuts, 0)
+    if len(rows) > 1:
+        shapes += _marker_ticks(rows[1][1], 1)
+    totals = [total_before, sum(after_tokens) if after_tokens is not None else 0]
+    return _bars_figure(rows, shapes + cut_shapes, notes + cut_notes, totals, window, title, zoom)
+
+
+def compaction_bars(
+    view: Any,
+    sent: Sequence[ContextMessage] | None = None,
+    sent_tokens: Sequence[int] | None = None,
+    *,
+    pruned_positions: set[int] | None = None,
+    window: int | None = None,
+    reserve: int | None = None,
+    title: str = "",
+    zoom: bool = False,
+) -> go.Figure:
+    """The moment of compaction (a :class:`~inspector.compaction_view.CompactionView`): the
+    context the policy saw, coloured by what became of each message (summarised, turn prefix,
+    previous summary, or kept — by kind), with every cut drawn across it; the context right after
+    (the summary, then what was kept); and, when given, what the call then sends."""
+    rows = [("before compaction", _segments([p.message for p in view.before], [p.tokens for p in view.before],
+                                            parts=[p.part for p in view.before])),
+            ("after compaction", _segments([p.message for p in view.after], [p.tokens for p in view.after],
+                                           parts=[p.part for p in view.after]))]
+    if sent is not None and sent_tokens is not None:
+        rows.append(("sent to the model", _segments(sent, sent_tokens, pruned_positions)))
+    shapes, notes = _threshold_marks(window, reserve, None)
+    cut_shapes, cut_notes = _cut_marks([(c.label + f" (entry {c.entry_index})", c.offset) for c in view.cuts], 0)
+    if len(rows) > 2:
+        shapes += _marker_ticks(rows[2][1], 2)
+    totals = [view.tokens_before, view.tokens_after, sum(sent_tokens) if sent_tokens is not None else 0]
+    fig = _bars_figure(rows, shapes + cut_shapes, notes + cut_notes, totals, window, title, zoom)
+    fig.update_layout(height=150 + 75 * len(rows) + 14 * max(0, len(view.cuts) - 1))
+    return fig
+
+
+def _bars_figure(rows: Sequence[tuple[str, list[dict[str, Any]]]], shapes: list[dict[str, Any]],
+                 notes: list[dict[str, Any]], totals: Sequence[int], window: int | None, title: str,
+                 zoom: bool) -> go.Figure:
     xaxis: dict[str, Any] = {"title": {"text": "tokens"}, "tickformat": ",~s"}
     if zoom:
-        right = max(total_before, total_after, 1) * 1.04
+        right = max(*totals, 1) * 1.04
         xaxis["range"] = [0, right]
         if window and window > right:
-            notes.append(_note(1, 1.0, f"window {window:,} is off the chart →", "bottom", "right", "paper"))
+            notes.append({**_note(1, 1, f"window {window:,} is off the chart →", "bottom", "right", "paper"),
+                          "yshift": 0})
     elif window:
-        xaxis["range"] = [0, max(window, total_before, total_after) * 1.02]
-    layout = {"barmode": "overlay", "height": 270, "margin": {"l": 10, "r": 10, "t": 40 if title else 20, "b": 30},
-              "title": {"text": html.escape(title)} if title else None, "xaxis": xaxis,
-              "legend": {"orientation": "h", "y": -0.3, "x": 0, "title": {"text": "message kind: "}},
+        xaxis["range"] = [0, max(window, *totals) * 1.02]
+    layout = {"barmode": "overlay", "height": 290, "margin": {"l": 10, "r": 10, "t": 95 if title else 60, "b": 30},
+              "title": {"text": html.escape(title), "y": 0.98, "yanchor": "top"} if title else None, "xaxis": xaxis,
+              "legend": {"orientation": "h", "y": -0.3, "x": 0, "title": {"text": "message: "}},
               "bargap": 0.35, "shapes": shapes, "annotations": notes,
               "yaxis": {"range": [-0.5, len(rows) - 0.5], "autorange": "reversed"}}
-    return go.Figure({"data": data, "layout": {k: v for k, v in layout.items() if v is not None}})
+    return go.Figure({"data": _bar_traces(rows), "layout": {k: v for k, v in layout.items() if v is not None}})
 
 
 def _vline(x: float, color: str, width: float) -> dict[str, Any]:
@@ -276,14 +381,62 @@ def trigger_line(settings: Any, agent: str = "pi") -> tuple[int, str] | None:
 
 EVENT_COLORS = {"compaction": "#2ca02c", "pruned": "#7f7f7f", "overflow": "#d62728", "branch_summary": "#E45756",
                 "reread": "#9467bd"}
+EVENT_LANES = {"compaction": "compactions", "pruned": "pruning", "overflow": "overflows",
+               "branch_summary": "branch summaries", "reread": "re-reads"}
+MAX_LANE_MARKERS = 50
+CLIP = 1.12
+"""The timeline's y axis ends at this multiple of the window; values above it are marked, not drawn."""
 
 
-def timeline(replay: Any, *, current_step: int | None = None, name: str = "replayed") -> go.Figure:
-    """Context tokens at every model call: replayed vs recorded usage, events, thresholds.
-    Long runs are downsampled to the peak of each bucket (zoom shows the same peaks).
-    Points carry their step as ``x``, so a click or box selection names the step."""
-    all_steps = replay.steps
-    steps = downsample(all_steps)
+def _lane_points(steps: Sequence[Any], etype: str, limit: int = MAX_LANE_MARKERS) -> list[tuple[int, int, int]]:
+    """(first step, last step, events) per bucket of at most ``limit`` buckets that holds an event."""
+    size = max(1, -(-len(steps) // limit))
+    out: dict[int, list[int]] = {}
+    for s in steps:
+        c = sum(1 for e in s.events if e["type"] == etype)
+        if c:
+            b = out.setdefault((s.step - steps[0].step) // size, [s.step, s.step, 0])
+            b[1], b[2] = s.step, b[2] + c
+    return [(a, b, c) for a, b, c in out.values()]
+
+
+def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """One lane per event type below the chart: a marker per bucket of calls, sized by how many
+    events it holds, the count written in it (so dense runs read as counts, not a band)."""
+    data: list[dict[str, Any]] = []
+    lanes: list[str] = []
+    for etype, symbol in EVENT_SYMBOLS.items():
+        pts = _lane_points(steps, etype)
+        if not pts:
+            continue
+        lane = EVENT_LANES[etype]
+        lanes.append(lane)
+        data.append({"type": "scatter", "mode": "markers+text", "x": [a for a, _, _ in pts], "y": [lane] * len(pts),
+                     "yaxis": "y2", "name": lane, "showlegend": False,
+                     "text": [str(c) if c > 1 else "" for _, _, c in pts], "textposition": "middle center",
+                     "textfont": {"size": 8, "color": "white" if symbol != "circle-open" else "#333"},
+                     "customdata": [[b, c] for _, b, c in pts],
+                     "marker": {"symbol": symbol, "size": [min(22, 9 + 3 * len(str(c))) for _, _, c in pts],
+                                "color": EVENT_COLORS[etype], "line": {"width": 1.5, "color": EVENT_COLORS[etype]}},
+                     "hovertemplate": f"steps %{{x}}–%{{customdata[0]}}: %{{customdata[1]}} × "
+                                      f"{etype.replace('_', ' ')}<extra></extra>"})
+    return data, lanes
+
+
+def _clip_marks(xs: Sequence[int], ys: Sequence[float | None], top: float, name: str) -> dict[str, Any] | None:
+    """Markers at the top edge for the points of a series above the chart, with their real value."""
+    over = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and y > top]
+    if not over:
+        return None
+    return {"type": "scatter", "mode": "markers", "x": [x for x, _ in over], "y": [top * 0.985] * len(over),
+            "customdata": [y for _, y in over], "name": f"{name}: above the chart", "showlegend": False,
+            "marker": {"symbol": "triangle-up", "size": 7, "color": "#d62728"},
+            "hovertemplate": f"step %{{x}}<br>{html.escape(name)}: %{{customdata:,}} (clipped)<extra></extra>"}
+
+
+def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[str, Any]]:
+    """The lines: tokens sent, before pruning, what triggers the policy, recorded usage. Aborted
+    and errored calls have no recorded point (their usage is 0 or partial)."""
     xs = [s.step for s in steps]
     data: list[dict[str, Any]] = [
         {"type": "scatter", "mode": "lines+markers", "x": xs, "y": [s.tokens for s in steps],
@@ -294,38 +447,73 @@ def timeline(replay: Any, *, current_step: int | None = None, name: str = "repla
         data.append({"type": "scatter", "mode": "lines", "x": xs, "y": [s.tokens_before_pruning for s in steps],
                      "name": "before pruning", "line": {"color": "#9ecae9", "dash": "dot"},
                      "hovertemplate": "step %{x}<br>%{y:,} before pruning<extra></extra>"})
-    rec = [(s.step, s.recorded_input) for s in steps if s.recorded_input is not None]
-    if rec:
-        data.append({"type": "scatter", "mode": "lines", "x": [a for a, _ in rec], "y": [b for _, b in rec],
-                     "name": "recorded usage (prompt)", "line": {"color": "#F58518", "width": 1.5},
-                     "hovertemplate": "step %{x}<br>recorded %{y:,}<extra></extra>"})
-    for etype, symbol in EVENT_SYMBOLS.items():
-        pts = [(s.step, s.tokens) for s in all_steps if any(e["type"] == etype for e in s.events)]
-        if pts:
-            data.append({"type": "scatter", "mode": "markers", "x": [a for a, _ in pts], "y": [b for _, b in pts],
-                         "name": etype.replace("_", " "),
-                         "marker": {"symbol": symbol, "size": 11, "color": EVENT_COLORS[etype],
-                                    "line": {"width": 1.5, "color": EVENT_COLORS[etype]}},
-                         "hovertemplate": f"step %{{x}}: {etype.replace('_', ' ')}<extra></extra>"})
+    from ..compaction_view import trigger_series
+
+    trig = trigger_series(replay)
+    if trig is not None:
+        label, vals = trig
+        pts = [(s.step, vals[s.step]) for s in steps if vals[s.step] is not None]
+        recorded = replay.settings.compaction == "recorded"
+        data.append({"type": "scatter", "mode": "lines", "x": [a for a, _ in pts], "y": [b for _, b in pts],
+                     "name": label, "line": {"color": "#F58518", "width": 1.5} if recorded
+                     else {"color": "#8c2d04", "width": 1, "dash": "dash"},
+                     "hovertemplate": f"step %{{x}}<br>{html.escape(label)}: %{{y:,}}<extra></extra>"})
+    if replay.settings.compaction != "recorded":
+        rec = [(s.step, s.recorded_input) for s in steps if s.recorded_input is not None
+               and s.stop_reason not in ("aborted", "error")]
+        if rec:
+            data.append({"type": "scatter", "mode": "lines", "x": [a for a, _ in rec], "y": [b for _, b in rec],
+                         "name": "recorded usage (prompt)", "line": {"color": "#F58518", "width": 1.5},
+                         "hovertemplate": "step %{x}<br>recorded %{y:,}<extra></extra>"})
+    return data
+
+
+def timeline(replay: Any, *, current_step: int | None = None, name: str = "replayed",
+             x_range: tuple[int, int] | None = None) -> go.Figure:
+    """Context tokens at every model call: replayed vs recorded usage, what triggers the policy,
+    its threshold, and the events in lanes below. The y axis ends just above the window; what
+    rises beyond it is marked at the top edge. ``x_range`` (first, last step) shows a part of a
+    long run; the calls shown are downsampled to the peak of each bucket. Points carry their
+    step as ``x``, so a click names the step."""
+    all_steps = replay.steps
+    lo, hi = x_range if x_range else (0, len(all_steps) - 1)
+    shown = all_steps[max(0, lo):hi + 1]
+    steps = downsample(shown)
     st = replay.settings
+    top = st.context_window * CLIP
+    data = _timeline_series(replay, steps, name)
+    clips = [c for tr in data if (c := _clip_marks(tr["x"], tr["y"], top, tr["name"])) is not None]
+    lanes_data, lanes = _event_lanes(shown)
     shapes = [_hline(st.context_window, "#d62728")]
     notes = [_note(0.01, st.context_window, f"window {st.context_window:,}", "bottom", "left", "paper", "y")]
     trig = trigger_line(st, getattr(getattr(replay, "session", None), "format", "pi"))
-    if trig is not None:
+    if trig is not None and trig[0] < top:
         shapes.append(_hline(trig[0], "#d62728", "dash"))
         notes.append(_note(0.01, trig[0], f"{trig[1]}: {trig[0]:,}", "top", "left", "paper", "y"))
+    if clips:
+        peak = max(max(c["customdata"]) for c in clips)
+        notes.append(_note(1, 1, f"▲ above the chart: up to {peak:,.0f} ({peak / st.context_window:.1f}× the "
+                           "window)", "bottom", "right", "paper", "paper"))
     if current_step is not None and 0 <= current_step < len(all_steps):
-        shapes.append(_vline(current_step, "#333", 1))
+        shapes.append({**_vline(current_step, "#333", 1)})
         cur = all_steps[current_step]
-        data.append({"type": "scatter", "mode": "markers", "x": [cur.step], "y": [cur.tokens], "name": "this step",
+        data.append({"type": "scatter", "mode": "markers", "x": [cur.step], "y": [min(cur.tokens, top * 0.985)],
+                     "name": "this step",
                      "marker": {"size": 13, "color": "rgba(0,0,0,0)", "line": {"width": 2, "color": "#111"}},
-                     "hovertemplate": "step %{x} (shown)<br>%{y:,} tokens<extra></extra>"})
-    layout = {"height": 340, "margin": {"l": 10, "r": 10, "t": 20, "b": 30},
-              "xaxis": {"title": {"text": "model call (step)"}},
-              "yaxis": {"title": {"text": "context tokens"}, "tickformat": ",~s", "rangemode": "tozero"},
-              "legend": {"orientation": "h", "y": -0.25}, "hovermode": "closest", "clickmode": "event+select",
-              "shapes": shapes, "annotations": notes}
-    return go.Figure({"data": data, "layout": layout})
+                     "hovertemplate": "step %{x} (shown)<extra></extra>"})
+    split = 0.08 * len(lanes) + (0.04 if lanes else 0)
+    layout: dict[str, Any] = {
+        "height": 360 + 26 * len(lanes), "margin": {"l": 10, "r": 10, "t": 28, "b": 30},
+        "xaxis": {"title": {"text": "model call (step)"}, "anchor": "y2" if lanes else "y",
+                  **({"range": [x_range[0] - 0.5, x_range[1] + 0.5]} if x_range else {})},
+        "yaxis": {"title": {"text": "context tokens"}, "tickformat": ",~s", "range": [0, top],
+                  "domain": [split, 1], "fixedrange": True},
+        "legend": {"orientation": "h", "y": -0.2}, "hovermode": "closest",
+        "clickmode": "event+select", "shapes": shapes, "annotations": notes}
+    if lanes:
+        layout["yaxis2"] = {"domain": [0, split - 0.04], "type": "category", "categoryarray": lanes[::-1],
+                            "fixedrange": True, "tickfont": {"size": 10}, "showgrid": True}
+    return go.Figure({"data": data + clips + lanes_data, "layout": layout})
 
 
 def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:

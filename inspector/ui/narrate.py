@@ -15,11 +15,15 @@ from ..explain import explain_compaction
 
 QUIET_EVENTS = frozenset({"zone"})
 """Events that mark a state rather than a change (turn-aware's zone is reported at every call)."""
+SKIPPED_EVENTS = frozenset({"prune_skipped", "compaction_skipped"})
+"""Events that say nothing changed (a prune or a compaction considered, then not done)."""
 
 
-def notable_steps(replay: Any) -> list[int]:
+def notable_steps(replay: Any, include_skipped: bool = False) -> list[int]:
     """Steps where something happened: any event, except a turn-aware zone report that repeats
-    the previous zone. "Next event" walks these."""
+    the previous zone and (unless ``include_skipped``) a skipped prune or compaction. "Next event"
+    walks these."""
+    quiet = QUIET_EVENTS if include_skipped else QUIET_EVENTS | SKIPPED_EVENTS
     out: list[int] = []
     zone = None
     for s in replay.steps:
@@ -29,7 +33,7 @@ def notable_steps(replay: Any) -> list[int]:
                 if e.get("zone") != zone:
                     notable = zone is not None or notable
                     zone = e.get("zone")
-            elif e["type"] not in QUIET_EVENTS:
+            elif e["type"] not in quiet:
                 notable = True
         if notable:
             out.append(s.step)
@@ -59,9 +63,9 @@ def recorded_cut_story(session: Any, compaction_index: int, keep: int, reserve: 
         out.append(f"That is exactly where the session's own compaction cut: the kept part starts at entry "
                    f"{recorded}.")
     else:
-        out.append(f"The session's own compaction kept from entry {recorded} instead, so it was made with other "
-                   f"settings (another keepRecentTokens, a manual /compact, or another pi version). Try adjusting "
-                   f"keepRecentTokens in the sidebar to reproduce it.")
+        from ..compaction_view import recorded_cut_reason
+
+        out.append(recorded_cut_reason(session, compaction_index, plan.firstKeptEntryIndex, keep, pi_version))
     return out
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from ..branch_summary import prepare_branch_summary
-from ..compaction import CompactionSettings, prepare_compaction, prepare_recorded_split
+from ..compaction import CompactionSettings, prepare_compaction
 from ..info import session_info
 from ..policies import POLICIES
 from ..replay import AGENT_CONFIGS as AGENTS
@@ -26,6 +26,7 @@ from . import figures, sources, views
 from . import urlstate as us
 from .narrate import agent_compaction_story, notable_steps, recorded_cut_story, step_story
 from .state import (
+    NotASession,
     counter_for,
     current_replay,
     current_session,
@@ -39,9 +40,8 @@ from .state import (
 from .urlstate import esc
 
 try:  # the summaries package lands separately: the Summaries page says so when it is missing
-    from ..summarize import get_summarizer, summarize_compaction
-    from ..summarize.base import SummaryRequest
-    from ..summarize.prompts import STYLES, build_prompt
+    from ..summarize import compaction_prompts, get_summarizer, summarize_compaction
+    from ..summarize.prompts import STYLES
 except ImportError:  # pragma: no cover - partial checkout
     get_summarizer = None  # type: ignore[assignment]
 
@@ -75,22 +75,76 @@ def _beyond_notes(settings: ReplaySettings) -> list[str]:
     return notes
 
 
+# -- shared by the pages: paths, and reading messages in full -----------------------------------
+
+
+def relative(text: str) -> str:
+    """Paths in ``text`` relative to the current session's working folder."""
+    s = current_session()
+    return views.relative_paths(text, getattr(getattr(s, "header", None), "cwd", None))
+
+
+MESSAGE_COLUMNS = {
+    "#": st.column_config.NumberColumn(width=45, help="Position in the context"),
+    "entry": st.column_config.NumberColumn(format="%d", width=60, help="Entry in the file"),
+    "kind": st.column_config.TextColumn(width=95),
+    "tool": st.column_config.TextColumn(width=70),
+    "tokens": st.column_config.NumberColumn("tokens", format="localized", width=70),
+    "sent": st.column_config.NumberColumn("sent", format="localized", width=70, help="Tokens after pruning"),
+    "status": st.column_config.TextColumn(width=75),
+    "became": st.column_config.TextColumn(width=110),
+    "why": st.column_config.TextColumn(width=260, help="Select the row to read it in full"),
+    "text": st.column_config.TextColumn(width="large", help="Select the row to read the whole message"),
+}
+
+
+def _message_list(rows: list[dict[str, Any]], items: list[Any], key: str, focus: int | None = None) -> None:
+    """A table of messages; the selected row is shown in full below it, as plain text."""
+    if not rows:
+        st.caption("None.")
+        return
+    default_sel = {"selection": {"rows": [focus]}} if focus is not None else None
+    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key if focus is None else f"{key}_f{focus}",
+                      height=min(420, 35 * len(rows) + 38), on_select="rerun", selection_mode="single-row",
+                      selection_default=default_sel, column_config=MESSAGE_COLUMNS)
+    picked = [i for i in (ev.selection.rows if ev is not None else []) if 0 <= i < len(rows)]
+    if not picked:
+        st.caption("Select a row to read that message in full.")
+        return
+    cm, row = items[picked[0]], rows[picked[0]]
+    st.markdown(f"**{esc(views.message_label(cm, row.get('#'), row.get('tokens') or 0))}**"
+                + (f" — {esc(str(row.get('status', '')))}: {esc(row['why'])}" if row.get("why") else ""))
+    text = views.full_text(cm.message)
+    st.code(text, language=None, wrap_lines=True, height=min(600, 80 + 18 * min(30, text.count("\n"))))
+
+
 # ---------------------------------------------------------------------------------------------
 # Load
 # ---------------------------------------------------------------------------------------------
+
+
+def _load(data: bytes, name: str, origin: tuple[str, str] | None) -> bool:
+    """Load a session; a file that is not one is refused (saying why) and the open session stays."""
+    try:
+        load_bytes(data, name, origin)
+        return True
+    except NotASession as e:
+        st.session_state["_load_error"] = str(e) + (" The session that was open stays open."
+                                                    if current_session() is not None else "")
+        return False
 
 
 def _load_sample() -> None:
     name = st.session_state.get("sample_choice")
     p = next((x for x in sources.sample_files() if x.name == name), None)
     if p is not None:
-        load_bytes(p.read_bytes(), p.name)
+        _load(p.read_bytes(), p.name, ("sample", p.name))
 
 
 def _load_upload() -> None:
     up = st.session_state.get("upload")
     if up is not None:
-        load_bytes(up.getvalue(), up.name)
+        _load(up.getvalue(), up.name, None)
 
 
 def _local_sessions() -> None:
@@ -126,9 +180,9 @@ def _local_table(agent: str, items: list[Any]) -> None:
             if x.ref is not None:
                 from ..importers.discover import opencode_export
 
-                load_bytes(opencode_export(x), f"{x.ref}.json")
+                _load(opencode_export(x), f"{x.ref}.json", None)
             else:
-                load_bytes(x.path.read_bytes(), str(x.path))
+                _load(x.path.read_bytes(), str(x.path), ("path", str(x.path)))
         except (OSError, KeyError, sqlite3.Error) as e:
             st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
 
@@ -137,8 +191,7 @@ def _load_local(raw: str, roots: Any = None) -> bool:
     """Load a local file if it is under the allowed roots; say why not otherwise."""
     try:
         p = sources.check_path(raw, roots)
-        load_bytes(p.read_bytes(), str(p))
-        return True
+        return _load(p.read_bytes(), str(p), ("path", str(p)))
     except sources.PathRefused as e:
         st.error(esc(str(e)))
     except OSError as e:
@@ -189,8 +242,9 @@ def load_page() -> None:
     st.title("Load a session")
     st.caption("A pi session (JSONL), a Claude Code transcript, a Codex CLI rollout or an OpenCode export; the "
                "format is recognised from the content. The file is only read, never written.")
-    if err := st.session_state.pop("_preload_error", None):
-        st.error(esc(err))
+    for key in ("_preload_error", "_load_error"):
+        if err := st.session_state.pop(key, None):
+            st.error(esc(err), icon=":material/error:")
     c1, c2 = st.columns(2, gap="large")
     with c1:
         st.subheader("Bundled samples")
@@ -201,8 +255,8 @@ def load_page() -> None:
             st.button("Load sample", type="primary", key="load_sample", on_click=_load_sample)
         else:
             st.caption("No samples in sample_sessions/.")
-        st.file_uploader("…or upload a session file", type=["jsonl", "json", "txt"], key="upload")
-        st.button("Load upload", key="load_upload", on_click=_load_upload)
+        st.file_uploader("…or upload a session file (loaded at once)", type=["jsonl", "json", "txt"], key="upload",
+                         on_change=_load_upload)
     with c2:
         st.subheader("Local file")
         roots = sources.roots()
@@ -236,9 +290,11 @@ def load_page() -> None:
         _codex_related(related)
     marked = memo("recorded_prunes", None, lambda: _recorded_prunes(s))
     if marked:
-        st.info(f"The agent itself cleared {marked:,} tool output(s) in this session (recorded in the file). Choose "
-                "the pruning strategy 'As recorded', or the agent preset, to see them cleared in the replay.",
-                icon=":material/info:")
+        shown = st.session_state["_settings"].strategy == "recorded"
+        st.info(f"The agent itself cleared {marked:,} tool output(s) in this session (recorded in the file). "
+                + ("They are cleared in the replay (pruning: As recorded)." if shown else
+                   "The pruning strategy in the sidebar is not 'As recorded', so the replay does not clear them: "
+                   "choose it (or the agent preset 'As recorded') to see them cleared."), icon=":material/info:")
     c1, c2 = st.columns([1, 2], gap="large")
     with c1:
         st.markdown("**Entries by type**")
@@ -269,22 +325,37 @@ def load_page() -> None:
 # Replay
 # ---------------------------------------------------------------------------------------------
 
+#: the stepping buttons: (key, label, icon, what to step to, direction, keyboard shortcut)
+STEP_BUTTONS = (
+    ("prev_compaction", "Compaction", ":material/keyboard_double_arrow_left:", "compaction", -1, "PageUp"),
+    ("prev_event", "Event", ":material/skip_previous:", "event", -1, "Shift+Left"),
+    ("prev", "Previous", ":material/chevron_left:", "call", -1, "Left"),
+    ("next", "Next", ":material/chevron_right:", "call", 1, "Right"),
+    ("next_event", "Event", ":material/skip_next:", "event", 1, "Shift+Right"),
+    ("next_compaction", "Compaction", ":material/keyboard_double_arrow_right:", "compaction", 1, "PageDown"),
+)
+STEP_HELP = {"call": "the {} model call", "event": "the {} call where something happened: compaction, pruning, "
+             "overflow, re-read… (a skipped prune only with the switch on)", "compaction": "the {} compaction"}
 
-def _goto(delta: int = 0, event: bool = False) -> None:
+
+def _goto(target: str, direction: int) -> None:
+    """Stepping buttons: to the previous/next call, event or compaction."""
     n = int(st.session_state.get("_n_steps", 0))
     if not n:
         return
     k = get_step(n)
-    if event:
-        later = [x for x in st.session_state.get("_notable", []) if x > k]
-        k = later[0] if later else k
+    if target == "call":
+        k = max(0, min(n - 1, k + direction))
     else:
-        k = max(0, min(n - 1, k + delta))
+        found = views.neighbour(st.session_state.get(f"_nav_{target}", []), k, direction)
+        k = k if found is None else found
     set_step(k)
+    st.session_state.pop("focus_entry", None)
 
 
 def _slider_moved() -> None:
     st.session_state["cur_step"] = int(st.session_state["step"])
+    st.session_state.pop("focus_entry", None)
 
 
 def _timeline_picked() -> None:
@@ -298,7 +369,152 @@ def _timeline_picked() -> None:
             return
 
 
+def _step_controls(k: int, n: int, nav: dict[str, list[int]]) -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        for key, label, icon, target, d, shortcut in STEP_BUTTONS:
+            if target == "call":
+                disabled = k == 0 if d < 0 else k >= n - 1
+            else:
+                disabled = views.neighbour(nav[target], k, d) is None
+            st.button(label, key=key, icon=icon, on_click=_goto, args=(target, d), disabled=disabled,
+                      shortcut=shortcut, icon_position="left" if d < 0 else "right",
+                      help=STEP_HELP[target].format("previous" if d < 0 else "next") + f" ({shortcut})")
+        st.toggle("Skipped prunes count as events", key="nav_skipped", persist_state="session",
+                  help="A prune (or compaction) the strategy considered and did not make. Off: Event skips it.")
+    if n > 1:
+        st.slider("Model call (step)", 0, n - 1, key="step", on_change=_slider_moved,
+                  help="Each step is one call to the model (one assistant message) on the replayed branch. "
+                       "Keys: ← → one call, Shift+← → one event, PageUp/PageDown one compaction.")
+
+
+def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings) -> None:
+    step = r.steps[k]
+    m = st.columns(6)
+    m[0].metric("Tokens sent", f"{step.tokens:,}", help="Context the model receives at this call, after pruning "
+                "(by the chosen counter).",
+                delta=f"{step.tokens - r.steps[k - 1].tokens:+,}" if k else None, delta_color="inverse")
+    recorded = step.recorded_input is not None and step.stop_reason not in ("aborted", "error")
+    m[1].metric("Recorded prompt", f"{step.recorded_input:,.0f}" if recorded else "—",
+                help="What the provider reported for this call (input + cache read + cache write); none for an "
+                     "aborted or failed call.")
+    m[2].metric("Window used", f"{step.tokens / settings.context_window:.0%}")
+    m[3].metric("Messages", f"{len(d.after):,}")
+    m[4].metric("Pruned away", f"{step.pruned_tokens:,}", help="Tokens the pruning strategy keeps out of this call.")
+    m[5].metric("Entry", f"{step.entry_index}" + (f" ({step.stop_reason})" if step.stop_reason in ("aborted", "error")
+                                                   else ""), help="The assistant message answering this call.")
+
+
+def _zoom(total: int, window: int) -> bool:
+    return st.toggle("Zoom to the messages", key="bars_zoom", persist_state="session",
+                     help="Fit the bars to the context instead of the whole window.",
+                     **default("bars_zoom", total < window / 8))
+
+
+def _next_cuts(r: Any, k: int, d: Any, before_tokens: list[int], settings: ReplaySettings) -> list[tuple[str, float]]:
+    """Where the compaction before the next call cuts, placed on this call's context."""
+    from ..compaction_view import compaction_view, compactions_at
+
+    out = []
+    for i in compactions_at(r, k + 1):
+        v = memo("cview", (settings, i), lambda i=i: compaction_view(r, i))
+        for c in v.cuts:
+            off = views.offset_of_entry(d.before, before_tokens, c.entry_index)
+            if off is not None:
+                out.append((f"next compaction: {c.label} (entry {c.entry_index})", off))
+    return out
+
+
+def _plain_bars(r: Any, k: int, d: Any, settings: ReplaySettings, counter: Any) -> None:
+    before_tokens = counter.count_many([c.message for c in d.before])
+    after_tokens = counter.count_many([c.message for c in d.after])
+    pruned = {row["#"] for row in views.pruned_rows(d, counter)}
+    fig = figures.context_bars(
+        d.before, before_tokens, d.after, after_tokens, pruned_positions=views.pruned_positions(d),
+        pruned_before=pruned, window=settings.context_window, reserve=settings.reserve_tokens,
+        keep_recent=settings.keep_recent_tokens if settings.compaction in ("pi", "early") else None,
+        cuts=_next_cuts(r, k, d, before_tokens, settings),
+        title=f"Context at model call {k} (entry {r.steps[k].entry_index})",
+        zoom=_zoom(sum(before_tokens), settings.context_window))
+    st.plotly_chart(fig, key="bars", config=PLOT_CONFIG)
+    st.caption("Top: the context as built from the session (hatched: what pruning replaces at this call); bottom: "
+               "what is sent after pruning (ticks: the markers pruning leaves). One segment per message, width = "
+               "tokens. Red line: the window; shaded: the reserve before it; dotted: where keepRecentTokens starts "
+               "counting back from the newest message (pi's policies); across the top bar, before a compaction: "
+               "where it will cut. The system prompt and tool definitions are not recorded in the session file, so "
+               "they are not shown.")
+
+
+def _compaction_moment(r: Any, k: int, d: Any, idxs: list[int], settings: ReplaySettings, counter: Any) -> None:
+    """At a compaction step: the context before and after it, the cut(s), and what was summarised."""
+    from ..compaction_view import compaction_view
+
+    sent_tokens = counter.count_many([c.message for c in d.after])
+    for i in idxs:
+        v = memo("cview", (settings, i), lambda i=i: compaction_view(r, i))
+        what = (f"simulated by the {POLICIES[v.policy].title} policy" if v.simulated
+                else f"recorded in the session (entry {v.entry_index})")
+        st.subheader(f"Compaction {i + 1} of {len(r.summaries)}, {what}")
+        m = st.columns(6)
+        m[0].metric("Context before", f"{v.tokens_before:,}", help="The context the policy saw, as built.")
+        m[1].metric("Summarised", f"{v.summarised_tokens:,}", help="Tokens that do not survive verbatim: the "
+                    "summarised messages, a split turn's prefix, the previous summary.")
+        m[2].metric("Summarised msgs", f"{len(v.summarised):,}")
+        m[3].metric("Kept", f"{v.kept_tokens:,}", help="Tokens kept verbatim after the summary.")
+        m[4].metric("Summary", f"{v.summary_tokens:,}", help="The new summary, by the replay's counter.")
+        m[5].metric("Context after", f"{v.tokens_after:,}", help="The summary plus what was kept.",
+                    delta=f"{v.tokens_after - v.tokens_before:+,}", delta_color="inverse")
+        fig = figures.compaction_bars(
+            v, d.after, sent_tokens, pruned_positions=views.pruned_positions(d), window=settings.context_window,
+            reserve=settings.reserve_tokens, title=f"Compaction before model call {k} (entry {r.steps[k].entry_index})",
+            zoom=_zoom(v.tokens_before, settings.context_window))
+        st.plotly_chart(fig, key=f"bars_c{i}" if i != idxs[0] else "bars", config=PLOT_CONFIG)
+        st.caption("Top: the context the policy saw — grey: summarised, gold: a split turn's first part (summarised "
+                   "separately), light green: the previous summary; coloured by kind: kept. Lines: where the kept "
+                   "part starts (the cut). Middle: right after — the summary, then what was kept. Bottom: what this "
+                   "call sends (the messages since the compaction added, then pruning).")
+        if v.cut_note:
+            st.info(esc(relative(v.cut_note)), icon=":material/call_split:")
+        with st.expander(f"The {len(v.summarised):,} messages that do not survive verbatim "
+                         f"({v.summarised_tokens:,} tokens)"):
+            _message_list(views.summarised_rows(v), [p.message for p in v.summarised], f"summarised_{i}")
+        if st.button("Open on the Summaries page", key=f"to_summaries_{i}", icon=":material/summarize:"):
+            st.session_state["sum_focus"] = i
+            st.switch_page(st.session_state["_pages"]["summaries"])
+
+
+def _pruned_here(r: Any, k: int, d: Any, counter: Any) -> None:
+    rows = views.pruned_rows(d, counter)
+    if not rows:
+        return
+    new = any(e["type"] == "pruned" for e in r.steps[k].events)
+    with st.expander(f"Pruned at this call: {len(rows):,} message(s), {sum(x['tokens'] for x in rows):,} → "
+                     f"{sum(x['sent'] for x in rows):,} tokens", expanded=new):
+        for row in rows:
+            row["why"] = relative(row["why"])
+        _message_list(rows, [d.before[row["#"]] for row in rows], "pruned_table")
+
+
+def _context_table(d: Any, counter: Any) -> None:
+    st.subheader("Messages the model receives")
+    rows = views.message_rows(d, counter)
+    items = [*d.before, *(cm for cm in d.after if cm.entry_index is None)]
+    focus = st.session_state.get("focus_entry")
+    at = next((i for i, row in enumerate(rows) if focus is not None and row["entry"] == focus), None)
+    if focus is not None:
+        why = ("is highlighted below." if at is not None else "is not a message of this call's context (it is its "
+               "answer, a setting or label, or it was summarised away).")
+        st.info(f"Entry {focus} {why}", icon=":material/my_location:")
+    for row in rows:
+        row["why"] = relative(row["why"])
+    if not any(row["why"] for row in rows):
+        for row in rows:
+            del row["why"]
+    _message_list(rows, items, "msg_table", at)
+
+
 def replay_page(settings: ReplaySettings) -> None:
+    from ..compaction_view import compaction_steps, compactions_at
+
     s = _need_session()
     st.title("Replay")
     r = current_replay(settings)
@@ -306,8 +522,10 @@ def replay_page(settings: ReplaySettings) -> None:
     if not n:
         st.warning("This branch has no model calls (assistant messages) to replay.")
         return
-    st.session_state["_n_steps"] = n
-    st.session_state["_notable"] = notable_steps(r)
+    nav = {"event": notable_steps(r, bool(st.session_state.get("nav_skipped"))), "compaction": compaction_steps(r)}
+    st.session_state.update({"_n_steps": n, "_nav_event": nav["event"], "_nav_compaction": nav["compaction"]})
+    if st.session_state.get("cur_step") is None:  # a new session or branch: open where something happens
+        set_step(nav["event"][0] if nav["event"] else 0)
     mode = "as recorded" if settings.compaction == "recorded" else f"what-if: {POLICIES[settings.compaction].title}"
     st.caption(f"{n:,} model calls on this branch · compaction {mode} · pruning {_strategy_title(settings.strategy)} · "
                f"window {settings.context_window:,} tokens · counter {us.COUNTERS[settings.counter]} · replayed once in "
@@ -316,75 +534,84 @@ def replay_page(settings: ReplaySettings) -> None:
         st.warning(f"Beyond the source systems: {note}.", icon=":material/science:")
     k = get_step(n)
     st.session_state["step"] = k  # before the slider is drawn (set by buttons, timeline, other pages)
-    with st.container(horizontal=True, vertical_alignment="bottom"):
-        st.button("Previous", icon=":material/chevron_left:", on_click=_goto, kwargs={"delta": -1}, key="prev",
-                  disabled=k == 0)
-        st.button("Next", icon=":material/chevron_right:", on_click=_goto, kwargs={"delta": 1}, key="next",
-                  disabled=k >= n - 1)
-        st.button("Next event", icon=":material/skip_next:", on_click=_goto, kwargs={"event": True}, key="next_event",
-                  help="Jump to the next call where something happened: compaction, pruning, overflow, re-read…",
-                  disabled=not any(x > k for x in st.session_state["_notable"]))
-    if n > 1:
-        st.slider("Model call (step)", 0, n - 1, key="step", on_change=_slider_moved,
-                  help="Each step is one call to the model (one assistant message) on the replayed branch.")
-    step = r.steps[k]
+    _step_controls(k, n, nav)
     d = r.step_detail(k)
     counter = counter_for(s, settings.counter)
-    m = st.columns(6)
-    m[0].metric("Tokens sent", f"{step.tokens:,}", help="Context the model receives at this call, after pruning "
-                "(by the chosen counter).",
-                delta=f"{step.tokens - r.steps[k - 1].tokens:+,}" if k else None, delta_color="inverse")
-    m[1].metric("Recorded prompt", f"{step.recorded_input:,.0f}" if step.recorded_input is not None else "—",
-                help="What the provider reported for this call (input + cache read + cache write).")
-    m[2].metric("Window used", f"{step.tokens / settings.context_window:.0%}")
-    m[3].metric("Messages", f"{len(d.after):,}")
-    m[4].metric("Pruned away", f"{step.pruned_tokens:,}", help="Tokens the pruning strategy keeps out of this call.")
-    m[5].metric("Entry", f"{step.entry_index}" + (f" ({step.stop_reason})" if step.stop_reason in ("aborted", "error")
-                                                   else ""), help="The assistant message answering this call.")
-
-    before_tokens = counter.count_many([c.message for c in d.before])
-    after_tokens = counter.count_many([c.message for c in d.after])
-    zoom = st.toggle("Zoom to the messages", key="bars_zoom", persist_state="session",
-                     help="Fit the bars to the context instead of the whole window.",
-                     **default("bars_zoom", sum(before_tokens) < settings.context_window / 8))
-    fig = figures.context_bars(
-        d.before, before_tokens, d.after, after_tokens, pruned_positions=views.pruned_positions(d),
-        window=settings.context_window, reserve=settings.reserve_tokens, keep_recent=settings.keep_recent_tokens,
-        title=f"Context at model call {k} (entry {step.entry_index})", zoom=zoom)
-    st.plotly_chart(fig, key="bars", config=PLOT_CONFIG)
-    st.caption("Top: the context as built from the session; bottom: what is sent after pruning. One segment per "
-               "message, width = tokens. Red line: the window; shaded: the reserve before it; dotted: where "
-               "keepRecentTokens starts counting back from the newest message. The system prompt and tool "
-               "definitions are not recorded in the session file, so they are not shown.")
-    c1, c2 = st.columns([3, 2], gap="large")
-    with c1:
-        st.plotly_chart(figures.timeline(r, current_step=k), key="timeline", on_select=_timeline_picked,
-                        selection_mode="points", config=PLOT_CONFIG)
-        st.caption("Context tokens at every call. Click a point to jump to that call. Solid red: the window; "
-                   "dashed: where the compaction policy triggers. Markers: compactions, pruning, overflows, "
-                   "re-reads of forgotten files.")
-    with c2:
-        st.subheader("What happened here")
-        story = memo("story", (settings, k), lambda: step_story(r, k, d))
-        st.markdown("\n".join("- " + esc(line) for line in story))
-    st.subheader("Messages the model receives")
-    rows = views.message_rows(d, counter)
-    cols_shown = [c for c in (rows[0] if rows else {}) if c != "why" or any(row["why"] for row in rows)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, height=min(420, 35 * len(rows) + 38), key="msg_table",
-                 column_order=cols_shown,
-                 column_config={
-                     "#": st.column_config.NumberColumn(width=45, help="Position in the context"),
-                     "entry": st.column_config.NumberColumn(format="%d", width=60, help="Entry in the file"),
-                     "kind": st.column_config.TextColumn(width=95),
-                     "tool": st.column_config.TextColumn(width=70),
-                     "tokens": st.column_config.NumberColumn("tokens", format="localized", width=70),
-                     "sent": st.column_config.NumberColumn("sent", format="localized", width=70,
-                                                           help="Tokens after pruning"),
-                     "status": st.column_config.TextColumn(width=75),
-                     "why": st.column_config.TextColumn(width=260),
-                     "text": st.column_config.TextColumn(width="large")})
+    _step_metrics(r, k, d, settings)
+    comps = compactions_at(r, k)
+    if comps:
+        _compaction_moment(r, k, d, comps, settings, counter)
+    else:
+        _plain_bars(r, k, d, settings, counter)
+    _pruned_here(r, k, d, counter)
+    _timeline(r, k)
+    st.subheader("What happened here")
+    story = memo("story", (settings, k), lambda: step_story(r, k, d))
+    st.markdown("\n".join("- " + esc(relative(line)) for line in story))
+    _context_table(d, counter)
     with st.expander("Run metrics (whole replay)"):
         st.dataframe(pd.DataFrame(views.metrics_rows([("value", r)])), hide_index=True)
+    _report_download(s, r)
+
+
+LONG_RUN = 300
+"""Calls beyond which the timeline gets a range selector."""
+
+
+def _around(k: int, n: int) -> None:
+    half = LONG_RUN // 2
+    lo = max(0, min(k - half, n - 1 - 2 * half))
+    st.session_state["tl_range"] = (lo, min(n - 1, lo + 2 * half))
+
+
+def _timeline(r: Any, k: int) -> None:
+    """The token timeline, full width; a long run gets a range selector (the calls in range are
+    drawn in more detail than the whole run can be)."""
+    n = len(r.steps)
+    x_range = None
+    if n > LONG_RUN:
+        lo, hi = st.session_state.get("tl_range", (0, n - 1))
+        if not 0 <= lo <= hi <= n - 1:  # another branch or session: the whole run
+            st.session_state["tl_range"] = (0, n - 1)
+        with st.container(horizontal=True, vertical_alignment="bottom"):
+            x_range = st.slider("Calls on the timeline", 0, n - 1, key="tl_range", width=700,
+                                **default("tl_range", (0, n - 1)),
+                                help="Pick a range of calls to see them in detail (long runs are drawn as the peak "
+                                     "of each group of calls).")
+            st.button("Around this call", key="tl_around", on_click=_around, args=(k, n),
+                      icon=":material/center_focus_strong:")
+            st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
+        x_range = (int(x_range[0]), int(x_range[1]))
+    st.plotly_chart(figures.timeline(r, current_step=k, x_range=x_range), key="timeline",
+                    on_select=_timeline_picked, selection_mode="points", config=PLOT_CONFIG)
+    st.caption(_timeline_caption(r))
+
+
+def _timeline_caption(r: Any) -> str:
+    from ..compaction_view import trigger_series
+
+    trig = trigger_series(r)
+    what = ("" if trig is None else
+            " The orange line is what pi's compaction compares with the dashed threshold: the recorded usage "
+            "(input + output + cache of each answer), not the estimate." if r.settings.compaction == "recorded"
+            else f" The dashed dark line is what the policy compares with the dashed threshold: {trig[0]}.")
+    return ("Context tokens at every call (aborted and failed calls have no recorded point). Click a point to jump "
+            "to that call. Solid red: the window; dashed: where the compaction policy triggers." + what
+            + " The axis ends just above the window: ▲ marks calls above it. Lanes below: events, counted per "
+              "group of calls.")
+
+
+def _report_download(s: Any, r: Any) -> None:
+    from ..replay_report import replay_report
+
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        fmt = st.segmented_control("Report", ["html", "json", "csv"], default="html", key="report_fmt",
+                                   persist_state="session") or "html"
+        stem = Path(str(st.session_state.get("session_name", "session"))).stem or "session"
+        st.download_button("Download report", data=lambda: replay_report(s, r, fmt), file_name=f"{stem}-replay.{fmt}",
+                           mime={"html": "text/html", "json": "application/json", "csv": "text/csv"}[fmt],
+                           icon=":material/download:", key="report_dl",
+                           help="The same report as `inspector export replay` (secrets redacted).")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,18 +752,161 @@ def _files_table(texts: dict[str, str]) -> pd.DataFrame:
 
 
 def _prompt_block(prep: Any, style: str, extra: str | None, reserve: int, rate: float) -> None:
-    system, user = build_prompt(SummaryRequest(
-        messages=tuple(prep.messagesToSummarize), previous_summary=prep.previousSummary,
-        custom_instructions=extra or None, max_tokens=int(0.8 * reserve), kind="history", style=style))
-    tokens = (len(system) + len(user) + 3) // 4
+    """Every prompt an LLM summarizer sends for ``prep``, exactly (a split turn's prefix has its own)."""
+    text = compaction_prompts(prep, style=style, custom_instructions=extra or None)
+    tokens = (len(text) + 3) // 4
     st.caption(f"{len(prep.messagesToSummarize):,} messages to summarise"
                + (f" (+ a split turn's first {len(prep.turnPrefixMessages)} message(s), summarised by a second "
                   "call)" if prep.turnPrefixMessages else "")
                + f" · prompt ≈ {tokens:,} tokens (pi estimate) · answer budget {int(0.8 * reserve):,} tokens "
                  "(0.8 × reserveTokens)"
                + (f" · ≈ ${tokens * rate:.4f} input at the session's price" if rate else ""))
-    st.code(f"[system]\n{system}\n\n[user]\n{user[:60000]}" + ("\n…" if len(user) > 60000 else ""),
-            language=None, height=320)
+    st.code(text[:120000] + ("\n…" if len(text) > 120000 else ""), language=None, height=320)
+
+
+def _open_in_replay(step: int, entry: int | None) -> None:
+    set_step(step)
+    if entry is None:
+        st.session_state.pop("focus_entry", None)
+    else:
+        st.session_state["focus_entry"] = entry
+
+
+def _summary_story(s: Any, rec: dict[str, Any], view: Any, settings: ReplaySettings) -> list[str]:
+    if rec.get("simulated"):
+        story = list(rec.get("story") or [])
+        return [f"Why now: {rec['reason']}.", *story] if rec.get("reason") else story
+    ei = rec["entryIndex"]
+    if s.format != "pi":  # another agent's compaction: its own split, not pi's cut rule
+        prep = view.prep
+        return agent_compaction_story(s, ei, len(prep.messagesToSummarize) if prep else 0)
+    return memo("cut", (ei, settings.keep_recent_tokens, settings.pi_version),
+                lambda: recorded_cut_story(s, ei, settings.keep_recent_tokens, settings.reserve_tokens,
+                                           settings.pi_version))
+
+
+def _summary_texts(s: Any, rec: dict[str, Any], view: Any, set_aside: list[int]) -> dict[str, str]:
+    """The recorded summary and one generated of the same messages, side by side; returns both texts."""
+    texts: dict[str, str] = {}
+    cols = st.columns(2, gap="medium")
+    if rec.get("simulated"):
+        texts["generated"] = rec["text"]
+        with cols[0]:
+            st.markdown(f"**Generated** · {esc(str(rec.get('summarizer')))} · {rec.get('summaryTokens', 0):,} "
+                        "tokens" + (" · fell back to offline" if rec.get("fellBack") else ""))
+            with st.container(height=420):
+                st.text(rec["text"])
+        other = min(set_aside, key=lambda e: abs(e - (rec.get("firstKeptEntryIndex") or 0)), default=None)
+        with cols[1]:
+            if other is not None:
+                texts["recorded"] = s.entries[other].summary
+                st.markdown(f"**Recorded** (entry {other}, set aside in this what-if replay)")
+                with st.container(height=420):
+                    st.text(texts["recorded"])
+            else:
+                st.info("The session has no recorded compaction to compare with.")
+        return texts
+    texts["recorded"] = rec["text"]
+    with cols[0]:
+        st.markdown(f"**Recorded** (entry {rec.get('entryIndex')}) · {rec.get('summaryTokens', 0):,} tokens")
+        with st.container(height=420):
+            st.text(rec["text"])
+    with cols[1]:
+        prep = view.prep
+        if prep is not None and get_summarizer is not None:
+            gen = memo("gen", (rec.get("entryIndex"), view.prep.settings, view.prep.pi_version),
+                       lambda: summarize_compaction(prep, get_summarizer("offline")))
+            texts["generated"] = gen.text
+            st.markdown(f"**Generated here** (offline, of the same messages) · "
+                        f"{counter_for(s, 'pi').count_text(gen.text):,} tokens")
+            with st.container(height=420):
+                st.text(gen.text)
+        else:
+            st.info("Nothing before this compaction to summarise.")
+    return texts
+
+
+def _summary_compare(texts: dict[str, str]) -> None:
+    if len(texts) == 2:
+        t1, t2 = st.tabs(["Diff (recorded → generated)", "Files each summary lists"])
+        with t1:
+            diff = "\n".join(difflib.unified_diff(texts["recorded"].splitlines(), texts["generated"].splitlines(),
+                                                  "recorded", "generated", lineterm="", n=1))
+            st.code(diff[:20000] or "(identical)", language="diff", height=300)
+        with t2:
+            ft = _files_table(texts)
+            if len(ft):
+                st.dataframe(ft, hide_index=True)
+            else:
+                st.caption("Neither summary lists files.")
+    elif texts:
+        ft = _files_table(texts)
+        if len(ft):
+            st.dataframe(ft, hide_index=True)
+
+
+def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, set_aside: list[int], rate: float) -> None:
+    """One compaction, recorded or simulated, in full: why and where it cut, what it summarised
+    (the split turn's prefix apart), the summaries, their files, the exact prompt, and a link to
+    its step on the Replay page."""
+    from ..compaction_view import compaction_view
+
+    rec = r.summaries[i]
+    view = memo("cview", (settings, i), lambda: compaction_view(r, i))
+    focus = rec.get("entryIndex") if rec.get("entryIndex") is not None else rec.get("firstKeptEntryIndex")
+    if st.button(f"Open model call {rec['step']} in Replay", key=f"sum_go_{i}", icon=":material/play_circle:",
+                 on_click=_open_in_replay, args=(min(rec["step"], len(r.steps) - 1), focus)):
+        st.switch_page(st.session_state["_pages"]["replay"])
+    if story := _summary_story(s, rec, view, settings):
+        st.markdown("**Where the cut landed**\n" + "\n".join("- " + esc(relative(x)) for x in story))
+    prefix = [p for p in view.before if p.part == "turn prefix"]
+    m = st.columns(5)
+    m[0].metric("Context before", f"{view.tokens_before:,}")
+    m[1].metric("Summarised", f"{view.summarised_tokens:,}", help="Tokens that do not survive verbatim.")
+    m[2].metric("Summarised msgs", f"{len(view.summarised):,}",
+                help=f"Of which {len(prefix)} are a split turn's prefix, summarised by a second call." if prefix
+                else "No split turn.")
+    m[3].metric("Kept", f"{view.kept_tokens:,}")
+    m[4].metric("Context after", f"{view.tokens_after:,}", help="The summary plus what was kept.")
+    if view.cut_note:
+        st.info(esc(relative(view.cut_note)), icon=":material/call_split:")
+    with st.expander(f"The {len(view.summarised):,} messages summarised" + (
+            f", of which {len(prefix)} are the split turn's prefix" if prefix else "")):
+        _message_list(views.summarised_rows(view), [p.message for p in view.summarised], f"sum_list_{i}")
+    _summary_compare(_summary_texts(s, rec, view, set_aside))
+    if view.prep is not None and get_summarizer is not None:
+        with st.expander("The exact prompt an LLM summarizer gets here"):
+            style = (settings.compaction if rec.get("simulated") else s.format)
+            _prompt_block(view.prep, style if style in STYLES else "pi", None, view.prep.settings.reserveTokens, rate)
+
+
+def _compaction_title(recs: list[dict[str, Any]], i: int) -> str:
+    rec = recs[i]
+    keeps = rec.get("firstKeptEntryIndex")
+    return (f"Compaction {i + 1} of {len(recs)} ({'simulated' if rec.get('simulated') else 'recorded'}) before call "
+            f"{rec['step']}" + (f" · entry {rec.get('entryIndex')}" if rec.get("entryIndex") is not None else "")
+            + (f" · keeps from entry {keeps}" if keeps is not None else " · keeps nothing verbatim"))
+
+
+def _pick_compaction(recs: list[dict[str, Any]]) -> int:
+    """Every compaction in a table; the one shown in full below is picked there (or by the Replay
+    page's link), the last one at first."""
+    rows = [{"#": i + 1, "call": rec["step"], "kind": "simulated" if rec.get("simulated") else "recorded",
+             "entry": rec.get("entryIndex"), "keeps from": rec.get("firstKeptEntryIndex"),
+             "tokens after": rec.get("tokensAfter"), "summary tokens": rec.get("summaryTokens"),
+             "why": rec.get("reason") or ""} for i, rec in enumerate(recs)]
+    focus = st.session_state.get("sum_focus")  # set by the Replay page's link; kept until another one
+    focus = focus if isinstance(focus, int) and 0 <= focus < len(recs) else None
+    key = "sum_table" if focus is None else f"sum_table_f{focus}"
+    pick = len(recs) - 1 if focus is None else focus
+    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key, on_select="rerun", selection_mode="single-row",
+                      selection_default={"selection": {"rows": [pick]}}, height=min(300, 35 * len(rows) + 38),
+                      placeholder="—",
+                      column_config={"entry": st.column_config.NumberColumn(format="%d"),
+                                     "keeps from": st.column_config.NumberColumn(format="%d"),
+                                     "why": st.column_config.TextColumn(width="large")})
+    picked = [x for x in (ev.selection.rows if ev is not None else []) if 0 <= x < len(recs)]
+    return picked[0] if picked else pick
 
 
 def summaries_page(settings: ReplaySettings) -> None:
@@ -554,126 +924,38 @@ def summaries_page(settings: ReplaySettings) -> None:
                "summarizer). Session text is shown as plain text.")
     if not recs:
         st.info("No compaction in this replay. Pick a what-if policy (e.g. pi) or a smaller window in the sidebar.")
-    for i, rec in enumerate(recs):
-        kind = "simulated" if rec.get("simulated") else "recorded"
-        keeps = rec.get("firstKeptEntryIndex")
-        title = (f"Compaction {i + 1} ({kind}) before call {rec['step']}"
-                 + (f" · entry {rec.get('entryIndex')}" if rec.get("entryIndex") is not None else "")
-                 + (f" · keeps from entry {keeps}" if keeps is not None else " · keeps nothing verbatim"))
-        with st.expander(title, expanded=i == len(recs) - 1):
-            prep = None
-            if rec.get("simulated"):
-                story = rec.get("story") or []
-                if rec.get("reason"):
-                    story = [f"Why now: {rec['reason']}.", *story]
-            elif s.format != "pi":  # another agent's compaction: its own split, not pi's cut rule
-                ei = rec["entryIndex"]
-                parent = s.parents[ei]
-                path = s.path(parent) if parent is not None and parent >= 0 else []
-                kept = s.index_of(getattr(s.entries[ei], "firstKeptEntryId", None))
-                if path:
-                    prep = memo("prep_rec", (ei, settings.reserve_tokens), lambda path=path, kept=kept: prepare_recorded_split(
-                        s.entries_at(path), path.index(kept) if kept in path else None,
-                        CompactionSettings(reserveTokens=settings.reserve_tokens), path_indexes=path))
-                story = agent_compaction_story(s, ei, len(prep.messagesToSummarize) if prep else 0)
-            else:
-                ei = rec["entryIndex"]
-                story = memo("cut", (ei, settings.keep_recent_tokens, settings.pi_version),
-                             lambda ei=ei: recorded_cut_story(s, ei, settings.keep_recent_tokens,
-                                                              settings.reserve_tokens, settings.pi_version))
-                parent = s.parents[ei]
-                path = s.path(parent) if parent is not None and parent >= 0 else []
-                if path:
-                    prep = memo("prep", (ei, settings.keep_recent_tokens, settings.reserve_tokens,
-                                         settings.pi_version),
-                                lambda path=path: prepare_compaction(s.entries_at(path), CompactionSettings(
-                                    keepRecentTokens=settings.keep_recent_tokens,
-                                    reserveTokens=settings.reserve_tokens),
-                                    path_indexes=path, pi_version=settings.pi_version))
-            if story:
-                st.markdown("**Where the cut landed**\n" + "\n".join("- " + esc(x) for x in story))
-            texts: dict[str, str] = {}
-            cols = st.columns(2, gap="medium")
-            if rec.get("simulated"):
-                texts["generated"] = rec["text"]
-                with cols[0]:
-                    st.markdown(f"**Generated** · {esc(str(rec.get('summarizer')))} · {rec.get('summaryTokens', 0):,} "
-                                "tokens" + (" · fell back to offline" if rec.get("fellBack") else ""))
-                    with st.container(height=420):
-                        st.text(rec["text"])
-                other = min(set_aside, key=lambda e: abs(e - (rec.get("firstKeptEntryIndex") or 0)), default=None)
-                with cols[1]:
-                    if other is not None:
-                        texts["recorded"] = s.entries[other].summary
-                        st.markdown(f"**Recorded** (entry {other}, set aside in this what-if replay)")
-                        with st.container(height=420):
-                            st.text(texts["recorded"])
-                    else:
-                        st.info("The session has no recorded compaction to compare with.")
-            else:
-                texts["recorded"] = rec["text"]
-                with cols[0]:
-                    st.markdown(f"**Recorded** (entry {rec.get('entryIndex')}) · {rec.get('summaryTokens', 0):,} tokens")
-                    with st.container(height=420):
-                        st.text(rec["text"])
-                with cols[1]:
-                    if prep is not None and get_summarizer is not None:
-                        gen = memo("gen", (rec.get("entryIndex"), settings.keep_recent_tokens, settings.reserve_tokens,
-                                           settings.pi_version),
-                                   lambda prep=prep: summarize_compaction(prep, get_summarizer("offline")))
-                        texts["generated"] = gen.text
-                        st.markdown(f"**Generated here** (offline) · {counter_for(s, 'pi').count_text(gen.text):,} "
-                                    "tokens")
-                        with st.container(height=420):
-                            st.text(gen.text)
-                    elif s.format != "pi":
-                        st.info("Nothing before this compaction to summarise.")
-                    else:
-                        st.info("pi would not compact at this point with these settings.")
-            if len(texts) == 2:
-                t1, t2 = st.tabs(["Diff (recorded → generated)", "Files each summary lists"])
-                with t1:
-                    diff = "\n".join(difflib.unified_diff(texts["recorded"].splitlines(),
-                                                          texts["generated"].splitlines(),
-                                                          "recorded", "generated", lineterm="", n=1))
-                    st.code(diff[:20000] or "(identical)", language="diff", height=300)
-                with t2:
-                    ft = _files_table(texts)
-                    if len(ft):
-                        st.dataframe(ft, hide_index=True)
-                    else:
-                        st.caption("Neither summary lists files.")
-            elif texts:
-                ft = _files_table(texts)
-                if len(ft):
-                    st.dataframe(ft, hide_index=True)
-            if prep is not None and get_summarizer is not None:
-                with st.expander("The exact prompt an LLM summarizer gets here"):
-                    _prompt_block(prep, s.format if s.format in STYLES else "pi", None, settings.reserve_tokens, rate)
-
+    if recs:
+        i = _pick_compaction(recs)
+        st.subheader(_compaction_title(recs, i))
+        _summary_entry(s, r, i, settings, set_aside, rate)
     if get_summarizer is not None:
-        st.subheader("A compaction now, at the branch's end")
-        st.caption("The prompt an LLM summarizer would receive if pi compacted at the end of the replayed branch "
-                   "with the sidebar's keepRecentTokens, in each system's style, with your own instructions.")
-        c1, c2 = st.columns([1, 2])
-        style = c1.selectbox("Prompt style", list(STYLES), key="sum_style",
-                             help="Each asks for the structure its system uses (written here in our own words).")
-        extra = c2.text_input("Custom instructions", key="sum_instructions",
-                              placeholder="e.g. focus on test output and the exact error messages")
-        leaf = settings.leaf if settings.leaf is not None else s.default_leaf
-        path = s.path(leaf) if leaf is not None else []
-        prep = memo("prep_end", (leaf, settings.keep_recent_tokens, settings.reserve_tokens, settings.pi_version),
-                    lambda: prepare_compaction(s.entries_at(path), CompactionSettings(
-                        keepRecentTokens=settings.keep_recent_tokens, reserveTokens=settings.reserve_tokens),
-                        path_indexes=path, pi_version=settings.pi_version)) if path else None
-        if prep is None:
-            st.info("pi would not compact here (the branch ends in a compaction or is empty).")
-        elif not prep.messagesToSummarize and not prep.turnPrefixMessages:
-            st.info(f"Nothing to summarise at the branch's end: the newest {settings.keep_recent_tokens:,} tokens "
-                    "(keepRecentTokens) reach back to the last compaction. Lower keepRecentTokens in the sidebar "
-                    "to see a prompt.")
-        else:
-            _prompt_block(prep, style, extra, settings.reserve_tokens, rate)
+        _compaction_now(s, settings, rate)
+
+
+def _compaction_now(s: Any, settings: ReplaySettings, rate: float) -> None:
+    """The prompt of a compaction pi would make now, at the end of the replayed branch."""
+    st.subheader("A compaction now, at the branch's end")
+    st.caption("The prompt an LLM summarizer would receive if pi compacted at the end of the replayed branch "
+               "with the sidebar's keepRecentTokens, in each system's style, with your own instructions.")
+    c1, c2 = st.columns([1, 2])
+    style = c1.selectbox("Prompt style", list(STYLES), key="sum_style",
+                         help="Each asks for the structure its system uses (written here in our own words).")
+    extra = c2.text_input("Custom instructions", key="sum_instructions",
+                          placeholder="e.g. focus on test output and the exact error messages")
+    leaf = settings.leaf if settings.leaf is not None else s.default_leaf
+    path = s.path(leaf) if leaf is not None else []
+    prep = memo("prep_end", (leaf, settings.keep_recent_tokens, settings.reserve_tokens, settings.pi_version),
+                lambda: prepare_compaction(s.entries_at(path), CompactionSettings(
+                    keepRecentTokens=settings.keep_recent_tokens, reserveTokens=settings.reserve_tokens),
+                    path_indexes=path, pi_version=settings.pi_version)) if path else None
+    if prep is None:
+        st.info("pi would not compact here (the branch ends in a compaction or is empty).")
+    elif not prep.messagesToSummarize and not prep.turnPrefixMessages:
+        st.info(f"Nothing to summarise at the branch's end: the newest {settings.keep_recent_tokens:,} tokens "
+                "(keepRecentTokens) reach back to the last compaction. Lower keepRecentTokens in the sidebar "
+                "to see a prompt.")
+    else:
+        _prompt_block(prep, style, extra, settings.reserve_tokens, rate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -858,20 +1140,33 @@ def doctor_page(settings: ReplaySettings) -> None:
     if not rep.findings:
         st.success("Nothing wrong found on this branch.")
         return
-    df = pd.DataFrame([{"severity": f.severity, "kind": f.kind, "entries": ", ".join(map(str, f.entries[:8])),
-                        "lines": ", ".join(map(str, f.lines[:8])), "explanation": f.message} for f in rep.findings])
-    st.dataframe(df, hide_index=True, height=min(420, 36 * (len(df) + 1)), key="doctor_table",
-                 column_config={"explanation": st.column_config.TextColumn(width="large")})
+    cwd = getattr(s.header, "cwd", None)
+    rows = [{"severity": f.severity, "kind": f.kind, "entries": ", ".join(map(str, f.entries[:8])),
+             "lines": ", ".join(map(str, f.lines[:8])), "explanation": views.relative_paths(f.message, cwd)}
+            for f in rep.findings]
+    if any(row["explanation"] != f.message for row, f in zip(rows, rep.findings, strict=True)):
+        st.caption(esc(f"Paths are relative to the session's folder, {cwd}."))
+    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, height=min(420, 36 * (len(rows) + 1)), key="doctor_table",
+                      on_select="rerun", selection_mode="single-row",
+                      column_config={"explanation": st.column_config.TextColumn(
+                          width="large", help="Select a row to read it in full and open it in the replay")})
+    picked = ev.selection.rows if ev is not None else []
+    with_entries = [i for i, f in enumerate(rep.findings) if f.entries]
+    if picked:
+        f = rep.findings[picked[0]]
+        st.code(f"[{f.severity}] {f.kind}: {rows[picked[0]]['explanation']}", language=None, wrap_lines=True)
     with st.expander("Full explanations"):
-        st.text("\n\n".join(f"[{f.severity}] {f.kind}: {f.message}" for f in rep.findings))
-    with_entries = [f for f in rep.findings if f.entries]
-    if with_entries:
-        with st.container(horizontal=True, vertical_alignment="bottom"):
-            pick = st.selectbox("Show a finding in the replay", range(len(with_entries)), width=520,
-                                format_func=lambda i: f"{with_entries[i].kind} · entry {with_entries[i].entries[0]}",
-                                key="doc_pick")
-            go = st.button("Open in Replay", key="doc_go")
-        if go:
-            r = current_replay(settings)
-            set_step(views.step_for_entry(r, with_entries[pick].entries[0]))
-            st.switch_page(st.session_state["_pages"]["replay"])
+        st.text("\n\n".join(f"[{r['severity']}] {r['kind']}: {r['explanation']}" for r in rows))
+    if not with_entries:
+        return
+    default_pick = picked[0] if picked and picked[0] in with_entries else with_entries[0]
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        pick = st.selectbox("Show a finding in the replay", with_entries, width=520, key=f"doc_pick_{default_pick}",
+                            index=with_entries.index(default_pick),
+                            format_func=lambda i: f"{rep.findings[i].kind} · entry {rep.findings[i].entries[0]}")
+        go = st.button("Open in Replay", key="doc_go", icon=":material/play_circle:")
+    if go:
+        entry = rep.findings[pick].entries[0]
+        r = current_replay(settings)
+        _open_in_replay(views.step_showing_entry(r, entry), entry)
+        st.switch_page(st.session_state["_pages"]["replay"])

@@ -14,6 +14,7 @@ re-replays.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -51,6 +52,17 @@ class _Lru:
                 self.items.popitem(last=False)
         return value
 
+    def put(self, key: Hashable, value: Any) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+    def find(self, pred: Callable[[Hashable], bool]) -> tuple[Hashable, Any] | None:
+        with self.lock:
+            return next(((k, v) for k, v in reversed(self.items.items()) if pred(k)), None)
+
     def __contains__(self, key: Hashable) -> bool:
         with self.lock:
             return key in self.items
@@ -58,36 +70,104 @@ class _Lru:
 
 @st.cache_resource
 def caches() -> dict[str, _Lru]:
-    """The process-wide caches: ``sessions`` (digest → Session), ``replays`` ((digest, settings) → Replay)."""
-    return {"sessions": _Lru(MAX_SESSIONS), "replays": _Lru(MAX_REPLAYS), "misc": _Lru(64)}
+    """The process-wide caches: ``sessions`` (digest → Session), ``replays`` ((digest, settings) → Replay),
+    ``meta`` (digest → (name, origin): what a reload needs to reopen a session)."""
+    return {"sessions": _Lru(MAX_SESSIONS), "replays": _Lru(MAX_REPLAYS), "misc": _Lru(64),
+            "meta": _Lru(64)}
 
 
 def clear_caches() -> None:
     caches.clear()
 
 
-def load_bytes(data: bytes, name: str) -> str:
-    """Load (or reuse) a session from bytes; make it the current one; return its digest."""
+class NotASession(ValueError):
+    """The bytes are not a session of any format we read (the open session stays)."""
+
+
+def _is_session(session: Session) -> str | None:
+    """Why ``session`` is not a session (None when it is): nothing was read and the loader said why."""
+    if session.entries:
+        return None
+    errors = [i.message for i in session.issues if i.severity == "error"]
+    return errors[0] if errors else None
+
+
+def load_bytes(data: bytes, name: str, origin: tuple[str, str] | None = None) -> str:
+    """Load (or reuse) a session from bytes and make it the current one; return its digest.
+    ``origin`` — ("sample", name) or ("path", resolved path) — lets a link or a reload open the
+    same file again. Raises :class:`NotASession`, leaving the current session as it was, when the
+    bytes hold no session."""
     digest = hashlib.sha256(data).hexdigest()
     with st.spinner(f"Reading {name}…"):
         session = caches()["sessions"].get(digest, lambda: parse_any(data, source=name))
+    if (why := _is_session(session)) is not None:
+        raise NotASession(f"{name} is not a session: {why}")
     st.session_state["session_window"] = recorded_context_window(session)
     if st.session_state.get("session_digest") != digest:
-        for k in ("cur_step", "leaf", "sweep", "tree_pick", "_last_pick"):
+        for k in ("cur_step", "leaf", "sweep", "tree_pick", "_last_pick", "focus_entry", "sum_focus"):
             st.session_state.pop(k, None)
     st.session_state["session_digest"] = digest
     st.session_state["session_name"] = name
     st.session_state["session_bytes"] = data
+    st.session_state["session_origin"] = origin
+    caches()["meta"].put(digest, (name, origin))
     return digest
 
 
 def current_session() -> Session | None:
     digest = st.session_state.get("session_digest")
-    data = st.session_state.get("session_bytes")
-    if not digest or data is None:
+    if not digest:
         return None
+    data = st.session_state.get("session_bytes")
     name = st.session_state.get("session_name", "session")
+    if data is None and digest not in caches()["sessions"]:
+        data = _read_origin(st.session_state.get("session_origin"))
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            return None
     return caches()["sessions"].get(digest, lambda: parse_any(data, source=name))
+
+
+def _read_origin(origin: tuple[str, str] | None) -> bytes | None:
+    """The bytes of a sample or of a local file under the allowed roots (None when it cannot be read)."""
+    from . import sources
+
+    try:
+        if origin is not None and origin[0] == "sample":
+            p = next((x for x in sources.sample_files() if x.name == origin[1]), None)
+            return p.read_bytes() if p is not None else None
+        if origin is not None and origin[0] == "path":
+            return sources.check_path(origin[1]).read_bytes()
+    except (sources.PathRefused, OSError):
+        return None
+    return None
+
+
+def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None:
+    """After a reload or from a shared link: reopen the session the URL names — from the
+    server's cache by its hash, or the same sample or local file (under the allowed roots only).
+    Returns a sentence for the Load page when it could not, or when the file differs."""
+    if sid and not re.fullmatch(r"[0-9a-f]{16}", sid):
+        sid = None  # only a whole key finds a session (a short prefix would match someone else's)
+    if sid:
+        hit = caches()["meta"].find(lambda d: str(d).startswith(sid) and d in caches()["sessions"])
+        if hit is not None:
+            digest, (name, origin) = hit
+            st.session_state.update({"session_digest": digest, "session_name": name, "session_origin": origin,
+                                     "session_bytes": None})
+            st.session_state["session_window"] = recorded_context_window(current_session())
+            return None
+    data = _read_origin(ref)
+    if data is None:
+        return ("The link names a session that is not on this machine (an upload, or a file outside the allowed "
+                "folders): load it here.") if sid or ref else None
+    assert ref is not None
+    try:
+        digest = load_bytes(data, ref[1], ref)
+    except NotASession as e:
+        return str(e)
+    if sid and not digest.startswith(sid):
+        return f"{ref[1]} here differs from the file the link was made with: this machine's copy is shown."
+    return None
 
 
 def replay_is_cached(settings: ReplaySettings) -> bool:

@@ -199,15 +199,19 @@ def pi_settings_updates(data: bytes) -> tuple[dict[str, Any], list[str]]:
             if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 2_000_000:
                 out[key] = v
                 said.append(f"{src} = {v:,}")
-        if comp.get("enabled") is False:
-            out["compaction"] = "never"
-            said.append("compaction disabled (policy: Never)")
+        # the file describes pi: its numbers only act under pi's policy
+        out["compaction"] = "never" if comp.get("enabled") is False else "pi"
+        said.append("compaction disabled (policy: Never)" if comp.get("enabled") is False
+                    else "policy: pi (the file describes pi's compaction)")
     pruning = cfg.get("contextPruning")
     if isinstance(pruning, dict) and isinstance(pruning.get("enabled"), bool):
         name = "pi-context-pruning" if pruning["enabled"] else "none"
         if name in REGISTRY or name == "none":
             out["strategy"] = name
             said.append(f"contextPruning.enabled = {str(pruning['enabled']).lower()}")
+    elif isinstance(comp, dict):
+        out["strategy"] = "none"
+        said.append("no contextPruning: pi prunes nothing (pruning: None)")
     return out, said
 
 
@@ -237,3 +241,88 @@ def agent_preset_updates(name: str, window: int | None = None) -> dict[str, Any]
         if updates["window_preset"] == "Custom":
             updates["window_custom"] = int(window)
     return {k: v for k, v in updates.items() if k != "strategy" or v in REGISTRY or v == "none"}
+
+
+#: what the sidebar's widgets hold before the user touches them
+WIDGET_DEFAULTS: dict[str, Any] = {"compaction": "recorded", "strategy": "recorded", "keep": 20_000,
+                                   "reserve": 16_384}
+CUSTOM = "custom"
+#: settings that belong to the model, not to the agent: a preset is in effect whatever they are
+MODEL_KEYS = frozenset({"window_preset", "window_custom"})
+
+
+def _at_defaults(values: Mapping[str, Any], prefix: str, model: type[BaseModel], fields: list[str] | None = None
+                 ) -> bool:
+    return all(values.get(f"{prefix}{k}", widget_value(f.default)) == widget_value(f.default)
+               for k, f in model.model_fields.items() if fields is None or k in fields)
+
+
+def preset_in_effect(values: Mapping[str, Any]) -> str:
+    """The agent preset whose settings are all in effect in the widget values ``values`` (its
+    policy and pruning, with their own settings at their defaults; the window is the model's),
+    or :data:`CUSTOM` as soon as one differs."""
+    v = {**WIDGET_DEFAULTS, **values}
+    for name in AGENT_PRESETS:
+        own = {k: x for k, x in agent_preset_updates(name).items() if k not in MODEL_KEYS}
+        if any(v.get(k) != x for k, x in own.items()):
+            continue
+        strat = REGISTRY.get(own["strategy"])
+        if strat is not None and not _at_defaults(v, f"set.{strat.name}.", strat.Settings):
+            continue
+        if _at_defaults(v, "pol.", PolicySettings, policy_fields(own["compaction"])):
+            return name
+    return CUSTOM
+
+
+def inert_settings(compaction: str) -> dict[str, str]:
+    """The compaction controls that change nothing under ``compaction``, each with the reason."""
+    if compaction in ("recorded", "never"):
+        why = ("the session's own compactions stand" if compaction == "recorded"
+               else "this policy never compacts")
+        return {k: f"No effect under '{POLICIES[compaction].title}': {why}." for k in ("keep", "reserve", "summarizer")}
+    if compaction not in ("pi", "early"):
+        return {"keep": f"No effect under '{POLICIES[compaction].title}': keepRecentTokens is pi's; this policy "
+                        "keeps what its own rule says."}
+    return {}
+
+
+def noop_warnings(settings: ReplaySettings) -> dict[str, str]:
+    """Settings that make the policy or the strategy a no-op, keyed by the widget where they are
+    set: keepRecentTokens at or above pi's compaction threshold; PRUNE_PROTECT at or above the
+    window (the protected newest outputs then always cover the whole context)."""
+    from ..policies import trigger_threshold
+
+    out: dict[str, str] = {}
+    if settings.compaction in ("pi", "early"):
+        t = trigger_threshold(settings.compaction, settings.context_window, settings.policy, settings.reserve_tokens)
+        if t is not None and 0 < t <= settings.keep_recent_tokens:
+            out["keep"] = (f"keepRecentTokens {settings.keep_recent_tokens:,} ≥ the {t:,}-token threshold where this "
+                           "policy compacts: when it triggers, everything since the last compaction is within "
+                           "keepRecentTokens, so there is nothing (or little) to summarise. Lower keepRecentTokens "
+                           "or use a larger window.")
+    protect = settings.strategy_dict().get("prune_protect")
+    if isinstance(protect, int) and protect >= settings.context_window:
+        out[f"set.{settings.strategy}.prune_protect"] = (
+            f"PRUNE_PROTECT {protect:,} ≥ the {settings.context_window:,}-token window: the newest tool outputs it "
+            "protects always cover the whole context, so this strategy never prunes.")
+    return out
+
+
+def session_query(origin: tuple[str, str] | None, digest: str | None) -> dict[str, str]:
+    """URL parameters naming the open session: ``sid`` (its content hash, to find it again in the
+    server's cache after a reload) and ``session`` (``sample:NAME`` or ``path:PATH``, to open the
+    same file on another machine that has it; none for an upload)."""
+    out: dict[str, str] = {}
+    if digest:
+        out["sid"] = digest[:16]
+    if origin is not None and origin[0] in ("sample", "path"):
+        out["session"] = f"{origin[0]}:{origin[1]}"
+    return out
+
+
+def parse_session_ref(raw: str | None) -> tuple[str, str] | None:
+    """``sample:NAME`` / ``path:PATH`` from the URL as (kind, value); None for anything else."""
+    if not raw or ":" not in raw:
+        return None
+    kind, _, value = raw.partition(":")
+    return (kind, value) if kind in ("sample", "path") and value.strip() else None

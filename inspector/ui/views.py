@@ -6,10 +6,19 @@ Session text returned here is plain text: pages show it through dataframes, ``st
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..session.models import ToolResultMessage
+from ..session.models import (
+    AssistantMessage,
+    BashExecutionMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+)
 from .figures import message_kind, message_text
 
 # -- Replay ---------------------------------------------------------------------------------------
@@ -21,6 +30,10 @@ def pruned_positions(detail: Any) -> set[int]:
         return set()
     pruned = {d.entry_index for d in detail.prune.decisions if d.action == "pruned" and d.entry_index is not None}
     return {i for i, cm in enumerate(detail.after) if cm.entry_index in pruned}
+
+
+UNREMARKABLE = "not a candidate"
+"""The reason a strategy gives a message it never considered: left out of the "why" column."""
 
 
 def message_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str, Any]]:
@@ -35,7 +48,8 @@ def message_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str
         rows.append({"#": i, "entry": cm.entry_index, "kind": message_kind(cm),
                      "tool": m.toolName if isinstance(m, ToolResultMessage) else "",
                      "tokens": t, "sent": d.tokens_after if d else t,
-                     "status": d.action if d else "kept", "why": d.reason if d else "",
+                     "status": d.action if d else "kept",
+                     "why": d.reason if d and d.reason != UNREMARKABLE else "",
                      "text": message_text(m, preview).replace("\n", " ⏎ ")})
     for cm in detail.after:
         if cm.entry_index is None:
@@ -44,6 +58,116 @@ def message_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str
                          "why": "added by the strategy or the compaction",
                          "text": message_text(cm.message, preview).replace("\n", " ⏎ ")})
     return rows
+
+
+def _blocks_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    out = []
+    for b in content or []:
+        if isinstance(b, TextContent):
+            out.append(b.text)
+        elif isinstance(b, ThinkingContent):
+            out.append(f"[thinking]\n{b.thinking}\n[/thinking]")
+        elif isinstance(b, ToolCall):
+            args = b.arguments if isinstance(b.arguments, str) else json.dumps(b.arguments, indent=2, ensure_ascii=False)
+            out.append(f"[tool call {b.name} · id {b.id}]\n{args}")
+        elif isinstance(b, ImageContent):
+            out.append(f"[image {b.mimeType}, {len(b.data):,} base64 characters]")
+        else:
+            out.append(f"[{getattr(b, 'type', 'block')} block]")
+    return "\n\n".join(out)
+
+
+def full_text(m: Any) -> str:
+    """The whole of a message as plain text: text, thinking, tool calls with their arguments,
+    tool outputs, commands, summaries; a header line says what it is. Never truncated."""
+    role = getattr(m, "role", None)
+    if isinstance(m, AssistantMessage):
+        head = f"[assistant · {m.provider or '?'}/{m.model or '?'} · stop: {m.stopReason}]"
+        tail = f"\n\n[error] {m.errorMessage}" if m.errorMessage else ""
+        if m.usage is not None:
+            u = m.usage
+            tail += (f"\n\n[usage] input {u.input:,} · output {u.output:,} · cache read {u.cacheRead:,} · "
+                     f"cache write {u.cacheWrite:,}")
+        return f"{head}\n{_blocks_text(m.content)}{tail}"
+    if isinstance(m, ToolResultMessage):
+        head = f"[output of {m.toolName} · call {m.toolCallId}" + (" · error]" if m.isError else "]")
+        return f"{head}\n{_blocks_text(m.content)}"
+    if isinstance(m, BashExecutionMessage):
+        return (f"[! command · exit {m.exitCode}" + (" · cancelled" if m.cancelled else "") + "]\n$ "
+                f"{m.command}\n{m.output}")
+    if role in ("compactionSummary", "branchSummary"):
+        return f"[{role}]\n{getattr(m, 'summary', '')}"
+    if role == "custom":
+        return f"[custom message · {getattr(m, 'customType', '')}]\n{_blocks_text(getattr(m, 'content', ''))}"
+    if hasattr(m, "content"):
+        return f"[{role}]\n{_blocks_text(m.content)}"
+    return f"[{role}]\n{message_text(m, 10**9)}"
+
+
+def relative_paths(text: str, cwd: str | None) -> str:
+    """``text`` with the session's working folder dropped from the paths in it (``cwd/src/a.ts``
+    → ``src/a.ts``; the folder itself → ``.``)."""
+    if not cwd or len(cwd) < 2:
+        return text
+    base = cwd.rstrip("/")
+    return text.replace(base + "/", "").replace(base, ".")
+
+
+def message_label(cm: Any, position: int | None, tokens: int) -> str:
+    """A one-line name for a message in a picker: position, role/tool, entry, tokens."""
+    m = cm.message
+    what = f"{cm.role} · {m.toolName}" if isinstance(m, ToolResultMessage) else cm.role
+    where = f"entry {cm.entry_index}" if cm.entry_index is not None else "injected"
+    return (f"#{position} · " if position is not None else "") + f"{what} · {where} · {tokens:,} tokens"
+
+
+def pruned_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str, Any]]:
+    """The messages pruning removed or shortened at this call, with what they weighed before and
+    after and why (positions are the context's, as built)."""
+    if detail.prune is None:
+        return []
+    out = []
+    for d in detail.prune.decisions:
+        if d.action == "kept" or not 0 <= d.position < len(detail.before):
+            continue
+        m = detail.before[d.position].message
+        out.append({"#": d.position, "entry": d.entry_index, "tool": getattr(m, "toolName", "") or d.role,
+                    "tokens": d.tokens_before, "sent": d.tokens_after, "status": d.action, "why": d.reason,
+                    "text": message_text(m, preview).replace("\n", " ⏎ ")})
+    return out
+
+
+def summarised_rows(view: Any, preview: int = 160) -> list[dict[str, Any]]:
+    """The messages of a compaction's context that do not survive verbatim, with what became of each."""
+    return [{"#": p.position, "entry": p.message.entry_index, "became": p.part, "kind": message_kind(p.message),
+             "tool": getattr(p.message.message, "toolName", "") or "", "tokens": p.tokens,
+             "text": message_text(p.message.message, preview).replace("\n", " ⏎ ")} for p in view.summarised]
+
+
+def offset_of_entry(msgs: Sequence[Any], tokens: Sequence[int], entry: int) -> int | None:
+    """Tokens before the first message of entry ``entry`` or later (summaries excepted) in a
+    context; None when no such message is in it."""
+    total = 0
+    for cm, t in zip(msgs, tokens, strict=True):
+        if cm.entry_index is not None and cm.role != "compactionSummary" and cm.entry_index >= entry:
+            return total
+        total += t
+    return None
+
+
+def neighbour(steps: Sequence[int], k: int, direction: int) -> int | None:
+    """The nearest of ``steps`` after (direction 1) or before (-1) step ``k``; None if there is none."""
+    if direction > 0:
+        return next((x for x in steps if x > k), None)
+    return next((x for x in reversed(steps) if x < k), None)
+
+
+def step_showing_entry(replay: Any, entry: int) -> int:
+    """The first model call whose context holds ``entry`` (a call's answer is in the context of
+    the next call); the last call when none comes after it."""
+    return next((s.step for s in replay.steps if s.entry_index > entry), max(0, len(replay.steps) - 1))
 
 
 def step_for_entry(replay: Any, entry: int) -> int:

@@ -1,0 +1,327 @@
+"""The moment of compaction as data (inspector.compaction_view), and the pure helpers and figures
+that draw it: before = summarised + kept, after = summary + kept, the recorded and replayed cuts,
+what triggers the policy, and the timeline and bars that read at any length."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector import load_session
+from inspector.compaction import CompactionSettings, prepare_at_cut, prepare_compaction
+from inspector.compaction_view import (
+    KEPT,
+    PREFIX,
+    SUMMARY,
+    compaction_steps,
+    compaction_view,
+    compactions_at,
+    keep_range_for_cut,
+    trigger_series,
+)
+from inspector.replay import ReplaySettings, replay
+from inspector.ui import figures, narrate, urlstate, views
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_sessions" / "coding-session.jsonl"
+
+
+@pytest.fixture(scope="module")
+def coding():  # type: ignore[no-untyped-def]
+    return load_session(SAMPLE)
+
+
+def _entries(parts):  # type: ignore[no-untyped-def]
+    return [p.message.entry_index for p in parts]
+
+
+def test_a_recorded_compaction_before_and_after(coding) -> None:  # type: ignore[no-untyped-def]
+    r = replay(coding, ReplaySettings())
+    comp = next(i for i, e in enumerate(coding.entries) if e.type == "compaction")
+    (i,) = [k for k, rec in enumerate(r.summaries) if rec["entryIndex"] == comp]
+    v = compaction_view(r, i)
+    assert v.summarised_tokens + v.kept_tokens == v.tokens_before > 0
+    assert v.tokens_after == v.summary_tokens + v.tokens((KEPT,), "after")
+    assert v.kept_tokens == v.tokens((KEPT,), "after")  # what is kept is the same messages, before and after
+    # after: exactly the context the replay continued with (its summary, then the kept part)
+    after = r.summaries[i]["_after"]
+    assert [p.message for p in v.after] == after[0][:after[1]]
+    assert [p.part for p in v.after][0] == SUMMARY and v.summary_text == coding.entries[comp].summary
+    # the kept part starts at the recorded first kept entry; everything before it is summarised
+    first_kept = coding.index_of(coding.entries[comp].firstKeptEntryId)
+    kept = [p for p in v.before if p.part == KEPT]
+    assert min(_entries(kept)) == first_kept and all(e < first_kept for e in _entries(v.summarised))
+    assert len(v.summarised) + len(kept) == len(v.before)
+    # both cuts: the recorded one (122) and pi's rule replayed with keepRecentTokens 20,000 (119)
+    cuts = {c.label.split(",")[0]: c for c in v.cuts}
+    assert cuts["recorded cut"].entry_index == first_kept == 122
+    assert cuts["pi's cut"].entry_index == 119
+    assert cuts["recorded cut"].offset == v.summarised_tokens  # drawn exactly where the kept part starts
+    assert "cuts at entry 119" in v.cut_note and "kept from entry 122" in v.cut_note
+
+
+def test_the_keep_range_that_reproduces_a_recorded_cut_is_exact(coding) -> None:  # type: ignore[no-untyped-def]
+    comp = next(i for i, e in enumerate(coding.entries) if e.type == "compaction")
+    lo, hi = keep_range_for_cut(coding, comp, 122)
+    path = coding.path(coding.parents[comp])
+    entries = coding.entries_at(path)
+
+    def cut(keep: int) -> int:
+        prep = prepare_compaction(entries, CompactionSettings(keepRecentTokens=keep), path_indexes=path)
+        return path[prep.first_kept_path_index]
+
+    assert lo <= hi and cut(lo) == cut(hi) == 122
+    assert cut(lo - 1) != 122 and cut(hi + 1) != 122
+    assert f"from {lo:,} to {hi:,}" in compaction_view(replay(coding, ReplaySettings()), 0).cut_note
+    assert keep_range_for_cut(coding, comp, 10_000) is None  # not on its path
+
+
+def test_a_what_if_pi_compaction_lists_what_its_summarizer_got(coding) -> None:  # type: ignore[no-untyped-def]
+    r = replay(coding, ReplaySettings(compaction="pi", context_window=40_000))
+    assert len(r.summaries) > 2
+    for i, rec in enumerate(r.summaries):
+        v = compaction_view(r, i)
+        prep = rec["_prep"]
+        assert v.summarised_tokens + v.kept_tokens == v.tokens_before
+        assert v.tokens_after == v.summary_tokens + v.kept_tokens
+        assert v.summary_tokens == rec["summaryTokens"] and v.tokens_after == rec["tokensAfter"]
+        summarised = {e for e in _entries(v.summarised) if e is not None}
+        assert summarised == {m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)}
+        assert {e for e in _entries(p for p in v.before if p.part == PREFIX)} == {
+            m.entry_index for m in prep.turnPrefixMessages}
+        assert [c.entry_index for c in v.cuts] == [rec["firstKeptEntryIndex"]]
+        assert v.cut_note is None
+    assert any(p.part == PREFIX for i in range(len(r.summaries)) for p in compaction_view(r, i).before)
+
+
+@pytest.mark.parametrize("policy", ["opencode", "codex", "claude-code"])
+def test_other_policies_add_up_too(coding, policy: str) -> None:  # type: ignore[no-untyped-def]
+    r = replay(coding, ReplaySettings(compaction=policy, context_window=40_000))
+    assert r.summaries
+    for i in range(len(r.summaries)):
+        v = compaction_view(r, i)
+        assert v.summarised_tokens + v.kept_tokens == v.tokens_before
+        assert v.tokens_after == v.summary_tokens + v.tokens((KEPT,), "after")
+        if policy == "claude-code":
+            assert v.kept_tokens == 0 and not v.cuts  # only the summary continues
+        if policy == "codex":
+            assert not v.cuts  # the kept user messages are scattered: no single cut
+
+
+def test_prepare_at_cut_at_pis_own_cut_is_pis_preparation(coding) -> None:  # type: ignore[no-untyped-def]
+    path = coding.path(coding.default_leaf)
+    entries = coding.entries_at(path)
+    for keep in (2_000, 8_000, 20_000):
+        want = prepare_compaction(entries, CompactionSettings(keepRecentTokens=keep), path_indexes=path)
+        got = prepare_at_cut(entries, want.first_kept_path_index, CompactionSettings(keepRecentTokens=keep),
+                             path_indexes=path)
+        assert got.firstKeptEntryId == want.firstKeptEntryId and got.isSplitTurn == want.isSplitTurn
+        assert got.summarized_entry_indexes == want.summarized_entry_indexes
+        assert [m.entry_index for m in got.turnPrefixMessages] == [m.entry_index for m in want.turnPrefixMessages]
+        assert got.fileOps.lists() == want.fileOps.lists() and got.tokensBefore == want.tokensBefore
+    assert prepare_at_cut(entries, len(entries) + 5) is None
+
+
+def test_compaction_steps_and_the_trigger_quantity(coding) -> None:  # type: ignore[no-untyped-def]
+    rec = replay(coding, ReplaySettings())
+    assert compaction_steps(rec) == [66] and compactions_at(rec, 66) == [0] and compactions_at(rec, 65) == []
+    label, vals = trigger_series(rec)
+    assert "recorded usage" in label  # pi compares the answer's recorded usage, not the estimate
+    assert vals == [None if s.stop_reason in ("aborted", "error") else s.recorded_total for s in rec.steps]
+    what_if = replay(coding, ReplaySettings(compaction="pi", context_window=40_000))
+    label, vals = trigger_series(what_if)
+    answer = [coding.entries[s.entry_index].message for s in what_if.steps]
+    from inspector.replay import session_counter
+
+    c = session_counter(coding, "pi")
+    assert vals == [None if s.aborted else s.tokens + c.count(m) for s, m in zip(what_if.steps, answer, strict=True)]
+    assert trigger_series(replay(coding, ReplaySettings(compaction="never"))) is None
+
+
+# -- figures ---------------------------------------------------------------------------------
+
+
+def _rows(fig) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    out: dict[str, int] = {}
+    for tr in fig.to_plotly_json()["data"]:
+        if tr.get("type") == "bar":
+            for row, x in zip(tr["y"], tr["x"], strict=True):
+                out[row] = out.get(row, 0) + x
+    return out
+
+
+def test_compaction_bars_draw_before_after_and_both_cuts(coding) -> None:  # type: ignore[no-untyped-def]
+    r = replay(coding, ReplaySettings())
+    v = compaction_view(r, 0)
+    fig = figures.compaction_bars(v, window=200_000, reserve=16_384)
+    assert _rows(fig) == {"before compaction": v.tokens_before, "after compaction": v.tokens_after}
+    spec = fig.to_plotly_json()
+    names = {tr["name"] for tr in spec["data"]}
+    assert {"summarised", "summary", "tool output"} <= names
+    lines = [sh for sh in spec["layout"]["shapes"] if sh["yref"] == "y"]
+    assert sorted(sh["x0"] for sh in lines) == sorted(c.offset for c in v.cuts)
+    labels = " ".join(a["text"] for a in spec["layout"]["annotations"])
+    assert "recorded cut (entry 122)" in labels and "(entry 119)" in labels
+
+
+def test_context_bars_mark_pruned_segments_and_keep_labels_apart(coding) -> None:  # type: ignore[no-untyped-def]
+    from inspector.replay import session_counter
+
+    r = replay(coding, ReplaySettings(strategy="opencode").with_strategy_settings({"prune_protect": 1000,
+                                                                                  "prune_minimum": 0}))
+    k = next(s.step for s in r.steps if s.pruned_items and s.step > 0)
+    d = r.step_detail(k)
+    c = session_counter(coding, "pi")
+    pruned = {row["#"] for row in views.pruned_rows(d, c)}
+    assert pruned
+    fig = figures.context_bars(d.before, c.count_many([x.message for x in d.before]), d.after,
+                               c.count_many([x.message for x in d.after]), pruned_positions=views.pruned_positions(d),
+                               pruned_before=pruned, window=200_000, reserve=16_384, keep_recent=1_000)
+    spec = fig.to_plotly_json()
+    hatched = [tr for tr in spec["data"] if tr["marker"].get("pattern")]
+    assert hatched and all(tr["y"][0] == "as built" for tr in hatched)
+    assert sum(len(tr["x"]) for tr in hatched) == len(pruned)
+    ticks = [sh for sh in spec["layout"]["shapes"] if sh["yref"] == "y"]
+    assert len(ticks) == len(views.pruned_positions(d))  # every tiny marker gets a visible tick
+    tops = [a for a in spec["layout"]["annotations"] if a["yref"] == "paper"]
+    assert len({a.get("yshift", 0) for a in tops}) == len(tops) == 3  # window, reserve, keepRecentTokens
+
+
+def test_aborted_calls_have_no_recorded_point(sb) -> None:  # type: ignore[no-untyped-def]
+    sb.user("go")
+    for k in range(5):
+        sb.assistant("", tools=[("read", {"path": "/p/a.ts"})], usage=1000 + 100 * k)
+        sb.tool_result("ok")
+    sb.assistant("partial", usage=0, stop="aborted")
+    sb.user("again")
+    sb.assistant("done", usage=5000)
+    s = sb.session()
+    for settings in (ReplaySettings(), ReplaySettings(compaction="pi")):
+        r = replay(s, settings)
+        aborted = next(st.step for st in r.steps if st.aborted)
+        spec = figures.timeline(r).to_plotly_json()
+        recorded = [tr for tr in spec["data"] if tr["name"].startswith("recorded usage")]
+        assert recorded and all(aborted not in tr["x"] for tr in recorded)
+        assert all(aborted - 1 in tr["x"] and aborted + 1 in tr["x"] for tr in recorded)
+
+
+def test_the_timeline_reads_at_any_length() -> None:
+    s = load_session(REPO / "sample_sessions" / "long-session.jsonl")
+    r = replay(s, ReplaySettings(compaction="pi", context_window=128_000, strategy="opencode").with_strategy_settings(
+        {"prune_protect": 20_000}))
+    spec = figures.timeline(r, current_step=3).to_plotly_json()
+    window = 128_000
+    assert spec["layout"]["yaxis"]["range"] == [0, window * figures.CLIP]  # scaled to the window
+    peak = max(y for tr in spec["data"] if tr["mode"] in ("lines", "lines+markers") for y in tr["y"])
+    assert peak > window * figures.CLIP
+    clipped = [tr for tr in spec["data"] if tr["name"].endswith("above the chart")]
+    assert clipped and max(max(tr["customdata"]) for tr in clipped) == peak  # marked at the edge, real value
+    assert any("above the chart" in a["text"] for a in spec["layout"]["annotations"])
+    lanes = {tr["name"]: tr for tr in spec["data"] if tr.get("yaxis") == "y2"}
+    assert {"re-reads", "pruning"} <= set(lanes)  # each kind of event in its own lane, off the line
+    assert sum(c for _, c in lanes["re-reads"]["customdata"]) == sum(
+        1 for st in r.steps for e in st.events if e["type"] == "reread")
+    policy = next(tr for tr in spec["data"] if tr["name"].startswith("replayed context + answer"))
+    assert len(policy["x"]) == len(r.steps)  # what the policy compares is drawn
+    part = figures.timeline(r, x_range=(10, 20)).to_plotly_json()
+    assert part["data"][0]["x"] == list(range(10, 21))
+
+
+def test_events_are_counted_per_group_of_calls() -> None:
+    class S:
+        def __init__(self, k: int) -> None:
+            self.step = k
+            self.events = ({"type": "reread"},) * (2 if k % 10 == 0 else 0)
+
+    pts = figures._lane_points([S(k) for k in range(1000)], "reread", limit=50)
+    assert len(pts) <= 50 and sum(c for _, _, c in pts) == 200
+
+
+# -- reading and stepping ----------------------------------------------------------------------
+
+
+def test_full_text_shows_everything_as_plain_text(sb) -> None:  # type: ignore[no-untyped-def]
+    long = "line\n" * 500 + "<b>end</b> [x](javascript:alert(1))"
+    sb.user("hi")
+    sb.msg("assistant", content=[{"type": "thinking", "thinking": "let me think"},
+                                 {"type": "toolCall", "id": "c1", "name": "edit",
+                                  "arguments": {"path": "/p/a.ts", "newText": "x = 1"}}],
+           stopReason="toolUse", usage={"input": 5, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 6})
+    sb.msg("toolResult", toolCallId="c1", toolName="edit", content=[{"type": "text", "text": long}], isError=False)
+    s = sb.session()
+    msgs = [e.message for e in s.entries]
+    assert "[thinking]\nlet me think" in views.full_text(msgs[1])
+    assert '"newText": "x = 1"' in views.full_text(msgs[1]) and "[tool call edit · id c1]" in views.full_text(msgs[1])
+    assert views.full_text(msgs[2]).endswith(long)  # never cut, markup left as text
+
+
+def test_paths_relative_to_the_sessions_folder() -> None:
+    assert views.relative_paths("/home/dev/app/src/a.ts was read 4 times", "/home/dev/app") == "src/a.ts was read 4 times"
+    assert views.relative_paths("cd /home/dev/app", "/home/dev/app/") == "cd ."
+    assert views.relative_paths("/etc/x", None) == "/etc/x"
+
+
+def test_skipped_prunes_are_not_events_unless_asked() -> None:
+    class R:
+        steps = [type("S", (), {"step": k, "events": ev})() for k, ev in
+                 enumerate([(), ({"type": "prune_skipped"},), ({"type": "pruned"},), ({"type": "compaction_skipped"},)])]
+
+    assert narrate.notable_steps(R()) == [2]
+    assert narrate.notable_steps(R(), include_skipped=True) == [1, 2, 3]
+    assert views.neighbour([2, 5, 9], 5, 1) == 9 and views.neighbour([2, 5, 9], 5, -1) == 2
+    assert views.neighbour([2, 5, 9], 9, 1) is None
+
+
+# -- settings that say what is in effect ---------------------------------------------------------------
+
+
+def test_the_preset_in_effect_and_custom() -> None:
+    assert urlstate.preset_in_effect({}) == "recorded"  # the sidebar's defaults are the 'As recorded' preset
+    assert urlstate.preset_in_effect({"strategy": "none"}) == urlstate.CUSTOM
+    oc = urlstate.agent_preset_updates("opencode")
+    assert urlstate.preset_in_effect(oc) == "opencode"
+    assert urlstate.preset_in_effect({**oc, "set.opencode.prune_protect": 20_000}) == urlstate.CUSTOM
+    assert urlstate.preset_in_effect({**oc, "window_preset": "Custom", "window_custom": 5000}) == "opencode"
+    assert urlstate.preset_in_effect({**urlstate.agent_preset_updates("pi"), "keep": 1}) == urlstate.CUSTOM
+
+
+def test_inert_and_no_op_settings_are_named() -> None:
+    assert set(urlstate.inert_settings("recorded")) == {"keep", "reserve", "summarizer"}
+    assert set(urlstate.inert_settings("codex")) == {"keep"} and urlstate.inert_settings("pi") == {}
+    w = urlstate.noop_warnings(ReplaySettings(compaction="pi", context_window=32_768))
+    assert "16,384" in w["keep"]
+    assert urlstate.noop_warnings(ReplaySettings(compaction="pi", context_window=128_000)) == {}
+    oc = ReplaySettings(strategy="opencode", context_window=32_768).with_strategy_settings({"prune_protect": 40_000})
+    assert "never prunes" in urlstate.noop_warnings(oc)["set.opencode.prune_protect"]
+
+
+def test_a_pi_settings_json_switches_to_pi() -> None:
+    import json
+
+    updates, said = urlstate.pi_settings_updates(json.dumps({"compaction": {"keepRecentTokens": 9000}}).encode())
+    assert updates == {"keep": 9000, "compaction": "pi", "strategy": "none"}
+    assert any("policy: pi" in x for x in said)
+
+
+def test_the_session_travels_in_the_url() -> None:
+    assert urlstate.session_query(("sample", "a.jsonl"), "ab" * 32) == {"sid": "ab" * 8, "session": "sample:a.jsonl"}
+    assert urlstate.session_query(None, "ab" * 32) == {"sid": "ab" * 8}  # an upload: only its hash
+    assert urlstate.parse_session_ref("path:/x/y.jsonl") == ("path", "/x/y.jsonl")
+    assert urlstate.parse_session_ref("file:/etc/passwd") is None and urlstate.parse_session_ref("sample:") is None
+
+
+def test_the_apps_report_is_the_clis(coding, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from inspector.cli import main
+    from inspector.replay_report import replay_report
+
+    r = replay(coding, ReplaySettings(compaction="pi", context_window=40_000))
+    import re
+
+    def same(text: str) -> str:  # plotly names each figure's div with a fresh uuid
+        return re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "ID", text)
+
+    for fmt in ("html", "json", "csv"):
+        out = tmp_path / f"r.{fmt}"
+        assert main(["export", "replay", str(SAMPLE), "-o", str(out), "--compaction", "pi", "--window", "40000"]) == 0
+        assert same(out.read_bytes().decode("utf-8")) == same(replay_report(coding, r, fmt))
