@@ -22,6 +22,7 @@ The input file is only ever opened for reading.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable
@@ -32,6 +33,8 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from ..gcpause import gc_paused
+from ..numbers import number_issues
+from ..safeio import open_regular
 from .models import Entry, OpaqueEntry, SessionHeader
 from .tree import LoadIssue, Session
 
@@ -115,18 +118,11 @@ def load_session(
         max_line_bytes = _env_int("INSPECTOR_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
     p = Path(path)
     try:
-        st = p.stat()
-    except OSError as e:
-        raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-    if not p.is_file():
-        raise SessionLoadError(f"cannot read {p}: not a regular file")
-    if st.st_size > max_bytes:
-        raise SessionLoadError(
-            f"{p} is {st.st_size:,} bytes, over the limit of {max_bytes:,} bytes "
-            "(set INSPECTOR_MAX_BYTES to raise it)"
-        )
-    try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:  # a FIFO or device is refused, never read (it could block)
+            size = os.fstat(f.fileno()).st_size
+            if size > max_bytes:
+                raise SessionLoadError(f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
+                                       "(set INSPECTOR_MAX_BYTES to raise it)")
             return _parse_lines(f, source=str(p), max_line_bytes=max_line_bytes)
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
@@ -319,7 +315,27 @@ def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_li
                 continue
             entries.append(_to_entry(o, ln, len(entries), issues))
             lines.append(ln)
+    if header is not None:
+        issues.extend(_foreign_lines(entries, lines))
     return _build(header, entries, lines, issues, source, version, migrated)
+
+
+def _foreign_lines(entries: list[Any], lines: list[int]) -> list[LoadIssue]:
+    """Other agents' lines in a pi file (kept as opaque entries, as pi keeps them), located."""
+    found: list[tuple[int, str]] = []
+    for e, n in zip(entries, lines, strict=True):
+        if isinstance(e, OpaqueEntry):
+            from ..importers.foreign import foreign_format  # lazy: the importers import this module
+
+            fmt = foreign_format(e.raw(), "pi")
+            if fmt is not None:
+                found.append((n, fmt))
+    if not found:
+        return []
+    from ..importers.foreign import foreign_issues
+
+    return [dataclasses.replace(i, message=i.message.replace("not imported", "kept as an opaque entry, as pi "
+                                                             "keeps it")) for i in foreign_issues(found, "pi session")]
 
 
 def _first_error(err: ValidationError) -> str:
@@ -462,6 +478,7 @@ def _build(
         for w in walk:
             state[w] = 2
 
+    issues.extend(number_issues(entries, lines))
     issues.sort(key=lambda x: (x.line is None, x.line or 0))
     return Session(
         header=header,
