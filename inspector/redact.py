@@ -45,15 +45,11 @@ class SecretShape:
     back: int = 0
     """A match starts this many characters before its anchor."""
 
-    def apply(self, text: str, low: str | None = None, hits: dict[str, list[int]] | None = None) -> str:
-        """``text`` with this shape redacted. ``low`` is :func:`_lower` of ``text`` and ``hits``
-        the anchors' positions in it, shared by the shapes (both made here when not given)."""
-        low = _lower(text) if low is None else low
-        hits = {} if hits is None else hits
-        for a in self.anchors:
-            if a not in hits:
-                hits[a] = _find_all(low, a)
-        starts = sorted({i - self.back for a in self.anchors for i in hits[a] if i >= self.back})
+    def apply(self, text: str, anchors: _Anchors | None = None) -> str:
+        """``text`` with this shape redacted; ``anchors``: where the anchors occur in ``text``
+        (shared by the shapes; made here when not given)."""
+        anchors = _Anchors(text) if anchors is None else anchors
+        starts = sorted({i - self.back for a in self.anchors for i in anchors[a] if i >= self.back})
         if not starts:
             return text
         out: list[str] = []
@@ -71,6 +67,38 @@ class SecretShape:
             out += (text[pos:a], f"[REDACTED:{self.kind}]")
             pos = b
         return "".join((*out, text[pos:])) if out else text
+
+
+_WINDOW = 1 << 22
+_OVERLAP = 64  # longer than any anchor
+
+
+class _Anchors:
+    """Where each anchor occurs in ``text`` (case-insensitively), found on first use. A text
+    over 4M characters is lower-cased one window at a time, never as a whole second copy."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.found: dict[str, list[int]] = {}
+        self.low = _lower(text) if len(text) <= _WINDOW else None
+
+    def __getitem__(self, anchor: str) -> list[int]:
+        hits = self.found.get(anchor)
+        if hits is None:
+            if self.low is None:
+                self._scan()
+                return self.found[anchor]
+            hits = self.found[anchor] = _find_all(self.low, anchor)
+        return hits
+
+    def _scan(self) -> None:
+        t = self.text
+        found: dict[str, list[int]] = {a: [] for a in _ALL_ANCHORS}
+        for i in range(0, len(t), _WINDOW):
+            low = _lower(t[i:i + _WINDOW + _OVERLAP])
+            for a, hits in found.items():
+                hits.extend(i + j for j in _find_all(low, a) if j < _WINDOW)
+        self.found = found
 
 
 def _find_all(low: str, anchor: str) -> list[int]:
@@ -135,16 +163,18 @@ CATALOGUE: tuple[SecretShape, ...] = (
 )
 
 
+_ALL_ANCHORS = tuple(dict.fromkeys(a for shape in CATALOGUE for a in shape.anchors))
+
+
 def redact_text(text: str) -> str:
     """``text`` with every secret-looking substring replaced by ``[REDACTED:<kind>]``."""
     if not text:
         return text
-    low = _lower(text)
-    hits: dict[str, list[int]] = {}
+    anchors = _Anchors(text)
     for shape in CATALOGUE:
-        new = shape.apply(text, low, hits)
+        new = shape.apply(text, anchors)
         if new is not text:
-            text, low, hits = new, _lower(new), {}
+            text, anchors = new, _Anchors(new)
     return text
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ from pydantic import TypeAdapter, ValidationError
 from ..gcpause import gc_paused
 from ..numbers import number_issues
 from ..safeio import open_regular
+from .bigline import THRESHOLD as BIG_LINE
+from .bigline import parse_big_line
 from .models import Entry, OpaqueEntry, SessionHeader
 from .tree import LoadIssue, Session
 
@@ -123,9 +125,48 @@ def load_session(
             if size > max_bytes:
                 raise SessionLoadError(f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
                                        "(set INSPECTOR_MAX_BYTES to raise it)")
-            return _parse_lines(f, source=str(p), max_line_bytes=max_line_bytes)
+            return _parse_lines(_read_lines(f, max_line_bytes), source=str(p), max_line_bytes=max_line_bytes)
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+
+
+_READ_BYTES = 1 << 23
+
+
+class _LongLine:
+    """A line over the limit, read and dropped: only its length is kept."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
+
+
+def _read_lines(f: Any, max_line_bytes: int) -> Iterator[bytes | bytearray | _LongLine]:
+    """The file's lines. A long line grows in one buffer (no second copy of it is made), and a
+    line over ``max_line_bytes`` is read past and dropped (only its length is kept)."""
+    readline = f.readline
+    while True:
+        b = readline(_READ_BYTES)
+        if len(b) < _READ_BYTES or b.endswith(b"\n"):
+            if not b:
+                return
+            yield b
+            continue
+        buf: bytearray | None = bytearray(b)
+        length = len(b)
+        while True:
+            more = readline(_READ_BYTES)
+            length += len(more)
+            if buf is not None and length <= max_line_bytes + 2:
+                buf += more
+            else:
+                buf = None
+            if not more or more.endswith(b"\n"):
+                break
+        yield buf if buf is not None else _LongLine(length)
+        buf = None  # hold no reference to a long line once it has been read
 
 
 def parse_session(data: bytes | str, *, source: str | None = None, max_line_bytes: int | None = None) -> Session:
@@ -151,6 +192,7 @@ def _parse_lines(raw_lines: Iterable[bytes], *, source: str | None, max_line_byt
 
 
 _SKIP = object()
+_UNSET = object()
 
 
 def _read_header(
@@ -256,7 +298,11 @@ def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_li
             b = b[3:]
             issues.append(LoadIssue("bom", "info", "byte-order mark at the start ignored", line=1))
         try:
-            value = loads(b)  # fast path: valid UTF-8 and JSON (a trailing \r\n is JSON whitespace)
+            value = _UNSET
+            if len(b) > BIG_LINE and type(b) is bytearray:  # long strings decoded piecewise (bigline.py)
+                value = parse_big_line(b, loads)
+            if value is None or value is _UNSET:
+                value = loads(b)  # fast path: valid UTF-8 and JSON (a trailing \r\n is JSON whitespace)
         except orjson.JSONDecodeError:
             value = _slow_line(b, n, issues, blank)
             if value is _SKIP:
@@ -448,6 +494,9 @@ def _build(
             parents.append(-1)
         else:
             parents.append(p)
+            d = e.__dict__
+            if d.get("parentId") is pid and pid is not entries[p].id:
+                d["parentId"] = entries[p].id  # one string object for an id and the links to it
 
     # Break parentId cycles (pi would loop forever walking them).
     state = [0] * len(entries)  # 0 new, 1 on current walk, 2 done
