@@ -13,6 +13,7 @@ re-replays.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
@@ -23,8 +24,9 @@ import streamlit as st
 
 from ..importers import parse_any
 from ..importers.codex import recorded_context_window
+from ..jsjson import replace_lone_surrogate_escapes
 from ..replay import Replay, ReplaySettings, replay, session_counter
-from ..session.tree import Session
+from ..session.tree import LoadIssue, Session
 
 MAX_SESSIONS = 6
 MAX_REPLAYS = 32
@@ -66,11 +68,25 @@ def clear_caches() -> None:
     caches.clear()
 
 
+def parse_for_display(data: bytes, name: str) -> Session:
+    """``parse_any``, with lone surrogate escapes (JS strings may hold them, no web page can show
+    them) read as U+FFFD, each line that had one reported as a load issue."""
+    clean, lines = replace_lone_surrogate_escapes(data)
+    session = parse_any(clean, source=name)
+    if not lines:
+        return session
+    where = ", ".join(map(str, lines[:20])) + (f" and {len(lines) - 20} more" if len(lines) > 20 else "")
+    note = LoadIssue("lone-surrogate", "warning", f"lone UTF-16 surrogate escape(s) (\\udXXX, not part of a pair) on "
+                     f"line(s) {where}: shown here as U+FFFD; the command line keeps and counts them as pi does",
+                     line=lines[0])
+    return dataclasses.replace(session, issues=(note, *session.issues))
+
+
 def load_bytes(data: bytes, name: str) -> str:
     """Load (or reuse) a session from bytes; make it the current one; return its digest."""
     digest = hashlib.sha256(data).hexdigest()
     with st.spinner(f"Reading {name}…"):
-        session = caches()["sessions"].get(digest, lambda: parse_any(data, source=name))
+        session = caches()["sessions"].get(digest, lambda: parse_for_display(data, name))
     st.session_state["session_window"] = recorded_context_window(session)
     if st.session_state.get("session_digest") != digest:
         for k in ("cur_step", "leaf", "sweep", "tree_pick", "_last_pick"):
@@ -87,7 +103,7 @@ def current_session() -> Session | None:
     if not digest or data is None:
         return None
     name = st.session_state.get("session_name", "session")
-    return caches()["sessions"].get(digest, lambda: parse_any(data, source=name))
+    return caches()["sessions"].get(digest, lambda: parse_for_display(data, name))
 
 
 def replay_is_cached(settings: ReplaySettings) -> bool:
