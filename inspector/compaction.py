@@ -97,7 +97,8 @@ _CUT_ROLES = frozenset({"bashExecution", "custom", "branchSummary", "compactionS
 
 def is_cut_point(e: AnyEntry) -> bool:
     if isinstance(e, MessageEntry):
-        return e.message.role in _CUT_ROLES
+        role = e.message.role
+        return isinstance(role, str) and role in _CUT_ROLES  # an unknown message may carry any JSON as its role
     return isinstance(e, (BranchSummaryEntry, CustomMessageEntry))
 
 

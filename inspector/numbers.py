@@ -69,10 +69,12 @@ def _bad_fields(entry: Any) -> list[tuple[str, object]]:
             if out_of_range(tb):
                 out.append((f"{prefix}tokensBefore", tb))
     usage = getattr(getattr(entry, "message", None), "usage", None)
-    if usage is not None:
-        out += [(f"usage.{k}", getattr(usage, k)) for k in _USAGE if out_of_range(getattr(usage, k, 0))]
-        if isinstance(usage.cost, dict):
-            out += [(f"usage.cost.{k}", v) for k, v in usage.cost.items() if out_of_range(v)]
+    if usage is not None:  # a model, or a plain dict in a message of an unknown role
+        get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
+        out += [(f"usage.{k}", get(k)) for k in _USAGE if out_of_range(get(k, 0))]
+        cost = get("cost")
+        if isinstance(cost, dict):
+            out += [(f"usage.cost.{k}", v) for k, v in cost.items() if out_of_range(v)]
     return out
 
 
@@ -87,3 +89,15 @@ def number_issues(entries: Sequence[Any], lines: Sequence[int]) -> list[Any]:
                                  f"{name} is {describe(v)}, beyond any token count; counted as {clamp(v):,} here",
                                  line=lines[i] if i < len(lines) else None, entry_index=i))
     return out
+
+
+def finite_ms(v: object) -> float | None:
+    """A time in milliseconds as a float, or None for anything that is not a finite number
+    (a 400-digit integer, 1e400, text): such a time is unknown, never an overflow."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None

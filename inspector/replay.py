@@ -41,7 +41,7 @@ from .context import ContextMessage, _context_message, compaction_context
 from .explain import cut_story
 from .gcpause import gc_paused
 from .jsjson import js_stringify
-from .numbers import clamp, clamp_int
+from .numbers import clamp, clamp_int, finite_ms
 from .policies import (
     CLAUDE_CODE_SUMMARY_PREFIX,
     CODEX_SUMMARY_PREFIX,
@@ -541,7 +541,7 @@ def _replay(
         """Prune the current context for call ``k``: (call info, result or None, tokens)."""
         if strat is None:
             return None, None, ctx.total
-        when = float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else None
+        when = finite_ms(time_ms)
         ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total, time_ms=when)
         res = strat.apply(tuple(ctx.msgs), strat_settings, state, ci, counter)
         return ci, res, res.stats.tokens_after

@@ -20,6 +20,8 @@ def foreign_format(obj: Any, host: str) -> str | None:
     if not isinstance(obj, dict):
         return None
     t = obj.get("type")
+    if not isinstance(t, str):
+        return None
     found = None
     if t in PI_TYPES and isinstance(obj.get("id"), str) and ("parentId" in obj or t == "session"):
         found = "pi"
