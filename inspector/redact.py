@@ -91,6 +91,14 @@ class _Anchors:
             hits = self.found[anchor] = _find_all(self.low, anchor)
         return hits
 
+    def present(self) -> set[str]:
+        """The anchors that occur in the text."""
+        if self.low is not None:
+            return {a for a in _ALL_ANCHORS if a in self.low}
+        if not self.found:
+            self._scan()
+        return {a for a, hits in self.found.items() if hits}
+
     def _scan(self) -> None:
         t = self.text
         found: dict[str, list[int]] = {a: [] for a in _ALL_ANCHORS}
@@ -171,10 +179,16 @@ def redact_text(text: str) -> str:
     if not text:
         return text
     anchors = _Anchors(text)
+    present = anchors.present()
+    if not present:
+        return text  # most text: no shape is even tried
     for shape in CATALOGUE:
+        if present.isdisjoint(shape.anchors):
+            continue
         new = shape.apply(text, anchors)
         if new is not text:
             text, anchors = new, _Anchors(new)
+            present = anchors.present()
     return text
 
 
