@@ -46,7 +46,7 @@ OUTPUT_PRICE_TABLE: tuple[tuple[str, float], ...] = (
     ("gpt-5-mini", 2.0), ("gpt-5", 10.0), ("gpt-4.1", 8.0), ("gpt-4o-mini", 0.6), ("gpt-4o", 10.0), ("o3", 8.0),
     ("gemini-2.5-pro", 10.0), ("gemini", 2.5),
 )
-_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 _PLAIN_HEADERS = {"host", "accept", "accept-encoding", "connection", "content-type", "content-length", "user-agent",
                   "anthropic-version"}
 
@@ -96,7 +96,7 @@ class _LlmSummarizer:
         return self.default_key_env
 
     def _local(self) -> bool:
-        return bool(self.base_url) and (urlparse(self.base_url).hostname or "") in _LOOPBACK
+        return bool(self.base_url) and (urlparse(self.base_url).hostname or "") in LOOPBACK
 
     def missing_extra(self) -> str | None:
         """A message if the provider's SDK is not installed, else None."""

@@ -102,7 +102,10 @@ def _use_session_window() -> None:
 def _llm_controls(sb: Any, summarizer: str) -> tuple[str | None, str | None, str | None, bool]:
     """Model, base URL, a key for that URL, redaction. The server's key goes only to the base URLs
     its operator configured; another URL needs a key typed here, kept for this browser session only."""
+    from urllib.parse import urlparse
+
     from ..summarize.endpoints import is_configured
+    from ..summarize.llm import LOOPBACK
 
     model = sb.text_input("Summarizer model", key="summarizer_model", placeholder="the summarizer's default",
                           help="The model the LLM summarizer asks.").strip() or None
@@ -118,7 +121,9 @@ def _llm_controls(sb: Any, summarizer: str) -> tuple[str | None, str | None, str
                                  "A key typed here is used for this URL in this browser session only: never saved, "
                                  "never put in the page's address.").strip() or None
         if key is None:
-            sb.caption("No key typed: the request goes without one (enough for a local model server).")
+            local = (urlparse(url).hostname or "") in LOOPBACK
+            sb.caption("No key typed: requests go without one (enough for a local model server)." if local else
+                       "No key typed: nothing is sent to this URL until its key is typed here.")
     send = sb.checkbox("Send secrets unredacted", key="summarizer_send_secrets",
                        help="The session text sent to the LLM has API keys, tokens, passwords and private keys "
                             "redacted, as in exports. Tick to send it as it is.")
