@@ -39,7 +39,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(f"wrote {visible(out, inline=True)}{note}" + ("" if redact else " (secrets kept)"))
             return 0
         text = render_report(session, args, redact_text if redact else None)
-        # a lone surrogate (possible in JS strings) is written as its JSON escape, \\uXXXX
+        # a lone surrogate (possible in JS strings) is written as its JSON escape, \uXXXX
         write_atomic(out, text.encode("utf-8", "backslashreplace"), inputs=(args.session, session.source))
         print(f"wrote {visible(out, inline=True)}")
         return 0

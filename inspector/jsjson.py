@@ -100,6 +100,22 @@ def js_number(x: int | float) -> str:
     return sign + out
 
 
+def js_string(v: Any) -> str:
+    """``String(v)`` for a JSON value (what JavaScript's sort and join make of a non-string)."""
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        text = js_number(v)  # JSON.stringify writes null where String() writes Infinity or NaN
+        return text if text != "null" else ("NaN" if v != v else "Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, list):
+        return ",".join("" if x is None else js_string(x) for x in v)
+    return "[object Object]"
+
+
 def _js_string(s: str) -> str:
     out = json.dumps(s, ensure_ascii=False)
     if _SURROGATE.search(out):

@@ -101,3 +101,11 @@ def finite_ms(v: object) -> float | None:
     except OverflowError:
         return None
     return f if math.isfinite(f) else None
+
+
+def js_float(v: int | float) -> float:
+    """A number as JavaScript holds it: an integer too large for a double is ±Infinity."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
