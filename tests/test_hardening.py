@@ -7,6 +7,7 @@ import io
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from inspector import SessionLoadError, load_session
 from inspector.cli import main
 
-from .conftest import REPO, SessionBuilder
+from .conftest import SessionBuilder
 
 COMMANDS = [
     ["info"],
@@ -286,6 +287,7 @@ def test_edge_values_in_any_field_never_break_a_command(tmp_path, seed: int) -> 
 
 
 APP_PAGES = ("load", "replay", "tree", "summaries", "compare", "doctor")
+REPO = Path(__file__).resolve().parents[1]
 
 
 def check_app(path: str, compaction: str = "pi") -> str | None:

@@ -25,8 +25,14 @@ import pytest
 from inspector.cli import main
 from inspector.redact import CATALOGUE, redact_text
 
-from .conftest import REPO, SessionBuilder
 from .test_hardening import _strict_json
+
+try:  # the helpers' home moves to tests/support/
+    from .support.builder import SessionBuilder
+except ImportError:
+    from .conftest import SessionBuilder
+
+REPO = Path(__file__).resolve().parents[1]
 
 SERVER_KEY = "sk-server-0123456789abcdefghij"
 TYPED_KEY = "sk-typed-9876543210zyxwvutsrq"
