@@ -14,7 +14,7 @@ import sys
 
 import streamlit as st
 
-from inspector.ui import sidebar, sources
+from inspector.ui import errors, sidebar, sources
 from inspector.ui import urlstate as us
 from inspector.ui.figures import app_icon
 from inspector.ui.state import NotASession, current_session, load_bytes, restore_from_url
@@ -45,7 +45,7 @@ def _preload() -> None:
         try:
             p = sources.check_path(args.session)
             sample = p in sources.sample_files()
-            load_bytes(p.read_bytes(), p.name, ("sample", p.name) if sample else ("path", str(p)))
+            load_bytes(sources.read_file(p), p.name, ("sample", p.name) if sample else ("path", str(p)))
             if sample:  # the Load page's sample picker shows the sample that is open
                 st.session_state["sample_choice"] = p.name
         except (sources.PathRefused, NotASession) as e:
@@ -54,8 +54,10 @@ def _preload() -> None:
             st.session_state["_preload_error"] = f"--session: cannot read {args.session!r}: {e}"
 
 
-_preload()
-settings = sidebar.render()
+settings = None
+with errors.guard():  # a visitor never sees a traceback: a short message with a reference id
+    _preload()
+    settings = sidebar.render()
 PAGES = "inspector/ui/app_pages"
 nav = {
     "load": st.Page(f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True),
@@ -69,4 +71,5 @@ nav = {
 }
 st.session_state["_pages"] = nav
 st.session_state["_settings"] = settings
-st.navigation(list(nav.values())).run()
+with errors.guard():
+    st.navigation(list(nav.values())).run()

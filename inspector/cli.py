@@ -15,6 +15,7 @@ from typing import Any
 from . import __version__
 from .session.loader import SessionLoadError
 from .session.tree import Session
+from .visible import VisibleStream, visible
 
 # Feature packages add their own commands: each module has ``register(subparsers)`` that adds
 # a subparser whose ``func(args) -> int`` runs the command.
@@ -76,9 +77,13 @@ def cmd_oracle_json(args: argparse.Namespace) -> int:
         return 2
     session = load_or_exit(pos[0], args)
     if args.dump_migrated:
-        from .export import write_session_jsonl
+        from .export import ExportError, write_session_jsonl
 
-        write_session_jsonl(session, args.dump_migrated, source=pos[0])
+        try:
+            write_session_jsonl(session, args.dump_migrated, source=pos[0], redact=not args.keep_secrets)
+        except ExportError as e:
+            print(f"inspector: {e}", file=sys.stderr)
+            return 1
     try:
         if args.branch:
             out = oracle_branch(session, pos[1], pos[2], budgets=args.budgets or (), max_text=args.max_text)
@@ -164,7 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     oj.add_argument("--reserve", type=int, default=16384)
     oj.add_argument("--context-window", type=int, default=200000)
     oj.add_argument("--budgets", type=_nums, help="extra prepareBranchEntries budgets (branch mode)")
-    oj.add_argument("--dump-migrated", metavar="FILE", help="write the migrated v3 session to FILE (never the input)")
+    oj.add_argument("--dump-migrated", metavar="FILE",
+                    help="write the migrated v3 session to FILE (never the input; secrets redacted)")
+    oj.add_argument("--keep-secrets", action="store_true", help="--dump-migrated: do not redact secrets")
     oj.add_argument("--max-text", type=int, default=100000)
     oj.add_argument("--pi-version", choices=["0.73", "0.58"], default="0.73", help="prepareCompaction rule (default 0.73)")
     oj.set_defaults(func=cmd_oracle_json)
@@ -181,6 +188,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Everything it prints passes through :func:`inspector.visible.visible`,
+    so text from a session cannot drive the terminal."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)  # type: ignore[assignment]
+    try:
+        return _run(argv)
+    except SystemExit as e:
+        if isinstance(e.code, str):  # the message Python prints on exit
+            raise SystemExit(visible(e.code)) from None
+        raise
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

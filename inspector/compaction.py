@@ -47,7 +47,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .context import ContextMessage, SessionContext, context_from_path, message_from_entry
-from .jsjson import js_sorted
+from .jsjson import js_sorted, js_string
 from .session.models import (
     AnyEntry,
     AnyMessage,
@@ -97,7 +97,8 @@ _CUT_ROLES = frozenset({"bashExecution", "custom", "branchSummary", "compactionS
 
 def is_cut_point(e: AnyEntry) -> bool:
     if isinstance(e, MessageEntry):
-        return e.message.role in _CUT_ROLES
+        role = e.message.role
+        return isinstance(role, str) and role in _CUT_ROLES  # an unknown message may carry any JSON as its role
     return isinstance(e, (BranchSummaryEntry, CustomMessageEntry))
 
 
@@ -238,10 +239,10 @@ class FileOps:
         rf, mf = details.get("readFiles"), details.get("modifiedFiles")
         if isinstance(rf, list):
             for f in rf:
-                self.read[f] = None
+                self.read[f if isinstance(f, str) else js_string(f)] = None
         if isinstance(mf, list):
             for f in mf:
-                self.edited[f] = None
+                self.edited[f if isinstance(f, str) else js_string(f)] = None
 
 
 def extract_file_ops(message: AnyMessage, ops: FileOps) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from .cli import load_or_exit, print_json
 from .compaction import CompactionSettings
 from .explain import explain_compaction
+from .visible import visible
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
@@ -30,14 +31,14 @@ def cmd_compact(args: argparse.Namespace) -> int:
     print(f"pi {plan.piVersion} compaction at entry {plan.leafIndex} "
           f"(keepRecentTokens {plan.keepRecentTokens:,}, reserveTokens {plan.reserveTokens:,})")
     for i, s in enumerate(plan.steps, 1):
-        print(f"  {i}. {s}")
-    print(f"  first kept entry: {plan.firstKeptEntryIndex} ({plan.firstKeptEntryId})"
+        print(f"  {i}. {visible(s, inline=True)}")
+    print(f"  first kept entry: {plan.firstKeptEntryIndex} ({visible(plan.firstKeptEntryId, inline=True)})"
           + (f", split turn from entry {plan.turnStartEntryIndex}" if plan.isSplitTurn else ""))
     print(f"  tokens before: {plan.tokensBefore:,.0f} (pi's tokensBefore); kept after: {plan.tokensAfter:,} + the summary")
     if plan.readFiles:
-        print("  read files:     " + ", ".join(plan.readFiles))
+        print("  read files:     " + ", ".join(visible(f, inline=True) for f in plan.readFiles))
     if plan.modifiedFiles:
-        print("  modified files: " + ", ".join(plan.modifiedFiles))
+        print("  modified files: " + ", ".join(visible(f, inline=True) for f in plan.modifiedFiles))
     return 0
 
 

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .context import build_session_context
 from .jsjson import js_stringify
+from .numbers import clamp
 from .session.models import (
     AssistantMessage,
     BranchSummaryEntry,
@@ -174,7 +175,7 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage) and e.message.usage is not None:
             if e.message.stopReason in ("aborted",):
                 continue
-            t = calculate_context_tokens(e.message.usage)
+            t = clamp(calculate_context_tokens(e.message.usage))
             if t > o.context_window:
                 over.append((i, t))
     if not over:

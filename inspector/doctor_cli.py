@@ -7,6 +7,7 @@ from typing import Any
 
 from .cli import load_or_exit, print_json
 from .doctor import DoctorOptions, diagnose
+from .visible import visible
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -20,12 +21,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print_json(report.as_dict(), indent=2)
         return 0
     counts = report.counts()
-    print(f"doctor: {session.source}: {len(report.findings)} finding(s) "
+    print(f"doctor: {visible(session.source, inline=True)}: {len(report.findings)} finding(s) "
           f"({counts.get('error', 0)} error, {counts.get('warning', 0)} warning, {counts.get('info', 0)} info)")
     for f in report.findings:
         where = f"entry {f.entries[0]} (line {f.lines[0]})" if f.entries and f.lines else (
             f"line {f.lines[0]}" if f.lines else "")
-        print(f"  {f.severity:<7} {f.kind:<32} {where:<24} {f.message}")
+        print(f"  {f.severity:<7} {f.kind:<32} {where:<24} {visible(f.message, inline=True)}")
     return 0
 
 

@@ -14,6 +14,7 @@ from .compaction import (
     prepare_compaction,
 )
 from .context import build_session_context
+from .numbers import clamp
 from .session.models import AnyEntry, MessageEntry
 from .session.tree import Session
 from .tokens import estimate_context_tokens, estimate_tokens
@@ -158,7 +159,7 @@ def _plan(session: Session, li: int | None, path: list[int], entries: list[AnyEn
         turnStartEntryIndex=at(prep.cut.turnStartIndex) if prep.isSplitTurn else None,
         boundaryStartEntryIndex=at(prep.boundary_start),
         previousCompactionEntryIndex=at(prep.prev_compaction_path_index),
-        tokensBefore=prep.tokensBefore,
+        tokensBefore=clamp(prep.tokensBefore),  # pi's value may be Infinity (1e400 in a usage)
         tokensAfter=kept_tokens,
         summarizeEntryIndexes=[x.entry_index for x in prep.messagesToSummarize],
         summarizeTokens=sum(estimate_tokens(x.message) for x in prep.messagesToSummarize),

@@ -1,4 +1,7 @@
-"""Write a session (possibly edited in memory) as a new pi v3 JSONL file — never over its source."""
+"""Write a session (possibly edited in memory) as a new pi v3 JSONL file — never over its source.
+
+Files are written by :func:`inspector.safeio.write_atomic` (refuses any input file, hard links
+included; temporary file in the target's folder, then an atomic replace)."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +17,14 @@ import orjson
 
 from .jsjson import js_stringify
 from .redact import redact_value
+from .safeio import WriteRefused
+from .safeio import write_atomic as _write_atomic
 from .session.models import AnyEntry, CompactionEntry, SessionHeader
 from .session.tree import Session, iso_to_ms
 
-
-class ExportError(Exception):
-    pass
-
-
-def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return Path(a).resolve() == Path(b).resolve()
+_MAX_ISO_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+ExportError = WriteRefused
+"""An output that must not or cannot be written (one-line message)."""
 
 
 def dumps_line(obj: Any) -> bytes:
@@ -61,19 +59,17 @@ def write_session_jsonl(
     source: str | os.PathLike[str] | None = None,
     redact: bool = False,
 ) -> Path:
-    """Write ``session`` (or ``entries`` in its place) to ``target``. Refuses to write over the
-    session's own file or ``source``, and over any existing file that is the same inode."""
-    t = Path(target)
-    for src in (session.source, source):
-        if src and t.exists() and _same_file(src, t):
-            raise ExportError(f"refusing to write over the session file itself: {t}")
-    tmp = t.with_name(t.name + ".tmp")
-    with open(tmp, "wb") as f:
-        for line in session_lines(session.header, session.entries if entries is None else entries, redact=redact):
-            f.write(line)
-            f.write(b"\n")
-    os.replace(tmp, t)
-    return t
+    """Write ``session`` (or ``entries`` in its place) to ``target``, strings redacted with
+    ``redact``. Raises :class:`ExportError` (one line) for a target that is the session's own
+    file or ``source`` (hard links included), a directory, or in a missing or read-only folder."""
+    lines = session_lines(session.header, session.entries if entries is None else entries, redact=redact)
+    return _write_atomic(target, _with_newlines(lines), inputs=(session.source, source))
+
+
+def _with_newlines(lines: Iterable[bytes]) -> Iterable[bytes]:
+    for line in lines:  # written apart: a 100 MB line is never copied to add its newline
+        yield line
+        yield b"\n"
 
 
 def compacted_entries(
@@ -106,7 +102,9 @@ def compacted_entries(
     digest = hashlib.sha256(f"{session.entries[li].id}|{text}".encode("utf-8", "surrogatepass")).hexdigest()
     new_id = next(digest[k : k + 8] for k in range(0, 56) if digest[k : k + 8] not in session.by_id)
     stamps = [ms for e in session.entries if (ms := iso_to_ms(e.timestamp)) is not None]
-    when = datetime.fromtimestamp((max(stamps) + 1) / 1000 if stamps else 0, tz=UTC)
+    # clamped to what a 4-digit-year ISO timestamp can say (a file may hold 9999-12-31T23:59:59.999-14:00)
+    ms = int(min(max(max(stamps) + 1 if stamps else 0, 0), _MAX_ISO_MS))
+    when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
     ts = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
     entry = make_compaction_entry(prep, text, parent_id=session.entries[li].id, timestamp=ts, entry_id=new_id)
     return [*session.entries, entry], entry

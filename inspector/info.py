@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
 from .context import build_session_context
+from .numbers import clamp
 from .session.models import CompactionEntry
 from .session.tree import Session
 from .tokens import assistant_usage, estimate_context_tokens, get_counter
+from .visible import visible
+
+
+def _vis(text: object) -> str:
+    return visible(text, inline=True)
 
 
 class IssueRow(BaseModel):
@@ -57,13 +64,14 @@ class SessionInfo(BaseModel):
     issues: list[IssueRow]
 
     def to_text(self) -> str:
+        """The text ``inspector info`` prints; every string from the session made terminal-safe."""
         out: list[str] = []
         add = out.append
-        add(f"session   {self.source or '(text)'}")
+        add(f"session   {_vis(self.source or '(text)')}")
         if self.sessionId:
-            add(f"id        {self.sessionId}" + (f"  name: {self.name}" if self.name else ""))
+            add(f"id        {_vis(self.sessionId)}" + (f"  name: {_vis(self.name)}" if self.name else ""))
         if self.cwd:
-            add(f"cwd       {self.cwd}")
+            add(f"cwd       {_vis(self.cwd)}")
         v = self.originalVersion
         if self.format != "pi":
             add(f"format    {self.formatLabel}, imported into pi's session model")
@@ -71,13 +79,14 @@ class SessionInfo(BaseModel):
             add(f"format    pi v{v if v is not None else '?'}" + (" (migrated to v3 in memory)" if self.migrated else ""))
         add(f"entries   {self.entries}")
         for k, n in sorted(self.byType.items(), key=lambda kv: (-kv[1], kv[0])):
-            add(f"  {n:>7}  {k}")
+            add(f"  {n:>7}  {_vis(k)}")
         add(f"tree      {self.roots} root(s), {len(self.leaves)} leaf/leaves, {len(self.forkPoints)} fork point(s)")
         if self.forkPoints:
             add(f"  forks at entries {', '.join(map(str, self.forkPoints[:12]))}{' …' if len(self.forkPoints) > 12 else ''}")
-        add(f"leaf      entry {self.leafIndex} ({self.leafId}), path of {self.pathLength} entries")
+        add(f"leaf      entry {self.leafIndex} ({_vis(self.leafId)}), path of {self.pathLength} entries")
         if self.model:
-            add(f"model     {self.model.get('provider', '?')}/{self.model.get('modelId', '?')}  thinking: {self.thinkingLevel}")
+            add(f"model     {_vis(self.model.get('provider', '?'))}/{_vis(self.model.get('modelId', '?'))}  "
+                f"thinking: {_vis(self.thinkingLevel)}")
         add(f"context   {self.contextMessages} messages")
         for name, t in self.contextTokens.items():
             add(f"  {t:>9,} tokens  by {name}")
@@ -90,12 +99,12 @@ class SessionInfo(BaseModel):
                 f"summary {c.summaryChars:,} chars{'' if c.onCurrentPath else ' (other branch)'}"
             )
         if self.labels:
-            add("labels    " + ", ".join(f"{i}: {t}" for i, t in list(self.labels.items())[:10]))
+            add("labels    " + ", ".join(f"{i}: {_vis(t)}" for i, t in list(self.labels.items())[:10]))
         if self.issues:
             add(f"load issues {len(self.issues)}")
             for i in self.issues:
                 where = f"line {i.line}: " if i.line is not None else ""
-                add(f"  {i.severity:<7} {where}{i.message}")
+                add(f"  {i.severity:<7} {where}{_vis(i.message)}")
         else:
             add("load issues none")
         return "\n".join(out) + "\n"
@@ -111,14 +120,14 @@ def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[
     path = session.path(leaf_idx) if leaf_idx is not None else []
     ctx = build_session_context(session, leaf_idx) if leaf_idx is not None else None
     msgs = ctx.agent_messages if ctx else []
-    tokens = {name: sum(get_counter(name).count_many(msgs)) for name in counters}
+    tokens = {name: _total(get_counter(name), msgs) for name in counters}
     on_path = set(path)
     comps = [
         CompactionRow(
             index=i,
             id=_sid(e.id),
             firstKeptEntryIndex=session.index_of(e.firstKeptEntryId),
-            tokensBefore=e.tokensBefore,
+            tokensBefore=clamp(e.tokensBefore),
             summaryChars=len(e.summary),
             onCurrentPath=i in on_path,
         )
@@ -146,13 +155,18 @@ def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[
         pathLength=len(path),
         contextMessages=len(msgs),
         contextTokens=tokens,
-        usageContextTokens=estimate_context_tokens(msgs).tokens if has_usage else None,
+        usageContextTokens=clamp(estimate_context_tokens(msgs).tokens) if has_usage else None,
         model=ctx.model if ctx else None,
         thinkingLevel=ctx.thinking_level if ctx else None,
         compactions=comps,
         labels=dict(session.labels),
         issues=[IssueRow(severity=i.severity, kind=i.kind, line=i.line, message=i.message) for i in session.issues],
     )
+
+
+def _total(counter: Any, msgs: Sequence[Any], batch: int = 10_000) -> int:
+    """The sum of the messages' counts, a batch at a time (a 2M-message context stays cheap)."""
+    return sum(sum(counter.count_many(msgs[k:k + batch])) for k in range(0, len(msgs), batch))
 
 
 def _format_label(fmt: str) -> str:

@@ -25,11 +25,18 @@ _MAX_SAFE = 2**53
 _MAX_ARRAY_INDEX = 2**32 - 2
 
 
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_CHUNK = 1 << 20
+
+
 def utf16_len(s: str) -> int:
-    """``s.length`` in JavaScript."""
+    """``s.length`` in JavaScript: code points plus one per astral character (a surrogate pair),
+    counted without copying a large string whole."""
     if s.isascii():
         return len(s)
-    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+    if len(s) <= _CHUNK:
+        return len(s.encode("utf-16-le", "surrogatepass")) // 2
+    return len(s) + sum(len(_ASTRAL.findall(s, i, i + _CHUNK)) for i in range(0, len(s), _CHUNK))
 
 
 def utf16_slice(s: str, end: int) -> str:
@@ -91,6 +98,22 @@ def js_number(x: int | float) -> str:
         es = ("+" if e > 0 else "-") + str(abs(e))
         out = (s if k == 1 else s[0] + "." + s[1:]) + "e" + es
     return sign + out
+
+
+def js_string(v: Any) -> str:
+    """``String(v)`` for a JSON value (what JavaScript's sort and join make of a non-string)."""
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        text = js_number(v)  # JSON.stringify writes null where String() writes Infinity or NaN
+        return text if text != "null" else ("NaN" if v != v else "Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, list):
+        return ",".join("" if x is None else js_string(x) for x in v)
+    return "[object Object]"
 
 
 def _js_string(s: str) -> str:
@@ -204,3 +227,33 @@ def _pretty(v: Any, ind: str, cur: str) -> str:
 def js_stringify_len(v: Any) -> int:
     """``JSON.stringify(v).length`` (0 for ``undefined``-like input is not reachable from JSON)."""
     return utf16_len(js_stringify(v))
+
+
+_SURROGATE_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LOW_ESCAPE = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def replace_lone_surrogate_escapes(data: bytes) -> tuple[bytes, list[int]]:
+    """JSON text with every lone UTF-16 surrogate escape (``\\udc00`` not part of a pair) replaced
+    by ``\\ufffd``, and the 1-based numbers of the lines that had one. JavaScript strings may hold
+    lone surrogates (pi counts them), but no UTF-8 text can: a browser page cannot show them."""
+    if b"\\u" not in data:
+        return data, []
+    out: list[bytes] = []
+    lines: list[int] = []
+    pos = line_pos = 0
+    line = 1
+    m = _SURROGATE_ESCAPE.search(data)
+    while m is not None:
+        esc = m.end() - 6  # the \uXXXX at the end of the match (escaped backslashes before it kept)
+        if data[esc + 2:esc + 4].lower() in (b"d8", b"d9", b"da", b"db") and _LOW_ESCAPE.match(data, m.end()):
+            m = _SURROGATE_ESCAPE.search(data, m.end() + 6)  # a proper pair
+            continue
+        line += data.count(b"\n", line_pos, esc)
+        line_pos = esc
+        if not lines or lines[-1] != line:
+            lines.append(line)
+        out += (data[pos:esc], b"\\ufffd")
+        pos = m.end()
+        m = _SURROGATE_ESCAPE.search(data, pos)
+    return (b"".join((*out, data[pos:])) if out else data), lines

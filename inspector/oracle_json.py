@@ -40,6 +40,7 @@ from .context import (
     serialize_conversation,
 )
 from .jsjson import utf8_bytes, utf16_len
+from .numbers import js_float
 from .session.models import (
     AssistantMessage,
     BashExecutionMessage,
@@ -193,7 +194,7 @@ def context_usage(session: Session, path: Sequence[int], ctx: SessionContext, wi
         if not has_post:
             return {"tokens": None, "contextWindow": window, "percent": None}
     est = estimate_context_tokens(ctx.agent_messages)
-    return {"tokens": est.tokens, "contextWindow": window, "percent": est.tokens / window * 100}
+    return {"tokens": est.tokens, "contextWindow": window, "percent": js_float(est.tokens) / window * 100}
 
 
 def _context_summary(session: Session, leaf: int) -> dict[str, Any]:

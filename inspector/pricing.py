@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from .numbers import clamp
 from .session.models import AssistantMessage, MessageEntry
 from .session.tree import Session
 
@@ -51,8 +52,8 @@ def recorded_rate(m: Any) -> float | None:
     if not isinstance(m, AssistantMessage) or m.usage is None or not isinstance(m.usage.cost, dict):
         return None
     u, c = m.usage, m.usage.cost
-    tokens = u.input + u.cacheRead + u.cacheWrite
-    dollars = sum(float(c.get(k) or 0) for k in ("input", "cacheRead", "cacheWrite"))
+    tokens = clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)
+    dollars = sum(float(clamp(c.get(k))) for k in ("input", "cacheRead", "cacheWrite"))  # not a number: 0
     if tokens <= 0 or dollars <= 0:
         return None
     return dollars / tokens

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from .compaction import (
     CompactionPreparation,
@@ -41,6 +41,7 @@ from .context import ContextMessage, _context_message, compaction_context
 from .explain import cut_story
 from .gcpause import gc_paused
 from .jsjson import js_stringify
+from .numbers import clamp, clamp_int, finite_ms
 from .policies import (
     CLAUDE_CODE_SUMMARY_PREFIX,
     CODEX_SUMMARY_PREFIX,
@@ -86,6 +87,11 @@ class ReplaySettings(BaseModel):
     summarizer: str = Field("offline", description="Summarizer for simulated compactions.")
     summarizer_model: str | None = Field(None, description="LLM summarizers: the model (default: the summarizer's).")
     summarizer_base_url: str | None = Field(None, description="OpenAI-compatible summarizer: the endpoint's base URL.")
+    summarizer_api_key: SecretStr | None = Field(
+        None, exclude=True, repr=False,
+        description="A key for the summarizer's base URL itself (typed in the app, or the CLI's environment); "
+                    "held in memory only, never dumped.")
+    summarizer_redact: bool = Field(True, description="Redact secrets from the text sent to an LLM summarizer.")
     pi_version: str = Field("0.73", description="pi's prepareCompaction rule: 0.73 or 0.58.")
     policy: PolicySettings = Field(default_factory=PolicySettings)
     leaf: int | None = Field(None, description="Entry index of the branch's leaf (None: pi's default leaf).")
@@ -322,7 +328,9 @@ def _prep_key(prep: CompactionPreparation, settings: ReplaySettings, style: str)
     """Cache key of a summary: entries are named by index (the cache is per session object, see
     :func:`default_summary`); messages built in memory (summaries of other policies) by content."""
     h = hashlib.sha256()
+    key = settings.summarizer_api_key.get_secret_value() if settings.summarizer_api_key is not None else ""
     h.update(f"{settings.summarizer}|{settings.summarizer_model}|{settings.summarizer_base_url}|{style}|"
+             f"{settings.summarizer_redact}|{hashlib.sha256(key.encode()).hexdigest()}|"
              f"{prep.settings.reserveTokens}|{prep.isSplitTurn}|".encode())
     h.update((prep.previousSummary or "").encode("utf-8", "surrogatepass"))
     for cm in (*prep.messagesToSummarize, b"|", *prep.turnPrefixMessages):
@@ -356,6 +364,9 @@ def default_summary(prep: CompactionPreparation, settings: ReplaySettings, style
                 options["model"] = settings.summarizer_model
             if settings.summarizer_base_url:
                 options["base_url"] = settings.summarizer_base_url
+            if settings.summarizer_api_key is not None:
+                options["api_key"] = settings.summarizer_api_key.get_secret_value()
+            options["redact"] = settings.summarizer_redact
         summ = get_summarizer(settings.summarizer, **options)
         res = summarize_compaction(prep, summ, style=style)
         out = {
@@ -396,7 +407,7 @@ def _recorded(m: AssistantMessage) -> tuple[int | float | None, int | float | No
     u = m.usage
     if u is None:
         return None, None
-    return u.input + u.cacheRead + u.cacheWrite, calculate_context_tokens(u)
+    return clamp(clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)), clamp(calculate_context_tokens(u))
 
 
 class _Ctx:
@@ -561,7 +572,7 @@ def _replay(
         """Prune the current context for call ``k``: (call info, result or None, tokens)."""
         if strat is None:
             return None, None, ctx.total
-        when = float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else None
+        when = finite_ms(time_ms)
         ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total, time_ms=when)
         res = strat.apply(tuple(ctx.msgs), strat_settings, state, ci, counter)
         return ci, res, res.stats.tokens_after
@@ -580,7 +591,7 @@ def _replay(
                 rec = {"type": "compaction", "simulated": False, "policy": "recorded", "entryIndex": ei,
                        "firstKeptEntryIndex": session.index_of(e.firstKeptEntryId),
                        "summaryTokens": counter.count_text(e.summary), "tokensAfter": ctx.total,
-                       "tokensBefore": e.tokensBefore}
+                       "tokensBefore": clamp(e.tokensBefore)}
                 pending.append(rec)
                 summaries.append({**rec, "step": len(steps), "text": e.summary, "summarizedEntryIndexes": [],
                                   "_before": before_ctx, "_after": (ctx.msgs, len(ctx.msgs))})
@@ -643,7 +654,7 @@ def _replay(
             if usage_mode:
                 # pi's own view: the last trusted recorded usage in the context + estimates after it
                 sent = res.messages if res is not None else seg[:length]
-                tokens = int(estimate_context_tokens([c.message for c in sent]).tokens)
+                tokens = clamp_int(estimate_context_tokens([c.message for c in sent]).tokens)
             rin, rtot = _recorded(m)
             cost = tokens * price(m)
             steps.append(
@@ -682,7 +693,7 @@ def _replay(
     n = len(steps)
     totals = [s.tokens for s in steps]
     rec_costs = [
-        float((entries[s.entry_index].message.usage.cost or {}).get("total", 0) or 0)  # type: ignore[union-attr]
+        clamp((entries[s.entry_index].message.usage.cost or {}).get("total", 0) or 0)  # type: ignore[union-attr]
         for s in steps
         if entries[s.entry_index].message.usage is not None  # type: ignore[union-attr]
     ]

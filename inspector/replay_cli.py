@@ -10,6 +10,7 @@ from typing import Any
 from .cli import load_or_exit, print_json
 from .policies import POLICIES, trigger_threshold
 from .replay import AGENT_CONFIGS, ReplaySettings, compare_agents, parse_grid, replay, sweep
+from .visible import visible
 
 
 def _parse_set(values: list[str] | None) -> dict[str, str]:
@@ -40,7 +41,11 @@ def settings_from_args(args: argparse.Namespace, session: Any) -> ReplaySettings
             leaf = session.resolve(args.leaf)
         except KeyError as e:
             raise SystemExit(f"inspector: {e.args[0]}") from None
+    from .summarize.llm import operator_key
+
     return ReplaySettings(
+        summarizer_api_key=operator_key(args.summarizer, args.base_url),
+        summarizer_redact=not args.send_secrets,
         compaction=args.compaction,
         strategy=args.strategy,
         strategy_settings=tuple(sorted(strategy_settings.items())),
@@ -69,6 +74,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--summarizer", default="offline", help="summarizer for simulated compactions (default offline)")
     p.add_argument("--model", help="LLM summarizer: the model to ask")
     p.add_argument("--base-url", help="OpenAI-compatible summarizer: the endpoint (e.g. http://127.0.0.1:11434/v1)")
+    p.add_argument("--send-secrets", action="store_true",
+                   help="LLM summarizer: send the session's text without redacting secrets (redacted by default)")
     p.add_argument("--pi-version", default="0.73", choices=["0.73", "0.58"])
     p.add_argument("--leaf", help="replay the branch ending at this entry (id or @INDEX)")
 
@@ -90,7 +97,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 0
     m = r.metrics
     pol = POLICIES[settings.compaction]
-    print(f"replay of {session.source}: {m.steps} model calls, compaction: {pol.title}, pruning: {settings.strategy}, "
+    print(f"replay of {visible(session.source, inline=True)}: {m.steps} model calls, compaction: {pol.title}, pruning: {settings.strategy}, "
           f"window {settings.context_window:,}, counter {settings.counter}")
     print(f"  total input tokens   {m.total_input_tokens:>14,}" + (
         f"   (recorded: {m.recorded_total_input:,})" if m.recorded_total_input else ""))
@@ -105,7 +112,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for s in r.steps:
         for ev in s.events:
             if ev["type"] in ("compaction", "overflow", "branch_summary", "compaction_skipped") and shown < 40:
-                detail = ev.get("reason") or ""
+                detail = visible(ev.get("reason") or "", inline=True)
                 print(f"  step {s.step:>5} (entry {s.entry_index}): {ev['type']} {detail}".rstrip())
                 shown += 1
     return 0
@@ -124,7 +131,7 @@ def _agents(args: argparse.Namespace, session: Any, base: ReplaySettings) -> int
     if args.json:
         print_json({"settings": base.model_dump(mode="json"), "agents": rows}, indent=1)
         return 0
-    print(f"{session.source}: each agent's compaction and pruning, window {base.context_window:,}, "
+    print(f"{visible(session.source, inline=True)}: each agent's compaction and pruning, window {base.context_window:,}, "
           f"counter {base.counter}")
     cols = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned", "rereads", "overflows"]
     print(f"{'agent':<24}" + "".join(f"{c:>20}" for c in cols))

@@ -28,7 +28,8 @@ cacheRead + cacheWrite``; every message after it adds its estimate.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
@@ -144,28 +145,74 @@ def _encoding() -> Any:
         ) from e
 
 
+_CHUNK_CHARS = 1 << 18
+_BATCH_CHARS = 1 << 21
+# A space between an ASCII letter or digit and a letter always starts a cl100k pre-token (" word"),
+# and BPE never merges across pre-tokens: counts of the two sides add up exactly.
+_SAFE_CUT = re.compile(r"(?<=[A-Za-z0-9]) (?=[A-Za-z])")
+
+
+def text_chunks(text: str, size: int = _CHUNK_CHARS) -> Iterator[str]:
+    """``text`` in pieces of at most ``size`` characters (about), cut where cl100k's pre-tokenizer
+    starts a token, so the pieces' counts add up to the whole's. A run longer than ``size / 2``
+    with no such place (one giant word) is cut anyway: its count may be off by a token per cut.
+    Pieces are made one at a time (a large text is never copied whole)."""
+    start = 0
+    while len(text) - start > size:
+        m = _SAFE_CUT.search(text, start + size // 2, start + size)
+        cut = m.start() if m else start + size
+        yield text[start:cut]
+        start = cut
+    yield text[start:] if start else text
+
+
 class TiktokenCounter:
-    """cl100k_base counts of the pieces pi measures (offline)."""
+    """cl100k_base counts of the pieces pi measures (offline). Large texts are counted in chunks
+    (:func:`text_chunks`), a batch of at most 2M characters at a time, so memory stays small."""
 
     name = "tiktoken"
     label = "tiktoken cl100k_base"
 
     def count_text(self, text: str) -> int:
-        return len(_encoding().encode_ordinary(text)) if text else 0
+        return self.count_pieces([text])[0] if text else 0
 
     def count(self, message: Any) -> int:
         return self.count_many([message])[0]
 
-    def count_many(self, messages: Sequence[Any]) -> list[int]:
+    def count_pieces(self, texts: Sequence[str]) -> list[int]:
+        """The count of each text: chunked, counted a batch at a time."""
         enc = _encoding()
-        flat: list[str] = []
+        counts = [0] * len(texts)
+        batch: list[str] = []
+        owners: list[int] = []
+        size = 0
+
+        def flush() -> None:
+            for owner, toks in zip(owners, enc.encode_ordinary_batch(batch, num_threads=2), strict=True):
+                counts[owner] += len(toks)
+            batch.clear()
+            owners.clear()
+
+        for k, t in enumerate(texts):
+            for piece in text_chunks(t) if t else ():
+                if batch and size + len(piece) > _BATCH_CHARS:
+                    flush()
+                    size = 0
+                batch.append(piece)
+                owners.append(k)
+                size += len(piece)
+        if batch:
+            flush()
+        return counts
+
+    def count_many(self, messages: Sequence[Any]) -> list[int]:
+        texts: list[str] = []
         spans: list[tuple[int, int, int]] = []
         for m in messages:
             pieces, images = message_pieces(m)
-            start = len(flat)
-            flat.extend(p for p in pieces if p)
-            spans.append((start, len(flat), images))
-        counts = [len(t) for t in enc.encode_ordinary_batch(flat, num_threads=2)] if flat else []
+            spans.append((len(texts), len(texts) + len(pieces), images))
+            texts.extend(pieces)
+        counts = self.count_pieces(texts)
         return [sum(counts[a:b]) + images * IMAGE_TOKENS for a, b, images in spans]
 
 

@@ -6,6 +6,8 @@ import contextlib
 import io
 import json
 import random
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -137,3 +139,178 @@ def test_app_paths_outside_the_roots_are_refused_even_through_symlinks(tmp_path)
     for bad in (str(root / "link.jsonl"), str(root / ".." / "secret.jsonl"), str(secret)):
         with pytest.raises(PathRefused, match="outside the allowed folders"):
             check_path(bad, [root.resolve()])
+
+
+# -- edge values in every field (numbers JSON can write but not hold, lone surrogates, odd dates) --
+
+EDGE_VALUES = (
+    "1e400", "-1e400", "1e308", "-1e308", "9" * 400, "-" + "9" * 400, "18446744073709551616", "-0.0", "1e-400",
+    "0", "-1", "2.5", '"\\udc00"', '"a\\ud800b"', '"\\ud83d"', '"9999-12-31T23:59:59.999-14:00"',
+    '"+275760-09-13T00:00:00.000Z"', '"\\u001b]0;title\\u0007\\u001b[2J"', '"\\u202eevil"', '""', "null", "true",
+    "[]", "{}", '"https://evil.example/x"',
+)
+
+
+def rich_base_lines() -> list[str]:
+    """A session with every entry type and message role, and the fields they carry."""
+    b = SessionBuilder()
+    b.add("session_info", name="my session")
+    b.add("model_change", provider="anthropic", modelId="claude-sonnet-4-5")
+    b.add("thinking_level_change", thinkingLevel="high")
+    b.user("fix the parser in src/p.ts")
+    b.assistant("", tools=[("read", {"path": "src/p.ts", "offset": 1, "limit": 200})], usage=1200,
+                thinkingSignature="x")
+    b.tool_result("export function parse() {}\n" * 40)
+    b.assistant("", tools=[("bash", {"command": "npm test", "timeout": 60})], usage=2400)
+    b.tool_result("FAIL src/p.test.ts\n" + "e" * 900, tool="bash", is_error=True)
+    b.msg("bashExecution", command="ls", output="a.py\nb.py", exitCode=0)
+    b.add("custom_message", customType="note", content=[{"type": "text", "text": "remember"}], display=True)
+    b.add("label", targetId="e0000004", label="start")
+    b.assistant("done", usage=3000, cost={"input": 0.01, "output": 0.02, "total": 0.03})
+    b.add("compaction", summary="## Goal\nfix", firstKeptEntryId="e0000007", tokensBefore=3000,
+          details={"readFiles": ["src/p.ts"], "modifiedFiles": []})
+    b.user([{"type": "text", "text": "and the image"}, {"type": "image", "data": "aGk=", "mimeType": "image/png"}])
+    b.assistant("ok", usage=900, stop="error", errorMessage="overloaded")
+    b.add("branch_summary", fromId="e0000005", summary="tried another way", parent="e0000005")
+    b.add("custom", customType="ext", data={"k": [1, 2.5, "v"]})
+    return [json.dumps(x, ensure_ascii=False) for x in b.lines]
+
+
+def _value_paths(v: object, path: tuple = ()) -> list[tuple]:  # type: ignore[type-arg]
+    out = [path] if path else []
+    if isinstance(v, dict):
+        for k, x in v.items():
+            out += _value_paths(x, (*path, k))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            out += _value_paths(x, (*path, i))
+    return out
+
+
+def edge_mutate(lines: list[str], rng: random.Random) -> str:
+    """One to three values, anywhere in the file (any field, at any depth, a whole object too),
+    replaced by an edge value written as JSON text."""
+    out = list(lines)
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(out))
+        try:
+            obj = json.loads(out[i])
+        except ValueError:
+            continue
+        paths = _value_paths(obj)
+        if not paths:
+            continue
+        *head, last = rng.choice(paths)
+        node = obj
+        for k in head:
+            node = node[k]
+        node[last] = "@@EDGE@@"
+        out[i] = json.dumps(obj, ensure_ascii=False).replace('"@@EDGE@@"', rng.choice(EDGE_VALUES))
+    return "\n".join(out) + "\n"
+
+
+#: Every command, with ``{s}`` for the session file and ``{o}`` for an output path prefix.
+FUZZ_COMMANDS: list[list[str]] = [
+    ["info", "{s}"], ["info", "{s}", "--json"], ["info", "{s}", "--counters", "pi"],
+    ["oracle-json", "{s}"], ["oracle-json", "{s}", "--dump-migrated", "{o}m.jsonl"],
+    ["compact", "{s}"], ["compact", "{s}", "--json"], ["doctor", "{s}"], ["doctor", "{s}", "--json"],
+    ["replay", "{s}"], ["replay", "{s}", "--counter", "usage", "--json"], ["replay", "{s}", "--counter", "tiktoken", "--csv"],
+    ["replay", "{s}", "--compaction", "pi", "--window", "2000", "--reserve", "500", "--keep-recent-tokens", "300"],
+    ["replay", "{s}", "--compaction", "codex", "--window", "2000", "--json"],
+    ["replay", "{s}", "--compaction", "opencode", "--strategy", "opencode", "--window", "3000"],
+    ["replay", "{s}", "--compaction", "claude-code", "--strategy", "claude-code-microcompact", "--window", "3000"],
+    ["prune", "{s}", "--strategy", "opencode"], ["prune", "{s}", "--strategy", "pi-context-pruning", "--json"],
+    ["prune", "{s}", "--strategy", "turn-aware"], ["prune", "{s}", "--strategy", "dcp"],
+    ["prune", "{s}", "--strategy", "context-editing"], ["prune", "{s}", "--strategy", "recorded"],
+    ["sweep", "{s}", "--compaction", "pi", "--window", "3000", "--grid", "keep_recent_tokens=100,1000"],
+    ["sweep", "{s}", "--agents", "--window", "3000"],
+    ["summarize", "{s}"], ["summarize", "{s}", "--show-prompt", "--style", "claude-code", "--json"],
+    ["export", "session", "{s}", "-o", "{o}.jsonl"],
+    ["export", "session", "{s}", "--compact", "--keep-recent-tokens", "200", "-o", "{o}c.jsonl"],
+    ["export", "replay", "{s}", "-o", "{o}.json"], ["export", "replay", "{s}", "-o", "{o}.csv"],
+    ["export", "replay", "{s}", "--compaction", "pi", "--window", "2000", "-o", "{o}.html"],
+    ["export", "doctor", "{s}", "-o", "{o}d.html"], ["export", "doctor", "{s}", "-o", "{o}d.json"],
+    ["export", "doctor", "{s}", "-o", "{o}d.csv"],
+]
+_UNSAFE_OUTPUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _strict_json(text: str) -> None:
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} in JSON output")
+
+    json.loads(text, parse_constant=refuse)
+
+
+def check_command(argv: list[str]) -> str | None:
+    """Run one CLI command in process; what went wrong (an exception, an exit status other than
+    0/1/2, invalid JSON from --json, a raw control character reaching the terminal), or None."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+                if isinstance(e.code, str):
+                    err.write(e.code)
+    except Exception as e:  # noqa: BLE001 - that is what we look for
+        return f"{type(e).__name__}: {e}"[:300]
+    if code not in (0, 1, 2):
+        return f"exit status {code}"
+    text = out.getvalue()
+    if code == 0 and "--json" in argv and argv[0] != "oracle-json":
+        try:
+            _strict_json(text)
+        except ValueError as e:
+            return f"invalid JSON: {e}"[:300]
+    if _UNSAFE_OUTPUT.search(text + err.getvalue()):
+        return "a raw control character reached the terminal"
+    return None
+
+
+def command_argv(cmd: list[str], session: str, out_prefix: str) -> list[str]:
+    return [a.replace("{s}", session).replace("{o}", out_prefix) for a in cmd]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**32 - 1))
+def test_edge_values_in_any_field_never_break_a_command(tmp_path, seed: int) -> None:
+    rng = random.Random(seed)
+    p = tmp_path / f"e{seed}.jsonl"
+    p.write_text(edge_mutate(rich_base_lines(), rng), encoding="utf-8", errors="surrogatepass")
+    for cmd in rng.sample(FUZZ_COMMANDS, 6):
+        if any(c.endswith(".html") for c in cmd) and rng.random() < 0.7:
+            continue  # the report inlines plotly.js (4 MB): a few are enough
+        problem = check_command(command_argv(cmd, str(p), str(tmp_path / "out")))
+        assert problem is None, (cmd, problem, p.read_text(encoding="utf-8", errors="surrogatepass")[:2000])
+
+
+APP_PAGES = ("load", "replay", "tree", "summaries", "compare", "doctor")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def check_app(path: str, compaction: str = "pi") -> str | None:
+    """Open a session file in the app (AppTest) and draw every page; what failed, or None.
+    ``path`` must be under ``$INSPECTOR_ROOTS``."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    at.query_params["compaction"] = compaction
+    at.query_params["window"] = "3000"
+    at.run()
+    at.text_input(key="local_path").input(path)
+    at.button(key="load_path").click().run()
+    for name in APP_PAGES:
+        at.switch_page(f"inspector/ui/app_pages/{name}.py").run()
+        if at.exception:
+            return f"{name} page: {at.exception[0].value}"[:300]
+    return None
+
+
+@pytest.mark.parametrize("seed", [3, 17])
+def test_app_pages_survive_edge_values(tmp_path, monkeypatch, seed: int) -> None:
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
+    p = tmp_path / "edge.jsonl"
+    p.write_text(edge_mutate(rich_base_lines(), random.Random(seed)), encoding="utf-8", errors="surrogatepass")
+    assert check_app(str(p)) is None

@@ -104,7 +104,9 @@ def server(monkeypatch, tmp_path) -> Iterator[tuple[Fake, str]]:  # type: ignore
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
-    yield fake, f"http://127.0.0.1:{httpd.server_address[1]}"
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    monkeypatch.setenv("INSPECTOR_LLM_BASE_URLS", f"{url}/v1, {url}")  # the operator configured this server
+    yield fake, url
     fake.release.set()
     httpd.shutdown()
     httpd.server_close()

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..safeio import open_regular
 from ..session.loader import SessionLoadError, load_session, parse_session
 from ..session.tree import LoadIssue, Session
 
@@ -32,6 +33,7 @@ IMPORTERS: tuple[str, ...] = ("claude_code", "codex", "opencode")
 FORMAT_LABELS: dict[str, str] = {"pi": "pi session (JSONL tree)"}
 
 HEAD_BYTES = 65536
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def _modules() -> list[ModuleType]:
@@ -93,31 +95,46 @@ def _unrecognised(session: Session) -> Session:
 
 
 def parse_any(data: bytes, source: str | None = None) -> Session:
+    if data.startswith(SQLITE_MAGIC):
+        note = LoadIssue("sqlite-file", "error", "an SQLite database, not a session file: OpenCode's database is "
+                         "read from the Load page's list of local sessions (or `inspector sessions --opencode-db`)")
+        return Session(header=None, entries=(), lines=(), parents=(), issues=(note,), source=source)
     _, mod = _detect(data[:HEAD_BYTES])
     if mod is not None:
         return _imported(mod.parse(data, source), mod)
     return _unrecognised(parse_session(data, source=source))
 
 
+def _sqlite_message(p: Path) -> str:
+    from .discover import is_opencode_db
+
+    if is_opencode_db(p):
+        return (f"{p} is OpenCode's database, not a session file: write one of its sessions with "
+                f"`inspector sessions --opencode-db {p} SESSION_ID -o session.json` (list them with "
+                "`inspector sessions --agent opencode`)")
+    return f"{p} is an SQLite file, but not an OpenCode database (no `session`/`message` tables)"
+
+
 def load_any(path: str | os.PathLike[str]) -> Session:
+    """Load a session file of any recognised format. Only a regular file is opened (a FIFO,
+    device or directory is a :class:`SessionLoadError` at once, never a read that blocks)."""
+    from ..session.loader import DEFAULT_MAX_FILE_BYTES, _env_int
+
     p = Path(path)
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             head = f.read(HEAD_BYTES)
-    except OSError as e:
-        raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-    _, mod = _detect(head)
-    if mod is not None:
-        from ..session.loader import DEFAULT_MAX_FILE_BYTES, _env_int
-
-        limit = _env_int("INSPECTOR_MAX_BYTES", DEFAULT_MAX_FILE_BYTES)
-        try:
-            size = p.stat().st_size
+            if head.startswith(SQLITE_MAGIC):
+                raise SessionLoadError(_sqlite_message(p))
+            _, mod = _detect(head)
+            if mod is None:
+                return _unrecognised(load_session(p))
+            limit = _env_int("INSPECTOR_MAX_BYTES", DEFAULT_MAX_FILE_BYTES)
+            size = os.fstat(f.fileno()).st_size
             if size > limit:
                 raise SessionLoadError(f"{p} is {size:,} bytes, over the limit of {limit:,} bytes "
                                        "(set INSPECTOR_MAX_BYTES to raise it)")
-            data = p.read_bytes()
-        except OSError as e:
-            raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-        return _imported(mod.parse(data, str(p)), mod)
-    return _unrecognised(load_session(p))
+            data = head + f.read()
+    except OSError as e:
+        raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+    return _imported(mod.parse(data, str(p)), mod)

@@ -53,6 +53,7 @@ from ..session.models import (
     UserMessage,
 )
 from ..session.tree import LoadIssue, Session
+from .foreign import foreign_format, foreign_issues
 
 FORMAT = "claude-code"
 LABEL = "Claude Code transcript (JSONL)"
@@ -111,6 +112,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     last_in_chain: dict[str, str] = {}  # answer entry id -> the newest result chained after it
     msg_entry: dict[str, int] = {}  # assistant message.id -> entry index
     sidechain = outside = 0
+    foreign: list[tuple[int, str]] = []  # (line, format) of other agents' lines
     pending_boundary: int | None = None
     microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
     relink: dict[str, str] = {}  # preserved tail uuid -> the compaction later lines continue after
@@ -150,7 +152,11 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
         t = o.get("type")
         uid = o.get("uuid")
         if not isinstance(uid, str):
-            outside += 1
+            fmt = foreign_format(o, FORMAT)
+            if fmt is not None:
+                foreign.append((n, fmt))
+            else:
+                outside += 1
             return
         if o.get("isSidechain") and not subagent_file:
             sidechain += 1
@@ -305,6 +311,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
         issues.append(LoadIssue("sidechain", "info", f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation"))
     if outside:
         issues.append(LoadIssue("outside-chain", "info", f"{outside} bookkeeping line(s) (snapshots, queue operations, titles) not imported"))
+    issues.extend(foreign_issues(foreign, LABEL))
     issues.insert(0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model"))
     if subagent_file:
         agent = next((o.get("agentId") for o in chain if isinstance(o.get("agentId"), str)), None)

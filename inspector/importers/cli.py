@@ -4,12 +4,16 @@ written out as the file ``opencode export`` would print (which every command rea
 from __future__ import annotations
 
 import argparse
+import json
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..cli import print_json
+from ..redact import redact_value
+from ..safeio import WriteRefused, write_atomic
+from ..visible import visible
 from .discover import AGENTS, agent_dirs, list_local_sessions, opencode_db_export, opencode_storage_export
 
 
@@ -25,14 +29,16 @@ def cmd_sessions(args: argparse.Namespace) -> int:
                 data = opencode_storage_export(Path(db))
         except (KeyError, sqlite3.Error, OSError) as e:
             raise SystemExit(f"inspector: {e.args[0] if isinstance(e, KeyError) else e}") from None
+        if not args.keep_secrets:
+            data = json.dumps(redact_value(json.loads(data)), indent=2, ensure_ascii=False).encode("utf-8")
         if args.output in (None, "-"):
             sys.stdout.write(data.decode("utf-8") + "\n")
         else:
-            out = Path(args.output)
-            if out.resolve() == Path(db).resolve():
-                raise SystemExit("inspector: refusing to write over OpenCode's own file")
-            out.write_bytes(data)
-            print(f"wrote {out}", file=sys.stderr)
+            try:
+                write_atomic(args.output, data, inputs=(db,))
+            except WriteRefused as e:
+                raise SystemExit(f"inspector: {e}") from None
+            print(f"wrote {visible(args.output, inline=True)}", file=sys.stderr)
         return 0
     agents = [args.agent] if args.agent else list(AGENTS)
     found = {a: list_local_sessions(a, limit=args.limit) for a in agents}
@@ -45,8 +51,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         where = ", ".join(str(d) for d in agent_dirs(a))
         print(f"{AGENTS[a]}: {len(xs)} session(s) in {where}")
         for s in xs:
-            name = f"{s.path}#{s.ref}" if s.ref else str(s.path)
-            print(f"  {s.modified:%Y-%m-%d %H:%M}  {s.project[:40]:<40}  {(s.title or '')[:40]:<40}  {name}")
+            name = visible(f"{s.path}#{s.ref}" if s.ref else str(s.path), inline=True)
+            project, title = visible(s.project[:40], inline=True), visible((s.title or "")[:40], inline=True)
+            print(f"  {s.modified:%Y-%m-%d %H:%M}  {project:<40}  {title:<40}  {name}")
     return 0
 
 
@@ -60,4 +67,5 @@ def register(sub: Any) -> None:
     p.add_argument("--opencode-storage", metavar="SESSION_JSON",
                    help="the same for a session in OpenCode's older JSON storage (storage/session/<project>/<id>.json)")
     p.add_argument("-o", "--output", help="with --opencode-db/--opencode-storage: the file to write (default: stdout)")
+    p.add_argument("--keep-secrets", action="store_true", help="with -o: do not redact secrets")
     p.set_defaults(func=cmd_sessions)

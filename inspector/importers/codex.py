@@ -65,6 +65,7 @@ from ..policies import CODEX_SUMMARY_PREFIX, CODEX_USER_MESSAGE_MAX_TOKENS
 from ..session.loader import _build, _parse_json, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session, iso_to_ms
+from .foreign import foreign_format, foreign_issues
 
 FORMAT = "codex"
 LABEL = "Codex CLI rollout (JSONL)"
@@ -224,6 +225,7 @@ class _Importer:
     def __init__(self, source: str | None) -> None:
         self.source = source
         self.issues: list[LoadIssue] = []
+        self.foreign: list[tuple[int, str]] = []  # (line, format) of other agents' lines
         self.raw: list[dict[str, Any]] = []  # pi entries as JSON objects
         self.lines: list[int] = []
         self.pending: dict[str, Any] | None = None  # the assistant message being assembled
@@ -505,8 +507,12 @@ class _Importer:
         kind, p, ts = o.get("type"), o.get("payload"), o.get("timestamp")
         ts = ts if isinstance(ts, str) else None
         if not isinstance(p, dict):
-            self.issues.append(LoadIssue("not-codex", "warning", f"line without a payload object (type {kind!r}); "
-                                         "skipped", line=n))
+            fmt = foreign_format(o, FORMAT)
+            if fmt is not None:
+                self.foreign.append((n, fmt))
+            else:
+                self.issues.append(LoadIssue("not-codex", "warning", f"line without a payload object (type {kind!r}); "
+                                             "skipped", line=n))
             return
         if kind == "session_meta":
             if self.meta:
@@ -537,6 +543,7 @@ class _Importer:
                                               "session model")]
         if not meta:
             issues.append(LoadIssue("no-session-meta", "warning", "no session_meta line: session id and cwd unknown"))
+        issues.extend(foreign_issues(self.foreign, LABEL))
         if meta.get("forked_from_id"):
             issues.append(LoadIssue("fork", "info", f"forked from session {meta['forked_from_id']} (its history may be "
                                                     "repeated at the start of this file)"))

@@ -26,6 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..safeio import is_regular, open_regular, read_regular, regular_stat
+
 AGENTS: dict[str, str] = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode"}
 
 
@@ -66,11 +68,12 @@ def all_agent_dirs(env: dict[str, str] | None = None, home: Path | None = None) 
 
 
 def _stat(p: Path) -> tuple[datetime, int] | None:
+    """(modified, size) of a regular file; None for anything else (a FIFO is listed never, opened never)."""
     try:
-        st = p.stat()
-    except OSError:
+        st = regular_stat(p)
+        return datetime.fromtimestamp(st.st_mtime), st.st_size
+    except (OSError, ValueError, OverflowError):
         return None
-    return datetime.fromtimestamp(st.st_mtime), st.st_size
 
 
 def _newest(items: Iterable[LocalSession], limit: int) -> list[LocalSession]:
@@ -79,7 +82,7 @@ def _newest(items: Iterable[LocalSession], limit: int) -> list[LocalSession]:
 
 def _first_line(p: Path, max_bytes: int = 1 << 20) -> dict[str, Any] | None:
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             line = f.readline(max_bytes)
         v = json.loads(line)
     except (OSError, ValueError):
@@ -109,7 +112,8 @@ def list_local_sessions(agent: str, dirs: list[Path] | None = None, limit: int =
                     out.append(LocalSession(agent, f, "", None, *m))
         elif agent == "opencode":
             for db in sorted(base.glob("opencode*.db")):
-                out.extend(opencode_db_sessions(db))
+                if is_regular(db):
+                    out.extend(opencode_db_sessions(db))
             out.extend(opencode_storage_sessions(base / "storage"))
     out = _newest(out, limit)
     if agent == "codex":  # the project is the cwd in the first line (read only for those listed)
@@ -122,7 +126,8 @@ def claude_code_subagents(session_file: Path) -> list[Path]:
     the session file (newer builds; workflows nest them one level deeper), by name."""
     d = session_file.with_suffix("") / "subagents"
     try:
-        return sorted({*d.glob("agent-*.jsonl"), *d.glob("*/*/agent-*.jsonl")}) if d.is_dir() else []
+        found = {*d.glob("agent-*.jsonl"), *d.glob("*/*/agent-*.jsonl")} if d.is_dir() else set()
+        return sorted(p for p in found if is_regular(p))
     except OSError:
         return []
 
@@ -133,7 +138,8 @@ def codex_rollout(session_id: str, dirs: list[Path] | None = None) -> Path | Non
         return None
     for base in agent_dirs("codex") if dirs is None else dirs:
         try:
-            hit = next(iter(sorted(base.rglob(f"rollout-*{session_id}.jsonl"))), None) if base.is_dir() else None
+            hits = sorted(base.rglob(f"rollout-*{session_id}.jsonl")) if base.is_dir() else []
+            hit = next((p for p in hits if is_regular(p)), None)
         except OSError:
             hit = None
         if hit is not None:
@@ -154,7 +160,9 @@ def _codex_project(s: LocalSession) -> LocalSession:
 
 
 def _connect_ro(db: Path) -> sqlite3.Connection:
-    """Read only: never creates, locks for writing, or changes the user's database."""
+    """Read only: never creates, locks for writing, or changes the user's database. Only a
+    regular file is opened (``NotRegularFile``, an ``OSError``, otherwise)."""
+    regular_stat(db)
     uri = db.resolve().as_uri() + "?mode=ro"
     try:
         con = sqlite3.connect(uri, uri=True, timeout=2)
@@ -165,6 +173,33 @@ def _connect_ro(db: Path) -> sqlite3.Connection:
         return sqlite3.connect(db.resolve().as_uri() + "?mode=ro&immutable=1", uri=True, timeout=2)
 
 
+class NotOpenCodeDatabase(sqlite3.DatabaseError):
+    """An SQLite file without OpenCode's tables."""
+
+
+def require_opencode(con: sqlite3.Connection, db: Path) -> None:
+    """Raise :class:`NotOpenCodeDatabase` unless the database has OpenCode's ``session`` and
+    ``message`` tables."""
+    tables = {r[0] for r in con.execute("select name from sqlite_master where type = 'table'")}
+    if not {"session", "message"} <= tables:
+        raise NotOpenCodeDatabase(f"{db} is not an OpenCode database (no `session`/`message` tables)")
+
+
+def is_opencode_db(db: Path) -> bool:
+    """Is ``db`` a regular SQLite file with OpenCode's tables (opened read only)?"""
+    try:
+        con = _connect_ro(db)
+    except (sqlite3.Error, OSError):
+        return False
+    try:
+        require_opencode(con, db)
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
+
+
 def _columns(con: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in con.execute(f"pragma table_info({table})")]  # table names are ours
 
@@ -172,7 +207,7 @@ def _columns(con: sqlite3.Connection, table: str) -> list[str]:
 def opencode_db_sessions(db: Path) -> list[LocalSession]:
     try:
         con = _connect_ro(db)
-    except sqlite3.Error:
+    except (sqlite3.Error, OSError):
         return []
     try:
         cols = _columns(con, "session")
@@ -213,6 +248,7 @@ def opencode_db_export(db: Path, session_id: str) -> bytes:
     parts ordered by id (OpenCode's ids sort by time)."""
     con = _connect_ro(db)
     try:
+        require_opencode(con, db)
         scols = _columns(con, "session")
         row = con.execute(f"select {', '.join(scols)} from session where id = ?", (session_id,)).fetchone()
         if row is None:
@@ -251,7 +287,7 @@ def opencode_db_export(db: Path, session_id: str) -> bytes:
 
 def _read_json(p: Path) -> dict[str, Any]:
     try:
-        return _json_obj(p.read_bytes())
+        return _json_obj(read_regular(p))
     except OSError:
         return {"_unreadable": str(p)}
 

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ContextMessage
+from ..numbers import finite_ms
 from ..session.models import AssistantMessage
 from .base import CallInfo, Plan, PruneResult, Strategy, with_text
 
@@ -40,8 +41,7 @@ class MicrocompactSettings(BaseModel):
 
 
 def _ms(m: Any) -> float | None:
-    t = getattr(m, "timestamp", None)
-    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+    return finite_ms(getattr(m, "timestamp", None))
 
 
 class ClaudeCodeMicrocompact(Strategy):

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ..cli import load_or_exit, print_json
+from ..visible import visible
 from . import REGISTRY, get_strategy, parse_settings, prune_at
 
 
@@ -47,7 +48,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
     changed = [d for d in res.decisions if d.action != "kept"]
     print(f"  {'entry':>6} {'role':<12} {'tool':<10} {'action':<8} {'before':>8} {'after':>7}  why")
     for d in changed[: args.limit]:
-        print(f"  {d.entry_index if d.entry_index is not None else '-':>6} {d.role:<12} {(d.tool_name or ''):<10} "
+        tool = visible(d.tool_name or "", inline=True)
+        print(f"  {d.entry_index if d.entry_index is not None else '-':>6} {visible(d.role, inline=True):<12} {tool:<10} "
               f"{d.action:<8} {d.tokens_before:>8,} {d.tokens_after:>7,}  {d.reason}")
     if len(changed) > args.limit:
         print(f"  … and {len(changed) - args.limit} more (use --json for all)")

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from ..context import ContextMessage
+from ..numbers import finite_ms
 from ..session.models import ToolResultMessage
 from .base import CallInfo, Plan, PruneResult, Strategy, with_text
 
@@ -43,14 +44,13 @@ def recorded_prune(m: Any) -> RecordedPrune | None:
     for agent, key, field in (("OpenCode", "opencode", "compacted"), ("Claude Code", "claudeCode", "microcompacted")):
         d = m.details.get(key)
         at = d.get(field) if isinstance(d, dict) else None
-        if isinstance(at, (int, float)) and not isinstance(at, bool):
-            return RecordedPrune(agent, float(at), CLEARED)
+        if finite_ms(at) is not None:
+            return RecordedPrune(agent, finite_ms(at), CLEARED)
     return None
 
 
 def _ms(m: Any) -> float | None:
-    t = getattr(m, "timestamp", None)
-    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+    return finite_ms(getattr(m, "timestamp", None))
 
 
 class RecordedSettings(BaseModel):

@@ -22,9 +22,10 @@ The input file is only ever opened for reading.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,10 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from ..gcpause import gc_paused
+from ..numbers import number_issues
+from ..safeio import open_regular
+from .bigline import THRESHOLD as BIG_LINE
+from .bigline import parse_big_line
 from .models import Entry, OpaqueEntry, SessionHeader
 from .tree import LoadIssue, Session
 
@@ -115,21 +120,53 @@ def load_session(
         max_line_bytes = _env_int("INSPECTOR_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
     p = Path(path)
     try:
-        st = p.stat()
+        with open_regular(p) as f:  # a FIFO or device is refused, never read (it could block)
+            size = os.fstat(f.fileno()).st_size
+            if size > max_bytes:
+                raise SessionLoadError(f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
+                                       "(set INSPECTOR_MAX_BYTES to raise it)")
+            return _parse_lines(_read_lines(f, max_line_bytes), source=str(p), max_line_bytes=max_line_bytes)
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-    if not p.is_file():
-        raise SessionLoadError(f"cannot read {p}: not a regular file")
-    if st.st_size > max_bytes:
-        raise SessionLoadError(
-            f"{p} is {st.st_size:,} bytes, over the limit of {max_bytes:,} bytes "
-            "(set INSPECTOR_MAX_BYTES to raise it)"
-        )
-    try:
-        with open(p, "rb") as f:
-            return _parse_lines(f, source=str(p), max_line_bytes=max_line_bytes)
-    except OSError as e:
-        raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+
+
+_READ_BYTES = 1 << 23
+
+
+class _LongLine:
+    """A line over the limit, read and dropped: only its length is kept."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
+
+
+def _read_lines(f: Any, max_line_bytes: int) -> Iterator[bytes | bytearray | _LongLine]:
+    """The file's lines. A long line grows in one buffer (no second copy of it is made), and a
+    line over ``max_line_bytes`` is read past and dropped (only its length is kept)."""
+    readline = f.readline
+    while True:
+        b = readline(_READ_BYTES)
+        if len(b) < _READ_BYTES or b.endswith(b"\n"):
+            if not b:
+                return
+            yield b
+            continue
+        buf: bytearray | None = bytearray(b)
+        length = len(b)
+        while True:
+            more = readline(_READ_BYTES)
+            length += len(more)
+            if buf is not None and length <= max_line_bytes + 2:
+                buf += more
+            else:
+                buf = None
+            if not more or more.endswith(b"\n"):
+                break
+        yield buf if buf is not None else _LongLine(length)
+        buf = None  # hold no reference to a long line once it has been read
 
 
 def parse_session(data: bytes | str, *, source: str | None = None, max_line_bytes: int | None = None) -> Session:
@@ -155,6 +192,7 @@ def _parse_lines(raw_lines: Iterable[bytes], *, source: str | None, max_line_byt
 
 
 _SKIP = object()
+_UNSET = object()
 
 
 def _read_header(
@@ -260,7 +298,11 @@ def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_li
             b = b[3:]
             issues.append(LoadIssue("bom", "info", "byte-order mark at the start ignored", line=1))
         try:
-            value = loads(b)  # fast path: valid UTF-8 and JSON (a trailing \r\n is JSON whitespace)
+            value = _UNSET
+            if len(b) > BIG_LINE and type(b) is bytearray:  # long strings decoded piecewise (bigline.py)
+                value = parse_big_line(b, loads)
+            if value is None or value is _UNSET:
+                value = loads(b)  # fast path: valid UTF-8 and JSON (a trailing \r\n is JSON whitespace)
         except orjson.JSONDecodeError:
             value = _slow_line(b, n, issues, blank)
             if value is _SKIP:
@@ -319,7 +361,27 @@ def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_li
                 continue
             entries.append(_to_entry(o, ln, len(entries), issues))
             lines.append(ln)
+    if header is not None:
+        issues.extend(_foreign_lines(entries, lines))
     return _build(header, entries, lines, issues, source, version, migrated)
+
+
+def _foreign_lines(entries: list[Any], lines: list[int]) -> list[LoadIssue]:
+    """Other agents' lines in a pi file (kept as opaque entries, as pi keeps them), located."""
+    found: list[tuple[int, str]] = []
+    for e, n in zip(entries, lines, strict=True):
+        if isinstance(e, OpaqueEntry):
+            from ..importers.foreign import foreign_format  # lazy: the importers import this module
+
+            fmt = foreign_format(e.raw(), "pi")
+            if fmt is not None:
+                found.append((n, fmt))
+    if not found:
+        return []
+    from ..importers.foreign import foreign_issues
+
+    return [dataclasses.replace(i, message=i.message.replace("not imported", "kept as an opaque entry, as pi "
+                                                             "keeps it")) for i in foreign_issues(found, "pi session")]
 
 
 def _first_error(err: ValidationError) -> str:
@@ -432,6 +494,9 @@ def _build(
             parents.append(-1)
         else:
             parents.append(p)
+            d = e.__dict__
+            if d.get("parentId") is pid and pid is not entries[p].id:
+                d["parentId"] = entries[p].id  # one string object for an id and the links to it
 
     # Break parentId cycles (pi would loop forever walking them).
     state = [0] * len(entries)  # 0 new, 1 on current walk, 2 done
@@ -462,6 +527,7 @@ def _build(
         for w in walk:
             state[w] = 2
 
+    issues.extend(number_issues(entries, lines))
     issues.sort(key=lambda x: (x.line is None, x.line or 0))
     return Session(
         header=header,

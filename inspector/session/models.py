@@ -33,6 +33,19 @@ _DISCRIMINATORS = ("type", "role")
 
 
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
+_NO_EXTRA: dict[str, Any] = {}
+_STRINGS: dict[str, str] = {}
+_REPEATED_NAMES = frozenset({"api", "provider", "model", "stopReason", "toolName", "name", "customType",
+                             "thinkingLevel", "modelId", "cwd", "mimeType"})
+_REPEATED: dict[type, tuple[str, ...]] = {}
+
+
+def _repeated_fields(cls: type) -> tuple[str, ...]:
+    """The fields of ``cls`` whose values repeat across a session (shared, not copied); an
+    empty result is cached as ``("",)`` so the lookup above stays one dict access."""
+    names = tuple(k for k in cls.model_fields if k in _REPEATED_NAMES) or ("",)  # type: ignore[attr-defined]
+    _REPEATED[cls] = names
+    return names
 
 
 class _Model(BaseModel):
@@ -48,8 +61,18 @@ class _Model(BaseModel):
         if shared is None:
             if len(_FIELD_SETS) < 10_000:
                 _FIELD_SETS[key] = fs
-            return
-        object.__setattr__(self, "__pydantic_fields_set__", shared)
+        else:
+            object.__setattr__(self, "__pydantic_fields_set__", shared)
+        # No extra fields (the usual case): one shared empty dict instead of one per model (a
+        # frozen model never adds extras; model_copy copies the dict). Names that repeat on
+        # every line (provider, model, tool name, …) share one string object.
+        if not self.__pydantic_extra__ and self.__pydantic_extra__ is not None:
+            object.__setattr__(self, "__pydantic_extra__", _NO_EXTRA)
+        d = self.__dict__
+        for k in _REPEATED.get(type(self)) or _repeated_fields(type(self)):
+            v = d.get(k)
+            if type(v) is str and len(v) <= 64:
+                d[k] = _STRINGS.setdefault(v, v) if len(_STRINGS) < 100_000 else v
 
     @model_serializer(mode="wrap")
     def _keep_discriminator(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

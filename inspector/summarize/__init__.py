@@ -18,6 +18,7 @@ from typing import Any
 
 from ..branch_summary import BranchPreparation
 from ..compaction import CompactionPreparation, format_file_operations
+from ..redact import redact_text
 from .base import Summarizer, SummaryRequest, SummaryResult, SummaryUsage
 from .llm import AnthropicSummarizer, MissingExtra, OpenAISummarizer
 from .offline import LABEL, OfflineSummarizer
@@ -77,13 +78,16 @@ def _requests(prep: CompactionPreparation, style: str, custom_instructions: str 
     return hist, pre
 
 
-def compaction_prompts(prep: CompactionPreparation, *, style: str = "pi", custom_instructions: str | None = None) -> str:
-    """Every prompt an LLM summarizer sends for ``prep`` (single-shot), exactly, with titles."""
+def compaction_prompts(prep: CompactionPreparation, *, style: str = "pi", custom_instructions: str | None = None,
+                       redact: bool = True) -> str:
+    """Every prompt an LLM summarizer sends for ``prep`` (single-shot), exactly, with titles
+    (secrets redacted, as they are sent, unless ``redact`` is off)."""
     hist, pre = _requests(prep, style, custom_instructions)
     parts = [_titled("history summary", render_prompt(hist))] if prep.messagesToSummarize or pre is None else []
     if pre is not None:
         parts.append(_titled("turn-prefix summary", render_prompt(pre)))
-    return "\n\n".join(parts)
+    text = "\n\n".join(parts)
+    return redact_text(text) if redact else text
 
 
 def summarize_compaction(prep: CompactionPreparation, summarizer: Any, *, style: str = "pi",

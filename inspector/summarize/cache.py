@@ -5,7 +5,8 @@ the whole input, the style and the custom instructions), so a replay or a sweep 
 for the same summary; ``--no-cache`` (``use_cache=False``) neither reads nor writes. Lives under
 the user's cache directory (``platformdirs``: e.g. ``~/.cache/context-inspector/summaries``), or
 ``$INSPECTOR_CACHE_DIR``. API keys are never part of a key or a value, and cached text passes
-through secret redaction (``redact.py``). One JSON file per summary, written atomically.
+through secret redaction (``redact.py``). One JSON file per summary, written atomically
+(``safeio.write_atomic``), readable by its owner only (files 0600 in folders 0700).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
+import stat
 from pathlib import Path
 from typing import Any
 
 from ..redact import redact_text
+from ..safeio import WriteRefused, read_regular, write_atomic
 
 
 def cache_dir() -> Path:
@@ -29,7 +31,7 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("context-inspector")) / "summaries"
 
 
-CACHE_VERSION = "summaries-v2"
+CACHE_VERSION = "summaries-v3"
 
 
 def cache_key(*parts: Any) -> str:
@@ -43,18 +45,29 @@ def cache_key(*parts: Any) -> str:
 def get(key: str) -> dict[str, Any] | None:
     p = cache_dir() / key[:2] / f"{key}.json"
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        return json.loads(read_regular(p).decode("utf-8"))
     except (OSError, ValueError):
         return None
 
 
+def _private_dir(d: Path, *, fix: bool) -> None:
+    """Make ``d`` (and missing parents) with mode 0700; ``fix`` also tightens an existing one."""
+    if not d.is_dir():
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(d, 0o700)  # mkdir's mode is masked by the umask
+    elif fix and stat.S_IMODE(d.stat().st_mode) & 0o077:
+        os.chmod(d, 0o700)
+
+
 def put(key: str, value: dict[str, Any]) -> None:
-    d = cache_dir() / key[:2]
+    """Store a summary: secrets redacted, file 0600 in a 0700 folder, written atomically."""
+    root = cache_dir()
+    d = root / key[:2]
     try:
-        d.mkdir(parents=True, exist_ok=True)
+        _private_dir(root, fix="INSPECTOR_CACHE_DIR" not in os.environ)  # never chmod a folder the user named
+        _private_dir(d, fix=True)
         safe = {k: redact_text(v) if isinstance(v, str) else v for k, v in value.items()}
-        tmp = d / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"
-        tmp.write_text(json.dumps(safe, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, d / f"{key}.json")
-    except OSError:
+        write_atomic(d / f"{key}.json", json.dumps(safe, ensure_ascii=False).encode("utf-8", "backslashreplace"),
+                     mode=0o600)
+    except (OSError, WriteRefused):
         pass  # a cache that cannot be written is only slower

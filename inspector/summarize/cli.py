@@ -14,6 +14,7 @@ from ..cli import load_or_exit, print_json
 from ..compaction import CompactionSettings, prepare_compaction
 from . import LABEL, compaction_prompts, get_summarizer, summarize_compaction
 from .base import SummaryRequest
+from .llm import operator_key
 from .prompts import STYLES
 from .slices import STRATEGIES, SliceSettings, compare, format_table
 
@@ -23,7 +24,8 @@ def _summarizer(args: argparse.Namespace) -> Any:
         return get_summarizer("offline")
     summ = get_summarizer(args.summarizer, model=args.model or "", base_url=args.base_url,
                           api_key_env=args.api_key_env, timeout=args.timeout, max_retries=args.max_retries,
-                          use_cache=not args.no_cache)
+                          use_cache=not args.no_cache, redact=not args.send_secrets,
+                          api_key=operator_key(args.summarizer, args.base_url, args.api_key_env))
     missing = summ.missing_extra()
     if missing:
         raise SystemExit(f"inspector: {missing}")
@@ -66,7 +68,8 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     res = summarize_compaction(prep, summ, style=args.style, custom_instructions=args.instructions,
                                slices=args.slices or "single-shot", slice_settings=ss)
     sent = bool(res.prompt)
-    prompt = res.prompt or compaction_prompts(prep, style=args.style, custom_instructions=args.instructions)
+    prompt = res.prompt or compaction_prompts(prep, style=args.style, custom_instructions=args.instructions,
+                                              redact=not args.send_secrets)
     if not sent and args.slices and args.slices != "single-shot":
         prompt = f"(single-shot prompts shown; {args.slices} sends one prompt per slice)\n\n" + prompt
     if args.json:
@@ -103,6 +106,8 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
     p.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts, with backoff")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
+    p.add_argument("--send-secrets", action="store_true",
+                   help="send the session's text without redacting secrets (redacted by default, as in exports)")
     p.add_argument("--style", default="pi", choices=list(STYLES))
     p.add_argument("--instructions", help="custom instructions added to the prompt")
     p.add_argument("--slices", choices=[*STRATEGIES, "compare"],

@@ -6,9 +6,15 @@
 
 One request per summary, as pi's ``completeSimple`` makes it: our system prompt, one user message
 (``prompts.build_prompt``), the output budget as the token limit; the answer's text blocks are
-joined with newlines (pi's join). Keys come only from environment variables (``OPENAI_API_KEY``,
-``OPENROUTER_API_KEY`` for openrouter.ai, ``ANTHROPIC_API_KEY``, or ``api_key_env``); they live in
-memory only and are scrubbed from error text, so they never reach a cache, an export or a log.
+joined with newlines (pi's join).
+
+Keys: a key given with the summarizer (``api_key``: typed in the app for its own base URL, or the
+CLI's environment) goes to that base URL. Otherwise the environment's key (``OPENAI_API_KEY``,
+``OPENROUTER_API_KEY`` for openrouter.ai, ``ANTHROPIC_API_KEY``, or ``api_key_env``) is used only
+for a base URL the operator configured (``endpoints.py``); an unconfigured loopback endpoint gets
+no key, any other is refused. Keys live in memory only and are scrubbed from error text, so they
+never reach a cache, an export or a log. The text sent passes through the same secret redaction
+as exports (``redact.py``) unless ``redact`` is off; ``prompt`` on the result is what was sent.
 The SDKs retry 429 and 5xx answers with exponential backoff (``max_retries``, honouring
 Retry-After) and apply ``timeout`` per attempt; setting the ``cancel`` event abandons the call.
 Any failure becomes a clear ``error`` on the result, and the offline extractive summary stands in,
@@ -17,6 +23,7 @@ marked ``fell_back``. Answers are cached on disk (``cache.py``) unless ``use_cac
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import threading
@@ -27,11 +34,11 @@ from urllib.parse import urlparse
 
 from ..pricing import table_price
 from ..redact import redact_text
-from . import cache
+from . import cache, endpoints
 from .base import SummaryRequest, SummaryResult, SummaryUsage
 from .offline import LABEL as OFFLINE_LABEL
 from .offline import OfflineSummarizer
-from .prompts import build_prompt, extract_summary, render_prompt
+from .prompts import build_prompt, extract_summary
 
 # USD per 1M output tokens (list prices), matched by substring like pricing.PRICE_TABLE.
 OUTPUT_PRICE_TABLE: tuple[tuple[str, float], ...] = (
@@ -39,7 +46,9 @@ OUTPUT_PRICE_TABLE: tuple[tuple[str, float], ...] = (
     ("gpt-5-mini", 2.0), ("gpt-5", 10.0), ("gpt-4.1", 8.0), ("gpt-4o-mini", 0.6), ("gpt-4o", 10.0), ("o3", 8.0),
     ("gemini-2.5-pro", 10.0), ("gemini", 2.5),
 )
-_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+_PLAIN_HEADERS = {"host", "accept", "accept-encoding", "connection", "content-type", "content-length", "user-agent",
+                  "anthropic-version"}
 
 
 class MissingExtra(RuntimeError):
@@ -64,11 +73,14 @@ class _LlmSummarizer:
     def __init__(self, model: str = "", base_url: str | None = None, api_key_env: str | None = None,
                  timeout: float = 120.0, max_retries: int = 3, use_cache: bool = True,
                  cancel: threading.Event | None = None, input_price: float | None = None,
-                 output_price: float | None = None) -> None:
-        """``input_price`` / ``output_price`` in USD per 1M tokens (default: list prices by model name)."""
+                 output_price: float | None = None, api_key: str | None = None, redact: bool = True) -> None:
+        """``input_price`` / ``output_price`` in USD per 1M tokens (default: list prices by model name);
+        ``api_key`` a key for ``base_url`` itself; ``redact`` False sends secrets unredacted."""
         self.model = model or self.default_model
         self.base_url = base_url or None
         self.api_key_env = api_key_env or self._default_key_env()
+        self._api_key = api_key or None
+        self.redact = redact
         self.timeout = timeout
         self.max_retries = max_retries
         self.use_cache = use_cache
@@ -84,7 +96,7 @@ class _LlmSummarizer:
         return self.default_key_env
 
     def _local(self) -> bool:
-        return bool(self.base_url) and (urlparse(self.base_url).hostname or "") in _LOOPBACK
+        return bool(self.base_url) and (urlparse(self.base_url).hostname or "") in LOOPBACK
 
     def missing_extra(self) -> str | None:
         """A message if the provider's SDK is not installed, else None."""
@@ -93,10 +105,19 @@ class _LlmSummarizer:
         return None
 
     def _key(self) -> str:
+        """The key for this base URL: the one given, the environment's for a configured URL, none
+        for an unconfigured loopback endpoint; anything else is refused."""
+        if self._api_key:
+            return self._api_key
+        if not endpoints.is_configured(self.provider, self.base_url):
+            if self._local():
+                return ""
+            raise RuntimeError(f"{self.base_url} is not a base URL configured for this server, so the server's "
+                               "key is not sent there: give its own API key, or configure it (INSPECTOR_LLM_BASE_URLS)")
         key = os.environ.get(self.api_key_env, "")
         if not key and not self._local():
             raise RuntimeError(f"set the {self.api_key_env} environment variable to use the {self.provider} "
-                               "summarizer (keys are read from the environment only)")
+                               "summarizer")
         return key
 
     def _client(self) -> Any:
@@ -110,6 +131,25 @@ class _LlmSummarizer:
 
     def _make_client(self, key: str) -> Any:
         raise NotImplementedError
+
+    def _http_options(self, key: str) -> dict[str, Any]:
+        """For a base URL the operator did not configure: an HTTP client that sends only the
+        headers a request needs, so nothing the SDK reads from the server's environment (extra
+        headers, organisation ids, other credentials) reaches that host."""
+        if endpoints.is_configured(self.provider, self.base_url):
+            return {}
+        sdk = importlib.import_module(self.package)
+
+        def strip(request: Any) -> None:
+            for name in list(request.headers.keys()):
+                n = name.lower()
+                if n in ("authorization", "x-api-key"):
+                    if not key or key not in request.headers[name]:
+                        del request.headers[name]
+                elif n not in _PLAIN_HEADERS and not n.startswith("x-stainless-"):
+                    del request.headers[name]
+
+        return {"http_client": sdk.DefaultHttpxClient(event_hooks={"request": [strip]})}
 
     def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
         raise NotImplementedError
@@ -145,7 +185,9 @@ class _LlmSummarizer:
 
     def summarize(self, req: SummaryRequest) -> SummaryResult:
         system, user = build_prompt(req)
-        prompt = render_prompt(req)
+        if self.redact:
+            system, user = redact_text(system), redact_text(user)
+        prompt = f"[system]\n{system}\n\n[user]\n{user}"  # render_prompt's form, of the text sent
         key = cache.cache_key(self.provider, self.model, self.base_url, req.max_tokens, prompt)
         if self.use_cache:
             hit = cache.get(key)
@@ -174,9 +216,9 @@ class _LlmSummarizer:
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
         msg = f"{type(e).__name__} (HTTP {status})" if status else type(e).__name__
         msg += f": {first}" if first else ""
-        key = os.environ.get(self.api_key_env, "")
-        if len(key) >= 4:
-            msg = msg.replace(key, "[REDACTED]")
+        for key in (os.environ.get(self.api_key_env, ""), self._api_key or ""):
+            if len(key) >= 4:
+                msg = msg.replace(key, "[REDACTED]")
         return redact_text(msg)
 
 
@@ -187,7 +229,7 @@ class OpenAISummarizer(_LlmSummarizer):
     default_model = "gpt-4o-mini"
 
     def _default_key_env(self) -> str:
-        if self.base_url and "openrouter.ai" in self.base_url:
+        if self.base_url and (urlparse(self.base_url).hostname or "") == "openrouter.ai":
             return "OPENROUTER_API_KEY"
         return self.default_key_env
 
@@ -198,7 +240,7 @@ class OpenAISummarizer(_LlmSummarizer):
         import openai
 
         return openai.OpenAI(api_key=key or "no-key", base_url=self.base_url, timeout=self.timeout,
-                             max_retries=self.max_retries)
+                             max_retries=self.max_retries, **self._http_options(key))
 
     def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
         # OpenAI's own API wants max_completion_tokens (newer models refuse max_tokens); compatible
@@ -227,10 +269,19 @@ class AnthropicSummarizer(_LlmSummarizer):
         import anthropic
 
         return anthropic.Anthropic(api_key=key, base_url=self.base_url, timeout=self.timeout,
-                                   max_retries=self.max_retries)
+                                   max_retries=self.max_retries, **self._http_options(key))
 
     def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
         r = self._client().messages.create(model=self.model, max_tokens=max_tokens, system=system,
                                            messages=[{"role": "user", "content": user}])
         text = "\n".join(b.text for b in r.content if getattr(b, "type", "") == "text")
         return text, int(r.usage.input_tokens or 0), int(r.usage.output_tokens or 0)
+
+
+def operator_key(provider: str, base_url: str | None, api_key_env: str | None = None) -> str | None:
+    """The key the environment holds for ``provider`` at ``base_url`` — for the command line,
+    whose user is the operator: a ``--base-url`` typed there gets the operator's key."""
+    cls = {"openai": OpenAISummarizer, "anthropic": AnthropicSummarizer}.get(provider)
+    if cls is None or not base_url:
+        return None
+    return os.environ.get(cls(base_url=base_url, api_key_env=api_key_env).api_key_env) or None

@@ -107,7 +107,7 @@ def message_text(m: Any, limit: int = 300) -> str:
         t = f"$ {m.command}\n{m.output}"
     else:
         t = getattr(m, "summary", "") or ""
-    t = t.strip()
+    t = (t if isinstance(t, str) else str(t)).strip()  # an opaque message may hold any JSON
     return t if len(t) <= limit else t[: limit - 1] + "…"
 
 

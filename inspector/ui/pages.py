@@ -138,7 +138,7 @@ def _load_sample() -> None:
     name = st.session_state.get("sample_choice")
     p = next((x for x in sources.sample_files() if x.name == name), None)
     if p is not None:
-        _load(p.read_bytes(), p.name, ("sample", p.name))
+        _load(sources.read_file(p), p.name, ("sample", p.name))
 
 
 def _load_upload() -> None:
@@ -175,14 +175,14 @@ def _local_table(agent: str, items: list[Any]) -> None:
         st.caption("Select a row to load that session.")
         return
     x = items[picked[0]]
-    if st.button(f"Load {rows[picked[0]]['name'] or rows[picked[0]]['file']}", key=f"load_{key}"):
+    if st.button("Load " + esc(str(rows[picked[0]]["name"] or rows[picked[0]]["file"])), key=f"load_{key}"):
         try:
             if x.ref is not None:
                 from ..importers.discover import opencode_export
 
                 _load(opencode_export(x), f"{x.ref}.json", None)
             else:
-                _load(x.path.read_bytes(), str(x.path), ("path", str(x.path)))
+                _load(sources.read_file(x.path), str(x.path), ("path", str(x.path)))
         except (OSError, KeyError, sqlite3.Error) as e:
             st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
 
@@ -191,7 +191,7 @@ def _load_local(raw: str, roots: Any = None) -> bool:
     """Load a local file if it is under the allowed roots; say why not otherwise."""
     try:
         p = sources.check_path(raw, roots)
-        return _load(p.read_bytes(), str(p), ("path", str(p)))
+        return _load(sources.read_file(p), str(p), ("path", str(p)))
     except sources.PathRefused as e:
         st.error(esc(str(e)))
     except OSError as e:
@@ -271,7 +271,8 @@ def load_page() -> None:
         return
     st.divider()
     info = memo("info", None, lambda: session_info(s, counters=("pi",)))
-    st.subheader(esc(st.session_state.get("session_name", "session")) + (f" — {esc(info.name)}" if info.name else ""))
+    st.subheader(esc(st.session_state.get("session_name", "session")) + (f" — {esc(info.name)}" if info.name else ""),
+                 anchor=False)  # no anchor link made of session text
     m = st.columns(6)
     m[0].metric("Entries", f"{info.entries:,}")
     m[1].metric("Branches (leaves)", len(info.leaves))

@@ -1,9 +1,15 @@
 """Self-contained HTML reports (work offline: plotly.js is inlined once, no CDN, no scripts of
-the session's own — every session string is HTML-escaped)."""
+the session's own — every session string is HTML-escaped).
+
+Every session string passes through ``redact`` (e.g. :func:`inspector.redact.redact_text`) before
+it is escaped, figure data included (plotly.js itself is not session text and is left alone).
+Lone surrogates (possible in JavaScript strings, not in UTF-8) are shown as U+FFFD."""
 
 from __future__ import annotations
 
 import html
+import re
+from collections.abc import Callable
 from typing import Any
 
 import plotly.io as pio
@@ -21,30 +27,61 @@ pre{white-space:pre-wrap;background:#f7f7f7;padding:.8rem;border-radius:6px;font
 """
 
 
-def _page(title: str, body: str) -> str:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_FIG_CONFIG = {"displaylogo": False, "responsive": True}
+
+
+def _same(text: str) -> str:
+    return text
+
+
+class _Text:
+    """Session text into HTML: redacted (``redact``), lone surrogates as U+FFFD, then escaped."""
+
+    def __init__(self, redact: Callable[[str], str] | None) -> None:
+        self.redact = redact or _same
+
+    def __call__(self, value: Any) -> str:
+        return html.escape(_SURROGATE.sub("\ufffd", self.redact(str(value))))
+
+    def value(self, v: Any) -> Any:
+        """A figure's data with every string redacted and made valid UTF-8."""
+        if isinstance(v, str):
+            return _SURROGATE.sub("\ufffd", self.redact(v))
+        if isinstance(v, (list, tuple)):
+            return [self.value(x) for x in v]
+        if isinstance(v, dict):
+            return {k: self.value(x) for k, x in v.items()}
+        return v
+
+    def fig(self, fig: Any) -> str:
+        return pio.to_html(self.value(fig.to_plotly_json()), full_html=False, include_plotlyjs=False,
+                           config=_FIG_CONFIG)
+
+
+def _page(title: str, body: str, plotly: bool = False) -> str:
+    from plotly.offline import get_plotlyjs
+
+    lib = f"<script type='text/javascript'>{get_plotlyjs()}</script>" if plotly else ""
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline' "
             f"'unsafe-eval'; style-src 'unsafe-inline'; img-src data:; font-src data:\">"
-            f"<style>{_CSS}</style></head><body>{body}</body></html>")
+            f"<style>{_CSS}</style>{lib}</head><body>{body}</body></html>")
 
 
-def _fig(fig: Any, first: bool) -> str:
-    return pio.to_html(fig, full_html=False, include_plotlyjs="inline" if first else False,
-                       config={"displaylogo": False, "responsive": True})
-
-
-def replay_html(session: Any, replay: Any) -> str:
-    """A replay report: settings, metrics, the timeline, events and the last call's context."""
+def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None = None) -> str:
+    """A replay report: settings, metrics, the timeline, events and the last call's context.
+    Every string from the session passes through ``redact`` (e.g. ``redact_text``) first."""
+    t = _Text(redact)
     s = replay.settings
     m = replay.metrics
-    rows = "".join(f"<tr><th>{html.escape(k.replace('_', ' '))}</th><td class='num'>{html.escape(str(v))}</td></tr>"
+    rows = "".join(f"<tr><th>{html.escape(k.replace('_', ' '))}</th><td class='num'>{t(v)}</td></tr>"
                    for k, v in m.model_dump().items())
-    sets = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
-                   for k, v in s.model_dump().items())
-    parts = [f"<h1>Context Inspector — replay</h1><p class='muted'>{html.escape(str(session.source))} · "
+    sets = "".join(f"<tr><th>{html.escape(k)}</th><td>{t(v)}</td></tr>" for k, v in s.model_dump().items())
+    parts = [f"<h1>Context Inspector — replay</h1><p class='muted'>{t(session.source)} · "
              f"{len(replay.steps):,} model calls</p>",
              f"<h2>Settings</h2><table>{sets}</table><h2>Metrics</h2><table>{rows}</table>",
-             "<h2>Context tokens per call</h2>", _fig(figures.timeline(replay), True)]
+             "<h2>Context tokens per call</h2>", t.fig(figures.timeline(replay))]
     if replay.steps:
         k = len(replay.steps) - 1
         d = replay.step_detail(k)
@@ -52,28 +89,29 @@ def replay_html(session: Any, replay: Any) -> str:
 
         c = session_counter(session, s.counter)
         parts.append(f"<h2>Context at the last call ({k})</h2>")
-        parts.append(_fig(figures.context_bars(d.before, c.count_many([x.message for x in d.before]), d.after,
-                                               c.count_many([x.message for x in d.after]),
-                                               window=s.context_window, reserve=s.reserve_tokens), False))
+        parts.append(t.fig(figures.context_bars(d.before, c.count_many([x.message for x in d.before]), d.after,
+                                                c.count_many([x.message for x in d.after]),
+                                                window=s.context_window, reserve=s.reserve_tokens)))
     ev_rows = "".join(
-        f"<tr><td class='num'>{st.step}</td><td class='num'>{st.entry_index}</td><td>{html.escape(e['type'])}</td>"
-        f"<td>{html.escape(str(e.get('reason') or e.get('path') or ''))}</td></tr>"
+        f"<tr><td class='num'>{st.step}</td><td class='num'>{st.entry_index}</td><td>{t(e['type'])}</td>"
+        f"<td>{t(e.get('reason') or e.get('path') or '')}</td></tr>"
         for st in replay.steps for e in st.events if e["type"] not in ("zone",))
     parts.append(f"<h2>Events</h2><table><tr><th>step</th><th>entry</th><th>event</th><th>detail</th></tr>{ev_rows}</table>")
     for rec in replay.summaries:
         parts.append(f"<h3>Compaction before call {rec['step']} ({'simulated' if rec.get('simulated') else 'recorded'})"
-                     f"</h3><pre>{html.escape(rec['text'])}</pre>")
-    return _page("Context Inspector — replay", "".join(parts))
+                     f"</h3><pre>{t(rec['text'])}</pre>")
+    return _page("Context Inspector — replay", "".join(parts), plotly=True)
 
 
-def doctor_html(session: Any, report: Any) -> str:
+def doctor_html(session: Any, report: Any, redact: Callable[[str], str] | None = None) -> str:
+    t = _Text(redact)
     rows = "".join(
-        f"<tr><td class='{f.severity}'>{f.severity}</td><td>{html.escape(f.kind)}</td>"
-        f"<td>{html.escape(', '.join(map(str, f.entries[:10])))}</td><td>{html.escape(', '.join(map(str, f.lines[:10])))}</td>"
-        f"<td>{html.escape(f.message)}</td></tr>" for f in report.findings)
+        f"<tr><td class='{f.severity}'>{f.severity}</td><td>{t(f.kind)}</td>"
+        f"<td>{t(', '.join(map(str, f.entries[:10])))}</td><td>{t(', '.join(map(str, f.lines[:10])))}</td>"
+        f"<td>{t(f.message)}</td></tr>" for f in report.findings)
     ctx = build_session_context(session, report.leaf) if report.leaf is not None else None
     counts = report.counts()
-    body = (f"<h1>Context Inspector — doctor</h1><p class='muted'>{html.escape(str(session.source))} · "
+    body = (f"<h1>Context Inspector — doctor</h1><p class='muted'>{t(session.source)} · "
             f"{len(session.entries):,} entries · context {len(ctx.messages) if ctx else 0} messages · "
             f"{counts.get('error', 0)} error(s), {counts.get('warning', 0)} warning(s), {counts.get('info', 0)} info</p>"
             f"<table><tr><th>severity</th><th>kind</th><th>entries</th><th>lines</th><th>explanation</th></tr>"

@@ -101,6 +101,37 @@ def _use_session_window() -> None:
         set_widgets({"window_preset": preset, **({"window_custom": int(window)} if preset == "Custom" else {})})
 
 
+def _llm_controls(sb: Any, summarizer: str) -> tuple[str | None, str | None, str | None, bool]:
+    """Model, base URL, a key for that URL, redaction. The server's key goes only to the base URLs
+    its operator configured; another URL needs a key typed here, kept for this browser session only."""
+    from urllib.parse import urlparse
+
+    from ..summarize.endpoints import is_configured
+    from ..summarize.llm import LOOPBACK
+
+    model = sb.text_input("Summarizer model", key="summarizer_model", placeholder="the summarizer's default",
+                          help="The model the LLM summarizer asks.").strip() or None
+    url = None
+    if summarizer == "openai":
+        url = sb.text_input("Base URL", key="summarizer_base_url", placeholder="https://api.openai.com/v1",
+                            help="Any OpenAI-compatible endpoint: OpenRouter, Ollama, vLLM, LM Studio, "
+                                 "llama.cpp server.").strip() or None
+    key = None
+    if url and not is_configured(summarizer, url):
+        key = sb.text_input("API key for this URL", key="summarizer_api_key", type="password",
+                            help="This server's own key is sent only to the endpoints its operator configured. "
+                                 "A key typed here is used for this URL in this browser session only: never saved, "
+                                 "never put in the page's address.").strip() or None
+        if key is None:
+            local = (urlparse(url).hostname or "") in LOOPBACK
+            sb.caption("No key typed: requests go without one (enough for a local model server)." if local else
+                       "No key typed: nothing is sent to this URL until its key is typed here.")
+    send = sb.checkbox("Send secrets unredacted", key="summarizer_send_secrets",
+                       help="The session text sent to the LLM has API keys, tokens, passwords and private keys "
+                            "redacted, as in exports. Tick to send it as it is.")
+    return model, url, key, not send
+
+
 def _preset_box(sb: Any) -> None:
     """The agent preset in effect (computed from the settings, "Custom" when one differs from
     every preset); choosing one applies it at once."""
@@ -210,15 +241,11 @@ def _summarizer_box(sb: Any, inert: dict[str, str]) -> dict[str, Any]:
         disabled="summarizer" in inert,
         help="Writes the summaries of simulated compactions. LLM summarizers need the llm extra and a key in "
              "the environment; a failed call falls back to the offline summary, marked.")
-    sum_model = sum_url = None
+    sum_model, sum_url, sum_key, redact = None, None, None, True
     if summarizer != "offline":
-        sum_model = sb.text_input("Summarizer model", key="summarizer_model", placeholder="the summarizer's default",
-                                  help="The model the LLM summarizer asks.").strip() or None
-        if summarizer == "openai":
-            sum_url = sb.text_input("Base URL", key="summarizer_base_url", placeholder="https://api.openai.com/v1",
-                                    help="Any OpenAI-compatible endpoint: OpenRouter, Ollama, vLLM, LM Studio, "
-                                         "llama.cpp server.").strip() or None
-    return {"summarizer": summarizer, "summarizer_model": sum_model, "summarizer_base_url": sum_url}
+        sum_model, sum_url, sum_key, redact = _llm_controls(sb, summarizer)
+    return {"summarizer": summarizer, "summarizer_model": sum_model, "summarizer_base_url": sum_url,
+            "summarizer_api_key": sum_key, "summarizer_redact": redact}
 
 
 def _import_box(sb: Any) -> None:

@@ -13,6 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..safeio import is_regular, open_regular, read_regular, regular_stat
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_sessions"
 PI_SESSIONS = Path("~/.pi/agent/sessions").expanduser()
@@ -51,13 +53,18 @@ def check_path(raw: str, allowed: list[Path] | None = None) -> Path:
             f"{raw!r} is outside the allowed folders ({', '.join(str(r) for r in allowed)}). "
             "Set INSPECTOR_ROOTS to allow another folder."
         )
-    if not real.is_file():
-        raise PathRefused(f"{raw!r} is not a file")
+    if not is_regular(real):
+        raise PathRefused(f"{raw!r} is not a regular file")
     return real
 
 
 def sample_files() -> list[Path]:
-    return sorted([*SAMPLES.glob("*.jsonl"), *SAMPLES.glob("*.json")])
+    return sorted(p for p in [*SAMPLES.glob("*.jsonl"), *SAMPLES.glob("*.json")] if is_regular(p))
+
+
+def read_file(path: Path) -> bytes:
+    """A session file's bytes; only a regular file is read (``OSError`` otherwise)."""
+    return read_regular(path)
 
 
 def local_sessions(limit: int = 300) -> dict[str, list[Any]]:
@@ -81,7 +88,7 @@ class PiSessionFile:
 def _name_of(path: Path, max_lines: int = 400) -> str | None:
     name = None
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # a FIFO named *.jsonl never blocks the listing
             for k, line in enumerate(f):
                 if k > max_lines:
                     break
@@ -114,7 +121,7 @@ def list_pi_sessions(base: Path | None = None, limit: int = 300) -> list[PiSessi
         project = "/" + proj.name.strip("-").replace("-", "/")
         for f in proj.glob("*.jsonl"):
             try:
-                st = f.stat()
+                st = regular_stat(f)
             except OSError:
                 continue
             out.append(PiSessionFile(f, project, None, datetime.fromtimestamp(st.st_mtime), st.st_size))

@@ -13,6 +13,7 @@ re-replays.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import threading
@@ -24,8 +25,9 @@ import streamlit as st
 
 from ..importers import parse_any
 from ..importers.codex import recorded_context_window
+from ..jsjson import replace_lone_surrogate_escapes
 from ..replay import Replay, ReplaySettings, replay, session_counter
-from ..session.tree import Session
+from ..session.tree import LoadIssue, Session
 
 MAX_SESSIONS = 6
 MAX_REPLAYS = 32
@@ -80,6 +82,20 @@ def clear_caches() -> None:
     caches.clear()
 
 
+def parse_for_display(data: bytes, name: str) -> Session:
+    """``parse_any``, with lone surrogate escapes (JS strings may hold them, no web page can show
+    them) read as U+FFFD, each line that had one reported as a load issue."""
+    clean, lines = replace_lone_surrogate_escapes(data)
+    session = parse_any(clean, source=name)
+    if not lines:
+        return session
+    where = ", ".join(map(str, lines[:20])) + (f" and {len(lines) - 20} more" if len(lines) > 20 else "")
+    note = LoadIssue("lone-surrogate", "warning", f"lone UTF-16 surrogate escape(s) (\\udXXX, not part of a pair) on "
+                     f"line(s) {where}: shown here as U+FFFD; the command line keeps and counts them as pi does",
+                     line=lines[0])
+    return dataclasses.replace(session, issues=(note, *session.issues))
+
+
 class NotASession(ValueError):
     """The bytes are not a session of any format we read (the open session stays)."""
 
@@ -99,7 +115,7 @@ def load_bytes(data: bytes, name: str, origin: tuple[str, str] | None = None) ->
     bytes hold no session."""
     digest = hashlib.sha256(data).hexdigest()
     with st.spinner(f"Reading {name}…"):
-        session = caches()["sessions"].get(digest, lambda: parse_any(data, source=name))
+        session = caches()["sessions"].get(digest, lambda: parse_for_display(data, name))
     if (why := _is_session(session)) is not None:
         raise NotASession(f"{name} is not a session: {why}")
     st.session_state["session_window"] = recorded_context_window(session)
@@ -124,7 +140,7 @@ def current_session() -> Session | None:
         data = _read_origin(st.session_state.get("session_origin"))
         if data is None or hashlib.sha256(data).hexdigest() != digest:
             return None
-    return caches()["sessions"].get(digest, lambda: parse_any(data, source=name))
+    return caches()["sessions"].get(digest, lambda: parse_for_display(data, name))
 
 
 def _read_origin(origin: tuple[str, str] | None) -> bytes | None:
@@ -134,9 +150,9 @@ def _read_origin(origin: tuple[str, str] | None) -> bytes | None:
     try:
         if origin is not None and origin[0] == "sample":
             p = next((x for x in sources.sample_files() if x.name == origin[1]), None)
-            return p.read_bytes() if p is not None else None
+            return sources.read_file(p) if p is not None else None
         if origin is not None and origin[0] == "path":
-            return sources.check_path(origin[1]).read_bytes()
+            return sources.read_file(sources.check_path(origin[1]))
     except (sources.PathRefused, OSError):
         return None
     return None

@@ -50,9 +50,16 @@ POLICY_FIELD_PREFIX = {"early": "early_", "opencode": "opencode_", "codex": "cod
 DEFAULTS = ReplaySettings()
 
 
+_WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r"(?i)(?<=http)(?=s?:)|(?<=www)(?=\.)|(?=@)")
+
+
 def esc(text: str) -> str:
     """Escape markdown (and Streamlit's ``:directive[...]`` syntax) so text from a session, a
-    file name or a URL is shown literally, never as links, emphasis or HTML."""
+    file name or a URL is shown literally, never as links, emphasis or HTML. GitHub-flavoured
+    markdown turns bare ``http://``, ``www.`` and ``a@b.c`` into links even when escaped, so an
+    invisible word joiner (U+2060) goes inside each of them first."""
+    text = _AUTOLINK.sub(_WORD_JOINER, text)
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", text)
 
 

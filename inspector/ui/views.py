@@ -251,25 +251,27 @@ def sweep_is_stale(base: Any, current: Any, x: str, y: str) -> bool:
 def entry_detail(session: Any, e: Any) -> str:
     """A few words on a non-message entry (what a label points at, which model, …)."""
     t = str(e.type)
+    f = lambda name: getattr(e, name, None)  # noqa: E731 - an entry kept opaque may lack any field
     if t == "label":
-        target = session.index_of(getattr(e, "targetId", None))
-        return f"→ entry {target}: {e.label!r}" if e.label else f"→ entry {target}: label cleared"
+        target = session.index_of(f("targetId"))
+        return f"→ entry {target}: {f('label')!r}" if f("label") else f"→ entry {target}: label cleared"
     if t == "model_change":
-        return f"{e.provider}/{e.modelId}"
+        return f"{f('provider')}/{f('modelId')}"
     if t == "thinking_level_change":
-        return str(e.thinkingLevel)
+        return str(f("thinkingLevel"))
     if t == "session_info":
-        return f"name {e.name!r}" if e.name else ""
+        return f"name {f('name')!r}" if f("name") else ""
     if t in ("custom", "custom_message"):
         text = message_text(e) if t == "custom_message" else ""
-        return f"{e.customType}" + (f": {text}" if text else "")
-    return getattr(e, "summary", "") or ""
+        return f"{f('customType')}" + (f": {text}" if text else "")
+    return str(f("summary") or "")
 
 
 def entry_label(session: Any, i: int, preview: int = 60) -> str:
     e = session.entries[i]
     m = getattr(e, "message", None)
-    what = m.role if m is not None else str(e.type)
+    m = m if hasattr(m, "role") else None  # an opaque entry's message may be any JSON value
+    what = str(m.role) if m is not None else str(e.type)
     text = message_text(m, preview) if m is not None else entry_detail(session, e)
     text = text if len(text) <= preview else text[: preview - 1] + "…"
     lbl = session.labels.get(i)
@@ -288,9 +290,9 @@ def tree_rows(session: Any, current_path: Sequence[int] = (), limit: int = 20_00
         i, own, below = stack.pop()
         kids = session.children[i]
         e = session.entries[i]
-        m = getattr(e, "message", None)
+        role = getattr(getattr(e, "message", None), "role", None)  # an opaque message may be any JSON
         rows.append({"entry": i, "tree": own + ("● " if i in on else "○ ") + entry_label(session, i, 80),
-                     "type": (f"{e.type}/{m.role}" if m is not None else str(e.type)),
+                     "type": (f"{e.type}/{role}" if role is not None else str(e.type)),
                      "label": session.labels.get(i, ""), "on branch": i in on,
                      "children": len(kids)})
         if len(kids) > 1:

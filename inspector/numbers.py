@@ -1,0 +1,111 @@
+"""Numbers from a session at the edges: what pi reads, and what the rest of the engine counts.
+
+JSON can write numbers a token count cannot be: ``1e400`` (JavaScript reads Infinity), an integer
+with 400 digits (Infinity too), two ``1e308`` that sum to Infinity, ``-1e400``. pi's own
+arithmetic is reproduced exactly where we compare with it (``oracle_json`` prints ``null`` as
+``JSON.stringify`` does). Everywhere else — the replay, ``info``, ``doctor``, explanations, costs,
+the app — a value goes through :func:`clamp` first: NaN becomes 0, anything beyond
+±``MAX_TOKENS`` (2^53 − 1, JavaScript's largest exact integer) becomes ±``MAX_TOKENS``. The loader
+reports each such value as a located load issue (:func:`number_issues`), so nothing is clamped
+silently and nothing raises.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+MAX_TOKENS = 2**53 - 1
+
+
+def out_of_range(v: object) -> bool:
+    """True for a number that is NaN, infinite or beyond ±MAX_TOKENS (bools are not numbers)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    if isinstance(v, float) and not math.isfinite(v):
+        return True
+    return abs(v) > MAX_TOKENS
+
+
+def clamp(v: object) -> int | float:
+    """A number safe for arithmetic, ``int()`` and formatting: NaN → 0, ±inf and huge → ±MAX_TOKENS;
+    anything that is not a number → 0."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return 0
+    if isinstance(v, float) and math.isnan(v):
+        return 0
+    if v > MAX_TOKENS:
+        return MAX_TOKENS
+    if v < -MAX_TOKENS:
+        return -MAX_TOKENS
+    return v
+
+
+def clamp_int(v: object) -> int:
+    """:func:`clamp`, rounded down to an int (for counts of tokens)."""
+    return int(clamp(v))
+
+
+def describe(v: object) -> str:
+    """A number as a short text (a 400-digit integer is not printed whole)."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 10**15:
+        digits = len(str(abs(v)))
+        return f"{'-' if v < 0 else ''}{str(abs(v))[:6]}… ({digits} digits)"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("-Infinity" if v < 0 else "Infinity")
+    return repr(v)
+
+
+_USAGE = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+
+
+def _bad_fields(entry: Any) -> list[tuple[str, object]]:
+    """(field, value) of every out-of-range usage or ``tokensBefore`` value of one entry."""
+    out: list[tuple[str, object]] = []
+    for owner, prefix in ((entry, ""), (getattr(entry, "message", None), "message.")):
+        tb = getattr(owner, "tokensBefore", 0)
+        if type(tb) is not int or not -MAX_TOKENS <= tb <= MAX_TOKENS:
+            if out_of_range(tb):
+                out.append((f"{prefix}tokensBefore", tb))
+    usage = getattr(getattr(entry, "message", None), "usage", None)
+    if usage is not None:  # a model, or a plain dict in a message of an unknown role
+        get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
+        out += [(f"usage.{k}", get(k)) for k in _USAGE if out_of_range(get(k, 0))]
+        cost = get("cost")
+        if isinstance(cost, dict):
+            out += [(f"usage.cost.{k}", v) for k, v in cost.items() if out_of_range(v)]
+    return out
+
+
+def number_issues(entries: Sequence[Any], lines: Sequence[int]) -> list[Any]:
+    """A located warning for each usage or ``tokensBefore`` value beyond what a count can be."""
+    from .session.tree import LoadIssue
+
+    out = []
+    for i, e in enumerate(entries):
+        for name, v in _bad_fields(e):
+            out.append(LoadIssue("number-out-of-range", "warning",
+                                 f"{name} is {describe(v)}, beyond any token count; counted as {clamp(v):,} here",
+                                 line=lines[i] if i < len(lines) else None, entry_index=i))
+    return out
+
+
+def finite_ms(v: object) -> float | None:
+    """A time in milliseconds as a float, or None for anything that is not a finite number
+    (a 400-digit integer, 1e400, text): such a time is unknown, never an overflow."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def js_float(v: int | float) -> float:
+    """A number as JavaScript holds it: an integer too large for a double is ±Infinity."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
