@@ -126,5 +126,7 @@ def print_summary(args: argparse.Namespace, prep: CompactionPreparation, summ: A
     print(res.text)
 
 
-COMMAND = Command("summarize", "the summary a compaction at the leaf would get (offline or by an LLM)",
-                  add_arguments, run)
+COMMAND = Command(
+    "summarize", "the summary a compaction at the leaf would get (offline or by an LLM)", add_arguments, run,
+    description="The summary pi's compaction would store at the leaf, by any summarizer. Budgets, as pi's: "
+                "0.8 × --reserve for the history summary, 0.5 × for a split turn's prefix.")
