@@ -58,6 +58,7 @@ from .session.models import (
     MessageEntry,
     ToolCall,
 )
+from .session.tree import Session
 from .tokens import estimate_context_tokens, estimate_tokens
 
 PiVersion = Literal["0.73", "0.58"]
@@ -379,6 +380,15 @@ def prepare_compaction(
     tokens_before = _tokens_before(path, idx, prev, pi_version, context)
     cut = find_cut_point(path, boundary_start, len(path), settings.keepRecentTokens, tokens)
     return _preparation(path, idx, cut, boundary_start, prev, settings, tokens_before, pi_version)
+
+
+def prepare_compaction_at(
+    session: Session, leaf: int, settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS, pi_version: str = "0.73"
+) -> CompactionPreparation | None:
+    """:func:`prepare_compaction` on the branch of ``session`` that ends at entry ``leaf`` (what
+    pi's ``/compact`` would prepare with that entry as the session's leaf)."""
+    path = session.path(leaf)
+    return prepare_compaction(session.entries_at(path), settings, path_indexes=path, pi_version=pi_version)
 
 
 def _tokens_before(path: Sequence[AnyEntry], idx: Sequence[int | None], prev: int, pi_version: str,

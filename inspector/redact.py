@@ -17,6 +17,7 @@ Each match becomes ``[REDACTED:<kind>]``; for a connection string only the passw
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -200,6 +201,11 @@ def redact_value(value: Any) -> Any:
         from .deep import deep_call
 
         return deep_call(_redact_value, value)
+
+
+def redact_json(data: bytes) -> bytes:
+    """A JSON document (UTF-8) with every string redacted, written again with an indent of 2."""
+    return json.dumps(redact_value(json.loads(data)), indent=2, ensure_ascii=False).encode("utf-8")
 
 
 def _redact_value(value: Any) -> Any:

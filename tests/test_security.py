@@ -61,7 +61,8 @@ def run(*argv: str) -> tuple[int, str, str]:
             code = main(list(argv))
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
-            err.write(str(e.code))
+            if isinstance(e.code, str):  # what Python prints on exit (a failing command printed its own message)
+                err.write(e.code)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -302,7 +302,7 @@ def test_cli_refuses_an_llm_summarizer_without_the_extra(monkeypatch, capsys) ->
     import importlib.util
 
     from inspector.cli import main
-    from inspector.summarize import cli as summarize_cli
+    from inspector.cli import summarize as summarize_cli
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "anthropic" else real(n, *a))

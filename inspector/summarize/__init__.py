@@ -24,6 +24,7 @@ from .llm import AnthropicSummarizer, MissingExtra, OpenAISummarizer
 from .offline import LABEL, OfflineSummarizer
 from .prompts import BRANCH_SUMMARY_PREAMBLE, STYLES, present, render_prompt
 from .slices import SliceSettings
+from .slices import compare as compare_slices
 from .slices import run as run_slices
 
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
@@ -35,7 +36,7 @@ SUMMARIZERS: dict[str, type] = {"offline": OfflineSummarizer, "openai": OpenAISu
 
 __all__ = ["LABEL", "NO_BRANCH_CONTENT", "NO_PRIOR_HISTORY", "SPLIT_TURN_SEPARATOR", "STYLES", "MissingExtra",
            "SliceSettings", "Summarizer", "SummaryRequest", "SummaryResult", "SummaryUsage", "compaction_prompts",
-           "get_summarizer", "summarize_branch", "summarize_compaction"]
+           "compare_slice_strategies", "get_summarizer", "summarize_branch", "summarize_compaction"]
 
 
 def get_summarizer(name: str = "offline", **options: Any) -> Any:
@@ -125,6 +126,15 @@ def summarize_compaction(prep: CompactionPreparation, summarizer: Any, *, style:
     prompt = "\n\n".join(_titled(t, p.prompt) for t, p in zip(titles, parts, strict=True) if p.prompt)
     r, m = prep.fileOps.lists()
     return _combine(parts, text + format_file_operations(r, m), label, prompt, time.perf_counter() - t0, titles)
+
+
+def compare_slice_strategies(prep: CompactionPreparation, summarizer: Any, *, style: str = "pi",
+                             custom_instructions: str | None = None,
+                             slice_settings: SliceSettings | None = None) -> list[dict[str, Any]]:
+    """The research note's comparison for ``prep``: pi's history request (0.8 × reserve)
+    summarised by every slice strategy, one row each (:func:`inspector.summarize.slices.compare`)."""
+    hist, _ = _requests(prep, style, custom_instructions)
+    return compare_slices(hist, summarizer, slice_settings or SliceSettings())
 
 
 def summarize_branch(prep: BranchPreparation, summarizer: Any, *, style: str = "pi",

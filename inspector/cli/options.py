@@ -1,0 +1,192 @@
+"""The options commands share, each declared once (``add_*``), and the values read from them.
+
+A command builds its parser from these: ``add_session(p); add_leaf(p); add_json(p)`` — so a flag
+has one name, one type and one default everywhere it appears.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..policies import POLICIES
+from ..pruning import REGISTRY, get_strategy, parse_settings
+from ..replay import ReplaySettings
+from ..session.tree import Session
+from ..summarize import SUMMARIZERS
+from ..tokens import COUNTERS
+from .base import EXIT_USAGE, error_text, fail, resolve_leaf
+
+PI_VERSIONS = ("0.73", "0.58")
+
+# ---------------------------------------------------------------------------------------------
+# argument types
+# ---------------------------------------------------------------------------------------------
+
+
+def numbers(text: str) -> list[int]:
+    """``--keep 2000,5000``: integers separated by commas."""
+    out = []
+    for x in text.split(","):
+        x = x.strip()
+        if not x:
+            continue
+        try:
+            out.append(int(x))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"bad number {x!r}") from None
+    return out
+
+
+def counter_names(text: str) -> list[str]:
+    """``--counters pi,tiktoken``: token counters by name."""
+    names = [x for x in text.split(",") if x]
+    unknown = [n for n in names if n not in COUNTERS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown token counter {unknown[0]!r}; choose from {', '.join(COUNTERS)}")
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# declarations
+# ---------------------------------------------------------------------------------------------
+
+
+def add_session(p: argparse.ArgumentParser) -> None:
+    p.add_argument("session", help="a session file: pi's JSONL, or Claude Code's, Codex's or OpenCode's")
+
+
+def add_leaf(p: argparse.ArgumentParser, what: str = "the branch ending at this entry") -> None:
+    p.add_argument("--leaf", help=f"{what}: an entry id, @INDEX or 'leaf' (default: pi's leaf, the last entry)")
+
+
+def add_json(p: argparse.ArgumentParser, *, csv: bool = False) -> None:
+    """``--json`` (with ``csv``: ``--json`` or ``--csv``)."""
+    g = p.add_mutually_exclusive_group() if csv else p
+    g.add_argument("--json", action="store_true", help="print JSON instead of text")
+    if csv:
+        g.add_argument("--csv", action="store_true", help="print CSV (one row per model call) instead of text")
+
+
+def add_counter(p: argparse.ArgumentParser, *, usage: bool = True) -> None:
+    p.add_argument("--counter", default="pi", choices=[*COUNTERS, *(["usage"] if usage else [])],
+                   help="pi estimate, tiktoken" + (", or usage (pi's usage-based context size)" if usage else ""))
+
+
+def add_counters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--counters", default="pi,tiktoken", type=counter_names,
+                   help="token counters to report (default pi,tiktoken)")
+
+
+def add_window(p: argparse.ArgumentParser, purpose: str = "") -> None:
+    p.add_argument("--window", type=int, default=200000, help=f"context window{purpose} (default 200000)")
+
+
+def add_reserve(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reserve", type=int, default=16384, help="pi reserveTokens (default 16384)")
+
+
+def add_budgets(p: argparse.ArgumentParser) -> None:
+    """pi's compaction settings: ``--keep-recent-tokens`` and ``--reserve``."""
+    p.add_argument("--keep-recent-tokens", type=int, default=20000, help="pi keepRecentTokens (default 20000)")
+    add_reserve(p)
+
+
+def add_pi_version(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pi-version", choices=PI_VERSIONS, default="0.73", help="pi's prepareCompaction rule (default 0.73)")
+
+
+def add_strategy(p: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``--strategy`` (a pruning strategy) and its ``--set KEY=VALUE`` settings."""
+    p.add_argument("--strategy", required=required, default=None if required else "none", choices=list(REGISTRY),
+                   metavar="STRATEGY", help=f"pruning strategy: {', '.join(REGISTRY)}"
+                   + ("" if required else " (default none; see `inspector prune --help`)"))
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a pruning setting (repeatable)")
+
+
+def add_summarizer(p: argparse.ArgumentParser, purpose: str = "") -> None:
+    """``--summarizer`` and what an LLM one needs: ``--model``, ``--base-url``, ``--send-secrets``."""
+    p.add_argument("--summarizer", default="offline", choices=list(SUMMARIZERS), help=f"summarizer{purpose} (default offline)")
+    p.add_argument("--model", help="LLM summarizer: the model to ask")
+    p.add_argument("--base-url", help="OpenAI-compatible summarizer: the endpoint (OpenRouter, Ollama, vLLM, LM Studio, "
+                                      "llama.cpp; e.g. http://127.0.0.1:11434/v1)")
+    p.add_argument("--send-secrets", action="store_true",
+                   help="LLM summarizer: send the session's text without redacting secrets (redacted by default)")
+
+
+def add_keep_secrets(p: argparse.ArgumentParser, when: str = "") -> None:
+    p.add_argument("--keep-secrets", action="store_true",
+                   help=f"{when}do not redact secrets (API keys, tokens, passwords, private keys, …)")
+
+
+def add_output(p: argparse.ArgumentParser, help: str, *, required: bool = False) -> None:
+    p.add_argument("-o", "--output", required=required, help=help)
+
+
+def add_replay(p: argparse.ArgumentParser) -> None:
+    """Everything a replay depends on (``replay``, ``sweep``, ``export``): the session and the settings."""
+    add_session(p)
+    add_strategy(p)
+    p.add_argument("--compaction", default="recorded", choices=list(POLICIES), help="compaction policy (default: as recorded)")
+    add_window(p)
+    add_budgets(p)
+    add_counter(p)
+    add_summarizer(p, " for simulated compactions")
+    add_pi_version(p)
+    add_leaf(p, "replay the branch ending at this entry")
+
+
+# ---------------------------------------------------------------------------------------------
+# values
+# ---------------------------------------------------------------------------------------------
+
+
+def key_values(values: list[str] | None) -> dict[str, str]:
+    """``--set KEY=VALUE`` (repeated) as a dict, or exit 2."""
+    out: dict[str, str] = {}
+    for v in values or []:
+        if "=" not in v:
+            fail(f"--set {v!r}: expected KEY=VALUE", EXIT_USAGE)
+        k, _, val = v.partition("=")
+        out[k.strip()] = val.strip()
+    return out
+
+
+def strategy_settings(name: str, values: dict[str, str]) -> BaseModel:
+    """The settings model of pruning strategy ``name`` from ``--set`` values, or exit 2."""
+    try:
+        return parse_settings(get_strategy(name), values)
+    except (KeyError, ValueError) as e:
+        fail(error_text(e), EXIT_USAGE)
+
+
+def replay_settings(args: argparse.Namespace, session: Session) -> ReplaySettings:
+    """The :class:`ReplaySettings` the options of :func:`add_replay` describe, or exit 2."""
+    from ..summarize.llm import operator_key
+
+    sets = key_values(args.set)
+    if sets and args.strategy == "none":
+        fail("--set needs a --strategy", EXIT_USAGE)
+    strategy: dict[str, Any] = strategy_settings(args.strategy, sets).model_dump() if sets else {}
+    try:
+        return ReplaySettings(
+            summarizer_api_key=operator_key(args.summarizer, args.base_url),
+            summarizer_redact=not args.send_secrets,
+            compaction=args.compaction,
+            strategy=args.strategy,
+            strategy_settings=tuple(sorted(strategy.items())),
+            context_window=args.window,
+            reserve_tokens=args.reserve,
+            keep_recent_tokens=args.keep_recent_tokens,
+            counter=args.counter,
+            summarizer=args.summarizer,
+            summarizer_model=args.model,
+            summarizer_base_url=args.base_url,
+            pi_version=args.pi_version,
+            leaf=resolve_leaf(session, args.leaf),
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        fail(f"{'.'.join(map(str, err['loc']))}: {err['msg']}", EXIT_USAGE)

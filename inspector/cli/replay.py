@@ -1,0 +1,57 @@
+"""``inspector replay``: pruning and compaction replayed one model call at a time."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..policies import POLICIES
+from ..replay import Replay, ReplaySettings, replay
+from ..replay_report import replay_table
+from ..session.tree import Session
+from ..visible import visible
+from .base import Command, load_or_exit, print_csv, print_json
+from .options import add_json, add_replay, replay_settings
+
+SHOWN_EVENTS = ("compaction", "overflow", "branch_summary", "compaction_skipped")
+MAX_SHOWN = 40
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_replay(p)
+    add_json(p, csv=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    session = load_or_exit(args.session)
+    settings = replay_settings(args, session)
+    r = replay(session, settings)
+    if args.json:
+        print_json(r.as_dict(), indent=1)
+    elif args.csv:
+        print_csv(*replay_table(r, messages=True))
+    else:
+        print_summary(session, settings, r)
+    return 0
+
+
+def print_summary(session: Session, settings: ReplaySettings, r: Replay) -> None:
+    m = r.metrics
+    pol = POLICIES[settings.compaction]
+    print(f"replay of {visible(session.source, inline=True)}: {m.steps} model calls, compaction: {pol.title}, "
+          f"pruning: {settings.strategy}, window {settings.context_window:,}, counter {settings.counter}")
+    print(f"  total input tokens   {m.total_input_tokens:>14,}" + (
+        f"   (recorded: {m.recorded_total_input:,})" if m.recorded_total_input else ""))
+    print(f"  cost (input, USD)    {m.cost_usd:>14,.4f}" + (
+        f"   (recorded total incl. output: {m.recorded_cost_usd:,.4f})" if m.recorded_cost_usd else ""))
+    print(f"  peak / mean context  {m.peak_context:>14,} / {m.mean_context:,.0f}")
+    print(f"  compactions          {m.compactions:>14}   summary tokens {m.summary_tokens:,}")
+    print(f"  tokens pruned        {m.tokens_pruned:>14,}")
+    print(f"  overflows            {m.overflows:>14}")
+    print(f"  re-reads after prune {m.rereads:>14}")
+    events = [(s, ev) for s in r.steps for ev in s.events if ev["type"] in SHOWN_EVENTS]
+    for s, ev in events[:MAX_SHOWN]:
+        detail = visible(ev.get("reason") or "", inline=True)
+        print(f"  step {s.step:>5} (entry {s.entry_index}): {ev['type']} {detail}".rstrip())
+
+
+COMMAND = Command("replay", "replay pruning and compaction one model call at a time", add_arguments, run)

@@ -1,0 +1,88 @@
+"""``inspector sweep``: a grid of settings replayed, or each agent's own way (``--agents``)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..policies import trigger_threshold
+from ..replay import AGENT_CONFIGS, ReplaySettings, SweepCell, compare_agents, parse_grid, sweep
+from ..session.tree import Session
+from ..visible import visible
+from .base import EXIT_USAGE, Command, fail, load_or_exit, print_json
+from .options import add_json, add_replay, replay_settings
+
+METRICS = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned", "rereads", "overflows"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_replay(p)
+    p.add_argument("--grid", action="append", metavar="KEY=START:STOP:STEP",
+                   help="a setting and its values, e.g. prune_protect=10000:80000:10000 (repeatable)")
+    p.add_argument("--agents", nargs="?", const="all", metavar="A,B,…",
+                   help="instead of a grid: replay as each agent runs it (its compaction and pruning): "
+                        f"{', '.join(AGENT_CONFIGS)} (default: all)")
+    add_json(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    session = load_or_exit(args.session)
+    base = replay_settings(args, session)
+    if args.agents:
+        return run_agents(args, session, base)
+    grid = dict(_grid_row(g) for g in args.grid or [])
+    if not grid:
+        fail("give at least one --grid KEY=START:STOP:STEP, or --agents", EXIT_USAGE)
+    try:
+        cells = sweep(session, base, grid)
+    except (ValueError, TypeError) as e:
+        fail(str(e), EXIT_USAGE)
+    rows = [{**c.values, **c.metrics.model_dump(mode="json")} for c in cells]
+    if args.json:
+        print_json({"settings": base.model_dump(mode="json"), "grid": grid, "cells": rows}, indent=1)
+        return 0
+    cols = [*grid, *METRICS]
+    print("  ".join(f"{c:>18}" for c in cols))
+    for r in rows:
+        print("  ".join(f"{r[c]:>18,}" if isinstance(r[c], int) else f"{r[c]!s:>18}" for c in cols))
+    return 0
+
+
+def _grid_row(spec: str) -> tuple[str, list[Any]]:
+    try:
+        return parse_grid(spec)
+    except ValueError as e:
+        fail(str(e), EXIT_USAGE)
+
+
+def run_agents(args: argparse.Namespace, session: Session, base: ReplaySettings) -> int:
+    names = [n.strip() for n in args.agents.split(",") if n.strip()] if args.agents != "all" else None
+    try:
+        cells = compare_agents(session, base, names)
+    except ValueError as e:
+        fail(str(e), EXIT_USAGE)
+    rows = [{"agent": c.values["agent"], "title": AGENT_CONFIGS[c.values["agent"]][0],
+             "compaction": c.settings.compaction, "strategy": c.settings.strategy,
+             **c.metrics.model_dump(mode="json")} for c in cells]
+    if args.json:
+        print_json({"settings": base.model_dump(mode="json"), "agents": rows}, indent=1)
+        return 0
+    print(f"{visible(session.source, inline=True)}: each agent's compaction and pruning, window {base.context_window:,}, "
+          f"counter {base.counter}")
+    print(f"{'agent':<24}" + "".join(f"{c:>20}" for c in METRICS))
+    for r in rows:
+        print(f"{r['title']:<24}" + "".join(f"{r[c]:>20,}" for c in METRICS))
+    _print_eager_triggers(cells, base)
+    return 0
+
+
+def _print_eager_triggers(cells: list[SweepCell], base: ReplaySettings) -> None:
+    """A note for each agent whose trigger is at or below zero with this window: it compacts before every call."""
+    for c in cells:
+        t = trigger_threshold(c.settings.compaction, base.context_window, base.policy, base.reserve_tokens)
+        if t is not None and t <= 0:
+            print(f"note: {AGENT_CONFIGS[c.values['agent']][0]} compacts at {t:,} tokens with this window: before "
+                  "every call (give a larger --window)")
+
+
+COMMAND = Command("sweep", "replay a grid of settings and compare the metrics", add_arguments, run)

@@ -1,0 +1,239 @@
+"""The command line as one package: the command table, shared options declared once, one
+``fail`` with the documented exit codes (0 / 1 / 2), ``--help`` everywhere, and nothing in the
+engine importing the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import csv
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import COMMANDS, fail, main
+from inspector.cli.base import EXIT_FAILED, EXIT_USAGE
+from inspector.replay_report import replay_table
+
+from .support.paths import REPO
+
+SAMPLE = str(REPO / "sample_sessions" / "coding-session.jsonl")
+NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "export", "sessions"]
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of one command run in process, as the shell would see them."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+            if isinstance(e.code, str):
+                err.write(e.code)
+    return code, out.getvalue(), err.getvalue()
+
+
+def command_parser(name: str) -> argparse.ArgumentParser:
+    (cmd,) = [c for c in COMMANDS if c.name == name]
+    p = argparse.ArgumentParser(prog=f"inspector {name}")
+    cmd.add_arguments(p)
+    return p
+
+
+# -- the table --------------------------------------------------------------------------------
+
+
+def test_the_command_table_lists_every_command() -> None:
+    assert [c.name for c in COMMANDS] == NAMES
+    code, out, _ = run("--help")
+    assert code == 0
+    for name in NAMES:
+        assert f"    {name}" in out
+    # every command module of the package is in the table, once
+    modules = sorted(p.stem for p in (REPO / "inspector" / "cli").glob("*.py")
+                     if re.search(r"^COMMAND = Command\(", p.read_text(encoding="utf-8"), re.M))
+    assert sorted(c.run.__module__.rsplit(".", 1)[1] for c in COMMANDS) == modules
+    assert len(modules) == len(NAMES)
+
+
+def test_no_command_prints_the_help_and_exits_2() -> None:
+    code, out, _ = run()
+    assert code == EXIT_USAGE and out.startswith("usage: inspector") and "Exit status" in out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_command_has_a_help(name: str) -> None:
+    code, out, err = run(name, "--help")
+    assert code == 0 and err == ""
+    assert out.startswith(f"usage: inspector {name}")
+    (cmd,) = [c for c in COMMANDS if c.name == name]
+    assert (cmd.description or cmd.help).split()[0] in out
+
+
+def test_python_dash_m_inspector_runs_the_same_main() -> None:
+    r = subprocess.run([sys.executable, "-m", "inspector", "--help"], capture_output=True, text=True, cwd=REPO,
+                       timeout=120)
+    assert r.returncode == 0 and all(n in r.stdout for n in NAMES)
+
+
+# -- fail and the exit codes ------------------------------------------------------------------
+
+
+def test_fail_prints_inspector_message_to_stderr_and_exits_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        fail("no such thing \x1b[2J here", EXIT_USAGE)
+    assert e.value.code == 2 and str(e.value) == "no such thing \x1b[2J here"
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == "inspector: no such thing \\u001b[2J here\n"
+    with pytest.raises(SystemExit) as e:
+        fail("cannot read it", EXIT_FAILED)
+    assert e.value.code == 1 and capsys.readouterr().err == "inspector: cannot read it\n"
+
+
+#: one run of every command that takes --leaf (``{o}``: an output path)
+LEAF_RUNS = {
+    "info": ["info", SAMPLE],
+    "oracle-json": ["oracle-json", SAMPLE],
+    "compact": ["compact", SAMPLE],
+    "prune": ["prune", SAMPLE, "--strategy", "opencode"],
+    "replay": ["replay", SAMPLE],
+    "sweep": ["sweep", SAMPLE, "--grid", "keep_recent_tokens=1000,2000"],
+    "summarize": ["summarize", SAMPLE],
+    "doctor": ["doctor", SAMPLE],
+    "export": ["export", "session", SAMPLE, "-o", "{o}"],
+}
+MORE_LEAF_RUNS = [
+    ["oracle-json", "--branch", SAMPLE, "@3", "@9"], ["sweep", SAMPLE, "--agents"],
+    ["export", "session", SAMPLE, "--compact", "-o", "{o}"], ["export", "replay", SAMPLE, "-o", "{o}"],
+    ["export", "doctor", SAMPLE, "-o", "{o}"], ["info", SAMPLE, "--json"], ["replay", SAMPLE, "--csv"],
+]
+
+
+def test_every_command_that_takes_leaf_is_checked_here() -> None:
+    assert {n for n in NAMES if "--leaf" in command_parser(n).format_help()} == set(LEAF_RUNS)
+
+
+@pytest.mark.parametrize("argv", [*LEAF_RUNS.values(), *MORE_LEAF_RUNS], ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize(("leaf", "message"), [("nope", "no entry with id 'nope'"),
+                                                ("@100000", "entry index 100000 out of range")])
+def test_a_bad_leaf_exits_2_from_every_command(tmp_path: Path, argv: list[str], leaf: str, message: str) -> None:
+    out = tmp_path / "out.json"
+    code, stdout, err = run(*[a.replace("{o}", str(out)) for a in argv], "--leaf", leaf)
+    assert code == EXIT_USAGE, err
+    assert err.startswith(f"inspector: {message}") and err.count("\n") == 1
+    assert stdout == "" and not out.exists()
+
+
+def test_a_good_leaf_is_accepted_by_every_command(tmp_path: Path) -> None:
+    for argv in LEAF_RUNS.values():
+        code, _, err = run(*[a.replace("{o}", str(tmp_path / "o.json")) for a in argv], "--leaf", "@20")
+        assert code == 0, (argv, err)
+
+
+@pytest.mark.parametrize("argv", [
+    ["prune", SAMPLE, "--strategy", "opencode", "--set", "nope=1"],
+    ["replay", SAMPLE, "--strategy", "opencode", "--set", "nope=1"],
+    ["replay", SAMPLE, "--set", "prune_protect=1"],
+    ["replay", SAMPLE, "--window", "500"],
+    ["sweep", SAMPLE, "--grid", "bogus"],
+    ["sweep", SAMPLE, "--agents", "pi,nope"],
+    ["oracle-json", SAMPLE, "FROM"],
+])
+def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
+    code, stdout, err = run(*argv)
+    assert code == EXIT_USAGE and stdout == ""
+    assert err.startswith("inspector: ") and "Traceback" not in err
+    assert err.splitlines()[0].count('"') == 0  # a KeyError's message, not its repr
+
+
+@pytest.mark.parametrize("argv", [
+    ["replay", SAMPLE, "--strategy", "bogus"],
+    ["replay", SAMPLE, "--summarizer", "bogus"],
+    ["info", SAMPLE, "--counters", "pi,bogus"],
+    ["prune", SAMPLE, "--strategy", "opencode", "--counter", "usage"],
+    ["compact", SAMPLE, "--no-such-flag"],
+])
+def test_values_argparse_refuses_exit_2(argv: list[str]) -> None:
+    code, stdout, err = run(*argv)
+    assert code == EXIT_USAGE and stdout == ""
+    assert "error: argument" in err or "error: unrecognized arguments" in err
+
+
+def test_an_unreadable_session_or_a_refused_output_exits_1(tmp_path: Path) -> None:
+    for cmd in ("info", "replay", "doctor", "summarize"):
+        code, _, err = run(cmd, str(tmp_path / "missing.jsonl"))
+        assert code == EXIT_FAILED and err.startswith("inspector: cannot read"), cmd
+    code, _, err = run("export", "session", SAMPLE, "-o", SAMPLE)
+    assert code == EXIT_FAILED and err.startswith("inspector: refusing to write")
+    # the sample's compaction entry as the leaf: pi does not compact a branch that ends in one
+    code, _, err = run("export", "session", SAMPLE, "--compact", "--leaf", "c0000094", "-o", str(tmp_path / "c.jsonl"))
+    assert code == EXIT_FAILED and "pi would not compact here" in err and not (tmp_path / "c.jsonl").exists()
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def test_replay_csv_is_the_reports_table_with_messages_one_line_per_call() -> None:
+    from inspector import load_session
+    from inspector.replay import ReplaySettings, replay
+
+    code, out, _ = run("replay", SAMPLE, "--csv")
+    assert code == 0 and "\\u000d" not in out and "\r" not in out
+    rows = list(csv.reader(io.StringIO(out)))
+    header, expected = replay_table(replay(load_session(SAMPLE), ReplaySettings()), messages=True)
+    assert rows[0] == header and header[6] == "messages"
+    assert rows[1:] == [[str(v) if v is not None else "" for v in r] for r in expected]
+
+
+# -- the shape --------------------------------------------------------------------------------
+
+SHARED_FLAGS = ["--leaf", "--json", "--csv", "--window", "--reserve", "--keep-recent-tokens", "--pi-version",
+                "--counter", "--counters", "--strategy", "--set", "--compaction", "--summarizer", "--model",
+                "--base-url", "--send-secrets", "--keep-secrets", "--output"]
+
+
+def test_each_option_is_declared_once() -> None:
+    source = "".join(p.read_text(encoding="utf-8") for p in (REPO / "inspector" / "cli").glob("*.py"))
+    for flag in SHARED_FLAGS:
+        assert source.count(f'"{flag}"') == 1, flag
+    # and the flags are still there, where they were
+    assert "--leaf" in command_parser("doctor").format_help()
+    assert "--keep-secrets" in command_parser("sessions").format_help()
+    assert "--send-secrets" in command_parser("summarize").format_help()
+
+
+def _imported_modules(path: Path) -> set[str]:
+    package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            mod = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(mod)
+            found.update(f"{mod}.{a.name}" for a in node.names)
+    return found
+
+
+def test_nothing_in_the_engine_imports_the_cli() -> None:
+    engine = [p for p in (REPO / "inspector").rglob("*.py")
+              if "cli" not in p.relative_to(REPO / "inspector").parts and p.name != "__main__.py"]
+    assert len(engine) > 40
+    offenders = {str(p.relative_to(REPO)) for p in engine
+                 if any(m == "inspector.cli" or m.startswith("inspector.cli.") for m in _imported_modules(p))}
+    assert offenders == set()
+    # the helper sees a relative import of the CLI (so the check above can fail)
+    assert "inspector.cli.base" in _imported_modules(REPO / "inspector" / "cli" / "info.py")
+
+
+def test_the_feature_packages_have_no_cli_modules() -> None:
+    stray = [p.relative_to(REPO) for p in (REPO / "inspector").rglob("*.py")
+             if (p.name == "cli.py" or p.name.endswith("_cli.py")) and p.parent.name != "cli"]
+    assert stray == []
