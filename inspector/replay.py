@@ -66,6 +66,9 @@ from .session.models import (
 from .session.tree import Session
 from .tokens import TokenCounter, calculate_context_tokens, estimate_context_tokens, get_counter
 
+#: Replays prune incrementally (see :mod:`inspector.pruning.runner`); False: ``apply`` at every call.
+INCREMENTAL = True
+
 CompactionPolicy = Literal["recorded", "pi", "early", "opencode", "codex", "claude-code", "never"]
 READ_TOOLS = frozenset({"read"})
 
@@ -403,10 +406,23 @@ def replay(
     *,
     progress: Callable[[float], None] | None = None,
     summarize: SummaryFn | None = None,
+    incremental: bool | None = None,
 ) -> Replay:
-    """Replay ``session`` under ``settings`` (see the module docstring)."""
+    """Replay ``session`` under ``settings`` (see the module docstring). ``incremental=False``
+    applies the pruning strategy to the whole context at every call (the reference the
+    incremental runners are tested against; default :data:`INCREMENTAL`)."""
     with gc_paused():
-        return _replay(session, settings, progress, summarize)
+        return _replay(session, settings, progress, summarize, incremental)
+
+
+def _runner(strat: Any, strat_settings: Any, counter: CachedCounter, usage_mode: bool, incremental: bool) -> Any:
+    """What prunes at each call (see :mod:`inspector.pruning.runner`); None when nothing does
+    and no runner's bookkeeping is needed."""
+    from .pruning.runner import FullRunner, PlainRunner
+
+    if strat is None:
+        return PlainRunner(None, None, counter) if usage_mode and incremental else None
+    return strat.runner(strat_settings, counter) if incremental else FullRunner(strat, strat_settings, counter)
 
 
 def _replay(
@@ -414,6 +430,7 @@ def _replay(
     settings: ReplaySettings | None,
     progress: Callable[[float], None] | None,
     summarize: SummaryFn | None,
+    incremental: bool | None = None,
 ) -> Replay:
     t0 = time.perf_counter()
     settings = settings or ReplaySettings()
@@ -459,7 +476,7 @@ def _replay(
 
     trigger = Trigger()
     prune_state: Any = None
-    prev_pruned: set[int] = set()
+    runner = _runner(strat, strat_settings, counter, usage_mode, INCREMENTAL if incremental is None else incremental)
     pending: list[dict[str, Any]] = []
     new_prompt = True
     steps: list[Step] = []
@@ -527,13 +544,15 @@ def _replay(
         return True
 
     def call_now(k: int, new_prompt: bool, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
-        """Prune the current context for call ``k``: (call info, result or None, tokens)."""
+        """Prune the current context for call ``k``: (call info, outcome or None, tokens)."""
         if strat is None:
+            if runner is not None:
+                runner.call(ctx.msgs, None, None)
             return None, None, ctx.total
         when = float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else None
         ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total, time_ms=when)
-        res = strat.apply(tuple(ctx.msgs), strat_settings, state, ci, counter)
-        return ci, res, res.stats.tokens_after
+        out = runner.call(ctx.msgs, state, ci)
+        return ci, out, out.tokens
 
     n_path = len(path)
     for pos, ei in enumerate(path):
@@ -572,24 +591,17 @@ def _replay(
             seg, length = ctx.msgs, len(ctx.msgs)
             if res is not None:
                 prune_state = res.state
-                pruned_now = {d.entry_index for d in res.decisions if d.action != "kept" and d.entry_index is not None}
-                newly = pruned_now - prev_pruned
+                newly, restored = runner.take_changes()
                 if newly:
                     pending.append({"type": "pruned", "items": len(newly), "tokens": before - tokens,
                                     "entryIndexes": sorted(newly)[:50]})
-                restored = prev_pruned - pruned_now
-                if restored and any(i in restored for i in (c.entry_index for c in seg[:length])):
+                if restored and not restored.isdisjoint(ctx.entries):
                     pending.append({"type": "unpruned", "items": len(restored)})
                 for ev in res.events:
                     pending.append(dict(ev))
-                prev_pruned = pruned_now
-                pruned_items = res.stats.items_pruned + res.stats.items_dropped
-                visible = {c.entry_index for c in res.messages if c.entry_index is not None}
-                hidden_pruned = pruned_now
+                pruned_items = res.items
             else:
                 pruned_items = 0
-                visible = None
-                hidden_pruned = set()
             if tokens > window:
                 overflows += 1
                 pending.append({"type": "overflow", "tokens": tokens, "window": window})
@@ -602,15 +614,16 @@ def _replay(
                         earlier = reads.get(p)
                         if earlier:
                             last = earlier[-1]
-                            in_ctx = (last in ctx.entries) if visible is None else (
-                                last in visible and last not in hidden_pruned)
+                            in_ctx = last in ctx.entries and not (res is not None and runner.is_pruned(last))
                             if not in_ctx:
                                 rereads += 1
                                 pending.append({"type": "reread", "path": p, "earlierEntryIndex": last})
             if usage_mode:
                 # pi's own view: the last trusted recorded usage in the context + estimates after it
-                sent = res.messages if res is not None else seg[:length]
-                tokens = int(estimate_context_tokens([c.message for c in sent]).tokens)
+                if runner is not None:
+                    tokens = runner.usage_tokens(ctx.msgs)
+                else:
+                    tokens = int(estimate_context_tokens([c.message for c in seg[:length]]).tokens)
             rin, rtot = _recorded(m)
             cost = tokens * price(m)
             steps.append(

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from ..context import ContextMessage
 from ..jsjson import utf16_len
 from ..session.models import AssistantMessage, BashExecutionMessage, TextContent, ToolCall, ToolResultMessage
+from .runner import FullRunner, Runner
 
 Action = Literal["kept", "pruned", "dropped"]
 
@@ -108,6 +109,11 @@ class Strategy:
         counter: Any,
     ) -> PruneResult:
         raise NotImplementedError
+
+    def runner(self, settings: BaseModel, counter: Any) -> Runner:
+        """What a replay calls at every model call: by default ``apply`` on the whole context;
+        a strategy whose rule allows it returns an incremental runner that decides the same."""
+        return FullRunner(self, settings, counter)
 
     def info(self) -> dict[str, Any]:
         """Name, source, description, verification and each setting's default, bounds and help."""
