@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -226,6 +227,8 @@ class CachedCounter:
         self.name = base.name
         self.label = base.label
         self._cache: dict[int, tuple[Any, int]] = {}
+        self._lock = threading.Lock()
+        self._primed: Session | None = None
 
     def count(self, message: Any) -> int:
         hit = self._cache.get(id(message))
@@ -248,8 +251,17 @@ class CachedCounter:
     def prime(self, messages: Iterable[Any]) -> None:
         self.count_many(list(messages))
 
+    def prime_session(self, session: Session) -> None:
+        """Count every message of ``session`` in one batch, once (a second caller, in another
+        thread, waits for the first)."""
+        with self._lock:
+            if self._primed is not session:
+                self.prime(e.message for e in session.entries if isinstance(e, MessageEntry))
+                self._primed = session
+
 
 _COUNTER_CACHE: dict[tuple[int, str], tuple[Session, CachedCounter]] = {}
+_COUNTER_LOCK = threading.Lock()
 
 
 def session_counter(session: Session, name: str) -> CachedCounter:
@@ -257,15 +269,50 @@ def session_counter(session: Session, name: str) -> CachedCounter:
     ``usage`` (a per-call figure, not a per-message one) counts messages with pi's estimate."""
     name = "pi" if name == "usage" else name
     key = (id(session), name)
-    hit = _COUNTER_CACHE.get(key)
-    if hit is not None and hit[0] is session:
-        return hit[1]
-    c = CachedCounter(get_counter(name))
-    c.prime(e.message for e in session.entries if isinstance(e, MessageEntry))
-    if len(_COUNTER_CACHE) > 16:
-        _COUNTER_CACHE.clear()
-    _COUNTER_CACHE[key] = (session, c)
+    with _COUNTER_LOCK:
+        hit = _COUNTER_CACHE.get(key)
+        if hit is not None and hit[0] is session:
+            c = hit[1]
+        else:
+            c = CachedCounter(get_counter(name))
+            if len(_COUNTER_CACHE) > 16:
+                _COUNTER_CACHE.clear()
+            _COUNTER_CACHE[key] = (session, c)
+    c.prime_session(session)
     return c
+
+
+_WARMING: dict[tuple[int, str], Session] = {}
+
+
+def warm_counters(session: Session, names: Sequence[str] = ("tiktoken",), delay: float = 1.0
+                  ) -> threading.Thread | None:
+    """Count every message of ``session`` by each counter in a background thread, once per
+    (session, counter), starting after ``delay`` seconds (the page being drawn keeps the CPU).
+    The app calls this after a session's first replay: a later switch of the counter finds the
+    counts ready (tiktoken's BPE runs outside the GIL; asked for sooner, the caller counts and the
+    thread finds the work done). A counter that cannot load is left to fail where it is asked
+    for. Returns the thread, or None when there is nothing left to count."""
+    with _COUNTER_LOCK:
+        todo = [n for n in names if _WARMING.get((id(session), n)) is not session]
+        if len(_WARMING) > 64:
+            _WARMING.clear()
+        for n in todo:
+            _WARMING[(id(session), n)] = session
+    if not todo:
+        return None
+
+    def work() -> None:
+        time.sleep(delay)
+        for name in todo:
+            try:
+                session_counter(session, name)
+            except Exception:  # noqa: BLE001 - reported where the counter is used
+                pass
+
+    t = threading.Thread(target=work, name="inspector-warm-counters", daemon=True)
+    t.start()
+    return t
 
 
 # ---------------------------------------------------------------------------------------------

@@ -61,6 +61,10 @@ LATEST_MAX = 2000
 
 
 def _one_line(text: str, limit: int = 200) -> str:
+    if len(text) > 4 * limit + 64:  # a long text: folding a prefix is enough when it is already too long
+        head = _WS.sub(" ", text[: 4 * limit + 64]).lstrip()
+        if len(head) > limit + 1:  # the whole line is longer than limit (a trailing space aside)
+            return head[: limit - 1].rstrip() + "…"
     t = _WS.sub(" ", text).strip()
     return t if len(t) <= limit else t[: limit - 1].rstrip() + "…"
 
@@ -151,7 +155,7 @@ _MEMO = _IdMemo()
 
 def _user_facts(m: UserMessage) -> tuple[str, list[str]]:
     t = _text(m.content).strip()
-    if not t:
+    if not t or not _CONSTRAINT.search(t):  # (a sentence's match is a match in the whole text)
         return t, []
     prose = "\n".join(par for par in re.split(r"\n\s*\n", t)  # paragraphs of pasted logs/code out
                       if not any(_CODE_LIKE.search(ln) for ln in par.splitlines()))
@@ -162,6 +166,8 @@ def _assistant_facts(m: AssistantMessage) -> tuple[str, str, list[str]]:
     t = "\n".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
     if not t:
         return t, "", []
+    if not _DECISION.search(t):  # no sentence can match (sentences are pieces of the text)
+        return t, _one_line(t, 300), []
     return t, _one_line(t, 300), [_decision(s) for s in _sentences(t) if _DECISION.search(s) and not _ACTION.search(s)]
 
 

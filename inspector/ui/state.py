@@ -23,7 +23,7 @@ import streamlit as st
 
 from ..importers import parse_any
 from ..importers.codex import recorded_context_window
-from ..replay import Replay, ReplaySettings, replay, session_counter
+from ..replay import Replay, ReplaySettings, replay, session_counter, warm_counters
 from ..session.tree import Session
 
 MAX_SESSIONS = 6
@@ -107,6 +107,7 @@ def current_replay(settings: ReplaySettings, label: str = "Replaying the session
                                                                        text=f"{label}… {f:.0%}"))
         finally:
             bar.empty()
+            warm_counters(s)  # tiktoken counts, in the background: a switch of the counter finds them ready
 
     return caches()["replays"].get((st.session_state["session_digest"], settings), make)
 
