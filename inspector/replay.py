@@ -27,7 +27,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -69,6 +69,9 @@ from .tokens import TokenCounter, calculate_context_tokens, estimate_context_tok
 
 #: Replays prune incrementally (see :mod:`inspector.pruning.runner`); False: ``apply`` at every call.
 INCREMENTAL = True
+#: Callers that cache replays may serve settings with the same :func:`effective_settings` from one
+#: replay (the app does); False: every distinct settings object is replayed (for benchmarks).
+REUSE = True
 
 CompactionPolicy = Literal["recorded", "pi", "early", "opencode", "codex", "claude-code", "never"]
 READ_TOOLS = frozenset({"read"})
@@ -99,6 +102,9 @@ class ReplaySettings(BaseModel):
 
     def with_strategy_settings(self, values: dict[str, Any]) -> ReplaySettings:
         return self.model_copy(update={"strategy_settings": tuple(sorted(values.items()))})
+
+
+_SETTINGS_DEFAULTS = ReplaySettings()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,6 +204,13 @@ class Replay:
     def event_steps(self) -> list[int]:
         return [s.step for s in self.steps if s.events]
 
+    def relabel(self, settings: ReplaySettings) -> Replay:
+        """This replay under ``settings``, which must have the same :func:`effective_settings`
+        (the same steps, events and summaries; only the settings it reports differ)."""
+        if effective_settings(settings) != effective_settings(self.settings):
+            raise ValueError("these settings can change the replay: replay them")
+        return replace(self, settings=settings)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "settings": self.settings.model_dump(mode="json"),
@@ -212,6 +225,41 @@ class StepDetail:
     before: tuple[ContextMessage, ...]
     after: tuple[ContextMessage, ...]
     prune: Any  # PruneResult | None
+
+
+# ---------------------------------------------------------------------------------------------
+# What a replay depends on
+# ---------------------------------------------------------------------------------------------
+
+#: the :class:`PolicySettings` fields each what-if policy reads (by prefix); pi reads none
+_POLICY_FIELDS = {"early": "early_", "opencode": "opencode_", "codex": "codex_", "claude-code": "claude_"}
+
+
+def effective_settings(settings: ReplaySettings) -> ReplaySettings:
+    """``settings`` with every field the replay cannot depend on set to its default, so two
+    settings with the same effective settings replay to the same steps, events and summaries
+    (tests check it on every sample), and one replay serves both (:meth:`Replay.relabel`).
+
+    Without simulated compactions (as recorded, never) keepRecentTokens, reserveTokens, pi's
+    version, the summarizer and the policies' own settings are never read; a what-if policy reads
+    only its own policy settings, keepRecentTokens and pi's version only for pi's cut (pi, early);
+    the offline summarizer has no model or endpoint; strategy ``none`` has no settings."""
+    d = _SETTINGS_DEFAULTS
+    update: dict[str, Any] = {}
+    simulated = settings.compaction not in ("recorded", "never")
+    if not simulated:
+        update.update(keep_recent_tokens=d.keep_recent_tokens, reserve_tokens=d.reserve_tokens,
+                      pi_version=d.pi_version, summarizer=d.summarizer)
+    elif settings.compaction not in ("pi", "early"):
+        update.update(keep_recent_tokens=d.keep_recent_tokens, pi_version=d.pi_version)
+    if update.get("summarizer", settings.summarizer) == "offline":
+        update.update(summarizer_model=None, summarizer_base_url=None)
+    prefix = _POLICY_FIELDS.get(settings.compaction)
+    read = {k: v for k, v in settings.policy.model_dump().items() if prefix and k.startswith(prefix)}
+    update["policy"] = PolicySettings(**read)
+    if settings.strategy in ("none", ""):
+        update["strategy_settings"] = ()
+    return settings.model_copy(update=update)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -204,8 +204,12 @@ def test_moving_the_slider_does_not_replay_again(loaded: AppTest, monkeypatch: p
         assert metrics(at)["Entry"]
     assert len(calls) == 1, "the slider recomputed the replay"
     assert sorted(times)[len(times) // 2] < 1.0, times
-    at.number_input(key="keep").set_value(15000).run()  # with "As recorded" keep is still part of the key
-    assert len(calls) == 2
+    at.number_input(key="keep").set_value(15000).run()  # "As recorded" never reads keepRecentTokens:
+    assert len(calls) == 1  # the replay is reused (effective_settings)
+    assert not at.exception and metrics(at)["Entry"]
+    at.selectbox(key="compaction").set_value("pi").run()
+    at.number_input(key="keep").set_value(12000).run()  # pi's cut reads it: a new replay
+    assert len(calls) == 3
 
 
 def test_recorded_usage_counter(loaded: AppTest) -> None:

@@ -20,8 +20,9 @@ from hypothesis import strategies as hs
 
 from inspector import build_session_context
 from inspector.importers import parse_any
+from inspector.policies import PolicySettings
 from inspector.pruning import REGISTRY, CallInfo
-from inspector.replay import Replay, ReplaySettings, replay, session_counter
+from inspector.replay import Replay, ReplaySettings, effective_settings, replay, session_counter
 
 from .conftest import FIXTURES, REPO, SessionBuilder
 from .randsession import random_session
@@ -211,3 +212,47 @@ def test_random_sessions_and_settings(seed: int, draw: int) -> None:
     s = parse_session(random_session(random.Random(seed)))
     st = _random_settings(random.Random(draw))
     assert_same(s, st, details=2)
+
+
+# -- settings that cannot change a replay -----------------------------------------------------
+
+CHANGES: list[tuple[str, Any]] = [
+    ("keep_recent_tokens", 7000), ("reserve_tokens", 3000), ("pi_version", "0.58"), ("summarizer", "openai"),
+    ("summarizer_model", "some-model"), ("summarizer_base_url", "http://127.0.0.1:9/v1"),
+    ("policy", PolicySettings(early_red_fraction=0.3)), ("policy", PolicySettings(opencode_tail=False)),
+    ("policy", PolicySettings(opencode_max_output=20_000)), ("policy", PolicySettings(codex_fraction=0.5)),
+    ("policy", PolicySettings(codex_user_tokens=500)), ("policy", PolicySettings(claude_buffer=1000)),
+    ("strategy_settings", (("prune_protect", 1000),)), ("context_window", 20_000), ("counter", "usage"),
+]
+
+
+def _outcome(r: Replay) -> Any:
+    return (_steps(r), r.metrics, [{k: v for k, v in x.items() if k != "seconds"} for x in r.summaries])
+
+
+@pytest.mark.parametrize("name", ["coding-session.jsonl", "long-session.jsonl", "codex-session.jsonl"])
+def test_settings_with_the_same_effective_settings_replay_the_same(name: str) -> None:
+    """What :func:`effective_settings` calls irrelevant is: the replay under the changed
+    settings equals the replay under the original ones (so the app reuses it)."""
+    s = _load(REPO / "sample_sessions" / name)
+    reused = changed = 0
+    for policy in ("recorded", "never", "pi", "early", "opencode", "codex", "claude-code"):
+        base = ReplaySettings(compaction=policy, context_window=32_768)
+        ref = _outcome(replay(s, base))
+        for key, value in CHANGES:
+            other = base.model_copy(update={key: value})
+            if effective_settings(other) != effective_settings(base):
+                changed += 1
+                continue
+            reused += 1
+            r = replay(s, base).relabel(other)
+            assert r.settings == other
+            assert _outcome(replay(s, other)) == ref, f"{key}={value!r} changed the {policy} replay"
+    assert reused > 20 and changed > 20  # both kinds occur
+
+
+def test_relabel_refuses_settings_that_matter() -> None:
+    s = _load(REPO / "sample_sessions" / "coding-session.jsonl")
+    r = replay(s, ReplaySettings(compaction="pi"))
+    with pytest.raises(ValueError):
+        r.relabel(ReplaySettings(compaction="pi", keep_recent_tokens=1000))
