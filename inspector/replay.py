@@ -383,10 +383,10 @@ def _strategy_settings(settings: ReplaySettings) -> Any:
     return strat.Settings(**settings.strategy_dict())
 
 
-def _call_info(**kw: Any) -> Any:
+def _call_info_class() -> Any:
     from .pruning.base import CallInfo
 
-    return CallInfo(**kw)
+    return CallInfo
 
 
 SummaryFn = Callable[[CompactionPreparation, ReplaySettings], dict[str, Any]]
@@ -572,6 +572,7 @@ def _replay(
     trigger = Trigger()
     prune_state: Any = None
     runner = _runner(strat, strat_settings, counter, usage_mode, INCREMENTAL if incremental is None else incremental)
+    call_info = _call_info_class() if strat is not None else None
     pending: list[dict[str, Any]] = []
     new_prompt = True
     steps: list[Step] = []
@@ -645,7 +646,7 @@ def _replay(
                 runner.call(ctx.msgs, None, None)
             return None, None, ctx.total
         when = float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else None
-        ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total, time_ms=when)
+        ci = call_info(k, new_prompt, window, ctx.total, time_ms=when)
         out = runner.call(ctx.msgs, state, ci)
         return ci, out, out.tokens
 

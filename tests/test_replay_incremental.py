@@ -256,3 +256,19 @@ def test_relabel_refuses_settings_that_matter() -> None:
     r = replay(s, ReplaySettings(compaction="pi"))
     with pytest.raises(ValueError):
         r.relabel(ReplaySettings(compaction="pi", keep_recent_tokens=1000))
+
+
+def test_growing_set_versions_share_storage_and_stay_immutable() -> None:
+    from inspector.pruning.base import GrowingSet
+
+    a = GrowingSet([3, 1])
+    b = a | {5, 1}
+    c = b | [7]
+    assert a == frozenset({1, 3}) and b == frozenset({1, 3, 5}) and c == {1, 3, 5, 7}
+    assert 5 not in a and 5 in b and 7 not in b and len(c) == 4
+    assert c._log is a._log  # grown in place: one log for every version
+    assert c.added_since(a) == [5, 7] and a.added_since(c) is None
+    d = b | {9}  # b is not the newest version any more: a copy, c unchanged
+    assert d == {1, 3, 5, 9} and 9 not in c and d._log is not c._log
+    assert (b | ()) is b and frozenset({1, 2}) - b == frozenset({2}) and c - {1, 3} == frozenset({5, 7})
+    assert hash(b) == hash(frozenset({1, 3, 5})) and b != frozenset({1}) and (b == "x") is False

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ContextMessage
 from ..session.models import AssistantMessage
-from .base import CallInfo, Plan, PruneResult, Strategy, with_text
+from .base import CallInfo, GrowingSet, Plan, PruneResult, Strategy, with_text
 from .runner import IncrementalRunner
 
 MARKER = "[Old tool result content cleared]"
@@ -61,7 +61,7 @@ class ClaudeCodeMicrocompact(Strategy):
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
         s: MicrocompactSettings = settings
-        cleared: frozenset[int] = state if isinstance(state, frozenset) else frozenset()
+        cleared: Any = state if isinstance(state, (frozenset, GrowingSet)) else GrowingSet()
         plan = Plan(messages, counter)
         tools = {t.lower() for t in s.tools}
         results = [i for i, cm in enumerate(messages) if cm.role == "toolResult"
@@ -94,7 +94,7 @@ class MicrocompactRunner(IncrementalRunner):
 
     def __init__(self, strategy: Any, settings: Any, counter: Any) -> None:
         super().__init__(strategy, settings, counter)
-        self.agg: frozenset[int] = frozenset()  # the cleared entries the marks reflect
+        self.agg: Any = GrowingSet()  # the cleared entries the marks reflect
 
     def _begin(self, msgs: Sequence[ContextMessage]) -> None:
         self.tools = {t.lower() for t in self.settings.tools}
@@ -121,13 +121,14 @@ class MicrocompactRunner(IncrementalRunner):
 
     def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
         s: MicrocompactSettings = self.settings
-        cleared: frozenset[int] = state if isinstance(state, frozenset) else frozenset()
+        cleared: Any = state if isinstance(state, (frozenset, GrowingSet)) else self.agg
         self._sync(msgs, cleared)
         events: list[dict[str, Any]] = []
         last, now = self.last_answer, self.now
         if last is not None and now is not None and now - last > s.gap_minutes * 60_000:
             old = max(0, len(self.results) - s.keep_recent)  # all but the most recent keep_recent
-            newly = frozenset(e for i in self.results[self.done:old] if (e := msgs[i].entry_index) is not None) - cleared
+            newly = [e for e in dict.fromkeys(msgs[i].entry_index for i in self.results[self.done:old])
+                     if e is not None and e not in cleared]
             self.done = max(self.done, old)
             if newly:
                 cleared = cleared | newly
@@ -136,16 +137,19 @@ class MicrocompactRunner(IncrementalRunner):
                 self._sync(msgs, cleared)
         return events, cleared
 
-    def _sync(self, msgs: Sequence[ContextMessage], cleared: frozenset[int]) -> None:
+    def _sync(self, msgs: Sequence[ContextMessage], cleared: Any) -> None:
         if cleared is self.agg:
             return
-        gone = self.agg - cleared
-        for e in gone:
-            for i in self.by_entry.get(e, ()):
-                self._keep(i)
-        if gone:
-            self.done = 0  # no longer known to be cleared: look again
-        for e in cleared - self.agg:
+        added = cleared.added_since(self.agg) if isinstance(cleared, GrowingSet) else None
+        if added is None:  # another lineage (or an older version, before an overflow retry)
+            gone = [e for e in self.agg if e not in cleared]
+            for e in gone:
+                for i in self.by_entry.get(e, ()):
+                    self._keep(i)
+            if gone:
+                self.done = 0  # no longer known to be cleared: look again
+            added = [e for e in cleared if e not in self.agg]
+        for e in added:
             for i in self.by_entry.get(e, ()):
                 self._prune(msgs, i, with_text(msgs[i], MARKER))
         self.agg = cleared

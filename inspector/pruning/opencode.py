@@ -23,6 +23,7 @@ Quirks reproduced:
   40,000 budget is itself pruned. Nothing happens unless ``pruned > PRUNE_MINIMUM`` (strict).
 * Pruning persists (the part's ``time.compacted``, kept here in ``state`` by entry index, so it
   survives a pi compaction that keeps the entry): pruned outputs stay pruned at every later call.
+  (The state is a :class:`~inspector.pruning.base.GrowingSet`: one per call, sharing storage.)
   The model sees ``[Old tool result content cleared]``; the call and its arguments stay.
 
 Not reproduced: whether prune is on at all. Classic OpenCode runs it unless
@@ -41,6 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ContextMessage
 from .base import (
     CallInfo,
+    GrowingSet,
+    IdMemo,
     Plan,
     PruneResult,
     Strategy,
@@ -53,6 +56,7 @@ from .base import (
 from .runner import IncrementalRunner
 
 MARKER = "[Old tool result content cleared]"
+_ESTIMATES = IdMemo()  # OpenCode's estimate per tool result object
 
 
 class OpenCodeSettings(BaseModel):
@@ -97,7 +101,7 @@ class OpenCodePrune(Strategy):
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
         s: OpenCodeSettings = settings
-        compacted: frozenset[int] = state if isinstance(state, frozenset) else frozenset()
+        compacted: Any = state if isinstance(state, (frozenset, GrowingSet)) else GrowingSet()
         events: list[dict[str, Any]] = []
         plan = Plan(messages, counter)
         reasons: dict[int, str] = {}
@@ -124,7 +128,7 @@ class OpenCodePrune(Strategy):
                                                 "prompt's final answer)")
         return plan.finish(state=compacted, events=events)
 
-    def pass_(self, messages: Sequence[ContextMessage], s: OpenCodeSettings, compacted: frozenset[int]) -> _Pass:
+    def pass_(self, messages: Sequence[ContextMessage], s: OpenCodeSettings, compacted: Any) -> _Pass:
         """One ``prune`` pass over the messages before the new prompt."""
         turns = total = pruned = 0
         to_prune: list[int] = []
@@ -188,7 +192,7 @@ class OpenCodeRunner(IncrementalRunner):
 
     def __init__(self, strategy: Any, settings: Any, counter: Any) -> None:
         super().__init__(strategy, settings, counter)
-        self.agg: frozenset[int] = frozenset()  # the cleared entries the marks reflect (kept across contexts)
+        self.agg: Any = GrowingSet()  # the cleared entries the marks reflect (kept across contexts)
 
     def _begin(self, msgs: Sequence[ContextMessage]) -> None:
         s: OpenCodeSettings = self.settings
@@ -216,7 +220,7 @@ class OpenCodeRunner(IncrementalRunner):
             counted = not getattr(m, "isError", False) and m.toolName not in self.protected_tools  # type: ignore[union-attr]
             if counted:
                 self.counted.append(i)
-                self.cum.append(self.cum[-1] + estimate(cm))
+                self.cum.append(self.cum[-1] + _ESTIMATES.get(m, None, lambda: estimate(cm)))
             if e is not None:
                 self.results.setdefault(e, []).append(i)
                 if e in self.agg:
@@ -226,7 +230,7 @@ class OpenCodeRunner(IncrementalRunner):
 
     def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
         s: OpenCodeSettings = self.settings
-        compacted: frozenset[int] = state if isinstance(state, frozenset) else frozenset()
+        compacted: Any = state if isinstance(state, (frozenset, GrowingSet)) else self.agg
         self._sync(msgs, compacted)
         events: list[dict[str, Any]] = []
         if call.new_prompt:
@@ -269,16 +273,19 @@ class OpenCodeRunner(IncrementalRunner):
         marked = frozenset(e for j in range(lo, t + 1) if (e := msgs[self.counted[j]].entry_index) is not None)
         return marked, pruned, total
 
-    def _sync(self, msgs: Sequence[ContextMessage], compacted: frozenset[int]) -> None:
-        """Mark the outputs of ``compacted`` (normally a superset of what is marked)."""
+    def _sync(self, msgs: Sequence[ContextMessage], compacted: Any) -> None:
+        """Mark the outputs of ``compacted`` (normally a newer version of what is marked)."""
         if compacted is self.agg:
             return
-        for e in self.agg - compacted:
-            for i in self.results.get(e, ()):
-                self._keep(i)
-                if _contains(self.cleared, i):
-                    del self.cleared[bisect_left(self.cleared, i)]
-        for e in compacted - self.agg:
+        added = compacted.added_since(self.agg) if isinstance(compacted, GrowingSet) else None
+        if added is None:  # another lineage (or an older version, before an overflow retry)
+            for e in [e for e in self.agg if e not in compacted]:
+                for i in self.results.get(e, ()):
+                    self._keep(i)
+                    if _contains(self.cleared, i):
+                        del self.cleared[bisect_left(self.cleared, i)]
+            added = [e for e in compacted if e not in self.agg]
+        for e in added:
             for i in self.results.get(e, ()):
                 self._prune(msgs, i, with_text(msgs[i], MARKER))
                 if _contains(self.counted, i):

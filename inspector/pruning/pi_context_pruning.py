@@ -42,7 +42,7 @@ from ..context import ContextMessage
 from ..jsjson import js_keys, utf16_len, utf16_slice
 from ..session.models import AssistantMessage, ToolCall
 from ..tokens import estimate_tokens
-from .base import CallInfo, Plan, PruneResult, Strategy, with_text
+from .base import CallInfo, Plan, PruneResult, Strategy, pi_estimate, with_text
 from .runner import IncrementalRunner
 
 PRUNABLE_DEFAULT = ("read", "bash", "grep", "find", "ls", "edit", "write", "apply_patch")
@@ -185,7 +185,7 @@ class PiContextPruningRunner(IncrementalRunner):
             tool = cm.message.toolName  # type: ignore[union-attr]
             if not (tool in self.protected or (self.allowed and tool not in self.allowed)):
                 self.prunable.append(i)
-                self.cum.append(self.cum[-1] + estimate_tokens(cm.message))
+                self.cum.append(self.cum[-1] + pi_estimate(cm.message))
 
     def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
         s: PiContextPruningSettings = self.settings

@@ -54,7 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ContextMessage
 from ..session.models import CustomMessage, TextContent
 from ..tokens import estimate_tokens
-from .base import CallInfo, Plan, PruneResult, Strategy, result_text, with_text
+from .base import CallInfo, Plan, PruneResult, Strategy, pi_estimate, result_text, with_text
 from .runner import IncrementalRunner
 
 ZONES = ("green", "yellow", "red", "compact")
@@ -375,6 +375,7 @@ class TurnAwareRunner(IncrementalRunner):
         self.distilled: dict[int, ContextMessage] = {}
         self.shape = (0, 0, 0)  # (first kept, newest turn, threshold) of the last call
         self.decided = 0  # positions decided at the last call
+        self._packet_key: Any = None
 
     def _floor(self) -> int:
         return self.shape[0]
@@ -396,7 +397,7 @@ class TurnAwareRunner(IncrementalRunner):
             self.users.append(i)
             self.requests.add(request_item(cm))
         elif role == "toolResult":
-            est = estimate_tokens(cm.message)
+            est = pi_estimate(cm.message)
             if est > self.low:
                 self.big.append(i)
                 self.est[i] = est
@@ -427,13 +428,20 @@ class TurnAwareRunner(IncrementalRunner):
         return (first if lead and j == 0 else users[j - lead]), users[-1] if users else first  # type: ignore[return-value]
 
     def _reshape(self, msgs: Sequence[ContextMessage], shape: tuple[int, int, int]) -> None:
-        (fk0, nw0, _), (fk1, nw1, _) = self.shape, shape
+        """Redo the fates the new shape can change: the messages crossing the first kept turn,
+        the bulky outputs crossing the newest turn (or all between the two when the threshold
+        changed), and the messages that arrived."""
+        (fk0, nw0, d0), (fk1, nw1, d1) = self.shape, shape
         self.shape = shape
-        lo, hi = min(fk0, fk1), max(fk0, fk1)
-        todo = set(range(lo, hi))
-        todo.update(self.big[bisect_left(self.big, lo):bisect_left(self.big, max(nw0, nw1, hi))])
-        todo.update(range(self.decided, len(msgs)))
+        todo: set[int] = set(range(self.decided, len(msgs)))
         self.decided = len(msgs)
+        if fk0 != fk1:
+            todo.update(range(min(fk0, fk1), max(fk0, fk1)))
+        big = self.big
+        if d0 != d1:
+            todo.update(big[bisect_left(big, min(fk0, fk1)):bisect_left(big, max(nw0, nw1))])
+        elif nw0 != nw1:
+            todo.update(big[bisect_left(big, min(nw0, nw1)):bisect_left(big, max(nw0, nw1))])
         for p in todo:
             self._fate_of(msgs, p)
 
@@ -458,5 +466,9 @@ class TurnAwareRunner(IncrementalRunner):
         if not self.summary_items and not self.requests.n:
             self.front = ()
             return
+        key = (len(self.summary_items), tuple(requests))  # summary items only grow within a context
+        if key == self._packet_key and self.front:
+            return  # the same ledger: the same packet
+        self._packet_key = key
         ledger = {**self.summary_ledger, "requests": requests} if requests else self.summary_ledger
         self.front = (ContextMessage(packet_message(render_packet(ledger)), None),)
