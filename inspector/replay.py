@@ -588,9 +588,11 @@ def _replay(
     def compact_now(step_no: int, reason: str, kind: str) -> bool:
         nonlocal n_sim, compactions, summary_tokens
         if policy in ("pi", "early"):
+            est = (counter if counter.name == "pi" else session_counter(session, "pi")).count  # pi's own estimate
             prep = prepare_compaction(
                 sim_entries, comp_settings, path_indexes=sim_idx, pi_version=settings.pi_version,
                 context=[c.message for c in ctx.msgs], positions=sim_pos,
+                tokens=lambda i: est(sim_entries[i].message),  # type: ignore[union-attr]
             )
             if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
                 pending.append({"type": "compaction_skipped", "reason": "nothing to compact", "trigger": reason})
