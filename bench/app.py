@@ -232,7 +232,7 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
         slider.append(run(at))
     slider.sort()
     out(f"\n{n:,} entries: first render {first:.2f} s, step slider {slider[2] * 1000:.0f} ms (median of 5); "
-        f"token counts of both counters ready {warm:.1f} s after loading (background)")
+        f"summarizer facts and tiktoken counts ready {warm:.1f} s after loading (background)")
     out(f"{'change':<44} {'new ms':>8} {'old ms':>9} {'old/new':>8}")
     todo = [c for c in changes() if not args.only or any(o in c.name for o in args.only.split(","))]
     keys = sorted({k for c in todo for k in c.before})

@@ -333,16 +333,18 @@ def session_counter(session: Session, name: str) -> CachedCounter:
 _WARMING: dict[tuple[int, str], Session] = {}
 
 
-def warm_counters(session: Session, names: Sequence[str] = ("tiktoken",), delay: float = 1.0
-                  ) -> threading.Thread | None:
-    """Count every message of ``session`` by each counter in a background thread, once per
-    (session, counter), starting after ``delay`` seconds (the page being drawn keeps the CPU).
-    The app calls this after a session's first replay: a later switch of the counter finds the
-    counts ready (tiktoken's BPE runs outside the GIL; asked for sooner, the caller counts and the
-    thread finds the work done). A counter that cannot load is left to fail where it is asked
-    for. Returns the thread, or None when there is nothing left to count."""
+def warm_session(session: Session, what: Sequence[str] = ("facts", "tiktoken"), delay: float = 1.0
+                 ) -> threading.Thread | None:
+    """Fill the per-message caches later replays of ``session`` read, in a background thread,
+    once per session, starting after ``delay`` seconds (the page being drawn keeps the CPU):
+    ``facts``, what the offline summarizer extracts from each message (a first what-if policy
+    then only writes its summaries), and a counter's name (``tiktoken``: a switch of the counter
+    finds the counts ready; its BPE runs outside the GIL). Asked for sooner, a replay computes
+    what it needs and the thread finds it done. Failures are left to show where the cache is
+    used. The app calls this after a session's first replay. Returns the thread, or None when
+    there is nothing left to do."""
     with _COUNTER_LOCK:
-        todo = [n for n in names if _WARMING.get((id(session), n)) is not session]
+        todo = [n for n in what if _WARMING.get((id(session), n)) is not session]
         if len(_WARMING) > 64:
             _WARMING.clear()
         for n in todo:
@@ -354,11 +356,16 @@ def warm_counters(session: Session, names: Sequence[str] = ("tiktoken",), delay:
         time.sleep(delay)
         for name in todo:
             try:
-                session_counter(session, name)
-            except Exception:  # noqa: BLE001 - reported where the counter is used
+                if name == "facts":
+                    from .summarize.offline import remember_facts
+
+                    remember_facts(e.message for e in session.entries if isinstance(e, MessageEntry))
+                else:
+                    session_counter(session, name)
+            except Exception:  # noqa: BLE001 - reported where the cache is used
                 pass
 
-    t = threading.Thread(target=work, name="inspector-warm-counters", daemon=True)
+    t = threading.Thread(target=work, name="inspector-warm-session", daemon=True)
     t.start()
     return t
 

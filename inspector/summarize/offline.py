@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..session.models import (
     AssistantMessage,
@@ -169,6 +171,16 @@ def _assistant_facts(m: AssistantMessage) -> tuple[str, str, list[str]]:
     if not _DECISION.search(t):  # no sentence can match (sentences are pieces of the text)
         return t, _one_line(t, 300), []
     return t, _one_line(t, 300), [_decision(s) for s in _sentences(t) if _DECISION.search(s) and not _ACTION.search(s)]
+
+
+def remember_facts(messages: Iterable[Any]) -> None:
+    """Work out the per-message facts of ``messages`` ahead of time (what :func:`_collect` reads:
+    a replay warms them in the background, so its first what-if compaction finds them ready)."""
+    for m in messages:
+        if isinstance(m, UserMessage):
+            _MEMO.get(m, "user", lambda m=m: _user_facts(m))
+        elif isinstance(m, AssistantMessage):
+            _MEMO.get(m, "assistant", lambda m=m: _assistant_facts(m))
 
 
 def _collect(req: SummaryRequest) -> _Facts:

@@ -24,7 +24,7 @@ import streamlit as st
 from .. import replay as rp
 from ..importers import parse_any
 from ..importers.codex import recorded_context_window
-from ..replay import Replay, ReplaySettings, effective_settings, replay, session_counter, warm_counters
+from ..replay import Replay, ReplaySettings, effective_settings, replay, session_counter, warm_session
 from ..session.tree import Session
 
 MAX_SESSIONS = 6
@@ -114,7 +114,7 @@ def current_replay(settings: ReplaySettings, label: str = "Replaying the session
                                                                        text=f"{label}… {f:.0%}"))
         finally:
             bar.empty()
-            warm_counters(s)  # tiktoken counts, in the background: a switch of the counter finds them ready
+            warm_session(s)  # summarizer facts and tiktoken counts, in the background
 
     r = caches()["replays"].get(_replay_key(settings), make)
     return r if r.settings == settings else r.relabel(settings)
