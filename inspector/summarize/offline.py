@@ -90,15 +90,47 @@ def _target(call: ToolCall | None) -> str:
 
 def _sentences(text: str) -> list[str]:
     """Sentences and lines; one ending in ":" takes the line after it (a list that follows)."""
-    parts = [p.strip() for p in _SENTENCE.split(text) if p.strip()]
+    return [s for s, _, _ in _sentence_spans(text)]
+
+
+def _sentence_spans(text: str) -> list[tuple[str, int, int]]:
+    """:func:`_sentences` with where each one lies in ``text`` (start, end)."""
+    parts: list[tuple[str, int, int]] = []
+    pos = 0
+    for cut in (*_SENTENCE.finditer(text), None):  # re.split's pieces, with their offsets
+        end = cut.start() if cut is not None else len(text)
+        piece = text[pos:end]
+        stripped = piece.strip()
+        if stripped:
+            a = pos + len(piece) - len(piece.lstrip())
+            parts.append((stripped, a, a + len(stripped)))
+        if cut is not None:
+            pos = cut.end()
     out = []
     i = 0
     while i < len(parts):
-        p = parts[i]
+        p, a, b = parts[i]
         if p.endswith(":") and i + 1 < len(parts):
-            p, i = f"{p} {parts[i + 1]}", i + 1
-        out.append(p)
+            p, b, i = f"{p} {parts[i + 1][0]}", parts[i + 1][2], i + 1
+        out.append((p, a, b))
         i += 1
+    return out
+
+
+def _decision_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that state a decision (and are not an announced action). Only
+    sentences holding a match of the decision pattern in the whole text are looked at: its words
+    never span a sentence break, so those are exactly the sentences it matches."""
+    starts = [m.start() for m in _DECISION.finditer(text)]
+    if not starts:
+        return []
+    out = []
+    k = 0
+    for s, a, b in _sentence_spans(text):
+        while k < len(starts) and starts[k] < a:
+            k += 1
+        if k < len(starts) and starts[k] < b and _DECISION.search(s) and not _ACTION.search(s):
+            out.append(s)
     return out
 
 
@@ -168,9 +200,7 @@ def _assistant_facts(m: AssistantMessage) -> tuple[str, str, list[str]]:
     t = "\n".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
     if not t:
         return t, "", []
-    if not _DECISION.search(t):  # no sentence can match (sentences are pieces of the text)
-        return t, _one_line(t, 300), []
-    return t, _one_line(t, 300), [_decision(s) for s in _sentences(t) if _DECISION.search(s) and not _ACTION.search(s)]
+    return t, _one_line(t, 300), [_decision(s) for s in _decision_sentences(t)]
 
 
 def remember_facts(messages: Iterable[Any]) -> None:
