@@ -127,18 +127,22 @@ def restore(saved: list[tuple[dict[Any, Any], dict[Any, Any]]]) -> None:
         d.update(copy)
 
 
-def old_path(on: bool) -> None:
+def old_path(on: bool, cold_facts: bool = False) -> None:
     """Switch to the path before this work: pruning applied to the whole context at every call,
-    no reuse between replays, and tiktoken counts computed when first asked for (not in the
-    background after loading). The summarizer's speed-ups (same output) stay."""
+    no reuse between replays, and tiktoken counts (and, with ``cold_facts``, for a change made
+    before any what-if policy ran, the summarizer's per-message facts) computed when first asked
+    for, not in the background after loading. The summarizer's speed-ups (same output) stay."""
     from inspector import replay as rp
+    from inspector.summarize import offline
 
     rp.INCREMENTAL = not on
     if hasattr(rp, "REUSE"):
         rp.REUSE = not on
-    if on:
+    if on:  # what restore() puts back
         for key in [k for k in rp._COUNTER_CACHE if k[1] == "tiktoken"]:
-            del rp._COUNTER_CACHE[key]  # put back by restore()
+            del rp._COUNTER_CACHE[key]
+        if cold_facts:
+            offline._MEMO._d.clear()
 
 
 # -- driving the app --------------------------------------------------------------------------
@@ -182,7 +186,7 @@ def measure(at: Any, ch: Change, base: Any, repeat: int, old: bool) -> float | N
     times = []
     for _ in range(repeat):
         saved = save()
-        old_path(old)
+        old_path(old, cold_facts=ch.before.get("compaction", "recorded") in ("recorded", "never"))
         try:
             if not set_widget(at, ch.key, ch.value):
                 return None

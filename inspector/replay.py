@@ -15,9 +15,16 @@ Modes
 
 Incremental: the context is carried from step to step (appending the entries in between) and
 rebuilt only where a compaction changes its shape; per-message token counts are computed once.
+The pruning strategy runs incrementally too (:mod:`inspector.pruning.runner`: each strategy
+carries what its rule needs from call to call; ``incremental=False`` applies it to the whole
+context at every call, the reference the tests compare against).
 Each step keeps a reference to the context list it saw (lists are only ever appended to, so a
 prefix length pins it) and the pruning state it started from, so :meth:`Replay.step_detail`
 rebuilds any step's exact pruned context on demand.
+
+Reuse between replays: token counts per session (:func:`session_counter`), summaries per
+preparation (:func:`default_summary`), and whole replays for settings that cannot change them
+(:func:`effective_settings`, :meth:`Replay.relabel`).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import hashlib
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -330,7 +338,7 @@ def session_counter(session: Session, name: str) -> CachedCounter:
     return c
 
 
-_WARMING: dict[tuple[int, str], Session] = {}
+_WARMING: dict[tuple[int, str], weakref.ref[Session]] = {}  # weak: a warmed session is not kept alive
 
 
 def warm_session(session: Session, what: Sequence[str] = ("facts", "tiktoken"), delay: float = 1.0
@@ -344,11 +352,11 @@ def warm_session(session: Session, what: Sequence[str] = ("facts", "tiktoken"), 
     used. The app calls this after a session's first replay. Returns the thread, or None when
     there is nothing left to do."""
     with _COUNTER_LOCK:
-        todo = [n for n in what if _WARMING.get((id(session), n)) is not session]
+        todo = [n for n in what if (ref := _WARMING.get((id(session), n))) is None or ref() is not session]
         if len(_WARMING) > 64:
             _WARMING.clear()
         for n in todo:
-            _WARMING[(id(session), n)] = session
+            _WARMING[(id(session), n)] = weakref.ref(session)
     if not todo:
         return None
 
