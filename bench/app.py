@@ -1,11 +1,21 @@
-"""App benchmark: server-side time of one rerun of the Replay page, through Streamlit's AppTest.
+"""App benchmark: server-side time of one rerun of the Replay page after each sidebar change,
+through Streamlit's AppTest (the app's own code path, in-process, no browser).
 
-    python bench/app.py [--entries 10000,50000] [--repeat 5]
+    python bench/app.py [--entries 10000,50000] [--repeat 3] [--baseline-repeat 1] [--no-baseline]
+                        [--only strategy,keep,...]
 
-For each generated session: the first Replay render (parse + replay, cached afterwards), a rerun
-after moving the step slider, and a rerun after changing a threshold (keepRecentTokens with the
-pi what-if policy: a new replay). Targets: slider ≤ 200 ms at 10k entries and ≤ 500 ms at 50k;
-threshold change ≤ 1 s at 10k. Peak RSS of the process is printed too.
+For each generated session (``bench/gen_big.py``): the first Replay render (parse + replay),
+a rerun after moving the step slider, then one rerun after each change of a sidebar control,
+from the defaults (or from the state a control needs, e.g. the pi policy for reserveTokens).
+Every change starts from the same caches: they are saved before it and put back after it, so
+the change's own work is measured (a new replay, or what it can reuse), never a cache hit of an
+earlier measurement. ``old`` is the same change on the path before the incremental replay
+(pruning applied to the whole context at every call, no reuse between replays), measured in
+the same run: the ratio is the figure to compare on a shared machine.
+
+Targets (issue 15): every change ≤ 1 s at 10k entries and ≤ 3 s at 50k; the slider ≤ 200 ms /
+500 ms. Not measured: the LLM summarizers (their time is the endpoint's), the settings.json
+import and the agent preset's button (they set the same widgets as the rows above).
 """
 
 from __future__ import annotations
@@ -16,10 +26,14 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(REPO))
 
 
 def ensure(n: int) -> Path:
@@ -30,49 +44,241 @@ def ensure(n: int) -> Path:
     return p
 
 
-def timed(at, action) -> float:  # type: ignore[no-untyped-def]
+@dataclass
+class Change:
+    """One sidebar change: ``before`` (widget key → value) is set first, unmeasured; then
+    ``key`` is set to ``value`` and the rerun is measured."""
+
+    name: str
+    key: str
+    value: Any
+    before: dict[str, Any] = field(default_factory=dict)
+    old_up_to: int = 10**9
+    """The old path is measured up to this many entries (it is quadratic when nothing compacts)."""
+
+
+def changes() -> list[Change]:
+    from inspector.pruning import REGISTRY
+
+    out = [
+        Change("context window preset (128k)", "window_preset", "GPT-4o (128k)"),
+        Change("custom window (150,000)", "window_custom", 150_000, {"window_preset": "Custom"}),
+        Change("counter → tiktoken", "counter", "tiktoken"),
+        Change("counter → usage", "counter", "usage"),
+    ]
+    for name in REGISTRY:
+        if name != "none":
+            out.append(Change(f"strategy → {name}", "strategy", name))
+    settings = {"opencode": ("prune_protect", 30_000), "pi-context-pruning": ("prune_minimum", 10_000),
+                "turn-aware": ("recent_turns", 4), "dcp": ("supersede_writes", True),
+                "context-editing": ("trigger", 80_000), "claude-code-microcompact": ("gap_minutes", 30.0)}
+    for name, (k, v) in settings.items():
+        out.append(Change(f"{name}: {k} → {v}", f"set.{name}.{k}", v, {"strategy": name}))
+    for policy in ("pi", "early", "opencode", "codex", "claude-code", "never"):
+        out.append(Change(f"policy → {policy}", "compaction", policy))
+    pi = {"compaction": "pi"}
+    out += [
+        Change("keepRecentTokens 20,000 → 15,000 (pi)", "keep", 15_000, pi),
+        Change("reserveTokens 16,384 → 30,000 (pi)", "reserve", 30_000, pi),
+        Change("pi version → 0.58 (pi)", "pi_version", "0.58", pi),
+        Change("keepRecentTokens (as recorded)", "keep", 15_000),
+        Change("early: red fraction → 0.6", "pol.early_red_fraction", 0.6, {"compaction": "early"}),
+        Change("opencode: tail off", "pol.opencode_tail", False, {"compaction": "opencode"}),
+        Change("codex: fraction → 0.8", "pol.codex_fraction", 0.8, {"compaction": "codex"}),
+        Change("claude-code: buffer → 20,000", "pol.claude_buffer", 20_000, {"compaction": "claude-code"}),
+        Change("strategy → opencode (pi policy)", "strategy", "opencode", pi),
+        Change("opencode: prune_protect (pi policy)", "set.opencode.prune_protect", 30_000,
+               {"compaction": "pi", "strategy": "opencode"}),
+        Change("strategy → opencode (never compacts)", "strategy", "opencode", {"compaction": "never"}, 10_000),
+        Change("strategy → turn-aware (never compacts)", "strategy", "turn-aware", {"compaction": "never"}, 10_000),
+    ]
+    return out
+
+
+# -- caches: saved before a change, put back after it ------------------------------------------
+
+
+def _memos() -> list[Any]:
+    from inspector.pruning import base, context_editing, dcp
+    from inspector.summarize import offline
+
+    return [base._REPLACED._d, dcp._SIGNATURES._d, dcp._EDITED._d, context_editing._EDITED._d, offline._MEMO._d]
+
+
+def _dicts() -> list[dict[Any, Any]]:
+    from inspector import replay as rp
+    from inspector.pruning import turn_aware
+    from inspector.ui import state
+
+    out: list[dict[Any, Any]] = [rp._SUMMARY_CACHE, rp._COUNTER_CACHE, turn_aware._PACKETS, *_memos()]
+    out += [lru.items for lru in state.caches().values()]
+    out += [c._cache for _, c in rp._COUNTER_CACHE.values()]
+    out += getattr(rp, "_bench_caches", lambda: [])()
+    return out
+
+
+def save() -> list[tuple[dict[Any, Any], dict[Any, Any]]]:
+    return [(d, d.copy()) for d in _dicts()]
+
+
+def restore(saved: list[tuple[dict[Any, Any], dict[Any, Any]]]) -> None:
+    for d, copy in saved:
+        d.clear()
+        d.update(copy)
+
+
+def old_path(on: bool, cold_facts: bool = False) -> None:
+    """Switch to the path before this work: pruning applied to the whole context at every call,
+    no reuse between replays, and tiktoken counts (and, with ``cold_facts``, for a change made
+    before any what-if policy ran, the summarizer's per-message facts) computed when first asked
+    for, not in the background after loading. The summarizer's speed-ups (same output) stay."""
+    from inspector import replay as rp
+    from inspector.summarize import offline
+
+    rp.INCREMENTAL = not on
+    if hasattr(rp, "REUSE"):
+        rp.REUSE = not on
+    if on:  # what restore() puts back
+        for key in [k for k in rp._COUNTER_CACHE if k[1] == "tiktoken"]:
+            del rp._COUNTER_CACHE[key]
+        if cold_facts:
+            offline._MEMO._d.clear()
+
+
+# -- driving the app --------------------------------------------------------------------------
+
+
+def set_widget(at: Any, key: str, value: Any) -> bool:
+    for kind in ("selectbox", "number_input", "slider", "checkbox", "toggle", "text_input"):
+        try:
+            w = getattr(at, kind)(key=key)
+        except (KeyError, IndexError):
+            continue
+        if getattr(w, "disabled", False):
+            return False
+        w.set_value(value)
+        return True
+    return False
+
+
+def wait_for_warm_up() -> float:
+    """Wait for the background counting the app starts after loading a session; seconds waited."""
+    import threading
+
     t = time.perf_counter()
-    action(at)
+    for th in threading.enumerate():
+        if th.name.startswith("inspector-warm"):
+            th.join()
+    return time.perf_counter() - t
+
+
+def run(at: Any) -> float:
+    t = time.perf_counter()
     at.run()
+    dt = time.perf_counter() - t
     if at.exception:
         raise RuntimeError(at.exception[0].value)
-    return time.perf_counter() - t
+    return dt
+
+
+def measure(at: Any, ch: Change, base: Any, repeat: int, old: bool) -> float | None:
+    """Median rerun time of ``ch`` from its ``before`` state (caches put back after each try)."""
+    times = []
+    for _ in range(repeat):
+        saved = save()
+        old_path(old, cold_facts=ch.before.get("compaction", "recorded") in ("recorded", "never"))
+        try:
+            if not set_widget(at, ch.key, ch.value):
+                return None
+            times.append(run(at))
+        finally:
+            old_path(False)
+            restore(saved)
+        set_widget(at, ch.key, base)
+        run(at)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def widget_values(at: Any, keys: list[str]) -> dict[str, Any]:
+    out = {}
+    for k in keys:
+        for kind in ("selectbox", "number_input", "slider", "checkbox", "toggle", "text_input"):
+            try:
+                out[k] = getattr(at, kind)(key=k).value
+                break
+            except (KeyError, IndexError):
+                continue
+    return out
+
+
+def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    p = ensure(n)
+    os.environ["INSPECTOR_ROOTS"] = str(p.parent)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=3600)
+    at.run()
+    at.text_input(key="local_path").set_value(str(p))
+    at.button(key="load_path").click()
+    t0 = time.perf_counter()
+    at.run()
+    t = time.perf_counter()
+    at.switch_page("inspector/ui/app_pages/replay.py")
+    run(at)
+    first = time.perf_counter() - t
+    wait_for_warm_up()
+    warm = time.perf_counter() - t0
+    steps = at.slider(key="step").max
+    slider = []
+    for k in range(5):
+        at.slider(key="step").set_value((k * 7919) % max(1, steps))
+        slider.append(run(at))
+    slider.sort()
+    out(f"\n{n:,} entries: first render {first:.2f} s, step slider {slider[2] * 1000:.0f} ms (median of 5); "
+        f"summarizer facts and tiktoken counts ready {warm:.1f} s after loading (background)")
+    out(f"{'change':<44} {'new ms':>8} {'old ms':>9} {'old/new':>8}")
+    todo = [c for c in changes() if not args.only or any(o in c.name for o in args.only.split(","))]
+    keys = sorted({k for c in todo for k in c.before})
+    defaults = widget_values(at, keys)
+    for ch in todo:
+        for k, v in ch.before.items():
+            set_widget(at, k, v)
+        if ch.before:
+            run(at)
+        base = widget_values(at, [ch.key]).get(ch.key)
+        measure(at, ch, base, 1, old=False)  # warm-up (imports, lazily built tables), not counted
+        new = measure(at, ch, base, args.repeat, old=False)
+        skip = args.no_baseline or new is None or n > ch.old_up_to
+        old = None if skip else measure(at, ch, base, args.baseline_repeat, old=True)
+        for k in ch.before:
+            set_widget(at, k, defaults.get(k))
+        if ch.before:
+            run(at)
+        if new is None:
+            out(f"{ch.name:<44} {'(not shown or disabled)':>27}")
+            continue
+        ratio = f"{old / new:>7.1f}×" if old else ""
+        out(f"{ch.name:<44} {new * 1000:>8.0f} {old * 1000 if old else float('nan'):>9.0f} {ratio:>8}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out(f"peak RSS so far {peak:,.0f} MB")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--entries", default="10000,50000")
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=3, help="tries per change on the new path (median)")
+    ap.add_argument("--baseline-repeat", type=int, default=1, help="tries per change on the old path (median)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the old path (it is slow at 50k entries)")
+    ap.add_argument("--only", default="", help="comma-separated substrings of the change names to run")
     args = ap.parse_args()
-    from streamlit.testing.v1 import AppTest
 
-    print(f"{'entries':>8} {'first render s':>15} {'slider rerun ms':>16} {'threshold change ms':>20} {'peak RSS MB':>12}")
+    def out(line: str) -> None:
+        print(line, flush=True)
+
     for n in (int(x) for x in args.entries.split(",") if x):
-        p = ensure(n)
-        os.environ["INSPECTOR_ROOTS"] = str(p.parent)
-        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
-        at.run()
-        at.text_input(key="local_path").set_value(str(p))
-        at.button(key="load_path").click()
-        at.run()
-        first = timed(at, lambda a: a.switch_page("inspector/ui/app_pages/replay.py"))
-        steps = at.slider(key="step").max
-        slider = []
-        for k in range(args.repeat):
-            target = (k * 7919) % max(1, steps)
-            slider.append(timed(at, lambda a, t=target: a.slider(key="step").set_value(t)))
-        at.selectbox(key="compaction").set_value("pi")
-        at.run()
-        thresh = []
-        for k in range(args.repeat):
-            thresh.append(timed(at, lambda a, v=15000 + 1000 * k: a.number_input(key="keep").set_value(v)))
-        slider.sort()
-        thresh.sort()
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{n:>8} {first:>15.2f} {slider[len(slider) // 2] * 1000:>16.0f} {thresh[len(thresh) // 2] * 1000:>20.0f} "
-              f"{peak:>12.0f}")
-        sys.stdout.flush()
-    print("(medians; AppTest runs the app's own code path in-process, without a browser)")
+        bench_session(n, args, out)
+    out("(server-side rerun of the Replay page through AppTest; medians; old: see old_path())")
     return 0
 
 

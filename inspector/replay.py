@@ -15,18 +15,27 @@ Modes
 
 Incremental: the context is carried from step to step (appending the entries in between) and
 rebuilt only where a compaction changes its shape; per-message token counts are computed once.
+The pruning strategy runs incrementally too (:mod:`inspector.pruning.runner`: each strategy
+carries what its rule needs from call to call; ``incremental=False`` applies it to the whole
+context at every call, the reference the tests compare against).
 Each step keeps a reference to the context list it saw (lists are only ever appended to, so a
 prefix length pins it) and the pruning state it started from, so :meth:`Replay.step_detail`
 rebuilds any step's exact pruned context on demand.
+
+Reuse between replays: token counts per session (:func:`session_counter`), summaries per
+preparation (:func:`default_summary`), and whole replays for settings that cannot change them
+(:func:`effective_settings`, :meth:`Replay.relabel`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -67,6 +76,12 @@ from .session.models import (
 from .session.tree import Session
 from .tokens import TokenCounter, calculate_context_tokens, estimate_context_tokens, get_counter
 
+#: Replays prune incrementally (see :mod:`inspector.pruning.runner`); False: ``apply`` at every call.
+INCREMENTAL = True
+#: Callers that cache replays may serve settings with the same :func:`effective_settings` from one
+#: replay (the app does); False: every distinct settings object is replayed (for benchmarks).
+REUSE = True
+
 CompactionPolicy = Literal["recorded", "pi", "early", "opencode", "codex", "claude-code", "never"]
 READ_TOOLS = frozenset({"read"})
 
@@ -101,6 +116,9 @@ class ReplaySettings(BaseModel):
 
     def with_strategy_settings(self, values: dict[str, Any]) -> ReplaySettings:
         return self.model_copy(update={"strategy_settings": tuple(sorted(values.items()))})
+
+
+_SETTINGS_DEFAULTS = ReplaySettings()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,6 +221,13 @@ class Replay:
     def event_steps(self) -> list[int]:
         return [s.step for s in self.steps if s.events]
 
+    def relabel(self, settings: ReplaySettings) -> Replay:
+        """This replay under ``settings``, which must have the same :func:`effective_settings`
+        (the same steps, events and summaries; only the settings it reports differ)."""
+        if effective_settings(settings) != effective_settings(self.settings):
+            raise ValueError("these settings can change the replay: replay them")
+        return replace(self, settings=settings)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "settings": self.settings.model_dump(mode="json"),
@@ -220,6 +245,41 @@ class StepDetail:
 
 
 # ---------------------------------------------------------------------------------------------
+# What a replay depends on
+# ---------------------------------------------------------------------------------------------
+
+#: the :class:`PolicySettings` fields each what-if policy reads (by prefix); pi reads none
+_POLICY_FIELDS = {"early": "early_", "opencode": "opencode_", "codex": "codex_", "claude-code": "claude_"}
+
+
+def effective_settings(settings: ReplaySettings) -> ReplaySettings:
+    """``settings`` with every field the replay cannot depend on set to its default, so two
+    settings with the same effective settings replay to the same steps, events and summaries
+    (tests check it on every sample), and one replay serves both (:meth:`Replay.relabel`).
+
+    Without simulated compactions (as recorded, never) keepRecentTokens, reserveTokens, pi's
+    version, the summarizer and the policies' own settings are never read; a what-if policy reads
+    only its own policy settings, keepRecentTokens and pi's version only for pi's cut (pi, early);
+    the offline summarizer has no model or endpoint; strategy ``none`` has no settings."""
+    d = _SETTINGS_DEFAULTS
+    update: dict[str, Any] = {}
+    simulated = settings.compaction not in ("recorded", "never")
+    if not simulated:
+        update.update(keep_recent_tokens=d.keep_recent_tokens, reserve_tokens=d.reserve_tokens,
+                      pi_version=d.pi_version, summarizer=d.summarizer)
+    elif settings.compaction not in ("pi", "early"):
+        update.update(keep_recent_tokens=d.keep_recent_tokens, pi_version=d.pi_version)
+    if update.get("summarizer", settings.summarizer) == "offline":
+        update.update(summarizer_model=None, summarizer_base_url=None)
+    prefix = _POLICY_FIELDS.get(settings.compaction)
+    read = {k: v for k, v in settings.policy.model_dump().items() if prefix and k.startswith(prefix)}
+    update["policy"] = PolicySettings(**read)
+    if settings.strategy in ("none", ""):
+        update["strategy_settings"] = ()
+    return settings.model_copy(update=update)
+
+
+# ---------------------------------------------------------------------------------------------
 # Token caches
 # ---------------------------------------------------------------------------------------------
 
@@ -232,6 +292,8 @@ class CachedCounter:
         self.name = base.name
         self.label = base.label
         self._cache: dict[int, tuple[Any, int]] = {}
+        self._lock = threading.Lock()
+        self._primed: Session | None = None
 
     def count(self, message: Any) -> int:
         hit = self._cache.get(id(message))
@@ -254,8 +316,17 @@ class CachedCounter:
     def prime(self, messages: Iterable[Any]) -> None:
         self.count_many(list(messages))
 
+    def prime_session(self, session: Session) -> None:
+        """Count every message of ``session`` in one batch, once (a second caller, in another
+        thread, waits for the first)."""
+        with self._lock:
+            if self._primed is not session:
+                self.prime(e.message for e in session.entries if isinstance(e, MessageEntry))
+                self._primed = session
+
 
 _COUNTER_CACHE: dict[tuple[int, str], tuple[Session, CachedCounter]] = {}
+_COUNTER_LOCK = threading.Lock()
 
 
 def session_counter(session: Session, name: str) -> CachedCounter:
@@ -263,15 +334,57 @@ def session_counter(session: Session, name: str) -> CachedCounter:
     ``usage`` (a per-call figure, not a per-message one) counts messages with pi's estimate."""
     name = "pi" if name == "usage" else name
     key = (id(session), name)
-    hit = _COUNTER_CACHE.get(key)
-    if hit is not None and hit[0] is session:
-        return hit[1]
-    c = CachedCounter(get_counter(name))
-    c.prime(e.message for e in session.entries if isinstance(e, MessageEntry))
-    if len(_COUNTER_CACHE) > 16:
-        _COUNTER_CACHE.clear()
-    _COUNTER_CACHE[key] = (session, c)
+    with _COUNTER_LOCK:
+        hit = _COUNTER_CACHE.get(key)
+        if hit is not None and hit[0] is session:
+            c = hit[1]
+        else:
+            c = CachedCounter(get_counter(name))
+            if len(_COUNTER_CACHE) > 16:
+                _COUNTER_CACHE.clear()
+            _COUNTER_CACHE[key] = (session, c)
+    c.prime_session(session)
     return c
+
+
+_WARMING: dict[tuple[int, str], weakref.ref[Session]] = {}  # weak: a warmed session is not kept alive
+
+
+def warm_session(session: Session, what: Sequence[str] = ("facts", "tiktoken"), delay: float = 1.0
+                 ) -> threading.Thread | None:
+    """Fill the per-message caches later replays of ``session`` read, in a background thread,
+    once per session, starting after ``delay`` seconds (the page being drawn keeps the CPU):
+    ``facts``, what the offline summarizer extracts from each message (a first what-if policy
+    then only writes its summaries), and a counter's name (``tiktoken``: a switch of the counter
+    finds the counts ready; its BPE runs outside the GIL). Asked for sooner, a replay computes
+    what it needs and the thread finds it done. Failures are left to show where the cache is
+    used. The app calls this after a session's first replay. Returns the thread, or None when
+    there is nothing left to do."""
+    with _COUNTER_LOCK:
+        todo = [n for n in what if (ref := _WARMING.get((id(session), n))) is None or ref() is not session]
+        if len(_WARMING) > 64:
+            _WARMING.clear()
+        for n in todo:
+            _WARMING[(id(session), n)] = weakref.ref(session)
+    if not todo:
+        return None
+
+    def work() -> None:
+        time.sleep(delay)
+        for name in todo:
+            try:
+                if name == "facts":
+                    from .summarize.offline import remember_facts
+
+                    remember_facts(e.message for e in session.entries if isinstance(e, MessageEntry))
+                else:
+                    session_counter(session, name)
+            except Exception:  # noqa: BLE001 - reported where the cache is used
+                pass
+
+    t = threading.Thread(target=work, name="inspector-warm-session", daemon=True)
+    t.start()
+    return t
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,10 +427,10 @@ def _strategy_settings(settings: ReplaySettings) -> Any:
     return strat.Settings(**settings.strategy_dict())
 
 
-def _call_info(**kw: Any) -> Any:
+def _call_info_class() -> Any:
     from .pruning.base import CallInfo
 
-    return CallInfo(**kw)
+    return CallInfo
 
 
 SummaryFn = Callable[[CompactionPreparation, ReplaySettings], dict[str, Any]]
@@ -437,10 +550,23 @@ def replay(
     *,
     progress: Callable[[float], None] | None = None,
     summarize: SummaryFn | None = None,
+    incremental: bool | None = None,
 ) -> Replay:
-    """Replay ``session`` under ``settings`` (see the module docstring)."""
+    """Replay ``session`` under ``settings`` (see the module docstring). ``incremental=False``
+    applies the pruning strategy to the whole context at every call (the reference the
+    incremental runners are tested against; default :data:`INCREMENTAL`)."""
     with gc_paused():
-        return _replay(session, settings, progress, summarize)
+        return _replay(session, settings, progress, summarize, incremental)
+
+
+def _runner(strat: Any, strat_settings: Any, counter: CachedCounter, usage_mode: bool, incremental: bool) -> Any:
+    """What prunes at each call (see :mod:`inspector.pruning.runner`); None when nothing does
+    and no runner's bookkeeping is needed."""
+    from .pruning.runner import FullRunner, PlainRunner
+
+    if strat is None:
+        return PlainRunner(None, None, counter) if usage_mode and incremental else None
+    return strat.runner(strat_settings, counter) if incremental else FullRunner(strat, strat_settings, counter)
 
 
 def _replay(
@@ -448,6 +574,7 @@ def _replay(
     settings: ReplaySettings | None,
     progress: Callable[[float], None] | None,
     summarize: SummaryFn | None,
+    incremental: bool | None = None,
 ) -> Replay:
     t0 = time.perf_counter()
     settings = settings or ReplaySettings()
@@ -493,7 +620,8 @@ def _replay(
 
     trigger = Trigger()
     prune_state: Any = None
-    prev_pruned: set[int] = set()
+    runner = _runner(strat, strat_settings, counter, usage_mode, INCREMENTAL if incremental is None else incremental)
+    call_info = _call_info_class() if strat is not None else None
     pending: list[dict[str, Any]] = []
     new_prompt = True
     steps: list[Step] = []
@@ -516,9 +644,11 @@ def _replay(
             return summarize(p, st)
 
         if policy in ("pi", "early"):
+            est = (counter if counter.name == "pi" else session_counter(session, "pi")).count  # pi's own estimate
             prep = prepare_compaction(
                 sim_entries, comp_settings, path_indexes=sim_idx, pi_version=settings.pi_version,
                 context=[c.message for c in ctx.msgs], positions=sim_pos,
+                tokens=lambda i: est(sim_entries[i].message),  # type: ignore[union-attr]
             )
             if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
                 pending.append({"type": "compaction_skipped", "reason": "nothing to compact", "trigger": reason})
@@ -569,13 +699,15 @@ def _replay(
         return True
 
     def call_now(k: int, new_prompt: bool, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
-        """Prune the current context for call ``k``: (call info, result or None, tokens)."""
+        """Prune the current context for call ``k``: (call info, outcome or None, tokens)."""
         if strat is None:
+            if runner is not None:
+                runner.call(ctx.msgs, None, None)
             return None, None, ctx.total
         when = finite_ms(time_ms)
-        ci = _call_info(step=k, new_prompt=new_prompt, context_window=window, context_tokens=ctx.total, time_ms=when)
-        res = strat.apply(tuple(ctx.msgs), strat_settings, state, ci, counter)
-        return ci, res, res.stats.tokens_after
+        ci = call_info(k, new_prompt, window, ctx.total, time_ms=when)
+        out = runner.call(ctx.msgs, state, ci)
+        return ci, out, out.tokens
 
     n_path = len(path)
     for pos, ei in enumerate(path):
@@ -616,24 +748,17 @@ def _replay(
             seg, length = ctx.msgs, len(ctx.msgs)
             if res is not None:
                 prune_state = res.state
-                pruned_now = {d.entry_index for d in res.decisions if d.action != "kept" and d.entry_index is not None}
-                newly = pruned_now - prev_pruned
+                newly, restored = runner.take_changes()
                 if newly:
                     pending.append({"type": "pruned", "items": len(newly), "tokens": before - tokens,
                                     "entryIndexes": sorted(newly)[:50]})
-                restored = prev_pruned - pruned_now
-                if restored and any(i in restored for i in (c.entry_index for c in seg[:length])):
+                if restored and not restored.isdisjoint(ctx.entries):
                     pending.append({"type": "unpruned", "items": len(restored)})
                 for ev in res.events:
                     pending.append(dict(ev))
-                prev_pruned = pruned_now
-                pruned_items = res.stats.items_pruned + res.stats.items_dropped
-                visible = {c.entry_index for c in res.messages if c.entry_index is not None}
-                hidden_pruned = pruned_now
+                pruned_items = res.items
             else:
                 pruned_items = 0
-                visible = None
-                hidden_pruned = set()
             if tokens > window:
                 overflows += 1
                 pending.append({"type": "overflow", "tokens": tokens, "window": window})
@@ -646,15 +771,16 @@ def _replay(
                         earlier = reads.get(p)
                         if earlier:
                             last = earlier[-1]
-                            in_ctx = (last in ctx.entries) if visible is None else (
-                                last in visible and last not in hidden_pruned)
+                            in_ctx = last in ctx.entries and not (res is not None and runner.is_pruned(last))
                             if not in_ctx:
                                 rereads += 1
                                 pending.append({"type": "reread", "path": p, "earlierEntryIndex": last})
             if usage_mode:
                 # pi's own view: the last trusted recorded usage in the context + estimates after it
-                sent = res.messages if res is not None else seg[:length]
-                tokens = clamp_int(estimate_context_tokens([c.message for c in sent]).tokens)
+                if runner is not None:
+                    tokens = clamp_int(runner.usage_tokens(ctx.msgs))
+                else:
+                    tokens = clamp_int(estimate_context_tokens([c.message for c in seg[:length]]).tokens)
             rin, rtot = _recorded(m)
             cost = tokens * price(m)
             steps.append(

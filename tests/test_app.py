@@ -206,6 +206,10 @@ def test_moving_the_slider_does_not_replay_again(loaded: AppTest, monkeypatch: p
     assert len(calls) == 1, "the slider recomputed the replay"
     at.selectbox(key="counter").set_value("tiktoken").run()  # a setting that changes the replay
     assert len(calls) == 2
+    at.selectbox(key="compaction").set_value("pi").run()
+    assert len(calls) == 3 and not at.exception and metrics(at)["Entry"]
+    at.number_input(key="keep").set_value(12000).run()  # pi's cut reads keepRecentTokens: a new replay
+    assert len(calls) == 4
 
 
 def test_recorded_usage_counter(loaded: AppTest) -> None:

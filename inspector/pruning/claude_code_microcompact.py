@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ContextMessage
 from ..numbers import finite_ms
 from ..session.models import AssistantMessage
-from .base import CallInfo, Plan, PruneResult, Strategy, with_text
+from .base import CallInfo, GrowingSet, Plan, PruneResult, Strategy, with_text
+from .runner import IncrementalRunner
 
 MARKER = "[Old tool result content cleared]"
 COMPACTABLE = ("Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write", "find", "ls")
@@ -54,10 +55,13 @@ class ClaudeCodeMicrocompact(Strategy):
                         "are not documented by Anthropic. Tool names of pi are mapped by us.")
     Settings = MicrocompactSettings
 
+    def runner(self, settings: Any, counter: Any) -> MicrocompactRunner:
+        return MicrocompactRunner(self, settings, counter)
+
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
         s: MicrocompactSettings = settings
-        cleared: frozenset[int] = state if isinstance(state, frozenset) else frozenset()
+        cleared: Any = state if isinstance(state, (frozenset, GrowingSet)) else GrowingSet()
         plan = Plan(messages, counter)
         tools = {t.lower() for t in s.tools}
         results = [i for i, cm in enumerate(messages) if cm.role == "toolResult"
@@ -81,3 +85,71 @@ class ClaudeCodeMicrocompact(Strategy):
             else:
                 plan.keep(i, "recent, or no idle gap long enough yet")
         return plan.finish(state=cleared, events=events)
+
+
+class MicrocompactRunner(IncrementalRunner):
+    """:meth:`ClaudeCodeMicrocompact.apply`, call after call: the newest answer's and the newest
+    message's times are kept as messages arrive, and a clearing only looks at the compactable
+    results not yet known to be cleared (cleared ones stay cleared)."""
+
+    def __init__(self, strategy: Any, settings: Any, counter: Any) -> None:
+        super().__init__(strategy, settings, counter)
+        self.agg: Any = GrowingSet()  # the cleared entries the marks reflect
+
+    def _begin(self, msgs: Sequence[ContextMessage]) -> None:
+        self.tools = {t.lower() for t in self.settings.tools}
+        self.results: list[int] = []  # compactable results
+        self.by_entry: dict[int, list[int]] = {}
+        self.done = 0  # results[:done] are all cleared (or have no entry)
+        self.last_answer: float | None = None
+        self.now: float | None = None
+
+    def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        cm = msgs[i]
+        m = cm.message
+        t = _ms(m)
+        if t is not None:
+            self.now = t if self.now is None else max(self.now, t)
+            if isinstance(m, AssistantMessage):
+                self.last_answer = t if self.last_answer is None else max(self.last_answer, t)
+        if cm.role == "toolResult" and getattr(m, "toolName", "").lower() in self.tools:
+            self.results.append(i)
+            if cm.entry_index is not None:
+                self.by_entry.setdefault(cm.entry_index, []).append(i)
+                if cm.entry_index in self.agg:
+                    self._prune(msgs, i, with_text(cm, MARKER))
+
+    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+        s: MicrocompactSettings = self.settings
+        cleared: Any = state if isinstance(state, (frozenset, GrowingSet)) else self.agg
+        self._sync(msgs, cleared)
+        events: list[dict[str, Any]] = []
+        last, now = self.last_answer, self.now
+        if last is not None and now is not None and now - last > s.gap_minutes * 60_000:
+            old = max(0, len(self.results) - s.keep_recent)  # all but the most recent keep_recent
+            newly = [e for e in dict.fromkeys(msgs[i].entry_index for i in self.results[self.done:old])
+                     if e is not None and e not in cleared]
+            self.done = max(self.done, old)
+            if newly:
+                cleared = cleared | newly
+                events.append({"type": "prune_pass", "strategy": ClaudeCodeMicrocompact.name, "items": len(newly),
+                               "idleMinutes": round((now - last) / 60_000, 1)})
+                self._sync(msgs, cleared)
+        return events, cleared
+
+    def _sync(self, msgs: Sequence[ContextMessage], cleared: Any) -> None:
+        if cleared is self.agg:
+            return
+        added = cleared.added_since(self.agg) if isinstance(cleared, GrowingSet) else None
+        if added is None:  # another lineage (or an older version, before an overflow retry)
+            gone = [e for e in self.agg if e not in cleared]
+            for e in gone:
+                for i in self.by_entry.get(e, ()):
+                    self._keep(i)
+            if gone:
+                self.done = 0  # no longer known to be cleared: look again
+            added = [e for e in cleared if e not in self.agg]
+        for e in added:
+            for i in self.by_entry.get(e, ()):
+                self._prune(msgs, i, with_text(msgs[i], MARKER))
+        self.agg = cleared

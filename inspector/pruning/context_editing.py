@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ContextMessage
 from ..session.models import AssistantMessage, ToolCall
 from .base import CallInfo, IdMemo, Plan, PruneResult, Strategy, with_text
+from .runner import IncrementalRunner
 
 MARKER = "[tool result cleared]"
 _EDITED = IdMemo()
@@ -55,6 +56,9 @@ class ContextEditing(Strategy):
     unverified_notes = ("Placeholder text, > vs >= at the trigger, and clear_at_least handling are not "
                         "documented; see the module docstring.")
     Settings = ContextEditingSettings
+
+    def runner(self, settings: Any, counter: Any) -> ContextEditingRunner:
+        return ContextEditingRunner(self, settings, counter)
 
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
@@ -91,13 +95,102 @@ class ContextEditing(Strategy):
             cleared_ids.add(messages[i].message.toolCallId)  # type: ignore[union-attr]
         if s.clear_tool_inputs:
             for i, cm in enumerate(messages):
-                m = cm.message
-                if isinstance(m, AssistantMessage) and any(
-                        isinstance(b, ToolCall) and b.id in cleared_ids for b in m.content):
-                    ids = tuple(b.id for b in m.content if isinstance(b, ToolCall) and b.id in cleared_ids)
-                    new = _EDITED.get(m, ids, lambda m=m: m.model_copy(update={"content": [
-                        b.model_copy(update={"arguments": {}}) if isinstance(b, ToolCall) and b.id in cleared_ids
-                        else b for b in m.content]}))
-                    plan.prune(i, ContextMessage(new, cm.entry_index),
-                               "{}", "clear_tool_inputs: the cleared tool uses' arguments are sent as {}")
+                new = _inputs_cleared(cm, cleared_ids)
+                if new is not None:
+                    plan.prune(i, new, "{}", "clear_tool_inputs: the cleared tool uses' arguments are sent as {}")
         return plan.finish(events=[{"type": "context_edit", "strategy": self.name, "cleared": len(eligible)}])
+
+
+def _inputs_cleared(cm: ContextMessage, cleared_ids: Any) -> ContextMessage | None:
+    """An assistant message with the arguments of its cleared tool uses sent as ``{}`` (None when
+    it made none of them)."""
+    m = cm.message
+    if not isinstance(m, AssistantMessage):
+        return None
+    ids = tuple(b.id for b in m.content if isinstance(b, ToolCall) and b.id in cleared_ids)
+    if not ids:
+        return None
+    new = _EDITED.get(m, ids, lambda: m.model_copy(update={"content": [
+        b.model_copy(update={"arguments": {}}) if isinstance(b, ToolCall) and b.id in cleared_ids
+        else b for b in m.content]}))
+    return ContextMessage(new, cm.entry_index)
+
+
+class ContextEditingRunner(IncrementalRunner):
+    """:meth:`ContextEditing.apply`, call after call. The results it clears are always the oldest
+    ones (all but the ``keep`` newest, less excluded tools), so prefix sums over the results give
+    what can be cleared, and only the results that enter or leave that prefix change. With
+    ``clear_tool_inputs``, the assistant messages that made those calls are redone as they do."""
+
+    def _begin(self, msgs: Sequence[ContextMessage]) -> None:
+        s: ContextEditingSettings = self.settings
+        self.excluded = frozenset(s.exclude_tools)
+        self.results: list[int] = []
+        self.n_clearable: list[int] = [0]  # prefix counts of results not excluded
+        self.clearable: list[int] = [0]  # prefix sums of their tokens (the caller's counter)
+        self.callers: dict[str, list[int]] = {}  # tool call id -> assistant positions making it
+        self.ids: dict[str, int] = {}  # cleared tool call id -> cleared results with it
+        self.upto = 0  # results[:upto] (not excluded) are cleared now
+
+    def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        cm = msgs[i]
+        m = cm.message
+        if cm.role == "toolResult":
+            self.results.append(i)
+            ok = m.toolName not in self.excluded  # type: ignore[union-attr]
+            self.n_clearable.append(self.n_clearable[-1] + ok)
+            self.clearable.append(self.clearable[-1] + (self.counter.count(m) if ok else 0))
+        elif isinstance(m, AssistantMessage) and self.settings.clear_tool_inputs:
+            calls = [b.id for b in m.content if isinstance(b, ToolCall)]
+            for cid in calls:
+                self.callers.setdefault(cid, []).append(i)
+            if any(cid in self.ids for cid in calls):
+                self._redo_caller(msgs, i)
+
+    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+        s: ContextEditingSettings = self.settings
+        tokens = call.context_tokens if call.context_tokens is not None else self.total
+        if tokens <= s.trigger:
+            self._clear_upto(msgs, 0)
+            return [], None
+        m = max(0, len(self.results) - s.keep) if s.keep else len(self.results)
+        eligible, clearable = self.n_clearable[m], self.clearable[m]
+        if not eligible or clearable < s.clear_at_least:
+            self._clear_upto(msgs, 0)
+            return [{"type": "prune_skipped", "strategy": ContextEditing.name,
+                     "reason": f"{clearable:,} clearable < clear_at_least {s.clear_at_least:,}"}], None
+        self._clear_upto(msgs, m)
+        return [{"type": "context_edit", "strategy": ContextEditing.name, "cleared": eligible}], None
+
+    def _clear_upto(self, msgs: Sequence[ContextMessage], m: int) -> None:
+        lo, hi = sorted((self.upto, m))
+        clear = m > self.upto
+        for i in self.results[lo:hi]:
+            cm = msgs[i]
+            if cm.message.toolName in self.excluded:  # type: ignore[union-attr]
+                continue
+            if clear:
+                self._prune(msgs, i, with_text(cm, MARKER))
+            else:
+                self._keep(i)
+            if self.settings.clear_tool_inputs:
+                self._count_id(msgs, cm.message.toolCallId, 1 if clear else -1)  # type: ignore[union-attr]
+        self.upto = m
+
+    def _count_id(self, msgs: Sequence[ContextMessage], cid: str, delta: int) -> None:
+        before = self.ids.get(cid, 0)
+        n = before + delta
+        if n:
+            self.ids[cid] = n
+        else:
+            self.ids.pop(cid, None)
+        if (before == 0) != (n == 0):
+            for i in self.callers.get(cid, ()):
+                self._redo_caller(msgs, i)
+
+    def _redo_caller(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        new = _inputs_cleared(msgs[i], self.ids)
+        if new is None:
+            self._keep(i)
+        else:
+            self._prune(msgs, i, new)

@@ -41,7 +41,10 @@ never deduplicated — which this module does not follow.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,6 +53,7 @@ from ..context import ContextMessage
 from ..jsjson import js_sort_key, js_stringify
 from ..session.models import AssistantMessage, ToolCall
 from .base import CallInfo, IdMemo, Plan, PruneResult, Strategy, with_text
+from .runner import IncrementalRunner
 
 OUTPUT_MARKER = "[Output removed to save context - information superseded or no longer needed]"
 ERROR_INPUT_MARKER = "[input removed due to failed tool call]"
@@ -107,6 +111,18 @@ def _file_of(call: ToolCall) -> str | None:
     return p if isinstance(p, str) and p else None
 
 
+def with_args(cm: ContextMessage, by_id: dict[str, tuple[Any, ...]]) -> ContextMessage:
+    """An assistant message whose tool calls in ``by_id`` (id → (arguments, marker, …)) are sent
+    with those arguments (the same object for the same message and markers at every call)."""
+    m = cm.message
+    assert isinstance(m, AssistantMessage)
+    key = tuple(sorted((cid, v[1]) for cid, v in by_id.items()))
+    new = _EDITED.get(m, key, lambda: m.model_copy(update={"content": [
+        b.model_copy(update={"arguments": by_id[b.id][0]}) if isinstance(b, ToolCall) and b.id in by_id else b
+        for b in m.content]}))
+    return ContextMessage(new, cm.entry_index)
+
+
 def after_last_compaction(messages: Sequence[ContextMessage]) -> int:
     """Position from which messages count for DCP: after the last compaction summary and after
     the messages that compaction kept (their entries come before the compaction's)."""
@@ -128,6 +144,9 @@ class Dcp(Strategy):
     description = ("Deduplicate identical tool calls (keep the newest), strip the inputs of failed calls after 4 "
                    "LLM steps, optionally supersede a write by a later read.")
     Settings = DcpSettings
+
+    def runner(self, settings: Any, counter: Any) -> DcpRunner:
+        return DcpRunner(self, settings, counter)
 
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
@@ -210,13 +229,154 @@ class Dcp(Strategy):
             else:
                 plan.prune(r, with_text(messages[r], OUTPUT_MARKER), OUTPUT_MARKER, why)
         for i, by_id in new_args.items():
-            cm = messages[i]
-            m = cm.message
-            assert isinstance(m, AssistantMessage)
-            key = tuple(sorted((cid, v[1]) for cid, v in by_id.items()))
-            new = _EDITED.get(m, key, lambda m=m, by_id=by_id: m.model_copy(update={"content": [
-                b.model_copy(update={"arguments": by_id[b.id][0]}) if isinstance(b, ToolCall) and b.id in by_id else b
-                for b in m.content]}))
             first = next(iter(by_id.values()))
-            plan.prune(i, ContextMessage(new, cm.entry_index), first[1],
-                       "tool inputs replaced: " + first[2])
+            plan.prune(i, with_args(messages[i], by_id), first[1], "tool inputs replaced: " + first[2])
+
+
+@dataclass
+class _Call:
+    pos: int
+    turn: int
+    call: ToolCall
+    eligible: bool
+    dedup: bool = False
+    supersede: bool = False
+    purge: bool = False
+    effect: Any = None  # what its marks do now: ("result", position) or ("args", position)
+
+
+class DcpRunner(IncrementalRunner):
+    """:meth:`Dcp.apply`, call after call. Within one context every rule only ever adds marks:
+    a newer identical call marks the older one for good, a later read supersedes a write for good,
+    and a failed call's age only grows. So each tool call is looked at when it arrives, when a
+    rule marks it and when its result arrives; the order of the rules (dedup, supersede, purge)
+    decides what a mark does, as in ``apply``. A context with a tool-call id used twice falls
+    back to ``apply``."""
+
+    def _begin(self, msgs: Sequence[ContextMessage]) -> None:
+        s: DcpSettings = self.settings
+        self.protected = frozenset(s.protected_tools)
+        self.boundary: int | None = None
+        self.skipping = False  # still skipping what the last compaction kept
+        self._seq = itertools.count()
+        self._region()
+
+    def _region(self) -> None:
+        """Start DCP's count (a new context, or a compaction summary within one)."""
+        self.turn = 0
+        self.calls: list[_Call] = []
+        self.by_id: dict[str, _Call] = {}
+        self.results: dict[str, int] = {}
+        self.newest: dict[str, _Call] = {}  # signature -> newest eligible call
+        self.writes: dict[str, list[_Call]] = {}  # file -> writes not superseded yet
+        self.failed: list[tuple[int, int, _Call]] = []  # heap of (turn, order, call) not purged yet
+        self.args: dict[int, dict[str, tuple[Any, str]]] = {}  # assistant position -> replaced inputs
+
+    def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        cm = msgs[i]
+        if cm.role == "compactionSummary":
+            for c in self.calls:  # what came before no longer counts
+                if c.effect is not None:
+                    self._keep(c.effect[1] if c.effect[0] == "result" else c.pos)
+            self._region()
+            self.boundary = cm.entry_index
+            self.skipping = self.boundary is not None
+            return
+        if self.skipping:
+            if cm.entry_index is not None and cm.entry_index < self.boundary:  # type: ignore[operator]
+                return
+            self.skipping = False
+        m = cm.message
+        if isinstance(m, AssistantMessage):
+            self.turn += 1
+            for b in m.content:
+                if isinstance(b, ToolCall):
+                    self._new_call(msgs, _Call(i, self.turn, b, b.name not in self.protected))
+        elif cm.role == "toolResult":
+            cid = m.toolCallId  # type: ignore[union-attr]
+            if cid in self.results:
+                self._fall_back()
+                return
+            self.results[cid] = i
+            c = self.by_id.get(cid)
+            if c is not None:
+                if c.eligible and self.settings.purge_errors and getattr(m, "isError", False):
+                    heapq.heappush(self.failed, (c.turn, next(self._seq), c))
+                self._render(msgs, c)
+
+    def _new_call(self, msgs: Sequence[ContextMessage], c: _Call) -> None:
+        s: DcpSettings = self.settings
+        if c.call.id in self.by_id or c.call.id in self.results:
+            self._fall_back()
+            return
+        self.calls.append(c)
+        self.by_id[c.call.id] = c
+        if c.eligible and s.deduplication:
+            sig = signature(c.call)
+            older = self.newest.get(sig)
+            self.newest[sig] = c
+            if older is not None and not older.dedup:
+                older.dedup = True
+                self._render(msgs, older)
+        if s.supersede_writes:
+            f = _file_of(c.call)
+            if f and c.call.name == "read":
+                for w in self.writes.pop(f, ()):
+                    w.supersede = True
+                    self._render(msgs, w)
+            elif f and c.call.name == "write" and c.eligible:
+                self.writes.setdefault(f, []).append(c)
+
+    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+        n = self.settings.purge_error_turns
+        while self.failed and self.turn - self.failed[0][0] >= n:
+            c = heapq.heappop(self.failed)[2]
+            c.purge = True
+            self._render(msgs, c)
+        return [], None
+
+    def _render(self, msgs: Sequence[ContextMessage], c: _Call) -> None:
+        """What ``Dcp._render`` does with this call's marks now."""
+        rule = "dedup" if c.dedup else "supersede" if c.supersede else "purge" if c.purge else None
+        r = self.results.get(c.call.id)
+        effect: Any = None
+        if rule is not None and r is not None:
+            name = c.call.name
+            args = c.call.arguments if isinstance(c.call.arguments, dict) else {}
+            if getattr(msgs[r].message, "isError", False):
+                if any(isinstance(v, str) for v in args.values()):
+                    effect = ("args", {k: ERROR_INPUT_MARKER if isinstance(v, str) else v for k, v in args.items()},
+                              ERROR_INPUT_MARKER)
+            elif name == "question":
+                if "questions" in args:
+                    effect = ("args", {**args, "questions": QUESTION_MARKER}, QUESTION_MARKER)
+            elif name in ("edit", "write"):
+                if rule == "supersede" and "content" in args:
+                    effect = ("args", {**args, "content": WRITE_MARKER}, WRITE_MARKER)
+            else:
+                effect = ("result", r)
+        self._apply(c, effect, msgs)
+
+    def _apply(self, c: _Call, effect: Any, msgs: Sequence[ContextMessage]) -> None:
+        old = c.effect
+        c.effect = effect
+        if old is not None and old[0] == "result" and (effect is None or effect[0] != "result"):
+            self._keep(old[1])
+        if old is not None and old[0] == "args" and (effect is None or effect[0] != "args"):
+            by_id = self.args.get(c.pos, {})
+            by_id.pop(c.call.id, None)
+            self._redo_args(c.pos, by_id)
+        if effect is None:
+            return
+        if effect[0] == "result":
+            self._prune(msgs, effect[1], with_text(msgs[effect[1]], OUTPUT_MARKER))
+        else:
+            self.args.setdefault(c.pos, {})[c.call.id] = (effect[1], effect[2])
+            self._redo_args(c.pos, self.args[c.pos])
+
+    def _redo_args(self, pos: int, by_id: dict[str, tuple[Any, str]]) -> None:
+        if not by_id:
+            self.args.pop(pos, None)
+            self._keep(pos)
+        else:
+            self._prune(self._msgs, pos, with_args(self._msgs[pos], by_id))

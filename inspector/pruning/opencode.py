@@ -23,6 +23,7 @@ Quirks reproduced:
   40,000 budget is itself pruned. Nothing happens unless ``pruned > PRUNE_MINIMUM`` (strict).
 * Pruning persists (the part's ``time.compacted``, kept here in ``state`` by entry index, so it
   survives a pi compaction that keeps the entry): pruned outputs stay pruned at every later call.
+  (The state is a :class:`~inspector.pruning.base.GrowingSet`: one per call, sharing storage.)
   The model sees ``[Old tool result content cleared]``; the call and its arguments stay.
 
 Not reproduced: whether prune is on at all. Classic OpenCode runs it unless
@@ -31,6 +32,7 @@ Not reproduced: whether prune is on at all. Classic OpenCode runs it unless
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ContextMessage
 from .base import (
     CallInfo,
+    GrowingSet,
+    IdMemo,
     Plan,
     PruneResult,
     Strategy,
@@ -49,8 +53,10 @@ from .base import (
     text_len,
     with_text,
 )
+from .runner import IncrementalRunner
 
 MARKER = "[Old tool result content cleared]"
+_ESTIMATES = IdMemo()  # OpenCode's estimate per tool result object
 
 
 class OpenCodeSettings(BaseModel):
@@ -89,10 +95,13 @@ class OpenCodePrune(Strategy):
                    "turns, clear older outputs if more than 20k tokens would go; cleared outputs stay cleared.")
     Settings = OpenCodeSettings
 
+    def runner(self, settings: Any, counter: Any) -> OpenCodeRunner:
+        return OpenCodeRunner(self, settings, counter)
+
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
         s: OpenCodeSettings = settings
-        compacted: frozenset[int] = state if isinstance(state, frozenset) else frozenset()
+        compacted: Any = state if isinstance(state, (frozenset, GrowingSet)) else GrowingSet()
         events: list[dict[str, Any]] = []
         plan = Plan(messages, counter)
         reasons: dict[int, str] = {}
@@ -119,7 +128,7 @@ class OpenCodePrune(Strategy):
                                                 "prompt's final answer)")
         return plan.finish(state=compacted, events=events)
 
-    def pass_(self, messages: Sequence[ContextMessage], s: OpenCodeSettings, compacted: frozenset[int]) -> _Pass:
+    def pass_(self, messages: Sequence[ContextMessage], s: OpenCodeSettings, compacted: Any) -> _Pass:
         """One ``prune`` pass over the messages before the new prompt."""
         turns = total = pruned = 0
         to_prune: list[int] = []
@@ -169,3 +178,126 @@ class OpenCodePrune(Strategy):
         skipped = (f"only {pruned:,} tokens prunable, not more than PRUNE_MINIMUM {s.prune_minimum:,}"
                    if total else "")
         return _Pass(frozenset(), reasons, scanned, protected, pruned, skipped)
+
+
+class OpenCodeRunner(IncrementalRunner):
+    """:meth:`OpenCodePrune.apply`, call after call, without walking the context.
+
+    A pass walks newest → oldest from the start of the protected turns to the first compaction
+    summary or already-cleared output, adding estimates; every output past the point where the
+    running total exceeds PRUNE_PROTECT is marked. Estimates are never negative, so that point is
+    found by bisecting prefix sums of the estimates of the outputs a pass can count (completed,
+    not protected); the walk's start and stop by bisecting the positions of user-like messages,
+    summaries and cleared outputs. Cleared outputs are marked as they arrive or get cleared."""
+
+    def __init__(self, strategy: Any, settings: Any, counter: Any) -> None:
+        super().__init__(strategy, settings, counter)
+        self.agg: Any = GrowingSet()  # the cleared entries the marks reflect (kept across contexts)
+
+    def _begin(self, msgs: Sequence[ContextMessage]) -> None:
+        s: OpenCodeSettings = self.settings
+        self.protected_tools = frozenset(s.protected_tools)
+        self.turns: list[int] = []  # user-like messages (they count a turn)
+        self.users: list[int] = []  # role "user" (where the new prompt is)
+        self.summaries: list[int] = []
+        self.counted: list[int] = []  # outputs a pass counts: completed, tool not protected
+        self.cum: list[int] = [0]  # prefix sums of their OpenCode estimates
+        self.results: dict[int, list[int]] = {}  # entry -> tool result positions
+        self.cleared: list[int] = []  # counted outputs whose entry is cleared (sorted)
+
+    def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        cm = msgs[i]
+        role = cm.role
+        if is_sent_as_user(cm) and role != "compactionSummary":
+            self.turns.append(i)
+        if role == "user":
+            self.users.append(i)
+        elif role == "compactionSummary":
+            self.summaries.append(i)
+        elif role == "toolResult":
+            e = cm.entry_index
+            m = cm.message
+            counted = not getattr(m, "isError", False) and m.toolName not in self.protected_tools  # type: ignore[union-attr]
+            if counted:
+                self.counted.append(i)
+                self.cum.append(self.cum[-1] + _ESTIMATES.get(m, None, lambda: estimate(cm)))
+            if e is not None:
+                self.results.setdefault(e, []).append(i)
+                if e in self.agg:
+                    self._prune(msgs, i, with_text(cm, MARKER))
+                    if counted:
+                        self.cleared.append(i)
+
+    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+        s: OpenCodeSettings = self.settings
+        compacted: Any = state if isinstance(state, (frozenset, GrowingSet)) else self.agg
+        self._sync(msgs, compacted)
+        events: list[dict[str, Any]] = []
+        if call.new_prompt:
+            marked, pruned, total = self._pass(s)
+            if pruned > s.prune_minimum:
+                if marked:
+                    compacted = compacted | marked
+                    events.append({"type": "prune_pass", "strategy": OpenCodePrune.name, "items": len(marked),
+                                   "estimate": pruned})
+            elif total:
+                events.append({"type": "prune_skipped", "strategy": OpenCodePrune.name,
+                               "reason": f"only {pruned:,} tokens prunable, not more than PRUNE_MINIMUM "
+                                         f"{s.prune_minimum:,}"})
+            self._sync(msgs, compacted)
+        return events, compacted
+
+    def _pass(self, s: OpenCodeSettings) -> tuple[frozenset[int], int, int]:
+        """(entries marked, estimate past PRUNE_PROTECT, estimate counted) of one pass."""
+        end = self.users[-1] if self.users else 0  # the pass sees the messages before the new prompt
+        if s.protected_turns == 0:
+            g = end - 1
+        else:
+            k = bisect_left(self.turns, end)
+            if k < s.protected_turns:
+                return frozenset(), 0, 0
+            g = self.turns[k - s.protected_turns]  # the oldest protected turn's message is looked at
+        stop = max(_last_at_most(self.summaries, g), _last_at_most(self.cleared, g))
+        lo, hi = bisect_right(self.counted, stop), bisect_right(self.counted, g)
+        cum = self.cum
+        total = cum[hi] - cum[lo]
+        # outputs (newest first) are marked once the running total exceeds PRUNE_PROTECT:
+        # index j is marked when cum[hi] - cum[j] > protect
+        t = bisect_left(cum, cum[hi] - s.prune_protect, lo, hi + 1) - 1
+        if t < lo:
+            return frozenset(), 0, total
+        pruned = cum[t + 1] - cum[lo]
+        if pruned <= s.prune_minimum:
+            return frozenset(), pruned, total
+        msgs = self._msgs
+        marked = frozenset(e for j in range(lo, t + 1) if (e := msgs[self.counted[j]].entry_index) is not None)
+        return marked, pruned, total
+
+    def _sync(self, msgs: Sequence[ContextMessage], compacted: Any) -> None:
+        """Mark the outputs of ``compacted`` (normally a newer version of what is marked)."""
+        if compacted is self.agg:
+            return
+        added = compacted.added_since(self.agg) if isinstance(compacted, GrowingSet) else None
+        if added is None:  # another lineage (or an older version, before an overflow retry)
+            for e in [e for e in self.agg if e not in compacted]:
+                for i in self.results.get(e, ()):
+                    self._keep(i)
+                    if _contains(self.cleared, i):
+                        del self.cleared[bisect_left(self.cleared, i)]
+            added = [e for e in compacted if e not in self.agg]
+        for e in added:
+            for i in self.results.get(e, ()):
+                self._prune(msgs, i, with_text(msgs[i], MARKER))
+                if _contains(self.counted, i):
+                    insort(self.cleared, i)
+        self.agg = compacted
+
+
+def _contains(positions: list[int], i: int) -> bool:
+    k = bisect_left(positions, i)
+    return k < len(positions) and positions[k] == i
+
+
+def _last_at_most(positions: list[int], limit: int) -> int:
+    k = bisect_right(positions, limit)
+    return positions[k - 1] if k else -1

@@ -32,6 +32,7 @@ Source: FammasMaz/pi-context-pruning ``extensions/context-pruning/pruner.ts`` an
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +42,8 @@ from ..context import ContextMessage
 from ..jsjson import js_keys, utf16_len, utf16_slice
 from ..session.models import AssistantMessage, ToolCall
 from ..tokens import estimate_tokens
-from .base import CallInfo, Plan, PruneResult, Strategy, with_text
+from .base import CallInfo, Plan, PruneResult, Strategy, pi_estimate, with_text
+from .runner import IncrementalRunner
 
 PRUNABLE_DEFAULT = ("read", "bash", "grep", "find", "ls", "edit", "write", "apply_patch")
 _DETAIL_KEYS = ("path", "command", "pattern", "query")
@@ -91,6 +93,9 @@ class PiContextPruning(Strategy):
     description = ("Before every call: protect the last 2 user turns and the next 40k tokens of tool output "
                    "(crossing output kept); if at least 20k more tokens are older, replace them with markers.")
     Settings = PiContextPruningSettings
+
+    def runner(self, settings: Any, counter: Any) -> PiContextPruningRunner:
+        return PiContextPruningRunner(self, settings, counter)
 
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
@@ -147,3 +152,87 @@ class PiContextPruning(Strategy):
                        f"past the protected {s.prune_protect:,} tokens (PRUNE_PROTECT); {prunable_tokens:,} ≥ "
                        f"PRUNE_MINIMUM {minimum:,}" + (" (forced by /prune: minimum 0)" if call.force else ""))
         return plan.finish(events=events)
+
+
+class PiContextPruningRunner(IncrementalRunner):
+    """:meth:`PiContextPruning.apply`, call after call, without walking the context.
+
+    The walk keeps prunable outputs (newest first, past the protected turns, after the last
+    compaction summary) while the running total is below PRUNE_PROTECT; every older one is a
+    candidate. Estimates are never negative, so the first candidate is found by bisecting prefix
+    sums of the prunable outputs' estimates, and the candidates are always a contiguous run of
+    them: only the ends of the run move from call to call. Markers are made once per position
+    (the message that supplies a marker's arguments precedes the output, so it never changes)."""
+
+    def _begin(self, msgs: Sequence[ContextMessage]) -> None:
+        s: PiContextPruningSettings = self.settings
+        self.protected = frozenset(s.protected_tools)
+        self.allowed = frozenset(s.prunable_tools)
+        self.users: list[int] = []
+        self.summary = -1  # the last compaction summary's position
+        self.prunable: list[int] = []  # outputs of prunable tools
+        self.cum: list[int] = [0]  # prefix sums of their estimates (the extension's own figure)
+        self.run: tuple[int, int] = (0, 0)  # prunable[a:b] are pruned now
+
+    def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        cm = msgs[i]
+        role = cm.role
+        if role == "user":
+            self.users.append(i)
+        elif role == "compactionSummary":
+            self.summary = i
+        elif role == "toolResult":
+            tool = cm.message.toolName  # type: ignore[union-attr]
+            if not (tool in self.protected or (self.allowed and tool not in self.allowed)):
+                self.prunable.append(i)
+                self.cum.append(self.cum[-1] + pi_estimate(cm.message))
+
+    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+        s: PiContextPruningSettings = self.settings
+        p = s.protected_turns
+        # outputs before the P-th newest user message are past the protected turns
+        bound = (len(msgs) if p == 0 else self.users[-p] if len(self.users) >= p else -1)
+        lo = bisect_right(self.prunable, self.summary)
+        hi = max(lo, bisect_left(self.prunable, bound))
+        cum = self.cum
+        # newest first, an output is kept while the total of the newer ones is below PRUNE_PROTECT:
+        # prunable[j] is a candidate when cum[hi] - cum[j + 1] >= protect
+        end = bisect_right(cum, cum[hi] - s.prune_protect, lo + 1, hi + 1) - 1  # candidates: [lo, end)
+        end = max(lo, end)
+        prunable_tokens = cum[end] - cum[lo]
+        minimum = 0 if call.force else s.prune_minimum
+        events: list[dict[str, Any]] = []
+        if end == lo or prunable_tokens < minimum:
+            if end > lo:
+                events.append({"type": "prune_skipped", "strategy": PiContextPruning.name,
+                               "reason": f"{prunable_tokens:,} prunable < PRUNE_MINIMUM {minimum:,}"})
+            self._set_run(msgs, lo, lo)
+        else:
+            self._set_run(msgs, lo, end)
+        return events, None
+
+    def _set_run(self, msgs: Sequence[ContextMessage], a: int, b: int) -> None:
+        """Prune the outputs ``prunable[a:b]`` (errors stay), keep the others."""
+        a0, b0 = self.run
+        if a0 != a:  # a new start (a compaction summary arrived): redo the whole run
+            self._mark_run(msgs, a0, b0, False)
+            a0 = b0 = a
+        if b > b0:
+            self._mark_run(msgs, b0, b, True)
+        elif b < b0:
+            self._mark_run(msgs, b, b0, False)
+        self.run = (a, b)
+
+    def _mark_run(self, msgs: Sequence[ContextMessage], a: int, b: int, prune: bool) -> None:
+        for j in range(a, b):
+            i = self.prunable[j]
+            if not prune:
+                self._keep(i)
+                continue
+            cm = msgs[i]
+            m = cm.message
+            if getattr(m, "isError", False):
+                continue
+            tokens = self.cum[j + 1] - self.cum[j]
+            marker = marker_for(tokens, m.toolName, _args_for(msgs, i, m.toolCallId))  # type: ignore[union-attr]
+            self._prune(msgs, i, with_text(cm, marker))

@@ -16,6 +16,7 @@ recorded answer's timestamp; without one, the newest message timestamp in the co
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -26,6 +27,7 @@ from ..context import ContextMessage
 from ..numbers import finite_ms
 from ..session.models import ToolResultMessage
 from .base import CallInfo, Plan, PruneResult, Strategy, with_text
+from .runner import IncrementalRunner
 
 CLEARED = "[Old tool result content cleared]"
 
@@ -64,6 +66,9 @@ class Recorded(Strategy):
     description = "Tool outputs the agent itself cleared, from the moment the file says it cleared them."
     Settings = RecordedSettings
 
+    def runner(self, settings: Any, counter: Any) -> RecordedRunner:
+        return RecordedRunner(self, settings, counter)
+
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
         plan = Plan(messages, counter)
@@ -79,3 +84,44 @@ class Recorded(Strategy):
             else:
                 plan.keep(i, f"{r.agent} clears it later, at {when}")
         return plan.finish()
+
+
+_ALWAYS = float("inf")  # the time of a call that has none: every mark applies
+
+
+class RecordedRunner(IncrementalRunner):
+    """:meth:`Recorded.apply`, call after call: the marked outputs sorted by the time of their
+    mark, and the call's time moving through them. A call without a time of its own takes the
+    newest message timestamp in the context, which is kept as messages arrive."""
+
+    def _begin(self, msgs: Sequence[ContextMessage]) -> None:
+        self.marks: list[tuple[float, int]] = []  # (time of the mark, position), sorted
+        self.newest: float | None = None
+        self.now = -_ALWAYS  # the marks at or before this time are pruned
+
+    def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        cm = msgs[i]
+        t = _ms(cm.message)
+        if t is not None and (self.newest is None or t > self.newest):
+            self.newest = t
+        r = recorded_prune(cm.message)
+        if r is not None:
+            k = bisect_right(self.marks, (r.at, i))
+            self.marks.insert(k, (r.at, i))
+            if r.at <= self.now:
+                self._prune(msgs, i, with_text(cm, r.marker))
+
+    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+        now = call.time_ms if call.time_ms is not None else self.newest
+        now = _ALWAYS if now is None else now
+        if self.marks and now != self.now:
+            lo, hi = sorted((self.now, now))
+            a = bisect_right(self.marks, (lo, _ALWAYS))
+            b = bisect_right(self.marks, (hi, _ALWAYS))
+            for _, i in self.marks[a:b]:
+                if now > self.now:
+                    self._prune(msgs, i, with_text(msgs[i], recorded_prune(msgs[i].message).marker))  # type: ignore[union-attr]
+                else:
+                    self._keep(i)
+        self.now = now
+        return [], None

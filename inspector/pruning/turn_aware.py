@@ -44,6 +44,7 @@ Our choices:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,7 +54,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..context import ContextMessage
 from ..session.models import CustomMessage, TextContent
 from ..tokens import estimate_tokens
-from .base import CallInfo, Plan, PruneResult, Strategy, result_text, with_text
+from .base import CallInfo, Plan, PruneResult, Strategy, pi_estimate, result_text, with_text
+from .runner import IncrementalRunner
 
 ZONES = ("green", "yellow", "red", "compact")
 PACKET_TYPE = "context-manager-packet"
@@ -167,6 +169,48 @@ def _user_text(m: Any) -> str:
     return c if isinstance(c, str) else "".join(b.text for b in c if isinstance(b, TextContent))
 
 
+def request_item(cm: ContextMessage) -> LedgerItem | None:
+    """The ledger item of a dropped user prompt: its first line, at most 200 characters."""
+    text = _user_text(cm.message).strip()
+    return ("requests", _timestamp(cm.message), text.splitlines()[0][:200]) if text else None
+
+
+def distilled_text(cm: ContextMessage, est: int, s: TurnAwareSettings) -> str:
+    text = result_text(cm.message)  # type: ignore[arg-type]
+    head = text[: s.distill_head_chars]
+    header = (f"[distilled {cm.message.toolName} output: ~{est:,} tokens, "  # type: ignore[union-attr]
+              f"{text.count(chr(10)) + 1:,} lines; first {len(head):,} characters follow]")
+    return f"{header}\n{head}"
+
+
+_PACKETS: dict[str, CustomMessage] = {}
+
+
+def packet_message(text: str) -> CustomMessage:
+    """The hidden packet message (the same object for the same text, so its count is cached)."""
+    m = _PACKETS.get(text)
+    if m is None:
+        if len(_PACKETS) > 256:
+            _PACKETS.clear()
+        m = _PACKETS[text] = CustomMessage(customType=PACKET_TYPE, content=text, display=False)
+    return m
+
+
+def latch(st: TurnAwareState, compaction_id: Any, zone: str, pressure: float, tokens: int, known: bool,
+          events: list[dict[str, Any]]) -> TurnAwareState:
+    """The early-compaction latch after this call (appends the request event when it fires)."""
+    latched = st.latched
+    if compaction_id != st.last_compaction:
+        latched = False  # a compaction happened
+    if zone in ("green", "yellow"):
+        latched = False  # pressure fell below the trigger zone: re-armed
+    elif known and not latched:
+        latched = True
+        events.append({"type": "early_compaction_requested", "strategy": TurnAware.name, "zone": zone,
+                       "pressure": round(pressure, 4), "tokens": tokens})
+    return TurnAwareState(latched, compaction_id)
+
+
 # -- the strategy -----------------------------------------------------------------------------
 
 
@@ -180,6 +224,9 @@ class TurnAware(Strategy):
     unverified_notes = ("A design document, not a released system: zone thresholds, turn counts, distillation "
                         "and the packet's format are our choice.")
     Settings = TurnAwareSettings
+
+    def runner(self, settings: Any, counter: Any) -> TurnAwareRunner:
+        return TurnAwareRunner(self, settings, counter)
 
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
@@ -220,9 +267,9 @@ class TurnAware(Strategy):
             if i < first_kept:
                 plan.drop(i, f"in a turn older than the {keep_n} most recent kept in the {zone} zone")
                 if cm.role == "user":
-                    text = _user_text(cm.message).strip()
-                    if text:
-                        items.append(("requests", _timestamp(cm.message), text.splitlines()[0][:200]))
+                    item = request_item(cm)
+                    if item is not None:
+                        items.append(item)
                 continue
             if i >= newest:
                 plan.protected += plan.tokens(i)
@@ -232,11 +279,7 @@ class TurnAware(Strategy):
                 plan.scanned += plan.tokens(i)
                 est = estimate_tokens(cm.message)
                 if est > distill:
-                    text = result_text(cm.message)  # type: ignore[arg-type]
-                    head = text[: s.distill_head_chars]
-                    header = (f"[distilled {cm.message.toolName} output: ~{est:,} tokens, "  # type: ignore[union-attr]
-                              f"{text.count(chr(10)) + 1:,} lines; first {len(head):,} characters follow]")
-                    distilled = f"{header}\n{head}"
+                    distilled = distilled_text(cm, est, s)
                     plan.prune(i, with_text(cm, distilled), distilled,
                                f"bulky output (over {distill:,} tokens) in an older kept turn ({zone} zone)")
                     continue
@@ -244,18 +287,188 @@ class TurnAware(Strategy):
 
         # 3. one lean packet in place of the raw summaries and the dropped turns
         if items:
-            packet = CustomMessage(customType=PACKET_TYPE, content=render_packet(merge_ledger(items, s.packet_items)),
-                                   display=False)
-            plan.insert(0, ContextMessage(packet, None))
+            plan.insert(0, ContextMessage(packet_message(render_packet(merge_ledger(items, s.packet_items))), None))
 
         # 4. early compaction, once per pressure episode
-        latched = st.latched
-        if compaction_id != st.last_compaction:
-            latched = False  # a compaction happened
-        if zone in ("green", "yellow"):
-            latched = False  # pressure fell below the trigger zone: re-armed
-        elif known and not latched:
-            latched = True
-            events.append({"type": "early_compaction_requested", "strategy": self.name, "zone": zone,
-                           "pressure": round(pressure, 4), "tokens": tokens})
-        return plan.finish(state=TurnAwareState(latched, compaction_id), events=events)
+        return plan.finish(state=latch(st, compaction_id, zone, pressure, tokens, known, events), events=events)
+
+
+class _PrefixLedger:
+    """The "requests" slot of :func:`merge_ledger` over the first ``k`` dropped prompts, for any
+    ``k``, moved one prompt at a time: each key's best entry is kept with its history (so the
+    prefix can shrink as well as grow), and the best entries in (timestamp, text) order."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, str, str] | None] = []  # (timestamp, text, key) per prompt
+        self.k = 0
+        self.n = 0  # items (not None) in the prefix
+        self.best: dict[str, tuple[float, str]] = {}
+        self.history: dict[str, list[tuple[float, str]]] = {}
+        self.order: list[tuple[float, str]] = []
+
+    def add(self, item: LedgerItem | None) -> None:
+        self.items.append(None if item is None else (item[1], item[2], " ".join(item[2].split()).lower()))
+
+    def top(self, k: int, n: int) -> list[str]:
+        while self.k < k:
+            self._push(self.items[self.k])
+            self.k += 1
+        while self.k > k:
+            self.k -= 1
+            self._pop(self.items[self.k])
+        return [t for _, t in self.order[-n:]] if n else []
+
+    def _push(self, it: tuple[float, str, str] | None) -> None:
+        if it is None:
+            return
+        self.n += 1
+        ts, text, key = it
+        cur = self.best.get(key)
+        new = (ts, text) if cur is None or ts > cur[0] or (ts == cur[0] and text < cur[1]) else cur
+        self.history.setdefault(key, []).append(new)
+        if new is not cur:
+            if cur is not None:
+                del self.order[bisect_left(self.order, cur)]
+            insort(self.order, new)
+            self.best[key] = new
+
+    def _pop(self, it: tuple[float, str, str] | None) -> None:
+        if it is None:
+            return
+        self.n -= 1
+        key = it[2]
+        h = self.history[key]
+        cur = h.pop()
+        prev = h[-1] if h else None
+        if prev is not cur:
+            del self.order[bisect_left(self.order, cur)]
+            if prev is None:
+                del self.best[key]
+                del self.history[key]
+            else:
+                insort(self.order, prev)
+                self.best[key] = prev
+
+
+_NO_SUMMARY = object()
+
+
+class TurnAwareRunner(IncrementalRunner):
+    """:meth:`TurnAware.apply`, call after call. A call's fates follow from three positions —
+    the first kept turn, the newest turn, and the distillation threshold of its zone — so only
+    the positions between the old and the new values change: the messages crossing the first
+    kept turn, and the bulky outputs between it and the newest turn. The packet's "requests" slot
+    is kept for every prefix of dropped prompts (:class:`_PrefixLedger`); the summaries' slots
+    change only when a summary arrives."""
+
+    def _begin(self, msgs: Sequence[ContextMessage]) -> None:
+        s: TurnAwareSettings = self.settings
+        self.low = min(s.distill_green, s.distill_yellow)
+        self.summary_items: list[LedgerItem] = []
+        self.summary_ledger: dict[str, list[str]] = {}
+        self.compaction: Any = _NO_SUMMARY
+        self.first_live: int | None = None
+        self.users: list[int] = []
+        self.requests = _PrefixLedger()
+        self.big: list[int] = []  # tool results over the lower distillation threshold
+        self.est: dict[int, int] = {}
+        self.distilled: dict[int, ContextMessage] = {}
+        self.shape = (0, 0, 0)  # (first kept, newest turn, threshold) of the last call
+        self.decided = 0  # positions decided at the last call
+        self._packet_key: Any = None
+
+    def _floor(self) -> int:
+        return self.shape[0]
+
+    def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        cm = msgs[i]
+        role = cm.role
+        if role in ("compactionSummary", "branchSummary"):
+            m = cm.message
+            self.summary_items.extend(ledger_items(m.summary, _timestamp(m)))  # type: ignore[union-attr]
+            self.summary_ledger = merge_ledger(self.summary_items, self.settings.packet_items)
+            if role == "compactionSummary":
+                self.compaction = (cm.entry_index, _timestamp(m), len(m.summary))  # type: ignore[union-attr]
+            self._drop(msgs, i)
+            return
+        if self.first_live is None:
+            self.first_live = i
+        if role == "user":
+            self.users.append(i)
+            self.requests.add(request_item(cm))
+        elif role == "toolResult":
+            est = pi_estimate(cm.message)
+            if est > self.low:
+                self.big.append(i)
+                self.est[i] = est
+
+    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+        s: TurnAwareSettings = self.settings
+        st = state if isinstance(state, TurnAwareState) else TurnAwareState()
+        known = call.context_tokens is not None
+        tokens = call.context_tokens if known else self.total
+        pressure = tokens / call.context_window if call.context_window else 0.0
+        zone = zone_of(pressure, s)
+        events: list[dict[str, Any]] = [{"type": "zone", "strategy": TurnAware.name, "zone": zone,
+                                         "pressure": round(pressure, 4)}]
+        first_kept, newest = self._turns(turns_kept(zone, s))
+        self._reshape(msgs, (first_kept, newest, s.distill_green if zone == "green" else s.distill_yellow))
+        self._packet(first_kept)
+        compaction_id = st.last_compaction if self.compaction is _NO_SUMMARY else self.compaction
+        return events, latch(st, compaction_id, zone, pressure, tokens, known, events)
+
+    def _turns(self, keep_n: int) -> tuple[int, int]:
+        """(first kept position, newest turn's position) when the ``keep_n`` newest turns stay."""
+        users, first = self.users, self.first_live
+        lead = 1 if first is not None and (not users or users[0] != first) else 0  # a turn without its prompt
+        n = lead + len(users)
+        if not n:
+            return 0, 0
+        j = max(0, n - keep_n)
+        return (first if lead and j == 0 else users[j - lead]), users[-1] if users else first  # type: ignore[return-value]
+
+    def _reshape(self, msgs: Sequence[ContextMessage], shape: tuple[int, int, int]) -> None:
+        """Redo the fates the new shape can change: the messages crossing the first kept turn,
+        the bulky outputs crossing the newest turn (or all between the two when the threshold
+        changed), and the messages that arrived."""
+        (fk0, nw0, d0), (fk1, nw1, d1) = self.shape, shape
+        self.shape = shape
+        todo: set[int] = set(range(self.decided, len(msgs)))
+        self.decided = len(msgs)
+        if fk0 != fk1:
+            todo.update(range(min(fk0, fk1), max(fk0, fk1)))
+        big = self.big
+        if d0 != d1:
+            todo.update(big[bisect_left(big, min(fk0, fk1)):bisect_left(big, max(nw0, nw1))])
+        elif nw0 != nw1:
+            todo.update(big[bisect_left(big, min(nw0, nw1)):bisect_left(big, max(nw0, nw1))])
+        for p in todo:
+            self._fate_of(msgs, p)
+
+    def _fate_of(self, msgs: Sequence[ContextMessage], p: int) -> None:
+        cm = msgs[p]
+        if cm.role in ("compactionSummary", "branchSummary"):
+            return  # always dropped
+        first_kept, newest, distill = self.shape
+        if p < first_kept:
+            self._drop(msgs, p)
+        elif p < newest and self.est.get(p, -1) > distill:
+            new = self.distilled.get(p)
+            if new is None:
+                new = self.distilled[p] = with_text(cm, distilled_text(cm, self.est[p], self.settings))
+            self._prune(msgs, p, new)
+        else:
+            self._keep(p)
+
+    def _packet(self, first_kept: int) -> None:
+        s: TurnAwareSettings = self.settings
+        requests = self.requests.top(bisect_left(self.users, first_kept), s.packet_items)
+        if not self.summary_items and not self.requests.n:
+            self.front = ()
+            return
+        key = (len(self.summary_items), tuple(requests))  # summary items only grow within a context
+        if key == self._packet_key and self.front:
+            return  # the same ledger: the same packet
+        self._packet_key = key
+        ledger = {**self.summary_ledger, "requests": requests} if requests else self.summary_ledger
+        self.front = (ContextMessage(packet_message(render_packet(ledger)), None),)

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..session.models import (
     AssistantMessage,
@@ -61,6 +63,10 @@ LATEST_MAX = 2000
 
 
 def _one_line(text: str, limit: int = 200) -> str:
+    if len(text) > 4 * limit + 64:  # a long text: folding a prefix is enough when it is already too long
+        head = _WS.sub(" ", text[: 4 * limit + 64]).lstrip()
+        if len(head) > limit + 1:  # the whole line is longer than limit (a trailing space aside)
+            return head[: limit - 1].rstrip() + "…"
     t = _WS.sub(" ", text).strip()
     return t if len(t) <= limit else t[: limit - 1].rstrip() + "…"
 
@@ -84,15 +90,47 @@ def _target(call: ToolCall | None) -> str:
 
 def _sentences(text: str) -> list[str]:
     """Sentences and lines; one ending in ":" takes the line after it (a list that follows)."""
-    parts = [p.strip() for p in _SENTENCE.split(text) if p.strip()]
+    return [s for s, _, _ in _sentence_spans(text)]
+
+
+def _sentence_spans(text: str) -> list[tuple[str, int, int]]:
+    """:func:`_sentences` with where each one lies in ``text`` (start, end)."""
+    parts: list[tuple[str, int, int]] = []
+    pos = 0
+    for cut in (*_SENTENCE.finditer(text), None):  # re.split's pieces, with their offsets
+        end = cut.start() if cut is not None else len(text)
+        piece = text[pos:end]
+        stripped = piece.strip()
+        if stripped:
+            a = pos + len(piece) - len(piece.lstrip())
+            parts.append((stripped, a, a + len(stripped)))
+        if cut is not None:
+            pos = cut.end()
     out = []
     i = 0
     while i < len(parts):
-        p = parts[i]
+        p, a, b = parts[i]
         if p.endswith(":") and i + 1 < len(parts):
-            p, i = f"{p} {parts[i + 1]}", i + 1
-        out.append(p)
+            p, b, i = f"{p} {parts[i + 1][0]}", parts[i + 1][2], i + 1
+        out.append((p, a, b))
         i += 1
+    return out
+
+
+def _decision_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that state a decision (and are not an announced action). Only
+    sentences holding a match of the decision pattern in the whole text are looked at: its words
+    never span a sentence break, so those are exactly the sentences it matches."""
+    starts = [m.start() for m in _DECISION.finditer(text)]
+    if not starts:
+        return []
+    out = []
+    k = 0
+    for s, a, b in _sentence_spans(text):
+        while k < len(starts) and starts[k] < a:
+            k += 1
+        if k < len(starts) and starts[k] < b and _DECISION.search(s) and not _ACTION.search(s):
+            out.append(s)
     return out
 
 
@@ -151,7 +189,7 @@ _MEMO = _IdMemo()
 
 def _user_facts(m: UserMessage) -> tuple[str, list[str]]:
     t = _text(m.content).strip()
-    if not t:
+    if not t or not _CONSTRAINT.search(t):  # (a sentence's match is a match in the whole text)
         return t, []
     prose = "\n".join(par for par in re.split(r"\n\s*\n", t)  # paragraphs of pasted logs/code out
                       if not any(_CODE_LIKE.search(ln) for ln in par.splitlines()))
@@ -162,7 +200,17 @@ def _assistant_facts(m: AssistantMessage) -> tuple[str, str, list[str]]:
     t = "\n".join(b.text for b in m.content if isinstance(b, TextContent)).strip()
     if not t:
         return t, "", []
-    return t, _one_line(t, 300), [_decision(s) for s in _sentences(t) if _DECISION.search(s) and not _ACTION.search(s)]
+    return t, _one_line(t, 300), [_decision(s) for s in _decision_sentences(t)]
+
+
+def remember_facts(messages: Iterable[Any]) -> None:
+    """Work out the per-message facts of ``messages`` ahead of time (what :func:`_collect` reads:
+    a replay warms them in the background, so its first what-if compaction finds them ready)."""
+    for m in messages:
+        if isinstance(m, UserMessage):
+            _MEMO.get(m, "user", lambda m=m: _user_facts(m))
+        elif isinstance(m, AssistantMessage):
+            _MEMO.get(m, "assistant", lambda m=m: _assistant_facts(m))
 
 
 def _collect(req: SummaryRequest) -> _Facts:

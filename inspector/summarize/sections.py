@@ -76,9 +76,9 @@ def _blocks(text: str) -> list[tuple[str | None, list[str]]]:
     out: list[tuple[str | None, list[str]]] = [(None, [])]
     fence = False
     for line in text.splitlines():
-        if line.lstrip().startswith("```"):
+        if "```" in line and line.lstrip().startswith("```"):
             fence = not fence
-        m = None if fence else _HEADING.match(line)
+        m = None if fence or "#" not in line else _HEADING.match(line)
         if m:
             out.append((m.group(2).strip().strip("*").strip(), []))
         else:
@@ -91,7 +91,7 @@ def _items(lines: list[str]) -> list[str]:
     items: list[list[str]] = []
     fence = False
     for line in lines:
-        starts_fence = line.lstrip().startswith("```")
+        starts_fence = "```" in line and line.lstrip().startswith("```")
         if fence or (line.startswith(("  ", "\t")) and items and line.strip()):
             items[-1].append(line)
         elif starts_fence and items and items[-1][-1].rstrip().endswith(":"):
@@ -107,7 +107,9 @@ def _items(lines: list[str]) -> list[str]:
         marker = _LIST.match(lines_[0])
         width = len(marker.group(0)) if marker else 0  # continuation lines are indented by the marker
         rest = [ln[min(width, len(ln) - len(ln.lstrip(" "))):] for ln in lines_[1:]]
-        first = _CHECK.sub("", _LIST.sub("", lines_[0], count=1)).strip()
+        first = lines_[0][width:]  # the marker (anchored at the start) cut off
+        check = _CHECK.match(first)
+        first = (first[check.end():] if check else first).strip()
         text = "\n".join([first, *rest]).strip()
         if text and norm(text) not in _NONE:
             out.append(text)

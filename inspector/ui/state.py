@@ -1,8 +1,8 @@
 """App state: the loaded session and its replays, cached so moving a widget never re-parses or
 re-replays.
 
-* Sessions are cached by the SHA-256 of their bytes, replays by (that digest, ``ReplaySettings``)
-  — the settings are frozen and hashable. Both caches live in one ``st.cache_resource`` object
+* Sessions are cached by the SHA-256 of their bytes, replays by (that digest, the settings the
+  replay depends on: ``effective_settings``) — the settings are frozen and hashable. Both caches live in one ``st.cache_resource`` object
   (shared across browser sessions, objects never copied: sessions and replays are immutable).
   A small LRU is kept by hand rather than decorating the functions, so that the progress bar is
   drawn only when a replay is really computed (a decorated function would replay its progress
@@ -23,10 +23,11 @@ from typing import Any
 
 import streamlit as st
 
+from .. import replay as rp
 from ..importers import parse_any
 from ..importers.codex import recorded_context_window
 from ..jsjson import replace_lone_surrogate_escapes
-from ..replay import Replay, ReplaySettings, replay, session_counter
+from ..replay import Replay, ReplaySettings, effective_settings, replay, session_counter, warm_session
 from ..session.tree import LoadIssue, Session
 
 MAX_SESSIONS = 6
@@ -186,8 +187,14 @@ def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None
     return None
 
 
+def _replay_key(settings: ReplaySettings) -> tuple[Any, ReplaySettings]:
+    """Replays are cached by the settings they depend on: a change that cannot alter the replay
+    (keepRecentTokens without simulated compactions, say) reuses it (:func:`effective_settings`)."""
+    return st.session_state.get("session_digest"), effective_settings(settings) if rp.REUSE else settings
+
+
 def replay_is_cached(settings: ReplaySettings) -> bool:
-    return (st.session_state.get("session_digest"), settings) in caches()["replays"]
+    return _replay_key(settings) in caches()["replays"]
 
 
 def current_replay(settings: ReplaySettings, label: str = "Replaying the session") -> Replay | None:
@@ -203,8 +210,10 @@ def current_replay(settings: ReplaySettings, label: str = "Replaying the session
                                                                        text=f"{label}… {f:.0%}"))
         finally:
             bar.empty()
+            warm_session(s)  # summarizer facts and tiktoken counts, in the background
 
-    return caches()["replays"].get((st.session_state["session_digest"], settings), make)
+    r = caches()["replays"].get(_replay_key(settings), make)
+    return r if r.settings == settings else r.relabel(settings)
 
 
 def memo(name: str, key: Hashable, make: Callable[[], Any]) -> Any:
