@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "inspector.replay_cli",
     "inspector.summarize.cli",
     "inspector.doctor_cli",
+    "inspector.check_cli",
     "inspector.export_cli",
     "inspector.importers.cli",
 )
