@@ -7,11 +7,13 @@ Source: Opencode-DCP/opencode-dynamic-context-pruning — ``lib/message-ids.ts``
 form), ``lib/messages/prune.ts`` (``filterCompressedRanges``), ``lib/messages/sync.ts``
 (``syncCompressionBlocks``). Rules reproduced:
 
-* **Message ids.** Before each model call DCP numbers the messages it is sent, in order, that have
-  no number yet: ``m0001``, ``m0002``, … (``assignMessageRefs``), skipping user messages whose
-  every part is ignored (DCP's own notifications). A number, once given, stays. The summary
-  message of a new compressed block takes the next number when it is first sent: the five compress
-  calls of a real session (their ranges and "Compressed N messages") only add up that way.
+* **Message ids.** Before each model call DCP numbers the messages it is sent, in the order it
+  sends them, that have no number yet: ``m0001``, ``m0002``, … (``assignMessageRefs``), skipping
+  user messages whose every part is ignored (DCP's own notifications). A number, once given,
+  stays. A new block's summary message is numbered too, when first sent (it stands at its anchor,
+  so before the compress call's own message): the five compress calls of a real session (their
+  ranges and "Compressed N messages") only add up with one number per block (later DCP versions
+  skip ``msg_dcp_summary_…`` ids explicitly).
 * **Ranges.** ``startId``/``endId`` name a message (``mNNNN``) or an active block (``bN``, which
   stands at its anchor: the first message it replaced). The range is every message from start to
   end, ignored ones left out; active blocks anchored in it are consumed (their messages join the

@@ -90,7 +90,11 @@ def quantile(values: Sequence[float], q: float) -> float:
 
 
 def continues_earlier(session: Session, path: Sequence[int]) -> bool:
-    """Does the branch start mid-way, its first entry's parent not in the file?"""
+    """Does the branch start mid-way: the importer says the file continues an earlier one
+    (``continuesFrom``), or its first entry's parent is not in the file?"""
+    extra = (session.header.__pydantic_extra__ or {}) if session.header is not None else {}
+    if extra.get("continuesFrom"):
+        return True
     if not path:
         return False
     parent = getattr(session.entries[path[0]], "parentId", None)

@@ -132,7 +132,7 @@ def _unexplained(c: Observed, prev: Observed, jump: float) -> str:
                 "added results the file does not store)")
     text = (f"the agent sent {amount} {'fewer' if jump < 0 else 'more'} tokens than this file explains "
             "(an extension or the transport changed the context)")
-    if c.cache_read < 0.5 * prev.recorded:
+    if prev.cache_read > 0 and c.cache_read < 0.5 * prev.recorded:
         text += "; the cache read collapsed: the provider saw a different prefix"
     return text
 
