@@ -69,8 +69,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", type=int, default=200000, help="context window (default 200000)")
     p.add_argument("--reserve", type=int, default=16384, help="pi reserveTokens (default 16384)")
     p.add_argument("--keep-recent-tokens", type=int, default=20000, help="pi keepRecentTokens (default 20000)")
-    p.add_argument("--counter", default="pi", choices=["pi", "tiktoken", "usage"],
-                   help="pi estimate, tiktoken, or usage (pi's usage-based context size)")
+    p.add_argument("--counter", default="pi", choices=["pi", "tiktoken", "calibrated", "usage"],
+                   help="pi estimate, tiktoken, calibrated (tiktoken × the session's own fitted ratio + per-message "
+                        "cost, fitted to its recorded usage), or usage (pi's usage-based context size)")
     p.add_argument("--summarizer", default="offline", help="summarizer for simulated compactions (default offline)")
     p.add_argument("--model", help="LLM summarizer: the model to ask")
     p.add_argument("--base-url", help="OpenAI-compatible summarizer: the endpoint (e.g. http://127.0.0.1:11434/v1)")

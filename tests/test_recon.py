@@ -18,40 +18,13 @@ from inspector.recon import CAUSES, check, step_note, verdict
 from inspector.replay import ReplaySettings, replay
 from inspector.sent import SendRules, SentCounter, claude_keeps_thinking, rules_for
 from inspector.session.models import AssistantMessage, ToolResultMessage, UserMessage
-from inspector.tokens import TiktokenCounter
 
 from .support.builder import SessionBuilder
-
-TIK = TiktokenCounter()
-SYSTEM = 30_000
-
-
-def _coding_session(calls: int, usage: list[int] | None = None) -> SessionBuilder:
-    b = SessionBuilder()
-    b.user("please fix the failing parser test")
-    for k in range(calls):
-        u = usage[k] if usage else None
-        b.assistant(f"step {k}: reading the next file", tools=[("read", {"path": f"src/m{k}.py"})], usage=u)
-        b.tool_result(" ".join(f"def f{k}_{j}(x): return x + {j}" for j in range(40 + 7 * k)))
-    return b
-
-
-def _sent(session) -> list[tuple[int, int]]:  # type: ignore[no-untyped-def]
-    """(tiktoken tokens as sent, messages) of each call's context."""
-    r = replay(session, ReplaySettings(strategy="recorded", counter="tiktoken"))
-    sent = SentCounter(session, TIK)
-    out = []
-    for k, st in enumerate(r.steps):
-        c = sent.count(r.step_detail(k).after, session.entries[st.entry_index].message)
-        out.append((c.tokens, c.items))
-    return out
+from .support.recon import SYSTEM, TIK, coding_session, recorded_builder, sent_counts
 
 
 def _recorded(calls: int, ratio: float = 1.0, overhead: int = 0, drop_at: int | None = None, drop: int = 0):  # type: ignore[no-untyped-def]
-    sent = _sent(_coding_session(calls).session())
-    usage = [round(SYSTEM + ratio * s + overhead * n - (drop if drop_at is not None and k >= drop_at else 0))
-             for k, (s, n) in enumerate(sent)]
-    return _coding_session(calls, usage).session()
+    return recorded_builder(calls, ratio, overhead, drop_at, drop).session()
 
 
 def test_a_session_the_rebuild_follows_is_tracked_at_its_constant() -> None:
@@ -67,7 +40,7 @@ def test_an_unexplained_drop_is_flagged_carried_and_said() -> None:
     assert c.as_json()["flagged"] == [{"step": 7, "entryIndex": 15, "cause": "context change not in the file",
                                        "tokens": -20_000}]
     assert c.spread_excluding_flagged == 0 and c.offset_median == SYSTEM  # the departure is carried after it
-    assert [x.departure for x in c.calls[6:9]] == [0, -20_000, -20_000]
+    assert [(x.departure, x.unexplained) for x in c.calls[6:9]] == [(0, 0), (-20_000, -20_000), (-20_000, -20_000)]
     assert step_note(c, 7) == ("The agent sent about 20k fewer tokens than this file explains (an extension or the "
                                "transport changed the context).")
     assert step_note(c, 6) is None
@@ -172,8 +145,8 @@ def test_rules_for_a_pi_session_and_plain_counting() -> None:
 
 def test_cli_json_is_the_interface_and_exits_0(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "s.jsonl"
-    sent = _sent(_coding_session(10).session())
-    f.write_text(_coding_session(10, [SYSTEM + s - (15_000 if k >= 6 else 0) for k, (s, _) in enumerate(sent)]).text())
+    sent = sent_counts(coding_session(10).session())
+    f.write_text(coding_session(10, [SYSTEM + s - (15_000 if k >= 6 else 0) for k, (s, _) in enumerate(sent)]).text())
     assert main(["check", str(f), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["calls", "maxRecorded", "offset", "spreadExcludingFlagged", "flagged"]

@@ -16,7 +16,7 @@ replay, pruning and compaction never import it. ``inspector check SESSION [--jso
 """
 
 from .check import Call, ReconCheck, check
-from .flags import CAUSES, Flag
+from .flags import CAUSES, UNEXPLAINED, Flag
 from .words import step_note, verdict
 
-__all__ = ["CAUSES", "Call", "Flag", "ReconCheck", "check", "step_note", "verdict"]
+__all__ = ["CAUSES", "UNEXPLAINED", "Call", "Flag", "ReconCheck", "check", "step_note", "verdict"]

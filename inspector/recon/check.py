@@ -35,7 +35,10 @@ class Call:
     calibrated: int
     """``sent`` as the provider counts it, by the session's calibration (ratio and per-message cost)."""
     departure: int
-    """Flagged jumps carried to this call (what the file cannot show, measured)."""
+    """Flagged jumps carried to this call (measured, not rebuilt)."""
+    unexplained: int
+    """The part of ``departure`` no entry explains: where it is not 0, what the agent sent is the
+    recorded figure, not the context rebuilt from the file."""
     offset: int
     parts: dict[str, int] = field(default_factory=dict)
     """What the sending rules added or left out, by rule (tiktoken tokens)."""
@@ -131,29 +134,29 @@ def check(session: Session, *, leaf: int | None = None, send_rules: bool = True)
     max_rec = max((o.recorded for o in observed), default=0)
     limit = threshold(max_rec)
     mid = continues_earlier(session, r.path)
-    flags, carried = flag_calls(observed, limit, mid)
+    flags, carried, odd = flag_calls(observed, limit, mid)
     dropped, stops = reasoning_dropped(observed, parts, flags, cal.ratio, limit)
     if any(dropped):
-        observed, parts, flags, carried = _without_reasoning(observed, parts, dropped, stops, cal, limit, mid)
-    calls = tuple(Call(o.step, o.entry_index, round(o.recorded), o.sent, round(o.calibrated), round(d),
+        observed, parts, flags, carried, odd = _without_reasoning(observed, parts, dropped, stops, cal, limit, mid)
+    calls = tuple(Call(o.step, o.entry_index, round(o.recorded), o.sent, round(o.calibrated), round(d), round(u),
                        round(o.recorded - o.calibrated - d), p, f)
-                  for o, p, f, d in zip(observed, parts, flags, carried, strict=True))
+                  for o, p, f, d, u in zip(observed, parts, flags, carried, odd, strict=True))
     return _summarise(calls, cal, limit, round(max_rec), mid, r)
 
 
 def _without_reasoning(observed: list[Observed], parts: list[dict[str, int]], dropped: list[int], stops: list[int],
                        cal: Calibration, limit: int, mid: bool
-                       ) -> tuple[list[Observed], list[dict[str, int]], list[Flag | None], list[float]]:
+                       ) -> tuple[list[Observed], list[dict[str, int]], list[Flag | None], list[float], list[float]]:
     """The calls again, the reasoning the provider stopped counting left out (:mod:`.regimes`)."""
     observed = [replace(o, sent=o.sent - d, calibrated=o.calibrated - cal.ratio * d)
                 for o, d in zip(observed, dropped, strict=True)]
     parts = [{**p, "reasoning no longer sent back": -d} if d else p for p, d in zip(parts, dropped, strict=True)]
-    flags, carried = flag_calls(observed, limit, mid)
+    flags, carried, odd = flag_calls(observed, limit, mid)
     for i in stops:
         f = flags[i]
         if f is not None:
             flags[i] = replace(f, detail=f.detail + NOTE)
-    return observed, parts, flags, carried
+    return observed, parts, flags, carried, odd
 
 
 def _summarise(calls: tuple[Call, ...], cal: Calibration, limit: int, max_rec: int, mid: bool, r: Replay) -> ReconCheck:

@@ -35,6 +35,7 @@ from typing import Any
 from ..session.models import AssistantMessage, ToolCall
 
 CAUSES = ("mid-session start", "compaction", "prune", "tokenizer drift", "context change not in the file")
+UNEXPLAINED = CAUSES[-1]
 DRIFT_SHARE = 0.5
 SERVER_TOOLS = frozenset({"web_search", "web_search_call", "WebSearch"})
 
@@ -73,14 +74,17 @@ def threshold(max_recorded: float) -> int:
     return max(2_000, round(0.015 * max_recorded))
 
 
-def flag_calls(calls: Sequence[Observed], limit: int, mid_session: bool) -> tuple[list[Flag | None], list[float]]:
-    """Each call's flag (or None) and the departure carried at it. A compaction rebuilds the
-    context from what the agent kept, so the departures carried before it end there: the offset is
-    then expected back at its base level (the first calls'), and the compaction is flagged only
-    when it is not."""
+def flag_calls(calls: Sequence[Observed], limit: int, mid_session: bool
+               ) -> tuple[list[Flag | None], list[float], list[float]]:
+    """Each call's flag (or None), the departure carried at it, and the part of that departure no
+    entry explains (the *context changes not in the file*). A compaction rebuilds the context
+    from what the agent kept, so the departures carried before it end there: the offset is then
+    expected back at its base level (the first calls'), and the compaction is flagged only when
+    it is not."""
     flags: list[Flag | None] = []
     carried: list[float] = []
-    departure = 0.0
+    unexplained: list[float] = []
+    departure = odd = 0.0
     base = None if mid_session else _base(calls)
     for i, c in enumerate(calls):
         offset = c.recorded - c.calibrated
@@ -91,15 +95,17 @@ def flag_calls(calls: Sequence[Observed], limit: int, mid_session: bool) -> tupl
         elif base is not None and any(e.get("type") == "compaction" for e in c.events):
             residual = offset - base
             flag = classify(c, calls[i - 1], residual) if abs(residual) >= limit else None
-            departure = residual if flag is not None else 0.0
+            departure, odd = (residual if flag is not None else 0.0), 0.0
         else:
             p = calls[i - 1]
             jump = offset - departure - (p.recorded - p.calibrated - carried[-1])
             flag = classify(c, p, jump) if abs(jump) >= limit else None
             departure += jump if flag is not None else 0.0
+            odd += jump if flag is not None and flag.cause == UNEXPLAINED else 0.0
         flags.append(flag)
         carried.append(departure)
-    return flags, carried
+        unexplained.append(odd)
+    return flags, carried, unexplained
 
 
 def _base(calls: Sequence[Observed], n: int = 5) -> float | None:
