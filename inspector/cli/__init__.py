@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..visible import VisibleStream, visible
-from . import compact, doctor, export, info, oracle_json, prune, replay, sessions, summarize, sweep
+from . import check, compact, doctor, export, info, oracle_json, prune, replay, sessions, summarize, sweep
 from .base import EXIT_USAGE, Command, fail
 
 __all__ = ["COMMANDS", "Command", "build_parser", "fail", "main"]
@@ -46,6 +46,7 @@ COMMANDS: tuple[Command, ...] = (
     sweep.COMMAND,
     summarize.COMMAND,
     doctor.COMMAND,
+    check.COMMAND,
     export.COMMAND,
     sessions.COMMAND,
 )

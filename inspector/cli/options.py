@@ -72,7 +72,8 @@ def add_json(p: argparse.ArgumentParser, *, csv: bool = False) -> None:
 
 def add_counter(p: argparse.ArgumentParser, *, usage: bool = True) -> None:
     p.add_argument("--counter", default="pi", choices=[*COUNTERS, *(["usage"] if usage else [])],
-                   help="pi estimate, tiktoken" + (", or usage (pi's usage-based context size)" if usage else ""))
+                   help="pi estimate, tiktoken, calibrated (tiktoken × the session's own ratio and per-message cost, fitted "
+                        "to its recorded usage)" + (", or usage (pi's usage-based context size)" if usage else ""))
 
 
 def add_counters(p: argparse.ArgumentParser) -> None:

@@ -22,6 +22,11 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   that is already written), and lines written after the boundary that hang off the tail (or the
   anchor) continue after the compaction — including preserved messages written only after the
   summary. A ``preservedMessages{uuids}`` list is read the same way (first and last uuid).
+* After a compaction Claude Code reads the most recently read files again and attaches them
+  (``compact.ts``: at most 5 files, 5,000 tokens each, 50,000 in all, as third-party readings of
+  the source report them). The transcript does not hold what was attached: the compaction's
+  ``details["claudeCode"]["reinjectedReads"]`` names the last read of each of those files (an
+  **estimate**, said so wherever it is counted; :mod:`inspector.sent`).
 * ``microcompact_boundary`` lines (Claude Code clearing old tool results; the format is reported
   by third-party analyses, unverified): the results named in ``compactedToolIds`` keep their text
   and get ``details.claudeCode.microcompacted`` (ms), which the ``recorded`` pruning strategy reads.
@@ -47,18 +52,26 @@ from ..session.models import (
     AssistantMessage,
     CompactionEntry,
     CustomEntry,
+    CustomMessageEntry,
     MessageEntry,
     SessionHeader,
     ToolResultMessage,
     UserMessage,
 )
 from ..session.tree import LoadIssue, Session
+from .claude_code_attachments import attachment_text, known
 from .foreign import foreign_format, foreign_issues
 
 FORMAT = "claude-code"
 LABEL = "Claude Code transcript (JSONL)"
 
 _STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
+
+
+#: records recent builds write outside the conversation chain (no ``uuid``), often first in the file
+BOOKKEEPING = frozenset({"last-prompt", "mode", "permission-mode", "bridge-session", "ai-title", "custom-title",
+                         "file-history-snapshot", "queue-operation", "summary", "tag", "agent-name", "pr-link"})
+SNIFF_LINES = 200
 
 
 def looks_like_claude_code(obj: dict[str, Any]) -> bool:
@@ -69,7 +82,27 @@ def looks_like_claude_code(obj: dict[str, Any]) -> bool:
 
 
 def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
-    return first is not None and looks_like_claude_code(first)
+    """The first object looks like a Claude Code line; or the file starts with Claude Code's
+    uuid-less bookkeeping records (``last-prompt``, ``mode``, ``permission-mode``,
+    ``bridge-session``, …) and the first line past them does."""
+    if first is None:
+        return False
+    if looks_like_claude_code(first):
+        return True
+    if first.get("type") not in BOOKKEEPING or "uuid" in first:
+        return False
+    for raw in head.split(b"\n", SNIFF_LINES)[1:SNIFF_LINES]:
+        try:
+            o = _parse_json(raw.decode("utf-8", "replace")) if raw.strip() else None
+        except (ValueError, RecursionError):
+            return False  # a line cut by the head's end, or not JSON: undecided, so no
+        if not isinstance(o, dict):
+            continue
+        if looks_like_claude_code(o) and "uuid" in o:
+            return True
+        if o.get("type") not in BOOKKEEPING:
+            return False
+    return False
 
 
 def parse(data: bytes, source: str | None) -> Session:
@@ -116,7 +149,10 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     pending_boundary: int | None = None
     microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
     relink: dict[str, str] = {}  # preserved tail uuid -> the compaction later lines continue after
-    attachments: Counter[str] = Counter()  # attachment type -> lines
+    attachments: Counter[str] = Counter()  # attachment type -> lines whose text this importer cannot rebuild
+    sent_attachments: Counter[str] = Counter()  # attachment type -> lines sent as text
+    silent: Counter[str] = Counter()  # attachment type -> lines Claude Code sends nothing for
+    outside_types: Counter[str] = Counter()  # type -> uuid-less lines
     session_id = next((o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code")
     # a sub-agent's own file (subagents/agent-<id>.jsonl): every line is a sidechain; it is the conversation
     chain = [o for _, o in objs if isinstance(o.get("uuid"), str)]
@@ -157,6 +193,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 foreign.append((n, fmt))
             else:
                 outside += 1
+                outside_types[str(t)] += 1
             return
         if o.get("isSidechain") and not subagent_file:
             sidechain += 1
@@ -279,15 +316,25 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 details["postTokens"] = post  # the context right after, as Claude Code measured it
             if first_kept is not None:
                 details["preservedSegment"] = {"head": head, "tail": tail}
+            reads = _reinjected_reads(entries, first_kept)
+            if reads:
+                details["claudeCode"] = {"reinjectedReads": reads, "estimate": True}
             add(CompactionEntry(id=uid, parentId=parent, timestamp=ts, summary="", firstKeptEntryId=first_kept,
                                 tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
                                 details=details), n)
             if seen(tail) is not None:
                 relink[tail] = uid  # later lines hanging off the tail continue after the compaction
+        elif t == "attachment" and isinstance(o.get("attachment"), dict) and attachment_text(o["attachment"]):
+            att = o["attachment"]
+            sent_attachments[str(att.get("type"))] += 1
+            add(CustomMessageEntry(id=uid, parentId=parent_of(o), timestamp=ts, display=False,
+                                   customType=f"claude-code/attachment:{att.get('type')}",
+                                   content=attachment_text(att) or ""), n)
         else:
             att = o.get("attachment")
             if t == "attachment":
-                attachments[str(att.get("type") if isinstance(att, dict) else "?")] += 1
+                kind = str(att.get("type") if isinstance(att, dict) else "?")
+                (silent if known(kind) else attachments)[kind] += 1
             sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
             add(CustomEntry(id=uid, parentId=parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"), n)
     for n, o in objs:
@@ -302,23 +349,53 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     if linear:
         issues.append(LoadIssue("no-parent-links", "info", "no line names its parent (parentUuid): the lines are "
                                 "read as one conversation in file order"))
-    if attachments:
-        listed = ", ".join(f"{v} {k}" for k, v in attachments.most_common())
-        issues.append(LoadIssue("attachments", "info", f"{sum(attachments.values())} attachment line(s) ({listed}): "
-                                "Claude Code turns some into text it sends (reminders, diagnostics, edited files) "
-                                "that the transcript does not spell out, so the token counts here leave them out"))
+    issues.extend(_attachment_issues(sent_attachments, silent, attachments))
     if sidechain:
         issues.append(LoadIssue("sidechain", "info", f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation"))
     if outside:
-        issues.append(LoadIssue("outside-chain", "info", f"{outside} bookkeeping line(s) (snapshots, queue operations, titles) not imported"))
+        listed = ", ".join(f"{v} {k}" for k, v in outside_types.most_common())
+        issues.append(LoadIssue("outside-chain", "info", f"{outside} line(s) outside the conversation, without a uuid "
+                                f"({listed}): bookkeeping, not sent to the model, not imported"))
     issues.extend(foreign_issues(foreign, LABEL))
     issues.insert(0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model"))
     if subagent_file:
         agent = next((o.get("agentId") for o in chain if isinstance(o.get("agentId"), str)), None)
         issues.insert(1, LoadIssue("subagent", "info", "a sub-agent's transcript" + (f" (agent {agent})" if agent else "")
                                    + ": its sidechain lines are the conversation"))
-    header = SessionHeader(id=str(session_id), cwd=cwd, version=3)
+    extra = _continues_earlier(entries, parent_ids, lines_of, issues)
+    header = SessionHeader(id=str(session_id), cwd=cwd, version=3, **extra)
     return _build(header, entries, lines_of, issues, source, 3, False)
+
+
+def _attachment_issues(sent: Counter[str], silent: Counter[str], unknown: Counter[str]) -> list[LoadIssue]:
+    """One info line each: the attachments sent as text, those Claude Code sends nothing for, and
+    those whose text this importer cannot rebuild."""
+    out = []
+    for counts, what in ((sent, "sent to the model as Claude Code renders them (<system-reminder> text)"),
+                         (silent, "Claude Code sends nothing for them"),
+                         (unknown, "a type this importer cannot render: their text, if any, is left out of the counts")):
+        if counts:
+            listed = ", ".join(f"{v} {k}" for k, v in counts.most_common())
+            out.append(LoadIssue("attachments", "info", f"{sum(counts.values())} attachment line(s) ({listed}): {what}"))
+    return out
+
+
+def _continues_earlier(entries: list[Any], parent_ids: dict[str, str | None], lines_of: list[int],
+                       issues: list[LoadIssue]) -> dict[str, Any]:
+    """A file that continues an earlier one: its first line's parent is in no line of this file.
+    That link is dropped (the first entry is the root), kept in the header as ``continuesFrom``
+    and said; the reconstruction check takes the first recorded prompt as its baseline."""
+    if not entries:
+        return {}
+    first = entries[0]
+    parent = first.parentId
+    if not isinstance(parent, str) or parent in parent_ids:
+        return {}
+    entries[0] = first.model_copy(update={"parentId": None})
+    issues.append(LoadIssue("continues-earlier", "info", f"the first line's parent ({parent:.40}) is not in this "
+                            "file: the session continues an earlier file, whose history the model still had "
+                            "(the check takes the first recorded prompt as its baseline)", line=lines_of[0]))
+    return {"continuesFrom": parent}
 
 
 def _preserved(meta: dict[str, Any]) -> tuple[str | None, str | None, list[str]]:
@@ -336,6 +413,37 @@ def _preserved(meta: dict[str, Any]) -> tuple[str | None, str | None, list[str]]
     if members:
         return members[0], members[-1], members
     return None, None, members
+
+
+POST_COMPACT_MAX_FILES_TO_RESTORE = 5
+
+
+def _reinjected_reads(entries: list[Any], first_kept: str | None) -> list[int]:
+    """Entry indexes of the last successful read of each of the most recently read files (at
+    most 5), which Claude Code reads again and attaches after a compaction (``compact.ts``
+    ``createPostCompactFileAttachments``, ``POST_COMPACT_MAX_FILES_TO_RESTORE``); files read in
+    the preserved messages are already in the context and left out. An estimate: the file is
+    read again from disk, and the transcript does not hold what was attached."""
+    paths: dict[str, str] = {}
+    for e in entries:
+        m = getattr(e, "message", None)
+        for b in m.content if isinstance(m, AssistantMessage) else []:
+            if getattr(b, "type", None) == "toolCall" and b.name == "Read" and isinstance(b.arguments, dict):
+                p = b.arguments.get("file_path")
+                if isinstance(p, str) and p:
+                    paths[b.id] = p
+    kept = next((k for k, e in enumerate(entries) if e.id == first_kept), len(entries)) if first_kept else len(entries)
+    seen: set[str] = set()
+    out: list[int] = []
+    for k in range(kept - 1, -1, -1):
+        m = getattr(entries[k], "message", None)
+        p = paths.get(m.toolCallId) if isinstance(m, ToolResultMessage) and not m.isError else None
+        if p is not None and p not in seen:
+            seen.add(p)
+            out.append(k)
+            if len(out) == POST_COMPACT_MAX_FILES_TO_RESTORE:
+                break
+    return out
 
 
 def _mark_microcompacted(entries: list[Any], microcompacted: dict[str, Any]) -> None:
@@ -358,8 +466,9 @@ def _assistant_block(b: Any, tool_names: dict[str, str]) -> dict[str, Any]:
     if t == "tool_use":
         tool_names[b.get("id", "")] = b.get("name", "")
         return {"type": "toolCall", "id": b.get("id", ""), "name": b.get("name", ""), "arguments": b.get("input") or {}}
-    if t == "thinking":
-        return {"type": "thinking", "thinking": b.get("thinking", "")}
+    if t == "thinking":  # the signature kept as pi keeps it (``thinkingSignature``)
+        sig = b.get("signature")
+        return {"type": "thinking", "thinking": b.get("thinking", ""), **({"thinkingSignature": sig} if sig else {})}
     if t == "text":
         return {"type": "text", "text": b.get("text", "")}
     return dict(b)

@@ -29,7 +29,8 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   are skipped. ``token_count.info.last_token_usage`` is the usage of the latest model call:
   ``input = input_tokens − cached_input_tokens``, ``cacheRead = cached_input_tokens``,
   ``output = output_tokens``, ``totalTokens = total_tokens`` (so the context size of a call is
-  Codex's own ``total_tokens``). ``model_context_window`` is kept in the header as
+  Codex's own ``total_tokens``), ``reasoning = reasoning_output_tokens`` (part of the output, kept
+  apart as pi keeps it: the reasoning items Codex sends back count at that size). ``model_context_window`` is kept in the header as
   ``contextWindow`` (see :func:`recorded_context_window`). Other events are counted, not imported.
 * ``turn_context.model`` sets the model of later answers; a change becomes a ``model_change``.
   ``turn_context.truncation_policy`` (``{mode: tokens|bytes, limit}``) is how Codex cuts tool
@@ -371,6 +372,8 @@ class _Importer:
             cached = int(u.get("cached_input_tokens") or 0)
             usage = {"input": int(u.get("input_tokens") or 0) - cached, "output": int(u.get("output_tokens") or 0),
                      "cacheRead": cached, "cacheWrite": 0, "totalTokens": int(u.get("total_tokens") or 0)}
+            if u.get("reasoning_output_tokens"):
+                usage["reasoning"] = int(u["reasoning_output_tokens"])  # part of output, kept apart as pi does
             self.context_tokens = usage["totalTokens"]
             if self.pending is not None:
                 self.pending["usage"] = usage

@@ -16,7 +16,8 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   parts (tool calls), followed by the tool results. Usage comes from the step's
   ``step-finish.tokens``: ``input``, ``cacheRead`` = ``cache.read``, ``cacheWrite`` =
   ``cache.write``, ``output`` = ``output + reasoning`` (pi counts reasoning as output),
-  ``totalTokens`` = their sum; without step parts, the message's own ``tokens``.
+  ``totalTokens`` = their sum, ``reasoning`` kept apart too (as pi records it); without step
+  parts, the message's own ``tokens``.
 * A tool part's state: ``completed`` → its output; ``error`` → the error, an error result (an
   interrupted run with ``metadata.output``: that output, as OpenCode sends it);
   ``pending`` / ``running`` → an interrupted call, an error result saying so.
@@ -34,6 +35,12 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   which moves the summary exchange before the tail (earlier builds sent the tail first, in time
   order). Difference left: OpenCode sends the request and the summary as a user/assistant pair;
   pi's context carries the summary as one user-side message.
+* **DCP compress** (the Dynamic Context Pruning plugin's ``compress`` tool; rules and sources in
+  :mod:`.opencode_dcp`): each completed call's blocks — the messages a range replaced, as entry
+  indexes, and the summary message DCP sent instead — are kept in the call's tool result
+  ``details["dcp"]``; the ``recorded`` pruning strategy applies them from the next call on. The
+  header says ``dcp: true`` (every message then carries DCP's id, which the reconstruction check
+  counts).
 * A pending undo (``info.revert``) is reported at its message: OpenCode removes the reverted
   messages when the next prompt starts; they are imported as recorded (they were sent).
 * Other parts (``agent``, ``patch``, ``snapshot``, ``retry``) send nothing and are
@@ -53,6 +60,8 @@ from pydantic import ValidationError
 from ..session.loader import _build, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session
+from .opencode_dcp import Replay as DcpReplay
+from .opencode_dcp import is_dcp
 
 FORMAT = "opencode"
 LABEL = "OpenCode session export (JSON)"
@@ -106,6 +115,8 @@ def _usage(tokens: Any) -> dict[str, Any] | None:
     u = {"input": num(tokens.get("input")), "output": num(tokens.get("output")) + num(tokens.get("reasoning")),
          "cacheRead": num(cache.get("read")), "cacheWrite": num(cache.get("write"))}
     u["totalTokens"] = sum(u.values())
+    if num(tokens.get("reasoning")):
+        u["reasoning"] = num(tokens.get("reasoning"))  # as pi records it (part of output)
     return u
 
 
@@ -125,6 +136,8 @@ class _Importer:
         self.model: tuple[str | None, str | None] | None = None
         self.pending_compaction: tuple[int, Any, dict[str, Any]] | None = None  # (line, ts, part)
         self.first_entry: dict[str, int] = {}  # OpenCode message id -> index of its first entry
+        self.mid_at: dict[int, str] = {}  # position in the export -> OpenCode message id
+        self.dcp: dict[str, list[Any]] = {}  # compress part id -> DCP blocks it made (opencode_dcp)
 
     def _add(self, eid: str, line: int, ts: Any, obj: dict[str, Any]) -> None:
         if any(r["id"] == eid for r in self.raw[-3:]):
@@ -152,6 +165,7 @@ class _Importer:
             return self._finish(doc if isinstance(doc, dict) else {})
         info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
         locate = _Locator(text)
+        self._dcp(doc["messages"])
         if isinstance(info.get("title"), str) and info["title"]:
             self._add("oc-title", 1, _time(info), {"type": "session_info", "name": info["title"]})
         for k, msg in enumerate(doc["messages"]):
@@ -166,6 +180,7 @@ class _Importer:
             parts = [p for p in parts if isinstance(p, dict)]
             mid = str(mi.get("id") or f"m{k}")
             self.first_entry.setdefault(mid, len(self.raw))
+            self.mid_at[k] = mid
             try:
                 if mi["role"] == "user":
                     self._user(mid, line, mi, parts)
@@ -176,8 +191,39 @@ class _Importer:
                                              f"importer cannot read ({type(e).__name__}); skipped", line=line))
         self._revert(info, doc["messages"], locate)
         info = {k: info[k] for k in ("id", "title", "directory", "parentID", "time") if k in info}
+        if self.dcp:
+            info["dcp"] = True
         del doc, text, locate  # the entries keep what they need: free the parsed file before validating
         return self._finish(info)
+
+    def _dcp(self, messages: list[Any]) -> None:
+        """The DCP plugin's compress calls, replayed (:mod:`.opencode_dcp`)."""
+        if not is_dcp(messages):
+            return
+        replay = DcpReplay(messages)
+        self.dcp = replay.run()
+        n = sum(len(v) for v in self.dcp.values())
+        self.issues.append(LoadIssue("dcp", "info", f"the DCP plugin compressed {n} range(s) of messages in "
+                                     f"{len(self.dcp)} call(s); each is replayed from the call after it: the range "
+                                     "left out, DCP's summary message in its place (the recorded pruning)"))
+        if replay.problems:
+            self.issues.append(LoadIssue("dcp", "warning", f"{len(replay.problems)} DCP range(s) name messages this "
+                                         f"export does not number that way ({', '.join(replay.problems[:5])}); "
+                                         "they are not replayed"))
+
+    def _dcp_details(self, part_id: str) -> dict[str, Any] | None:
+        """A compress call's blocks as entry ranges, for its tool result's ``details``."""
+        blocks = self.dcp.get(part_id)
+        if not blocks:
+            return None
+        out = []
+        for b in blocks:
+            first = self.first_entry.get(self.mid_at.get(b.lo, ""))
+            after = self.first_entry.get(self.mid_at.get(b.hi + 1, ""), len(self.raw))
+            if first is not None:
+                out.append({"block": b.id, "first": first, "last": after - 1, "summary": b.summary,
+                            "consumes": list(b.consumes)})
+        return {"dcp": {"blocks": out}} if out else None
 
     def _revert(self, info: dict[str, Any], messages: list[Any], locate: _Locator) -> None:
         """A pending undo (``info.revert{messageID, partID?}``): OpenCode removes that message (or
@@ -341,6 +387,9 @@ class _Importer:
                 text, is_error = str(st.get("error", "")), True
         else:
             text, is_error = f"(the call never finished: status {status!r} when the session was saved)", True
+        dcp = self._dcp_details(str(p.get("id") or p.get("callID"))) if p.get("tool") == "compress" else None
+        if dcp is not None:
+            details = {**(details or {}), **dcp}
         when = _time(st, "end") or _time(st, "start")
         tr: dict[str, Any] = {"role": "toolResult", "toolCallId": cid, "toolName": str(p.get("tool", "")),
                               "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": when}
@@ -362,7 +411,8 @@ class _Importer:
             issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
         header = SessionHeader(id=str(info.get("id") or "opencode"), version=3, timestamp=_iso(_time(info) if isinstance(
                                    info, dict) else None),
-                               cwd=info.get("directory") if isinstance(info.get("directory"), str) else None)
+                               cwd=info.get("directory") if isinstance(info.get("directory"), str) else None,
+                               **({"dcp": True} if info.get("dcp") else {}))
         return _build(header, entries, list(self.lines), [*issues, *self.issues], self.source, 3, False)
 
 

@@ -3,6 +3,12 @@
 pi records no pruning (its extensions prune in memory). Other agents write it down, and the
 importers keep each original output together with the agent's mark:
 
+* OpenCode with the DCP plugin: a ``compress`` call's blocks (the OpenCode importer keeps them in
+  the call's tool result ``details["dcp"]``, see :mod:`inspector.importers.opencode_dcp`). While
+  that tool result is in the context — the call after the compress on — each block not consumed
+  by a later one leaves its entries out and DCP's summary stands, as one user message, where its
+  first entry was (DCP's ``filterCompressedRanges`` / ``syncCompressionBlocks``).
+
 * OpenCode: a tool part's ``state.time.compacted`` (ms) — the model sees
   ``[Old tool result content cleared]`` from then on (``message-v2.ts``). The OpenCode importer
   keeps it in the tool result's ``details["opencode"]["compacted"]``.
@@ -25,8 +31,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..context import ContextMessage
 from ..numbers import finite_ms
-from ..session.models import ToolResultMessage
-from .base import CallInfo, Plan, PruneResult, Strategy, with_text
+from ..session.models import ToolResultMessage, UserMessage
+from .base import CallInfo, IdMemo, Plan, PruneResult, Strategy, with_text
 from .runner import IncrementalRunner
 
 CLEARED = "[Old tool result content cleared]"
@@ -51,6 +57,40 @@ def recorded_prune(m: Any) -> RecordedPrune | None:
     return None
 
 
+def dcp_blocks(m: Any) -> list[dict[str, Any]]:
+    """The DCP blocks a compress call's tool result records (see the module docstring)."""
+    d = m.details if isinstance(m, ToolResultMessage) and isinstance(m.details, dict) else None
+    dcp = d.get("dcp") if d is not None else None
+    blocks = dcp.get("blocks") if isinstance(dcp, dict) else None
+    return [b for b in blocks if isinstance(b, dict) and isinstance(b.get("block"), int)] if isinstance(blocks, list) else []
+
+
+def records_pruning(m: Any) -> bool:
+    """Does this message carry an agent's own pruning (a cleared output, a DCP compress)?"""
+    return recorded_prune(m) is not None or bool(dcp_blocks(m))
+
+
+_SUMMARIES = IdMemo()
+
+
+def _summary_message(block: dict[str, Any]) -> ContextMessage:
+    text = str(block.get("summary", ""))
+    return ContextMessage(_SUMMARIES.get(block, text, lambda: UserMessage(content=text)), None)
+
+
+def _apply_dcp(plan: Plan, messages: Sequence[ContextMessage]) -> None:
+    blocks = {b["block"]: b for cm in messages for b in dcp_blocks(cm.message)}
+    consumed = {c for b in blocks.values() for c in b.get("consumes", []) if isinstance(c, int)}
+    for bid, b in sorted(blocks.items()):
+        if bid in consumed or not isinstance(b.get("first"), int) or not isinstance(b.get("last"), int):
+            continue
+        hit = [i for i, cm in enumerate(messages) if cm.entry_index is not None and b["first"] <= cm.entry_index <= b["last"]]
+        for i in hit:
+            plan.drop(i, f"DCP compressed it into block b{bid} (recorded)")
+        if hit:
+            plan.insert(hit[0], _summary_message(b))
+
+
 def _ms(m: Any) -> float | None:
     return finite_ms(getattr(m, "timestamp", None))
 
@@ -62,8 +102,9 @@ class RecordedSettings(BaseModel):
 class Recorded(Strategy):
     name = "recorded"
     title = "As recorded (the agent's own pruning)"
-    source = "the session file (OpenCode time.compacted; Claude Code microcompact_boundary)"
-    description = "Tool outputs the agent itself cleared, from the moment the file says it cleared them."
+    source = "the session file (OpenCode time.compacted; the DCP plugin's compress; Claude Code microcompact_boundary)"
+    description = ("Tool outputs the agent itself cleared, and ranges DCP compressed, from the moment the file says "
+                   "it did.")
     Settings = RecordedSettings
 
     def runner(self, settings: Any, counter: Any) -> RecordedRunner:
@@ -72,11 +113,12 @@ class Recorded(Strategy):
     def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
               counter: Any) -> PruneResult:
         plan = Plan(messages, counter)
+        _apply_dcp(plan, messages)
         now = call.time_ms if call.time_ms is not None else max(
             (t for cm in messages if (t := _ms(cm.message)) is not None), default=None)
         for i, cm in enumerate(messages):
             r = recorded_prune(cm.message)
-            if r is None:
+            if r is None or i in plan.dropped:
                 continue
             when = datetime.fromtimestamp(r.at / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             if now is None or r.at <= now:
@@ -92,7 +134,8 @@ _ALWAYS = float("inf")  # the time of a call that has none: every mark applies
 class RecordedRunner(IncrementalRunner):
     """:meth:`Recorded.apply`, call after call: the marked outputs sorted by the time of their
     mark, and the call's time moving through them. A call without a time of its own takes the
-    newest message timestamp in the context, which is kept as messages arrive."""
+    newest message timestamp in the context, which is kept as messages arrive. A context that
+    holds a DCP compress is decided by ``apply`` from the compress on."""
 
     def _begin(self, msgs: Sequence[ContextMessage]) -> None:
         self.marks: list[tuple[float, int]] = []  # (time of the mark, position), sorted
@@ -101,6 +144,8 @@ class RecordedRunner(IncrementalRunner):
 
     def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
         cm = msgs[i]
+        if dcp_blocks(cm.message):  # DCP's compress drops and inserts messages: decided by apply from here
+            self._fall_back()
         t = _ms(cm.message)
         if t is not None and (self.newest is None or t > self.newest):
             self.newest = t

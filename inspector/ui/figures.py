@@ -468,13 +468,45 @@ def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[
     return data
 
 
+RECON_FILL = "rgba(245,133,24,0.16)"
+UNEXPLAINED = "context change not in the file"  # inspector.recon.UNEXPLAINED (figures stay engine-import free)
+
+
+def _recon_traces(check: Any, lo: int, hi: int) -> list[dict[str, Any]]:
+    """The reconstruction check on the timeline (:mod:`inspector.recon`): a band where each
+    recorded prompt is expected (rebuilt as sent + the fitted constant, ± half the unflagged
+    spread), and a mark at every call the file cannot explain, saying so."""
+    calls = [c for c in check.calls if lo <= c.step <= hi]
+    if not calls:
+        return []
+    band = calls[:: max(1, len(calls) // MAX_TIMELINE_POINTS)]
+    half = check.spread_excluding_flagged / 2
+    mid = [check.offset_median + c.expected for c in band]
+    xs = [c.step for c in band]
+    out: list[dict[str, Any]] = [
+        {"type": "scatter", "mode": "lines", "x": xs, "y": [m + half for m in mid], "line": {"width": 0},
+         "hoverinfo": "skip", "showlegend": False, "name": "expected prompt (upper)"},
+        {"type": "scatter", "mode": "lines", "x": xs, "y": [m - half for m in mid], "line": {"width": 0},
+         "fill": "tonexty", "fillcolor": RECON_FILL, "customdata": mid,
+         "name": "expected prompt (check: rebuilt as sent + fitted constant, ± spread)",
+         "hovertemplate": f"step %{{x}}<br>expected prompt %{{customdata:,.0f}} ± {half:,.0f}<extra></extra>"}]
+    odd = [c for c in calls if c.flag is not None and c.flag.cause == UNEXPLAINED]
+    if odd:
+        out.append({"type": "scatter", "mode": "markers", "x": [c.step for c in odd], "y": [c.recorded for c in odd],
+                    "customdata": [html.escape(c.flag.detail) for c in odd], "name": "the file cannot explain this call",
+                    "marker": {"symbol": "x-thin-open", "size": 11, "color": "#b30000", "line": {"width": 2}},
+                    "hovertemplate": "step %{x}: %{customdata}<extra></extra>"})
+    return out
+
+
 def timeline(replay: Any, *, current_step: int | None = None, name: str = "replayed",
-             x_range: tuple[int, int] | None = None) -> go.Figure:
+             x_range: tuple[int, int] | None = None, recon: Any = None) -> go.Figure:
     """Context tokens at every model call: replayed vs recorded usage, what triggers the policy,
     its threshold, and the events in lanes below. The y axis ends just above the window; what
     rises beyond it is marked at the top edge. ``x_range`` (first, last step) shows a part of a
     long run; the calls shown are downsampled to the peak of each bucket. Points carry their
-    step as ``x``, so a click names the step."""
+    step as ``x``, so a click names the step. ``recon`` (an :func:`inspector.recon.check` of the
+    session) adds the residual band and marks the calls the file cannot explain."""
     all_steps = replay.steps
     lo, hi = x_range if x_range else (0, len(all_steps) - 1)
     shown = all_steps[max(0, lo):hi + 1]
@@ -484,6 +516,8 @@ def timeline(replay: Any, *, current_step: int | None = None, name: str = "repla
     data = _timeline_series(replay, steps, name)
     clips = [c for tr in data if (c := _clip_marks(tr["x"], tr["y"], top, tr["name"])) is not None]
     lanes_data, lanes = _event_lanes(shown)
+    if recon is not None:
+        data += _recon_traces(recon, shown[0].step if shown else 0, shown[-1].step if shown else -1)
     shapes = [_hline(st.context_window, "#d62728")]
     notes = [_note(0.01, st.context_window, f"window {st.context_window:,}", "bottom", "left", "paper", "y")]
     trig = trigger_line(st, getattr(getattr(replay, "session", None), "format", "pi"))

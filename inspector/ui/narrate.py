@@ -133,8 +133,9 @@ def prune_story(detail: Any, newly: Sequence[int] = (), limit: int = 4) -> list[
     return out
 
 
-def step_story(replay: Any, k: int, detail: Any = None) -> list[str]:
-    """Sentences explaining what changed before model call ``k`` and why."""
+def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> list[str]:
+    """Sentences explaining what changed before model call ``k`` and why; with ``recon`` (an
+    :func:`inspector.recon.check` of the session), what the file cannot show about it."""
     st = replay.steps[k]
     s = replay.settings
     out: list[str] = []
@@ -203,6 +204,12 @@ def step_story(replay: Any, k: int, detail: Any = None) -> list[str]:
                        "replay decides for itself when to compact.")
         elif t == "compaction_skipped":
             out.append(f"The policy wanted to compact ({e.get('trigger', '')}), but there was nothing to summarise.")
+    if recon is not None:
+        from ..recon import step_note
+
+        note = step_note(recon, st.step)
+        if note:
+            out.append(note)
     if detail is not None:
         out += prune_story(detail, newly)
     elif st.pruned_tokens and not any(e["type"] == "pruned" for e in st.events):

@@ -232,6 +232,23 @@ def _codex_related(related: dict[str, str]) -> None:
             st.rerun()
 
 
+RECON_MAX_CALLS = 3_000
+"""Beyond this many calls the pages leave the reconstruction check to ``inspector check``."""
+
+
+def _recon(s: Any, leaf: int | None = None) -> Any:
+    """The reconstruction check of the session (:mod:`inspector.recon`), or None where no call
+    records its prompt or the session is too long to check on a page."""
+    from ..recon import check
+
+    calls = memo("calls", None, lambda: sum(1 for e in s.entries if getattr(getattr(e, "message", None), "role", "")
+                                               == "assistant"))
+    if not calls or calls > RECON_MAX_CALLS:
+        return None
+    c = memo("recon", leaf, lambda: check(s, leaf=leaf))
+    return c if c.calls else None
+
+
 def _recorded_prunes(s: Any) -> int:
     from ..pruning.recorded import recorded_prune
 
@@ -284,6 +301,12 @@ def load_page() -> None:
                 if info.format == "pi" else f"Format: {info.formatLabel}, imported into pi's session model")
                + (esc(f" · model {info.model.get('provider')}/{info.model.get('modelId')}") if info.model else "")
                + (esc(f" · cwd {info.cwd}") if info.cwd else ""))
+    recon = _recon(s)
+    if recon is not None:
+        from ..recon import verdict
+
+        st.caption(f"Reconstruction: the context rebuilt here {esc(verdict(recon))} (`inspector check` for the "
+                   "detail; the calls it cannot explain are marked on the Replay timeline).")
     if s.format == "claude-code":
         _subagents(Path(st.session_state.get("session_name", "")))
     related = getattr(s.header, "codexRelated", None)
@@ -388,12 +411,19 @@ def _step_controls(k: int, n: int, nav: dict[str, list[int]]) -> None:
                        "Keys: ← → one call, Shift+← → one event, PageUp/PageDown one compaction.")
 
 
-def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings) -> None:
+def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any = None) -> None:
     step = r.steps[k]
     m = st.columns(6)
-    m[0].metric("Tokens sent", f"{step.tokens:,}", help="Context the model receives at this call, after pruning "
-                "(by the chosen counter).",
-                delta=f"{step.tokens - r.steps[k - 1].tokens:+,}" if k else None, delta_color="inverse")
+    call = recon.call_at(step.step) if recon is not None else None
+    if call is not None and call.unexplained:  # the file cannot explain what was sent: the recorded figure stands
+        m[0].metric("Tokens sent (recorded)", f"{call.recorded:,}", help="This file cannot explain what the agent "
+                    f"sent here: about {abs(call.unexplained):,} tokens {'fewer' if call.unexplained < 0 else 'more'} "
+                    f"than the context rebuilt from it ({step.tokens:,} by the chosen counter), since an earlier "
+                    "change the reconstruction check found. The recorded prompt is the figure to trust.")
+    else:
+        m[0].metric("Tokens sent", f"{step.tokens:,}", help="Context the model receives at this call, after pruning "
+                    "(by the chosen counter).",
+                    delta=f"{step.tokens - r.steps[k - 1].tokens:+,}" if k else None, delta_color="inverse")
     recorded = step.recorded_input is not None and step.stop_reason not in ("aborted", "error")
     m[1].metric("Recorded prompt", f"{step.recorded_input:,.0f}" if recorded else "—",
                 help="What the provider reported for this call (input + cache read + cache write); none for an "
@@ -538,16 +568,17 @@ def replay_page(settings: ReplaySettings) -> None:
     _step_controls(k, n, nav)
     d = r.step_detail(k)
     counter = counter_for(s, settings.counter)
-    _step_metrics(r, k, d, settings)
+    recon = _recon(s, settings.leaf) if settings.compaction == "recorded" else None
+    _step_metrics(r, k, d, settings, recon)
     comps = compactions_at(r, k)
     if comps:
         _compaction_moment(r, k, d, comps, settings, counter)
     else:
         _plain_bars(r, k, d, settings, counter)
     _pruned_here(r, k, d, counter)
-    _timeline(r, k)
+    _timeline(r, k, recon)
     st.subheader("What happened here")
-    story = memo("story", (settings, k), lambda: step_story(r, k, d))
+    story = memo("story", (settings, k), lambda: step_story(r, k, d, recon))
     st.markdown("\n".join("- " + esc(relative(line)) for line in story))
     _context_table(d, counter)
     with st.expander("Run metrics (whole replay)"):
@@ -565,7 +596,7 @@ def _around(k: int, n: int) -> None:
     st.session_state["tl_range"] = (lo, min(n - 1, lo + 2 * half))
 
 
-def _timeline(r: Any, k: int) -> None:
+def _timeline(r: Any, k: int, recon: Any = None) -> None:
     """The token timeline, full width; a long run gets a range selector (the calls in range are
     drawn in more detail than the whole run can be)."""
     n = len(r.steps)
@@ -583,9 +614,12 @@ def _timeline(r: Any, k: int) -> None:
                       icon=":material/center_focus_strong:")
             st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
         x_range = (int(x_range[0]), int(x_range[1]))
-    st.plotly_chart(figures.timeline(r, current_step=k, x_range=x_range), key="timeline",
+    st.plotly_chart(figures.timeline(r, current_step=k, x_range=x_range, recon=recon), key="timeline",
                     on_select=_timeline_picked, selection_mode="points", config=PLOT_CONFIG)
-    st.caption(_timeline_caption(r))
+    st.caption(_timeline_caption(r) + (" Shaded: where the reconstruction check expects each recorded prompt "
+                                       "(the context rebuilt as the provider is sent it, calibrated to this "
+                                       "session, plus the constant no file stores); ✕: a call the file cannot "
+                                       "explain." if recon is not None else ""))
 
 
 def _timeline_caption(r: Any) -> str:

@@ -286,8 +286,10 @@ def render() -> ReplaySettings:
     counter = sb.selectbox(
         "Token counter", list(us.COUNTERS), format_func=us.COUNTERS.get, key="counter",
         help="How tokens are counted: pi's chars ÷ 4 estimate (what pi uses to cut), real cl100k_base counts, "
-             "or pi's usage-based context size (the last recorded usage in the context plus estimates of what "
-             "follows — what pi's footer and compaction trigger use).")
+             "calibrated (cl100k × this session's own ratio + a per-message cost, fitted to its recorded usage: "
+             "an estimate of the provider's tokens, not a published tokenizer), or pi's usage-based context size "
+             "(the last recorded usage in the context plus estimates of what follows — what pi's footer and "
+             "compaction trigger use).")
     strategy, values = _pruning_box(sb, window)
     comp = _compaction_box(sb, window)
     summ = _summarizer_box(sb, comp.pop("inert"))

@@ -42,6 +42,7 @@ WINDOW_PRESETS: dict[str, int | None] = {
     "Custom": None,
 }
 COUNTERS = {"pi": "pi estimate (chars ÷ 4)", "tiktoken": "tiktoken (cl100k_base)",
+            "calibrated": "calibrated (tiktoken fitted to this session's usage)",
             "usage": "recorded usage (pi's context size)"}
 SUMMARIZERS = {"offline": "offline extractive (no network)", "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
                "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}

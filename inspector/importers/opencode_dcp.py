@@ -1,0 +1,249 @@
+"""Dynamic Context Pruning's ``compress`` tool in an OpenCode export: which messages each call
+replaced, and the summary message the model saw instead.
+
+Source: Opencode-DCP/opencode-dynamic-context-pruning — ``lib/message-ids.ts``,
+``lib/tools/compress.ts`` and ``lib/tools/utils.ts`` (fbd75bce, March 2026), ``lib/compress/range.ts``,
+``range-utils.ts``, ``search.ts``, ``state.ts`` (the later ``content: [{startId, endId, summary}]``
+form), ``lib/messages/prune.ts`` (``filterCompressedRanges``), ``lib/messages/sync.ts``
+(``syncCompressionBlocks``). Rules reproduced:
+
+* **Message ids.** Before each model call DCP numbers the messages it is sent, in the order it
+  sends them, that have no number yet: ``m0001``, ``m0002``, … (``assignMessageRefs``), skipping
+  user messages whose every part is ignored (DCP's own notifications). A number, once given,
+  stays. A new block's summary message is numbered too, when first sent (it stands at its anchor,
+  so before the compress call's own message): the five compress calls of a real session (their
+  ranges and "Compressed N messages") only add up with one number per block (later DCP versions
+  skip ``msg_dcp_summary_…`` ids explicitly).
+* **Ranges.** ``startId``/``endId`` name a message (``mNNNN``) or an active block (``bN``, which
+  stands at its anchor: the first message it replaced). The range is every message from start to
+  end, ignored ones left out; active blocks anchored in it are consumed (their messages join the
+  new block, they stop being active). Each entry of ``content`` (or the one ``content`` object of
+  the older form, or the flat ``startId``/``endId``/``summary`` form) is a block, numbered ``b1``,
+  ``b2``, … in order.
+* **Summary.** ``(bN)`` / ``{block_N}`` placeholders are replaced by that block's summary without
+  its wrapper (``restoreSummary``); a boundary block not placed by a placeholder is put before
+  (start) or after (end) the text; a required block still missing is appended under "The
+  following previously compressed summaries were also part of this conversation section:";
+  outputs of protected tools in the range (default ``task``, ``skill``, ``todowrite``,
+  ``todoread``) are appended under "The following protected tools were used in this
+  conversation as well:". The result is wrapped: ``[Compressed conversation section]``, the
+  trimmed text, a blank line and ``<dcp-message-id>bN</dcp-message-id>`` on a line of its own
+  (``wrapCompressedSummary``).
+* **In the context** (``filterCompressedRanges``, ``syncCompressionBlocks``): from the call after
+  the compress on — while the message holding the compress call is still sent — the block's
+  messages are left out and one user message carrying its summary stands where its anchor was.
+
+Not reproduced: the configuration a user may change (``protectUserMessages``, other protected
+tools, ``protectedFilePatterns``), sub-agent merging, ``decompress``/``recompress`` commands
+(not in the export).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+HEADER = "[Compressed conversation section]"
+PROTECTED_TOOLS = ("task", "skill", "todowrite", "todoread")
+_PLACEHOLDER = re.compile(r"\(b(\d+)\)|\{block_(\d+)\}", re.I)
+_REF = re.compile(r"^m(\d{4})$")
+_BLOCK = re.compile(r"^b([1-9]\d*)$")
+_RESTORE_HEAD = re.compile(r"^\s*\[Compressed conversation(?: section)?(?: b\d+)?\]", re.I)
+_RESTORE_TAIL = re.compile(r"(?:\r?\n)*<dcp-message-id>b\d+</dcp-message-id>\s*$", re.I)
+
+
+@dataclass
+class Block:
+    id: int
+    anchor: int
+    """Index (in the export's messages) of the first message it replaced."""
+    lo: int
+    hi: int
+    """First and last message it replaced (consumed blocks' included)."""
+    summary: str
+    consumes: list[int] = field(default_factory=list)
+    compress_message: int = -1
+
+
+def ignored(msg: dict[str, Any]) -> bool:
+    """DCP's ``isIgnoredUserMessage``: a user message with no part that is not ``ignored``."""
+    info = msg.get("info") if isinstance(msg.get("info"), dict) else {}
+    parts = [p for p in _parts(msg) if isinstance(p, dict)]
+    return info.get("role") == "user" and all(p.get("ignored") for p in parts)
+
+
+def is_dcp(messages: list[Any]) -> bool:
+    """Does this export show DCP at work: a completed ``compress`` call?"""
+    return any(_compress_parts(m) for m in messages if isinstance(m, dict))
+
+
+def restore(summary: str) -> str:
+    m = _RESTORE_HEAD.match(summary)
+    if not m:
+        return summary
+    body = re.sub(r"^(?:\r?\n)+", "", summary[m.end():])
+    return re.sub(r"(?:\r?\n)+$", "", _RESTORE_TAIL.sub("", body))
+
+
+def wrap(block_id: int, body: str) -> str:
+    footer = f"\n<dcp-message-id>b{block_id}</dcp-message-id>"
+    body = body.strip()
+    return f"{HEADER}\n{footer}" if not body else f"{HEADER}\n{body}\n\n{footer}"
+
+
+def _compress_parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in _parts(msg) if isinstance(p, dict) and p.get("type") == "tool"
+            and p.get("tool") == "compress" and isinstance(p.get("state"), dict)
+            and p["state"].get("status") == "completed"]
+
+
+def _parts(msg: dict[str, Any]) -> list[Any]:
+    """A message's parts (a damaged file may hold anything there)."""
+    parts = msg.get("parts")
+    return parts if isinstance(parts, list) else []
+
+
+def _info(msg: dict[str, Any]) -> dict[str, Any]:
+    info = msg.get("info")
+    return info if isinstance(info, dict) else {}
+
+
+def _entries(args: Any) -> list[dict[str, Any]]:
+    """The ranges of a compress call, whichever of DCP's argument forms it used."""
+    if not isinstance(args, dict):
+        return []
+    c = args.get("content")
+    items = c if isinstance(c, list) else [c] if isinstance(c, dict) else [args]
+    return [x for x in items if isinstance(x, dict) and all(isinstance(x.get(k), str) for k in ("startId", "endId", "summary"))]
+
+
+def _steps(msg: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """An assistant message's parts, one list per model call (split at ``step-finish``)."""
+    steps: list[list[dict[str, Any]]] = [[]]
+    for p in _parts(msg):
+        if not isinstance(p, dict):
+            continue
+        steps[-1].append(p)
+        if p.get("type") == "step-finish":
+            steps.append([])
+    return [s for s in steps if s] or [[]]
+
+
+class Replay:
+    """DCP's state through an export: message numbers and blocks, call by call."""
+
+    def __init__(self, messages: list[Any]) -> None:
+        self.msgs = [m if isinstance(m, dict) else {} for m in messages]
+        self.refs: dict[tuple[str, int], int] = {}  # ("m", message index) | ("s", block id) -> number
+        self.blocks: dict[int, Block] = {}
+        self.active: list[int] = []
+        self.calls: dict[str, list[Block]] = {}  # compress part id -> the blocks it made
+        self.problems: list[str] = []
+
+    def run(self) -> dict[str, list[Block]]:
+        for j, msg in enumerate(self.msgs):
+            if _info(msg).get("role") != "assistant":
+                continue
+            for s, parts in enumerate(_steps(msg)):
+                self._number(j + (1 if s else 0))
+                for p in parts:
+                    if p in _compress_parts({"parts": parts}):
+                        self._compress(j, p)
+        return self.calls
+
+    def _visible(self, upto: int) -> list[tuple[str, int]]:
+        """What the call sees of messages ``0 .. upto-1``, blocks applied, ignored ones left out."""
+        covered = {i for b in self.active for i in range(self.blocks[b].lo, self.blocks[b].hi + 1)}
+        anchors = {self.blocks[b].anchor: b for b in self.active}
+        out: list[tuple[str, int]] = []
+        for i in range(upto):
+            if i in anchors:
+                out.append(("s", anchors[i]))
+            if i not in covered and not ignored(self.msgs[i]):
+                out.append(("m", i))
+        return out
+
+    def _number(self, upto: int) -> None:
+        for key in self._visible(upto):
+            if key not in self.refs:
+                self.refs[key] = len(self.refs) + 1
+
+    def _resolve(self, ref: str) -> tuple[int, int | None] | None:
+        """(message index, block id or None) a boundary id stands for, or None."""
+        ref = ref.strip().lower()
+        m, b = _REF.match(ref), _BLOCK.match(ref)
+        if m:
+            n = int(m.group(1))
+            idx = next((k[1] for k, v in self.refs.items() if v == n and k[0] == "m"), None)
+            return (idx, None) if idx is not None else None
+        if b and int(b.group(1)) in self.active:
+            return self.blocks[int(b.group(1))].anchor, int(b.group(1))
+        return None
+
+    def _compress(self, j: int, part: dict[str, Any]) -> None:
+        st = part["state"]
+        plans = []
+        for entry in _entries(st.get("input")):
+            a, z = self._resolve(entry["startId"]), self._resolve(entry["endId"])
+            if a is None or z is None or a[0] > z[0]:
+                self.problems.append(f"{entry['startId']}..{entry['endId']}")
+                continue
+            plans.append((entry, a, z))
+        made = [self._block(j, entry, a, z) for entry, a, z in plans]
+        for b in made:
+            self.active = [x for x in self.active if x not in b.consumes] + [b.id]
+        self.calls[str(part.get("id") or part.get("callID"))] = made
+
+    def _block(self, j: int, entry: dict[str, Any], a: tuple[int, int | None], z: tuple[int, int | None]) -> Block:
+        sel = [i for i in range(a[0], z[0] + 1) if not ignored(self.msgs[i])]
+        required = sorted((b for b in self.active if self.blocks[b].anchor in sel), key=lambda b: (self.blocks[b].anchor, b))
+        boundary = {x for x in (a[1], z[1]) if x is not None}
+        body, consumed = self._expand(entry["summary"], required, a[1], z[1])
+        missing = [b for b in required if b not in boundary and b not in consumed]
+        if missing:
+            body += ("\n\nThe following previously compressed summaries were also part of this conversation section:"
+                     + "".join(f"\n### (b{b})\n{restore(self.blocks[b].summary)}" for b in missing))
+            consumed += missing
+        body += self._protected(sel)
+        bid = len(self.blocks) + 1
+        lo = min([a[0], *(self.blocks[b].lo for b in consumed)])
+        hi = max([z[0], *(self.blocks[b].hi for b in consumed)])
+        block = Block(bid, a[0], lo, hi, wrap(bid, body), consumed, j)
+        self.blocks[bid] = block
+        return block
+
+    def _expand(self, summary: str, required: list[int], start: int | None, end: int | None) -> tuple[str, list[int]]:
+        """Placeholders replaced, boundary blocks put in (``injectBlockPlaceholders``)."""
+        consumed: list[int] = []
+        out, cursor = "", 0
+        for m in _PLACEHOLDER.finditer(summary):
+            b = int(m.group(1) or m.group(2))
+            if b not in required or b in consumed:
+                continue
+            out += summary[cursor:m.start()] + restore(self.blocks[b].summary)
+            cursor = m.end()
+            consumed.append(b)
+        text = out + summary[cursor:] if consumed else summary
+        for b, first in ((start, True), (end, False)):
+            if b is None or b in consumed:
+                continue
+            inject = restore(self.blocks[b].summary).strip()
+            left, right = (inject, text.strip()) if first else (text.strip(), inject)
+            text = right if not left else left if not right else f"{left}\n\n{right}"
+            consumed.append(b)
+        return text, consumed
+
+    def _protected(self, sel: list[int]) -> str:
+        covered = {i for b in self.active for i in range(self.blocks[b].lo, self.blocks[b].hi + 1)}
+        outs = []
+        for i in sel:
+            if i in covered:
+                continue
+            for p in _parts(self.msgs[i]):
+                if isinstance(p, dict) and p.get("type") == "tool" and p.get("tool") in PROTECTED_TOOLS:
+                    st = p.get("state") if isinstance(p.get("state"), dict) else {}
+                    out = st.get("output") if st.get("status") == "completed" else ""
+                    if out:
+                        outs.append(f"\n### Tool: {p['tool']}\n{out if isinstance(out, str) else out!r}")
+        return "\n\nThe following protected tools were used in this conversation as well:" + "".join(outs) if outs else ""

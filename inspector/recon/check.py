@@ -1,0 +1,173 @@
+"""The check itself: replay as recorded, count each call's context as sent, fit, flag, summarise.
+
+Figures (see the package docstring for the method):
+
+* ``offset`` of a call = recorded prompt − calibrated rebuilt context − the departure carried to
+  it. Its median is the constant no file stores (system prompt + tool definitions); p10/p90 its
+  spread over all compared calls; ``spreadExcludingFlagged`` = p90 − p10 over unflagged calls.
+* ``drift``: how far the offset moved over the session, the median of the last fifth of the
+  unflagged calls minus that of the first fifth (a tokenizer ratio off for part of the text).
+* Percentiles interpolate linearly between order statistics (numpy's default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..calibration import Calibration, recorded_prompt, session_calibration
+from ..replay import Replay, ReplaySettings, replay, session_counter
+from ..sent import REINJECTED, SentCounter, rules_for
+from ..session.models import AssistantMessage
+from ..session.tree import Session
+from .flags import Flag, Observed, flag_calls, threshold
+from .regimes import NOTE, reasoning_dropped
+
+
+@dataclass(frozen=True)
+class Call:
+    step: int
+    entry_index: int
+    recorded: int
+    sent: int
+    """The rebuilt context as sent, in tiktoken tokens."""
+    calibrated: int
+    """``sent`` as the provider counts it, by the session's calibration (ratio and per-message cost)."""
+    departure: int
+    """Flagged jumps carried to this call (measured, not rebuilt)."""
+    unexplained: int
+    """The part of ``departure`` no entry explains: where it is not 0, what the agent sent is the
+    recorded figure, not the context rebuilt from the file."""
+    offset: int
+    parts: dict[str, int] = field(default_factory=dict)
+    """What the sending rules added or left out, by rule (tiktoken tokens)."""
+    flag: Flag | None = None
+
+    @property
+    def expected(self) -> int:
+        """The prompt we expect the provider counted, but for the constant no file stores."""
+        return self.calibrated + self.departure
+
+
+@dataclass(frozen=True)
+class ReconCheck:
+    calls: tuple[Call, ...]
+    calibration: Calibration
+    threshold: int
+    max_recorded: int
+    offset_median: int
+    offset_p10: int
+    offset_p90: int
+    spread_excluding_flagged: int
+    drift: int
+    mid_session: bool
+    replay: Replay | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def flags(self) -> tuple[Flag, ...]:
+        return tuple(c.flag for c in self.calls if c.flag is not None)
+
+    def call_at(self, step: int) -> Call | None:
+        return next((c for c in self.calls if c.step == step), None)
+
+    def as_json(self) -> dict[str, Any]:
+        """The interface ``inspector check --json`` prints (kept exactly)."""
+        return {
+            "calls": len(self.calls),
+            "maxRecorded": self.max_recorded,
+            "offset": {"median": self.offset_median, "p10": self.offset_p10, "p90": self.offset_p90},
+            "spreadExcludingFlagged": self.spread_excluding_flagged,
+            "flagged": [f.as_json() for f in self.flags],
+        }
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    pos = (len(s) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def continues_earlier(session: Session, path: Sequence[int]) -> bool:
+    """Does the branch start mid-way: the importer says the file continues an earlier one
+    (``continuesFrom``), or its first entry's parent is not in the file?"""
+    extra = (session.header.__pydantic_extra__ or {}) if session.header is not None else {}
+    if extra.get("continuesFrom"):
+        return True
+    if not path:
+        return False
+    parent = getattr(session.entries[path[0]], "parentId", None)
+    return isinstance(parent, str) and bool(parent) and session.index_of(parent) is None
+
+
+def _observe(session: Session, r: Replay, cal: Calibration, providers: bool) -> tuple[list[Observed], list[dict[str, int]]]:
+    sent = SentCounter(session, session_counter(session, "tiktoken"), rules_for(session, providers))
+    observed: list[Observed] = []
+    parts: list[dict[str, int]] = []
+    events: list[dict[str, Any]] = []
+    previous = None
+    for k, st in enumerate(r.steps):
+        m = session.entries[st.entry_index].message  # type: ignore[union-attr]
+        events.extend(st.events)
+        rec = recorded_prompt(m) if isinstance(m, AssistantMessage) else None
+        if rec is not None:
+            count = sent.count(r.step_detail(k).after, m)
+            observed.append(Observed(st.step, st.entry_index, rec, count.tokens, cal.tokens(count.tokens, count.items),
+                                     tuple(events), previous, float(m.usage.cacheRead or 0),  # type: ignore[union-attr]
+                                     count.parts.get(REINJECTED, 0)))
+            parts.append(dict(count.parts))
+            events = []
+        previous = m
+    return observed, parts
+
+
+def check(session: Session, *, leaf: int | None = None, send_rules: bool = True) -> ReconCheck:
+    """Compare every recorded prompt on the branch ending at ``leaf`` with the rebuilt context
+    (``send_rules=False``: counted as pi holds it, without :mod:`inspector.sent`'s rules)."""
+    r = replay(session, ReplaySettings(compaction="recorded", strategy="recorded", counter="tiktoken", leaf=leaf))
+    cal = session_calibration(session, send_rules)
+    observed, parts = _observe(session, r, cal, send_rules)
+    max_rec = max((o.recorded for o in observed), default=0)
+    limit = threshold(max_rec)
+    mid = continues_earlier(session, r.path)
+    flags, carried, odd = flag_calls(observed, limit, mid)
+    dropped, stops = reasoning_dropped(observed, parts, flags, cal.ratio, limit)
+    if any(dropped):
+        observed, parts, flags, carried, odd = _without_reasoning(observed, parts, dropped, stops, cal, limit, mid)
+    calls = tuple(Call(o.step, o.entry_index, round(o.recorded), o.sent, round(o.calibrated), round(d), round(u),
+                       round(o.recorded - o.calibrated - d), p, f)
+                  for o, p, f, d, u in zip(observed, parts, flags, carried, odd, strict=True))
+    return _summarise(calls, cal, limit, round(max_rec), mid, r)
+
+
+def _without_reasoning(observed: list[Observed], parts: list[dict[str, int]], dropped: list[int], stops: list[int],
+                       cal: Calibration, limit: int, mid: bool
+                       ) -> tuple[list[Observed], list[dict[str, int]], list[Flag | None], list[float], list[float]]:
+    """The calls again, the reasoning the provider stopped counting left out (:mod:`.regimes`)."""
+    observed = [replace(o, sent=o.sent - d, calibrated=o.calibrated - cal.ratio * d)
+                for o, d in zip(observed, dropped, strict=True)]
+    parts = [{**p, "reasoning no longer sent back": -d} if d else p for p, d in zip(parts, dropped, strict=True)]
+    flags, carried, odd = flag_calls(observed, limit, mid)
+    for i in stops:
+        f = flags[i]
+        if f is not None:
+            flags[i] = replace(f, detail=f.detail + NOTE)
+    return observed, parts, flags, carried, odd
+
+
+def _summarise(calls: tuple[Call, ...], cal: Calibration, limit: int, max_rec: int, mid: bool, r: Replay) -> ReconCheck:
+    offsets = [c.offset for c in calls]
+    clean = [c.offset for c in calls if c.flag is None]
+    fifth = max(1, len(clean) // 5)
+    drift = round(quantile(clean[-fifth:], 0.5) - quantile(clean[:fifth], 0.5)) if len(clean) >= 5 else 0
+    return ReconCheck(
+        calls=calls, calibration=cal, threshold=limit, max_recorded=max_rec,
+        offset_median=round(quantile(offsets, 0.5)), offset_p10=round(quantile(offsets, 0.1)),
+        offset_p90=round(quantile(offsets, 0.9)),
+        spread_excluding_flagged=round(quantile(clean, 0.9) - quantile(clean, 0.1)),
+        drift=drift, mid_session=mid, replay=r,
+    )

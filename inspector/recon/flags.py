@@ -1,0 +1,147 @@
+"""Where the offset between the recorded prompt and the rebuilt context jumps, and why.
+
+Between two consecutive calls the offset (recorded − calibrated rebuilt context) should not move:
+both grow by what was appended. A move of at least the threshold
+(:func:`threshold`: 1.5 % of the largest recorded prompt, at least 2,000 tokens) flags the later
+call with one cause, tried in this order:
+
+``mid-session start``
+    the first call of a file that continues an earlier one (its first entry's parent is not in
+    the file): the history before it is missing. Its recorded prompt becomes the baseline.
+``compaction``
+    a compaction we replay took effect at this call (the agent's summary and what it kept
+    differ from what it sent: re-injected files, the summary's own wrapping).
+``prune``
+    a recorded prune took effect (OpenCode's cleared outputs, Claude Code's microcompact, a DCP
+    compress).
+``tokenizer drift``
+    the text appended since the previous call counts differently than the session's fitted
+    ratio says: the move is at most half the calibrated size of what was appended.
+``context change not in the file``
+    nothing in the file explains it: an extension or the transport changed what was sent (the
+    cache read collapsing says the provider saw a different prefix), or a server-side tool
+    (web search) added results the file does not store.
+
+A flagged move is carried to every later call (the departure), so one unexplained change does
+not count as a miss at every call after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..session.models import AssistantMessage, ToolCall
+
+CAUSES = ("mid-session start", "compaction", "prune", "tokenizer drift", "context change not in the file")
+UNEXPLAINED = CAUSES[-1]
+DRIFT_SHARE = 0.5
+SERVER_TOOLS = frozenset({"web_search", "web_search_call", "WebSearch"})
+
+
+@dataclass(frozen=True)
+class Flag:
+    step: int
+    entry_index: int
+    cause: str
+    tokens: int
+    """The jump: positive, the agent sent more than the file explains; negative, fewer."""
+    detail: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"step": self.step, "entryIndex": self.entry_index, "cause": self.cause, "tokens": self.tokens}
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One compared call, as the flagging needs it."""
+
+    step: int
+    entry_index: int
+    recorded: float
+    sent: int
+    calibrated: float
+    events: tuple[dict[str, Any], ...]
+    """Events of the replay steps since the previous compared call (this one included)."""
+    previous_answer: Any
+    cache_read: float
+    reinjected: int = 0
+    """Tokens of Claude Code's post-compaction re-injection this call's count estimates."""
+
+
+def threshold(max_recorded: float) -> int:
+    return max(2_000, round(0.015 * max_recorded))
+
+
+def flag_calls(calls: Sequence[Observed], limit: int, mid_session: bool
+               ) -> tuple[list[Flag | None], list[float], list[float]]:
+    """Each call's flag (or None), the departure carried at it, and the part of that departure no
+    entry explains (the *context changes not in the file*). A compaction rebuilds the context
+    from what the agent kept, so the departures carried before it end there: the offset is then
+    expected back at its base level (the first calls'), and the compaction is flagged only when
+    it is not."""
+    flags: list[Flag | None] = []
+    carried: list[float] = []
+    unexplained: list[float] = []
+    departure = odd = 0.0
+    base = None if mid_session else _base(calls)
+    for i, c in enumerate(calls):
+        offset = c.recorded - c.calibrated
+        if i == 0:
+            flag = Flag(c.step, c.entry_index, "mid-session start", round(offset),
+                        "the file continues an earlier session: its first recorded prompt is the baseline") if mid_session else None
+            departure = offset if mid_session else 0.0
+        elif base is not None and any(e.get("type") == "compaction" for e in c.events):
+            residual = offset - base
+            flag = classify(c, calls[i - 1], residual) if abs(residual) >= limit else None
+            departure, odd = (residual if flag is not None else 0.0), 0.0
+        else:
+            p = calls[i - 1]
+            jump = offset - departure - (p.recorded - p.calibrated - carried[-1])
+            flag = classify(c, p, jump) if abs(jump) >= limit else None
+            departure += jump if flag is not None else 0.0
+            odd += jump if flag is not None and flag.cause == UNEXPLAINED else 0.0
+        flags.append(flag)
+        carried.append(departure)
+        unexplained.append(odd)
+    return flags, carried, unexplained
+
+
+def _base(calls: Sequence[Observed], n: int = 5) -> float | None:
+    """The offset's level at the start: the median of the first calls' offsets."""
+    first = sorted(c.recorded - c.calibrated for c in calls[:n])
+    return first[len(first) // 2] if first else None
+
+
+def classify(c: Observed, prev: Observed, jump: float) -> Flag:
+    kinds = {e.get("type") for e in c.events}
+    appended = (c.calibrated - prev.calibrated)
+    n = round(jump)
+    if "compaction" in kinds:
+        note = (f"; the files Claude Code attaches again after it are estimated from their last reads "
+                f"({c.reinjected:,} tokens)") if c.reinjected else ""
+        return Flag(c.step, c.entry_index, "compaction", n, "a recorded compaction took effect here, and the context "
+                    "after it differs from the one rebuilt (summary, kept messages)" + note)
+    if kinds & {"pruned", "unpruned"}:
+        return Flag(c.step, c.entry_index, "prune", n, "a recorded prune took effect here")
+    if appended > 0 and abs(jump) <= DRIFT_SHARE * appended:
+        return Flag(c.step, c.entry_index, "tokenizer drift", n,
+                    f"the {round(appended):,} tokens appended count differently than this session's fitted ratio")
+    return Flag(c.step, c.entry_index, "context change not in the file", n, _unexplained(c, prev, jump))
+
+
+def _unexplained(c: Observed, prev: Observed, jump: float) -> str:
+    amount = f"about {abs(jump) / 1000:.0f}k" if abs(jump) >= 1000 else f"{abs(round(jump))}"
+    if jump > 0 and _server_tools(c.previous_answer):
+        return (f"the agent sent {amount} more tokens than this file explains (a server-side tool, web search, "
+                "added results the file does not store)")
+    text = (f"the agent sent {amount} {'fewer' if jump < 0 else 'more'} tokens than this file explains "
+            "(an extension or the transport changed the context)")
+    if prev.cache_read > 0 and c.cache_read < 0.5 * prev.recorded:
+        text += "; the cache read collapsed: the provider saw a different prefix"
+    return text
+
+
+def _server_tools(m: Any) -> bool:
+    return isinstance(m, AssistantMessage) and any(isinstance(b, ToolCall) and b.name in SERVER_TOOLS for b in m.content)

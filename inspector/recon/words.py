@@ -1,0 +1,40 @@
+"""The check in plain words: a one-line verdict, and a sentence for a flagged call."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .check import ReconCheck
+
+_PLURAL = {"mid-session start": "mid-session starts", "compaction": "compactions", "prune": "prunes",
+           "tokenizer drift": "tokenizer drifts", "context change not in the file": "context changes not in the file"}
+
+
+def _k(n: float) -> str:
+    return f"{n / 1000:.1f}k" if abs(n) >= 1000 else f"{round(n)}"
+
+
+def verdict(c: ReconCheck) -> str:
+    """"tracks the recorded prompt within ±2.1k tokens" / "departs at 4 calls: …"."""
+    if not c.calls:
+        return "no call records its prompt: there is nothing to check the rebuilt context against"
+    within = f"within ±{_k(c.spread_excluding_flagged / 2)} tokens"
+    flags = c.flags
+    if not flags:
+        return f"tracks the recorded prompt {within}"
+    counts = Counter(f.cause for f in flags)
+    listed = ", ".join(f"{n} {_PLURAL[cause] if n > 1 else cause}" for cause, n in counts.most_common())
+    return f"departs at {len(flags)} call{'s' if len(flags) > 1 else ''}: {listed} (elsewhere {within})"
+
+
+def step_note(c: ReconCheck, step: int) -> str | None:
+    """What the check says about the call at ``step``: its flag in a sentence, or None."""
+    call = c.call_at(step)
+    if call is None or call.flag is None:
+        return None
+    f = call.flag
+    if f.cause == "context change not in the file":
+        return f"{f.detail[0].upper()}{f.detail[1:]}."
+    sign = "more" if f.tokens > 0 else "fewer"
+    return (f"The recorded prompt moved {_k(abs(f.tokens))} tokens {sign} than the rebuilt context here "
+            f"({f.cause}: {f.detail}).")

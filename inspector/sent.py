@@ -1,0 +1,278 @@
+"""What the provider is sent for a context: the prompt a model call recorded, rebuilt.
+
+pi's own estimate counts a context as pi holds it. What reaches the provider differs, by agent,
+provider and model, and the recorded usage counts *that*. This module rebuilds it for the
+analyses that compare a context with the recorded prompt (:mod:`inspector.recon`,
+:mod:`inspector.calibration`); the replay, pruning and compaction never apply it, so pi's own
+figures (the ``pi`` counter, ``oracle-json``) are untouched. Rules, each with its source:
+
+* **Failed answers are not sent (pi).** pi-ai ``providers/transform-messages.ts``
+  (``transformMessages``, second pass): an assistant message whose ``stopReason`` is ``error``
+  or ``aborted`` is skipped.
+* **Thinking of another model is sent as text (pi).** The same function: a thinking block of
+  another provider/api/model becomes a text block (an empty one is dropped); only the same
+  model's signed thinking is replayed as thinking.
+* **Replayed reasoning items (OpenAI Responses).** pi-ai ``providers/openai-responses-shared.ts``
+  (``convertResponsesMessages``): a thinking block's ``thinkingSignature`` holds the whole
+  reasoning item (``encrypted_content`` included), pushed back into the input for the same
+  model. The provider counts it at the answer's reasoning size, which pi records as
+  ``usage.reasoning``; the summary text pi keeps is not sent as text. Turn scope, as observed on
+  recorded usage: pi's ``openai-codex`` / ``openai-responses`` calls count every earlier
+  answer's reasoning; Codex CLI's only the current turn's (OpenAI's reasoning guide: reasoning
+  items of earlier turns are dropped), its importer recording ``reasoning_output_tokens``.
+* **Claude thinking.** Anthropic's extended-thinking documentation ("thinking block
+  preservation"): Claude Opus 4.5 and later Opus models, Sonnet 4.6 and later, Mythos and every
+  model from generation 5 keep all earlier thinking blocks in context; earlier models keep only
+  the current assistant turn's (the rest are stripped before counting). Thinking a file stores
+  only as a signature (``thinking: ""``) counts at ``usage.reasoning`` where that is recorded,
+  else at the answer's output tokens less what it shows. Claude Code does not send again an
+  answer that stopped at ``max_tokens`` with nothing but thinking (it retries the call; observed
+  on recorded usage).
+* **DCP message ids.** Opencode-DCP ``lib/message-ids.ts`` and ``lib/messages/inject``: every
+  message sent carries ``<dcp-message-id>mNNNN</dcp-message-id>`` (once per OpenCode message, on
+  its last tool output or as a text part), and each compressed block's summary message its own.
+* **Claude Code's post-compaction re-injection (an estimate).** Claude Code ``compact.ts``
+  (``createPostCompactFileAttachments``; constants ``POST_COMPACT_MAX_FILES_TO_RESTORE`` = 5,
+  ``POST_COMPACT_MAX_TOKENS_PER_FILE`` = 5,000, ``POST_COMPACT_TOKEN_BUDGET`` = 50,000, as
+  third-party readings of the source report them): after a compaction the most recently read
+  files are read again and attached. The file does not hold them; the importer names the last
+  reads, and their last recorded text, cut at 5,000 tokens (chars ÷ 4), stands in for them.
+
+Counts need an additive counter (tiktoken: a message's count is the sum of its pieces').
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .context import ContextMessage
+from .session.models import (
+    AssistantMessage,
+    CompactionSummaryMessage,
+    ThinkingContent,
+    UserMessage,
+)
+from .session.tree import Session
+
+Thinking = Literal["text", "all", "turn"]
+"""How an answer's thinking is sent: ``text`` as stored; ``all`` at its reasoning size, every
+turn; ``turn`` at its reasoning size in the current turn and not at all before it."""
+
+DCP_TAG = "\n<dcp-message-id>m0000</dcp-message-id>"
+REINJECT_MAX_CHARS = 5_000 * 4
+"""Claude Code's ``POST_COMPACT_MAX_TOKENS_PER_FILE`` (5,000) in its rough chars ÷ 4 estimate."""
+REINJECT_BUDGET_CHARS = 50_000 * 4
+REINJECTED = "re-injected after compaction (estimated)"
+_RESPONSES_APIS = ("openai-responses", "openai-codex-responses", "azure-openai-responses")
+_CLAUDE = re.compile(r"claude-(?:(opus|sonnet|haiku|mythos|fable)-)?(\d+)(?:[-.](\d{1,2}))?(?!\d)")
+_CLAUDE_OLD = re.compile(r"claude-(\d+)(?:[-.](\d))?-(opus|sonnet|haiku)")
+
+
+@dataclass(frozen=True)
+class SendRules:
+    """How one session's agent sends its history."""
+
+    agent: str
+    skip_failed: bool
+    dcp_tags: bool
+    providers: bool = True
+    """Apply the provider rules (thinking, reasoning, re-injection); False counts the context as
+    pi holds it (a baseline to measure the rules against)."""
+
+
+@dataclass
+class SentCount:
+    """A context's tokens as sent, with what the rules changed (negative: left out)."""
+
+    tokens: int = 0
+    items: int = 0
+    """Messages the provider receives (each carries framing the calibration prices)."""
+    parts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, part: str, n: int) -> None:
+        if n:
+            self.tokens += n
+            self.parts[part] = self.parts.get(part, 0) + n
+
+
+def rules_for(session: Session, providers: bool = True) -> SendRules:
+    """The sending rules of ``session``'s agent (``providers=False``: none, the context as held)."""
+    if not providers:
+        return SendRules(agent=session.format, skip_failed=False, dcp_tags=False, providers=False)
+    extra = (session.header.__pydantic_extra__ or {}) if session.header is not None else {}
+    return SendRules(agent=session.format, skip_failed=session.format == "pi", dcp_tags=bool(extra.get("dcp")))
+
+
+def claude_keeps_thinking(model: str | None) -> bool | None:
+    """Does this Claude model keep earlier turns' thinking (Anthropic's thinking-preservation
+    rule)? None for a model that is not Claude."""
+    if not model or "claude" not in model:
+        return None
+    m = _CLAUDE.search(model)
+    if m and m.group(1):
+        family, major, minor = m.group(1), int(m.group(2)), int(m.group(3) or 0)
+    else:
+        old = _CLAUDE_OLD.search(model)  # claude-3-7-sonnet-…
+        if not old:
+            return False
+        family, major, minor = old.group(3), int(old.group(1)), int(old.group(2) or 0)
+    if family in ("mythos", "fable") or major >= 5:
+        return True
+    if family == "opus":
+        return (major, minor) >= (4, 5)
+    if family == "sonnet":
+        return (major, minor) >= (4, 6)
+    return False
+
+
+def thinking_rule(rules: SendRules, answer: AssistantMessage, call: AssistantMessage | None) -> Thinking:
+    """How ``answer``'s thinking reaches the provider at the call that ``call`` answers."""
+    if not rules.providers:
+        return "text"
+    if rules.agent == "pi" and call is not None and (answer.model, answer.provider, answer.api) != (
+            call.model, call.provider, call.api):
+        return "text"  # transformMessages: another model's thinking goes as text
+    if rules.agent == "codex":
+        return "turn"
+    if answer.api in _RESPONSES_APIS:
+        return "all" if rules.agent == "pi" else "turn"
+    keeps = claude_keeps_thinking(answer.model)
+    if keeps is not None:
+        return "all" if keeps else "turn"
+    return "text"
+
+
+def recorded_reasoning(m: AssistantMessage) -> int | None:
+    """``usage.reasoning`` as recorded (pi, and the Codex and OpenCode importers, record it)."""
+    u = m.usage
+    r = (u.__pydantic_extra__ or {}).get("reasoning") if u is not None else None
+    return int(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and r >= 0 else None
+
+
+def withheld(rules: SendRules, m: AssistantMessage) -> bool:
+    """Claude Code does not send an answer that stopped at max_tokens holding nothing but
+    thinking: it retries the call (observed: the next call's cache read is the previous prompt)."""
+    return rules.agent == "claude-code" and m.stopReason == "length" and all(
+        isinstance(b, ThinkingContent) for b in m.content)
+
+
+class SentCounter:
+    """Counts contexts as sent, per session: remembers each message's pieces (a context shares
+    its message objects with the next call's)."""
+
+    def __init__(self, session: Session, counter: Any, rules: SendRules | None = None) -> None:
+        self.session = session
+        self.counter = counter
+        self.rules = rules or rules_for(session)
+        self._thinking: dict[int, tuple[Any, int]] = {}
+        self._tag = counter.count_text(DCP_TAG)
+
+    def thinking_text(self, m: AssistantMessage) -> int:
+        hit = self._thinking.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        n = sum(self.counter.count_text(b.thinking) for b in m.content if isinstance(b, ThinkingContent) and b.thinking)
+        self._thinking[id(m)] = (m, n)
+        return n
+
+    def answer_thinking(self, m: AssistantMessage, rule: Thinking, current_turn: bool) -> int:
+        """Tokens ``m``'s thinking is sent as (its stored text already counted is not included)."""
+        if rule == "text":
+            return self.thinking_text(m)
+        if rule == "turn" and not current_turn:
+            return 0
+        r = recorded_reasoning(m)
+        return r if r is not None else max(self.thinking_text(m), self.unrecorded_thinking(m))
+
+    def unrecorded_thinking(self, m: AssistantMessage) -> int:
+        """Thinking a file holds only as a signature, from the answer's output tokens: output −
+        what the answer shows (text and tool calls). 0 where the output is not the full answer's
+        (Claude Code before 2.1.x wrote the usage of the stream's start)."""
+        if not any(isinstance(b, ThinkingContent) for b in m.content) or m.usage is None:
+            return 0
+        shown = self.counter.count(m) - self.thinking_text(m)
+        return max(0, round(m.usage.output) - shown)
+
+    def count(self, messages: Sequence[ContextMessage], call: AssistantMessage | None = None) -> SentCount:
+        """The tokens ``messages`` reach the provider as, for the call ``call`` answers."""
+        out = SentCount()
+        turn_start = _last_prompt(messages)
+        for i, cm in enumerate(messages):
+            m = cm.message
+            n = self.counter.count(m)
+            if not isinstance(m, AssistantMessage):
+                out.add("messages", n)
+                out.items += 1
+                continue
+            if (self.rules.skip_failed and m.stopReason in ("error", "aborted")) or withheld(self.rules, m):
+                continue
+            out.items += 1
+            text = self.thinking_text(m)
+            out.add("messages", n - text)
+            sent = self.answer_thinking(m, thinking_rule(self.rules, m, call), i > turn_start)
+            out.add("thinking as stored", min(sent, text))
+            out.add("reasoning beyond the stored text", sent - min(sent, text))
+        if self.rules.dcp_tags:
+            out.add("DCP message ids", self._tag * _dcp_messages(self.session, messages))
+        if self.rules.providers:
+            out.add(REINJECTED, self.reinjected(messages))
+        return out
+
+    def reinjected(self, messages: Sequence[ContextMessage]) -> int:
+        """Claude Code's post-compaction file attachments, estimated from the last reads the
+        compaction entry names (see the module docstring)."""
+        if not messages or not isinstance(messages[0].message, CompactionSummaryMessage):
+            return 0
+        idx = messages[0].entry_index
+        files = reinjected_reads(self.session, idx) if idx is not None else []
+        budget, total = REINJECT_BUDGET_CHARS, 0
+        for text in files:
+            piece = text[: min(REINJECT_MAX_CHARS, budget)]
+            if not piece:
+                break
+            budget -= len(piece)
+            total += self.counter.count_text(piece)
+        return total
+
+
+def reinjected_reads(session: Session, compaction_index: int) -> list[str]:
+    """The texts of the reads a Claude Code compaction entry names as re-attached after it."""
+    e = session.entries[compaction_index]
+    details = getattr(e, "details", None)
+    cc = details.get("claudeCode") if isinstance(details, dict) else None
+    idxs = cc.get("reinjectedReads") if isinstance(cc, dict) else None
+    out = []
+    for i in idxs if isinstance(idxs, list) else []:
+        m = getattr(session.entries[i], "message", None) if isinstance(i, int) and 0 <= i < len(session.entries) else None
+        c = getattr(m, "content", None)
+        out.append(c if isinstance(c, str) else "".join(getattr(b, "text", "") for b in c or ()))
+    return out
+
+
+def _last_prompt(messages: Sequence[ContextMessage]) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i].message, UserMessage):
+            return i
+    return -1
+
+
+_STEP = re.compile(r"-s\d+$")
+
+
+def _dcp_messages(session: Session, messages: Sequence[ContextMessage]) -> int:
+    """OpenCode messages in the context (each carries one DCP id), plus DCP's block summaries."""
+    seen: set[str] = set()
+    blocks = 0
+    for cm in messages:
+        if cm.entry_index is None:
+            blocks += isinstance(cm.message, UserMessage)
+            continue
+        if not isinstance(cm.message, (UserMessage, AssistantMessage)):
+            continue
+        eid = session.entries[cm.entry_index].id
+        if isinstance(eid, str):
+            seen.add(_STEP.sub("", eid))
+    return len(seen) + blocks

@@ -1,0 +1,51 @@
+"""What the reconstruction check adds to the app: the Load page's verdict, and on the Replay page a
+call the file cannot explain — marked on the timeline, said in the story, its recorded figure shown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from .support.paths import REPO
+from .support.recon import recorded_builder
+
+APP = str(REPO / "app.py")
+DROP = ("The agent sent about 20k fewer tokens than this file explains (an extension or the transport changed "
+        "the context).")
+
+
+@pytest.fixture
+def opened(tmp_path, monkeypatch) -> AppTest:  # type: ignore[no-untyped-def]
+    f = tmp_path / "dropped.jsonl"
+    f.write_text(recorded_builder(12, drop_at=7, drop=20_000).text())
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.text_input(key="local_path").set_value(str(f))
+    at.button(key="load_path").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_load_page_says_in_one_line_where_the_rebuild_departs(opened: AppTest) -> None:
+    line = next(c.value for c in opened.caption if c.value.startswith("Reconstruction:")).replace("\\", "")
+    assert line.startswith("Reconstruction: the context rebuilt here departs at 1 call: 1 context change not in the "
+                           "file (elsewhere within ±0 tokens)")
+
+
+def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) -> None:
+    at = opened.switch_page("inspector/ui/app_pages/replay.py").run()
+    at.slider(key="step").set_value(7).run()
+    assert not at.exception
+    m = {x.label: x.value for x in at.metric}
+    assert "Tokens sent" not in m and m["Tokens sent (recorded)"] == m["Recorded prompt"]
+    story = next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")  # markdown-escaped
+    assert DROP in story
+    fig = next(f for f in (json.loads(el.proto.spec) for el in at.get("plotly_chart")) if any(
+        t.get("name", "").startswith("expected prompt") for t in f["data"]))
+    marks = [t for t in fig["data"] if t.get("name") == "the file cannot explain this call"]
+    assert [t["x"] for t in marks] == [[7]]
+    at.slider(key="step").set_value(6).run()
+    assert "Tokens sent" in {x.label for x in at.metric}
+    assert DROP not in next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")

@@ -1,0 +1,47 @@
+"""The check on the six real transcripts in ``../shared/real-sessions`` (skipped where that folder is
+not beside the clone: the files are third-party data and never copied into the repository)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from inspector.importers import load_any
+from inspector.importers.opencode_dcp import Replay, ignored
+from inspector.recon import CAUSES, check
+
+from .support.paths import SHARED
+
+REAL = SHARED / "real-sessions"
+FILES = sorted(p for p in REAL.rglob("*") if p.suffix in (".json", ".jsonl")) if REAL.is_dir() else []
+needs_real = pytest.mark.skipif(not FILES, reason="../shared/real-sessions is not beside this clone")
+
+
+@needs_real
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_rebuild_tracks_each_real_session_within_five_percent(path) -> None:  # type: ignore[no-untyped-def]
+    c = check(load_any(path))
+    assert c.calls and c.spread_excluding_flagged <= 0.05 * c.max_recorded
+    assert all(f.cause in CAUSES and f.detail for f in c.flags)
+
+
+@needs_real
+def test_dcp_ranges_replayed_match_what_dcp_said_it_compressed() -> None:
+    doc = json.loads((REAL / "opencode" / "shaheislam-dotfiles-e9150c5ddd-0.json").read_text())
+    msgs = doc["messages"]
+    said = {p["id"]: int(re.match(r"Compressed (\d+) messages", p["state"]["output"]).group(1))
+            for m in msgs for p in m["parts"] if p.get("tool") == "compress"}
+    blocks = Replay(msgs).run()
+    got = {k: sum(not ignored(msgs[i]) for i in range(b.lo, b.hi + 1)) for k, (b,) in blocks.items()}
+    assert got == said and len(said) == 5
+
+
+@needs_real
+def test_a_recent_claude_code_file_loads_with_the_attachments_it_sent() -> None:
+    s = load_any(REAL / "claude-code" / "ta93abe-me-abd0788e9d-0.jsonl")
+    assert s.format == "claude-code" and not [i for i in s.issues if i.severity != "info"]
+    c = check(s)
+    first = c.calls[0]
+    assert first.sent > 20_000 and not c.flags  # the listings and hook context sent before the first call
