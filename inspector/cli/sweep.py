@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from ..policies import trigger_threshold
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     base = replay_settings(args, session)
     if args.agents:
         return run_agents(args, session, base)
-    grid = dict(_grid_row(g) for g in args.grid or [])
+    grid: dict[str, Sequence[Any]] = dict(_grid_row(g) for g in args.grid or [])
     if not grid:
         fail("give at least one --grid KEY=START:STOP:STEP, or --agents", EXIT_USAGE)
     try:
