@@ -229,3 +229,24 @@ def test_instructions() -> None:
     assert instructions_in("Fix it. Never use print debugging.\nWe decided to keep SQLite. Thanks!") == (
         "Never use print debugging.", "We decided to keep SQLite.")
     assert words("Don't touch the public APIs") == {"touch", "public", "api"}
+
+
+def test_highlights_are_the_kept_names_in_the_summary(scored) -> None:  # type: ignore[no-untyped-def]
+    from inspector.ui.retention_view import highlight_spans
+
+    _, _, r, rep = scored
+    text = r.summaries[0]["text"]
+    marked = {text[a:b] for a, b, _ in highlight_spans(text, rep.compactions[0])}
+    assert marked == {"parse_header", "src/parser.py", "tests/test_parser.py", "src/lexer.py",
+                      "bad header field 'x-id'"}
+
+
+def test_doctor_flags_low_retention() -> None:
+    from inspector.doctor import DoctorOptions, diagnose
+
+    s, ix = _session()
+    low = [f for f in diagnose(s, options=DoctorOptions(retention_min=0.7)).findings if f.kind == "low-retention"]
+    assert [(f.severity, f.entries) for f in low] == [("warning", [ix["comp"], ix["use"], ix["quote"]])]
+    assert low[0].message.startswith("compaction kept 7 of 11 items the session needed later (64%); forgot "
+                                     "identifier TokenStream, instruction Always run pytest")
+    assert not [f for f in diagnose(s).findings if f.kind == "low-retention"]  # 64% ≥ the default 50%

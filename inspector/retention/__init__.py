@@ -106,23 +106,29 @@ def _step_positions(replay: Any) -> list[int]:
     return [pos.get(s.entry_index, -1) for s in replay.steps]
 
 
-def first_need_step(replay: Any, c: CompactionRetention, step_pos: Sequence[int] | None = None) -> int | None:
+def first_need_step(replay: Any, c: CompactionRetention, step_pos: Sequence[int] | None = None,
+                    pos: dict[int, int] | None = None) -> int | None:
     """The first model call at or after the first use of a file, identifier or error ``c`` forgot
     (None: none). Instructions and the open task are left out: they stand from the first call on."""
     used = [n for n in c.forgotten if n.kind in USED_KINDS]
     if not used:
         return None
-    pos = {ei: p for p, ei in enumerate(replay.path)}
+    pos = pos if pos is not None else _positions(replay)
     first = min(pos.get(n.needed_at, 1 << 60) for n in used)
     sp = list(step_pos) if step_pos is not None else _step_positions(replay)
     k = bisect.bisect_left(sp, first)
     return k if k < len(sp) else None
 
 
-def _rereads(replay: Any, span: Span, step_pos: Sequence[int]) -> list[tuple[int, dict[str, Any]]]:
+def _positions(replay: Any) -> dict[int, int]:
+    return {ei: p for p, ei in enumerate(replay.path)}
+
+
+def _rereads(replay: Any, span: Span, step_pos: Sequence[int], pos: dict[int, int] | None = None
+             ) -> list[tuple[int, dict[str, Any]]]:
     if not span.horizon:
         return []
-    pos = {ei: p for p, ei in enumerate(replay.path)}
+    pos = pos if pos is not None else _positions(replay)
     a, b = pos[span.horizon[0]], pos[span.horizon[-1]]
     lo, hi = bisect.bisect_left(step_pos, a), bisect.bisect_right(step_pos, b)
     return [(replay.steps[k].entry_index, ev) for k in range(lo, hi) for ev in replay.steps[k].events
@@ -159,12 +165,13 @@ def retention(replay: Any) -> RetentionReport:
         if hit is not None and hit[0]() is replay:
             return hit[1]
     step_pos = _step_positions(replay)
+    pos = _positions(replay)
     comps, firsts = [], []
     for span, rec in zip(spans(replay), replay.summaries, strict=True):
-        rd = redo(replay.session, span, _rereads(replay, span, step_pos))
+        rd = redo(replay.session, span, _rereads(replay, span, step_pos, pos))
         c = score_text(replay, span, str(rec.get("text") or ""), _label(rec), rd=rd)
         comps.append(c)
-        firsts.append(first_need_step(replay, c, step_pos))
+        firsts.append(first_need_step(replay, c, step_pos, pos))
     report = RetentionReport(tuple(comps), tuple(firsts))
     with _LOCK:
         if len(_CACHE) > 64:

@@ -14,15 +14,19 @@ sets. Every heuristic here is ours (no agent scores retention); each says what i
   path matches another when one is a suffix of the other at a ``/`` (``src/a.py`` names
   ``/repo/src/a.py``), a bare file name included.
 * **Identifiers** — code-shaped tokens: ``snake_case``, ``camelCase``, ``PascalCase`` with two
-  humps or more, ``dotted.names`` and ``name(`` calls, at least 4 characters, file names aside.
+  humps or more, ``dotted.names`` (``self.``/``this.`` dropped), at least 4 characters, file names
+  aside.
 * **Errors** — the lines of a tool output that look like an error (``…Error:``, ``error:``,
   ``FAILED``, ``fatal:``, ``No such file or directory``, ``command not found``, …); a failed tool
-  result with no such line gives its first line.
+  result with no such line gives its first line. Outputs of file-reading and listing tools
+  (:data:`QUIET_TOOLS`) are file content: only a failed call of theirs counts.
 * **Instructions** — sentences of a user message that constrain later work (``don't``,
   ``never``, ``always``, ``must``, ``make sure``, ``avoid``, ``instead of``, ``prefer``, ``from
   now on``, ``we decided``, ``let's go with``, …).
 
-Texts longer than :data:`MAX_CHARS` are read up to that many characters.
+Texts longer than :data:`MAX_CHARS` are read up to that many characters; a tool output up to
+:data:`MAX_OUTPUT_CHARS` (a summarizer sees far less of it: pi cuts each tool result to 2,000
+characters when it serialises the conversation for the summary).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..session.models import (
@@ -43,7 +48,15 @@ from ..session.models import (
 )
 
 MAX_CHARS = 200_000
-"""Characters of one text scanned (a huge tool output is read up to here)."""
+"""Characters of one message text scanned."""
+MAX_OUTPUT_CHARS = 32_000
+"""Characters of one tool output scanned."""
+
+MAX_ERROR_LINES = 200
+"""Lines holding an error word examined per tool output."""
+QUIET_TOOLS = frozenset({"read", "grep", "find", "ls", "glob", "write", "edit"})
+"""Tools whose output is file content or a listing: error lines in it are code, not errors (unless
+the call itself failed)."""
 
 FILE_TOOLS = {"read": "read", "write": "write", "edit": "edit"}
 """pi's file tools (``extractFileOpsFromMessage``) and the operation each records."""
@@ -54,8 +67,9 @@ EXTENSIONS = frozenset(
     "xml csv tsv env ipynb gradle proto graphql tf lua r pl ex exs erl hs ml clj dart nim zig dockerfile "
     "mk cmake properties gitignore".split())
 
-_PATH = re.compile(r"(?<![\w:/.-])(?:~|\.{1,2})?(?:/?[\w.@+-]+)(?:/[\w.@+-]+)+/?|(?<![\w/.-])[\w@+-]+\.[A-Za-z]{1,10}\b")
-_IDENT = re.compile(r"(?<![\w.])[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\))?(?:\()?")
+_TOKEN = re.compile(r"[\w./~@+-]+\(?")
+_IDENT_SPLIT = re.compile(r"[~@+-]+")
+_HUMP = re.compile(r"[a-z][A-Z]")
 _ERROR_LINE = re.compile(
     r"^(?:E\s+)?(?:[\w.]*(?:Error|Exception|Failure)\b[:(].*|(?:error|ERROR|Error|fatal|FATAL|FAIL|FAILED)"
     r"(?:\[[\w-]+\])?[: ].*|.*\b(?:No such file or directory|command not found|Permission denied|"
@@ -64,10 +78,11 @@ _INSTRUCTION = re.compile(
     r"\b(?:don'?t|do not|never|always|must(?:n'?t| not)?|make sure|avoid|only (?:use|touch|change|edit)|"
     r"instead of|prefer|stick (?:to|with)|remember to|from now on|(?:we|i) (?:have )?decided|"
     r"let'?s (?:go with|use|keep))\b", re.I)
+_ERROR_HINT = re.compile(r"error|exception|failure|fail|fatal|no such file|not found|permission denied|"
+                         r"segmentation fault", re.I)
 _PYTEST_E = re.compile(r"^E\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
-_WS = re.compile(r"\s+")
 STOPWORDS = frozenset(
     "the and for with that this from into then than they them their there these those what when where which "
     "while will would should could have has had was were are been being not but all any can our out use "
@@ -104,7 +119,7 @@ class Facts:
 
 
 def norm(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def words(text: str) -> set[str]:
@@ -117,11 +132,16 @@ def words(text: str) -> set[str]:
     return out
 
 
-def path_suffixes(path: str) -> set[str]:
-    """``a/b/c.py`` → {``a/b/c.py``, ``b/c.py``, ``c.py``} (a leading ``./`` or ``/`` aside)."""
+@lru_cache(maxsize=1 << 16)
+def _suffixes(path: str) -> frozenset[str]:
     p = path.strip().rstrip("/")
     parts = [x for x in p.split("/") if x and x != "."]
-    return {"/".join(parts[i:]) for i in range(len(parts))} | ({p} if p else set())
+    return frozenset({"/".join(parts[i:]) for i in range(len(parts))} | ({p} if p else set()))
+
+
+def path_suffixes(path: str) -> frozenset[str]:
+    """``a/b/c.py`` → {``a/b/c.py``, ``b/c.py``, ``c.py``} (a leading ``./`` or ``/`` aside)."""
+    return _suffixes(path)
 
 
 def _is_file_like(token: str) -> bool:
@@ -129,58 +149,93 @@ def _is_file_like(token: str) -> bool:
     return "." in last and last.rsplit(".", 1)[-1].lower() in EXTENSIONS
 
 
-def paths_in(text: str) -> set[str]:
+def _tokens(text: str) -> set[str]:
+    """The distinct runs of path/identifier characters of ``text`` (one fast pass; the rules then
+    look at each distinct token once, and each distinct token is judged once per process)."""
+    return set(_TOKEN.findall(text))
+
+
+@lru_cache(maxsize=1 << 17)
+def _token_paths(raw: str) -> frozenset[str]:
+    tok = raw.rstrip("(").rstrip(".,;:@+-~")
+    if tok.startswith("//") or not tok or (("/" not in tok) and not _is_file_like(tok)):
+        return frozenset()
+    if "/" in tok and not any(c.isalnum() for c in tok.replace("/", "")):
+        return frozenset()
+    return _suffixes(tok)
+
+
+def paths_in(text: str, tokens: set[str] | None = None) -> set[str]:
     """Every path mentioned in ``text``, each with its suffixes."""
     out: set[str] = set()
-    for m in _PATH.finditer(text):
-        tok = m.group(0).rstrip(".,;:)'\"`")
-        if tok.startswith("//") or (("/" not in tok) and not _is_file_like(tok)):
-            continue
-        out |= path_suffixes(tok)
+    for raw in _tokens(text) if tokens is None else tokens:
+        if "/" in raw or "." in raw:
+            out |= _token_paths(raw)
     return out
 
 
 def _ident_ok(tok: str) -> bool:
-    if len(tok) < 4 or tok in BRANDS:
+    if len(tok) < 4 or tok in BRANDS or tok[0].isdigit():
         return False
     if "." in tok:
         parts = tok.split(".")
-        if parts[-1].lower() in EXTENSIONS or any(len(p) < 2 for p in parts):
+        if parts[-1].lower() in EXTENSIONS or any(len(p) < 2 or p[0].isdigit() for p in parts):
             return False
         return True
     if "_" in tok.strip("_"):
         return any(c.isalpha() for c in tok)
     if tok.startswith("__") and tok.endswith("__"):
         return True
-    return bool(re.search(r"[a-z][A-Z]", tok)) and not tok.isupper()
+    return bool(_HUMP.search(tok)) and not tok.isupper()
 
 
-def identifiers_in(text: str) -> set[str]:
-    """Code-shaped tokens of ``text`` (see the module docstring)."""
-    out = set()
-    for m in _IDENT.finditer(text):
-        raw = m.group(0)
-        call = raw.endswith("(")
-        tok = raw.rstrip("(").removesuffix("()")
+@lru_cache(maxsize=1 << 17)
+def _token_idents(raw: str) -> tuple[str, ...]:
+    call = raw.endswith("(")
+    out = []
+    for part in _IDENT_SPLIT.split(raw.rstrip("(")):
+        tok = part.strip(".").removesuffix("()")
         head, dot, rest = tok.partition(".")
         if dot and head in ("this", "self", "cls"):  # an attribute: its name, not the receiver
             tok = rest
-        if _ident_ok(tok) or (call and len(tok) >= 4 and tok.isidentifier() and not tok.istitle()):
-            out.add(tok)
+        if _ident_ok(tok) or (call and len(tok) >= 4 and tok.isidentifier() and not tok.istitle()
+                              and not tok.isalpha()):
+            out.append(tok)
+    return tuple(out)
+
+
+def identifiers_in(text: str, tokens: set[str] | None = None) -> set[str]:
+    """Code-shaped tokens of ``text`` (see the module docstring)."""
+    out: set[str] = set()
+    for raw in _tokens(text) if tokens is None else tokens:
+        if "/" in raw or len(raw) < 4 or (raw.isalpha() and (raw.islower() or raw.isupper() or raw.istitle())):
+            continue  # a path, too short, or a plain word
+        out.update(_token_idents(raw))
     return out
 
 
 def errors_in(text: str, failed: bool) -> tuple[str, ...]:
-    """Up to three distinct error lines of a tool output (its first line when it failed without one)."""
+    """Up to three distinct error lines of a tool output (its first line when it failed without one).
+    Only the lines holding an error word are matched against the full pattern."""
     out: list[str] = []
-    for m in _ERROR_LINE.finditer(text):
+    pos, lines = 0, 0
+    while len(out) < 3 and lines < MAX_ERROR_LINES:
+        h = _ERROR_HINT.search(text, pos)
+        if h is None:
+            break
+        lines += 1
+        a = text.rfind("\n", 0, h.start()) + 1
+        end = text.find("\n", h.end())
+        end = len(text) if end < 0 else end
+        pos = end + 1
+        m = _ERROR_LINE.match(text, a, end)
+        if m is None or m.end() != end:
+            continue
         line = _PYTEST_E.sub("", norm(m.group(0)))[:200]
         if line and line not in out and len(line) >= 8:
             out.append(line)
-        if len(out) == 3:
-            break
     if not out and failed:
-        first = next((norm(x) for x in text.splitlines() if x.strip()), "")
+        first = next((norm(x) for x in text[:4000].splitlines() if x.strip()), "")
         if first:
             out.append(first[:200])
     return tuple(out)
@@ -196,11 +251,18 @@ def instructions_in(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _text(content: Any) -> str:
+def _text(content: Any, limit: int = MAX_CHARS) -> str:
     if isinstance(content, str):
-        return content[:MAX_CHARS]
+        return content[:limit]
     if isinstance(content, list):
-        return "\n".join(b.text for b in content if isinstance(b, TextContent))[:MAX_CHARS]
+        out, n = [], 0
+        for b in content:
+            if isinstance(b, TextContent):
+                out.append(b.text[: limit - n])
+                n += len(out[-1]) + 1
+                if n >= limit:
+                    break
+        return "\n".join(out)[:limit]
     return ""
 
 
@@ -228,17 +290,22 @@ def _assistant(m: AssistantMessage) -> Facts:
             commands.append((b.id, norm(cmd)))
             touches.extend((t, "bash") for t in _command_files(cmd))
     text = "\n".join(texts)[:MAX_CHARS]
-    return Facts("assistant", tuple(touches), frozenset(paths_in(text)), frozenset(identifiers_in(text)),
+    return Facts("assistant", tuple(touches), *_scan(text),
                  commands=tuple(commands), text=norm(text).lower())
 
 
 def _command_files(cmd: str) -> list[str]:
     out = []
-    for m in _PATH.finditer(cmd[:MAX_CHARS]):
-        tok = m.group(0).rstrip(".,;:)'\"`")
+    for raw in _TOKEN.findall(cmd[:MAX_CHARS]):
+        tok = raw.rstrip("(").rstrip(".,;:@+-~")
         if _is_file_like(tok) and not tok.startswith("//") and tok not in out:
             out.append(tok)
     return out
+
+
+def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    tokens = _tokens(text)
+    return frozenset(paths_in(text, tokens)), frozenset(identifiers_in(text, tokens))
 
 
 def facts_of(message: Any) -> Facts:
@@ -247,21 +314,22 @@ def facts_of(message: Any) -> Facts:
         return _assistant(message)
     if isinstance(message, UserMessage):
         text = _text(message.content)
-        return Facts("user", (), frozenset(paths_in(text)), frozenset(identifiers_in(text)),
+        return Facts("user", (), *_scan(text),
                      instructions=instructions_in(text), text=norm(text).lower())
     if isinstance(message, ToolResultMessage):
-        text = _text(message.content)
-        return Facts("toolResult", (), frozenset(paths_in(text)), frozenset(identifiers_in(text)),
-                     errors_in(text, message.isError), failed=message.isError, call_id=message.toolCallId,
+        text = _text(message.content, MAX_OUTPUT_CHARS)
+        return Facts("toolResult", (), *_scan(text),
+                     errors_in(text, message.isError) if message.isError or message.toolName not in QUIET_TOOLS
+                     else (), failed=message.isError, call_id=message.toolCallId,
                      text=norm(text[:20_000]).lower())
     if isinstance(message, BashExecutionMessage):
-        text = f"{message.command}\n{message.output}"[:MAX_CHARS]
+        text = f"{message.command}\n{message.output}"[:MAX_OUTPUT_CHARS]
         failed = message.exitCode not in (0, None)
-        return Facts("bash", (), frozenset(paths_in(text)), frozenset(identifiers_in(text)),
+        return Facts("bash", (), *_scan(text),
                      errors_in(message.output[:MAX_CHARS], failed), failed=failed, text=norm(text[:20_000]).lower())
     content = getattr(message, "content", None)
     text = _text(content)
-    return Facts("other", (), frozenset(paths_in(text)), frozenset(identifiers_in(text)), text=norm(text).lower())
+    return Facts("other", (), *_scan(text), text=norm(text).lower())
 
 
 _MEMO: weakref.WeakKeyDictionary[Any, dict[int, Facts]] = weakref.WeakKeyDictionary()

@@ -121,6 +121,8 @@ class Survivors:
     prose_idents: frozenset[str]
     prose_words: frozenset[str]
     files: frozenset[str]
+    files_named: frozenset[str]
+    """The listed files with their suffixes."""
     kept_paths: frozenset[str]
     kept_idents: frozenset[str]
     kept_errors: frozenset[str]
@@ -190,6 +192,7 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
     return Survivors(
         prose=norm(prose).lower(), prose_paths=frozenset(paths_in(prose)), prose_idents=frozenset(identifiers_in(prose)),
         prose_words=frozenset(words(prose)), files=frozenset(listed),
+        files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
         kept_paths=frozenset().union(*(f.paths for f in kept)) | frozenset(p for f in kept for p, _ in f.touches),
         kept_idents=frozenset().union(*(f.idents for f in kept)),
         kept_errors=frozenset(e for f in kept for e in f.errors),
@@ -224,7 +227,7 @@ def where(kind: str, item: str, sv: Survivors) -> tuple[str, ...]:
     if kind == "files":
         if _path_named(item, sv.prose_paths):
             out.append(SUMMARY)
-        if item in sv.files or any(_path_named(item, frozenset(path_suffixes(f))) for f in sv.files):
+        if item in sv.files or _path_named(item, sv.files_named):
             out.append(DETAILS)
         if _path_named(item, sv.kept_paths):
             out.append(KEPT)
@@ -324,12 +327,12 @@ def _span_items(session: Any, span: Span) -> dict[str, dict[str, tuple[int, str]
     return c
 
 
-def _merge_named(files: dict[str, tuple[int, str]]) -> None:
+def _merge_named(files: dict[str, Any]) -> None:
     """Drop a path that is a ``/``-suffix of another path of the span (``a.py`` named in a bash
     command when ``/repo/a.py`` was read): one file, listed once, by its longest name."""
-    for p in sorted(files, key=len):
-        if any(q != p and p in path_suffixes(q) for q in files):
-            del files[p]
+    longer = {x for q in files for x in path_suffixes(q) if x != q.strip().rstrip("/")}
+    for p in [p for p in files if p in longer]:
+        del files[p]
 
 
 def _role_name(f: Facts) -> str:
@@ -418,6 +421,7 @@ def judge(session: Any, span: Span, items: Sequence[tuple[str, str, int, int, st
             ops = touched.setdefault(p, (i, []))[1]
             if op not in ops:
                 ops.append(op)
+    _merge_named(touched)
     files = []
     for p, (i, ops) in touched.items():
         w = where("files", p, sv)

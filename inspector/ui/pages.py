@@ -22,7 +22,7 @@ from ..info import session_info
 from ..policies import POLICIES
 from ..replay import AGENT_CONFIGS as AGENTS
 from ..replay import ReplaySettings, sweep
-from . import figures, sources, views
+from . import figures, retention_view, sources, views
 from . import urlstate as us
 from .narrate import agent_compaction_story, notable_steps, recorded_cut_story, step_story
 from .state import (
@@ -614,7 +614,8 @@ def _timeline(r: Any, k: int, recon: Any = None) -> None:
                       icon=":material/center_focus_strong:")
             st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
         x_range = (int(x_range[0]), int(x_range[1]))
-    st.plotly_chart(figures.timeline(r, current_step=k, x_range=x_range, recon=recon), key="timeline",
+    st.plotly_chart(retention_view.mark_timeline(figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r),
+                    key="timeline",
                     on_select=_timeline_picked, selection_mode="points", config=PLOT_CONFIG)
     st.caption(_timeline_caption(r) + (" Shaded: where the reconstruction check expects each recorded prompt "
                                        "(the context rebuilt as the provider is sent it, calibrated to this "
@@ -909,6 +910,7 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, set_aside: 
             f", of which {len(prefix)} are the split turn's prefix" if prefix else "")):
         _message_list(views.summarised_rows(view), [p.message for p in view.summarised], f"sum_list_{i}")
     _summary_compare(_summary_texts(s, rec, view, set_aside))
+    retention_view.summary_retention(r, i)
     if view.prep is not None and get_summarizer is not None:
         with st.expander("The exact prompt an LLM summarizer gets here"):
             style = (settings.compaction if rec.get("simulated") else s.format)
