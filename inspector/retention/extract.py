@@ -145,8 +145,9 @@ def path_suffixes(path: str) -> frozenset[str]:
 
 
 def _is_file_like(token: str) -> bool:
-    last = token.rstrip("/").rsplit("/", 1)[-1]
-    return "." in last and last.rsplit(".", 1)[-1].lower() in EXTENSIONS
+    """A last component ``name.ext`` with a known extension and a name (``*.py`` is a pattern)."""
+    stem, dot, ext = token.rstrip("/").rsplit("/", 1)[-1].rpartition(".")
+    return bool(dot) and ext.lower() in EXTENSIONS and any(ch.isalnum() for ch in stem)
 
 
 def _tokens(text: str) -> set[str]:
