@@ -250,3 +250,34 @@ def test_doctor_flags_low_retention() -> None:
     assert low[0].message.startswith("compaction kept 7 of 11 items the session needed later (64%); forgot "
                                      "identifier TokenStream, instruction Always run pytest")
     assert not [f for f in diagnose(s).findings if f.kind == "low-retention"]  # 64% ≥ the default 50%
+
+
+class _FakeLlm:
+    """Stands in for an LLM summarizer: answers the probes from a canned text, counts the calls."""
+
+    provider, model, base_url, label, redact = "fake", "m", None, "fake:m", True
+
+    def __init__(self, answer: str) -> None:
+        self.answer, self.calls, self.sent = answer, 0, ""
+
+    def _run(self, fn):  # type: ignore[no-untyped-def]
+        return fn()
+
+    def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
+        self.calls += 1
+        self.sent = user
+        return self.answer, 1, 1
+
+
+def test_llm_probe_grades_each_item_against_its_probe(scored) -> None:  # type: ignore[no-untyped-def]
+    from inspector.retention.probe import probe
+
+    _, _, r, rep = scored
+    c = rep.compactions[0]
+    fake = _FakeLlm("## recall\nparse_header, TokenStream; ValueError: bad header field 'x-id'\n"
+                    "## artifacts\nsrc/parser.py and src/lexer.py\n## continuation\nnot stated\n"
+                    "## decisions\nDo not touch the public API; always run pytest before committing.")
+    res = probe(c, r.summaries[0]["text"], fake, use_cache=False)
+    assert fake.calls == 1 and "<summary>" in fake.sent and res.label == "fake:m"
+    assert res.recall == {"files": 0.5, "identifiers": 1.0, "errors": 0.5, "instructions": 1.0}
+    assert ("task", "now also handle empty lines in parse_header.", False) in res.kept

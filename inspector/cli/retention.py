@@ -6,7 +6,8 @@ other what-if policies simulate compactions), then scores every compaction with
 ``--details`` adds the evidence, what was kept and where, the files of the span, the work redone
 and the first call that needed a forgotten item; ``--compare`` scores each compaction under the
 other summaries of the same span (offline; an LLM summarizer's in each style with
-``--summarizer``).
+``--summarizer``); ``--probe`` asks that LLM Factory's four probes about each summary
+(:mod:`inspector.retention.probe`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from ..replay import replay
 from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention
 from ..visible import visible
-from .base import Command, load_or_exit, print_json
+from .base import EXIT_FAILED, EXIT_USAGE, Command, fail, load_or_exit, print_json
 from .options import add_json, add_replay, replay_settings
 
 MAX_SHOWN = 30
@@ -28,21 +29,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_json(p)
     p.add_argument("--details", action="store_true",
                    help="with --json: add evidence, kept items and where, the span's files, redone work")
+    p.add_argument("--probe", action="store_true",
+                   help="also ask the --summarizer (an LLM) Factory's four probes about each summary (cached; "
+                        "labelled with the model)")
     p.add_argument("--compare", action="store_true",
                    help="also score each compaction under the other summaries of the same span (offline; the "
                         "--summarizer's in each prompt style when it is an LLM)")
 
 
 def _recall(c: CompactionRetention) -> str:
-    r = c.recall()
+    return _recall_of(c.recall())
+
+
+def _recall_of(r: dict[str, float | None]) -> str:
     return "  ".join(f"{k} {'—' if r[k] is None else f'{r[k]:.0%}'}" for k in CATEGORIES)
 
 
 def run(args: argparse.Namespace) -> int:
     session = load_or_exit(args.session)
     settings = replay_settings(args, session)
+    if args.probe and settings.summarizer == "offline":
+        fail("--probe asks an LLM: give --summarizer openai or anthropic", EXIT_USAGE)
     r = replay(session, settings)
     report = retention(r)
+    probes = [_probe(settings, c, str(rec.get("text") or "")) for c, rec in zip(report.compactions, r.summaries,
+                                                                                  strict=True)] if args.probe else []
     compared: list[list[CompactionRetention]] = []
     if args.compare:
         llm = settings if settings.summarizer != "offline" else None
@@ -52,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         for d, cs in zip(out["compactions"], compared, strict=False):
             d["compare"] = [{"summary": c.summary_label, "recall": c.recall(), "overall": c.overall,
                              "forgotten": len(c.forgotten)} for c in cs]
+        for d, pr in zip(out["compactions"], probes, strict=False):
+            d["probe"] = {"label": pr.label, "recall": pr.recall, "answers": pr.answers}
         print_json(out, indent=1)
         return 0
     print(f"retention in {visible(session.source, inline=True)}: {len(report.compactions)} compaction(s), "
@@ -68,9 +81,31 @@ def run(args: argparse.Namespace) -> int:
                   f"(entry {n.introduced_at} → {n.needed_at}: {visible(n.evidence, inline=True)})")
         if len(c.forgotten) > MAX_SHOWN:
             print(f"  … {len(c.forgotten) - MAX_SHOWN} more (--json)")
+        if probes:
+            print(f"  probe   {_recall_of(probes[k].recall)}  (LLM probe: {visible(probes[k].label, inline=True)})")
         for alt in compared[k] if compared else []:
             print(f"  {visible(alt.summary_label, inline=True):<28} {_recall(alt)}  forgotten {len(alt.forgotten)}")
     return 0
+
+
+def _probe(settings: Any, c: CompactionRetention, text: str) -> Any:
+    from ..retention.probe import probe
+    from ..summarize import get_summarizer
+
+    options: dict[str, Any] = {"redact": settings.summarizer_redact}
+    if settings.summarizer_model:
+        options["model"] = settings.summarizer_model
+    if settings.summarizer_base_url:
+        options["base_url"] = settings.summarizer_base_url
+    if settings.summarizer_api_key is not None:
+        options["api_key"] = settings.summarizer_api_key.get_secret_value()
+    summ = get_summarizer(settings.summarizer, **options)
+    if (msg := summ.missing_extra()) is not None:
+        fail(msg, EXIT_USAGE)
+    try:
+        return probe(c, text, summ)
+    except Exception as e:  # noqa: BLE001 - one line, as every failure
+        fail(f"the LLM probe failed: {summ._describe(e)}", EXIT_FAILED)
 
 
 COMMAND = Command("retention", "score what each compaction's summary kept of what the session needed later",
