@@ -122,14 +122,15 @@ def norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def words(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def words(text: str) -> frozenset[str]:
     """Content words, lower-cased, a final ``s`` dropped (the heuristics' bag of words)."""
     out = set()
     for w in _WORD.findall(text):
         w = w.lower().strip("'-")
         if len(w) >= 3 and w not in STOPWORDS:
             out.add(w[:-1] if w.endswith("s") and len(w) > 3 else w)
-    return out
+    return frozenset(out)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -304,7 +305,9 @@ def _command_files(cmd: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=2048)
 def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Paths and identifiers of ``text`` (memoised: the same file is often read again)."""
     tokens = _tokens(text)
     return frozenset(paths_in(text, tokens)), frozenset(identifiers_in(text, tokens))
 
@@ -349,3 +352,9 @@ def entry_facts(session: Any, index: int) -> Facts:
         f = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
         memo[index] = f
     return f
+
+
+def facts_ready(session: Any) -> bool:
+    """Has every entry of ``session`` been read (the first score is then quick)?"""
+    memo = _MEMO.get(session)
+    return memo is not None and len(memo) >= len(session.entries)

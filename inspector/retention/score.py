@@ -312,8 +312,12 @@ def _span_items(session: Any, span: Span) -> dict[str, dict[str, tuple[int, str]
         f = entry_facts(session, i)
         for p, op in f.touches:
             c["files"].setdefault(p, (i, f"{op} {p} at entry {i}"))
-        for x in f.idents:
-            c["identifiers"].setdefault(x, (i, f"in {_role_name(f)} at entry {i}"))
+        if f.idents:
+            how = f"in {_role_name(f)} at entry {i}"
+            ids = c["identifiers"]
+            for x in f.idents:
+                if x not in ids:
+                    ids[x] = (i, how)
         for e in f.errors:
             c["errors"].setdefault(e, (i, f"tool output at entry {i}"))
         for s in f.instructions:

@@ -21,12 +21,16 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention
-from ..retention.extract import entry_facts
+from ..retention.extract import entry_facts, facts_ready
 from . import views
 from .state import memo, set_step
 from .urlstate import esc
 
 MARK_COLOR = "#e6550d"
+BIG = 5000
+"""Sessions with more entries have their facts read in the background before the Replay page marks
+the timeline (the first read of a 20k-entry session takes seconds)."""
+_WARMING: set[int] = set()
 LABELS = {"files": "Files", "identifiers": "Identifiers", "errors": "Errors", "instructions": "Instructions"}
 HOW = ("Deterministic heuristics, offline (docs/retention.md): an item is *needed* when the branch after "
        "the compaction (up to the next one) touches, uses, repeats or quotes it, and *kept* when the summary's "
@@ -39,7 +43,12 @@ def report(r: Any) -> Any:
 
 
 def warm(session: Any) -> None:
-    """Read every entry's facts in a background thread (the first score is then quick)."""
+    """Read every entry's facts in a background thread, once per session (the first score is then
+    quick)."""
+    if id(session) in _WARMING:
+        return
+    _WARMING.add(id(session))
+
     def work() -> None:
         try:
             for i in range(len(session.entries)):
@@ -59,6 +68,9 @@ def mark_timeline(fig: go.Figure, r: Any) -> go.Figure:
     """``fig`` (the Replay page's timeline) with a marker at the first call that used a file,
     identifier or error each compaction had dropped."""
     if not r.summaries:
+        return fig
+    if len(r.session.entries) > BIG and not facts_ready(r.session):
+        warm(r.session)  # drawn once the facts are read (the next time the page runs)
         return fig
     rep = report(r)
     xs, ys, texts = [], [], []
