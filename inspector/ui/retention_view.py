@@ -86,7 +86,7 @@ def mark_timeline(fig: go.Figure, r: Any) -> go.Figure:
     if xs:
         fig.add_trace(go.Scatter(
             x=xs, y=ys, mode="markers", name="first use of a forgotten item",
-            marker={"symbol": "x-thin", "size": 14, "line": {"width": 3, "color": MARK_COLOR}},
+            marker={"symbol": "triangle-down", "size": 13, "color": MARK_COLOR, "line": {"width": 1, "color": "#333"}},
             text=[t.replace("<", "‹") for t in texts], hovertemplate="step %{x}<br>%{text}<extra></extra>"))
     return fig
 
