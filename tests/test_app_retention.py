@@ -27,7 +27,7 @@ def _loaded() -> AppTest:
 
 
 def _page(at: AppTest, name: str) -> AppTest:
-    return at.switch_page(f"inspector/ui/app_pages/{name}.py").run()
+    return at.switch_page(f"inspector/ui/pages/{name}.py").run()
 
 
 def _expected():  # type: ignore[no-untyped-def]
