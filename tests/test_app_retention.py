@@ -77,3 +77,21 @@ def test_replay_timeline_marks_the_first_use_of_a_forgotten_item() -> None:
     mark = next(t for t in fig["data"] if t.get("name") == "first use of a forgotten item")
     assert mark["x"] == [k for k in rep.first_need_steps if k is not None]
     assert mark["y"] == [r.steps[k].tokens for k in mark["x"]]
+
+
+def test_compare_page_weighs_retention_per_configuration() -> None:
+    at = _page(_loaded(), "compare")
+    assert not at.exception, at.exception
+    table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
+    rows = {row["metric"]: row for row in table.to_dict("records")}
+    configs = [c for c in table.columns if c != "metric"]
+    assert len(configs) == 2
+    s = load_session(SAMPLE)
+    for name, settings in zip(configs, (ReplaySettings(), ReplaySettings(strategy="opencode", compaction="pi")),
+                              strict=True):
+        cs = retention(replay(s, settings)).compactions
+        needed, lost = sum(len(c.needed) for c in cs), sum(len(c.forgotten) for c in cs)
+        assert rows["items forgotten by compactions"][name] == (str(lost) if cs else "—")
+        assert rows["retention (kept / needed later)"][name] == (
+            f"{(needed - lost) / needed:.0%} of {needed}" if needed else "—")
+    assert rows["items forgotten by compactions"][configs[0]] == "1"  # the sample's recorded compaction

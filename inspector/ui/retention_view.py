@@ -6,6 +6,8 @@ later. The pages call one function each:
   highlighted and the missing ones listed, and the summaries of the same span compared.
 * Replay page: :func:`mark_timeline` — a marker on the timeline at the first call that used
   something a compaction had dropped.
+* Compare & tune: :func:`compare_rows` — retention as one more objective of each configuration
+  (keepRecentTokens trades tokens against what is forgotten).
 
 Computing is :mod:`inspector.retention`; this module only draws. Session text is shown escaped.
 """
@@ -89,6 +91,25 @@ def mark_timeline(fig: go.Figure, r: Any) -> go.Figure:
             marker={"symbol": "triangle-down", "size": 13, "color": MARK_COLOR, "line": {"width": 1, "color": "#333"}},
             text=[t.replace("<", "‹") for t in texts], hovertemplate="step %{x}<br>%{text}<extra></extra>"))
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Compare & tune
+# ---------------------------------------------------------------------------------------------
+
+
+def compare_rows(runs: list[tuple[str, Any]]) -> list[dict[str, str]]:
+    """Two rows for the Compare table: items kept of those needed later, and items forgotten,
+    over every compaction of each configuration's replay."""
+    kept: dict[str, str] = {"metric": "retention (kept / needed later)"}
+    lost: dict[str, str] = {"metric": "items forgotten by compactions"}
+    for name, r in runs:
+        cs = report(r).compactions if r.summaries else ()
+        needed = sum(len(c.needed) for c in cs)
+        forgotten = sum(len(c.forgotten) for c in cs)
+        kept[name] = f"{(needed - forgotten) / needed:.0%} of {needed:,}" if needed else "—"
+        lost[name] = f"{forgotten:,}" if cs else "—"
+    return [kept, lost]
 
 
 def _short(text: str, n: int) -> str:
