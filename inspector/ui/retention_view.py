@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention
-from ..retention.extract import entry_facts, facts_ready
+from ..retention.extract import entry_facts, facts_ready, path_suffixes
 from . import views
 from .state import memo, set_step
 from .urlstate import esc
@@ -203,9 +203,13 @@ def highlight_spans(text: str, c: CompactionRetention) -> list[tuple[int, int, s
     for n in c.needed:
         if n.kind not in _LITERAL or not {"summary", "details"} & set(n.where):
             continue
-        needle = n.item if n.kind != "errors" else n.item.partition(": ")[2] or n.item
-        for m in re.finditer(re.escape(needle.lower()), low):
-            found.append((m.start(), m.end(), n.kind))
+        if n.kind == "files":  # the path as written, or a shorter form of it (``src/a.py``)
+            needles = [x for x in path_suffixes(n.item) if "/" in x] or [n.item]
+        else:
+            needles = [n.item if n.kind != "errors" else n.item.partition(": ")[2] or n.item]
+        for needle in needles:
+            for m in re.finditer(re.escape(needle.lower()), low):
+                found.append((m.start(), m.end(), n.kind))
     found.sort(key=lambda x: (x[0], -x[1]))
     out: list[tuple[int, int, str]] = []
     for a, b, k in found:
