@@ -223,6 +223,8 @@ def test_error_lines() -> None:
     assert errors_in(out, False) == ("KeyError: 'x'", "bash: foo: command not found")
     assert errors_in("it broke\nmore", True) == ("it broke",)
     assert errors_in("all good", False) == ()
+    # a character whose lower case is longer ("İ") shifts no position
+    assert errors_in("İstanbul İİ\nE   KeyError: 'x'\n", False) == ("KeyError: 'x'",)
 
 
 def test_instructions() -> None:

@@ -78,8 +78,10 @@ _INSTRUCTION = re.compile(
     r"\b(?:don'?t|do not|never|always|must(?:n'?t| not)?|make sure|avoid|only (?:use|touch|change|edit)|"
     r"instead of|prefer|stick (?:to|with)|remember to|from now on|(?:we|i) (?:have )?decided|"
     r"let'?s (?:go with|use|keep))\b", re.I)
-_ERROR_HINT = re.compile(r"error|exception|failure|fail|fatal|no such file|not found|permission denied|"
-                         r"segmentation fault", re.I)
+ERROR_WORDS = ("error", "exception", "fail", "fatal", "no such file", "not found", "permission denied",
+               "segmentation fault")
+"""Words one of which an error line holds (lower case)."""
+_ERROR_HINT = re.compile("|".join(ERROR_WORDS), re.I)
 _PYTEST_E = re.compile(r"^E\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
@@ -220,16 +222,9 @@ def errors_in(text: str, failed: bool) -> tuple[str, ...]:
     """Up to three distinct error lines of a tool output (its first line when it failed without one).
     Only the lines holding an error word are matched against the full pattern."""
     out: list[str] = []
-    pos, lines = 0, 0
-    while len(out) < 3 and lines < MAX_ERROR_LINES:
-        h = _ERROR_HINT.search(text, pos)
-        if h is None:
+    for a, end in _hint_lines(text):
+        if len(out) == 3:
             break
-        lines += 1
-        a = text.rfind("\n", 0, h.start()) + 1
-        end = text.find("\n", h.end())
-        end = len(text) if end < 0 else end
-        pos = end + 1
         m = _ERROR_LINE.match(text, a, end)
         if m is None or m.end() != end:
             continue
@@ -241,6 +236,37 @@ def errors_in(text: str, failed: bool) -> tuple[str, ...]:
         if first:
             out.append(first[:200])
     return tuple(out)
+
+
+def _hint_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the first lines holding an error word, in order (``str.find`` on the
+    lower-cased text: much faster than a case-insensitive alternation)."""
+    low = text.lower()
+    if len(low) != len(text):  # a character whose lower case is longer: positions would shift
+        return _lines_with(text)
+    found: set[tuple[int, int]] = set()
+    for word in ERROR_WORDS:
+        i = low.find(word)
+        while i >= 0 and len(found) < 4 * MAX_ERROR_LINES:
+            a = text.rfind("\n", 0, i) + 1
+            e = text.find("\n", i)
+            e = len(text) if e < 0 else e
+            found.add((a, e))
+            i = low.find(word, e)
+    return sorted(found)[:MAX_ERROR_LINES]
+
+
+def _lines_with(text: str) -> list[tuple[int, int]]:
+    """:func:`_hint_lines` by a case-insensitive search (texts whose lower case changes length)."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while len(out) < MAX_ERROR_LINES and (h := _ERROR_HINT.search(text, pos)) is not None:
+        a = text.rfind("\n", 0, h.start()) + 1
+        e = text.find("\n", h.end())
+        e = len(text) if e < 0 else e
+        out.append((a, e))
+        pos = e + 1
+    return out
 
 
 def instructions_in(text: str) -> tuple[str, ...]:
