@@ -8,8 +8,9 @@ sets. Every heuristic here is ours (no agent scores retention); each says what i
 
 * **Files touched** — the read/write/edit tool calls with a string ``path``, exactly as pi's
   ``extractFileOpsFromMessage`` collects them for ``details.readFiles``/``modifiedFiles``
-  (:func:`inspector.compaction.extract_file_ops`), plus file paths (a last component with an
-  extension) named in a ``bash`` command, which pi does not collect.
+  (:func:`inspector.compaction.extract_file_ops`) — and the same tools of Claude Code and OpenCode
+  (:data:`FILE_TOOLS`, :data:`PATH_KEYS`), the files of a Codex ``apply_patch`` —, plus file paths
+  (a last component with an extension) named in a shell command, which pi does not collect.
 * **Paths mentioned** — slash-separated tokens and bare file names with a known extension; a
   path matches another when one is a suffix of the other at a ``/`` (``src/a.py`` names
   ``/repo/src/a.py``), a bare file name included.
@@ -58,7 +59,16 @@ QUIET_TOOLS = frozenset({"read", "grep", "find", "ls", "glob", "write", "edit"})
 """Tools whose output is file content or a listing: error lines in it are code, not errors (unless
 the call itself failed)."""
 
-FILE_TOOLS = {"read": "read", "write": "write", "edit": "edit"}
+FILE_TOOLS = {"read": "read", "write": "write", "edit": "edit", "multiedit": "edit", "notebookedit": "edit"}
+"""File tools (by lower-cased name) and the operation each records: pi's ``read``/``write``/``edit``,
+Claude Code's ``Read``/``Write``/``Edit``/``MultiEdit``/``NotebookEdit``, OpenCode's."""
+PATH_KEYS = ("path", "file_path", "filePath", "notebook_path")
+"""Where a file tool's argument names its file: pi's ``path``, Claude Code's ``file_path``, OpenCode's
+``filePath``."""
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell"})
+"""Shell tools (lower-cased): pi's and OpenCode's ``bash``, Claude Code's ``Bash``, Codex's ``shell`` /
+``exec_command`` (their ``command`` or ``cmd``, a string or a list)."""
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.M)
 """pi's file tools (``extractFileOpsFromMessage``) and the operation each records."""
 
 EXTENSIONS = frozenset(
@@ -310,11 +320,16 @@ def _assistant(m: AssistantMessage) -> Facts:
             continue
         texts.append(_call_text(b))
         args = b.arguments if isinstance(b.arguments, dict) else {}
-        p = args.get("path")
-        if b.name in FILE_TOOLS and isinstance(p, str) and p:
-            touches.append((p, FILE_TOOLS[b.name]))
-        cmd = args.get("command")
-        if b.name == "bash" and isinstance(cmd, str) and cmd.strip():
+        name = b.name.lower()
+        p = next((v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v), None)
+        if name in FILE_TOOLS and p is not None:
+            touches.append((p, FILE_TOOLS[name]))
+        patch = args.get("input") if name == "apply_patch" else None
+        if isinstance(patch, str):
+            touches.extend((f, "write" if op == "Add" else "edit") for op, f in _PATCH_FILE.findall(patch[:MAX_CHARS]))
+        cmd = args.get("command", args.get("cmd"))
+        cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+        if name in SHELL_TOOLS and isinstance(cmd, str) and cmd.strip():
             commands.append((b.id, norm(cmd)))
             touches.extend((t, "bash") for t in _command_files(cmd))
     text = "\n".join(texts)[:MAX_CHARS]
@@ -349,7 +364,7 @@ def facts_of(message: Any) -> Facts:
     if isinstance(message, ToolResultMessage):
         text = _text(message.content, MAX_OUTPUT_CHARS)
         return Facts("toolResult", (), *_scan(text),
-                     errors_in(text, message.isError) if message.isError or message.toolName not in QUIET_TOOLS
+                     errors_in(text, message.isError) if message.isError or message.toolName.lower() not in QUIET_TOOLS
                      else (), failed=message.isError, call_id=message.toolCallId,
                      text=norm(text[:20_000]).lower())
     if isinstance(message, BashExecutionMessage):
