@@ -283,3 +283,21 @@ def test_llm_probe_grades_each_item_against_its_probe(scored) -> None:  # type: 
     assert fake.calls == 1 and "<summary>" in fake.sent and res.label == "fake:m"
     assert res.recall == {"files": 0.5, "identifiers": 1.0, "errors": 0.5, "instructions": 1.0}
     assert ("task", "now also handle empty lines in parse_header.", False) in res.kept
+
+
+def test_other_agents_file_and_shell_tools() -> None:
+    from inspector.retention.extract import facts_of
+    from inspector.session.models import AssistantMessage
+
+    m = AssistantMessage(content=[
+        {"type": "toolCall", "id": "1", "name": "Read", "arguments": {"file_path": "/r/a.py"}},
+        {"type": "toolCall", "id": "2", "name": "edit", "arguments": {"filePath": "/r/b.ts", "oldString": "x"}},
+        {"type": "toolCall", "id": "3", "name": "apply_patch",
+         "arguments": {"input": "*** Begin Patch\n*** Update File: src/c.rs\n@@\n*** Add File: src/d.rs\n"}},
+        {"type": "toolCall", "id": "4", "name": "exec_command", "arguments": {"cmd": ["cat", "docs/e.md"]}},
+        {"type": "toolCall", "id": "5", "name": "grep", "arguments": {"path": "/r/not-a-touch.py"}},
+    ])
+    f = facts_of(m)
+    assert f.touches == (("/r/a.py", "read"), ("/r/b.ts", "edit"), ("src/c.rs", "edit"), ("src/d.rs", "write"),
+                         ("docs/e.md", "bash"))
+    assert f.commands == (("4", "cat docs/e.md"),)
