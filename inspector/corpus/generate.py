@@ -129,3 +129,22 @@ def generate_corpus(folder: str | Path, n: int, seed: int = 0,
         if progress is not None:
             progress(i + 1, n)
     return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m inspector.corpus.generate FOLDER N [--seed S]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m inspector.corpus.generate", description=__doc__.split("\n")[0])
+    ap.add_argument("folder")
+    ap.add_argument("n", type=int)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    paths = generate_corpus(args.folder, args.n, args.seed)
+    size = sum(p.stat().st_size for p in paths)
+    print(f"{len(paths)} sessions in {args.folder} ({size / 1e6:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
