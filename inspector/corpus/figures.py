@@ -55,7 +55,7 @@ def aggregate_heatmap(agg: Sequence[dict[str, Any]], keys: Sequence[str], metric
         z[r][c], idx[r][c] = get(a), i
     text = [[_fmt(v) for v in row] for row in z]
     fig = go.Figure(go.Heatmap(x=[str(x) for x in xs], y=[str(y) for y in ys], z=z, customdata=idx, text=text,
-                               texttemplate="%{text}", colorscale="Viridis", colorbar={"title": label[:24]},
+                               texttemplate="%{text}", colorscale="Viridis",
                                hovertemplate=f"{x_key}=%{{x}}<br>{y_key or ''}=%{{y}}<br>{label}: %{{text}}"
                                              "<extra></extra>"))
     fig.update_xaxes(title=x_key, type="category")
@@ -92,6 +92,7 @@ def frontier(agg: Sequence[dict[str, Any]]) -> go.Figure:
     fig = go.Figure(go.Scatter(
         x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers", text=names, customdata=list(range(len(agg))),
         marker={"size": [10 + min(20, o) for o in over], "color": over, "colorscale": "Reds", "showscale": True,
+                "cmin": 0, "cmax": max([1, *over]),
                 "colorbar": {"title": "overflows"}, "line": {"width": 1, "color": "#333"}},
         hovertemplate="%{text}<br>cost $%{x:,.2f}<br>re-reads %{y:,}<extra></extra>", name="settings"))
     front = pareto(pts)
@@ -100,4 +101,4 @@ def frontier(agg: Sequence[dict[str, Any]]) -> go.Figure:
     fig.update_xaxes(title="total billed cost ($, replayed)")
     fig.update_yaxes(title="re-reads")
     fig.update_layout(showlegend=False)
-    return _layout(fig, "Cost against re-reads (marker: overflows); the dotted line is the frontier", height=380)
+    return _layout(fig, "Cost against re-reads (dotted: the frontier)", height=380)

@@ -10,7 +10,7 @@ session's own records and one as-recorded replay (its own compactions and record
   estimate (``peakSource`` says which);
 * ``compactions`` — compactions recorded in the file, ``tokensAtCompaction`` — each one's
   ``tokensBefore``; ``prunes`` — recorded prunes (DCP, Claude Code's microcompact);
-* ``recordedCost`` — the cost the file records (None when none), ``cacheHitRate`` —
+* ``recordedCost`` — the cost the file records (None when no call records one), ``cacheHitRate`` —
   cache-read tokens over all prompt tokens of the calls that record usage (None when no call
   records cache reads or writes);
 * ``findings`` — ``inspector doctor`` findings by severity; ``loadIssues`` — load warnings and
@@ -77,7 +77,7 @@ def session_figures(session: Session, window: int = 200_000) -> dict[str, Any]:
         "compactions": len(comps),
         "tokensAtCompaction": [int(e.tokensBefore) for e in comps if e.tokensBefore],
         "prunes": sum(1 for m in msgs if recorded_prune(m) is not None),
-        "recordedCost": r.metrics.recorded_cost_usd,
+        "recordedCost": r.metrics.recorded_cost_usd if any((u.cost or {}).get("total") for u in usages) else None,
         "cacheHitRate": round(sum(u.cacheRead for u in usages) / prompt, 4) if cached and prompt else None,
         "findings": diagnose(session, "leaf", DoctorOptions(context_window=window)).counts(),
         "loadIssues": sum(1 for i in session.issues if i.severity != "info"),

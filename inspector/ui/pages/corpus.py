@@ -223,7 +223,7 @@ def _sweep_results(sw: dict[str, Any]) -> None:
     st.caption(f"{len(res.plan.items)} sessions × {len(agg)} settings, {POLICIES[sw['policy']].title} compaction; "
                "“worse” = more input tokens or more overflows than the session as recorded (its own compactions "
                "and pruning). Billed cost is the replay's, at list prices.")
-    metric = st.selectbox("Colour by", list(AGGREGATE_METRICS), index=1, key="cs_metric",
+    metric = st.selectbox("Colour by", list(AGGREGATE_METRICS), index=list(AGGREGATE_METRICS).index("cost_total"), key="cs_metric",
                           format_func=lambda m: AGGREGATE_METRICS[m][0])
     c = st.columns([3, 2])
     c[0].plotly_chart(aggregate_heatmap(agg, keys, metric), key="cs_heat", config=PLOT_CONFIG, on_select=_heat_picked,
@@ -285,14 +285,16 @@ def corpus_page(settings: ReplaySettings) -> None:
     if not corpus:
         st.info("Load a corpus: a folder of session files (searched recursively), files, or globs.")
         return
-    tab_over, tab_sweep = st.tabs(["Overview", "Corpus sweep"])
-    with tab_over:
+    # a control, not st.tabs: the view chosen survives the rerun a button starts
+    view = st.segmented_control("View", ["Overview", "Corpus sweep"], default="Overview", key="corpus_view",
+                                label_visibility="collapsed") or "Overview"
+    if view == "Overview":
         _overview(corpus["rows"])
-    with tab_sweep:
-        ok = [i for i, r in zip(corpus["items"], corpus["rows"], strict=True) if not r["error"]]
-        _sweep_form(ok, settings, workers)
-        if sw := st.session_state.get("corpus_sweep"):
-            _sweep_results(sw)
+        return
+    ok = [i for i, r in zip(corpus["items"], corpus["rows"], strict=True) if not r["error"]]
+    _sweep_form(ok, settings, workers)
+    if sw := st.session_state.get("corpus_sweep"):
+        _sweep_results(sw)
 
 
 corpus_page(st.session_state.get("_settings") or ReplaySettings())
