@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,6 @@ def run(args: argparse.Namespace) -> int:
         fail(error_text(e), EXIT_FAILED)
     finally:
         bar.close()
-        gc.unfreeze()
     if args.json:
         print_json({"sessions": rows, "totals": totals(rows)}, indent=1)
     elif args.csv:

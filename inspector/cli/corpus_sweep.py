@@ -9,7 +9,6 @@ FILE.duckdb`` keeps the rows and makes the sweep resumable. Called by :mod:`insp
 from __future__ import annotations
 
 import argparse
-import gc
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +64,6 @@ def run(args: argparse.Namespace) -> int:
         fail(error_text(e), EXIT_FAILED)
     finally:
         bar.close()
-        gc.unfreeze()  # sessions loaded here froze the heap; let exit collect what the results file left
     doc = result.as_dict()
     if args.json:
         print_json(doc, indent=1)

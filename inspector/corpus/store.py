@@ -18,6 +18,8 @@ analysis in a notebook; any DuckDB client reads the file with SQL. Needs ``duckd
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +42,10 @@ def _duckdb() -> Any:
         import duckdb
     except ImportError as e:
         raise RuntimeError("results files need DuckDB: pip install 'context-inspector[corpus]'") from e
+    # Loading a session freezes the heap (inspector.gcpause); at exit let the last collection reach
+    # DuckDB's objects again, or its bindings report them as leaked.
+    atexit.unregister(gc.unfreeze)
+    atexit.register(gc.unfreeze)
     return duckdb
 
 

@@ -297,4 +297,4 @@ def corpus_page(settings: ReplaySettings) -> None:
         _sweep_results(sw)
 
 
-corpus_page(st.session_state.get("_settings") or ReplaySettings())
+corpus_page(st.session_state["_settings"])
