@@ -83,14 +83,15 @@ def csv_row(a: dict[str, Any], keys: list[str]) -> list[Any]:
 def print_text(doc: dict[str, Any], keys: list[str], computed: int, out: str | None) -> None:
     print(f"{doc['sessions']} session(s), {len(doc['aggregate'])} setting(s); {computed:,} replay(s) computed"
           + (f", results in {visible(out, inline=True)}" if out else ""))
-    cols = [*keys, "sessions", "input median", "input p90", "cost total $", "compactions", "overflows", "re-reads",
-            "worse"]
-    print("  ".join(f"{c:>14}" for c in cols))
+    cols = [*keys, "sessions", "input median", "input p90", "cost $", "compactions", "overflows", "re-reads", "worse"]
+    widths = [max(len(c), 9) for c in cols]
+    widths[len(keys) + 1: len(keys) + 3] = [13, 13]
+    print("  ".join(f"{c:>{w}}" for c, w in zip(cols, widths, strict=True)))
     for a in doc["aggregate"]:
         vals = [*(a["settings"][k] for k in keys), a["sessions"], a["inputTokens"]["median"], a["inputTokens"]["p90"],
-                a["costUsd"]["total"], a["compactions"], a["overflows"], a["rereads"], a["worseThanRecorded"]]
-        print("  ".join(f"{v:>14,}" if isinstance(v, int | float) and not isinstance(v, bool) else f"{v!s:>14}"
-                        for v in vals))
+                round(a["costUsd"]["total"], 2), a["compactions"], a["overflows"], a["rereads"], a["worseThanRecorded"]]
+        print("  ".join(f"{v:>{w},}" if isinstance(v, int | float) and not isinstance(v, bool) else f"{v!s:>{w}}"
+                        for v, w in zip(vals, widths, strict=True)))
     for a in doc["aggregate"]:
         if a["worse"]:
             names = ", ".join(Path(w["session"]).name for w in a["worse"][:3])
