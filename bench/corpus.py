@@ -4,8 +4,8 @@ worker against the largest session's own load, and time to the first result row.
     python bench/corpus.py [--sessions 60] [--seed 0] [--repeat 1]
 
 A generated corpus (``inspector.corpus.generate``, mixed agents, written once into
-``bench/out/corpus-N-sSEED``) is swept under a 2×2 grid of pi's thresholds (keepRecentTokens ×
-window; with the as-recorded baseline, 5 replays per session). Each configuration runs in a
+``bench/out/corpus-N-sSEED``) is swept under a 4×4 grid of pi's thresholds (keepRecentTokens ×
+window; with the as-recorded baseline, 17 replays per session). Each configuration runs in a
 fresh Python process, so its peak memory figures are its own:
 
 * **throughput** — session × setting pairs per second, wall clock from the call to the last row
@@ -33,7 +33,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-GRID = {"keep_recent_tokens": [10000, 40000], "context_window": [128000, 200000]}
+GRID = {"keep_recent_tokens": [10000, 20000, 40000, 80000], "context_window": [128000, 200000, 272000, 400000]}
+PER_SESSION = len(GRID["keep_recent_tokens"]) * len(GRID["context_window"]) + 1  # and the as-recorded baseline
 CONFIGS = {"local-1": ("local", 1), "local-2": ("local", 2), "dask-2": ("dask", 2)}
 
 
@@ -62,7 +63,7 @@ def one(folder: str, config: str) -> dict[str, float]:
         run_sweep(items, ReplaySettings(compaction="pi"), GRID, engine=engine, workers=workers, progress=progress)
         worker_peak = _rss_mb(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     secs = time.perf_counter() - t0
-    pairs = len(items) * 5
+    pairs = len(items) * PER_SESSION
     t1, d1 = first if first else (secs, pairs)
     return {"pairs": pairs, "seconds": secs, "throughput": pairs / secs, "first_row": t1,
             "steady": (pairs - d1) / (secs - t1) if secs > t1 and pairs > d1 else 0.0, "worker_peak_mb": worker_peak}
@@ -122,7 +123,7 @@ def main() -> int:
     largest = max(paths, key=lambda p: p.stat().st_size)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"corpus: {len(paths)} sessions, {sum(p.stat().st_size for p in paths) / 1e6:.1f} MB, largest "
-          f"{largest.name} {largest.stat().st_size / 1e6:.1f} MB; grid 2×2 + baseline = 5 replays per session; "
+          f"{largest.name} {largest.stat().st_size / 1e6:.1f} MB; grid 4×4 + baseline = {PER_SESSION} replays per session; "
           f"{cores} core(s), load average {os.getloadavg()[0]:.1f}")
     res: dict[str, dict[str, float]] = {}
     for name in CONFIGS:
