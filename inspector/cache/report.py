@@ -1,0 +1,368 @@
+"""A finished replay priced with each provider's prompt cache: per call, the prompt split into
+cache read, cache write and uncached input; the calls whose cached prefix shrank and what broke it;
+the billed cost; and how far the model agrees with the cache usage the session recorded.
+
+Computed from a :class:`~inspector.replay.Replay` after the fact (the replay loop is untouched):
+its steps hold the context sent at each call (the same list object until a compaction replaces it;
+pruning changes recorded as events, the exact sent context rebuilt by ``step_detail``), and the
+answers' timestamps give the idle time between calls. What a call shares with the previous one:
+
+* the whole previous prompt when the context only grew since (the usual agent loop);
+* the system prompt and tools only after a compaction (the history is replaced from its start);
+* the messages before the first one that changed, after a prune or an undone prune (found by
+  comparing the two sent contexts message by message).
+
+The provider family's rule (:mod:`.anthropic`, :mod:`.openai`, or no cache model) turns that into
+read / write / uncached; :mod:`.prices` prices them. Summarisation requests are not calls of the
+replay: their cost stays in ``summary_tokens`` (pi's compaction request is an ordinary cached call
+of its own; it does not change what the next call reads).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..numbers import clamp, finite_ms
+from ..session.models import AssistantMessage
+from ..session.tree import Session
+from . import anthropic, openai
+from .prices import Rates, openai_read_multiplier, rates_for, recorded_rates
+from .rule import NO_CACHE, CacheRule
+from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
+
+MODELS = ("auto", "anthropic", "openai", "none")
+RETENTIONS = ("auto", "short", "long", "none")
+#: a call's predicted and recorded cache reads disagree when they differ by more than this share of
+#: its prompt (and at least DISAGREE_MIN tokens)
+DISAGREE_SHARE = 0.05
+DISAGREE_MIN = 1024
+
+
+@dataclass(frozen=True)
+class CacheStep:
+    step: int
+    entry_index: int
+    family: str
+    prompt: int
+    read: int
+    write: int
+    uncached: int
+    recorded_read: int | None
+    recorded_write: int | None
+    recorded_input: int | None
+    cost: float
+    recorded_cost: float | None
+    idle_seconds: float | None
+    invalidation: dict[str, Any] | None = None
+    disagreement: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cache": {"read": self.read, "write": self.write, "uncached": self.uncached},
+                "recordedCache": {"read": self.recorded_read, "write": self.recorded_write},
+                "billedCost": round(self.cost, 6)}
+
+
+@dataclass(frozen=True)
+class CacheReport:
+    model: str
+    retention: str
+    steps: tuple[CacheStep, ...]
+    sizes: str
+    """"recorded" (each call's recorded prompt) or "fitted" (hidden + scale × replayed tokens)."""
+    fit: SizeFit
+    rules: dict[str, CacheRule] = field(default_factory=dict)
+    rates: dict[str, Rates] = field(default_factory=dict)
+
+    # -- metrics ----------------------------------------------------------------------------
+    @property
+    def billed_cost(self) -> float:
+        return sum(s.cost for s in self.steps)
+
+    @property
+    def hit_rate(self) -> float | None:
+        total = sum(s.prompt for s in self.steps)
+        return sum(s.read for s in self.steps) / total if total else None
+
+    @property
+    def invalidations(self) -> list[CacheStep]:
+        return [s for s in self.steps if s.invalidation is not None]
+
+    def _recorded(self) -> list[CacheStep]:
+        return [s for s in self.steps if s.recorded_read is not None]
+
+    @property
+    def read_error(self) -> float | None:
+        """Σ|predicted − recorded| / Σ recorded cache reads; None when nothing is recorded."""
+        rec = self._recorded()
+        total = sum(s.recorded_read or 0 for s in rec)
+        return sum(abs(s.read - (s.recorded_read or 0)) for s in rec) / total if total else None
+
+    @property
+    def read_total_error(self) -> float | None:
+        """(Σ predicted − Σ recorded) / Σ recorded cache reads, over the calls that recorded them."""
+        rec = self._recorded()
+        total = sum(s.recorded_read or 0 for s in rec)
+        return (sum(s.read for s in rec) - total) / total if total else None
+
+    @property
+    def recorded_cost(self) -> float | None:
+        costs = [s.recorded_cost for s in self.steps if s.recorded_cost is not None]
+        return sum(costs) if costs else None
+
+    @property
+    def cost_error(self) -> float | None:
+        """(predicted − recorded) / recorded billed input cost, over the calls that recorded usage."""
+        rec = self.recorded_cost
+        if not rec:
+            return None
+        return (sum(s.cost for s in self.steps if s.recorded_cost is not None) - rec) / rec
+
+    def metrics(self) -> dict[str, Any]:
+        inv = self.invalidations
+        err, tot, cerr = self.read_error, self.read_total_error, self.cost_error
+        return {
+            "billedCostUsd": round(self.billed_cost, 6),
+            "cacheHitRate": None if self.hit_rate is None else round(self.hit_rate, 4),
+            "invalidations": len(inv),
+            "invalidationPremiumUsd": round(sum(s.invalidation["premiumUsd"] for s in inv if s.invalidation), 6),
+            "tokensRewritten": sum(s.invalidation["tokensRewritten"] for s in inv if s.invalidation),
+            "cacheReadError": None if err is None else round(err, 4),
+            "cacheReadTotalError": None if tot is None else round(tot, 4),
+            "recordedBilledCostUsd": None if self.recorded_cost is None else round(self.recorded_cost, 6),
+            "billedCostError": None if cerr is None else round(cerr, 4),
+            "cacheModel": self.model,
+            "cacheSizes": self.sizes,
+        }
+
+    def invalidation_rows(self) -> list[dict[str, Any]]:
+        return [{"step": s.step, "entryIndex": s.entry_index, **(s.invalidation or {})} for s in self.invalidations]
+
+    def disagreements(self) -> list[dict[str, Any]]:
+        return [{"step": s.step, "entryIndex": s.entry_index, "predictedRead": s.read, "recordedRead": s.recorded_read,
+                 "cause": s.disagreement} for s in self.steps if s.disagreement]
+
+
+# ---------------------------------------------------------------------------------------------
+# Which rule a call follows
+# ---------------------------------------------------------------------------------------------
+
+
+def family_of(m: Any) -> str:
+    """The cache family of the provider that answered ``m``: by provider, API and model name."""
+    if not isinstance(m, AssistantMessage):
+        return "none"
+    text = " ".join(x.lower() for x in (m.provider, m.api, m.model) if isinstance(x, str))
+    if "anthropic" in text or "claude" in text:
+        return "anthropic"
+    model = (m.model or "").lower()
+    if "openai" in text or "codex" in text or model.startswith(("gpt", "o1", "o3", "o4")):
+        return "openai"
+    return "none"
+
+
+def rule_for(m: Any, model: str, retention: str, long: frozenset[str] = frozenset()) -> CacheRule:
+    fam = family_of(m) if model == "auto" else model
+    if retention == "auto":
+        retention = "long" if fam in long else "short"
+    name = getattr(m, "model", None)
+    if fam == "anthropic":
+        return anthropic.rule(name, retention)
+    if fam == "openai":
+        return openai.rule(openai_read_multiplier(name), retention)
+    return NO_CACHE
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes
+# ---------------------------------------------------------------------------------------------
+
+_FITS: weakref.WeakKeyDictionary[Session, dict[tuple[str, int | None], tuple[SizeFit, frozenset[str]]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def as_recorded(replay: Any) -> bool:
+    s = replay.settings
+    return s.compaction == "recorded" and s.strategy in ("none", "recorded")
+
+
+def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
+    """The session's size fit (with each family's tail), from this replay when it is as recorded,
+    else from the as-recorded replay of the same branch and counter (replayed once per session);
+    and the families whose recorded reads show the long retention (see :func:`long_retention`)."""
+    from ..replay import ReplaySettings
+    from ..replay import replay as run
+
+    key = (replay.settings.counter, replay.settings.leaf)
+    memo = _FITS.setdefault(replay.session, {})
+    if key not in memo:
+        base = replay if as_recorded(replay) else run(
+            replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf))
+        fit = fit_sizes([(s.tokens, s.recorded_input) for s in base.steps if s.recorded_input])
+        calls = []
+        for s in base.steps:
+            m = replay.session.entries[s.entry_index].message
+            read, _, inp = _recorded_usage(m)
+            calls.append((family_of(m), int(s.recorded_input or 0), read, inp, finite_ms(getattr(m, "timestamp", None))))
+        memo[key] = (replace(fit, tail=fit_tails([c[:4] for c in calls])), long_retention(calls))
+    return memo[key]
+
+
+def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float | None]]) -> frozenset[str]:
+    """Families whose recorded calls, after more idle time than the short retention allows, mostly
+    still read most of the previous prompt: the session ran with the long retention (Claude Code's
+    1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage; a
+    single long answer between two calls is not enough (the idle time counts from call to call)."""
+    votes: dict[str, list[bool]] = {}
+    for (_, p0, _, _, t0), (fam, _, read, _, t1) in zip(calls, calls[1:], strict=False):
+        short = {"anthropic": anthropic.rule(None).ttl_seconds, "openai": openai.IDLE_SECONDS}.get(fam)
+        if short and t0 is not None and t1 is not None and (t1 - t0) / 1000 > short and read is not None and p0:
+            votes.setdefault(fam, []).append(read >= 0.5 * p0)
+    return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
+
+
+# ---------------------------------------------------------------------------------------------
+# What each call shares with the previous one
+# ---------------------------------------------------------------------------------------------
+
+
+def _first_change(prev: Sequence[Any], cur: Sequence[Any]) -> int:
+    for i, (a, b) in enumerate(zip(prev, cur, strict=False)):
+        if a is b or a.message is b.message:
+            continue
+        if a.entry_index != b.entry_index or a.message != b.message:
+            return i
+    return min(len(prev), len(cur))
+
+
+class _Shared:
+    """Replayed tokens each call shares with the previous call's sent context, and the entry
+    where they part (None: nothing changed)."""
+
+    def __init__(self, replay: Any) -> None:
+        from ..replay import session_counter
+
+        self.replay = replay
+        name = replay.settings.counter if replay.settings.counter != "usage" else "pi"
+        self.counter = session_counter(replay.session, name)
+        self._detail: dict[int, Any] = {}
+        self._compactions = {s["step"]: s for s in replay.summaries}
+
+    def sent(self, k: int) -> Sequence[Any]:
+        if k not in self._detail:
+            if len(self._detail) > 2:
+                self._detail.pop(min(self._detail))
+            self._detail[k] = self.replay.step_detail(k).after
+        return self._detail[k]
+
+    def at(self, k: int) -> tuple[str | None, int | None, int]:
+        """(cause, entry index of the first changed message, shared replayed tokens)."""
+        steps = self.replay.steps
+        cur, prev = steps[k], steps[k - 1]
+        if cur._segment is not prev._segment:
+            rec = self._compactions.get(k) or {}
+            first = cur._segment[0].entry_index if cur._length else None
+            return "compaction", rec.get("entryIndex", first), 0
+        if not any(ev.get("type") in ("pruned", "unpruned") for ev in cur.events):
+            return None, None, prev.tokens
+        a, b = self.sent(k - 1), self.sent(k)
+        i = _first_change(a, b)
+        if i >= len(a):
+            return None, None, prev.tokens
+        shared = sum(self.counter.count(c.message) for c in b[:i])
+        kind = "prune" if any(ev.get("type") == "pruned" for ev in cur.events) else "unprune"
+        return kind, b[i].entry_index if i < len(b) else None, shared
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------------------------
+
+
+def _recorded_usage(m: Any) -> tuple[int | None, int | None, int | None]:
+    u = getattr(m, "usage", None)
+    if u is None:
+        return None, None, None
+    return int(clamp(u.cacheRead)), int(clamp(u.cacheWrite)), int(clamp(u.input))
+
+
+def _recorded_cost(m: Any, rates: Rates, read: int, write: int, inp: int) -> float:
+    c = m.usage.cost if isinstance(m.usage.cost, dict) else None
+    if c is not None and any(isinstance(c.get(k), (int, float)) for k in ("input", "cacheRead", "cacheWrite")):
+        return sum(float(clamp(c.get(k) or 0)) for k in ("input", "cacheRead", "cacheWrite"))
+    return rates.cost(read, write, inp)
+
+
+def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: float | None) -> str | None:
+    if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
+        return None
+    mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
+    if rec > pred:
+        if k == 0:
+            return "the cache was already warm (an earlier request with the same system prompt and tools)"
+        if not warm:
+            return f"the cache outlived the modelled lifetime ({mins})"
+        return "the provider kept more of the prefix than the model predicts (a change it did not count as one)"
+    if idle is not None and idle > 240:
+        return f"the cache had expired sooner than modelled ({mins})"
+    return ("the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
+            "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere")
+
+
+def cache_replay(replay: Any, session: Session | None = None, *, model: str = "auto",
+                 retention: str = "auto") -> CacheReport:
+    """Price ``replay`` with the prompt cache (see the module docstring). ``model``: "auto" (each
+    call by the provider that answered it), "anthropic", "openai" or "none"; ``retention``: pi's
+    ``cacheRetention`` ("short": 5 min Anthropic / 10 min OpenAI, "long": 1 h / 24 h, "none"), or
+    "auto": long for a family whose recorded reads show it, else short."""
+    if model not in MODELS:
+        raise ValueError(f"unknown cache model {model!r}; choose one of {', '.join(MODELS)}")
+    if retention not in RETENTIONS:
+        raise ValueError(f"unknown cache retention {retention!r}; choose one of {', '.join(RETENTIONS)}")
+    session = session or replay.session
+    msgs = [session.entries[s.entry_index].message for s in replay.steps]
+    fit, long = session_fit(replay) if replay.steps else (UNFITTED, frozenset[str]())
+    anchored = as_recorded(replay)
+    recorded = recorded_rates(msgs)
+    rules: dict[str, CacheRule] = {}
+    rates: dict[str, Rates] = {}
+    shared = _Shared(replay)
+    out: list[CacheStep] = []
+    prev_prompt = prev_tail = 0
+    last_t: float | None = None
+    for k, (st, m) in enumerate(zip(replay.steps, msgs, strict=True)):
+        name = getattr(m, "model", None) or ""
+        rule = rules.get(name) or rules.setdefault(name, rule_for(m, model, retention, long))
+        rate = rates.get(name) or rates.setdefault(
+            name, rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)))
+        rec_read, rec_write, rec_in = _recorded_usage(m)
+        prompt = int(st.recorded_input) if anchored and st.recorded_input else fit.size(st.tokens)
+        t = finite_ms(getattr(m, "timestamp", None))
+        t = t / 1000 if t is not None else None
+        idle = t - last_t if t is not None and last_t is not None else None
+        warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
+        tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fit.tail_of(rule.family)
+        cause, broke, shared_tokens = shared.at(k) if k > 0 else ("start", None, 0)
+        reach = max(0, prev_prompt - prev_tail)  # what the previous call left in the cache
+        common = reach if cause is None else min(reach, fit.size(shared_tokens) if shared_tokens else fit.hidden)
+        read, write, uncached = rule.split(prompt, rule.reusable(common, reach, fit.hidden), warm, tail)
+        inv = None
+        if k > 0 and rule.enabled:
+            expected = rule.split(prompt, reach, True, tail)[0]
+            lost = expected - read
+            if lost > 0:
+                why = cause if warm else "ttl"
+                extra = (rate.write if rule.writes else rate.input) - rate.read
+                inv = {"cause": why, "brokenAtEntryIndex": broke if why != "ttl" else None,
+                       "tokensRewritten": lost, "premiumUsd": round(lost * extra, 6),
+                       "idleSeconds": None if idle is None else round(idle, 1)}
+        rc = _recorded_cost(m, rate, rec_read or 0, rec_write or 0, rec_in or 0) if rec_read is not None else None
+        dis = (_disagreement(k, read, rec_read, prompt, warm, idle)
+               if rec_read is not None and rule.enabled else None)
+        out.append(CacheStep(k, st.entry_index, rule.family, prompt, read, write, uncached, rec_read,
+                             rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
+                             rec_in, rate.cost(read, write, uncached), rc, idle, inv, dis))
+        prev_prompt, prev_tail, last_t = prompt, tail, t if t is not None else last_t
+    return CacheReport(model, retention, tuple(out), "recorded" if anchored else "fitted", fit, rules, rates)
