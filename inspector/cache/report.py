@@ -71,7 +71,8 @@ class CacheReport:
     retention: str
     steps: tuple[CacheStep, ...]
     sizes: str
-    """"recorded" (each call's recorded prompt) or "fitted" (hidden + scale × replayed tokens)."""
+    """"recorded" (each call's recorded prompt), "fitted" (hidden + scale × replayed tokens) or
+    "counted" (the replayed tokens: no recorded usage to fit a hidden prefix to)."""
     fit: SizeFit
     rules: dict[str, CacheRule] = field(default_factory=dict)
     rates: dict[str, Rates] = field(default_factory=dict)
@@ -365,4 +366,6 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
                              rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
                              rec_in, rate.cost(read, write, uncached), rc, idle, inv, dis))
         prev_prompt, prev_tail, last_t = prompt, tail, t if t is not None else last_t
-    return CacheReport(model, retention, tuple(out), "recorded" if anchored else "fitted", fit, rules, rates)
+    sizes = "recorded" if anchored and any(st.recorded_input for st in replay.steps) else (
+        "fitted" if fit.fitted else "counted")
+    return CacheReport(model, retention, tuple(out), sizes, fit, rules, rates)
