@@ -138,6 +138,28 @@ class CacheReport:
             "cacheSizes": self.sizes,
         }
 
+    def describe(self) -> dict[str, Any]:
+        """The model's assumptions: per model name its rule, source and rates; the size fit."""
+        return {
+            "model": self.model, "retention": self.retention, "sizes": self.sizes,
+            "hiddenPrefix": self.fit.hidden, "scale": round(self.fit.scale, 4), "tails": dict(self.fit.tail),
+            "rules": {name: {"family": r.family, "source": r.source, "minTokens": r.min_tokens,
+                             "ttlSeconds": r.ttl_seconds, "readMultiplier": r.read_multiplier,
+                             "writeMultiplier": r.write_multiplier if r.writes else None}
+                      for name, r in self.rules.items()},
+            "rates": {name: {"input": r.input, "cacheRead": r.read, "cacheWrite": r.write, "source": r.source}
+                      for name, r in self.rates.items()},
+        }
+
+    def annotate(self, replay_dict: dict[str, Any]) -> dict[str, Any]:
+        """A replay's ``as_dict()`` with this report's fields: each step's ``cache`` and
+        ``recordedCache`` (and ``billedCost``), the metrics, and a ``cache`` section (the model,
+        the invalidations, the calls where the model and the recorded usage disagree)."""
+        steps = [{**d, **c.as_dict()} for d, c in zip(replay_dict["steps"], self.steps, strict=True)]
+        return {**replay_dict, "metrics": {**replay_dict["metrics"], **self.metrics()}, "steps": steps,
+                "cache": {**self.describe(), "invalidations": self.invalidation_rows(),
+                          "disagreements": self.disagreements()}}
+
     def invalidation_rows(self) -> list[dict[str, Any]]:
         return [{"step": s.step, "entryIndex": s.entry_index, **(s.invalidation or {})} for s in self.invalidations]
 
