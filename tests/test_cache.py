@@ -180,7 +180,19 @@ def test_recorded_check_on_a_pi_sample():
     assert c.sizes == "recorded"
     assert m["cacheReadError"] is not None and m["cacheReadError"] < 0.05
     assert abs(m["billedCostError"]) < 0.03
-    assert all(x.recorded_read is not None for x in c.steps)
+    assert all(x.recorded_read is not None for x in c.steps if x.prompt)
+
+
+def test_a_failed_call_with_no_usage_is_not_billed_and_the_next_reads_the_last_good_prompt():
+    b = reading_session(2)
+    b.user("one more")
+    b.assistant("", stop="error", usage=0)
+    b.assistant("done")
+    s = _sonnet(b).session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    failed, last = c.steps[-2], c.steps[-1]
+    assert (failed.prompt, failed.read, failed.write, failed.cost) == (0, 0, 0, 0.0)
+    assert last.read == c.steps[-3].prompt
 
 
 def test_no_cache_model_prices_everything_as_input():

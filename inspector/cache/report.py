@@ -20,6 +20,7 @@ of its own; it does not change what the next call reads).
 
 from __future__ import annotations
 
+import statistics
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -229,8 +230,19 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
             m = replay.session.entries[s.entry_index].message
             read, _, inp = _recorded_usage(m)
             calls.append((family_of(m), int(s.recorded_input or 0), read, inp, finite_ms(getattr(m, "timestamp", None))))
-        memo[key] = (replace(fit, tail=fit_tails([c[:4] for c in calls])), long_retention(calls))
+        hidden = partial_reads([(c[1], c[2]) for c in calls])
+        fit = replace(fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden)
+        memo[key] = (fit, long_retention(calls))
     return memo[key]
+
+
+def partial_reads(calls: Sequence[tuple[int, int | None]]) -> int | None:
+    """The hidden prefix as the session's own cache saw it: the median of the recorded reads that
+    stopped well short of the previous prompt (a compaction or a change kept only the system prompt
+    and tools cached), when at least two calls show one; else None (the size fit's estimate)."""
+    reads = [r for (p0, _), (_, r) in zip(calls, calls[1:], strict=False)
+             if r is not None and p0 and 1024 <= r < 0.6 * p0]
+    return int(statistics.median(reads)) if len(reads) >= 2 else None
 
 
 def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float | None]]) -> frozenset[str]:
@@ -304,6 +316,12 @@ class _Shared:
 # ---------------------------------------------------------------------------------------------
 
 
+def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
+    """A failed or aborted call whose usage is all zero never reached the model: no cache read or
+    write, nothing billed, and the next call follows the last one that did."""
+    return st.stop_reason in ("error", "aborted") and read == 0 and write == 0 and inp == 0
+
+
 def _recorded_usage(m: Any) -> tuple[int | None, int | None, int | None]:
     u = getattr(m, "usage", None)
     if u is None:
@@ -361,6 +379,10 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
         rate = rates.get(name) or rates.setdefault(
             name, rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)))
         rec_read, rec_write, rec_in = _recorded_usage(m)
+        if not_billed(st, rec_read, rec_write, rec_in):
+            out.append(CacheStep(k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None,
+                                 None, None))
+            continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else fit.size(st.tokens)
         t = finite_ms(getattr(m, "timestamp", None))
         t = t / 1000 if t is not None else None

@@ -79,7 +79,7 @@ def fit_tails(calls: Sequence[tuple[str, int, int | None, int | None]]) -> tuple
     by: dict[str, list[float]] = {}
     prev: int | None = None
     for fam, prompt, read, inp in calls:
-        if fam == "anthropic" and inp is not None:
+        if fam == "anthropic" and inp is not None and prompt > 0:
             by.setdefault(fam, []).append(inp)
         elif fam == "openai" and read and prev and 0 <= prev - read < 2048:
             by.setdefault(fam, []).append(max(0, prev - read - 64))
