@@ -336,7 +336,18 @@ def _recorded_cost(m: Any, rates: Rates, read: int, write: int, inp: int) -> flo
     return rates.cost(read, write, inp)
 
 
-def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: float | None) -> str | None:
+DCP_CAUSE = ("the DCP plugin re-renders its message-id tags and nudges at each request, changing the prompt "
+             "just after the system prompt (DCP #410, #614); the export does not show them")
+
+
+def uses_dcp(messages: Sequence[Any]) -> bool:
+    """Whether the session ran the DCP plugin (its ``compress`` tool was called)."""
+    return any(getattr(b, "name", None) == "compress" for m in messages if isinstance(m, AssistantMessage)
+               for b in m.content)
+
+
+def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: float | None,
+                  dcp: bool = False) -> str | None:
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -348,6 +359,8 @@ def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: fl
         return "the provider kept more of the prefix than the model predicts (a change it did not count as one)"
     if idle is not None and idle > 240:
         return f"the cache had expired sooner than modelled ({mins})"
+    if dcp:
+        return DCP_CAUSE
     return ("the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
             "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere")
 
@@ -370,6 +383,7 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
     shared = _Shared(replay)
+    dcp = uses_dcp(msgs)
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
     last_t: float | None = None
@@ -404,7 +418,7 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
                        "tokensRewritten": lost, "premiumUsd": round(lost * extra, 6),
                        "idleSeconds": None if idle is None else round(idle, 1)}
         rc = _recorded_cost(m, rate, rec_read or 0, rec_write or 0, rec_in or 0) if rec_read is not None else None
-        dis = (_disagreement(k, read, rec_read, prompt, warm, idle)
+        dis = (_disagreement(k, read, rec_read, prompt, warm, idle, dcp)
                if rec_read is not None and rule.enabled else None)
         out.append(CacheStep(k, st.entry_index, rule.family, prompt, read, write, uncached, rec_read,
                              rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
