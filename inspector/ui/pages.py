@@ -22,7 +22,7 @@ from ..info import session_info
 from ..policies import POLICIES
 from ..replay import AGENT_CONFIGS as AGENTS
 from ..replay import ReplaySettings, sweep
-from . import figures, sources, views
+from . import cache_view, figures, sources, views
 from . import urlstate as us
 from .narrate import agent_compaction_story, notable_steps, recorded_cut_story, step_story
 from .state import (
@@ -575,14 +575,16 @@ def replay_page(settings: ReplaySettings) -> None:
         _compaction_moment(r, k, d, comps, settings, counter)
     else:
         _plain_bars(r, k, d, settings, counter)
+    cache_view.step_panel(r, k)
     _pruned_here(r, k, d, counter)
     _timeline(r, k, recon)
     st.subheader("What happened here")
-    story = memo("story", (settings, k), lambda: step_story(r, k, d, recon))
+    story = memo("story", (settings, k), lambda: step_story(r, k, d, recon)) + cache_view.story_lines(r, k)
     st.markdown("\n".join("- " + esc(relative(line)) for line in story))
     _context_table(d, counter)
     with st.expander("Run metrics (whole replay)"):
         st.dataframe(pd.DataFrame(views.metrics_rows([("value", r)])), hide_index=True)
+    cache_view.run_panel(r)
     _report_download(s, r)
 
 
@@ -614,7 +616,8 @@ def _timeline(r: Any, k: int, recon: Any = None) -> None:
                       icon=":material/center_focus_strong:")
             st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
         x_range = (int(x_range[0]), int(x_range[1]))
-    st.plotly_chart(figures.timeline(r, current_step=k, x_range=x_range, recon=recon), key="timeline",
+    st.plotly_chart(cache_view.mark_timeline(figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r),
+                    key="timeline",
                     on_select=_timeline_picked, selection_mode="points", config=PLOT_CONFIG)
     st.caption(_timeline_caption(r) + (" Shaded: where the reconstruction check expects each recorded prompt "
                                        "(the context rebuilt as the provider is sent it, calibrated to this "
@@ -1083,6 +1086,7 @@ def compare_page(settings: ReplaySettings) -> None:
     rows = views.metrics_rows(runs)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_table", height=35 * len(rows) + 38,
                  column_config={"metric": st.column_config.TextColumn(width="medium")})
+    cache_view.compare_panel(runs)
     st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)
 
     st.subheader("Sweep two settings")

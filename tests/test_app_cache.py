@@ -1,0 +1,50 @@
+"""The prompt cache in the app (AppTest): the split of a call's prompt, the invalidation marks on
+the timeline, the sentence in "What happened here", the run panel and Compare's ranking."""
+
+from __future__ import annotations
+
+from inspector import load_session
+from inspector.cache import cache_replay
+from inspector.replay import ReplaySettings, replay
+from inspector.ui import cache_view
+
+from .test_app import SAMPLE, figures_of, fresh, load, page, story
+
+
+def test_replay_page_splits_the_prompt_and_marks_invalidations():
+    at = page(load(fresh()), "replay")
+    assert not at.exception
+    c = cache_replay(replay(load_session(SAMPLE), ReplaySettings()))
+    k = at.slider(key="step").value
+    split = next(f for f in figures_of(at) if f["layout"].get("title", {}).get("text", "").startswith("Prompt cache"))
+    got = {t["name"]: t["x"] for t in split["data"]}
+    s = c.steps[k]
+    assert got["cache read"][0] == s.read and got["cache written"][0] == s.write and got["uncached input"][0] == s.uncached
+    assert got["cache read"][1] == s.recorded_read  # the recorded bar
+    tl = figures_of(at)[-1]
+    marks = next(t for t in tl["data"] if t.get("name") == "cache invalidated")
+    assert marks["x"] == [x.step for x in c.invalidations]
+    # at an invalidation the story says what broke the cache and what it cost
+    inv = c.invalidations[0]
+    at.slider(key="step").set_value(inv.step).run()
+    text = story(at)
+    assert "The cached prefix broke here" in text and f"{inv.invalidation['tokensRewritten']:,}" in text
+    assert any("Billed input cost" in " ".join(df.value["metric"]) for df in at.dataframe if "metric" in df.value.columns)
+
+
+def test_compare_ranks_configurations_by_billed_cost():
+    at = page(load(fresh()), "compare")
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "billed cost ($)" in df.value.columns)
+    assert list(table["rank"]) == [1, 2]
+    assert list(table["billed cost ($)"]) == sorted(table["billed cost ($)"])
+
+
+def test_story_for_a_provider_without_a_cache_model(sb):
+    sb.user("hi")
+    sb.assistant("hello")
+    for x in sb.lines:
+        if x.get("message", {}).get("role") == "assistant":
+            x["message"]["provider"], x["message"]["model"] = "google", "gemini-2.5-pro"
+    r = replay(sb.session(), ReplaySettings())
+    assert cache_view.story(r, cache_replay(r), 0)[0].startswith("Prompt cache: no cache model")
