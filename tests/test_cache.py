@@ -201,3 +201,18 @@ def test_no_cache_model_prices_everything_as_input():
     assert all((x.read, x.write) == (0, 0) and x.uncached == x.prompt for x in c.steps)
     with pytest.raises(ValueError):
         cache_replay(replay(s, ReplaySettings()), model="gemini")
+
+
+def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
+    from inspector.cache.report import _Shared
+
+    for s, settings in ((reading_session().session(), PRUNE_EVERY_TURN),
+                        (load_session(SAMPLES / "coding-session.jsonl"),
+                         ReplaySettings(strategy="pi-context-pruning", strategy_settings=(
+                             ("prune_minimum", 0), ("prune_protect", 4000))))):
+        r = replay(s, settings)
+        quick, exact = _Shared(r), _Shared(r)
+        prunes = [k for k in range(1, len(r.steps)) if any(ev["type"] == "pruned" for ev in r.steps[k].events)]
+        assert prunes
+        for k in prunes:
+            assert quick.at(k) == exact.at(k, exact=True), k

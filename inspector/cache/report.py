@@ -225,11 +225,11 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
         base = replay if as_recorded(replay) else run(
             replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf))
         fit = fit_sizes([(s.tokens, s.recorded_input) for s in base.steps if s.recorded_input])
+        facts = session_facts(replay.session).calls
         calls = []
         for s in base.steps:
-            m = replay.session.entries[s.entry_index].message
-            read, _, inp = _recorded_usage(m)
-            calls.append((family_of(m), int(s.recorded_input or 0), read, inp, finite_ms(getattr(m, "timestamp", None))))
+            fam, read, _, inp, _, t = facts[s.entry_index]
+            calls.append((fam, int(s.recorded_input or 0), read, inp, None if t is None else t * 1000))
         hidden = partial_reads([(c[1], c[2]) for c in calls])
         fit = replace(fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden)
         memo[key] = (fit, long_retention(calls))
@@ -251,8 +251,9 @@ def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float
     1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage; a
     single long answer between two calls is not enough (the idle time counts from call to call)."""
     votes: dict[str, list[bool]] = {}
+    shorts = {"anthropic": anthropic.rule(None).ttl_seconds, "openai": openai.IDLE_SECONDS}
     for (_, p0, _, _, t0), (fam, _, read, _, t1) in zip(calls, calls[1:], strict=False):
-        short = {"anthropic": anthropic.rule(None).ttl_seconds, "openai": openai.IDLE_SECONDS}.get(fam)
+        short = shorts.get(fam)
         if short and t0 is not None and t1 is not None and (t1 - t0) / 1000 > short and read is not None and p0:
             votes.setdefault(fam, []).append(read >= 0.5 * p0)
     return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
@@ -284,6 +285,8 @@ class _Shared:
         self.counter = session_counter(replay.session, name)
         self._detail: dict[int, Any] = {}
         self._compactions = {s["step"]: s for s in replay.summaries}
+        self._index: dict[int, tuple[list[Any], dict[int | None, int]]] = {}
+        self._cum: dict[int, tuple[list[Any], list[int]]] = {}
 
     def sent(self, k: int) -> Sequence[Any]:
         if k not in self._detail:
@@ -292,28 +295,98 @@ class _Shared:
             self._detail[k] = self.replay.step_detail(k).after
         return self._detail[k]
 
-    def at(self, k: int) -> tuple[str | None, int | None, int]:
-        """(cause, entry index of the first changed message, shared replayed tokens)."""
+    def at(self, k: int, exact: bool = False) -> tuple[str | None, int | None, int]:
+        """(cause, entry index of the first changed message, shared replayed tokens); ``exact``
+        compares the two sent contexts message by message even for a plain prune (tests)."""
         steps = self.replay.steps
         cur, prev = steps[k], steps[k - 1]
         if cur._segment is not prev._segment:
             rec = self._compactions.get(k) or {}
             first = cur._segment[0].entry_index if cur._length else None
             return "compaction", rec.get("entryIndex", first), 0
-        if not any(ev.get("type") in ("pruned", "unpruned") for ev in cur.events):
+        kinds = {ev.get("type") for ev in cur.events}
+        if "pruned" not in kinds and "unpruned" not in kinds:
             return None, None, prev.tokens
+        if "unpruned" not in kinds and not exact:
+            return self._pruned(cur, prev)
         a, b = self.sent(k - 1), self.sent(k)
         i = _first_change(a, b)
         if i >= len(a):
             return None, None, prev.tokens
         shared = sum(self.counter.count(c.message) for c in b[:i])
-        kind = "prune" if any(ev.get("type") == "pruned" for ev in cur.events) else "unprune"
+        kind = "prune" if "pruned" in kinds else "unprune"
         return kind, b[i].entry_index if i < len(b) else None, shared
+
+    def _pruned(self, cur: Any, prev: Any) -> tuple[str | None, int | None, int]:
+        """A prune without an undo: the context is unchanged before the oldest newly pruned message,
+        and the outputs pruned before it were pruned at the previous call already (strategies prune
+        oldest first), so the shared part is the messages before it less what pruning saved then."""
+        first = min((min(ev["entryIndexes"]) for ev in cur.events
+                     if ev.get("type") == "pruned" and ev.get("entryIndexes")), default=None)
+        pos = self._position(cur._segment, first) if first is not None else None
+        if pos is None or pos >= prev._length:
+            return None, None, prev.tokens
+        saved = prev.tokens_before_pruning - prev.tokens
+        return "prune", first, max(0, min(prev.tokens, self._cumulative(cur._segment, pos) - saved))
+
+    def _position(self, seg: list[Any], entry: int) -> int | None:
+        idx = self._index.get(id(seg))
+        if idx is None or idx[0] is not seg or len(idx[1]) < len(seg):
+            idx = (seg, {c.entry_index: i for i, c in reversed(list(enumerate(seg)))})
+            self._index[id(seg)] = idx
+        return idx[1].get(entry)
+
+    def _cumulative(self, seg: list[Any], pos: int) -> int:
+        """Replayed tokens of ``seg[:pos]`` (a running sum kept per context list)."""
+        hit = self._cum.get(id(seg))
+        if hit is None or hit[0] is not seg:
+            hit = (seg, [0])
+            self._cum[id(seg)] = hit
+        cum = hit[1]
+        while len(cum) <= pos:
+            cum.append(cum[-1] + self.counter.count(seg[len(cum) - 1].message))
+        return cum[pos]
 
 
 # ---------------------------------------------------------------------------------------------
 # The report
 # ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What the session file says about each answer, read once per session."""
+    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None]]
+    """entry index → (family, recorded read, write, input, recorded input cost, time in s)."""
+    rates: dict[str, tuple[float | None, float | None, float | None]]
+    dcp: bool
+
+
+_FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
+
+
+def session_facts(session: Session) -> _Facts:
+    hit = _FACTS.get(session)
+    if hit is not None:
+        return hit
+    msgs: list[tuple[int, Any]] = [(i, e.message) for i, e in enumerate(session.entries)
+                                   if isinstance(getattr(e, "message", None), AssistantMessage)]
+    calls = {}
+    for i, m in msgs:
+        read, write, inp = _recorded_usage(m)
+        cost = _cost_dict(m)
+        t = finite_ms(m.timestamp)
+        calls[i] = (family_of(m), read, write, inp, cost, t / 1000 if t is not None else None)
+    facts = _Facts(calls, recorded_rates([m for _, m in msgs]), uses_dcp([m for _, m in msgs]))
+    _FACTS[session] = facts
+    return facts
+
+
+def _cost_dict(m: Any) -> float | None:
+    c = m.usage.cost if m.usage is not None and isinstance(m.usage.cost, dict) else None
+    if c is not None and any(isinstance(c.get(k), (int, float)) for k in ("input", "cacheRead", "cacheWrite")):
+        return sum(float(clamp(c.get(k) or 0)) for k in ("input", "cacheRead", "cacheWrite"))
+    return None
 
 
 def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
@@ -327,13 +400,6 @@ def _recorded_usage(m: Any) -> tuple[int | None, int | None, int | None]:
     if u is None:
         return None, None, None
     return int(clamp(u.cacheRead)), int(clamp(u.cacheWrite)), int(clamp(u.input))
-
-
-def _recorded_cost(m: Any, rates: Rates, read: int, write: int, inp: int) -> float:
-    c = m.usage.cost if isinstance(m.usage.cost, dict) else None
-    if c is not None and any(isinstance(c.get(k), (int, float)) for k in ("input", "cacheRead", "cacheWrite")):
-        return sum(float(clamp(c.get(k) or 0)) for k in ("input", "cacheRead", "cacheWrite"))
-    return rates.cost(read, write, inp)
 
 
 DCP_CAUSE = ("the DCP plugin re-renders its message-id tags and nudges at each request, changing the prompt "
@@ -379,11 +445,12 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
     msgs = [session.entries[s.entry_index].message for s in replay.steps]
     fit, long = session_fit(replay) if replay.steps else (UNFITTED, frozenset[str]())
     anchored = as_recorded(replay)
-    recorded = recorded_rates(msgs)
+    facts = session_facts(session)
+    recorded = facts.rates
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
     shared = _Shared(replay)
-    dcp = uses_dcp(msgs)
+    dcp = facts.dcp
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
     last_t: float | None = None
@@ -392,14 +459,12 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
         rule = rules.get(name) or rules.setdefault(name, rule_for(m, model, retention, long))
         rate = rates.get(name) or rates.setdefault(
             name, rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)))
-        rec_read, rec_write, rec_in = _recorded_usage(m)
+        _, rec_read, rec_write, rec_in, rec_cost, t = facts.calls[st.entry_index]
         if not_billed(st, rec_read, rec_write, rec_in):
             out.append(CacheStep(k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None,
                                  None, None))
             continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else fit.size(st.tokens)
-        t = finite_ms(getattr(m, "timestamp", None))
-        t = t / 1000 if t is not None else None
         idle = t - last_t if t is not None and last_t is not None else None
         warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
         tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fit.tail_of(rule.family)
@@ -417,7 +482,8 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
                 inv = {"cause": why, "brokenAtEntryIndex": broke if why != "ttl" else None,
                        "tokensRewritten": lost, "premiumUsd": round(lost * extra, 6),
                        "idleSeconds": None if idle is None else round(idle, 1)}
-        rc = _recorded_cost(m, rate, rec_read or 0, rec_write or 0, rec_in or 0) if rec_read is not None else None
+        rc = None if rec_read is None else rec_cost if rec_cost is not None else rate.cost(
+            rec_read, rec_write or 0, rec_in or 0)
         dis = (_disagreement(k, read, rec_read, prompt, warm, idle, dcp)
                if rec_read is not None and rule.enabled else None)
         out.append(CacheStep(k, st.entry_index, rule.family, prompt, read, write, uncached, rec_read,
