@@ -3,9 +3,16 @@ generated sessions as recorded and under a pruning what-if (pruning makes it reb
 context at each prune), plus the real transcripts in ../shared when present.
 
     python bench/cache.py [--calls 1000,10000] [--repeat 3] [--file SESSION ...]
+    python bench/cache.py --check [FILE ...]   # the model against the recorded cache usage
 
-Each figure is the median of ``--repeat`` runs in this process (replay and cache model timed
-apart; the cache model's first run includes fitting the session's sizes). Prints a markdown table.
+``--check``: each session (the six shared real transcripts and the bundled samples that record
+cache usage by default) replayed as recorded: predicted against recorded cache reads (total and
+per call), billed input cost against the recorded one, and the disagreeing calls by cause.
+
+"first": the first replay of a freshly loaded session (it counts every message's tokens) and the
+first cache model on it (it reads the session's usage and fits its sizes; a what-if also replays
+the session as recorded once for that fit). "again": the medians of ``--repeat`` further runs,
+each with its per-session memos warm, as the app and a sweep see them. Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -24,7 +31,6 @@ sys.path.insert(0, str(HERE))
 from replay import session_with_calls  # noqa: E402
 
 from inspector.cache import cache_replay  # noqa: E402
-from inspector.cache.report import _FITS  # noqa: E402
 from inspector.importers import load_any  # noqa: E402
 from inspector.replay import ReplaySettings, replay  # noqa: E402
 
@@ -34,17 +40,54 @@ CONFIGS = {
 }
 
 
-def measure(session, settings: ReplaySettings, repeat: int) -> tuple[int, float, float]:  # type: ignore[no-untyped-def]
-    rt, ct = [], []
-    for _ in range(repeat):
-        _FITS.pop(session, None)  # each run pays for the size fit, as a first view does
-        t0 = time.perf_counter()
-        r = replay(session, settings)
-        t1 = time.perf_counter()
-        cache_replay(r)
-        ct.append(time.perf_counter() - t1)
-        rt.append(t1 - t0)
-    return len(r.steps), statistics.median(rt), statistics.median(ct)
+def timed(session, settings: ReplaySettings) -> tuple[int, float, float]:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    r = replay(session, settings)
+    t1 = time.perf_counter()
+    cache_replay(r)
+    return len(r.steps), t1 - t0, time.perf_counter() - t1
+
+
+def measure(path: Path, settings: ReplaySettings, repeat: int) -> tuple[int, tuple[float, float], tuple[float, float]]:
+    session = load_any(path)
+    n, r0, c0 = timed(session, settings)
+    runs = [timed(session, settings) for _ in range(repeat)]
+    return n, (r0, c0), (statistics.median(x[1] for x in runs), statistics.median(x[2] for x in runs))
+
+
+def default_check_files() -> list[Path]:
+    shared = REPO.parent / "shared" / "real-sessions"
+    real = sorted(p for p in shared.glob("*/*") if p.suffix in (".jsonl", ".json")) if shared.is_dir() else []
+    return real + sorted((REPO / "sample_sessions").glob("*.json*"))
+
+
+def check(files: list[Path]) -> int:
+    from collections import Counter
+
+    print("| file | agent | calls | recorded reads | predicted | total | per call | recorded cost | billed | error "
+          "| disagreeing calls (cause) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for f in files:
+        s = load_any(f)
+        c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
+        m = c.metrics()
+        if m["cacheReadError"] is None:
+            continue
+        rec = [x for x in c.steps if x.recorded_read is not None]
+        causes = Counter(_short(d["cause"]) for d in c.disagreements())
+        print(f"| {f.name} | {getattr(s, 'format', '?')} | {len(c.steps):,} | {sum(x.recorded_read or 0 for x in rec):,} | "
+              f"{sum(x.read for x in rec):,} | {m['cacheReadTotalError']:+.1%} | {m['cacheReadError']:.1%} | "
+              f"${m['recordedBilledCostUsd']:,.2f} | ${sum(x.cost for x in rec):,.2f} | {m['billedCostError']:+.1%} | "
+              + (", ".join(f"{n} {k}" for k, n in causes.most_common()) or "—") + " |", flush=True)
+    return 0
+
+
+def _short(cause: str) -> str:
+    for key, word in (("DCP", "DCP tags"), ("already warm", "warm at start"), ("outlived", "cache lived longer"),
+                      ("expired sooner", "expired sooner"), ("kept more", "kept more"), ("read less", "not in file")):
+        if key in cause:
+            return word
+    return cause
 
 
 def main() -> int:
@@ -52,19 +95,22 @@ def main() -> int:
     ap.add_argument("--calls", default="1000,10000")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--file", action="append", default=[])
+    ap.add_argument("--check", nargs="*", default=None, metavar="FILE")
     a = ap.parse_args()
+    if a.check is not None:
+        return check([Path(f) for f in a.check] or default_check_files())
     files = [session_with_calls(int(c)) for c in a.calls.split(",") if c]
     files += [Path(f) for f in a.file]
     shared = REPO.parent / "shared" / "real-sessions"
     if not a.file and shared.is_dir():
         files += sorted(p for p in shared.glob("*/*") if p.suffix in (".jsonl", ".json"))
-    print("| session | calls | replay | config | replay time | cache model | added |")
-    print("|---|---:|---|---|---:|---:|---:|")
+    print("| session | calls | replay | first: replay | cache model | added | again: replay | cache model | added |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for f in files:
-        s = load_any(f)
         for name, settings in CONFIGS.items():
-            n, rt, ct = measure(s, settings, a.repeat)
-            print(f"| {f.name} | {n:,} | {name} | {rt:.3f} s | {ct:.3f} s | {ct / rt:.0%} |", flush=True)
+            n, (r0, c0), (r1, c1) = measure(f, settings, a.repeat)
+            print(f"| {f.name} | {n:,} | {name} | {r0:.3f} s | {c0:.3f} s | {c0 / r0:.0%} | {r1:.3f} s | "
+                  f"{c1:.3f} s | {c1 / r1:.0%} |", flush=True)
     return 0
 
 

@@ -24,8 +24,9 @@ import statistics
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
+from ..gcpause import gc_paused
 from ..numbers import clamp, finite_ms
 from ..session.models import AssistantMessage
 from ..session.tree import Session
@@ -42,8 +43,9 @@ DISAGREE_SHARE = 0.05
 DISAGREE_MIN = 1024
 
 
-@dataclass(frozen=True)
-class CacheStep:
+class CacheStep(NamedTuple):
+    """One call's prompt as the cache model splits it, beside what the provider recorded."""
+
     step: int
     entry_index: int
     family: str
@@ -213,8 +215,9 @@ def as_recorded(replay: Any) -> bool:
 
 
 def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
-    """The session's size fit (with each family's tail), from this replay when it is as recorded,
-    else from the as-recorded replay of the same branch and counter (replayed once per session);
+    """The session's size fit (with each family's tail), from this replay when its compactions are
+    the recorded ones (its context before pruning is then the recorded one), else from the
+    as-recorded replay of the same branch and counter (replayed once per session);
     and the families whose recorded reads show the long retention (see :func:`long_retention`)."""
     from ..replay import ReplaySettings
     from ..replay import replay as run
@@ -222,9 +225,12 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     key = (replay.settings.counter, replay.settings.leaf)
     memo = _FITS.setdefault(replay.session, {})
     if key not in memo:
-        base = replay if as_recorded(replay) else run(
-            replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf))
-        fit = fit_sizes([(s.tokens, s.recorded_input) for s in base.steps if s.recorded_input])
+        if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
+            base = replay
+            fit = fit_sizes([(s.tokens_before_pruning, s.recorded_input) for s in base.steps if s.recorded_input])
+        else:
+            base = run(replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf))
+            fit = fit_sizes([(s.tokens, s.recorded_input) for s in base.steps if s.recorded_input])
         facts = session_facts(replay.session).calls
         calls = []
         for s in base.steps:
@@ -304,6 +310,8 @@ class _Shared:
             rec = self._compactions.get(k) or {}
             first = cur._segment[0].entry_index if cur._length else None
             return "compaction", rec.get("entryIndex", first), 0
+        if not cur.events:
+            return None, None, prev.tokens
         kinds = {ev.get("type") for ev in cur.events}
         if "pruned" not in kinds and "unpruned" not in kinds:
             return None, None, prev.tokens
@@ -358,6 +366,8 @@ class _Facts:
     """What the session file says about each answer, read once per session."""
     calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None]]
     """entry index → (family, recorded read, write, input, recorded input cost, time in s)."""
+    models: dict[int, Any]
+    """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[str, tuple[float | None, float | None, float | None]]
     dcp: bool
 
@@ -377,7 +387,7 @@ def session_facts(session: Session) -> _Facts:
         cost = _cost_dict(m)
         t = finite_ms(m.timestamp)
         calls[i] = (family_of(m), read, write, inp, cost, t / 1000 if t is not None else None)
-    facts = _Facts(calls, recorded_rates([m for _, m in msgs]), uses_dcp([m for _, m in msgs]))
+    facts = _Facts(calls, dict(msgs), recorded_rates([m for _, m in msgs]), uses_dcp([m for _, m in msgs]))
     _FACTS[session] = facts
     return facts
 
@@ -437,12 +447,16 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
     call by the provider that answered it), "anthropic", "openai" or "none"; ``retention``: pi's
     ``cacheRetention`` ("short": 5 min Anthropic / 10 min OpenAI, "long": 1 h / 24 h, "none"), or
     "auto": long for a family whose recorded reads show it, else short."""
+    with gc_paused():
+        return _cache_replay(replay, session, model, retention)
+
+
+def _cache_replay(replay: Any, session: Session | None, model: str, retention: str) -> CacheReport:
     if model not in MODELS:
         raise ValueError(f"unknown cache model {model!r}; choose one of {', '.join(MODELS)}")
     if retention not in RETENTIONS:
         raise ValueError(f"unknown cache retention {retention!r}; choose one of {', '.join(RETENTIONS)}")
     session = session or replay.session
-    msgs = [session.entries[s.entry_index].message for s in replay.steps]
     fit, long = session_fit(replay) if replay.steps else (UNFITTED, frozenset[str]())
     anchored = as_recorded(replay)
     facts = session_facts(session)
@@ -454,8 +468,10 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
     last_t: float | None = None
-    for k, (st, m) in enumerate(zip(replay.steps, msgs, strict=True)):
-        name = getattr(m, "model", None) or ""
+    answers = facts.models
+    for k, st in enumerate(replay.steps):
+        m = answers[st.entry_index]
+        name = m.model or ""
         rule = rules.get(name) or rules.setdefault(name, rule_for(m, model, retention, long))
         rate = rates.get(name) or rates.setdefault(
             name, rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)))
@@ -473,7 +489,7 @@ def cache_replay(replay: Any, session: Session | None = None, *, model: str = "a
         common = reach if cause is None else min(reach, fit.size(shared_tokens) if shared_tokens else fit.hidden)
         read, write, uncached = rule.split(prompt, rule.reusable(common, reach, fit.hidden), warm, tail)
         inv = None
-        if k > 0 and rule.enabled:
+        if k > 0 and rule.enabled and (cause is not None or not warm):
             expected = rule.split(prompt, reach, True, tail)[0]
             lost = expected - read
             if lost > 0:
