@@ -48,3 +48,16 @@ def test_story_for_a_provider_without_a_cache_model(sb):
             x["message"]["provider"], x["message"]["model"] = "google", "gemini-2.5-pro"
     r = replay(sb.session(), ReplaySettings())
     assert cache_view.story(r, cache_replay(r), 0)[0].startswith("Prompt cache: no cache model")
+
+
+def test_compare_prices_batch_style_pruning_against_every_turn():
+    at = page(load(fresh()), "compare")
+    at.toggle(key="cmp_batches").set_value(True).run()
+    assert not at.exception
+    table = [df.value for df in at.dataframe if "billed cost ($)" in df.value.columns][-1]
+    names = list(table["configuration"])
+    assert len(names) == 4 and any("every turn" in n for n in names) and any("batches" in n for n in names)
+    every = table[table["configuration"].str.contains("every turn")].iloc[0]
+    none = table[table["configuration"] == "no pruning"].iloc[0]
+    # on this sample pruning every turn saves tokens (blended) but bills more (the cache)
+    assert every["blended cost ($)"] < none["blended cost ($)"] and every["billed cost ($)"] > none["billed cost ($)"]

@@ -116,6 +116,27 @@ def compare_rows(runs: Sequence[tuple[str, Any, CacheReport]]) -> list[dict[str,
     return rows
 
 
+#: PRUNE_MINIMUM values compared: 0 prunes at every turn; the larger ones prune rarely, in batches
+BATCHES = (0, 20_000, 40_000)
+
+
+def batch_configs(settings: Any) -> list[tuple[str, Any]]:
+    """No pruning, pruning every turn and batch-style pruning, with the sidebar's pruning strategy
+    when it has a PRUNE_MINIMUM (pi-context-pruning, opencode), else pi-context-pruning."""
+    from ..pruning import REGISTRY
+
+    own_strategy = REGISTRY.get(settings.strategy)
+    has_minimum = own_strategy is not None and "prune_minimum" in own_strategy.Settings.model_fields
+    strat = settings.strategy if has_minimum else "pi-context-pruning"
+    own = settings.strategy_dict() if strat == settings.strategy else {}
+    out = [("no pruning", settings.model_copy(update={"strategy": "none", "strategy_settings": ()}))]
+    for m in BATCHES:
+        cfg = settings.model_copy(update={"strategy": strat}).with_strategy_settings({**own, "prune_minimum": m})
+        out.append((f"{strat}: " + ("every turn (PRUNE_MINIMUM 0)" if m == 0 else f"in batches (PRUNE_MINIMUM {m:,})"),
+                    cfg))
+    return out
+
+
 # -- drawing ------------------------------------------------------------------------------------
 
 
@@ -162,11 +183,18 @@ def run_panel(r: Any) -> None:
             st.dataframe(pd.DataFrame(inv), hide_index=True, height=min(400, 35 * len(inv) + 38))
 
 
-def compare_panel(runs: Sequence[tuple[str, Any]]) -> None:
-    """Compare & tune: the configurations ranked by billed cost."""
+def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None:
+    """Compare & tune: the configurations ranked by billed cost; on demand, batch-style pruning
+    against pruning every turn."""
+    from .state import current_replay
+
     rows = compare_rows([(name, r, report(r)) for name, r in runs])
     st.markdown("**Ranked by billed cost** (the provider's prompt cache priced)")
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_billed")
-    st.caption("Pruning saves tokens but every prune that changes an old message makes the next call write the "
+    st.caption("Pruning saves tokens, but every prune that changes an old message makes the next call write the "
                "cache again from there. Batch-style pruning (a large PRUNE_MINIMUM: prune rarely, more at once) "
-               "breaks the cache less often than pruning every turn; compare them here.")
+               "breaks the cache less often than pruning every turn.")
+    if settings is not None and st.toggle("Batch-style pruning against pruning every turn", key="cmp_batches"):
+        batch = [(name, current_replay(cfg, f"Replaying {name}")) for name, cfg in batch_configs(settings)]
+        st.dataframe(pd.DataFrame(compare_rows([(n, r, report(r)) for n, r in batch if r is not None])),
+                     hide_index=True)

@@ -1086,7 +1086,7 @@ def compare_page(settings: ReplaySettings) -> None:
     rows = views.metrics_rows(runs)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_table", height=35 * len(rows) + 38,
                  column_config={"metric": st.column_config.TextColumn(width="medium")})
-    cache_view.compare_panel(runs)
+    cache_view.compare_panel(runs, settings)
     st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)
 
     st.subheader("Sweep two settings")
