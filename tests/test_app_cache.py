@@ -21,7 +21,7 @@ def test_replay_page_splits_the_prompt_and_marks_invalidations():
     s = c.steps[k]
     assert got["cache read"][0] == s.read and got["cache written"][0] == s.write and got["uncached input"][0] == s.uncached
     assert got["cache read"][1] == s.recorded_read  # the recorded bar
-    tl = figures_of(at)[-1]
+    tl = figures_of(at)[1]
     marks = next(t for t in tl["data"] if t.get("name") == "cache invalidated")
     assert marks["x"] == [x.step for x in c.invalidations]
     # at an invalidation the story says what broke the cache and what it cost

@@ -575,9 +575,9 @@ def replay_page(settings: ReplaySettings) -> None:
         _compaction_moment(r, k, d, comps, settings, counter)
     else:
         _plain_bars(r, k, d, settings, counter)
-    cache_view.step_panel(r, k)
     _pruned_here(r, k, d, counter)
     _timeline(r, k, recon)
+    cache_view.step_panel(r, k)
     st.subheader("What happened here")
     story = memo("story", (settings, k), lambda: step_story(r, k, d, recon)) + cache_view.story_lines(r, k)
     st.markdown("\n".join("- " + esc(relative(line)) for line in story))
