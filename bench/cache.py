@@ -84,7 +84,7 @@ def check(files: list[Path]) -> int:
 
 def _short(cause: str) -> str:
     for key, word in (("DCP", "DCP tags"), ("already warm", "warm at start"), ("outlived", "cache lived longer"),
-                      ("expired sooner", "expired sooner"), ("kept more", "kept more"), ("read less", "not in file")):
+                      ("expired sooner", "expired sooner"), ("kept more", "kept more"), ("not in this file", "request not in file"), ("read less", "not in file")):
         if key in cause:
             return word
     return cause

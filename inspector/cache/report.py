@@ -422,8 +422,20 @@ def uses_dcp(messages: Sequence[Any]) -> bool:
                for b in m.content)
 
 
+def _invalidation(rule: CacheRule, rate: Rates, lost: int, cause: str | None, warm: bool, broke: int | None,
+                  idle: float | None) -> dict[str, Any] | None:
+    """The record of a call whose cached prefix shrank by ``lost`` tokens: why, where, what it cost
+    (the lost prefix written, or sent uncached, instead of read)."""
+    if lost <= 0:
+        return None
+    why = cause if warm else "ttl"
+    extra = (rate.write if rule.writes else rate.input) - rate.read
+    return {"cause": why, "brokenAtEntryIndex": broke if why != "ttl" else None, "tokensRewritten": lost,
+            "premiumUsd": round(lost * extra, 6), "idleSeconds": None if idle is None else round(idle, 1)}
+
+
 def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: float | None,
-                  dcp: bool = False) -> str | None:
+                  dcp: bool = False, previous: int | None = None) -> str | None:
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -432,6 +444,9 @@ def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: fl
             return "the cache was already warm (an earlier request with the same system prompt and tools)"
         if not warm:
             return f"the cache outlived the modelled lifetime ({mins})"
+        if previous is not None and rec > previous:
+            return ("more was read than the previous call sent: a request not in this file (a retry, a side "
+                    "request, a sub-agent) had written a longer prefix")
         return "the provider kept more of the prefix than the model predicts (a change it did not count as one)"
     if idle is not None and idle > 240:
         return f"the cache had expired sooner than modelled ({mins})"
@@ -490,17 +505,10 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         read, write, uncached = rule.split(prompt, rule.reusable(common, reach, fit.hidden), warm, tail)
         inv = None
         if k > 0 and rule.enabled and (cause is not None or not warm):
-            expected = rule.split(prompt, reach, True, tail)[0]
-            lost = expected - read
-            if lost > 0:
-                why = cause if warm else "ttl"
-                extra = (rate.write if rule.writes else rate.input) - rate.read
-                inv = {"cause": why, "brokenAtEntryIndex": broke if why != "ttl" else None,
-                       "tokensRewritten": lost, "premiumUsd": round(lost * extra, 6),
-                       "idleSeconds": None if idle is None else round(idle, 1)}
+            inv = _invalidation(rule, rate, rule.split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle)
         rc = None if rec_read is None else rec_cost if rec_cost is not None else rate.cost(
             rec_read, rec_write or 0, rec_in or 0)
-        dis = (_disagreement(k, read, rec_read, prompt, warm, idle, dcp)
+        dis = (_disagreement(k, read, rec_read, prompt, warm, idle, dcp, prev_prompt)
                if rec_read is not None and rule.enabled else None)
         out.append(CacheStep(k, st.entry_index, rule.family, prompt, read, write, uncached, rec_read,
                              rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),

@@ -15,6 +15,7 @@ from .options import add_cache, add_json, add_replay, replay_settings
 
 SHOWN_EVENTS = ("compaction", "overflow", "branch_summary", "compaction_skipped")
 MAX_SHOWN = 40
+MAX_DISAGREEMENTS = 10
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -51,6 +52,9 @@ def print_cache(c: CacheReport) -> None:
     if m["cacheReadError"] is not None:
         print(f"  cache reads vs recorded: error {m['cacheReadError']:.1%} (Σ|predicted − recorded| / Σ recorded), "
               f"total {m['cacheReadTotalError']:+.1%}, {len(c.disagreements())} calls disagree")
+    for row in c.disagreements()[:MAX_DISAGREEMENTS]:
+        print(f"  step {row['step']:>5} (entry {row['entryIndex']}): cache read {row['predictedRead']:,} predicted, "
+              f"{row['recordedRead']:,} recorded: {visible(row['cause'] or '', inline=True)}")
     for row in c.invalidation_rows()[:MAX_SHOWN]:
         at = f" at entry {row['brokenAtEntryIndex']}" if row.get("brokenAtEntryIndex") is not None else ""
         print(f"  step {row['step']:>5} (entry {row['entryIndex']}): cache invalidated by {row['cause']}{at}: "
