@@ -61,3 +61,10 @@ def test_compare_prices_batch_style_pruning_against_every_turn():
     none = table[table["configuration"] == "no pruning"].iloc[0]
     # on this sample pruning every turn saves tokens (blended) but bills more (the cache)
     assert every["blended cost ($)"] < none["blended cost ($)"] and every["billed cost ($)"] > none["billed cost ($)"]
+
+
+def test_load_page_says_how_far_the_cache_model_follows_the_recorded_usage():
+    at = load(fresh())
+    line = next(c.value for c in at.caption if c.value.startswith("Prompt cache:"))
+    c = cache_replay(replay(load_session(SAMPLE), ReplaySettings(strategy="recorded")))
+    assert f"{abs(c.read_total_error):.1%} in total" in line and f"{len(c.disagreements())} call(s) disagree" in line

@@ -140,6 +140,29 @@ def batch_configs(settings: Any) -> list[tuple[str, Any]]:
 # -- drawing ------------------------------------------------------------------------------------
 
 
+def verdict(m: dict[str, Any], disagreeing: int) -> str | None:
+    """One sentence: how far the cache model follows this session's recorded cache usage."""
+    if m["cacheReadError"] is None:
+        return None
+    cost = "" if m["billedCostError"] is None else f", billed input cost {m['billedCostError']:+.1%} of the recorded"
+    return (f"Prompt cache: replayed as recorded, the model predicts the recorded cache reads within "
+            f"{abs(m['cacheReadTotalError']):.1%} in total ({m['cacheReadError']:.1%} call by call{cost}); "
+            f"{disagreeing:,} call(s) disagree, each with its likely cause on the Replay page.")
+
+
+def load_verdict(s: Any) -> None:
+    """Load page: the cache model's check on this session, in one line (sessions that record cache use)."""
+    from ..replay import ReplaySettings, replay
+
+    def make() -> str | None:
+        c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
+        return verdict(c.metrics(), len(c.disagreements()))
+
+    line = memo("cache_verdict", None, make)
+    if line:
+        st.caption(line)
+
+
 def step_panel(r: Any, k: int) -> None:
     """Replay page: the cache split of this call's prompt."""
     c = report(r)
