@@ -68,3 +68,20 @@ def test_load_page_says_how_far_the_cache_model_follows_the_recorded_usage():
     line = next(c.value for c in at.caption if c.value.startswith("Prompt cache:"))
     c = cache_replay(replay(load_session(SAMPLE), ReplaySettings(strategy="recorded")))
     assert f"{abs(c.read_total_error):.1%} in total" in line and f"{len(c.disagreements())} call(s) disagree" in line
+
+
+def test_a_sweeps_cells_are_ranked_by_billed_cost_with_the_frontier():
+    at = load(fresh())
+    at.selectbox(key="compaction").set_value("pi")
+    at.selectbox(key="strategy").set_value("opencode").run()
+    at = page(at, "compare")
+    at.selectbox(key="sw_x").set_value("prune_protect")
+    at.selectbox(key="sw_y").set_value("prune_minimum").run()
+    at.text_input(key="sw_vals_prune_protect").set_value("1000, 40000")
+    at.text_input(key="sw_vals_prune_minimum_y").set_value("0, 20000").run()
+    at.button(key="sw_run").click().run()
+    at.toggle(key="sw_billed").set_value(True).run()
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "frontier" in df.value.columns)
+    assert len(table) == 4 and list(table["billedCostUsd"]) == sorted(table["billedCostUsd"])
+    assert bool(table["frontier"].iloc[0])  # the cheapest cell is on the frontier

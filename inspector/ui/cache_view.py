@@ -206,6 +206,27 @@ def run_panel(r: Any) -> None:
             st.dataframe(pd.DataFrame(inv), hide_index=True, height=min(400, 35 * len(inv) + 38))
 
 
+def sweep_rows(session: Any, cells: Sequence[Any]) -> list[dict[str, Any]]:
+    """A sweep's cells with the cache model's billed cost, best first, the cost frontier flagged."""
+    from ..cache.sweep import billed_metrics, rank
+
+    rows = [{**c.values, **billed_metrics(session, c.settings), "blended cost": c.metrics.cost_usd,
+             "rereads": c.metrics.rereads, "overflows": c.metrics.overflows, "compactions": c.metrics.compactions}
+            for c in cells]
+    return rank(rows, "billed")
+
+
+def sweep_panel(session: Any, cells: Sequence[Any]) -> None:
+    """Compare & tune, under a sweep: its cells ranked by billed cost, on demand (each is replayed
+    again to price it), with the frontier of cost against re-reads, overflows and compactions."""
+    if not st.toggle("Rank the cells by billed cost (the prompt cache priced)", key="sw_billed"):
+        return
+    rows = memo("sweep_billed", tuple(c.settings for c in cells), lambda: sweep_rows(session, cells))
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.caption("frontier: no other cell is as cheap with as few re-reads, overflows and compactions — the settings "
+               "worth choosing between.")
+
+
 def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None:
     """Compare & tune: the configurations ranked by billed cost; on demand, batch-style pruning
     against pruning every turn."""

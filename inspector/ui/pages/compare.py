@@ -176,6 +176,7 @@ def compare_page(settings: ReplaySettings) -> None:
             st.button("Apply to the sidebar", key="sw_apply", on_click=_apply_cell)
         if msg := st.session_state.pop("_applied", None):
             st.success(f"Applied {msg}.")
+        cache_view.sweep_panel(s, cells)
 
 
 compare_page(st.session_state["_settings"])
