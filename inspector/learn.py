@@ -400,6 +400,8 @@ def _prep_values(session: Session, leaf: int, keep: int) -> tuple[dict[str, Any]
             "split_turn": prep.isSplitTurn,
             "turn_start": path[prep.cut.turnStartIndex] if prep.isSplitTurn else None,
             "summarised_messages": len(prep.messagesToSummarize),
+            "summarised_tokens": sum(estimate_tokens(c.message) for c in prep.messagesToSummarize),
+            "turn_prefix_tokens": sum(estimate_tokens(c.message) for c in prep.turnPrefixMessages),
             "turn_prefix_messages": len(prep.turnPrefixMessages)}
     return vals, (frames, prep)
 

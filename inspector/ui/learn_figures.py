@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from ..learn import Reveal, WalkFrame
 from . import figures
-from .figures import KIND_COLORS, SERIES_COLORS
+from .figures import KIND_COLORS, PART_COLORS, SERIES_COLORS
 
 
 def _layout(height: int = 320, **more: Any) -> dict[str, Any]:
@@ -36,6 +36,10 @@ def tokens_compare(rv: Reveal) -> go.Figure:
              "line": {"color": SERIES_COLORS[0], "width": 2}},
             {"type": "scatter", "mode": "lines+markers", "x": xs, "y": rec, "name": "recorded by the provider",
              "line": {"color": SERIES_COLORS[1], "width": 2}, "marker": {"size": 4}}]
+    cur = steps[rv.value]
+    data.append({"type": "scatter", "mode": "markers", "x": [cur.step, cur.step], "name": f"call {cur.step}",
+                 "y": [cur.tokens, rv.values["recorded"]], "marker": {"size": 12, "color": "rgba(0,0,0,0)",
+                                                                      "line": {"width": 2, "color": "#111"}}})
     shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": rv.value, "x1": rv.value, "y0": 0, "y1": 1,
                "line": {"color": "#333", "width": 1}}]
     return go.Figure({"data": data, "layout": _layout(
@@ -90,6 +94,22 @@ def cut_walk(frames: tuple[WalkFrame, ...], keep: int, first_kept: int | None = 
     return fig
 
 
+def summary_parts(rv: Reveal) -> go.Figure:
+    """Screen 6: the context at the compaction split into what is summarised (and whose files the
+    summary lists), the split turn's prefix, and what is kept verbatim."""
+    v = rv.values
+    parts = (("summarised: its files are listed", v["summarised_tokens"], PART_COLORS["summarised"]),
+             ("turn prefix: its files too", v["turn_prefix_tokens"], PART_COLORS["turn prefix"]),
+             ("kept verbatim", v["kept_tokens"], KIND_COLORS["assistant"]))
+    data = [{"type": "bar", "orientation": "h", "y": ["context"], "x": [t], "name": html.escape(name),
+             "marker": {"color": c}, "hovertemplate": f"{html.escape(name)}: %{{x:,}} tokens<extra></extra>"}
+            for name, t, c in parts]
+    title = f"{len(v['read_files'])} read + {len(v['modified_files'])} modified file(s) listed"
+    return go.Figure({"data": data, "layout": _layout(200, barmode="stack", title={"text": title},
+                                                      xaxis={"title": {"text": "tokens"}, "tickformat": ",~s"},
+                                                      legend={"orientation": "h", "y": -0.5}, margin={"t": 40})})
+
+
 def pruning_compare(rv: Reveal) -> go.Figure:
     """Screen 7: both rules' context per call over the whole session, and the totals pruned."""
     runs = rv.extra["replays"]
@@ -112,5 +132,5 @@ def screen_figure(rv: Reveal) -> go.Figure | None:
     if rv.screen in ("cut", "split"):
         return cut_walk(rv.extra["frames"], rv.values["keep"], rv.values["first_kept"])
     make = {"context": context_kinds, "tokens": tokens_compare, "trigger": trigger_timeline,
-            "pruning": pruning_compare, "cost": cost_compare}.get(rv.screen)
+            "pruning": pruning_compare, "cost": cost_compare, "keeps": summary_parts}.get(rv.screen)
     return make(rv) if make else None
