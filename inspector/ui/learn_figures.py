@@ -75,15 +75,22 @@ def cut_walk(frames: tuple[WalkFrame, ...], keep: int, first_kept: int | None = 
                  "line": {"color": "#111"}}]
 
     top = max([keep, *(f.total for f in frames)]) * 1.05 if frames else keep
+    at = next((p for p, f in enumerate(order) if first_kept is not None and f.entry >= first_kept), None)
+    cut_shapes, cut_notes = [], []
+    if at is not None and upto == n:  # the walk is over: where the kept part starts
+        cut_shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": at - 0.5, "x1": at - 0.5, "y0": 0,
+                       "y1": 1, "line": {"color": "#111", "width": 2}}]
+        cut_notes = [{"xref": "x", "yref": "paper", "x": at - 0.5, "y": 1, "text": f"cut: kept from entry {first_kept} →",
+                      "showarrow": False, "xanchor": "left", "yanchor": "bottom"}]
     layout = _layout(
         360, barmode="overlay", xaxis={"title": {"text": "entry (newest on the right)"}, "type": "category"},
         yaxis={"title": {"text": "message tokens"}},
         yaxis2={"overlaying": "y", "side": "right", "range": [0, top], "title": {"text": "walked"},
-                "tickformat": ",~s"},
+                "tickformat": ",.3~s"},
         shapes=[{"type": "line", "xref": "paper", "yref": "y2", "x0": 0, "x1": 1, "y0": keep, "y1": keep,
-                 "line": {"color": "#d62728", "dash": "dash"}}],
+                 "line": {"color": "#d62728", "dash": "dash"}}, *cut_shapes],
         annotations=[{"xref": "paper", "yref": "y2", "x": 0, "y": keep, "text": f"keepRecentTokens {keep:,}",
-                      "showarrow": False, "yanchor": "bottom", "xanchor": "left"}],
+                      "showarrow": False, "yanchor": "bottom", "xanchor": "left"}, *cut_notes],
         legend={"orientation": "h", "y": -0.25},
         updatemenus=[{"type": "buttons", "showactive": False, "x": 1, "y": 1.15, "xanchor": "right",
                       "buttons": [{"label": "▶ Play the walk", "method": "animate",

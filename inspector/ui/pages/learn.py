@@ -153,11 +153,12 @@ def learn_page() -> None:
     st.title("Learn")
     st.caption(f"How compaction works, one idea per screen, on the bundled session {learn.LEARN_SAMPLE} "
                f"({len(session.entries):,} entries). Move the control, answer, then reveal. Share this screen: "
-               f"add ?screen={n} to the address.")
+               f"add ?screen={n} to the address. The sidebar's settings do not apply here (each screen sets its "
+               "own); \"Open in Replay\" carries them over.")
     _nav(n)
     st.header(f"{n}. {s.title}")
     st.markdown(esc(s.idea))
-    st.info(f"**{esc(s.system)}'s rule.** {esc(s.rule)}  \nSource: {us.code(s.source)}", icon=":material/gavel:")
+    st.info(f"**The rule ({esc(s.system)}).** {esc(s.rule)}  \nSource: {us.code(s.source)}", icon=":material/gavel:")
     value = _control(s, session)
     more: dict[str, Any] = {}
     if s.key == "pruning":
