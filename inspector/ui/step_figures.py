@@ -9,6 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..compaction_view import compaction_view, compactions_at
+from ..whatif import keep_recent_line
 from . import figures, views
 
 
@@ -39,6 +40,6 @@ def step_bars(replay: Any, k: int, counter: Any, detail: Any = None, zoom: bool 
     return figures.context_bars(
         d.before, before_tokens, d.after, sent_tokens, pruned_positions=views.pruned_positions(d),
         pruned_before=pruned, window=settings.context_window, reserve=settings.reserve_tokens,
-        keep_recent=settings.keep_recent_tokens if settings.compaction in ("pi", "early") else None,
+        keep_recent=keep_recent_line(settings),
         cuts=_next_cuts(replay, k, d, before_tokens),
         title=f"Context at model call {k} (entry {replay.steps[k].entry_index})", zoom=zoom)
