@@ -421,9 +421,9 @@ def _cut(session: Session, keep: int) -> Reveal:
     why = (f"The walk back from entry {leaf} adds {len(frames)} message(s) and reaches {frames[-1].total:,} ≥ "
            f"{k:,} at entry {frames[-1].entry} ({frames[-1].role})." if frames and frames[-1].reached else
            f"The walk never reaches {k:,}: everything is kept.",
-           f"The kept part starts at entry {vals['first_kept']}: {vals['kept_messages']} message(s), {kt:,} tokens "
-           "(a cut point at or after where the walk stopped, so usually a little less than keepRecentTokens, and "
-           "more when it moves back over non-message entries).")
+           f"The kept part starts at entry {vals['first_kept']}: {vals['kept_messages']} message(s), {kt:,} tokens. "
+           "It starts at the first valid cut point at or after where the walk stopped: fewer tokens than walked "
+           "when the cut snaps forward past tool results, more when it then moves back over non-message entries.")
     rs, step = _recorded_link(session, keep)
     return Reveal("cut", k, vals, ("fewer", "about the same (within 10 %)", "more"), answer, why, rs, step,
                   {"frames": frames, "prep": prep})
@@ -505,7 +505,9 @@ def _branch(session: Session, target: int) -> Reveal:
     return Reveal("branch", int(target), {"old_leaf": old, "target": int(target), "entries": len(col.entries),
                                           "messages": n, "tokens": prep.totalTokens, "read_files": read,
                                           "modified_files": modified},
-                  number_choices(n), str(n), why, BASE, step, {"summary": text, "prep": prep})
+                  number_choices(n), str(n), why, BASE, step,
+                  {"summary": text, "prep": prep, "collected": col.entries, "target_path": session.path(int(target)),
+                   "prep_session": session})
 
 
 def _cost(session: Session, window: int) -> Reveal:

@@ -41,11 +41,6 @@ def shown_answer(at: AppTest) -> str:
     return text.replace("\\", "").removeprefix("Answer: ").split(" — ")[0]
 
 
-def figure_data(at: AppTest, key: str) -> list[dict[str, Any]]:
-    el = next(e for e in at.get("plotly_chart") if json.loads(e.proto.spec) and key in e.proto.id)
-    return json.loads(el.proto.spec)["data"]
-
-
 def test_every_screen_moves_its_control_and_reveals_what_the_engine_computes(session) -> None:  # type: ignore[no-untyped-def]
     at = open_learn()
     for n, s in enumerate(learn.SCREENS, start=1):
@@ -54,14 +49,14 @@ def test_every_screen_moves_its_control_and_reveals_what_the_engine_computes(ses
         assert any(s.source in i.value.replace("\\", "") for i in at.info), s.key  # the rule's source is named
         key = f"learn_{s.key}"
         value = MOVES[s.key]
+        before = [json.loads(e.proto.spec)["data"] for e in at.get("plotly_chart")]
         if s.control.kind == "select":
             value = learn.branch_targets(session)[-1]
             at.selectbox(key=key).set_value(value).run()
         else:
-            before = [json.loads(e.proto.spec)["data"] for e in at.get("plotly_chart")]
             at.slider(key=key).set_value(value).run()
-            after = [json.loads(e.proto.spec)["data"] for e in at.get("plotly_chart")]
-            assert before != after, f"screen {n}: the figure did not change when {s.control.label} moved"
+        after = [json.loads(e.proto.spec)["data"] for e in at.get("plotly_chart")]
+        assert after and before != after, f"screen {n}: the figure did not change when {s.control.label} moved"
         if s.key == "pruning":
             at.slider(key="learn_pruning_minimum").set_value(5_000).run()
         assert not at.success  # nothing revealed before the button

@@ -80,7 +80,7 @@ def cut_walk(frames: tuple[WalkFrame, ...], keep: int, first_kept: int | None = 
     if at is not None and upto == n:  # the walk is over: where the kept part starts
         cut_shapes = [{"type": "line", "xref": "x", "yref": "paper", "x0": at - 0.5, "x1": at - 0.5, "y0": 0,
                        "y1": 1, "line": {"color": "#111", "width": 2}}]
-        cut_notes = [{"xref": "x", "yref": "paper", "x": at - 0.5, "y": 1, "text": f"cut: kept from entry {first_kept} →",
+        cut_notes = [{"xref": "x", "yref": "paper", "x": at - 0.5, "y": 1.02, "text": f"cut: kept from entry {first_kept} →",
                       "showarrow": False, "xanchor": "left", "yanchor": "bottom"}]
     layout = _layout(
         360, barmode="overlay", xaxis={"title": {"text": "entry (newest on the right)"}, "type": "category"},
@@ -89,8 +89,8 @@ def cut_walk(frames: tuple[WalkFrame, ...], keep: int, first_kept: int | None = 
                 "tickformat": ",.3~s"},
         shapes=[{"type": "line", "xref": "paper", "yref": "y2", "x0": 0, "x1": 1, "y0": keep, "y1": keep,
                  "line": {"color": "#d62728", "dash": "dash"}}, *cut_shapes],
-        annotations=[{"xref": "paper", "yref": "y2", "x": 0, "y": keep, "text": f"keepRecentTokens {keep:,}",
-                      "showarrow": False, "yanchor": "bottom", "xanchor": "left"}, *cut_notes],
+        annotations=[{"xref": "paper", "yref": "y2", "x": 1, "y": keep, "text": f"keepRecentTokens {keep:,}",
+                      "showarrow": False, "yanchor": "top", "xanchor": "right"}, *cut_notes],
         legend={"orientation": "h", "y": -0.25},
         updatemenus=[{"type": "buttons", "showactive": False, "x": 1, "y": 1.15, "xanchor": "right",
                       "buttons": [{"label": "▶ Play the walk", "method": "animate",
@@ -134,10 +134,18 @@ def cost_compare(rv: Reveal) -> go.Figure:
                                       (f"never: ${rv.values['cost_never']:.2f}", runs["never"])])
 
 
+def branch_tree(rv: Reveal) -> go.Figure:
+    """Screen 8: the session's tree, the entries the branch summary collects highlighted, the path
+    to the target drawn."""
+    return figures.tree_lanes(rv.extra["prep_session"], highlight=list(rv.extra["collected"]),
+                              current_path=rv.extra["target_path"])
+
+
 def screen_figure(rv: Reveal) -> go.Figure | None:
     """The figure a screen shows (None: the screen shows text and tables only)."""
     if rv.screen in ("cut", "split"):
         return cut_walk(rv.extra["frames"], rv.values["keep"], rv.values["first_kept"])
     make = {"context": context_kinds, "tokens": tokens_compare, "trigger": trigger_timeline,
-            "pruning": pruning_compare, "cost": cost_compare, "keeps": summary_parts}.get(rv.screen)
+            "pruning": pruning_compare, "cost": cost_compare, "keeps": summary_parts,
+            "branch": branch_tree}.get(rv.screen)
     return make(rv) if make else None

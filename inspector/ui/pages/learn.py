@@ -121,15 +121,15 @@ def _details(s: learn.Screen, rv: learn.Reveal) -> None:
     elif s.key == "split" and v["split_turn"]:
         c = st.columns(2)
         c[0].caption("History summary (offline summarizer)")
-        c[0].text(rv.extra["history"])
+        c[0].code(rv.extra["history"], language=None, wrap_lines=True, height=320)
         c[1].caption("Turn-prefix summary")
-        c[1].text(rv.extra["prefix"])
+        c[1].code(rv.extra["prefix"], language=None, wrap_lines=True, height=320)
     elif s.key == "keeps":
         st.dataframe([{"file": f, "listed as": "read"} for f in v["read_files"]]
                      + [{"file": f, "listed as": "modified"} for f in v["modified_files"]], hide_index=True)
     elif s.key == "branch":
         st.caption("The branch summary pi would store (offline summarizer)")
-        st.text(rv.extra["summary"])
+        st.code(rv.extra["summary"], language=None, wrap_lines=True, height=320)
 
 
 def _nav(n: int) -> None:
