@@ -543,3 +543,16 @@ def all_reveals(session: Session) -> list[Reveal]:
 
 __all__ = ["SCREENS", "Screen", "Control", "Reveal", "WalkFrame", "reveal", "cut_walk", "screen", "parse_screen",
            "load_learn_session", "all_reveals", "Replay"]
+
+
+def as_dict(rv: Reveal) -> dict[str, Any]:
+    """A screen and its reveal as plain JSON values (``inspector learn --json``); ``replay``: the
+    Replay page's step and the settings that differ from the defaults."""
+    s = screen(rv.screen)
+    return {"screen": s.number, "key": s.key, "title": s.title, "idea": s.idea, "system": s.system,
+            "rule": s.rule, "source": s.source,
+            "control": {"key": s.control.key, "label": s.control.label, "value": rv.value},
+            "question": s.question, "choices": list(rv.choices), "answer": rv.answer,
+            "explanation": list(rv.explanation), "values": rv.values, "coming": s.coming,
+            "replay": {"step": rv.replay_step,
+                       "settings": rv.replay_settings.model_dump(mode="json", exclude_defaults=True)}}

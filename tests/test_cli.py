@@ -23,7 +23,7 @@ from inspector.replay_report import replay_table
 from .support.paths import REPO
 
 SAMPLE = str(REPO / "sample_sessions" / "coding-session.jsonl")
-NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "export", "sessions"]
+NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "export", "sessions", "learn"]
 
 
 def run(*argv: str) -> tuple[int, str, str]:

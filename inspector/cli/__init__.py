@@ -32,7 +32,20 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..visible import VisibleStream, visible
-from . import check, compact, doctor, export, info, oracle_json, prune, replay, sessions, summarize, sweep
+from . import (
+    check,
+    compact,
+    doctor,
+    export,
+    info,
+    learn,
+    oracle_json,
+    prune,
+    replay,
+    sessions,
+    summarize,
+    sweep,
+)
 from .base import EXIT_USAGE, Command, fail
 
 __all__ = ["COMMANDS", "Command", "build_parser", "fail", "main"]
@@ -49,6 +62,7 @@ COMMANDS: tuple[Command, ...] = (
     check.COMMAND,
     export.COMMAND,
     sessions.COMMAND,
+    learn.COMMAND,
 )
 
 
