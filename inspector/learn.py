@@ -181,9 +181,7 @@ SCREENS: tuple[Screen, ...] = (
            "messages, the turn prefix and the previous compaction's details; compact() appends them as "
            "<read-files> and <modified-files>; a file both read and modified is listed as modified.",
            "pi compaction.ts prepareCompaction, formatFileOperations", KEEP_CONTROL,
-           "How many files does the summary list (read + modified)?",
-           coming="The retention view (which facts of the summarised part survive in the summary) comes with "
-                  "retention scoring (issue 21)."),
+           "How many files does the summary list (read + modified)?"),
     Screen(7, "pruning", "Pruning old tool outputs", "Before compacting, agents can drop old tool outputs: the "
            "newest PRUNE_PROTECT tokens of outputs stay; older ones go, but only if at least PRUNE_MINIMUM "
            "would go.", "OpenCode and pi-context-pruning",
@@ -529,6 +527,20 @@ def _cost(session: Session, window: int) -> Reveal:
                   ("cheaper", "dearer", "the same"), answer, why, rs, steps[0] if steps else 0,
                   {"replays": {"pi": pi_r, "never": never}})
 
+
+def retention_values(session: Session, rv: Reveal) -> dict[str, Any]:
+    """Screen 6's retention view (:mod:`inspector.retention`, issue 21): of what the branch needed
+    after the session's own compaction, what its summary and kept part carried over."""
+    try:
+        from .retention import retention
+    except ImportError:  # pragma: no cover - a checkout without the retention package
+        return {}
+    c = retention(replay(session, BASE)).compactions[0]
+    return {"retention_entry": c.span.entry_index, "retention_recall": c.recall(), "retention_needed": len(c.needed),
+            "retention_forgotten": [n.as_dict() for n in c.forgotten]}
+
+
+EXTENSIONS.setdefault("keeps", []).append(retention_values)
 
 _COMPUTE: dict[str, Callable[..., Reveal]] = {
     "context": _context, "tokens": _tokens, "trigger": _trigger, "cut": _cut, "split": _split,

@@ -127,6 +127,14 @@ def _details(s: learn.Screen, rv: learn.Reveal) -> None:
     elif s.key == "keeps":
         st.dataframe([{"file": f, "listed as": "read"} for f in v["read_files"]]
                      + [{"file": f, "listed as": "modified"} for f in v["modified_files"]], hide_index=True)
+        if "retention_recall" in v:
+            st.subheader("Retention: what the session's own compaction carried over")
+            recall = {k: "—" if x is None else f"{x:.0%}" for k, x in v["retention_recall"].items()}
+            st.caption(f"Of the {v['retention_needed']} item(s) the branch used after the compaction at entry "
+                       f"{v['retention_entry']} that it had met before it, the share still in the summary or the "
+                       "kept part, by kind (our heuristics, issue 21: docs/retention.md). Forgotten items below.")
+            st.dataframe([recall], hide_index=True)
+            st.dataframe(v["retention_forgotten"], hide_index=True)
     elif s.key == "branch":
         st.caption("The branch summary pi would store (offline summarizer)")
         st.code(rv.extra["summary"], language=None, wrap_lines=True, height=320)
