@@ -70,6 +70,10 @@ def test_every_screen_moves_its_control_and_reveals_what_the_engine_computes(ses
         assert at.button(key="learn_to_replay").label.endswith(f"model call {rv.replay_step}")
         if s.coming:
             assert any("Coming" in w.value for w in at.warning)
+        if s.key == "keeps":  # the retention view of the session's own compaction (issue 21)
+            assert any(h.value.startswith("Retention") for h in at.subheader)
+            forgotten = next(df.value for df in at.dataframe if "item" in df.value.columns)
+            assert list(forgotten["item"]) == [f["item"] for f in rv.values["retention_forgotten"]]
         if n < len(learn.SCREENS):
             at.button(key="learn_next").click().run()
     assert at.button(key="learn_next").disabled
