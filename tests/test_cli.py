@@ -23,8 +23,8 @@ from inspector.replay_report import replay_table
 from .support.paths import REPO
 
 SAMPLE = str(REPO / "sample_sessions" / "coding-session.jsonl")
-NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "retention", "export",
-         "sessions", "learn"]
+NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "retention",
+         "export", "sessions", "corpus", "learn"]
 
 
 def run(*argv: str) -> tuple[int, str, str]:

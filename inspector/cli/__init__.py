@@ -35,6 +35,7 @@ from ..visible import VisibleStream, visible
 from . import (
     check,
     compact,
+    corpus,
     doctor,
     export,
     info,
@@ -64,6 +65,7 @@ COMMANDS: tuple[Command, ...] = (
     retention.COMMAND,
     export.COMMAND,
     sessions.COMMAND,
+    corpus.COMMAND,
     learn.COMMAND,
 )
 
