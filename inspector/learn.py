@@ -200,14 +200,15 @@ SCREENS: tuple[Screen, ...] = (
            Control("target", "Navigate to entry", "select", None, help="Where /tree moves the session to."),
            "Navigating there from the old branch's leaf, how many messages go into the branch summary?"),
     Screen(9, "cost", "The cost of it all", "Every call pays for its whole context again: compaction shrinks what "
-           "later calls pay, at the price of the summary calls.", "pi (with the session's recorded prices)",
-           "Cost per call = context tokens × the input price recorded in the session (or the model's list price); "
-           "a compaction adds its summarizer's input and output.", "inspector/pricing.py; pi shouldCompact",
+           "later calls pay, but it also throws away the provider's prompt cache.", "the providers' prompt caching",
+           "Each call is billed for its prompt: what the provider's prompt cache holds (the unchanged start of the "
+           "prompt) at the cache-read price, the rest at the input price plus a cache write; a compaction changes "
+           "the prompt's start, so the next call reads nothing from the cache.",
+           "inspector/cache (Anthropic and OpenAI prompt caching, issue 19); inspector/pricing.py",
            Control("window", "Context window", "slider", 64_000, 32_000, 200_000, 8_000,
                    help="pi's compaction at this window, compared with never compacting."),
-           "Compacting at this window, is the session cheaper or dearer than never compacting?",
-           coming="Input prices ignore the prompt cache (cache reads are much cheaper); the cache-aware cost comes "
-                  "with issue 19."),
+           "Compacting at this window, with the prompt cache, is the session cheaper or dearer than never "
+           "compacting?"),
 )
 BY_KEY = {s.key: s for s in SCREENS}
 PRUNE_MINIMUM_DEFAULT = 20_000
@@ -509,18 +510,25 @@ def _branch(session: Session, target: int) -> Reveal:
 
 
 def _cost(session: Session, window: int) -> Reveal:
+    from .cache import cache_replay
+
     rs = _pi_at(window)
     pi_r = replay(session, rs)
     never = replay(session, rs.model_copy(update={"compaction": "never"}))
-    a, b = pi_r.metrics.cost_usd, never.metrics.cost_usd
+    ca, cb = cache_replay(pi_r, session), cache_replay(never, session)
+    a, b = ca.billed_cost, cb.billed_cost
     answer = "the same" if abs(a - b) < 0.005 else "cheaper" if a < b else "dearer"
-    why = (f"Compacting at {int(window):,}: {pi_r.metrics.total_input_tokens:,} input tokens, ${a:.2f} "
-           f"({pi_r.metrics.compactions} compaction(s), {pi_r.metrics.summary_tokens:,} summary tokens); never: "
-           f"{never.metrics.total_input_tokens:,} tokens, ${b:.2f}.",
-           "Each call pays for its whole context, so a smaller context after a compaction is paid less on every "
-           "later call.")
+    why = (f"With the prompt cache: compacting at {int(window):,} bills ${a:.2f} ({pi_r.metrics.compactions} "
+           f"compaction(s), {ca.hit_rate or 0:.0%} of prompt tokens read from the cache, {len(ca.invalidations)} "
+           f"cache invalidation(s)); never compacting bills ${b:.2f} ({cb.hit_rate or 0:.0%} from the cache).",
+           f"Counting only the replayed messages at the input price (no cache, no system prompt or tools): "
+           f"${pi_r.metrics.cost_usd:.2f} against ${never.metrics.cost_usd:.2f}. A compaction shrinks every later prompt, but it rewrites the prompt's "
+           "start, so the cache must be written again: compacting often can cost more than it saves.")
     steps = compaction_steps(pi_r)
     return Reveal("cost", int(window), {"window": int(window), "cost_pi": a, "cost_never": b,
+                                        "list_pi": pi_r.metrics.cost_usd, "list_never": never.metrics.cost_usd,
+                                        "hit_rate_pi": ca.hit_rate, "hit_rate_never": cb.hit_rate,
+                                        "invalidations_pi": len(ca.invalidations),
                                         "input_pi": pi_r.metrics.total_input_tokens,
                                         "input_never": never.metrics.total_input_tokens,
                                         "compactions": pi_r.metrics.compactions},

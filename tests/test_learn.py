@@ -123,11 +123,17 @@ def test_branch_screen_follows_pi_branch_summarization(s) -> None:  # type: igno
 
 
 def test_cost_screen_compares_with_never_compacting(s) -> None:  # type: ignore[no-untyped-def]
+    from inspector.cache import cache_replay
+
     rv = learn.reveal(s, "cost", 48_000)
     never = replay(s, ReplaySettings(compaction="never", context_window=48_000))
-    assert rv.values["cost_never"] == never.metrics.cost_usd
+    assert rv.values["list_never"] == never.metrics.cost_usd
+    assert rv.values["cost_never"] == cache_replay(never, s).billed_cost  # billed with the prompt cache (issue 19)
     assert rv.answer == "cheaper" and rv.values["cost_pi"] < rv.values["cost_never"]
     assert learn.reveal(s, "cost", 200_000).answer == "the same"
+    small = learn.reveal(s, "cost", 32_000)  # compacting often: each compaction throws the cache away
+    assert small.values["invalidations_pi"] > rv.values["invalidations_pi"]
+    assert small.answer == "dearer" and small.values["list_pi"] < small.values["list_never"]  # cheaper without it
 
 
 def test_extensions_add_values_to_a_reveal(s, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
