@@ -49,6 +49,8 @@ SUMMARIZERS = {"offline": "offline extractive (no network)", "openai": "OpenAI-c
 PI_VERSIONS = {"0.73": "pi 0.73 (current)", "0.58": "pi 0.58"}
 POLICY_FIELD_PREFIX = {"early": "early_", "opencode": "opencode_", "codex": "codex_", "claude-code": "claude_"}
 DEFAULTS = ReplaySettings()
+PAGE_PARAMS = ("screen",)
+"""URL parameters a page owns (the Learn page's screen): the sidebar keeps them as they are."""
 
 
 _WORD_JOINER = "\u2060"
