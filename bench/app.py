@@ -4,7 +4,7 @@ through Streamlit's AppTest (the app's own code path, in-process, no browser).
     python bench/app.py [--entries 10000,50000] [--repeat 3] [--baseline-repeat 1] [--no-baseline]
                         [--only strategy,keep,...]
 
-For each generated session (``bench/gen_big.py``): the first Replay render (parse + replay),
+For each generated session (``python -m tools.samples.gen_big``): the first Replay render (parse + replay),
 a rerun after moving the step slider, then one rerun after each change of a sidebar control,
 from the defaults (or from the state a control needs, e.g. the pi policy for reserveTokens).
 Every change starts from the same caches: they are saved before it and put back after it, so
@@ -40,7 +40,7 @@ def ensure(n: int) -> Path:
     p = HERE / "out" / f"big-{n}.jsonl"
     if not p.exists():
         p.parent.mkdir(exist_ok=True)
-        subprocess.run([sys.executable, str(HERE / "gen_big.py"), "--entries", str(n), "--out", str(p)], check=True)
+        subprocess.run([sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)], check=True, cwd=REPO)
     return p
 
 

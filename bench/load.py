@@ -2,7 +2,7 @@
 
     python bench/load.py [--sizes 1000,10000,50000] [--repeat 3]
 
-For each generated session (``bench/gen_big.py``, cached in ``bench/out/``) it prints, each
+For each generated session (``python -m tools.samples.gen_big``, cached in ``bench/out/``) it prints, each
 measured in a fresh process (so peak memory is that work's alone):
 
 * ``json floor``: ``json.loads`` of every line (the stdlib parser) — the issue's baseline;
@@ -91,7 +91,7 @@ def ensure_session(n: int) -> Path:
     OUT.mkdir(exist_ok=True)
     p = OUT / f"big-{n}.jsonl"
     if not p.exists():
-        subprocess.run([sys.executable, str(HERE / "gen_big.py"), "--entries", str(n), "--out", str(p)], check=True)
+        subprocess.run([sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)], check=True, cwd=REPO)
     return p
 
 

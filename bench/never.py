@@ -6,7 +6,7 @@
 With nothing compacting (policy ``never``, or a 1M-token window), the context grows to the whole
 session, and applying a strategy to the whole context at every call — the path before the
 incremental runners — is quadratic: switching the strategy took minutes. For each generated
-session (``bench/gen_big.py``) and strategy this prints the replay time now, and the old path's:
+session (``python -m tools.samples.gen_big``) and strategy this prints the replay time now, and the old path's:
 measured in full up to ``--full-up-to`` entries, and beyond that estimated from ``--samples``
 calls spread evenly over the session (``apply`` on that call's exact context, scaled to all
 calls, plus the replay without pruning). The estimate is printed next to the full measurement
@@ -34,7 +34,7 @@ def ensure(n: int) -> Path:
     p = HERE / "out" / f"big-{n}.jsonl"
     if not p.exists():
         p.parent.mkdir(exist_ok=True)
-        subprocess.run([sys.executable, str(HERE / "gen_big.py"), "--entries", str(n), "--out", str(p)], check=True)
+        subprocess.run([sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)], check=True, cwd=REPO)
     return p
 
 

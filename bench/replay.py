@@ -37,7 +37,7 @@ def session_with_calls(calls: int) -> Path:
     entries = int(calls * 2.2)
     p = out / f"big-{entries}.jsonl"
     if not p.exists():
-        subprocess.run([sys.executable, str(HERE / "gen_big.py"), "--entries", str(entries), "--out", str(p)], check=True)
+        subprocess.run([sys.executable, "-m", "tools.samples.gen_big", "--entries", str(entries), "--out", str(p)], check=True, cwd=REPO)
     return p
 
 

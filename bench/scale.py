@@ -5,7 +5,7 @@ peak memory (maximum resident set) against the file's size. The target is a peak
 Inputs (written to ``bench/out/`` on first use):
 
 * ``line``  — one user message of ~100 MB of prose-like text (a single 100 MB line);
-* ``big``   — a realistic session of ~1 GB (``bench/gen_big.py``; 470,000 entries);
+* ``big``   — a realistic session of ~1 GB (``python -m tools.samples.gen_big``; 470,000 entries);
 * ``flood`` — 2,000,000 tiny entries (user / assistant tool call / tool result, ~285 bytes a line).
 
 Commands: ``info`` (default counters: pi and tiktoken), ``replay`` (as recorded), ``export
@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 OUT = HERE / "out"
 PY = sys.executable
 COMMANDS = {
@@ -87,7 +88,7 @@ def make_flood(path: Path, entries: int) -> None:
 
 
 def make_big(path: Path, entries: int) -> None:
-    subprocess.run([PY, str(HERE / "gen_big.py"), "--entries", str(entries), "--out", str(path)], check=True)
+    subprocess.run([PY, "-m", "tools.samples.gen_big", "--entries", str(entries), "--out", str(path)], check=True, cwd=REPO)
 
 
 def measure(argv: list[str]) -> tuple[float, int, int]:

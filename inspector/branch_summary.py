@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from .compaction import FileOps, extract_file_ops
 from .context import ContextMessage, message_from_entry
-from .session.models import AnyEntry, BranchSummaryEntry, CompactionEntry, MessageEntry
+from .session.models import AnyEntry, AnyMessage, BranchSummaryEntry, CompactionEntry, MessageEntry
 from .session.tree import Session
 from .tokens import estimate_tokens
 
@@ -59,7 +59,7 @@ def collect_entries_for_branch_summary(session: Session, old_leaf: int | None, t
     return BranchCollection(tuple(out), ancestor)
 
 
-def _branch_message(e: AnyEntry):  # type: ignore[no-untyped-def]
+def _branch_message(e: AnyEntry) -> AnyMessage | None:
     if isinstance(e, MessageEntry) and e.message.role == "toolResult":
         return None
     return message_from_entry(e, include_compaction=True)

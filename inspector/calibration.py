@@ -93,12 +93,14 @@ def _least_squares(rows: Sequence[tuple[float, float, float]]) -> tuple[float, f
 def fit(deltas: Iterable[tuple[float, float, float]]) -> Calibration:
     """The calibration from ``(Δrecorded, Δsent, Δmessages)`` deltas (see the module docstring)."""
     rows = [d for d in deltas if d[1] >= MIN_DELTA and d[0] > 0]
+    bc = (1.0, 0.0)
     for _ in range(6):
         if len(rows) < MIN_PAIRS:
             return Calibration(1.0, 0.0, len(rows), False)
-        bc = _least_squares(rows)
-        if bc is None:
+        fitted = _least_squares(rows)
+        if fitted is None:
             return Calibration(1.0, 0.0, len(rows), False)
+        bc = fitted
         res = [dr - bc[0] * ds - bc[1] * dn for dr, ds, dn in rows]
         med = sorted(res)[len(res) // 2]
         mad = sorted(abs(x - med) for x in res)[len(res) // 2]

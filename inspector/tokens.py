@@ -246,7 +246,7 @@ COUNTERS: dict[str, type] = {"pi": PiEstimate, "tiktoken": TiktokenCounter, "cal
 
 def get_counter(name: str = "pi") -> TokenCounter:
     try:
-        return COUNTERS[name]()  # type: ignore[no-any-return]
+        return COUNTERS[name]()
     except KeyError:
         raise ValueError(f"unknown token counter {name!r}; choose one of {', '.join(COUNTERS)}") from None
 

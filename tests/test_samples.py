@@ -21,10 +21,19 @@ NAMES = ["coding-session", "small-tutorial", "long-session", "hostile-content", 
 
 
 def test_committed_samples_equal_a_fresh_generation(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, str(SAMPLES / "generate.py"), str(tmp_path)], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "tools.samples.generate", str(tmp_path)], check=True, capture_output=True,
+                   cwd=REPO)
     for name in [*NAMES, "claude-code-session", "codex-session", "codex-legacy"]:
         assert (tmp_path / f"{name}.jsonl").read_bytes() == (SAMPLES / f"{name}.jsonl").read_bytes(), name
     assert (tmp_path / "opencode-session.json").read_bytes() == (SAMPLES / "opencode-session.json").read_bytes()
+
+
+def test_the_samples_folder_holds_data_only() -> None:
+    """The generators live in tools/samples/ (importable, run with ``python -m``), not beside the data."""
+    assert not list(SAMPLES.glob("*.py"))
+    from tools.samples import gen_agents, generate, sessiongen
+
+    assert generate.SAMPLES == SAMPLES and callable(gen_agents.codex_session) and sessiongen.Writer
 
 
 def test_samples_are_small_and_cover_what_they_promise() -> None:

@@ -379,8 +379,8 @@ def session_facts(session: Session) -> _Facts:
     hit = _FACTS.get(session)
     if hit is not None:
         return hit
-    msgs: list[tuple[int, Any]] = [(i, e.message) for i, e in enumerate(session.entries)
-                                   if isinstance(getattr(e, "message", None), AssistantMessage)]
+    msgs: list[tuple[int, Any]] = [(i, am) for i, e in enumerate(session.entries)
+                                   if isinstance(am := getattr(e, "message", None), AssistantMessage)]
     calls = {}
     for i, m in msgs:
         read, write, inp = _recorded_usage(m)

@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prints passes through :func:`inspector.visible.visible`, so text from a session cannot drive
     the terminal."""
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)
     try:
         return _run(argv)
     except SystemExit as e:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from .. import learn
 from .base import EXIT_USAGE, Command, fail, print_json
@@ -29,7 +30,7 @@ def _checked(session: learn.Session, s: learn.Screen, value: int | None) -> int 
     return value
 
 
-def _text(d: dict) -> str:  # type: ignore[type-arg]
+def _text(d: dict[str, Any]) -> str:
     lines = [f"{d['screen']}. {d['title']}", "", d["idea"], "", f"The rule ({d['system']}): {d['rule']}",
              f"Source: {d['source']}", "", f"{d['control']['label']} = {d['control']['value']}",
              f"{d['question']}  ({' / '.join(d['choices'])})", f"Answer: {d['answer']}"]

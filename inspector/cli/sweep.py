@@ -7,6 +7,7 @@ the aggregate per setting is printed (:mod:`inspector.cli.corpus_sweep`)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from ..cache.sweep import OBJECTIVES, billed_metrics, rank
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     base = replay_settings(args, session)
     if args.agents:
         return run_agents(args, session, base)
-    grid = dict(_grid_row(g) for g in args.grid or [])
+    grid: dict[str, Sequence[Any]] = dict(_grid_row(g) for g in args.grid or [])
     if not grid:
         fail("give at least one --grid KEY=START:STOP:STEP, or --agents", EXIT_USAGE)
     try:

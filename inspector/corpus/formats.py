@@ -88,7 +88,8 @@ def claude_code(lines: list[dict[str, Any]], seed: int) -> bytes:
                     args = {CC_ARGS.get(k, k): v for k, v in b["arguments"].items()}
                     blocks.append({"type": "tool_use", "id": b["id"], "name": CC_TOOLS.get(b["name"], b["name"]),
                                    "input": args})
-            stop = {"toolUse": "tool_use", "stop": "end_turn", "length": "max_tokens"}.get(m.get("stopReason"), "end_turn")
+            stops: dict[Any, str] = {"toolUse": "tool_use", "stop": "end_turn", "length": "max_tokens"}
+            stop = stops.get(m.get("stopReason"), "end_turn")
             add("assistant", {"id": m.get("responseId") or f"msg_{len(out)}", "type": "message", "role": "assistant",
                               "model": m.get("model"), "content": blocks, "stop_reason": stop,
                               "usage": {"input_tokens": u.get("input", 0), "output_tokens": u.get("output", 0),

@@ -14,7 +14,7 @@ compaction records are not generated.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import random
 import sys
 from collections.abc import Callable
@@ -35,16 +35,21 @@ EXTENSIONS = {"pi": ".jsonl", "claude-code": ".jsonl", "codex": ".jsonl", "openc
 
 
 def sessiongen() -> ModuleType:
-    """The project's session generator module (``sessiongen.py``), wherever the repository keeps it
-    (``tools/`` or ``sample_sessions/``). The one place that knows where it lives."""
-    root = Path(__file__).resolve().parents[2]
-    for folder in ("tools", "sample_sessions"):
-        if (root / folder / "sessiongen.py").is_file():
-            if str(root / folder) not in sys.path:
-                sys.path.insert(0, str(root / folder))
-            return importlib.import_module("sessiongen")
-    raise ModuleNotFoundError("sessiongen.py (the session generator) is not in tools/ or sample_sessions/ "
-                              "of this checkout: the corpus generator needs a source checkout")
+    """The project's session generator module (``tools/samples/sessiongen.py``), imported by its
+    path (no ``sys.path`` change), so it is found whatever the current folder. The one place that
+    knows where it lives."""
+    name = "tools.samples.sessiongen"
+    if name in sys.modules:  # imported already (from the repository root, or by an earlier call)
+        return sys.modules[name]
+    path = Path(__file__).resolve().parents[2] / "tools" / "samples" / "sessiongen.py"
+    spec = importlib.util.spec_from_file_location(name, path) if path.is_file() else None
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError("tools/samples/sessiongen.py (the session generator) is not in this checkout: "
+                                  "the corpus generator needs a source checkout")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up while they are made
+    spec.loader.exec_module(module)
+    return module
 
 
 def _pick(r: random.Random, mix: tuple[tuple[Any, float], ...]) -> Any:

@@ -74,7 +74,7 @@ def _resolve_one(spec: str) -> list[CorpusItem]:
 
 
 def _walk(folder: Path) -> list[Path]:
-    out = []
+    out: list[Path] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "subagents")
         out.extend(Path(root) / f for f in files if f.endswith(SESSION_SUFFIXES) and not f.startswith("."))

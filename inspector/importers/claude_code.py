@@ -55,6 +55,7 @@ from ..session.models import (
     CustomMessageEntry,
     MessageEntry,
     SessionHeader,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
@@ -65,7 +66,7 @@ from .foreign import foreign_format, foreign_issues
 FORMAT = "claude-code"
 LABEL = "Claude Code transcript (JSONL)"
 
-_STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
+_STOP: dict[Any, str] = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
 
 
 #: records recent builds write outside the conversation chain (no ``uuid``), often first in the file
@@ -199,7 +200,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             sidechain += 1
             return
         ts = o.get("timestamp")
-        msg = o.get("message") if isinstance(o.get("message"), dict) else {}
+        msg = jv if isinstance(jv := o.get("message"), dict) else {}
         if t == "assistant":
             mid = msg.get("id")
             if isinstance(mid, str) and mid in msg_entry:  # another block of the same answer
@@ -322,7 +323,7 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             add(CompactionEntry(id=uid, parentId=parent, timestamp=ts, summary="", firstKeptEntryId=first_kept,
                                 tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
                                 details=details), n)
-            if seen(tail) is not None:
+            if isinstance(tail, str) and seen(tail) is not None:
                 relink[tail] = uid  # later lines hanging off the tail continue after the compaction
         elif t == "attachment" and isinstance(o.get("attachment"), dict) and attachment_text(o["attachment"]):
             att = o["attachment"]
@@ -428,7 +429,7 @@ def _reinjected_reads(entries: list[Any], first_kept: str | None) -> list[int]:
     for e in entries:
         m = getattr(e, "message", None)
         for b in m.content if isinstance(m, AssistantMessage) else []:
-            if getattr(b, "type", None) == "toolCall" and b.name == "Read" and isinstance(b.arguments, dict):
+            if isinstance(b, ToolCall) and b.name == "Read" and isinstance(b.arguments, dict):
                 p = b.arguments.get("file_path")
                 if isinstance(p, str) and p:
                     paths[b.id] = p

@@ -85,9 +85,9 @@ def _hook_context(a: Att) -> str | None:
 
 
 def _async_hook(a: Att) -> str | None:
-    resp = a.get("response") if isinstance(a.get("response"), dict) else {}
+    resp = jv if isinstance(jv := a.get("response"), dict) else {}
     out = [_s(resp, "systemMessage")]
-    hso = resp.get("hookSpecificOutput") if isinstance(resp.get("hookSpecificOutput"), dict) else {}
+    hso = jv if isinstance(jv := resp.get("hookSpecificOutput"), dict) else {}
     out.append(_s(hso, "additionalContext"))
     return "\n".join(x for x in out if x) or None
 
@@ -126,8 +126,8 @@ def _edited(a: Att) -> str:
 
 
 def _file(a: Att) -> str | None:
-    c = a.get("content") if isinstance(a.get("content"), dict) else {}
-    f = c.get("file") if isinstance(c.get("file"), dict) else {}
+    c = jv if isinstance(jv := a.get("content"), dict) else {}
+    f = jv if isinstance(jv := c.get("file"), dict) else {}
     body = _s(f, "content") or _s(c, "text")
     if not body:
         return None

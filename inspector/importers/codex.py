@@ -319,7 +319,7 @@ class _Importer:
                 self._flush()
                 self.raw[-1].update(extra)
         elif t == "reasoning":
-            summ = p.get("summary") if isinstance(p.get("summary"), list) else []
+            summ = jv if isinstance(jv := p.get("summary"), list) else []
             text = "\n\n".join(str(s.get("text", "")) for s in summ if isinstance(s, dict))
             self._assistant(line, ts)["content"].append({"type": "thinking", "thinking": text})
         elif t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
@@ -329,9 +329,9 @@ class _Importer:
             elif t == "custom_tool_call":
                 name, args = str(p.get("name", "")), {"input": p.get("input", "")}
             elif t == "local_shell_call":
-                name, args = "local_shell", p.get("action") if isinstance(p.get("action"), dict) else {}
+                name, args = "local_shell", jv if isinstance(jv := p.get("action"), dict) else {}
             else:
-                name, args = "web_search", p.get("action") if isinstance(p.get("action"), dict) else {}
+                name, args = "web_search", jv if isinstance(jv := p.get("action"), dict) else {}
             self.tool_names[cid] = name
             self._assistant(line, ts)["content"].append({"type": "toolCall", "id": cid, "name": name, "arguments": args})
         elif t in ("function_call_output", "custom_tool_call_output"):

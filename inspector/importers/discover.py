@@ -274,7 +274,8 @@ def opencode_db_export(db: Path, session_id: str) -> bytes:
             parts.setdefault(mid, []).append({"id": pid, "sessionID": session_id, "messageID": mid, **p})
         for mid, data in con.execute("select id, data from message where session_id = ? order by id", (session_id,)):
             m = _json_obj(data)
-            messages.append({"info": {"id": mid, "sessionID": session_id, **m}, "parts": parts.get(mid, [])})
+            info_of: dict[str, Any] = {"id": mid, "sessionID": session_id, **m}
+            messages.append({"info": info_of, "parts": parts.get(mid, [])})
     finally:
         con.close()
     return json.dumps({"info": info, "messages": messages}, indent=2, ensure_ascii=False).encode("utf-8")

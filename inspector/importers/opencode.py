@@ -107,7 +107,7 @@ def _iso(ms: Any) -> str | None:
 def _usage(tokens: Any) -> dict[str, Any] | None:
     if not isinstance(tokens, dict):
         return None
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = jv if isinstance(jv := tokens.get("cache"), dict) else {}
 
     def num(v: Any) -> int:
         return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
@@ -163,7 +163,7 @@ class _Importer:
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
             self.issues.append(LoadIssue("not-opencode", "error", "not an OpenCode export: no 'messages' list", line=1))
             return self._finish(doc if isinstance(doc, dict) else {})
-        info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+        info = jv if isinstance(jv := doc.get("info"), dict) else {}
         locate = _Locator(text)
         self._dcp(doc["messages"])
         if isinstance(info.get("title"), str) and info["title"]:
@@ -171,7 +171,7 @@ class _Importer:
         for k, msg in enumerate(doc["messages"]):
             mi = msg.get("info") if isinstance(msg, dict) else None
             parts = msg.get("parts") if isinstance(msg, dict) else None
-            line = locate.line_of(mi.get("id")) if isinstance(mi, dict) and isinstance(mi.get("id"), str) else 1
+            line = locate.line_of(jv) if isinstance(mi, dict) and isinstance(jv := mi.get("id"), str) else 1
             if not isinstance(mi, dict) or not isinstance(parts, list) or mi.get("role") not in ("user", "assistant"):
                 self.issues.append(LoadIssue("invalid-message", "warning", f"message {k + 1} is not an OpenCode "
                                              "message (info with a user/assistant role, and parts); skipped",
@@ -240,7 +240,7 @@ class _Importer:
                                          "which is not in the export"))
             return
         n = len(ids) - ids.index(mid)
-        part = " (from one of its parts)" if isinstance(rv.get("partID"), str) else ""
+        part = " (from one of its parts)" if isinstance(rv, dict) and isinstance(rv.get("partID"), str) else ""
         self.issues.append(LoadIssue("revert", "info", f"a pending undo: OpenCode drops this message{part} and the "
                                      f"{n - 1} after it when the next prompt starts; they are shown as recorded",
                                      line=locate.line_of(mid)))
@@ -346,10 +346,10 @@ class _Importer:
                     if not p.get("ignored"):
                         content.append({"type": "text", "text": str(p.get("text", ""))})
                 elif t == "tool":
-                    st = p.get("state") if isinstance(p.get("state"), dict) else {}
+                    st = jv if isinstance(jv := p.get("state"), dict) else {}
                     cid = str(p.get("callID") or p.get("id") or f"{mid}-{len(tools)}")
                     content.append({"type": "toolCall", "id": cid, "name": str(p.get("tool", "")),
-                                    "arguments": st.get("input") if isinstance(st.get("input"), dict) else {}})
+                                    "arguments": jv if isinstance(jv := st.get("input"), dict) else {}})
                     tools.append(p)
                 else:
                     self._skip(f"{t} part")
@@ -361,7 +361,7 @@ class _Importer:
                 am["usage"] = usage
                 self.context_tokens = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]
             if isinstance(error, dict):
-                data = error.get("data") if isinstance(error.get("data"), dict) else {}
+                data = jv if isinstance(jv := error.get("data"), dict) else {}
                 am["errorMessage"] = str(data.get("message") or error.get("name") or "error")
             sid = f"oc-{mid}" if single else f"oc-{mid}-s{k + 1}"
             self._add(sid, line, am["timestamp"], {"type": "message", "message": am})
@@ -369,7 +369,7 @@ class _Importer:
                 self._tool_result(p, mid, locate)
 
     def _tool_result(self, p: dict[str, Any], mid: str, locate: _Locator) -> None:
-        st = p.get("state") if isinstance(p.get("state"), dict) else {}
+        st = jv if isinstance(jv := p.get("state"), dict) else {}
         status = st.get("status")
         cid = str(p.get("callID") or p.get("id") or "")
         line = locate.line_of(p["id"]) if isinstance(p.get("id"), str) else locate.line_of(mid)
@@ -380,7 +380,7 @@ class _Importer:
             if isinstance(compacted, (int, float)) and not isinstance(compacted, bool):
                 details = {"opencode": {"compacted": compacted}}
         elif status == "error":
-            meta = st.get("metadata") if isinstance(st.get("metadata"), dict) else {}
+            meta = jv if isinstance(jv := st.get("metadata"), dict) else {}
             if meta.get("interrupted") is True and isinstance(meta.get("output"), str):
                 text, is_error = meta["output"], False  # an interrupted run: OpenCode sends what it printed
             else:

@@ -68,7 +68,7 @@ class Block:
 
 def ignored(msg: dict[str, Any]) -> bool:
     """DCP's ``isIgnoredUserMessage``: a user message with no part that is not ``ignored``."""
-    info = msg.get("info") if isinstance(msg.get("info"), dict) else {}
+    info = jv if isinstance(jv := msg.get("info"), dict) else {}
     parts = [p for p in _parts(msg) if isinstance(p, dict)]
     return info.get("role") == "user" and all(p.get("ignored") for p in parts)
 
@@ -225,13 +225,13 @@ class Replay:
             cursor = m.end()
             consumed.append(b)
         text = out + summary[cursor:] if consumed else summary
-        for b, first in ((start, True), (end, False)):
-            if b is None or b in consumed:
+        for edge, first in ((start, True), (end, False)):
+            if edge is None or edge in consumed:
                 continue
-            inject = restore(self.blocks[b].summary).strip()
+            inject = restore(self.blocks[edge].summary).strip()
             left, right = (inject, text.strip()) if first else (text.strip(), inject)
             text = right if not left else left if not right else f"{left}\n\n{right}"
-            consumed.append(b)
+            consumed.append(edge)
         return text, consumed
 
     def _protected(self, sel: list[int]) -> str:
@@ -242,7 +242,7 @@ class Replay:
                 continue
             for p in _parts(self.msgs[i]):
                 if isinstance(p, dict) and p.get("type") == "tool" and p.get("tool") in PROTECTED_TOOLS:
-                    st = p.get("state") if isinstance(p.get("state"), dict) else {}
+                    st = jv if isinstance(jv := p.get("state"), dict) else {}
                     out = st.get("output") if st.get("status") == "completed" else ""
                     if out:
                         outs.append(f"\n### Tool: {p['tool']}\n{out if isinstance(out, str) else out!r}")

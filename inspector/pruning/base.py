@@ -271,7 +271,7 @@ _ESTIMATES = IdMemo()
 def pi_estimate(message: Any) -> int:
     """pi's ``estimateTokens`` of a message, remembered per message object (a replay sees the
     same messages again at every call and after every compaction)."""
-    return _ESTIMATES.get(message, None, lambda: estimate_tokens(message))  # type: ignore[no-any-return]
+    return _ESTIMATES.get(message, None, lambda: estimate_tokens(message))
 
 
 def with_text(cm: ContextMessage, text: str) -> ContextMessage:

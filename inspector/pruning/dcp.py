@@ -132,7 +132,7 @@ def after_last_compaction(messages: Sequence[ContextMessage]) -> int:
     boundary = messages[last].entry_index
     i = last + 1
     if boundary is not None:
-        while i < len(messages) and messages[i].entry_index is not None and messages[i].entry_index < boundary:
+        while i < len(messages) and (e := messages[i].entry_index) is not None and e < boundary:
             i += 1
     return i
 
@@ -298,11 +298,11 @@ class DcpRunner(IncrementalRunner):
                 self._fall_back()
                 return
             self.results[cid] = i
-            c = self.by_id.get(cid)
-            if c is not None:
-                if c.eligible and self.settings.purge_errors and getattr(m, "isError", False):
-                    heapq.heappush(self.failed, (c.turn, next(self._seq), c))
-                self._render(msgs, c)
+            done = self.by_id.get(cid)
+            if done is not None:
+                if done.eligible and self.settings.purge_errors and getattr(m, "isError", False):
+                    heapq.heappush(self.failed, (done.turn, next(self._seq), done))
+                self._render(msgs, done)
 
     def _new_call(self, msgs: Sequence[ContextMessage], c: _Call) -> None:
         s: DcpSettings = self.settings

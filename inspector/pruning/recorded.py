@@ -52,8 +52,8 @@ def recorded_prune(m: Any) -> RecordedPrune | None:
     for agent, key, field in (("OpenCode", "opencode", "compacted"), ("Claude Code", "claudeCode", "microcompacted")):
         d = m.details.get(key)
         at = d.get(field) if isinstance(d, dict) else None
-        if finite_ms(at) is not None:
-            return RecordedPrune(agent, finite_ms(at), CLEARED)
+        if (ms := finite_ms(at)) is not None:
+            return RecordedPrune(agent, ms, CLEARED)
     return None
 
 

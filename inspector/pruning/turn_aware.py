@@ -234,7 +234,7 @@ class TurnAware(Strategy):
         st = state if isinstance(state, TurnAwareState) else TurnAwareState()
         plan = Plan(messages, counter)
         known = call.context_tokens is not None
-        tokens = call.context_tokens if known else sum(plan.tokens(i) for i in range(len(messages)))
+        tokens = call.context_tokens if call.context_tokens is not None else sum(plan.tokens(i) for i in range(len(messages)))
         pressure = tokens / call.context_window if call.context_window else 0.0
         zone = zone_of(pressure, s)
         events: list[dict[str, Any]] = [{"type": "zone", "strategy": self.name, "zone": zone,

@@ -114,10 +114,10 @@ def _observe(session: Session, r: Replay, cal: Calibration, providers: bool) -> 
         m = session.entries[st.entry_index].message  # type: ignore[union-attr]
         events.extend(st.events)
         rec = recorded_prompt(m) if isinstance(m, AssistantMessage) else None
-        if rec is not None:
+        if rec is not None and isinstance(m, AssistantMessage) and m.usage is not None:  # a recorded prompt has usage
             count = sent.count(r.step_detail(k).after, m)
             observed.append(Observed(st.step, st.entry_index, rec, count.tokens, cal.tokens(count.tokens, count.items),
-                                     tuple(events), previous, float(m.usage.cacheRead or 0),  # type: ignore[union-attr]
+                                     tuple(events), previous, float(m.usage.cacheRead or 0),
                                      count.parts.get(REINJECTED, 0)))
             parts.append(dict(count.parts))
             events = []

@@ -186,7 +186,7 @@ def _split_keep_lf(data: bytes) -> list[bytes]:
     return out
 
 
-def _parse_lines(raw_lines: Iterable[bytes], *, source: str | None, max_line_bytes: int) -> Session:
+def _parse_lines(raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int) -> Session:
     with gc_paused(freeze=True):
         return _parse_lines_inner(raw_lines, source=source, max_line_bytes=max_line_bytes)
 
@@ -241,7 +241,7 @@ def _to_entry(o: dict[str, Any], line: int, idx: int, issues: list[LoadIssue]) -
         return OpaqueEntry.model_validate(o)
 
 
-def _slow_line(b: bytes, n: int, issues: list[LoadIssue], blank: list[int]) -> Any:
+def _slow_line(b: bytes | bytearray, n: int, issues: list[LoadIssue], blank: list[int]) -> Any:
     """A line orjson refused: blank, CR-only ending, invalid UTF-8, JS-only JSON, or broken."""
     has_newline = b.endswith(b"\n")
     if has_newline:
@@ -273,7 +273,7 @@ def _slow_line(b: bytes, n: int, issues: list[LoadIssue], blank: list[int]) -> A
         return _SKIP
 
 
-def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_line_bytes: int) -> Session:
+def _parse_lines_inner(raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int) -> Session:
     issues: list[LoadIssue] = []
     parsed: list[tuple[int, dict[str, Any]]] = []  # (line number, object) in file order
     blank: list[int] = []
@@ -289,7 +289,7 @@ def _parse_lines_inner(raw_lines: Iterable[bytes], *, source: str | None, max_li
     loads = orjson.loads
     for n, b in enumerate(raw_lines, start=1):
         seen_any = True
-        if len(b) > max_line_bytes + 2:
+        if isinstance(b, _LongLine) or len(b) > max_line_bytes + 2:  # a _LongLine is always over the limit
             issues.append(LoadIssue("line-too-long", "error",
                                     f"line is {len(b):,} bytes, over the limit of {max_line_bytes:,} "
                                     "(set INSPECTOR_MAX_LINE_BYTES to raise it); skipped", line=n))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,7 +173,7 @@ class _IdMemo:
         self.limit = limit
         self._d: dict[tuple[int, str], tuple[object, object]] = {}
 
-    def get(self, obj: object, key: str, make):  # type: ignore[no-untyped-def]
+    def get(self, obj: object, key: str, make: Callable[..., Any]) -> Any:  # make(): a lambda may bind by default
         hit = self._d.get((id(obj), key))
         if hit is not None and hit[0] is obj:
             return hit[1]

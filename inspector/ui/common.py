@@ -13,9 +13,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ..replay import Replay, ReplaySettings
 from . import urlstate as us
 from . import views
-from .state import current_session, memo, set_step
+from .state import current_replay, current_session, memo, set_step
 from .urlstate import esc
 
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d"]}
@@ -29,6 +30,16 @@ def need_session() -> Any:
         st.page_link(st.session_state["_pages"]["load"], label="Go to Load", icon=":material/folder_open:")
         st.stop()
     return s
+
+
+def need_replay(settings: ReplaySettings) -> Replay:
+    """The replay of the open session under ``settings``; without a session, a pointer to the
+    Load page and the page stops here."""
+    r = current_replay(settings)
+    if r is None:
+        need_session()
+        st.stop()
+    return r
 
 
 def strategy_title(name: str) -> str:
@@ -61,7 +72,7 @@ def message_list(rows: list[dict[str, Any]], items: list[Any], key: str, focus: 
     if not rows:
         st.caption("None.")
         return
-    default_sel = {"selection": {"rows": [focus]}} if focus is not None else None
+    default_sel: Any = {"selection": {"rows": [focus]}} if focus is not None else None  # streamlit's own TypedDict
     ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key if focus is None else f"{key}_f{focus}",
                       height=min(420, 35 * len(rows) + 38), on_select="rerun", selection_mode="single-row",
                       selection_default=default_sel, column_config=MESSAGE_COLUMNS)

@@ -667,8 +667,8 @@ def tree_lanes(session: Any, *, highlight: Sequence[int] = (), current_path: Seq
     by_kind: dict[str, list[int]] = {}
     for i in nodes:
         by_kind.setdefault(kind(i), []).append(i)
-    for k, (color, symbol) in styles.items():
-        ids = by_kind.get(k)
+    for kind_name, (color, symbol) in styles.items():
+        ids = by_kind.get(kind_name)
         if not ids:
             continue
         texts = []
@@ -683,7 +683,7 @@ def tree_lanes(session: Any, *, highlight: Sequence[int] = (), current_path: Seq
         data.append({"type": "scatter", "x": ids, "y": [lane.get(i, 0) for i in ids],
                      "mode": "markers+text" if any(labels) else "markers", "text": labels,
                      "textposition": "top center", "textfont": {"size": 10, "color": "#555"},
-                     "name": k, "customdata": ids, "hovertext": texts, "hovertemplate": "%{hovertext}<extra></extra>",
+                     "name": kind_name, "customdata": ids, "hovertext": texts, "hovertemplate": "%{hovertext}<extra></extra>",
                      "marker": {"color": color, "symbol": symbol,
                                 "size": [15 if i in highlight else 10 for i in ids],
                                 "line": {"width": [2.5 if i in highlight else 1 for i in ids],

@@ -285,7 +285,7 @@ def render() -> ReplaySettings:
     _preset_box(sb)
     window = _window_box(sb)
     counter = sb.selectbox(
-        "Token counter", list(us.COUNTERS), format_func=us.COUNTERS.get, key="counter",
+        "Token counter", list(us.COUNTERS), format_func=lambda c: us.COUNTERS[c], key="counter",
         help="How tokens are counted: pi's chars ÷ 4 estimate (what pi uses to cut), real cl100k_base counts, "
              "calibrated (cl100k × this session's own ratio + a per-message cost, fitted to its recorded usage: "
              "an estimate of the provider's tokens, not a published tokenizer), or pi's usage-based context size "

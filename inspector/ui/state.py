@@ -141,7 +141,8 @@ def current_session() -> Session | None:
         data = _read_origin(st.session_state.get("session_origin"))
         if data is None or hashlib.sha256(data).hexdigest() != digest:
             return None
-    return caches()["sessions"].get(digest, lambda: parse_for_display(data, name))
+    # data is None only when the session is cached (then it is not parsed again)
+    return caches()["sessions"].get(digest, lambda: parse_for_display(data if data is not None else b"", name))
 
 
 def _read_origin(origin: tuple[str, str] | None) -> bytes | None:
@@ -171,7 +172,8 @@ def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None
             digest, (name, origin) = hit
             st.session_state.update({"session_digest": digest, "session_name": name, "session_origin": origin,
                                      "session_bytes": None})
-            st.session_state["session_window"] = recorded_context_window(current_session())
+            s = current_session()  # the cached session just made current
+            st.session_state["session_window"] = recorded_context_window(s) if s is not None else None
             return None
     data = _read_origin(ref)
     if data is None:
@@ -205,9 +207,12 @@ def current_replay(settings: ReplaySettings, label: str = "Replaying the session
 
     def make() -> Replay:
         bar = st.progress(0.0, text=f"{label}…")
+
+        def progress(f: float) -> None:
+            bar.progress(min(1.0, max(0.0, f)), text=f"{label}… {f:.0%}")
+
         try:
-            return replay(s, settings, progress=lambda f: bar.progress(min(1.0, max(0.0, f)),
-                                                                       text=f"{label}… {f:.0%}"))
+            return replay(s, settings, progress=progress)
         finally:
             bar.empty()
             warm_session(s)  # summarizer facts and tiktoken counts, in the background
@@ -216,7 +221,7 @@ def current_replay(settings: ReplaySettings, label: str = "Replaying the session
     return r if r.settings == settings else r.relabel(settings)
 
 
-def memo(name: str, key: Hashable, make: Callable[[], Any]) -> Any:
+def memo(name: str, key: Hashable, make: Callable[..., Any]) -> Any:  # make(): a lambda may bind by default
     """Cache a derived value of the current session (info, explanations, previews) by
     (name, session digest, key)."""
     return caches()["misc"].get((name, st.session_state.get("session_digest"), key), make)

@@ -14,7 +14,7 @@ from . import figures, views
 
 
 def _next_cuts(replay: Any, k: int, detail: Any, before_tokens: list[int]) -> list[tuple[str, float]]:
-    out = []
+    out: list[tuple[str, float]] = []
     for i in compactions_at(replay, k + 1):
         for c in compaction_view(replay, i).cuts:
             off = views.offset_of_entry(detail.before, before_tokens, c.entry_index)

@@ -162,8 +162,8 @@ def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             out["window_custom"] = w
     if (r := as_int("reserve", 0, 2_000_000)) is not None:
         out["reserve"] = r
-    if (k := as_int("keep", 0, 2_000_000)) is not None:
-        out["keep"] = k
+    if (kp := as_int("keep", 0, 2_000_000)) is not None:
+        out["keep"] = kp
     for name, key, allowed in (("counter", "counter", COUNTERS), ("strategy", "strategy", REGISTRY),
                                ("compaction", "compaction", POLICIES), ("summarizer", "summarizer", SUMMARIZERS),
                                ("pi", "pi_version", PI_VERSIONS)):
@@ -174,14 +174,14 @@ def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 problems.append(f"{name}={q[name]!r} is not one of {', '.join(allowed)}")
     raw_s: dict[str, Any] = {}
     raw_p: dict[str, Any] = {}
-    for k, v in q.items():
-        if k.startswith(("s.", "p.")):
+    for qk, qv in q.items():
+        if qk.startswith(("s.", "p.")):
             try:
-                val = json.loads(v)
+                val = json.loads(qv)
             except (ValueError, TypeError):
-                problems.append(f"{k}={v!r} is not a JSON value")
+                problems.append(f"{qk}={qv!r} is not a JSON value")
                 continue
-            (raw_s if k.startswith("s.") else raw_p)[k[2:]] = tuple(val) if isinstance(val, list) else val
+            (raw_s if qk.startswith("s.") else raw_p)[qk[2:]] = tuple(val) if isinstance(val, list) else val
     strat = REGISTRY.get(out.get("strategy", "none"))
     if raw_s and strat is not None:
         for k, v in _validated(strat.Settings, raw_s, problems, "strategy").items():
@@ -267,7 +267,7 @@ def _at_defaults(values: Mapping[str, Any], prefix: str, model: type[BaseModel],
                for k, f in model.model_fields.items() if fields is None or k in fields)
 
 
-def preset_in_effect(values: Mapping[str, Any]) -> str:
+def preset_in_effect(values: Mapping[str, Any] | Any) -> str:  # Any: st.session_state is no Mapping to mypy
     """The agent preset whose settings are all in effect in the widget values ``values`` (its
     policy and pruning, with their own settings at their defaults; the window is the model's),
     or :data:`CUSTOM` as soon as one differs."""

@@ -222,7 +222,7 @@ def sweep_axes(strategy: Any) -> list[str]:
     return own + ["keep_recent_tokens", "reserve_tokens", "context_window"]
 
 
-def sweep_values(axis: str, current: int, lo: int | None = None, hi: int | None = None) -> list[int]:
+def sweep_values(axis: str, current: int | None, lo: int | None = None, hi: int | None = None) -> list[int]:
     """Six values around ``current`` (¼× … 2×), kept within bounds; small counts step by one."""
     base = max(1, int(current or 1))
     if base <= 10:

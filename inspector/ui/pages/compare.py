@@ -8,6 +8,7 @@ as plain text or escaped markdown, never as HTML.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -110,7 +111,7 @@ def compare_page(settings: ReplaySettings) -> None:
     st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)
 
     st.subheader("Sweep two settings")
-    strat = strategies.get(settings.strategy)
+    swept = strategies.get(settings.strategy)  # the sidebar's strategy: its own settings are axes too
     st.caption("Replays the session on a grid of two settings (the rest as in the sidebar) and colours each cell "
                "by a metric. The axes are pi's thresholds and the sidebar strategy's own numeric settings"
                + (" (choose OpenCode prune in the sidebar for PRUNE_PROTECT × PRUNE_MINIMUM)"
@@ -120,27 +121,27 @@ def compare_page(settings: ReplaySettings) -> None:
         st.warning("The sidebar's compaction policy is 'As recorded': the session's own compactions stand, so "
                    "keepRecentTokens, reserveTokens and the window change nothing. Choose a what-if policy (pi) "
                    "to sweep them.", icon=":material/info:")
-    axes = views.sweep_axes(strat)
+    axes = views.sweep_axes(swept)
     current = {**settings.strategy_dict(), "keep_recent_tokens": settings.keep_recent_tokens,
                "reserve_tokens": settings.reserve_tokens, "context_window": settings.context_window}
-    if strat is not None:
-        for k, f in strat.Settings.model_fields.items():
+    if swept is not None:
+        for k, f in swept.Settings.model_fields.items():
             current.setdefault(k, f.default)
     c = st.columns(3)
     x = c[0].selectbox("X axis", axes, index=0, key="sw_x")
     y = c[1].selectbox("Y axis", axes, index=min(1, len(axes) - 1), key="sw_y")
     metric = c[2].selectbox("Colour by", list(views.METRIC_LABELS), index=1, key="sw_metric",
-                            format_func=views.METRIC_LABELS.get)
+                            format_func=lambda m: views.METRIC_LABELS[m])
 
     def bounds(axis: str) -> tuple[Any, Any]:
-        if strat is not None and axis in strat.Settings.model_fields:
-            return us.field_bounds(strat.Settings.model_fields[axis])
+        if swept is not None and axis in swept.Settings.model_fields:
+            return us.field_bounds(swept.Settings.model_fields[axis])
         return (1000, None) if axis == "context_window" else (0, None)
 
-    c = st.columns(2)
-    xs_raw = c[0].text_input(f"{x} values", key=f"sw_vals_{x}", **default(
+    c2 = st.columns(2)
+    xs_raw = c2[0].text_input(f"{x} values", key=f"sw_vals_{x}", **default(
         f"sw_vals_{x}", ", ".join(str(v) for v in views.sweep_values(x, current.get(x), *bounds(x)))))
-    ys_raw = c[1].text_input(f"{y} values", key=f"sw_vals_{y}_y", **default(
+    ys_raw = c2[1].text_input(f"{y} values", key=f"sw_vals_{y}_y", **default(
         f"sw_vals_{y}_y", ", ".join(str(v) for v in views.sweep_values(y, current.get(y), *bounds(y)))))
 
     def parse(raw: str) -> list[int]:
@@ -148,7 +149,7 @@ def compare_page(settings: ReplaySettings) -> None:
 
     if st.button("Run sweep", key="sw_run", type="primary"):
         try:
-            grid = {x: parse(xs_raw), y: parse(ys_raw)}
+            grid: dict[str, Sequence[int]] = {x: parse(xs_raw), y: parse(ys_raw)}
         except ValueError:
             st.error("Values must be whole numbers separated by commas.")
             grid = {}
@@ -156,7 +157,11 @@ def compare_page(settings: ReplaySettings) -> None:
             st.error("Choose two different axes.")
         elif grid and all(grid.values()):
             bar = st.progress(0.0, text="Sweeping…")
-            cells = sweep(s, settings, grid, progress=lambda f: bar.progress(min(1.0, f), text=f"Sweeping… {f:.0%}"))
+
+            def progress(f: float) -> None:
+                bar.progress(min(1.0, f), text=f"Sweeping… {f:.0%}")
+
+            cells = sweep(s, settings, grid, progress=progress)
             bar.empty()
             st.session_state["sweep"] = {"x": x, "y": y, "cells": cells, "strategy": settings.strategy,
                                          "base": settings}

@@ -67,8 +67,10 @@ def _load_corpus(raw: str, local: bool, workers: int) -> None:
     if not items:
         return
     bar = st.progress(0.0, text="Loading the corpus…")
-    rows = overview(items, workers=workers, progress=lambda d, n: bar.progress(
-        d / max(1, n), text=f"Loading the corpus… {d:,}/{n:,} sessions"))
+    def loaded(d: int, n: int) -> None:
+        bar.progress(d / max(1, n), text=f"Loading the corpus… {d:,}/{n:,} sessions")
+
+    rows = overview(items, workers=workers, progress=loaded)
     bar.empty()
     st.session_state["corpus"] = {"items": items, "rows": rows}
     st.session_state.pop("corpus_sweep", None)
@@ -178,9 +180,9 @@ def _sweep_form(items: list[CorpusItem], settings: ReplaySettings, workers: int)
                             format_func=lambda n: POLICIES[n].title)
     x = c[1].selectbox("X axis", SWEEP_KEYS, index=0, key="cs_x")
     y = c[2].selectbox("Y axis", ["(none)", *SWEEP_KEYS], index=3, key="cs_y")
-    c = st.columns(2)
-    xs = c[0].text_input(f"{x} values", DEFAULT_VALUES[x], key=f"cs_vals_x_{x}")
-    ys = c[1].text_input(f"{y} values", DEFAULT_VALUES.get(y, ""), key=f"cs_vals_y_{y}", disabled=y == "(none)")
+    c2 = st.columns(2)
+    xs = c2[0].text_input(f"{x} values", DEFAULT_VALUES[x], key=f"cs_vals_x_{x}")
+    ys = c2[1].text_input(f"{y} values", DEFAULT_VALUES.get(y, ""), key=f"cs_vals_y_{y}", disabled=y == "(none)")
     if not st.button("Run the corpus sweep", key="cs_run", type="primary"):
         return
     try:
@@ -195,8 +197,10 @@ def _sweep_form(items: list[CorpusItem], settings: ReplaySettings, workers: int)
     n = len(items) * (len(grid[x]) * len(grid.get(y, [0])) + 1)
     bar = st.progress(0.0, text=f"Sweeping {n:,} session × setting pairs…")
     try:
-        res = run_sweep(items, base, grid, workers=workers, progress=lambda d, t: bar.progress(
-            d / max(1, t), text=f"Sweeping… {d:,}/{t:,} session × setting pairs"))
+        def swept(d: int, t: int) -> None:
+            bar.progress(d / max(1, t), text=f"Sweeping… {d:,}/{t:,} session × setting pairs")
+
+        res = run_sweep(items, base, grid, workers=workers, progress=swept)
     except (ValueError, TypeError) as e:
         st.error(us.esc(str(e)))
         return

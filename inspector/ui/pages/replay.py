@@ -22,13 +22,14 @@ from inspector.ui import urlstate as us
 from inspector.ui.common import (
     PLOT_CONFIG,
     message_list,
+    need_replay,
     need_session,
     reconstruction,
     relative,
     strategy_title,
 )
 from inspector.ui.narrate import notable_steps, step_story
-from inspector.ui.state import counter_for, current_replay, default, get_step, memo, set_step, set_widgets
+from inspector.ui.state import counter_for, default, get_step, memo, set_step, set_widgets
 from inspector.ui.urlstate import esc
 from inspector.whatif import keep_recent_line
 
@@ -140,7 +141,7 @@ def _zoom(total: int, window: int) -> bool:
 
 def _next_cuts(r: Any, k: int, d: Any, before_tokens: list[int], settings: ReplaySettings) -> list[tuple[str, float]]:
     """Where the compaction before the next call cuts, placed on this call's context."""
-    out = []
+    out: list[tuple[str, float]] = []
     for i in compactions_at(r, k + 1):
         v = memo("cview", (settings, i), lambda i=i: compaction_view(r, i))
         for c in v.cuts:
@@ -239,7 +240,7 @@ def _context_table(d: Any, counter: Any) -> None:
 def replay_page(settings: ReplaySettings) -> None:
     s = need_session()
     st.title("Replay")
-    r = current_replay(settings)
+    r = need_replay(settings)
     n = len(r.steps)
     if not n:
         st.warning("This branch has no model calls (assistant messages) to replay.")

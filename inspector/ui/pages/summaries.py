@@ -19,9 +19,9 @@ from inspector.policies import POLICIES
 from inspector.pricing import input_price_per_token
 from inspector.replay import ReplaySettings
 from inspector.ui import retention_view, views
-from inspector.ui.common import message_list, need_session, open_in_replay, relative
+from inspector.ui.common import message_list, need_replay, need_session, open_in_replay, relative
 from inspector.ui.narrate import agent_compaction_story, recorded_cut_story
-from inspector.ui.state import counter_for, current_replay, memo
+from inspector.ui.state import counter_for, memo
 from inspector.ui.urlstate import esc
 from inspector.whatif import compaction_now, recorded_counterpart, summary_prompt_style
 
@@ -213,7 +213,7 @@ def summaries_page(settings: ReplaySettings) -> None:
     st.title("Summaries")
     if get_summarizer is None:
         st.info("The summarizers are not installed in this checkout; recorded summaries only.")
-    r = current_replay(settings)
+    r = need_replay(settings)
     recs = list(r.summaries)
     recorded = [x for x in recs if not x.get("simulated")]
     rate = _rate(s)

@@ -1,6 +1,6 @@
 """Generate one big, realistic pi session for benchmarks (streamed: memory stays small).
 
-    python bench/gen_big.py --entries 50000 --out bench/out/big-50000.jsonl [--seed 1]
+    python -m tools.samples.gen_big --entries 50000 --out bench/out/big-50000.jsonl [--seed 1]
 
 The shape of a long coding session in a ~200-file TypeScript project: turns of 3–15 model
 calls (reads and bash outputs of widely varied sizes — most a few hundred bytes to a few KB,
@@ -16,13 +16,10 @@ Every line is written as soon as it is made. 50,000 entries come to about 110 MB
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sample_sessions"))
-
-from sessiongen import Project, Writer  # noqa: E402
+from .sessiongen import Project, Writer
 
 CONTEXT_WINDOW = 200_000
 RESERVE_TOKENS = 16_384

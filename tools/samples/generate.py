@@ -1,6 +1,6 @@
 """Write the bundled sample sessions (deterministic: the same bytes on every run).
 
-    python sample_sessions/generate.py [OUTDIR]
+    python -m tools.samples.generate [OUTDIR]      # from the repository root; OUTDIR: sample_sessions/
 
 * ``coding-session.jsonl`` — a realistic coding session in a small TypeScript project (~230
   entries): reads, edits (one with an ``edits`` array), writes, bash, grep, find, ls, a custom
@@ -28,12 +28,12 @@ from pathlib import Path
 
 import orjson
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from gen_agents import codex_legacy, codex_session, opencode_session  # noqa: E402
-from sessiongen import Project, Writer, tiny_png  # noqa: E402
+from .gen_agents import codex_legacy, codex_session, opencode_session
+from .sessiongen import Project, Writer, tiny_png
 
 MAX_SAMPLE_BYTES = 1_000_000
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions"
+"""Where the samples live (and are written by default)."""
 
 # ---------------------------------------------------------------------------------------------
 # hand-written parts of the project that the scripted sessions read and edit
@@ -800,7 +800,7 @@ def collect(build: Callable[[Callable[[bytes], None]], None]) -> bytes:
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLES
     out.mkdir(parents=True, exist_ok=True)
     files = {
         "coding-session.jsonl": collect(coding_session),
