@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from .agents import AGENTS
 from .compaction import (
     CompactionPreparation,
     CompactionSettings,
@@ -1012,15 +1013,22 @@ def sweep(
     return out
 
 
-#: each agent's own configuration: (title, compaction policy, pruning strategy). Claude Code's are
-#: third-party reports (unverified), as the policy and the strategy say.
-AGENT_CONFIGS: dict[str, tuple[str, str, str]] = {
-    "recorded": ("as recorded", "recorded", "recorded"),
-    "pi": ("pi", "pi", "none"),
-    "codex": ("Codex CLI", "codex", "none"),
-    "opencode": ("OpenCode", "opencode", "opencode"),
-    "claude-code": ("Claude Code (reported)", "claude-code", "claude-code-microcompact"),
-}
+#: the rows of :func:`compare_agents`: the session as recorded, then each agent (:mod:`inspector.agents`)
+COMPARED: tuple[str, ...] = ("recorded", "pi", "codex", "opencode", "claude-code")
+
+
+def agent_config(name: str) -> tuple[str, str, str]:
+    """(title, compaction policy, pruning strategy) of a row of :func:`compare_agents`. Claude Code's
+    are third-party reports (unverified), as its title, the policy and the strategy say."""
+    if name == "recorded":
+        return "as recorded", "recorded", "recorded"
+    a = AGENTS[name]
+    return a.label, a.policy, a.strategy
+
+
+#: transition: the old (title, policy, strategy) table, kept for ``ui/pages.py`` until the pages split
+#: lands (read :func:`agent_config` and :mod:`inspector.agents`)
+AGENT_CONFIGS: dict[str, tuple[str, str, str]] = {n: agent_config(n) for n in COMPARED}
 
 
 def compare_agents(
@@ -1032,13 +1040,13 @@ def compare_agents(
 ) -> list[SweepCell]:
     """Replay the session as each agent would run it — its compaction policy and its pruning — on
     top of ``base`` (window, counter, summarizer, pi's keep/reserve). One cell per agent, in order."""
-    names = list(agents) if agents else list(AGENT_CONFIGS)
-    unknown = [n for n in names if n not in AGENT_CONFIGS]
+    names = list(agents) if agents else list(COMPARED)
+    unknown = [n for n in names if n not in COMPARED]
     if unknown:
-        raise ValueError(f"unknown agent(s) {', '.join(unknown)}; known: {', '.join(AGENT_CONFIGS)}")
+        raise ValueError(f"unknown agent(s) {', '.join(unknown)}; known: {', '.join(COMPARED)}")
     out = []
     for i, name in enumerate(names):
-        _, policy, strategy = AGENT_CONFIGS[name]
+        _, policy, strategy = agent_config(name)
         s = base.model_copy(update={"compaction": policy, "strategy": strategy, "strategy_settings": ()})
         out.append(SweepCell({"agent": name}, s, replay(session, s).metrics))
         if progress is not None:

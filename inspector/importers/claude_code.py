@@ -47,6 +47,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..agents import AGENTS
 from ..session.loader import _build, _parse_json
 from ..session.models import (
     AssistantMessage,
@@ -62,8 +63,8 @@ from ..session.tree import LoadIssue, Session
 from .claude_code_attachments import attachment_text, known
 from .foreign import foreign_format, foreign_issues
 
-FORMAT = "claude-code"
-LABEL = "Claude Code transcript (JSONL)"
+FORMAT = AGENTS["claude-code"].name
+LABEL = AGENTS["claude-code"].format_label
 
 _STOP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
 

@@ -62,14 +62,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..agents import AGENTS
 from ..policies import CODEX_SUMMARY_PREFIX, CODEX_USER_MESSAGE_MAX_TOKENS
 from ..session.loader import _build, _parse_json, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session, iso_to_ms
 from .foreign import foreign_format, foreign_issues
 
-FORMAT = "codex"
-LABEL = "Codex CLI rollout (JSONL)"
+FORMAT = AGENTS["codex"].name
+LABEL = AGENTS["codex"].format_label
 
 ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _OUTPUTS = ("reasoning", "message", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")

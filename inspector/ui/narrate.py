@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from ..agents import AGENTS
 from ..compaction import CompactionSettings
 from ..explain import explain_compaction
 
@@ -69,14 +70,11 @@ def recorded_cut_story(session: Any, compaction_index: int, keep: int, reserve: 
     return out
 
 
-AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}
-
-
 def agent_compaction_story(session: Any, compaction_index: int, summarised: int) -> list[str]:
     """What another agent's recorded compaction kept, in its own terms (pi's cut rule does not
     apply to it, so it is not replayed): ``summarised`` is how many messages it replaced."""
     e = session.entries[compaction_index]
-    agent = AGENT_NAMES.get(session.format, session.format)
+    agent = AGENTS[session.format].short_title if session.format in AGENTS else session.format
     kept = session.index_of(getattr(e, "firstKeptEntryId", None))
     details = e.details if isinstance(getattr(e, "details", None), dict) else {}
     out = [f"{agent} compacted here, as its file records; its cut rule is not pi's, so pi's is not replayed. "

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..agents import AGENTS, Agent
 from ..policies import POLICIES, PolicySettings
 from ..pruning.base import field_bounds as field_bounds  # re-exported for the sidebar and pages
 from ..replay import ReplaySettings
@@ -223,20 +224,23 @@ def pi_settings_updates(data: bytes) -> tuple[dict[str, Any], list[str]]:
     return out, said
 
 
-#: Each agent's own behaviour as sidebar settings: (label, widget updates, what it means)
+def _agent_preset(agent: Agent) -> tuple[str, dict[str, Any], str]:
+    updates: dict[str, Any] = {"compaction": agent.policy, "strategy": agent.strategy}
+    if agent.keep_recent_tokens is not None:
+        updates["keep"] = agent.keep_recent_tokens
+    if agent.reserve_tokens is not None:
+        updates["reserve"] = agent.reserve_tokens
+    if agent.context_window:
+        updates["window_preset"] = window_preset_for(agent.context_window)
+    return agent.title, updates, agent.preset_note
+
+
+#: Each agent's own behaviour as sidebar settings: (label, widget updates, what it means), from
+#: :mod:`inspector.agents`, after the session as recorded
 AGENT_PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
     "recorded": ("As recorded", {"compaction": "recorded", "strategy": "recorded"},
                  "the session's own compactions and the pruning its agent recorded"),
-    "pi": ("pi", {"compaction": "pi", "strategy": "none", "keep": 20_000, "reserve": 16_384},
-           "pi's compaction with its defaults (keepRecentTokens 20,000, reserveTokens 16,384), no pruning"),
-    "claude-code": ("Claude Code", {"compaction": "claude-code", "strategy": "claude-code-microcompact",
-                                    "window_preset": "Claude Sonnet / Opus (200k)"},
-                    "Claude Code's auto-compaction and time-based microcompact, as third-party analyses report "
-                    "them (unverified)"),
-    "codex": ("Codex CLI", {"compaction": "codex", "strategy": "none"},
-              "Codex's compaction at 90% of the window, no pruning (Codex prunes nothing)"),
-    "opencode": ("OpenCode", {"compaction": "opencode", "strategy": "opencode"},
-                 "OpenCode's prune and its compaction"),
+    **{name: _agent_preset(a) for name, a in AGENTS.items()},
 }
 
 
