@@ -44,32 +44,25 @@ from .agents import AGENTS
 from .compaction import (
     CompactionPreparation,
     CompactionSettings,
-    make_compaction_entry,
-    prepare_compaction,
 )
-from .context import ContextMessage, _context_message, compaction_context
-from .explain import cut_story
+from .context import ContextMessage, _context_message
 from .gcpause import gc_paused
 from .jsjson import js_stringify
 from .numbers import clamp, clamp_int, finite_ms
 from .policies import (
-    CLAUDE_CODE_SUMMARY_PREFIX,
-    CODEX_SUMMARY_PREFIX,
-    OPENCODE_SUMMARY_QUESTION,
-    POLICIES,
+    CompactionRequest,
     PolicySettings,
+    RunningContext,
+    SimulatedPath,
     Trigger,
-    opencode_tail_budget,
-    opencode_usable,
+    get_policy,
 )
 from .pricing import input_price_per_token
 from .session.models import (
-    AnyEntry,
     AssistantMessage,
     BranchSummaryEntry,
     CompactionEntry,
     MessageEntry,
-    TextContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -250,10 +243,6 @@ class StepDetail:
 # What a replay depends on
 # ---------------------------------------------------------------------------------------------
 
-#: the :class:`PolicySettings` fields each what-if policy reads (by prefix); pi reads none
-_POLICY_FIELDS = {"early": "early_", "opencode": "opencode_", "codex": "codex_", "claude-code": "claude_"}
-
-
 def effective_settings(settings: ReplaySettings) -> ReplaySettings:
     """``settings`` with every field the replay cannot depend on set to its default, so two
     settings with the same effective settings replay to the same steps, events and summaries
@@ -265,15 +254,15 @@ def effective_settings(settings: ReplaySettings) -> ReplaySettings:
     the offline summarizer has no model or endpoint; strategy ``none`` has no settings."""
     d = _SETTINGS_DEFAULTS
     update: dict[str, Any] = {}
-    simulated = settings.compaction not in ("recorded", "never")
-    if not simulated:
+    policy = get_policy(settings.compaction)
+    if not policy.simulated:
         update.update(keep_recent_tokens=d.keep_recent_tokens, reserve_tokens=d.reserve_tokens,
                       pi_version=d.pi_version, summarizer=d.summarizer)
-    elif settings.compaction not in ("pi", "early"):
+    elif not policy.pi_cut:
         update.update(keep_recent_tokens=d.keep_recent_tokens, pi_version=d.pi_version)
     if update.get("summarizer", settings.summarizer) == "offline":
         update.update(summarizer_model=None, summarizer_base_url=None)
-    prefix = _POLICY_FIELDS.get(settings.compaction)
+    prefix = policy.prefix
     read = {k: v for k, v in settings.policy.model_dump().items() if prefix and k.startswith(prefix)}
     update["policy"] = PolicySettings(**read)
     if settings.strategy in ("none", ""):
@@ -536,27 +525,6 @@ def _recorded(m: AssistantMessage) -> tuple[int | float | None, int | float | No
     return clamp(clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)), clamp(calculate_context_tokens(u))
 
 
-class _Ctx:
-    """The running context: a list only appended to (a new list after each compaction)."""
-
-    def __init__(self, counter: CachedCounter) -> None:
-        self.counter = counter
-        self.msgs: list[ContextMessage] = []
-        self.entries: set[int] = set()
-        self.total = 0
-
-    def reset(self, msgs: Iterable[ContextMessage]) -> None:
-        self.msgs = list(msgs)
-        self.entries = {m.entry_index for m in self.msgs if m.entry_index is not None}
-        self.total = sum(self.counter.count_many([m.message for m in self.msgs]))
-
-    def add(self, cm: ContextMessage) -> None:
-        self.msgs.append(cm)
-        if cm.entry_index is not None:
-            self.entries.add(cm.entry_index)
-        self.total += self.counter.count(cm.message)
-
-
 def replay(
     session: Session,
     settings: ReplaySettings | None = None,
@@ -591,17 +559,15 @@ def _replay(
 ) -> Replay:
     t0 = time.perf_counter()
     settings = settings or ReplaySettings()
-    if settings.compaction not in POLICIES:
-        raise ValueError(f"unknown compaction policy {settings.compaction!r}; choose one of {', '.join(POLICIES)}")
+    pol = get_policy(settings.compaction)
+    own = pol.own_settings(settings.policy)
     if summarize is None:
-        from .summarize.prompts import STYLES
-
         # each agent's policy writes its summary the way that agent asks for one
-        style = settings.compaction if settings.compaction in STYLES else "pi"
+        style = pol.summary_style
 
         def summarize(prep: CompactionPreparation, st: ReplaySettings) -> dict[str, Any]:
             return default_summary(prep, st, style, session=session)
-    recorded_mode = settings.compaction == "recorded"
+    recorded_mode = pol.as_recorded
     policy = settings.compaction
     usage_mode = settings.counter == "usage"
     counter = session_counter(session, settings.counter)
@@ -615,21 +581,8 @@ def _replay(
     entries = session.entries
     price = input_price_per_token(session)
 
-    ctx = _Ctx(counter)
-    sim_entries: list[AnyEntry] = []  # the path as pi would see it (what-if: simulated compactions)
-    sim_idx: list[int | None] = []
-    sim_pos: dict[str, int] = {}  # first position of each id on the simulated path
-
-    def sim_append(entry: AnyEntry, index: int | None) -> None:
-        if isinstance(entry.id, str):
-            sim_pos.setdefault(entry.id, len(sim_entries))
-        sim_entries.append(entry)
-        sim_idx.append(index)
-
-    def reset_after_compaction() -> None:
-        comp = sim_entries[-1]
-        fk = sim_pos.get(comp.firstKeptEntryId) if isinstance(comp.firstKeptEntryId, str) else None  # type: ignore[union-attr]
-        ctx.reset(compaction_context(sim_entries, sim_idx, len(sim_entries) - 1, fk))
+    ctx = RunningContext(counter)
+    sim = SimulatedPath()  # the path as pi would see it (what-if: simulated compactions)
 
     trigger = Trigger()
     prune_state: Any = None
@@ -645,49 +598,23 @@ def _replay(
     overflows = 0
     compactions = 0
     summary_tokens = 0
-    n_sim = 0
 
     def compact_now(step_no: int, reason: str, kind: str) -> bool:
-        nonlocal n_sim, compactions, summary_tokens
+        nonlocal compactions, summary_tokens
         before = (ctx.msgs, len(ctx.msgs))  # pinned: the list is replaced, never changed, by a compaction
         preps: list[CompactionPreparation] = []
 
-        def summarize_seen(p: CompactionPreparation, st: ReplaySettings) -> dict[str, Any]:
+        def summarize_seen(p: CompactionPreparation) -> dict[str, Any]:
             preps.append(p)
-            return summarize(p, st)
+            return summarize(p, settings)
 
-        if policy in ("pi", "early"):
-            est = (counter if counter.name == "pi" else session_counter(session, "pi")).count  # pi's own estimate
-            prep = prepare_compaction(
-                sim_entries, comp_settings, path_indexes=sim_idx, pi_version=settings.pi_version,
-                context=[c.message for c in ctx.msgs], positions=sim_pos,
-                tokens=lambda i: est(sim_entries[i].message),  # type: ignore[union-attr]
-            )
-            if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
-                pending.append({"type": "compaction_skipped", "reason": "nothing to compact", "trigger": reason})
-                return False
-            s = summarize_seen(prep, settings)
-            n_sim += 1
-            entry = make_compaction_entry(
-                prep, s["text"], parent_id=sim_entries[-1].id if sim_entries else None,
-                entry_id=f"__sim_compaction_{n_sim}__",
-            )
-            sim_append(entry, None)
-            reset_after_compaction()
-            summarized = [m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)]
-            first_kept = session.index_of(prep.firstKeptEntryId)
-            story = cut_story(session, [i if i is not None else -1 for i in sim_idx[:-1]], sim_entries[:-1], prep,
-                              settings.keep_recent_tokens)
-        elif policy == "opencode":
-            s, first_kept, summarized = _opencode_compact(ctx, settings, summarize_seen, comp_settings, sim_entries, sim_idx)
-        elif policy == "codex":
-            s, first_kept, summarized = _codex_compact(ctx, settings, summarize_seen, comp_settings, sim_entries, sim_idx)
-        elif policy == "claude-code":
-            s, first_kept, summarized = _claude_code_compact(ctx, settings, summarize_seen, comp_settings)
-        else:
+        est = (counter if counter.name == "pi" else session_counter(session, "pi")).count  # pi's own estimate
+        done = pol.compact(CompactionRequest(ctx, sim, session, summarize_seen, comp_settings, settings.pi_version,
+                                             est, window, own))
+        if done is None:
+            pending.append({"type": "compaction_skipped", "reason": "nothing to compact", "trigger": reason})
             return False
-        if policy not in ("pi", "early"):
-            story = [s.get("story", "")] if s.get("story") else []
+        s, first_kept, summarized, story = done.summary, done.first_kept, done.summarized, done.story
         compactions += 1
         summary_tokens += int(s.get("input_tokens", 0)) + int(s.get("output_tokens", 0))
         trigger.compacted()
@@ -730,8 +657,8 @@ def _replay(
         if isinstance(e, CompactionEntry):
             if recorded_mode:
                 before_ctx = (ctx.msgs, len(ctx.msgs))
-                sim_append(e, ei)
-                reset_after_compaction()
+                sim.append(e, ei)
+                ctx.reset(sim.context_after_last())
                 compactions += 1
                 rec = {"type": "compaction", "simulated": False, "policy": "recorded", "entryIndex": ei,
                        "firstKeptEntryIndex": session.index_of(e.firstKeptEntryId),
@@ -743,7 +670,7 @@ def _replay(
             else:
                 pending.append({"type": "recorded_compaction_set_aside", "entryIndex": ei})
             continue
-        sim_append(e, ei)
+        sim.append(e, ei)
         if isinstance(e, BranchSummaryEntry) and e.summary:
             pending.append({"type": "branch_summary", "entryIndex": ei, "tokens": counter.count_text(e.summary)})
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
@@ -752,7 +679,7 @@ def _replay(
             # -- the call -------------------------------------------------------------------
             state_before = prune_state
             call, res, tokens = call_now(k, new_prompt, state_before, m.timestamp)
-            if not recorded_mode and policy != "never" and tokens > window:
+            if pol.simulated and tokens > window:
                 # the request would fail with a context overflow: compact, then retry the call
                 pending.append({"type": "overflow", "tokens": tokens, "window": window, "before": "compaction"})
                 if compact_now(k, f"context {tokens:,} > window {window:,}: overflow, compact and retry", "overflow"):
@@ -808,10 +735,10 @@ def _replay(
             new_prompt = False
             ctx.add(ContextMessage(m, ei))
             # -- after the answer: does the policy compact? ----------------------------------
-            if not recorded_mode and policy != "never":
+            if pol.simulated:
                 after_tokens = tokens + counter.count(m)
-                do, reason = trigger.after_answer(
-                    policy, after_tokens, window, settings.reserve_tokens, settings.policy,
+                do, reason = pol.after_answer(
+                    trigger, after_tokens, window, settings.reserve_tokens, own,
                     aborted=m.stopReason == "aborted", needs_follow_up=bool(_tool_calls(m)),
                 )
                 if do:
@@ -853,119 +780,6 @@ def _replay(
     )
     return Replay(settings, tuple(steps), metrics, tuple(path), tuple(summaries), session,
                   time.perf_counter() - t0)
-
-
-# ---------------------------------------------------------------------------------------------
-# OpenCode and Codex compaction shapes
-# ---------------------------------------------------------------------------------------------
-
-
-def _prep_for(messages: Sequence[ContextMessage], comp: CompactionSettings, previous: str | None) -> CompactionPreparation:
-    """A preparation over plain context messages, for summarizers (non-pi policies)."""
-    from .compaction import CutPoint, FileOps, extract_file_ops
-
-    ops = FileOps()
-    for cm in messages:
-        extract_file_ops(cm.message, ops)
-    return CompactionPreparation(
-        firstKeptEntryId="", first_kept_path_index=-1, messagesToSummarize=tuple(messages),
-        turnPrefixMessages=(), isSplitTurn=False, tokensBefore=0, previousSummary=previous,
-        fileOps=ops, settings=comp, cut=CutPoint(0, -1, False), boundary_start=0,
-        prev_compaction_path_index=-1, pi_version="0.73",
-    )
-
-
-def _synthetic_text(text: str, role: str = "user") -> Any:
-    if role == "assistant":
-        return AssistantMessage(content=[TextContent(text=text)], stopReason="stop")
-    return UserMessage(content=[TextContent(text=text)])
-
-
-def _opencode_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn, comp: CompactionSettings,
-                      sim_entries: list[AnyEntry], sim_idx: list[int | None]) -> tuple[dict[str, Any], int | None, list[int | None]]:
-    msgs = ctx.msgs
-    tail_start = len(msgs)
-    if settings.policy.opencode_tail:
-        budget = opencode_tail_budget(opencode_usable(settings.context_window, settings.policy))
-        starts = [i for i, c in enumerate(msgs) if isinstance(c.message, UserMessage) and c.entry_index is not None]
-        used = 0
-        for s in reversed(starts):
-            size = sum(ctx.counter.count(c.message) for c in msgs[s:tail_start])
-            if used + size > budget:
-                break
-            used += size
-            tail_start = s
-        if tail_start == 0:
-            tail_start = len(msgs)  # a tail starting at index 0 means no tail
-    head, tail = msgs[:tail_start], msgs[tail_start:]
-    prev = next((c.message.content[0].text for c in head if c.entry_index is None  # type: ignore[union-attr]
-                 and isinstance(c.message, AssistantMessage) and c.message.content), None)
-    s = summarize(_prep_for(head, comp, prev), settings.model_copy(update={}))
-    new = [ContextMessage(_synthetic_text(OPENCODE_SUMMARY_QUESTION), None),
-           ContextMessage(_synthetic_text(s["text"], "assistant"), None), *tail]
-    ctx.reset(new)
-    s = {**s, "story": f"OpenCode summarised the {len(head)} oldest messages and kept a tail of {len(tail)} "
-                       f"message(s) of whole recent turns" + (" (tail budget clamp(usable × 25%, 2k, 15k))"
-                                                              if settings.policy.opencode_tail else " (classic: no tail)")}
-    return s, (tail[0].entry_index if tail else None), [c.entry_index for c in head]
-
-
-def _codex_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn, comp: CompactionSettings,
-                   sim_entries: list[AnyEntry], sim_idx: list[int | None]) -> tuple[dict[str, Any], int | None, list[int | None]]:
-    msgs = ctx.msgs
-    s = summarize(_prep_for(msgs, comp, None), settings)
-    budget = settings.policy.codex_user_tokens
-    kept: list[ContextMessage] = []
-    used = 0
-    for c in reversed(msgs):
-        if not isinstance(c.message, UserMessage) or c.entry_index is None:
-            continue
-        if _is_codex_summary(c.message):
-            continue
-        t = ctx.counter.count(c.message)
-        if used + t <= budget:
-            kept.append(c)
-            used += t
-            continue
-        remaining = budget - used
-        if remaining > 0:
-            text = "".join(b.text for b in c.message.content if isinstance(b, TextContent)) if not isinstance(
-                c.message.content, str) else c.message.content
-            cut = text[: remaining * 4]
-            kept.append(ContextMessage(_synthetic_text(cut + f"\n…{max(0, t - remaining)} tokens truncated…"),
-                                       c.entry_index))
-        break
-    kept.reverse()
-    new = [*kept, ContextMessage(_synthetic_text(CODEX_SUMMARY_PREFIX + "\n" + s["text"]), None)]
-    ctx.reset(new)
-    s = {**s, "story": f"Codex kept {len(kept)} recent user message(s) (≤ {budget:,} tokens) and a summary; the "
-                       f"other {len(msgs) - len(kept)} messages (answers, tool calls and outputs) were dropped"}
-    return s, (kept[0].entry_index if kept else None), [c.entry_index for c in msgs]
-
-
-def _claude_code_compact(ctx: _Ctx, settings: ReplaySettings, summarize: SummaryFn, comp: CompactionSettings
-                         ) -> tuple[dict[str, Any], int | None, list[int | None]]:
-    """Claude Code (reported): the whole context is summarised; the summary alone continues."""
-    msgs = ctx.msgs
-    earlier = [c for c in msgs if c.entry_index is None and isinstance(c.message, UserMessage)
-               and _text_of(c.message).startswith(CLAUDE_CODE_SUMMARY_PREFIX)]
-    prev = _text_of(earlier[-1].message)[len(CLAUDE_CODE_SUMMARY_PREFIX) + 1:] if earlier else None
-    rest = [c for c in msgs if not any(c is e for e in earlier)]
-    s = summarize(_prep_for(rest, comp, prev), settings.model_copy(update={}))
-    ctx.reset([ContextMessage(_synthetic_text(CLAUDE_CODE_SUMMARY_PREFIX + "\n" + s["text"]), None)])
-    s = {**s, "story": f"Claude Code (as reported) summarised all {len(msgs)} messages; only the summary continues"}
-    return s, None, [c.entry_index for c in msgs]
-
-
-def _text_of(m: Any) -> str:
-    c = getattr(m, "content", "")
-    return c if isinstance(c, str) else "".join(b.text for b in c if isinstance(b, TextContent))
-
-
-def _is_codex_summary(m: UserMessage) -> bool:
-    c = m.content
-    text = c if isinstance(c, str) else "".join(b.text for b in c if isinstance(b, TextContent))
-    return text.startswith(CODEX_SUMMARY_PREFIX)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 from ..agents import AGENTS
 from ..compaction import CompactionSettings
 from ..explain import explain_compaction
+from ..policies import get_policy
 
 QUIET_EVENTS = frozenset({"zone"})
 """Events that mark a state rather than a change (turn-aware's zone is reported at every call)."""
@@ -214,10 +215,11 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
         out.append(f"Pruning keeps {st.pruned_tokens:,} tokens out of this call, as decided earlier.")
     trig = None
     fmt = getattr(getattr(replay, "session", None), "format", "pi")
-    if s.compaction == "recorded" and fmt != "pi":
+    pol = get_policy(s.compaction)
+    if pol.as_recorded and fmt != "pi":
         out.append("The compactions replayed are the ones the agent recorded in its file; when it would compact "
                    "is not in the file (pick its policy in the sidebar, or the agent preset, to see its threshold).")
-    elif s.compaction in ("pi", "recorded") and st.tokens:
+    elif (pol.as_recorded or pol is get_policy("pi")) and st.tokens:
         trig = s.context_window - s.reserve_tokens
         if trig > 0:
             out.append(f"pi compacts after an answer once the context exceeds window − reserveTokens = {trig:,} "

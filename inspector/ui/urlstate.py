@@ -23,7 +23,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..agents import AGENTS, Agent
-from ..policies import POLICIES, PolicySettings
+from ..policies import POLICIES, PolicySettings, get_policy
+from ..policies import policy_fields as policy_fields  # re-exported for the sidebar
 from ..pruning.base import field_bounds as field_bounds  # re-exported for the sidebar and pages
 from ..replay import ReplaySettings
 
@@ -48,7 +49,6 @@ COUNTERS = {"pi": "pi estimate (chars ÷ 4)", "tiktoken": "tiktoken (cl100k_base
 SUMMARIZERS = {"offline": "offline extractive (no network)", "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
                "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}
 PI_VERSIONS = {"0.73": "pi 0.73 (current)", "0.58": "pi 0.58"}
-POLICY_FIELD_PREFIX = {"early": "early_", "opencode": "opencode_", "codex": "codex_", "claude-code": "claude_"}
 DEFAULTS = ReplaySettings()
 
 
@@ -77,12 +77,6 @@ def strategies() -> dict[str, Any]:
 
 def window_preset_for(window: int) -> str:
     return next((k for k, v in WINDOW_PRESETS.items() if v == window), "Custom")
-
-
-def policy_fields(policy: str) -> list[str]:
-    """The :class:`PolicySettings` fields a policy reads (by their prefix)."""
-    prefix = POLICY_FIELD_PREFIX.get(policy)
-    return [k for k in PolicySettings.model_fields if prefix and k.startswith(prefix)]
 
 
 def _json(v: Any) -> str:
@@ -288,11 +282,12 @@ def preset_in_effect(values: Mapping[str, Any]) -> str:
 
 def inert_settings(compaction: str) -> dict[str, str]:
     """The compaction controls that change nothing under ``compaction``, each with the reason."""
-    if compaction in ("recorded", "never"):
-        why = ("the session's own compactions stand" if compaction == "recorded"
+    pol = get_policy(compaction)
+    if not pol.simulated:
+        why = ("the session's own compactions stand" if pol.as_recorded
                else "this policy never compacts")
         return {k: f"No effect under '{POLICIES[compaction].title}': {why}." for k in ("keep", "reserve", "summarizer")}
-    if compaction not in ("pi", "early"):
+    if not pol.pi_cut:
         return {"keep": f"No effect under '{POLICIES[compaction].title}': keepRecentTokens is pi's; this policy "
                         "keeps what its own rule says."}
     return {}
@@ -305,7 +300,7 @@ def noop_warnings(settings: ReplaySettings) -> dict[str, str]:
     from ..policies import trigger_threshold
 
     out: dict[str, str] = {}
-    if settings.compaction in ("pi", "early"):
+    if get_policy(settings.compaction).pi_cut:
         t = trigger_threshold(settings.compaction, settings.context_window, settings.policy, settings.reserve_tokens)
         if t is not None and 0 < t <= settings.keep_recent_tokens:
             out["keep"] = (f"keepRecentTokens {settings.keep_recent_tokens:,} ≥ the {t:,}-token threshold where this "
