@@ -48,6 +48,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..agents import AGENTS
+from ..session.foreign import foreign_format, foreign_issues
 from ..session.loader import _build, _parse_json
 from ..session.models import (
     AssistantMessage,
@@ -61,7 +62,6 @@ from ..session.models import (
 )
 from ..session.tree import LoadIssue, Session
 from .claude_code_attachments import attachment_text, known
-from .foreign import foreign_format, foreign_issues
 
 FORMAT = AGENTS["claude-code"].name
 LABEL = AGENTS["claude-code"].format_label

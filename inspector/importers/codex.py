@@ -63,10 +63,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..agents import AGENTS
+from ..session.foreign import foreign_format, foreign_issues
 from ..session.loader import _build, _parse_json, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session, iso_to_ms
-from .foreign import foreign_format, foreign_issues
 
 FORMAT = AGENTS["codex"].name
 LABEL = AGENTS["codex"].format_label

@@ -43,20 +43,10 @@ class NoSettings(BaseModel):
 
 
 @dataclass
-class Trigger:
+class TriggerState:
     """Mutable per-replay trigger state (the early policy's latch)."""
 
     latched: bool = False
-
-    def after_answer(self, policy: str, tokens: int, window: int, reserve: int, settings: BaseModel, *,
-                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
-        """Does ``policy`` compact after this answer? Returns (decision, plain-words reason).
-        ``settings``: the flat :class:`~inspector.policies.PolicySettings`."""
-        from . import get_policy
-
-        p = get_policy(policy)
-        return p.after_answer(self, tokens, window, reserve, p.own_settings(settings),
-                              aborted=aborted, needs_follow_up=needs_follow_up)
 
     def compacted(self) -> None:
         """The design clears the latch after a successful compaction (and when pressure falls)."""
@@ -208,7 +198,7 @@ class CompactionPolicy:
         """What :meth:`threshold` is, in a few words (a figure's line label)."""
         return self.name
 
-    def after_answer(self, trigger: Trigger, tokens: int, window: int, reserve: int, settings: Any, *,
+    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
                      aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
         """Does it compact after this answer? (decision, plain-words reason)."""
         return False, ""

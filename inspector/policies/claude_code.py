@@ -21,7 +21,7 @@ from .base import (
     CompactionPolicy,
     CompactionRequest,
     PolicyInfo,
-    Trigger,
+    TriggerState,
     prep_for,
     synthetic_text,
     text_of,
@@ -71,7 +71,7 @@ class ClaudeCodePolicy(CompactionPolicy):
     def threshold_label(self, settings: Any) -> str:
         return "window − output reserve − buffer (Claude Code, reported)"
 
-    def after_answer(self, trigger: Trigger, tokens: int, window: int, reserve: int, settings: Any, *,
+    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
                      aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
         limit = claude_code_threshold(window, settings)
         if tokens >= limit:

@@ -23,7 +23,7 @@ from .base import (
     CompactionPolicy,
     CompactionRequest,
     PolicyInfo,
-    Trigger,
+    TriggerState,
     prep_for,
     synthetic_text,
     text_of,
@@ -67,7 +67,7 @@ class CodexPolicy(CompactionPolicy):
     def threshold_label(self, settings: Any) -> str:
         return f"{settings.fraction:.0%} of window (Codex)"
 
-    def after_answer(self, trigger: Trigger, tokens: int, window: int, reserve: int, settings: Any, *,
+    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
                      aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
         limit = codex_limit(window, settings)
         if tokens >= limit and needs_follow_up:

@@ -21,7 +21,7 @@ from .base import (
     CompactionPolicy,
     CompactionRequest,
     PolicyInfo,
-    Trigger,
+    TriggerState,
     prep_for,
     synthetic_text,
 )
@@ -66,7 +66,7 @@ class OpenCodePolicy(CompactionPolicy):
     def threshold_label(self, settings: Any) -> str:
         return "window − max output (OpenCode)"
 
-    def after_answer(self, trigger: Trigger, tokens: int, window: int, reserve: int, settings: Any, *,
+    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
                      aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
         usable = opencode_usable(window, settings)
         if tokens >= usable:

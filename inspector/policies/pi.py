@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..compaction import make_compaction_entry, prepare_compaction
 from ..cut_story import cut_story
-from .base import Compacted, CompactionPolicy, CompactionRequest, PolicyInfo, Trigger
+from .base import Compacted, CompactionPolicy, CompactionRequest, PolicyInfo, TriggerState
 
 
 class PiPolicy(CompactionPolicy):
@@ -40,7 +40,7 @@ class PiPolicy(CompactionPolicy):
     def threshold_label(self, settings: Any) -> str:
         return "window − reserveTokens (pi compacts above)"
 
-    def after_answer(self, trigger: Trigger, tokens: int, window: int, reserve: int, settings: Any, *,
+    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
                      aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
         if aborted:
             return False, "aborted answers never trigger pi's compaction"
@@ -101,7 +101,7 @@ class EarlyPolicy(PiPolicy):
     def threshold_label(self, settings: Any) -> str:
         return f"red zone ({settings.red_fraction:.0%})"
 
-    def after_answer(self, trigger: Trigger, tokens: int, window: int, reserve: int, settings: Any, *,
+    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
                      aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
         red = int(settings.red_fraction * window)
         if tokens < red:
