@@ -15,7 +15,7 @@ else; :meth:`~.base.CompactionPolicy.own_settings` reads a policy's own settings
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -83,13 +83,21 @@ def _flat_fields() -> dict[str, Any]:
     return fields
 
 
-PolicySettings: type[BaseModel] = create_model(  # type: ignore[call-overload]
-    "PolicySettings",
-    __config__=ConfigDict(frozen=True),
-    __doc__="Settings of every policy, flat: ``<prefix><field>`` of each policy's own settings model.",
-    __module__=__name__,
-    **_flat_fields(),
-)
+if TYPE_CHECKING:
+
+    class PolicySettings(BaseModel):
+        """For type checkers: the fields are generated from the policies' own settings models."""
+
+        def __getattr__(self, name: str) -> Any: ...
+
+else:
+    PolicySettings = create_model(
+        "PolicySettings",
+        __config__=ConfigDict(frozen=True),
+        __doc__="Settings of every policy, flat: ``<prefix><field>`` of each policy's own settings model.",
+        __module__=__name__,
+        **_flat_fields(),
+    )
 
 
 def policy_fields(name: str) -> list[str]:
