@@ -4,7 +4,7 @@
 
 ``--session PATH`` preloads a session; the path must be under an allowed root (pi's sessions
 folder and ``sample_sessions/``, or ``$INSPECTOR_ROOTS``). Relative paths are taken from the
-current folder, then from the repository. Pages are drawn by ``inspector/ui/pages.py``.
+current folder, then from the repository. Each page is a script in ``inspector/ui/pages/``.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ settings = None
 with errors.guard():  # a visitor never sees a traceback: a short message with a reference id
     _preload()
     settings = sidebar.render()
-PAGES = "inspector/ui/app_pages"
+PAGES = "inspector/ui/pages"
 nav = {
     "load": st.Page(f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True),
     "replay": st.Page(f"{PAGES}/replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),

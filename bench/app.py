@@ -223,7 +223,7 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
     t0 = time.perf_counter()
     at.run()
     t = time.perf_counter()
-    at.switch_page("inspector/ui/app_pages/replay.py")
+    at.switch_page("inspector/ui/pages/replay.py")
     run(at)
     first = time.perf_counter() - t
     wait_for_warm_up()

@@ -22,7 +22,7 @@ SAMPLE = SAMPLES / "coding-session.jsonl"
 
 
 def page(at: AppTest, name: str) -> AppTest:
-    return at.switch_page(f"inspector/ui/app_pages/{name}.py").run()
+    return at.switch_page(f"inspector/ui/pages/{name}.py").run()
 
 
 def fresh(**query: str) -> AppTest:

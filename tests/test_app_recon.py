@@ -35,7 +35,7 @@ def test_the_load_page_says_in_one_line_where_the_rebuild_departs(opened: AppTes
 
 
 def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) -> None:
-    at = opened.switch_page("inspector/ui/app_pages/replay.py").run()
+    at = opened.switch_page("inspector/ui/pages/replay.py").run()
     at.slider(key="step").set_value(7).run()
     assert not at.exception
     m = {x.label: x.value for x in at.metric}

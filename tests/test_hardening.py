@@ -302,7 +302,7 @@ def check_app(path: str, compaction: str = "pi") -> str | None:
     at.text_input(key="local_path").input(path)
     at.button(key="load_path").click().run()
     for name in APP_PAGES:
-        at.switch_page(f"inspector/ui/app_pages/{name}.py").run()
+        at.switch_page(f"inspector/ui/pages/{name}.py").run()
         if at.exception:
             return f"{name} page: {at.exception[0].value}"[:300]
     return None

@@ -214,7 +214,7 @@ def test_the_app_never_sends_the_servers_key_to_a_typed_base_url(env: Any, liste
     at = _app(env, tmp_path)
     at.text_input(key="summarizer_base_url").input(listener.url).run()
     assert at.text_input(key="summarizer_api_key") is not None  # the app asks for this URL's own key
-    at.switch_page("inspector/ui/app_pages/replay.py").run()
+    at.switch_page("inspector/ui/pages/replay.py").run()
     assert not at.exception and listener.requests
     assert SERVER_KEY not in json.dumps(listener.requests) and listener.auth() == {""}
     assert all(leaked(json.dumps(body)) == [] for _, _, body in listener.requests)  # redacted by default
@@ -449,14 +449,14 @@ def test_a_page_error_shows_a_reference_not_a_traceback(monkeypatch: pytest.Monk
                                                          caplog: pytest.LogCaptureFixture) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from inspector.ui import pages
+    from inspector.ui import common
 
-    def broken(settings: Any) -> None:
+    def broken() -> Any:
         raise ZeroDivisionError("secret server detail /srv/app")
 
-    monkeypatch.setattr(pages, "doctor_page", broken)
+    monkeypatch.setattr(common, "need_session", broken)  # the Doctor page script calls it first
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
-    at.switch_page("inspector/ui/app_pages/doctor.py").run()
+    at.switch_page("inspector/ui/pages/doctor.py").run()
     (shown,) = at.exception
     assert "reference" in shown.value and "secret server detail" not in shown.value and not shown.stack_trace
     ref = shown.value.split("reference ")[1][:8]

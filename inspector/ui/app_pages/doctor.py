@@ -1,7 +1,0 @@
-"""The Doctor page (drawn by inspector.ui.pages)."""
-
-import streamlit as st
-
-from inspector.ui import pages
-
-pages.doctor_page(st.session_state["_settings"])

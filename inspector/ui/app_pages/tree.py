@@ -1,7 +1,0 @@
-"""The Tree page (drawn by inspector.ui.pages)."""
-
-import streamlit as st
-
-from inspector.ui import pages
-
-pages.tree_page(st.session_state["_settings"])
