@@ -19,11 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..agents import AGENTS as _AGENTS
+from ..agents import AGENTS
 from ..safeio import is_regular, open_regular, read_regular, regular_stat
-
-#: agent name → title (transition: read :data:`inspector.agents.AGENTS`; kept until the pages read it)
-AGENTS: dict[str, str] = {a.name: a.title for a in _AGENTS.values()}
 
 
 @dataclass(frozen=True)
@@ -42,7 +39,7 @@ class LocalSession:
 
 def agent_dirs(agent: str, env: dict[str, str] | None = None, home: Path | None = None) -> list[Path]:
     """The folders where ``agent`` keeps its sessions (whether or not they exist)."""
-    folders = _AGENTS[agent].folders
+    folders = AGENTS[agent].folders
     env = dict(os.environ) if env is None else env
     home = Path(env.get("HOME") or Path.home()) if home is None else home
     value = env.get(folders.env, "") if folders.env else ""
@@ -55,7 +52,7 @@ def agent_dirs(agent: str, env: dict[str, str] | None = None, home: Path | None 
 
 
 def all_agent_dirs(env: dict[str, str] | None = None, home: Path | None = None) -> list[Path]:
-    return [d for a in _AGENTS for d in agent_dirs(a, env, home)]
+    return [d for a in AGENTS for d in agent_dirs(a, env, home)]
 
 
 def _stat(p: Path) -> tuple[datetime, int] | None:

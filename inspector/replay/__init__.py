@@ -59,10 +59,10 @@ from .results import (
 from .run import ReplayRun, replay
 from .settings import INCREMENTAL, REUSE, PolicyName, ReplaySettings, effective_settings
 from .summaries import SummaryCache, SummaryFn, default_summary
-from .sweep import AGENT_CONFIGS, COMPARED, SweepCell, agent_config, compare_agents, parse_grid, sweep
+from .sweep import COMPARED, SweepCell, agent_config, compare_agents, parse_grid, sweep
 
 __all__ = [
-    "AGENT_CONFIGS", "COMPARED", "INCREMENTAL", "READ_TOOLS", "REUSE", "BranchSummary", "CachedCounter",
+    "COMPARED", "INCREMENTAL", "READ_TOOLS", "REUSE", "BranchSummary", "CachedCounter",
     "CompactionSkipped", "Event", "Metrics", "Overflow", "PolicyName", "Pruned", "RecordedCompaction",
     "RecordedCompactionSetAside", "Replay", "ReplayRun", "ReplaySettings", "Reread", "RereadTracker",
     "SimulatedCompaction", "Step", "StepDetail", "StrategyEvent", "SummaryCache", "SummaryFn", "SweepCell",

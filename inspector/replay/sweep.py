@@ -72,11 +72,6 @@ def agent_config(name: str) -> tuple[str, str, str]:
     return a.label, a.policy, a.strategy
 
 
-#: transition: the old (title, policy, strategy) table, kept for ``ui/pages.py`` until the pages split
-#: lands (read :func:`agent_config` and :mod:`inspector.agents`)
-AGENT_CONFIGS: dict[str, tuple[str, str, str]] = {n: agent_config(n) for n in COMPARED}
-
-
 def compare_agents(
     session: Session,
     base: ReplaySettings,
