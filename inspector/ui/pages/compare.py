@@ -19,7 +19,7 @@ from inspector.replay import COMPARED, ReplaySettings, sweep
 from inspector.ui import figures, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import PLOT_CONFIG, need_session, strategy_title
-from inspector.ui.state import current_replay, default, set_widgets
+from inspector.ui.state import current_replay, default, set_widgets, summary_cache
 from inspector.whatif import variant_settings
 
 
@@ -155,7 +155,8 @@ def compare_page(settings: ReplaySettings) -> None:
             st.error("Choose two different axes.")
         elif grid and all(grid.values()):
             bar = st.progress(0.0, text="Sweeping…")
-            cells = sweep(s, settings, grid, progress=lambda f: bar.progress(min(1.0, f), text=f"Sweeping… {f:.0%}"))
+            cells = sweep(s, settings, grid, progress=lambda f: bar.progress(min(1.0, f), text=f"Sweeping… {f:.0%}"),
+                          summaries=summary_cache())
             bar.empty()
             st.session_state["sweep"] = {"x": x, "y": y, "cells": cells, "strategy": settings.strategy,
                                          "base": settings}
