@@ -209,7 +209,7 @@ class ReplayRun:
         if restored and not restored.isdisjoint(self.ctx.entries):
             self.pending.append(Unpruned(len(restored)))
         self.pending += [StrategyEvent(dict(ev)) for ev in res.events]
-        return res.items  # type: ignore[no-any-return]
+        return res.items
 
     def overflow_after(self, tokens: int) -> None:
         if tokens > self.window:

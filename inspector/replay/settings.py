@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -14,8 +14,11 @@ INCREMENTAL = True
 #: replay (the app does); False: every distinct settings object is replayed (for benchmarks).
 REUSE = True
 
-#: the registered compaction policies' names (:data:`inspector.policies.POLICIES`)
-PolicyName = Literal[tuple(POLICIES)]  # type: ignore[valid-type]
+if TYPE_CHECKING:
+    PolicyName = str
+else:
+    #: the registered compaction policies' names (:data:`inspector.policies.POLICIES`)
+    PolicyName = Literal[tuple(POLICIES)]
 
 
 class ReplaySettings(BaseModel):

@@ -32,14 +32,15 @@ def prep_key(prep: CompactionPreparation, settings: ReplaySettings, style: str) 
              f"{settings.summarizer_redact}|{hashlib.sha256(key.encode()).hexdigest()}|"
              f"{prep.settings.reserveTokens}|{prep.isSplitTurn}|".encode())
     h.update((prep.previousSummary or "").encode("utf-8", "surrogatepass"))
-    for cm in (*prep.messagesToSummarize, b"|", *prep.turnPrefixMessages):
-        if isinstance(cm, bytes):
-            h.update(cm)
+    for part in (prep.messagesToSummarize, b"|", prep.turnPrefixMessages):
+        if isinstance(part, bytes):
+            h.update(part)
             continue
-        if cm.entry_index is None:
-            h.update(b"m:" + js_stringify(cm.message.raw()).encode("utf-8", "surrogatepass") + b";")
-        else:
-            h.update(f"{cm.entry_index};".encode())
+        for cm in part:
+            if cm.entry_index is None:
+                h.update(b"m:" + js_stringify(cm.message.raw()).encode("utf-8", "surrogatepass") + b";")
+            else:
+                h.update(f"{cm.entry_index};".encode())
     r, m = prep.fileOps.lists()
     h.update(("\n".join(r) + "|" + "\n".join(m)).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
