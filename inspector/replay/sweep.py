@@ -59,8 +59,10 @@ def sweep(
     return out
 
 
+_FIRST = ("pi", "codex", "opencode", "claude-code")
 #: the rows of :func:`compare_agents`: the session as recorded, then each agent (:mod:`inspector.agents`)
-COMPARED: tuple[str, ...] = ("recorded", "pi", "codex", "opencode", "claude-code")
+#: in the order the comparison has always shown them, then any agent added since
+COMPARED: tuple[str, ...] = ("recorded", *(a for a in _FIRST if a in AGENTS), *(a for a in AGENTS if a not in _FIRST))
 
 
 def agent_config(name: str) -> tuple[str, str, str]:
