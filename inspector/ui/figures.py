@@ -388,7 +388,7 @@ def _lane_points(steps: Sequence[Any], etype: str, limit: int = MAX_LANE_MARKERS
     size = max(1, -(-len(steps) // limit))
     out: dict[int, list[int]] = {}
     for s in steps:
-        c = sum(1 for e in s.events if e["type"] == etype)
+        c = sum(1 for e in s.events if e.type == etype)
         if c:
             b = out.setdefault((s.step - steps[0].step) // size, [s.step, s.step, 0])
             b[1], b[2] = s.step, b[2] + c
@@ -554,7 +554,7 @@ def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:
         data.append({"type": "scatter", "mode": "lines", "x": [s.step for s in steps], "y": [s.tokens for s in steps],
                      "name": html.escape(name), "legendgroup": str(k), "line": {"color": color, "width": 2},
                      "hovertemplate": f"{html.escape(name)}<br>step %{{x}}<br>%{{y:,}} tokens<extra></extra>"})
-        pts = [(s.step, s.tokens) for s in r.steps if any(e["type"] == "compaction" for e in s.events)]
+        pts = [(s.step, s.tokens) for s in r.steps if any(e.type == "compaction" for e in s.events)]
         if pts:
             data.append({"type": "scatter", "mode": "markers", "x": [a for a, _ in pts], "y": [b for _, b in pts],
                          "name": "compaction", "legendgroup": str(k), "showlegend": False,
