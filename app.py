@@ -68,6 +68,7 @@ nav = {
     "compare": st.Page(f"{PAGES}/compare.py", title="Compare & tune", icon=":material/compare_arrows:",
                        url_path="compare"),
     "doctor": st.Page(f"{PAGES}/doctor.py", title="Doctor", icon=":material/stethoscope:", url_path="doctor"),
+    "corpus": st.Page(f"{PAGES}/corpus.py", title="Corpus", icon=":material/dataset:", url_path="corpus"),
 }
 st.session_state["_pages"] = nav
 st.session_state["_settings"] = settings

@@ -8,6 +8,8 @@ Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
   path before it: pi then keeps nothing but the summary.
 * ``summary-dropped-modified-files`` — files written or edited before a compaction's cut that
   its summary neither mentions nor lists in ``details.modifiedFiles``.
+* ``low-retention`` — a compaction that kept less than ``retention_min`` of what the branch used
+  later from the span it summarised (:mod:`inspector.retention`).
 * ``context-overflow`` — a recorded call whose context (pi's usage-based count) exceeds the window.
 * ``file-read-many-times`` — the same path read ``read_repeat`` times or more.
 * ``reread-after-compaction`` — a path read again within a few calls after a compaction
@@ -62,6 +64,9 @@ class DoctorOptions(BaseModel):
     loop_repeat: int = Field(3, description="The same tool call this many times in a row is a loop.")
     streak: int = Field(3, description="This many aborted/error answers in a row is a streak.")
     reread_window: int = Field(5, description="Calls after a compaction in which a re-read counts.")
+    retention_min: float = Field(0.5, description="A compaction keeping less than this share of what the session "
+                                 "needed later from its span is flagged (inspector.retention).")
+    retention_needed: int = Field(3, description="... when the session needed at least this many items from it.")
 
 
 class Finding(BaseModel):
@@ -165,6 +170,28 @@ def check_compactions(session: Session, path: list[int], o: DoctorOptions) -> li
                           f"compaction summary does not mention {len(dropped)} file(s) modified before its cut: "
                           + ", ".join(dropped[:5]) + (" …" if len(dropped) > 5 else ""),
                           [i, *[modified[p] for p in dropped[:5]]]))
+    return out
+
+
+def check_retention(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    """``low-retention``: a recorded compaction whose summary (with its file lists and the messages
+    it kept) holds less than ``retention_min`` of the items the branch used later from the span it
+    summarised (:mod:`inspector.retention`; replayed as recorded, only when the branch compacts)."""
+    if not any(isinstance(session.entries[i], CompactionEntry) for i in path):
+        return []
+    from .replay import ReplaySettings, replay
+    from .retention import retention
+
+    rep = retention(replay(session, ReplaySettings(leaf=path[-1])))
+    out = []
+    for c in rep.compactions:
+        if c.span.source != "recorded" or len(c.needed) < o.retention_needed or (c.overall or 0) >= o.retention_min:
+            continue
+        lost = ", ".join(f"{n.kind[:-1] if n.kind != 'task' else 'task'} {n.item[:60]}" for n in c.forgotten[:3])
+        out.append(_f(session, "low-retention", "warning",
+                      f"compaction kept {len(c.needed) - len(c.forgotten)} of {len(c.needed)} items the session "
+                      f"needed later ({c.overall:.0%}); forgot {lost}" + (" …" if len(c.forgotten) > 3 else ""),
+                      [c.span.entry_index, *sorted({n.needed_at for n in c.forgotten})[:4]]))
     return out
 
 
@@ -344,6 +371,7 @@ def check_branch_summaries(session: Session, path: list[int], o: DoctorOptions) 
 CHECKS = (
     check_tool_pairing,
     check_compactions,
+    check_retention,
     check_overflow,
     check_reads,
     check_giant_outputs,

@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e ".[dev,llm]"
+.venv/bin/python -m pip install -q -e ".[dev,llm,corpus,dask]"

@@ -23,7 +23,8 @@ from inspector.replay_report import replay_table
 from .support.paths import REPO
 
 SAMPLE = str(REPO / "sample_sessions" / "coding-session.jsonl")
-NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "export", "sessions"]
+NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "retention",
+         "export", "sessions", "corpus"]
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -107,6 +108,7 @@ LEAF_RUNS = {
     "summarize": ["summarize", SAMPLE],
     "doctor": ["doctor", SAMPLE],
     "check": ["check", SAMPLE],
+    "retention": ["retention", SAMPLE],
     "export": ["export", "session", SAMPLE, "-o", "{o}"],
 }
 MORE_LEAF_RUNS = [

@@ -10,7 +10,8 @@ Layers, lowest first (a module belongs to the layer of its longest matching pref
 4. compaction — compaction, branch_summary, cut_story, and the package root (its public names);
 5. engines — ``pruning/``, ``policies/``, ``summarize/``, calibration;
 6. replay — ``replay/``;
-7. analyses — doctor, info, explain, export, ``recon/``, compaction_view, oracle_json, whatif;
+7. analyses — doctor, info, explain, export, ``recon/``, compaction_view, oracle_json, whatif,
+   ``retention/``, ``corpus/``;
 8. front ends — ``cli/``, ``ui/``, ``__main__``, and replay_report (its HTML report draws the
    app's figures, :mod:`inspector.ui.report_html`).
 
@@ -33,7 +34,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("compaction", ("compaction", "branch_summary", "cut_story", "")),
     ("engines", ("pruning", "policies", "summarize", "calibration")),
     ("replay", ("replay",)),
-    ("analyses", ("doctor", "info", "explain", "export", "recon", "compaction_view", "oracle_json", "whatif")),
+    ("analyses", ("doctor", "info", "explain", "export", "recon", "compaction_view", "oracle_json", "whatif",
+                  "retention", "corpus")),
     ("front ends", ("cli", "ui", "__main__", "replay_report")),
 )
 

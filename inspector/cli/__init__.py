@@ -32,7 +32,21 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..visible import VisibleStream, visible
-from . import check, compact, doctor, export, info, oracle_json, prune, replay, sessions, summarize, sweep
+from . import (
+    check,
+    compact,
+    corpus,
+    doctor,
+    export,
+    info,
+    oracle_json,
+    prune,
+    replay,
+    retention,
+    sessions,
+    summarize,
+    sweep,
+)
 from .base import EXIT_USAGE, Command, fail
 
 __all__ = ["COMMANDS", "Command", "build_parser", "fail", "main"]
@@ -47,8 +61,10 @@ COMMANDS: tuple[Command, ...] = (
     summarize.COMMAND,
     doctor.COMMAND,
     check.COMMAND,
+    retention.COMMAND,
     export.COMMAND,
     sessions.COMMAND,
+    corpus.COMMAND,
 )
 
 

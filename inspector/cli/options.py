@@ -126,9 +126,30 @@ def add_output(p: argparse.ArgumentParser, help: str, *, required: bool = False)
     p.add_argument("-o", "--output", required=required, help=help)
 
 
-def add_replay(p: argparse.ArgumentParser) -> None:
-    """Everything a replay depends on (``replay``, ``sweep``, ``export``): the session and the settings."""
-    add_session(p)
+def add_corpus(p: argparse.ArgumentParser, what: str = "") -> None:
+    """``CORPUS…``: session files, folders, globs or ``@AGENT`` (see :mod:`inspector.corpus.items`)."""
+    p.add_argument("session", nargs="+", metavar="CORPUS",
+                   help=f"{what}session files, folders (searched recursively), globs ('runs/**/*.jsonl'), or @pi, "
+                        "@claude-code, @codex, @opencode, @all: the sessions `inspector sessions` finds")
+
+
+def add_engine(p: argparse.ArgumentParser) -> None:
+    """Where a corpus runs: ``--engine``, ``--workers``, ``--scheduler``."""
+    p.add_argument("--engine", choices=["local", "dask"], default=None,
+                   help="local: a process pool on this machine (default); dask: Dask distributed (a LocalCluster, "
+                        "or the cluster --scheduler names; needs the [dask] extra)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes (default: this machine's cores; 0 = in this process)")
+    p.add_argument("--scheduler", metavar="ADDR", help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --engine dask)")
+
+
+def add_replay(p: argparse.ArgumentParser, *, corpus: bool = False) -> None:
+    """Everything a replay depends on (``replay``, ``sweep``, ``export``): the session and the settings.
+    With ``corpus``, the session argument takes several sessions (:func:`add_corpus`)."""
+    if corpus:
+        add_corpus(p, "a session file, or a corpus: ")
+    else:
+        add_session(p)
     add_strategy(p)
     p.add_argument("--compaction", default="recorded", choices=list(POLICIES), help="compaction policy (default: as recorded)")
     add_window(p)

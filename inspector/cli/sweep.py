@@ -1,4 +1,8 @@
-"""``inspector sweep``: a grid of settings replayed, or each agent's own way (``--agents``)."""
+"""``inspector sweep``: a grid of settings replayed, or each agent's own way (``--agents``).
+
+Given a corpus (several sessions, a folder, a glob, ``@AGENT``; or any of ``--engine``,
+``--workers``, ``--scheduler``, ``--out``), every session is replayed under every grid point and
+the aggregate per setting is printed (:mod:`inspector.cli.corpus_sweep`)."""
 
 from __future__ import annotations
 
@@ -9,23 +13,32 @@ from ..policies import trigger_threshold
 from ..replay import COMPARED, ReplaySettings, SweepCell, agent_config, compare_agents, parse_grid, sweep
 from ..session.tree import Session
 from ..visible import visible
+from . import corpus_sweep
 from .base import EXIT_USAGE, Command, fail, load_or_exit, print_json
-from .options import add_json, add_replay, replay_settings
+from .options import add_engine, add_json, add_replay, replay_settings
 
 METRICS = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned", "rereads", "overflows"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_replay(p)
+    add_replay(p, corpus=True)
     p.add_argument("--grid", action="append", metavar="KEY=START:STOP:STEP",
                    help="a setting and its values, e.g. prune_protect=10000:80000:10000 (repeatable)")
     p.add_argument("--agents", nargs="?", const="all", metavar="A,B,…",
                    help="instead of a grid: replay as each agent runs it (its compaction and pruning): "
                         f"{', '.join(COMPARED)} (default: all)")
-    add_json(p)
+    add_json(p, csv=True)
+    add_engine(p)
+    p.add_argument("--out", metavar="FILE.duckdb",
+                   help="corpus: keep rows in this DuckDB file; a sweep run again resumes (pairs done are skipped)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if corpus_sweep.is_corpus(args):
+        return corpus_sweep.run(args)
+    if args.csv:
+        fail("--csv is for a corpus sweep; use --json for one session", EXIT_USAGE)
+    args.session = args.session[0]
     session = load_or_exit(args.session)
     base = replay_settings(args, session)
     if args.agents:

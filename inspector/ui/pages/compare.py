@@ -16,7 +16,7 @@ import streamlit as st
 from inspector.agents import AGENTS
 from inspector.policies import POLICIES
 from inspector.replay import COMPARED, ReplaySettings, sweep
-from inspector.ui import figures, views
+from inspector.ui import figures, retention_view, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import PLOT_CONFIG, need_session, strategy_title
 from inspector.ui.state import current_replay, default, set_widgets, summary_cache
@@ -103,7 +103,7 @@ def compare_page(settings: ReplaySettings) -> None:
             cfg = variant_settings(settings, strat, pol, keep)
             configs.append((f"{'ABCD'[i]}: {strategy_title(strat)} / {POLICIES[pol].title}", cfg))
     runs = [(name, current_replay(cfg, f"Replaying {name}")) for name, cfg in configs]
-    rows = views.metrics_rows(runs)
+    rows = views.metrics_rows(runs) + retention_view.compare_rows(runs)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_table", height=35 * len(rows) + 38,
                  column_config={"metric": st.column_config.TextColumn(width="medium")})
     st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)

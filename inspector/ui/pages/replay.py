@@ -17,7 +17,7 @@ from inspector.compaction_view import compaction_steps, compaction_view, compact
 from inspector.policies import POLICIES
 from inspector.replay import Pruned, ReplaySettings
 from inspector.replay_report import replay_report
-from inspector.ui import figures, views
+from inspector.ui import figures, retention_view, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import (
     PLOT_CONFIG,
@@ -304,7 +304,8 @@ def _timeline(r: Any, k: int, recon: Any = None) -> None:
                       icon=":material/center_focus_strong:")
             st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
         x_range = (int(x_range[0]), int(x_range[1]))
-    st.plotly_chart(figures.timeline(r, current_step=k, x_range=x_range, recon=recon), key="timeline",
+    st.plotly_chart(retention_view.mark_timeline(figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r),
+                    key="timeline",
                     on_select=_timeline_picked, selection_mode="points", config=PLOT_CONFIG)
     st.caption(_timeline_caption(r) + (" Shaded: where the reconstruction check expects each recorded prompt "
                                        "(the context rebuilt as the provider is sent it, calibrated to this "

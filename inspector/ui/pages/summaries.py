@@ -18,7 +18,7 @@ from inspector.compaction_view import compaction_view
 from inspector.policies import POLICIES
 from inspector.pricing import input_price_per_token
 from inspector.replay import ReplaySettings
-from inspector.ui import views
+from inspector.ui import retention_view, views
 from inspector.ui.common import message_list, need_session, open_in_replay, relative
 from inspector.ui.narrate import agent_compaction_story, recorded_cut_story
 from inspector.ui.state import counter_for, current_replay, memo
@@ -173,6 +173,7 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
             f", of which {len(prefix)} are the split turn's prefix" if prefix else "")):
         message_list(views.summarised_rows(view), [p.message for p in view.summarised], f"sum_list_{i}")
     _summary_compare(_summary_texts(s, r, i, view))
+    retention_view.summary_retention(r, i)
     if view.prep is not None and get_summarizer is not None:
         with st.expander("The exact prompt an LLM summarizer gets here"):
             _prompt_block(view.prep, summary_prompt_style(r, i), None, view.prep.settings.reserveTokens, rate)

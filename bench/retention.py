@@ -1,0 +1,74 @@
+"""Retention benchmark: scoring every compaction of a generated 10k-call session, against
+replaying it (issue 21: scoring must take less time than the replay it reads).
+
+    python bench/retention.py [--calls 10000] [--file SESSION.jsonl] [--policy recorded,pi]
+
+For each policy: the replay's time, then retention's on that finished replay — cold (the
+per-session facts computed: every entry of the branch read once) and warm (a second replay object
+of the same session: the facts memo is reused, as in the app, where every settings change
+replays) — with the compactions scored and the items found; wall and CPU time (the machine may be
+shared: CPU time is the steadier figure). Figures only; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from inspector import load_session  # noqa: E402
+from inspector.replay import ReplaySettings, replay  # noqa: E402
+from inspector.retention import retention  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=10000)
+    ap.add_argument("--file", help="a session file instead of a generated one")
+    ap.add_argument("--policy", default="recorded,pi")
+    args = ap.parse_args()
+    if args.file:
+        path = Path(args.file)
+    else:
+        from replay import session_with_calls  # bench/replay.py: the generated session, made once
+
+        path = session_with_calls(args.calls)
+    t = time.perf_counter()
+    s = load_session(path)
+    print(f"{path.name}: {len(s.entries):,} entries, loaded in {time.perf_counter() - t:.2f} s")
+    for policy in args.policy.split(","):
+        settings = ReplaySettings(compaction=policy)
+        t_replay = timed(replay, s, settings)
+        r = t_replay.value
+        t_cold = timed(retention, r)
+        rep = t_cold.value
+        r2 = replay(s, settings)  # another replay object: retention's per-replay memo misses, the facts hit
+        t_warm = timed(retention, r2)
+        needed = sum(len(c.needed) for c in rep.compactions)
+        forgotten = sum(len(c.forgotten) for c in rep.compactions)
+        print(f"  {policy:<9} {len(r.steps):,} calls, {len(rep.compactions)} compactions, {needed:,} needed, "
+              f"{forgotten:,} forgotten")
+        print(f"    replay          {t_replay}")
+        print(f"    retention cold  {t_cold}  ({t_cold.cpu / t_replay.cpu:.2f}× the replay's CPU time)")
+        print(f"    retention warm  {t_warm}  ({t_warm.cpu / t_replay.cpu:.2f}× the replay's CPU time)")
+
+
+class timed:
+    """Run ``fn(*args)`` once: its value, wall time and this process's CPU time (the machine is shared:
+    CPU time is the steadier figure)."""
+
+    def __init__(self, fn, *args) -> None:  # type: ignore[no-untyped-def]
+        w, c = time.perf_counter(), time.process_time()
+        self.value = fn(*args)
+        self.wall, self.cpu = time.perf_counter() - w, time.process_time() - c
+
+    def __str__(self) -> str:
+        return f"{self.wall:6.2f} s wall, {self.cpu:6.2f} s CPU"
+
+if __name__ == "__main__":
+    main()

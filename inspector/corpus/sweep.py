@@ -1,0 +1,280 @@
+"""Corpus sweeps: every session replayed under every grid point, and the aggregate per setting.
+
+The unit of work is one **session task** (:func:`session_task`): a worker loads one session,
+replays it under the grid points not done yet (and once *as recorded*, the baseline), and sends
+back plain rows — never the session. So a worker holds one session at a time, and memory stays
+bounded by the largest session, not by the corpus. Tasks run on an engine of
+:mod:`inspector.corpus.engines` (a local process pool, or Dask distributed); rows can be kept in
+a DuckDB file (:mod:`inspector.corpus.store`) so an interrupted sweep resumes where it stopped.
+
+*As recorded* is the replay with ``compaction="recorded"`` and ``strategy="recorded"`` (the
+session's own compactions and recorded pruning; the same as ``sweep --agents recorded``), with
+the sweep's window and counter. A setting makes a session **worse than recorded** when its replay
+sends more input tokens, or overflows the window more often, than that baseline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..replay import ReplaySettings, replay, sweep
+from .items import CorpusItem, load_item
+from .store import METRIC_FIELDS
+
+BASELINE = "recorded"
+"""The ``values`` of the as-recorded row."""
+WORST_LISTED = 25
+"""Sessions listed per setting in ``worse`` (the count is of all of them)."""
+
+
+def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the grid's values, the first key varying slowest (the order
+    :func:`inspector.replay.sweep` uses)."""
+    keys = list(grid)
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def corpus_base(base: ReplaySettings) -> ReplaySettings:
+    """``base`` for a corpus: no leaf (each session is replayed on its own default branch)."""
+    return base.model_copy(update={"leaf": None})
+
+
+def setting_key(base: ReplaySettings, values: Mapping[str, Any] | str) -> str:
+    """A short stable id of one setting: the base settings and the grid point (or
+    :data:`BASELINE`). Two sweeps share a row only when both are equal."""
+    doc = json.dumps({"base": base.model_dump(mode="json"), "values": values}, sort_keys=True, default=str)
+    return hashlib.sha256(doc.encode()).hexdigest()[:20]
+
+
+def baseline_settings(base: ReplaySettings) -> ReplaySettings:
+    return base.model_copy(update={"compaction": "recorded", "strategy": "recorded", "strategy_settings": ()})
+
+
+# ---------------------------------------------------------------------------------------------
+# the worker side
+# ---------------------------------------------------------------------------------------------
+
+
+def session_task(path: str, ref: str | None, base_json: dict[str, Any],
+                 points: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Replay one session under ``points`` — ``(setting key, grid values or "recorded")`` — and
+    return ``{"session", "agent", "rows", "error", "seconds"}``; a row per point with the
+    :data:`METRIC_FIELDS`. Never raises: a session that cannot be loaded or replayed comes back
+    with its ``error`` and no rows. Runs in a worker process (plain arguments, plain result)."""
+    item = CorpusItem(path, ref)
+    t0 = time.perf_counter()
+    try:
+        session = load_item(item)
+        if not session.entries:
+            raise ValueError("no entries: " + "; ".join(i.message for i in session.issues[:2]))
+        base = ReplaySettings.model_validate(base_json)
+        rows = []
+        for key, values in points:
+            if values == BASELINE:
+                m = replay(session, baseline_settings(base)).metrics
+            else:
+                m = sweep(session, base, {k: [v] for k, v in values.items()})[0].metrics
+            rows.append({"session": item.key, "setting": key, "values": values,
+                         **{f: getattr(m, f) for f in METRIC_FIELDS}})
+        return {"session": item.key, "agent": session.format, "rows": rows, "error": None,
+                "seconds": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001 - a failing session is reported, the sweep goes on
+        return {"session": item.key, "agent": None, "rows": [], "error": f"{type(e).__name__}: {e}",
+                "seconds": time.perf_counter() - t0}
+    finally:
+        release_caches()
+
+
+def release_caches() -> None:
+    """Drop the replay engine's per-session caches (token counts, recorded-pruning flags,
+    summaries) once a task is done, so a worker keeps no session alive between tasks."""
+    from ..replay import counters, strategies
+
+    for cache in (counters._COUNTER_CACHE, strategies._RECORDS_PRUNING):
+        cache.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# running a sweep
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What a corpus sweep computes: the sessions, the grid points and their setting keys."""
+
+    items: tuple[CorpusItem, ...]
+    base: ReplaySettings
+    grid: dict[str, list[Any]]
+    points: tuple[dict[str, Any], ...]
+    keys: tuple[str, ...]
+    baseline_key: str
+
+    @classmethod
+    def make(cls, items: Iterable[CorpusItem], base: ReplaySettings, grid: Mapping[str, Sequence[Any]]) -> SweepPlan:
+        base = corpus_base(base)
+        points = grid_points(grid)
+        return cls(tuple(items), base, {k: list(v) for k, v in grid.items()}, tuple(points),
+                   tuple(setting_key(base, p) for p in points), setting_key(base, BASELINE))
+
+    def pairs(self) -> int:
+        """Session × setting pairs, the baseline included."""
+        return len(self.items) * (len(self.points) + 1)
+
+    def tasks(self, done: Mapping[str, set[str]]) -> list[tuple[str, str | None, dict[str, Any], list[tuple[str, Any]]]]:
+        """One task per session with pairs left (``done``: the setting keys each session has),
+        the largest files first (the longest tasks start first: workers finish together)."""
+        base_json = self.base.model_dump(mode="json")
+        out = []
+        for item in sorted(self.items, key=_size, reverse=True):
+            have = done.get(item.key, set())
+            todo: list[tuple[str, Any]] = [(k, p) for k, p in zip(self.keys, self.points, strict=True) if k not in have]
+            if self.baseline_key not in have:
+                todo.insert(0, (self.baseline_key, BASELINE))
+            if todo:
+                out.append((item.path, item.ref, base_json, todo))
+        return out
+
+
+def _size(item: CorpusItem) -> int:
+    import os
+
+    try:
+        return os.stat(item.path).st_size
+    except OSError:
+        return 0
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    plan: SweepPlan
+    rows: tuple[dict[str, Any], ...]
+    """Every row of the plan's pairs (computed now or found in the results file)."""
+    failed: tuple[tuple[str, str], ...]
+    """(session, error) of each session that could not be swept."""
+    computed: int
+    """Pairs computed in this run (the rest came from the results file)."""
+    agents: dict[str, str] = field(default_factory=dict)
+
+    def aggregate(self) -> list[dict[str, Any]]:
+        return aggregate(self.plan, self.rows)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``inspector sweep CORPUS --json`` document."""
+        return {"sessions": len(self.plan.items),
+                "failed": [{"path": k, "error": e} for k, e in self.failed],
+                "grid": self.plan.grid,
+                "aggregate": self.aggregate()}
+
+
+ProgressFn = Callable[[int, int], None]
+
+
+def run_sweep(items: Sequence[CorpusItem], base: ReplaySettings, grid: Mapping[str, Sequence[Any]], *,
+              engine: str = "local", workers: int | None = None, scheduler: str | None = None,
+              out: str | None = None, progress: ProgressFn | None = None,
+              engine_options: Mapping[str, Any] | None = None) -> SweepResult:
+    """Replay every session of ``items`` under every point of ``grid`` on ``engine`` (``local``:
+    a process pool of ``workers``, 0 = in this process; ``dask``: the cluster at ``scheduler``, or
+    a new ``LocalCluster``). With ``out``, rows go to that DuckDB file as they arrive and pairs
+    already there are skipped. ``progress(done, total)`` is called after each session (pairs);
+    an exception it raises stops the sweep (what is written stays written)."""
+    from .engines import run_tasks
+    from .store import Store
+
+    plan = SweepPlan.make(items, base, grid)
+    store = Store(out) if out else None
+    try:
+        done = store.done(plan.keys + (plan.baseline_key,)) if store else {}
+        rows: list[dict[str, Any]] = []
+        failed: dict[str, str] = {}
+        agents: dict[str, str] = {}
+        finished = sum(len(v) for v in done.values())
+        computed = 0
+        if progress:
+            progress(finished, plan.pairs())
+        tasks = plan.tasks(done)
+        for res in run_tasks(session_task, tasks, engine=engine, workers=workers, scheduler=scheduler,
+                             options=engine_options):
+            if res["error"] is not None:
+                failed[res["session"]] = res["error"]
+            if store:
+                store.add(res)
+            rows.extend(res["rows"])
+            if res["agent"]:
+                agents[res["session"]] = res["agent"]
+            computed += len(res["rows"])
+            finished += len(res["rows"]) if res["error"] is None else len(plan.points) + 1
+            if progress:
+                progress(finished, plan.pairs())
+        if store:
+            rows = store.rows(plan.keys + (plan.baseline_key,), [i.key for i in plan.items])
+            agents = {**store.agents(), **agents}
+        rows.sort(key=lambda r: (r["session"], r["setting"]))
+        return SweepResult(plan, tuple(rows), tuple(sorted(failed.items())), computed, agents)
+    finally:
+        if store:
+            store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# aggregation (pure)
+# ---------------------------------------------------------------------------------------------
+
+
+def _stats(xs: list[float], digits: int = 1) -> dict[str, float]:
+    if not xs:
+        return {"median": 0, "p90": 0, "total": 0}
+    a = np.asarray(xs, dtype=float)
+    return {"median": round(float(np.median(a)), digits), "p90": round(float(np.percentile(a, 90)), digits),
+            "total": round(float(a.sum()), digits)}
+
+
+def aggregate(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per grid point, in grid order: over the sessions that have both that point's
+    row and the baseline — the median, p90 (linear interpolation, numpy's default) and total of
+    input tokens and billed cost; totals of compactions, overflows, re-reads and pruned tokens;
+    and the sessions it makes worse than recorded (:func:`worse_than_recorded`), the worst first."""
+    by: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault(r["setting"], {})[r["session"]] = r
+    base = by.get(plan.baseline_key, {})
+    out = []
+    for key, values in zip(plan.keys, plan.points, strict=True):
+        cells = [r for s, r in sorted(by.get(key, {}).items()) if s in base]
+        worse = sorted((w for r in cells if (w := worse_than_recorded(r, base[r["session"]])) is not None),
+                       key=lambda w: (-w["overflowsDelta"], -w["inputTokensRatio"], w["session"]))
+        inp = _stats([r["total_input_tokens"] for r in cells])
+        out.append({
+            "settings": dict(values),
+            "sessions": len(cells),
+            "inputTokens": {k: int(v) if k == "total" else v for k, v in inp.items()},
+            "costUsd": _stats([r["cost_usd"] for r in cells], digits=4),
+            "compactions": sum(r["compactions"] for r in cells),
+            "overflows": sum(r["overflows"] for r in cells),
+            "rereads": sum(r["rereads"] for r in cells),
+            "prunedTokens": sum(r["tokens_pruned"] for r in cells),
+            "worseThanRecorded": len(worse),
+            "worse": worse[:WORST_LISTED],
+        })
+    return out
+
+
+def worse_than_recorded(row: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any] | None:
+    """How ``row`` is worse than the session's as-recorded replay — more input tokens or more
+    overflows — or None when it is not."""
+    d_in = row["total_input_tokens"] - recorded["total_input_tokens"]
+    d_over = row["overflows"] - recorded["overflows"]
+    if d_in <= 0 and d_over <= 0:
+        return None
+    return {"session": row["session"], "inputTokensDelta": int(d_in), "overflowsDelta": int(d_over),
+            "reReadsDelta": int(row["rereads"] - recorded["rereads"]),
+            "inputTokensRatio": round(row["total_input_tokens"] / max(1, recorded["total_input_tokens"]), 4)}

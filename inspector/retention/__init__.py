@@ -1,0 +1,220 @@
+"""Retention: what a compaction forgot that the session needed later (issue 21).
+
+No agent scores its own summaries; these are our heuristics, deterministic and offline, each
+documented with what it can miss in ``docs/retention.md``. They read a finished
+:class:`inspector.replay.Replay` — every compaction in it, recorded or simulated — and never
+change the replay loop: its summaries pin the context before and after each compaction.
+
+* :func:`retention` — every compaction of a replay: needed items per category, where each
+  survives, recall, the forgotten list (introducedAt / neededAt entry indexes, evidence), the work
+  redone after the cut, and the first call that needed something the compaction dropped.
+* :func:`compare_summaries` — one compaction scored under other summaries of the same span: the
+  recorded one, the offline summarizer's, and an LLM summarizer's in each prompt style (cached).
+* :mod:`inspector.retention.probe` — the optional LLM probe mode (Factory's four probes).
+
+Interface (``inspector retention SESSION --json``): ``{"compactions": [{"entryIndex", "source",
+"recall": {files, identifiers, errors, instructions}, "needed", "forgotten": [{kind, item,
+introducedAt, neededAt}]}]}``. A simulated compaction's ``entryIndex`` is the branch entry right
+before it (the parent pi would give its compaction entry).
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..replay.results import Reread
+from .extract import entry_facts
+from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
+
+__all__ = ["CATEGORIES", "KINDS", "CompactionRetention", "Needed", "Redo", "RetentionReport", "Span",
+           "compare_summaries", "first_need_step", "retention", "score_text", "spans"]
+
+
+@dataclass(frozen=True)
+class RetentionReport:
+    compactions: tuple[CompactionRetention, ...]
+    first_need_steps: tuple[int | None, ...]
+    """Per compaction: the first model call that used a file, identifier or error it forgot
+    (:func:`first_need_step`; None: none did)."""
+
+    def as_dict(self, details: bool = False) -> dict[str, Any]:
+        out = []
+        for c, k in zip(self.compactions, self.first_need_steps, strict=True):
+            d = c.as_dict(details)
+            if details:
+                d["firstNeedStep"] = k
+            out.append(d)
+        return {"compactions": out}
+
+
+def _pinned(rec: dict[str, Any], key: str) -> list[Any]:
+    msgs, n = rec.get(key) or ((), 0)
+    return list(msgs[:n])
+
+
+def _is_summary(cm: Any) -> bool:
+    return cm.entry_index is None or cm.role in ("compactionSummary", "branchSummary")
+
+
+def _file_lists(session: Any, ei: int | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    details = getattr(session.entries[ei], "details", None) if ei is not None else None
+    if not isinstance(details, dict):
+        return None
+    rf, mf = details.get("readFiles"), details.get("modifiedFiles")
+    if not isinstance(rf, list) and not isinstance(mf, list):
+        return None
+    return (tuple(str(x) for x in rf or () if isinstance(x, str)),
+            tuple(str(x) for x in mf or () if isinstance(x, str)))
+
+
+def spans(replay: Any) -> list[Span]:
+    """Every compaction of ``replay`` as a :class:`Span` (see :mod:`inspector.retention.score`)."""
+    path = replay.path
+    pos = {ei: p for p, ei in enumerate(path)}
+    starts = []
+    for rec in replay.summaries:
+        if not rec.get("simulated") and rec.get("entryIndex") in pos:
+            starts.append(pos[rec["entryIndex"]] + 1)
+        else:
+            seen = [pos[m.entry_index] for m in _pinned(rec, "_before") if m.entry_index in pos]
+            starts.append(max(seen) + 1 if seen else 0)
+    out = []
+    for k, rec in enumerate(replay.summaries):
+        start = starts[k]
+        end = starts[k + 1] if k + 1 < len(starts) else len(path)
+        after = _pinned(rec, "_after")
+        kept = tuple(m.entry_index for m in after if not _is_summary(m))
+        kept_set = set(kept)
+        summarised = tuple(m.entry_index for m in _pinned(rec, "_before")
+                           if not _is_summary(m) and m.entry_index not in kept_set)
+        recorded = not rec.get("simulated")
+        ei = rec.get("entryIndex") if recorded else (path[start - 1] if start > 0 else -1)
+        last_user = next((path[p] for p in range(start - 1, -1, -1)
+                          if entry_facts(replay.session, path[p]).role == "user"), None)
+        out.append(Span(k, int(ei if ei is not None else -1), "recorded" if recorded else "simulated",
+                        int(rec.get("step", 0)), summarised, kept, tuple(path[start:end]), last_user,
+                        _file_lists(replay.session, rec.get("entryIndex")) if recorded else None))
+    return out
+
+
+def _step_positions(replay: Any) -> list[int]:
+    pos = {ei: p for p, ei in enumerate(replay.path)}
+    return [pos.get(s.entry_index, -1) for s in replay.steps]
+
+
+def first_need_step(replay: Any, c: CompactionRetention, step_pos: Sequence[int] | None = None,
+                    pos: dict[int, int] | None = None) -> int | None:
+    """The first model call at or after the first use of a file, identifier or error ``c`` forgot
+    (None: none). Instructions and the open task are left out: they stand from the first call on."""
+    used = [n for n in c.forgotten if n.kind in USED_KINDS]
+    if not used:
+        return None
+    pos = pos if pos is not None else _positions(replay)
+    first = min(pos.get(n.needed_at, 1 << 60) for n in used)
+    sp = list(step_pos) if step_pos is not None else _step_positions(replay)
+    k = bisect.bisect_left(sp, first)
+    return k if k < len(sp) else None
+
+
+def _positions(replay: Any) -> dict[int, int]:
+    return {ei: p for p, ei in enumerate(replay.path)}
+
+
+def _rereads(replay: Any, span: Span, step_pos: Sequence[int], pos: dict[int, int] | None = None
+             ) -> list[tuple[int, Reread]]:
+    if not span.horizon:
+        return []
+    pos = pos if pos is not None else _positions(replay)
+    a, b = pos[span.horizon[0]], pos[span.horizon[-1]]
+    lo, hi = bisect.bisect_left(step_pos, a), bisect.bisect_right(step_pos, b)
+    return [(replay.steps[k].entry_index, ev) for k in range(lo, hi) for ev in replay.steps[k].events
+            if isinstance(ev, Reread)]
+
+
+def _label(rec: dict[str, Any]) -> str:
+    return "recorded" if not rec.get("simulated") else f"{rec.get('summarizer') or 'summary'} (this replay)"
+
+
+def score_text(replay: Any, span: Span, text: str, label: str, use_details: bool = True,
+               items: Any = None, rd: Redo | None = None) -> CompactionRetention:
+    """Score one summary ``text`` of ``span`` (``use_details``: the recorded compaction's file lists
+    stand for the text's own blocks)."""
+    if items is None:
+        items = needed_items(replay.session, span)
+    if rd is None:
+        rd = redo(replay.session, span, _rereads(replay, span, _step_positions(replay)))
+    sp = span if use_details else Span(span.index, span.entry_index, span.source, span.step, span.summarised,
+                                       span.kept, span.horizon, span.last_user, None)
+    return judge(replay.session, sp, items, text, label, rd)
+
+
+USED_KINDS = ("files", "identifiers", "errors")
+"""The kinds whose need is a concrete use (the Replay marker's first need)."""
+_CACHE: dict[int, tuple[Any, RetentionReport]] = {}
+_LOCK = threading.Lock()
+
+
+def retention(replay: Any) -> RetentionReport:
+    """Score every compaction of ``replay`` under its own summary (memoised per replay object)."""
+    with _LOCK:
+        hit = _CACHE.get(id(replay))
+        if hit is not None and hit[0]() is replay:
+            return hit[1]
+    step_pos = _step_positions(replay)
+    pos = _positions(replay)
+    comps, firsts = [], []
+    for span, rec in zip(spans(replay), replay.summaries, strict=True):
+        rd = redo(replay.session, span, _rereads(replay, span, step_pos, pos))
+        c = score_text(replay, span, str(rec.get("text") or ""), _label(rec), rd=rd)
+        comps.append(c)
+        firsts.append(first_need_step(replay, c, step_pos, pos))
+    report = RetentionReport(tuple(comps), tuple(firsts))
+    with _LOCK:
+        if len(_CACHE) > 64:
+            _CACHE.clear()
+        _CACHE[id(replay)] = (weakref.ref(replay), report)
+    return report
+
+
+def _prep_of(replay: Any, index: int) -> Any:
+    rec = replay.summaries[index]
+    if rec.get("_prep") is not None:
+        return rec["_prep"]
+    from ..compaction_view import compaction_view
+
+    return compaction_view(replay, index).prep
+
+
+def compare_summaries(replay: Any, index: int, llm: Any = None, styles: Sequence[str] | None = None,
+                      summaries: Any = None) -> list[CompactionRetention]:
+    """Compaction ``index`` of ``replay`` scored under each summary of the same span: its own
+    (recorded, or this replay's), the offline summarizer's, and — when ``llm`` is
+    :class:`inspector.replay.ReplaySettings` naming an LLM summarizer — that summarizer's in each
+    prompt style (through :func:`inspector.replay.default_summary`: cached on disk, and in memory
+    in ``summaries``, the caller's :class:`inspector.replay.SummaryCache`)."""
+    span = spans(replay)[index]
+    rec = replay.summaries[index]
+    items = needed_items(replay.session, span)
+    rd = redo(replay.session, span, _rereads(replay, span, _step_positions(replay)))
+    out = [score_text(replay, span, str(rec.get("text") or ""), _label(rec), items=items, rd=rd)]
+    prep = _prep_of(replay, index)
+    if prep is None:
+        return out
+    from ..summarize import get_summarizer, summarize_compaction
+
+    offline = summarize_compaction(prep, get_summarizer("offline")).text
+    out.append(score_text(replay, span, offline, "offline", use_details=False, items=items, rd=rd))
+    if llm is not None and llm.summarizer != "offline":
+        from ..replay import default_summary
+        from ..summarize.prompts import STYLES
+
+        for style in styles or STYLES:
+            s = default_summary(prep, llm, style, session=replay.session, cache=summaries)
+            label = f"{llm.summarizer} · {style}" + (" (fell back to offline)" if s.get("fell_back") else "")
+            out.append(score_text(replay, span, s["text"], label, use_details=False, items=items, rd=rd))
+    return out

@@ -1,0 +1,401 @@
+"""What one session entry says, as retention scoring reads it (pure; memoised per session).
+
+Each entry of the branch becomes a :class:`Facts`: the files its tool calls touch, the paths and
+identifiers its text mentions, the error lines it shows, the standing instructions a user message
+gives, the shell commands it runs. Scoring (:mod:`inspector.retention.score`) then only compares
+sets. Every heuristic here is ours (no agent scores retention); each says what it can miss in
+``docs/retention.md``.
+
+* **Files touched** — the read/write/edit tool calls with a string ``path``, exactly as pi's
+  ``extractFileOpsFromMessage`` collects them for ``details.readFiles``/``modifiedFiles``
+  (:func:`inspector.compaction.extract_file_ops`) — and the same tools of Claude Code and OpenCode
+  (:data:`FILE_TOOLS`, :data:`PATH_KEYS`), the files of a Codex ``apply_patch`` —, plus file paths
+  (a last component with an extension) named in a shell command, which pi does not collect.
+* **Paths mentioned** — slash-separated tokens and bare file names with a known extension; a
+  path matches another when one is a suffix of the other at a ``/`` (``src/a.py`` names
+  ``/repo/src/a.py``), a bare file name included.
+* **Identifiers** — code-shaped tokens: ``snake_case``, ``camelCase``, ``PascalCase`` with two
+  humps or more, ``dotted.names`` (``self.``/``this.`` dropped), at least 4 characters, file names
+  aside.
+* **Errors** — the lines of a tool output that look like an error (``…Error:``, ``error:``,
+  ``FAILED``, ``fatal:``, ``No such file or directory``, ``command not found``, …); a failed tool
+  result with no such line gives its first line. Outputs of file-reading and listing tools
+  (:data:`QUIET_TOOLS`) are file content: only a failed call of theirs counts.
+* **Instructions** — sentences of a user message that constrain later work (``don't``,
+  ``never``, ``always``, ``must``, ``make sure``, ``avoid``, ``instead of``, ``prefer``, ``from
+  now on``, ``we decided``, ``let's go with``, …).
+
+Texts longer than :data:`MAX_CHARS` are read up to that many characters; a tool output up to
+:data:`MAX_OUTPUT_CHARS` (a summarizer sees far less of it: pi cuts each tool result to 2,000
+characters when it serialises the conversation for the summary).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..session.models import (
+    AssistantMessage,
+    BashExecutionMessage,
+    MessageEntry,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+MAX_CHARS = 200_000
+"""Characters of one message text scanned."""
+MAX_OUTPUT_CHARS = 32_000
+"""Characters of one tool output scanned."""
+
+MAX_ERROR_LINES = 200
+"""Lines holding an error word examined per tool output."""
+QUIET_TOOLS = frozenset({"read", "grep", "find", "ls", "glob", "write", "edit"})
+"""Tools whose output is file content or a listing: error lines in it are code, not errors (unless
+the call itself failed)."""
+
+FILE_TOOLS = {"read": "read", "write": "write", "edit": "edit", "multiedit": "edit", "notebookedit": "edit"}
+"""File tools (by lower-cased name) and the operation each records: pi's ``read``/``write``/``edit``,
+Claude Code's ``Read``/``Write``/``Edit``/``MultiEdit``/``NotebookEdit``, OpenCode's."""
+PATH_KEYS = ("path", "file_path", "filePath", "notebook_path")
+"""Where a file tool's argument names its file: pi's ``path``, Claude Code's ``file_path``, OpenCode's
+``filePath``."""
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell"})
+"""Shell tools (lower-cased): pi's and OpenCode's ``bash``, Claude Code's ``Bash``, Codex's ``shell`` /
+``exec_command`` (their ``command`` or ``cmd``, a string or a list)."""
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.M)
+"""pi's file tools (``extractFileOpsFromMessage``) and the operation each records."""
+
+EXTENSIONS = frozenset(
+    "py pyi ts tsx js jsx mjs cjs json jsonl md rst txt toml yaml yml ini cfg conf sh bash zsh fish go rs "
+    "java kt kts scala c h cc cpp hpp cs rb php swift m mm sql html htm css scss less vue svelte lock "
+    "xml csv tsv env ipynb gradle proto graphql tf lua r pl ex exs erl hs ml clj dart nim zig dockerfile "
+    "mk cmake properties gitignore".split())
+
+_TOKEN = re.compile(r"[\w./~@+-]+\(?")
+_IDENT_SPLIT = re.compile(r"[~@+-]+")
+_HUMP = re.compile(r"[a-z][A-Z]")
+_ERROR_LINE = re.compile(
+    r"^(?:E\s+)?(?:[\w.]*(?:Error|Exception|Failure)\b[:(].*|(?:error|ERROR|Error|fatal|FATAL|FAIL|FAILED)"
+    r"(?:\[[\w-]+\])?[: ].*|.*\b(?:No such file or directory|command not found|Permission denied|"
+    r"Segmentation fault|not found: .+|cannot find module .+)\b.*)$", re.I | re.M)
+_INSTRUCTION = re.compile(
+    r"\b(?:don'?t|do not|never|always|must(?:n'?t| not)?|make sure|avoid|only (?:use|touch|change|edit)|"
+    r"instead of|prefer|stick (?:to|with)|remember to|from now on|(?:we|i) (?:have )?decided|"
+    r"let'?s (?:go with|use|keep))\b", re.I)
+ERROR_WORDS = ("error", "exception", "fail", "fatal", "no such file", "not found", "permission denied",
+               "segmentation fault")
+"""Words one of which an error line holds (lower case)."""
+_ERROR_HINT = re.compile("|".join(ERROR_WORDS), re.I)
+_PYTEST_E = re.compile(r"^E\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
+STOPWORDS = frozenset(
+    "the and for with that this from into then than they them their there these those what when where which "
+    "while will would should could have has had was were are been being not but all any can our out use "
+    "using used you your it's its also just only make sure please don't do does did let's lets now one two "
+    "some such very more most other each same here about after before again any".split())
+BRANDS = frozenset(
+    "JavaScript TypeScript GitHub GitLab OpenAI PyPI macOS iOS iPhone YouTube LinkedIn PostgreSQL MySQL SQLite "
+    "FastAPI NumPy PyTorch OpenCode ClaudeCode DeepSeek OpenRouter LangChain WebSocket PowerShell VSCode "
+    "DevOps README".split())
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What one entry says (see the module docstring)."""
+
+    role: str
+    """user, assistant, toolResult, bash (a ``!`` command) or other."""
+    touches: tuple[tuple[str, str], ...] = ()
+    """(path, op) per file tool call or file named in a bash command; op read/write/edit/bash."""
+    paths: frozenset[str] = frozenset()
+    """Every ``/``-suffix of every path mentioned (``a/b/c.py``, ``b/c.py``, ``c.py``)."""
+    idents: frozenset[str] = frozenset()
+    errors: tuple[str, ...] = ()
+    """Error lines, normalised (:func:`norm`)."""
+    instructions: tuple[str, ...] = ()
+    commands: tuple[tuple[str, str], ...] = ()
+    """(tool call id, normalised command) of each bash tool call."""
+    failed: bool = False
+    """A tool result marked as an error (or a ``!`` command with a non-zero exit)."""
+    call_id: str = ""
+    """A tool result's ``toolCallId``."""
+    text: str = ""
+    """The entry's text, normalised and lower-cased (for phrase look-ups)."""
+
+
+def norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+@lru_cache(maxsize=4096)
+def words(text: str) -> frozenset[str]:
+    """Content words, lower-cased, a final ``s`` dropped (the heuristics' bag of words)."""
+    out = set()
+    for w in _WORD.findall(text):
+        w = w.lower().strip("'-")
+        if len(w) >= 3 and w not in STOPWORDS:
+            out.add(w[:-1] if w.endswith("s") and len(w) > 3 else w)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def _suffixes(path: str) -> frozenset[str]:
+    p = path.strip().rstrip("/")
+    parts = [x for x in p.split("/") if x and x != "."]
+    return frozenset({"/".join(parts[i:]) for i in range(len(parts))} | ({p} if p else set()))
+
+
+def path_suffixes(path: str) -> frozenset[str]:
+    """``a/b/c.py`` → {``a/b/c.py``, ``b/c.py``, ``c.py``} (a leading ``./`` or ``/`` aside)."""
+    return _suffixes(path)
+
+
+def _is_file_like(token: str) -> bool:
+    """A last component ``name.ext`` with a known extension and a name (``*.py`` is a pattern)."""
+    stem, dot, ext = token.rstrip("/").rsplit("/", 1)[-1].rpartition(".")
+    return bool(dot) and ext.lower() in EXTENSIONS and any(ch.isalnum() for ch in stem)
+
+
+def _tokens(text: str) -> set[str]:
+    """The distinct runs of path/identifier characters of ``text`` (one fast pass; the rules then
+    look at each distinct token once, and each distinct token is judged once per process)."""
+    return set(_TOKEN.findall(text))
+
+
+@lru_cache(maxsize=1 << 17)
+def _token_paths(raw: str) -> frozenset[str]:
+    tok = raw.rstrip("(").rstrip(".,;:@+-~")
+    if tok.startswith("//") or not tok or (("/" not in tok) and not _is_file_like(tok)):
+        return frozenset()
+    if "/" in tok and not any(c.isalnum() for c in tok.replace("/", "")):
+        return frozenset()
+    return _suffixes(tok)
+
+
+def paths_in(text: str, tokens: set[str] | None = None) -> set[str]:
+    """Every path mentioned in ``text``, each with its suffixes."""
+    out: set[str] = set()
+    for raw in _tokens(text) if tokens is None else tokens:
+        if "/" in raw or "." in raw:
+            out |= _token_paths(raw)
+    return out
+
+
+def _ident_ok(tok: str) -> bool:
+    if len(tok) < 4 or tok in BRANDS or tok[0].isdigit():
+        return False
+    if "." in tok:
+        parts = tok.split(".")
+        if parts[-1].lower() in EXTENSIONS or any(len(p) < 2 or p[0].isdigit() for p in parts):
+            return False
+        return True
+    if "_" in tok.strip("_"):
+        return any(c.isalpha() for c in tok)
+    if tok.startswith("__") and tok.endswith("__"):
+        return True
+    return bool(_HUMP.search(tok)) and not tok.isupper()
+
+
+@lru_cache(maxsize=1 << 17)
+def _token_idents(raw: str) -> tuple[str, ...]:
+    call = raw.endswith("(")
+    out = []
+    for part in _IDENT_SPLIT.split(raw.rstrip("(")):
+        tok = part.strip(".").removesuffix("()")
+        head, dot, rest = tok.partition(".")
+        if dot and head in ("this", "self", "cls"):  # an attribute: its name, not the receiver
+            tok = rest
+        if _ident_ok(tok) or (call and len(tok) >= 4 and tok.isidentifier() and not tok.istitle()
+                              and not tok.isalpha()):
+            out.append(tok)
+    return tuple(out)
+
+
+def identifiers_in(text: str, tokens: set[str] | None = None) -> set[str]:
+    """Code-shaped tokens of ``text`` (see the module docstring)."""
+    out: set[str] = set()
+    for raw in _tokens(text) if tokens is None else tokens:
+        if "/" in raw or len(raw) < 4 or (raw.isalpha() and (raw.islower() or raw.isupper() or raw.istitle())):
+            continue  # a path, too short, or a plain word
+        out.update(_token_idents(raw))
+    return out
+
+
+def errors_in(text: str, failed: bool) -> tuple[str, ...]:
+    """Up to three distinct error lines of a tool output (its first line when it failed without one).
+    Only the lines holding an error word are matched against the full pattern."""
+    out: list[str] = []
+    for a, end in _hint_lines(text):
+        if len(out) == 3:
+            break
+        m = _ERROR_LINE.match(text, a, end)
+        if m is None or m.end() != end:
+            continue
+        line = _PYTEST_E.sub("", norm(m.group(0)))[:200]
+        if line and line not in out and len(line) >= 8:
+            out.append(line)
+    if not out and failed:
+        first = next((norm(x) for x in text[:4000].splitlines() if x.strip()), "")
+        if first:
+            out.append(first[:200])
+    return tuple(out)
+
+
+def _hint_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the first lines holding an error word, in order (``str.find`` on the
+    lower-cased text: much faster than a case-insensitive alternation)."""
+    low = text.lower()
+    if len(low) != len(text):  # a character whose lower case is longer: positions would shift
+        return _lines_with(text)
+    found: set[tuple[int, int]] = set()
+    for word in ERROR_WORDS:
+        i = low.find(word)
+        while i >= 0 and len(found) < 4 * MAX_ERROR_LINES:
+            a = text.rfind("\n", 0, i) + 1
+            e = text.find("\n", i)
+            e = len(text) if e < 0 else e
+            found.add((a, e))
+            i = low.find(word, e)
+    return sorted(found)[:MAX_ERROR_LINES]
+
+
+def _lines_with(text: str) -> list[tuple[int, int]]:
+    """:func:`_hint_lines` by a case-insensitive search (texts whose lower case changes length)."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while len(out) < MAX_ERROR_LINES and (h := _ERROR_HINT.search(text, pos)) is not None:
+        a = text.rfind("\n", 0, h.start()) + 1
+        e = text.find("\n", h.end())
+        e = len(text) if e < 0 else e
+        out.append((a, e))
+        pos = e + 1
+    return out
+
+
+def instructions_in(text: str) -> tuple[str, ...]:
+    """The sentences of a user message that give a standing instruction or decision."""
+    out = []
+    for s in _SENTENCE.split(text):
+        s = norm(s)
+        if 8 <= len(s) <= 400 and _INSTRUCTION.search(s) and len(words(s)) >= 2:
+            out.append(s[:240])
+    return tuple(out)
+
+
+def _text(content: Any, limit: int = MAX_CHARS) -> str:
+    if isinstance(content, str):
+        return content[:limit]
+    if isinstance(content, list):
+        out, n = [], 0
+        for b in content:
+            if isinstance(b, TextContent):
+                out.append(b.text[: limit - n])
+                n += len(out[-1]) + 1
+                if n >= limit:
+                    break
+        return "\n".join(out)[:limit]
+    return ""
+
+
+def _call_text(tc: ToolCall) -> str:
+    args = tc.arguments
+    if isinstance(args, dict):
+        return "\n".join(str(v) for v in args.values() if isinstance(v, str | int | float))[:MAX_CHARS]
+    return str(args)[:MAX_CHARS] if args is not None else ""
+
+
+def _assistant(m: AssistantMessage) -> Facts:
+    texts = [b.text for b in m.content if isinstance(b, TextContent)]
+    touches: list[tuple[str, str]] = []
+    commands: list[tuple[str, str]] = []
+    for b in m.content:
+        if not isinstance(b, ToolCall):
+            continue
+        texts.append(_call_text(b))
+        args = b.arguments if isinstance(b.arguments, dict) else {}
+        name = b.name.lower()
+        p = next((v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v), None)
+        if name in FILE_TOOLS and p is not None:
+            touches.append((p, FILE_TOOLS[name]))
+        patch = args.get("input") if name == "apply_patch" else None
+        if isinstance(patch, str):
+            touches.extend((f, "write" if op == "Add" else "edit") for op, f in _PATCH_FILE.findall(patch[:MAX_CHARS]))
+        cmd = args.get("command", args.get("cmd"))
+        cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+        if name in SHELL_TOOLS and isinstance(cmd, str) and cmd.strip():
+            commands.append((b.id, norm(cmd)))
+            touches.extend((t, "bash") for t in _command_files(cmd))
+    text = "\n".join(texts)[:MAX_CHARS]
+    return Facts("assistant", tuple(touches), *_scan(text),
+                 commands=tuple(commands), text=norm(text).lower())
+
+
+def _command_files(cmd: str) -> list[str]:
+    out = []
+    for raw in _TOKEN.findall(cmd[:MAX_CHARS]):
+        tok = raw.rstrip("(").rstrip(".,;:@+-~")
+        if _is_file_like(tok) and not tok.startswith("//") and tok not in out:
+            out.append(tok)
+    return out
+
+
+@lru_cache(maxsize=2048)
+def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Paths and identifiers of ``text`` (memoised: the same file is often read again)."""
+    tokens = _tokens(text)
+    return frozenset(paths_in(text, tokens)), frozenset(identifiers_in(text, tokens))
+
+
+def facts_of(message: Any) -> Facts:
+    """The :class:`Facts` of one message."""
+    if isinstance(message, AssistantMessage):
+        return _assistant(message)
+    if isinstance(message, UserMessage):
+        text = _text(message.content)
+        return Facts("user", (), *_scan(text),
+                     instructions=instructions_in(text), text=norm(text).lower())
+    if isinstance(message, ToolResultMessage):
+        text = _text(message.content, MAX_OUTPUT_CHARS)
+        return Facts("toolResult", (), *_scan(text),
+                     errors_in(text, message.isError) if message.isError or message.toolName.lower() not in QUIET_TOOLS
+                     else (), failed=message.isError, call_id=message.toolCallId,
+                     text=norm(text[:20_000]).lower())
+    if isinstance(message, BashExecutionMessage):
+        text = f"{message.command}\n{message.output}"[:MAX_OUTPUT_CHARS]
+        failed = message.exitCode not in (0, None)
+        return Facts("bash", (), *_scan(text),
+                     errors_in(message.output[:MAX_CHARS], failed), failed=failed, text=norm(text[:20_000]).lower())
+    content = getattr(message, "content", None)
+    text = _text(content)
+    return Facts("other", (), *_scan(text), text=norm(text).lower())
+
+
+_MEMO: weakref.WeakKeyDictionary[Any, dict[int, Facts]] = weakref.WeakKeyDictionary()
+_EMPTY = Facts("other")
+
+
+def entry_facts(session: Any, index: int) -> Facts:
+    """The :class:`Facts` of session entry ``index`` (memoised per session object)."""
+    memo = _MEMO.get(session)
+    if memo is None:
+        memo = {}
+        _MEMO[session] = memo
+    f = memo.get(index)
+    if f is None:
+        e = session.entries[index]
+        f = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
+        memo[index] = f
+    return f
+
+
+def facts_ready(session: Any) -> bool:
+    """Has every entry of ``session`` been read (the first score is then quick)?"""
+    memo = _MEMO.get(session)
+    return memo is not None and len(memo) >= len(session.entries)

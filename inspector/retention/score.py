@@ -1,0 +1,434 @@
+"""Retention scoring of one compaction: what the session needed later from the summarised span,
+where each item survives, recall per category, and the work redone after the cut (pure).
+
+A compaction is read from a finished :class:`inspector.replay.Replay` (recorded or simulated, the
+same way): its record in ``Replay.summaries`` pins the context just before (``_before``) and just
+after (``_after``) it. Then
+
+* **span** — the messages of the context before that do not survive verbatim (the entries not in
+  the context after; an earlier summary is not part of it);
+* **kept** — the entries of the context after, kept verbatim;
+* **horizon** — the entries of the branch after the compaction, up to the next compaction of the
+  replay (from there on the next summary is the model's memory, and it is scored on its own).
+
+Needed items (ids ``files``, ``identifiers``, ``errors``, ``instructions`` and ``task``; the rules
+are in :mod:`inspector.retention.extract` and ``docs/retention.md``):
+
+* a file touched in the span (read, written, edited; named in a bash command) and touched or
+  mentioned by the user or the assistant in the horizon;
+* an identifier seen anywhere in the span and used by the user or the assistant in the horizon
+  before any tool output of the horizon shows it again (used from memory, not from a new read);
+* an error line of a span tool output that recurs in a horizon tool output, or whose message the
+  user or the assistant quotes there;
+* a user instruction given in the span: it stands for every later call, so it is needed at the
+  first call of the horizon;
+* the open task: the last user request before the cut, when it lies in the span and the agent is
+  still working on it (the horizon does not start with a new user request).
+
+An item survives (``where``) in the summary's prose, in the compaction's file lists
+(``details.readFiles``/``modifiedFiles`` of a recorded pi compaction, else the ``<read-files>`` /
+``<modified-files>`` blocks the summary ends with), or in the kept messages. A file, identifier or
+error survives where it is named; an instruction or a task where most of its content words are
+(:data:`PHRASE_SHARE`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .extract import Facts, entry_facts, identifiers_in, norm, path_suffixes, paths_in, words
+
+CATEGORIES = ("files", "identifiers", "errors", "instructions")
+"""The categories with a recall (the Interface's ``recall`` keys)."""
+KINDS = (*CATEGORIES, "task")
+PHRASE_SHARE = 0.6
+"""Share of an instruction's (or a task's, an error's) content words a text must hold to keep it."""
+SUMMARY, DETAILS, KEPT = "summary", "details", "kept"
+
+_FILE_BLOCK = re.compile(r"<(read-files|modified-files)>\s*(.*?)\s*</\1>", re.S)
+
+
+@dataclass(frozen=True)
+class Needed:
+    """One item the session needed after the cut that came from the summarised span."""
+
+    kind: str
+    item: str
+    introduced_at: int
+    """Entry index where the span first shows it."""
+    needed_at: int
+    """Entry index of its first use after the cut."""
+    evidence: str
+    where: tuple[str, ...] = ()
+    """Where it survives (``summary``, ``details``, ``kept``); empty: forgotten."""
+
+    @property
+    def kept(self) -> bool:
+        return bool(self.where)
+
+    def as_dict(self, details: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "item": self.item, "introducedAt": self.introduced_at,
+                             "neededAt": self.needed_at}
+        if details:
+            d |= {"evidence": self.evidence, "where": list(self.where)}
+        return d
+
+
+@dataclass(frozen=True)
+class Redo:
+    """Work done again in the horizon that the span had already done."""
+
+    rereads: int
+    """The replay's re-reads (a file read again whose earlier read the model no longer saw) of
+    reads made in the span."""
+    reruns: int
+    """Bash commands run again exactly as in the span."""
+    failing_reruns: int
+    """Of those, commands that failed in the span and failed again."""
+    items: tuple[dict[str, Any], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rereads": self.rereads, "reruns": self.reruns, "failingReruns": self.failing_reruns,
+                "items": list(self.items)}
+
+
+@dataclass(frozen=True)
+class Span:
+    """One compaction as retention reads it (see the module docstring); entry indexes."""
+
+    index: int
+    entry_index: int
+    source: str
+    step: int
+    summarised: tuple[int, ...]
+    kept: tuple[int, ...]
+    horizon: tuple[int, ...]
+    last_user: int | None
+    """The last user message on the branch before the cut."""
+    file_lists: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    """A recorded compaction's ``details`` (readFiles, modifiedFiles), when it has them."""
+
+
+@dataclass(frozen=True)
+class Survivors:
+    """What a summary and the kept messages carry (the sets :func:`judge` looks items up in)."""
+
+    prose: str
+    prose_paths: frozenset[str]
+    prose_idents: frozenset[str]
+    prose_words: frozenset[str]
+    files: frozenset[str]
+    files_named: frozenset[str]
+    """The listed files with their suffixes."""
+    kept_paths: frozenset[str]
+    kept_idents: frozenset[str]
+    kept_errors: frozenset[str]
+    kept_text: str
+    kept_words: frozenset[str]
+
+
+@dataclass(frozen=True)
+class CompactionRetention:
+    """The retention of one compaction under one summary."""
+
+    span: Span
+    summary_label: str
+    needed: tuple[Needed, ...]
+    redo: Redo
+    files: tuple[dict[str, Any], ...] = field(default=())
+    """Every file touched in the span: path, ops, needed, where (empty: dropped)."""
+
+    def recall(self) -> dict[str, float | None]:
+        """Kept / needed per category (None: nothing of that category was needed)."""
+        out: dict[str, float | None] = {}
+        for c in CATEGORIES:
+            items = [n for n in self.needed if n.kind == c]
+            out[c] = round(sum(n.kept for n in items) / len(items), 4) if items else None
+        return out
+
+    @property
+    def forgotten(self) -> tuple[Needed, ...]:
+        return tuple(n for n in self.needed if not n.kept)
+
+    @property
+    def overall(self) -> float | None:
+        """Kept / needed over every item (None: nothing needed)."""
+        return round(sum(n.kept for n in self.needed) / len(self.needed), 4) if self.needed else None
+
+    def as_dict(self, details: bool = False) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "entryIndex": self.span.entry_index, "source": self.span.source, "recall": self.recall(),
+            "needed": len(self.needed), "forgotten": [n.as_dict(details) for n in self.forgotten],
+        }
+        if details:
+            d |= {"step": self.span.step, "summary": self.summary_label, "overall": self.overall,
+                  "kept": [n.as_dict(True) for n in self.needed if n.kept], "redo": self.redo.as_dict(),
+                  "files": list(self.files)}
+        return d
+
+
+# ---------------------------------------------------------------------------------------------
+# What survives
+# ---------------------------------------------------------------------------------------------
+
+
+def file_blocks(text: str) -> tuple[str, set[str]]:
+    """``text`` without its ``<read-files>``/``<modified-files>`` blocks, and the files they list."""
+    files: set[str] = set()
+    for _, body in _FILE_BLOCK.findall(text or ""):
+        files |= {x.strip() for x in body.splitlines() if x.strip()}
+    return _FILE_BLOCK.sub("", text or ""), files
+
+
+def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
+    """The sets an item is looked up in: the summary's prose, its file lists, the kept messages."""
+    prose, listed = file_blocks(summary_text)
+    if span.file_lists is not None:
+        listed = set(span.file_lists[0]) | set(span.file_lists[1])
+    kept = [entry_facts(session, i) for i in span.kept]
+    return Survivors(
+        prose=norm(prose).lower(), prose_paths=frozenset(paths_in(prose)), prose_idents=frozenset(identifiers_in(prose)),
+        prose_words=frozenset(words(prose)), files=frozenset(listed),
+        files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
+        kept_paths=frozenset().union(*(f.paths for f in kept)) | frozenset(p for f in kept for p, _ in f.touches),
+        kept_idents=frozenset().union(*(f.idents for f in kept)),
+        kept_errors=frozenset(e for f in kept for e in f.errors),
+        kept_text="\n".join(f.text for f in kept if f.role in ("user", "assistant", "toolResult")),
+        kept_words=frozenset().union(*(words(f.text) for f in kept if f.role == "user")),
+    )
+
+
+def _path_named(path: str, names: frozenset[str] | set[str]) -> bool:
+    """Does a set of mentioned paths (with their suffixes) name ``path``? Either is a ``/``-suffix of
+    the other."""
+    return bool(path_suffixes(path) & names) or path.strip().rstrip("/") in names
+
+
+def _phrase_in(phrase: str, ws: frozenset[str], text: str) -> bool:
+    p = norm(phrase).lower()
+    if p and p in text:
+        return True
+    need = words(phrase)
+    return bool(need) and len(need & ws) >= max(1, round(PHRASE_SHARE * len(need) + 1e-9))
+
+
+def _error_key(sig: str) -> str:
+    """The part of an error line worth quoting: what follows its first ``: `` when that is long."""
+    head, sep, rest = sig.partition(": ")
+    return (rest if sep and len(rest) >= 12 else sig).lower()
+
+
+def where(kind: str, item: str, sv: Survivors) -> tuple[str, ...]:
+    """Where ``item`` survives (empty: nowhere)."""
+    out = []
+    if kind == "files":
+        if _path_named(item, sv.prose_paths):
+            out.append(SUMMARY)
+        if item in sv.files or _path_named(item, sv.files_named):
+            out.append(DETAILS)
+        if _path_named(item, sv.kept_paths):
+            out.append(KEPT)
+    elif kind == "identifiers":
+        if item in sv.prose_idents or item in sv.prose:
+            out.append(SUMMARY)
+        if item in sv.kept_idents:
+            out.append(KEPT)
+    elif kind == "errors":
+        key = _error_key(item)
+        if key in sv.prose or _phrase_in(item, sv.prose_words, sv.prose):
+            out.append(SUMMARY)
+        if item in sv.kept_errors or key in sv.kept_text:
+            out.append(KEPT)
+    else:  # instructions, task
+        if _phrase_in(item, sv.prose_words, sv.prose):
+            out.append(SUMMARY)
+        if _phrase_in(item, sv.kept_words, sv.kept_text):
+            out.append(KEPT)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# What was needed
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Uses:
+    """First use in the horizon of every path, identifier, error and phrase (entry indexes)."""
+
+    paths: dict[str, int] = field(default_factory=dict)
+    idents: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    texts: list[tuple[int, str]] = field(default_factory=list)
+    first_call: int | None = None
+    starts_with_user: bool = False
+
+
+def _uses(session: Any, horizon: Sequence[int]) -> _Uses:
+    u = _Uses()
+    seen_message = False
+    shown: set[str] = set()  # identifiers a tool output of the horizon has shown again
+    for i in horizon:
+        f = entry_facts(session, i)
+        if f.role == "other" and not f.text:
+            continue
+        if not seen_message and f.role in ("user", "assistant"):
+            u.starts_with_user = f.role == "user"
+            seen_message = True
+        if f.role in ("user", "assistant"):
+            if f.role == "assistant" and u.first_call is None:
+                u.first_call = i
+            for p in f.paths:
+                u.paths.setdefault(p, i)
+            for p, _ in f.touches:
+                for s in path_suffixes(p):
+                    u.paths.setdefault(s, i)
+            for x in f.idents - shown:
+                u.idents.setdefault(x, i)
+            u.texts.append((i, f.text))
+        elif f.role in ("toolResult", "bash"):
+            shown |= f.idents
+            for e in f.errors:
+                u.errors.setdefault(e, i)
+    return u
+
+
+def _first_path_use(path: str, u: _Uses) -> int | None:
+    hits = [u.paths[s] for s in path_suffixes(path) if s in u.paths]
+    return min(hits) if hits else None
+
+
+def _first_quote(key: str, u: _Uses) -> int | None:
+    return next((i for i, t in u.texts if key in t), None) if len(key) >= 8 else None
+
+
+def _span_items(session: Any, span: Span) -> dict[str, dict[str, tuple[int, str]]]:
+    """Every candidate item of the span: kind → item → (first entry, how it appeared)."""
+    c: dict[str, dict[str, tuple[int, str]]] = {k: {} for k in KINDS}
+    for i in span.summarised:
+        f = entry_facts(session, i)
+        for p, op in f.touches:
+            c["files"].setdefault(p, (i, f"{op} {p} at entry {i}"))
+        if f.idents:
+            how = f"in {_role_name(f)} at entry {i}"
+            ids = c["identifiers"]
+            for x in f.idents:
+                if x not in ids:
+                    ids[x] = (i, how)
+        for e in f.errors:
+            c["errors"].setdefault(e, (i, f"tool output at entry {i}"))
+        for s in f.instructions:
+            c["instructions"].setdefault(s, (i, f"user message at entry {i}"))
+    _merge_named(c["files"])
+    lu = span.last_user
+    if lu is not None and lu in set(span.summarised):
+        text = entry_facts(session, lu).text
+        if text:
+            c["task"][text[:240]] = (lu, f"the last user request before the cut (entry {lu})")
+    return c
+
+
+def _merge_named(files: dict[str, Any]) -> None:
+    """Drop a path that is a ``/``-suffix of another path of the span (``a.py`` named in a bash
+    command when ``/repo/a.py`` was read): one file, listed once, by its longest name."""
+    longer = {x for q in files for x in path_suffixes(q) if x != q.strip().rstrip("/")}
+    for p in [p for p in files if p in longer]:
+        del files[p]
+
+
+def _role_name(f: Facts) -> str:
+    return {"toolResult": "a tool output", "user": "a user message", "assistant": "an assistant message",
+            "bash": "a ! command"}.get(f.role, "a message")
+
+
+def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str]]:
+    """(kind, item, introducedAt, neededAt, evidence) of every item the horizon needed."""
+    u = _uses(session, span.horizon)
+    out: list[tuple[str, str, int, int, str]] = []
+    cand = _span_items(session, span)
+    for p, (i, how) in cand["files"].items():
+        j = _first_path_use(p, u)
+        if j is not None:
+            out.append(("files", p, i, j, f"{how}; named again at entry {j}"))
+    for x, (i, how) in cand["identifiers"].items():
+        j = u.idents.get(x)
+        if j is not None:
+            out.append(("identifiers", x, i, j, f"{how}; used at entry {j} before any new tool output showed it"))
+    for e, (i, how) in cand["errors"].items():
+        j = u.errors.get(e)
+        q = _first_quote(_error_key(e), u)
+        if j is not None and (q is None or j <= q):
+            out.append(("errors", e, i, j, f"{how}; recurs in the tool output at entry {j}"))
+        elif q is not None:
+            out.append(("errors", e, i, q, f"{how}; referred to at entry {q}"))
+    if u.first_call is not None:
+        for s, (i, how) in cand["instructions"].items():
+            out.append(("instructions", s, i, u.first_call, f"{how}; stands for every later call, from entry "
+                                                               f"{u.first_call}"))
+        if not u.starts_with_user:
+            for t, (i, how) in cand["task"].items():
+                out.append(("task", t, i, u.first_call, f"{how}; still open: the agent carries on at entry "
+                                                          f"{u.first_call}"))
+    out.sort(key=lambda x: (x[3], KINDS.index(x[0]), x[2], x[1]))
+    return out
+
+
+def redo(session: Any, span: Span, reread_events: Iterable[tuple[int, Any]]) -> Redo:
+    """Re-reads (the replay's events), commands re-run and failing commands repeated in the horizon."""
+    summarised = set(span.summarised)
+    items: list[dict[str, Any]] = []
+    rereads = 0
+    for ei, ev in reread_events:
+        if ev.earlier_entry_index in summarised:  # a replay's Reread event
+            rereads += 1
+            items.append({"kind": "reread", "item": ev.path, "introducedAt": ev.earlier_entry_index,
+                          "redoneAt": ei})
+    status = _command_status(session, (*span.summarised, *span.horizon))
+    before: dict[str, tuple[int, bool]] = {}
+    for i in span.summarised:
+        for cid, cmd in entry_facts(session, i).commands:
+            before.setdefault(cmd, (i, status.get(cid, False)))
+    reruns = failing = 0
+    for i in span.horizon:
+        for cid, cmd in entry_facts(session, i).commands:
+            if cmd in before:
+                reruns += 1
+                was, now = before[cmd][1], status.get(cid, False)
+                failing += was and now
+                items.append({"kind": "failing rerun" if was and now else "rerun", "item": cmd,
+                              "introducedAt": before[cmd][0], "redoneAt": i})
+    return Redo(rereads, reruns, failing, tuple(items))
+
+
+def _command_status(session: Any, indexes: Iterable[int]) -> dict[str, bool]:
+    """Tool call id → failed, from the tool results among ``indexes``."""
+    out = {}
+    for i in indexes:
+        f = entry_facts(session, i)
+        if f.role == "toolResult" and f.call_id:
+            out[f.call_id] = f.failed
+    return out
+
+
+def judge(session: Any, span: Span, items: Sequence[tuple[str, str, int, int, str]], summary_text: str,
+          label: str, rd: Redo) -> CompactionRetention:
+    """Score ``items`` against one summary text of ``span``."""
+    sv = survivors(session, span, summary_text)
+    needed = tuple(Needed(k, x, i, j, ev, where(k, x, sv)) for k, x, i, j, ev in items)
+    needed_files = {x for k, x, *_ in items if k == "files"}
+    touched: dict[str, tuple[int, list[str]]] = {}
+    for i in span.summarised:
+        for p, op in entry_facts(session, i).touches:
+            ops = touched.setdefault(p, (i, []))[1]
+            if op not in ops:
+                ops.append(op)
+    _merge_named(touched)
+    files = []
+    for p, (i, ops) in touched.items():
+        w = where("files", p, sv)
+        files.append({"path": p, "ops": ops, "introducedAt": i, "needed": p in needed_files,
+                      "where": list(w), "kept": bool(w)})
+    return CompactionRetention(span, label, needed, rd, tuple(files))

@@ -1,0 +1,259 @@
+"""Corpus tuning (issue 20): the generator, corpus resolution, the overview, corpus sweeps on the
+local pool and on a real Dask LocalCluster, DuckDB results and resume, and the CLI interface."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.cli import main
+from inspector.corpus import CorpusError, CorpusItem, aggregate, resolve_corpus, results, run_sweep
+from inspector.corpus import sweep as corpus_sweep
+from inspector.corpus.generate import generate_corpus, plan, session_bytes
+from inspector.corpus.overview import overview, totals
+from inspector.corpus.sweep import BASELINE, SweepPlan, worse_than_recorded
+from inspector.importers import parse_any
+from inspector.replay import ReplaySettings
+
+GRID = {"keep_recent_tokens": [8000, 20000], "context_window": [60000, 200000]}
+BASE = ReplaySettings(compaction="pi")
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Eight generated sessions of the four agents, and one file that is no session at all."""
+    d = tmp_path_factory.mktemp("corpus")
+    generate_corpus(d, 8, seed=3)
+    (d / "zz-broken.jsonl").write_bytes(b"this is not json\n")
+    return d
+
+
+# -- the generator ---------------------------------------------------------------------------------
+
+
+def test_the_generator_is_deterministic_and_mixes_agents(tmp_path: Path, corpus: Path) -> None:
+    again = generate_corpus(tmp_path, 8, seed=3)
+    assert [p.read_bytes() for p in again] == [(corpus / p.name).read_bytes() for p in again]
+    assert {a for a, _, _ in plan(40, seed=3)} == {"pi", "claude-code", "codex", "opencode"}
+    assert plan(40, seed=3) != plan(40, seed=4)
+
+
+@pytest.mark.parametrize("agent", ["pi", "claude-code", "codex", "opencode"])
+def test_each_generated_format_loads_with_its_importer(agent: str) -> None:
+    s = parse_any(session_bytes(agent, 30, seed=11), f"x-{agent}")
+    assert s.format == agent
+    assert [i for i in s.issues if i.severity != "info"] == []
+    calls = [e for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "assistant"]
+    assert 30 <= len(calls) <= 45  # a turn may finish its last rounds
+
+
+def test_a_long_generated_pi_session_compacts_as_pi_would() -> None:
+    from inspector.corpus.overview import session_figures
+
+    s = parse_any(session_bytes("pi", 420, seed=5), "long.jsonl")
+    f = session_figures(s)
+    assert f["compactions"] >= 1 and all(t > 200_000 - 16_384 for t in f["tokensAtCompaction"])
+    assert f["peakContext"] <= 200_000 and f["peakSource"] == "recorded"
+
+
+# -- resolution ------------------------------------------------------------------------------------
+
+
+def test_a_corpus_is_files_folders_and_globs_deduplicated_and_sorted(corpus: Path) -> None:
+    every = resolve_corpus([str(corpus)])
+    assert len(every) == 9 and every == sorted(every)
+    pis = resolve_corpus([str(corpus / "*-pi.jsonl"), str(corpus / "*-pi.jsonl")])
+    assert pis and all(i.path.endswith("-pi.jsonl") for i in pis)
+    one = sorted(corpus.glob("*-codex.jsonl"))[0]
+    assert resolve_corpus([str(one), str(corpus)]) == every
+    with pytest.raises(CorpusError, match="no such file"):
+        resolve_corpus([str(corpus / "missing")])
+    with pytest.raises(CorpusError, match="unknown agent"):
+        resolve_corpus(["@nobody"])
+
+
+# -- the overview ----------------------------------------------------------------------------------
+
+
+def test_the_overview_has_a_row_per_session_and_reports_a_broken_one(corpus: Path) -> None:
+    items = resolve_corpus([str(corpus)])
+    rows = overview(items, workers=0)
+    assert [r["path"] for r in rows] == [i.key for i in items]
+    bad = [r for r in rows if r["error"]]
+    assert [Path(r["path"]).name for r in bad] == ["zz-broken.jsonl"]
+    good = [r for r in rows if not r["error"]]
+    assert {r["agent"] for r in good} <= {"pi", "claude-code", "codex", "opencode"}
+    for r in good:
+        assert r["calls"] > 0 and r["peakContext"] > 0 and r["cacheHitRate"] is not None
+    t = totals(rows)
+    assert t["sessions"] == 9 and t["failed"] == 1 and t["calls"] == sum(r["calls"] for r in good)
+
+
+# -- aggregation (pure) ----------------------------------------------------------------------------
+
+
+def _row(session: str, setting: str, tokens: int, overflows: int = 0, **kw: Any) -> dict[str, Any]:
+    m = {"steps": 1, "total_input_tokens": tokens, "cost_usd": tokens / 1e6, "peak_context": 1, "compactions": 0,
+         "overflows": overflows, "rereads": 0, "tokens_pruned": 0, "summary_tokens": 0, **kw}
+    return {"session": session, "setting": setting, "values": {}, **m}
+
+
+def test_aggregate_median_p90_total_and_the_sessions_made_worse() -> None:
+    p = SweepPlan.make([CorpusItem(f"s{i}") for i in range(4)], BASE, {"keep_recent_tokens": [1000]})
+    (k,), b = p.keys, p.baseline_key
+    rows = [_row(f"s{i}", b, 100) for i in range(4)]
+    rows += [_row("s0", k, 50), _row("s1", k, 100), _row("s2", k, 150), _row("s3", k, 90, overflows=1)]
+    (a,) = aggregate(p, rows)
+    assert a["settings"] == {"keep_recent_tokens": 1000} and a["sessions"] == 4
+    assert a["inputTokens"] == {"median": 95.0, "p90": 135.0, "total": 390}
+    assert a["overflows"] == 1 and a["worseThanRecorded"] == 2
+    assert [w["session"] for w in a["worse"]] == ["s3", "s2"]  # an overflow first, then the largest increase
+    assert worse_than_recorded(rows[-3], rows[1]) is None  # equal is not worse
+
+
+def test_aggregate_skips_sessions_without_a_baseline() -> None:
+    p = SweepPlan.make([CorpusItem("a"), CorpusItem("b")], BASE, {"keep_recent_tokens": [1000]})
+    (k,) = p.keys
+    (a,) = aggregate(p, [_row("a", p.baseline_key, 10), _row("a", k, 20), _row("b", k, 5)])
+    assert a["sessions"] == 1 and a["inputTokens"]["total"] == 20
+
+
+# -- sweeps: the local pool, Dask, failures --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def in_process(corpus: Path) -> Any:
+    return run_sweep(resolve_corpus([str(corpus)]), BASE, GRID, workers=0)
+
+
+def test_a_corpus_sweep_goes_on_past_a_failing_session(in_process: Any) -> None:
+    r = in_process
+    assert [Path(k).name for k, _ in r.failed] == ["zz-broken.jsonl"] and "no entries" in r.failed[0][1]
+    assert r.computed == len(r.rows) == 8 * (len(r.plan.points) + 1)
+    agg = r.aggregate()
+    assert [a["settings"] for a in agg] == [{"keep_recent_tokens": k, "context_window": w}
+                                            for k in (8000, 20000) for w in (60000, 200000)]
+    assert all(a["sessions"] == 8 for a in agg)
+    small = [a for a in agg if a["settings"]["context_window"] == 60000]
+    big = [a for a in agg if a["settings"]["context_window"] == 200000]
+    assert all(s["compactions"] > b["compactions"] for s, b in zip(small, big, strict=True))
+
+
+def test_the_process_pool_sends_back_the_same_rows(corpus: Path, in_process: Any) -> None:
+    r = run_sweep(resolve_corpus([str(corpus)]), BASE, GRID, workers=2)
+    assert r.rows == in_process.rows and r.failed == in_process.failed
+
+
+def test_a_dask_local_cluster_sends_back_the_same_rows(corpus: Path, in_process: Any) -> None:
+    pytest.importorskip("distributed")
+    r = run_sweep(resolve_corpus([str(corpus)]), BASE, GRID, engine="dask", workers=2,
+                  engine_options={"processes": False})
+    assert r.rows == in_process.rows and r.failed == in_process.failed
+
+
+# -- results that last: DuckDB, resume -------------------------------------------------------------
+
+
+class Stop(Exception):
+    pass
+
+
+def test_an_interrupted_sweep_resumes_without_recomputing(corpus: Path, tmp_path: Path, in_process: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("duckdb")
+    items = resolve_corpus([str(corpus)])
+    out = str(tmp_path / "results.duckdb")
+    replays: list[int] = []
+    real = corpus_sweep.sweep
+    monkeypatch.setattr(corpus_sweep, "sweep", lambda *a, **k: replays.append(1) or real(*a, **k))
+
+    def stop_halfway(done: int, total: int) -> None:
+        if done >= total // 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_sweep(items, BASE, GRID, workers=0, out=out, progress=stop_halfway)
+    first = len(replays)
+    kept = results(out)
+    assert 0 < len(kept) < len(in_process.rows)
+    replays.clear()
+    r = run_sweep(items, BASE, GRID, workers=0, out=out)
+    grid_pairs = 8 * len(r.plan.points)
+    assert r.computed == len(in_process.rows) - len(kept)  # only what was missing
+    assert len(replays) == grid_pairs - first  # no grid point replayed twice
+    assert r.rows == in_process.rows
+    again = run_sweep(items, BASE, GRID, workers=0, out=out)
+    assert again.computed == 0 and again.rows == in_process.rows  # the broken file alone is retried
+
+
+def test_results_is_a_dataframe_of_every_pair(corpus: Path, tmp_path: Path, in_process: Any) -> None:
+    pytest.importorskip("duckdb")
+    out = str(tmp_path / "r.duckdb")
+    run_sweep(resolve_corpus([str(corpus)]), BASE, GRID, workers=0, out=out)
+    df = results(out)
+    assert len(df) == len(in_process.rows)
+    assert {"session", "setting", "agent", "setting_values", "total_input_tokens", "overflows", "rereads"} <= set(df)
+    assert (df["setting_values"] == json.dumps(BASELINE)).sum() == 8
+    with pytest.raises(FileNotFoundError):
+        results(str(tmp_path / "none.duckdb"))
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+
+def test_sweep_on_a_corpus_prints_the_interface_json(corpus: Path) -> None:
+    code, out, err = run("sweep", str(corpus), "--compaction", "pi", "--grid", "keep_recent_tokens=8000,20000",
+                         "--workers", "0", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["sessions"] == 9
+    assert [set(f) for f in doc["failed"]] == [{"path", "error"}]
+    assert len(doc["aggregate"]) == 2
+    for a in doc["aggregate"]:
+        assert {"settings", "sessions", "inputTokens", "compactions", "overflows", "rereads",
+                "worseThanRecorded"} <= set(a)
+        assert set(a["inputTokens"]) == {"median", "p90", "total"}
+        assert isinstance(a["sessions"], int) and isinstance(a["worseThanRecorded"], int)
+    assert "pairs" in err  # the progress bar, on stderr
+
+
+def test_sweep_on_a_corpus_as_csv_and_text(corpus: Path) -> None:
+    code, out, _ = run("sweep", str(corpus / "*-pi.jsonl"), "--compaction", "pi", "--grid", "context_window=60000,200000",
+                       "--workers", "0", "--csv")
+    lines = out.strip().splitlines()
+    assert code == 0 and lines[0].startswith("context_window,sessions,input_median") and len(lines) == 3
+    code, out, _ = run("sweep", str(corpus), "--compaction", "pi", "--grid", "context_window=60000", "--workers", "0")
+    assert code == 0 and "failed: " in out and "zz-broken.jsonl" in out
+
+
+def test_corpus_prints_the_interface_json(corpus: Path) -> None:
+    code, out, err = run("corpus", str(corpus), "--workers", "0", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["sessions"]
+    assert len(rows) == 9
+    for r in rows:
+        assert {"path", "agent", "calls", "peakContext", "compactions", "findings"} <= set(r)
+
+
+def test_corpus_command_errors(corpus: Path) -> None:
+    assert run("corpus", "/no/such/folder")[0] == 1
+    assert run("sweep", "/no/such/folder", "--grid", "keep_recent_tokens=1")[0] == 1
+    code, _, err = run("sweep", str(corpus), "--leaf", "x", "--grid", "keep_recent_tokens=1")
+    assert code == 2 and "--leaf" in err
+    code, _, err = run("sweep", str(corpus), "--compaction", "pi")
+    assert code == 2 and "--grid" in err

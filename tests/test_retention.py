@@ -1,0 +1,303 @@
+"""Retention scoring (issue 21): hand-built sessions pin each category with one needed item kept
+and one forgotten, the exact forgotten list and scores, the work redone, the Interface JSON, the
+heuristics one by one, simulated compactions, and the comparison of summaries of one span."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inspector.cli import main
+from inspector.replay import ReplaySettings, replay
+from inspector.retention import compare_summaries, first_need_step, retention, score_text, spans
+from inspector.retention.extract import errors_in, identifiers_in, instructions_in, paths_in, words
+from tests.support.builder import SessionBuilder
+from tests.support.paths import SAMPLES
+
+SUMMARY = """## Goal
+Fix the header bug in parse_header; now also handle empty lines in parse_header.
+
+## Constraints & Preferences
+- Do not touch the public API.
+
+## Progress
+- The tests in tests/test_parser.py fail with ValueError: bad header field 'x-id'.
+- Reading src/parser.py.
+
+<read-files>
+src/lexer.py
+</read-files>"""
+
+
+def _session(summary: str = SUMMARY) -> tuple[object, dict[str, int]]:
+    """A pi session with one recorded compaction; every category has a needed item the summary
+    keeps and one it forgets. Returns the session and the entry index of each named entry."""
+    b, ids = _builder(summary)
+    s = b.session()
+    return s, {k: s.index_of(v) for k, v in ids.items()}
+
+
+def _builder(summary: str) -> tuple[SessionBuilder, dict[str, str]]:
+    b = SessionBuilder()
+    ids: dict[str, str] = {}
+    ids["ask"] = b.user("Fix the parser bug. Don't touch the public API. Always run pytest before committing.")
+    b.assistant("Reading the code.", tools=[("read", {"path": "src/parser.py"}), ("read", {"path": "src/lexer.py"}),
+                                           ("read", {"path": "src/util.py"})])
+    ids["parser_out"] = b.tool_result("def parse_header(line):\n    return tokenize_line(line)\n")
+    ids["lexer_out"] = b.tool_result("class TokenStream:\n    pass\n")
+    ids["util_out"] = b.tool_result("tmp = 1\n")
+    ids["pytest"] = b.assistant(tools=[("bash", {"command": "pytest tests/test_parser.py"})])
+    ids["pytest_out"] = b.tool_result("E   ValueError: bad header field 'x-id'\nFAILED tests/test_parser.py::test_header",
+                                      tool="bash", is_error=True)
+    b.assistant(tools=[("bash", {"command": "npm run lint"})])
+    ids["lint_out"] = b.tool_result("error: unused variable 'tmp' in src/util.py", tool="bash", is_error=True)
+    ids["task"] = b.user("Now also handle empty lines in parse_header.")
+    ids["kept"] = b.assistant(tools=[("read", {"path": "src/parser.py"})])
+    b.tool_result("def parse_header(line):\n    return tokenize_line(line)\n")
+    ids["comp"] = b.add("compaction", summary=summary, firstKeptEntryId=ids["kept"], tokensBefore=5000,
+                        details={"readFiles": ["src/lexer.py"], "modifiedFiles": []})
+    ids["use"] = b.assistant("Updating parse_header to use TokenStream.",
+                             tools=[("edit", {"path": "src/parser.py", "oldText": "x", "newText": "y"})])
+    b.tool_result("ok", tool="edit")
+    ids["rerun"] = b.assistant(tools=[("bash", {"command": "pytest tests/test_parser.py"})])
+    ids["again"] = b.tool_result("E   ValueError: bad header field 'x-id'", tool="bash", is_error=True)
+    ids["quote"] = b.assistant("Still failing; src/lexer.py splits fields. Also fix the unused variable 'tmp' in "
+                               "src/util.py.", tools=[("read", {"path": "src/util.py"})])
+    b.tool_result("tmp = 1\n")
+    b.assistant("Done.")
+    return b, ids
+
+
+@pytest.fixture(scope="module")
+def scored():  # type: ignore[no-untyped-def]
+    s, ix = _session()
+    r = replay(s, ReplaySettings())
+    return s, ix, r, retention(r)
+
+
+def test_each_category_keeps_one_item_and_forgets_one(scored) -> None:  # type: ignore[no-untyped-def]
+    s, ix, r, rep = scored
+    (c,) = rep.compactions
+    assert c.span.source == "recorded" and c.span.entry_index == ix["comp"]
+    assert c.recall() == {"files": 0.75, "identifiers": 0.5, "errors": 0.5, "instructions": 0.5}
+    assert len(c.needed) == 11
+    assert [(n.kind, n.item, n.introduced_at, n.needed_at) for n in c.forgotten] == [
+        ("identifiers", "TokenStream", ix["lexer_out"], ix["use"]),
+        ("instructions", "Always run pytest before committing.", ix["ask"], ix["use"]),
+        ("files", "src/util.py", ix["util_out"] - 3, ix["quote"]),
+        ("errors", "error: unused variable 'tmp' in src/util.py", ix["lint_out"], ix["quote"]),
+    ]
+    kept = {(n.kind, n.item): n.where for n in c.needed if n.kept}
+    assert kept == {
+        ("files", "src/parser.py"): ("summary", "kept"),
+        ("files", "src/lexer.py"): ("details",),  # only in the file list, not the prose
+        ("files", "tests/test_parser.py"): ("summary",),
+        ("identifiers", "parse_header"): ("summary", "kept"),
+        ("errors", "ValueError: bad header field 'x-id'"): ("summary",),
+        ("instructions", "Don't touch the public API."): ("summary",),
+        ("task", "now also handle empty lines in parse_header."): ("summary",),
+    }
+
+
+def test_evidence_names_both_entries(scored) -> None:  # type: ignore[no-untyped-def]
+    _, ix, _, rep = scored
+    ev = {n.item: n.evidence for n in rep.compactions[0].needed}
+    assert ev["src/util.py"] == f"read src/util.py at entry {ix['util_out'] - 3}; named again at entry {ix['quote']}"
+    assert ev["ValueError: bad header field 'x-id'"].endswith(f"recurs in the tool output at entry {ix['again']}")
+    assert ev["error: unused variable 'tmp' in src/util.py"].endswith(f"referred to at entry {ix['quote']}")
+    assert "before any new tool output showed it" in ev["TokenStream"]
+
+
+def test_work_redone_after_the_cut(scored) -> None:  # type: ignore[no-untyped-def]
+    _, ix, _, rep = scored
+    rd = rep.compactions[0].redo
+    assert (rd.rereads, rd.reruns, rd.failing_reruns) == (1, 1, 1)
+    assert {(x["kind"], x["item"], x["redoneAt"]) for x in rd.items} == {
+        ("reread", "src/util.py", ix["quote"]), ("failing rerun", "pytest tests/test_parser.py", ix["rerun"])}
+
+
+def test_first_call_that_needed_a_dropped_item(scored) -> None:  # type: ignore[no-untyped-def]
+    _, ix, r, rep = scored
+    k = rep.first_need_steps[0]
+    assert r.steps[k].entry_index == ix["use"]  # TokenStream, used from memory at the first call after the cut
+    assert first_need_step(r, rep.compactions[0]) == k
+
+
+def test_a_summary_that_forgets_the_task_and_the_kept_file(scored) -> None:  # type: ignore[no-untyped-def]
+    s, ix, r, rep = scored
+    (span,) = spans(r)
+    c = score_text(r, span, "## Goal\nFix the parser.", "bare", use_details=False)
+    forgotten = {(n.kind, n.item) for n in c.forgotten}
+    assert ("task", "now also handle empty lines in parse_header.") in forgotten
+    assert ("files", "src/lexer.py") in forgotten  # no details, no mention, not kept
+    assert c.recall() == {"files": 0.25, "identifiers": 0.5, "errors": 0.0, "instructions": 0.0}
+    # src/parser.py survives in the kept messages only; parse_header too
+    assert {n.item: n.where for n in c.needed if n.kept} == {"src/parser.py": ("kept",), "parse_header": ("kept",)}
+
+
+def test_a_task_is_not_open_when_the_user_asks_anew() -> None:
+    b = SessionBuilder()
+    b.user("Rename load_config everywhere.")
+    b.assistant("Renamed load_config.")
+    kept = b.user("Thanks. Now write the changelog.")
+    b.assistant("Writing it.")
+    b.add("compaction", summary="(nothing)", firstKeptEntryId=kept, tokensBefore=10)
+    b.user("And the README?")
+    b.assistant("load_config is documented there.")
+    s = b.session()
+    c = retention(replay(s, ReplaySettings())).compactions[0]
+    assert not [n for n in c.needed if n.kind == "task"]  # the last request before the cut is kept verbatim
+    assert [(n.kind, n.item) for n in c.forgotten] == [("identifiers", "load_config")]
+
+
+def test_interface_json_shape(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    s, ix = _session()
+    p = tmp_path / "s.jsonl"
+    p.write_text(_builder(SUMMARY)[0].text(), encoding="utf-8")
+    assert main(["retention", str(p), "--compaction", "recorded", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"compactions"}
+    (c,) = out["compactions"]
+    assert set(c) == {"entryIndex", "source", "recall", "needed", "forgotten"}
+    assert c["entryIndex"] == ix["comp"] and c["source"] == "recorded" and c["needed"] == 11
+    assert c["recall"] == {"files": 0.75, "identifiers": 0.5, "errors": 0.5, "instructions": 0.5}
+    assert all(set(f) == {"kind", "item", "introducedAt", "neededAt"} for f in c["forgotten"])
+    assert [f["item"] for f in c["forgotten"]][0] == "TokenStream"
+
+
+def test_interface_json_of_simulated_compactions(capsys) -> None:  # type: ignore[no-untyped-def]
+    path = str(SAMPLES / "coding-session.jsonl")
+    assert main(["retention", path, "--compaction", "pi", "--window", "30000", "--json", "--details"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["compactions"] and all(c["source"] == "simulated" for c in out["compactions"])
+    for c in out["compactions"]:
+        assert set(c["recall"]) == {"files", "identifiers", "errors", "instructions"}
+        assert all(v is None or 0.0 <= v <= 1.0 for v in c["recall"].values())
+        assert c["needed"] == len(c["kept"]) + len(c["forgotten"])
+
+
+def test_simulated_spans_follow_the_replay() -> None:
+    from inspector import load_session
+
+    s = load_session(SAMPLES / "coding-session.jsonl")
+    r = replay(s, ReplaySettings(compaction="pi", context_window=30000))
+    sp = spans(r)
+    assert len(sp) == len(r.summaries) >= 2
+    for a, b in zip(sp, sp[1:], strict=False):
+        assert a.horizon and a.horizon[-1] < b.horizon[0]  # horizons end where the next compaction starts
+    for span, rec in zip(sp, r.summaries, strict=True):
+        assert set(span.summarised) == set(rec["summarizedEntryIndexes"])  # pi's preparation, exactly
+        assert not set(span.summarised) & set(span.kept)
+        assert span.entry_index == r.path[r.path.index(span.horizon[0]) - 1]
+    for c in retention(r).compactions:
+        for n in c.needed:
+            assert n.introduced_at in c.span.summarised and n.needed_at in c.span.horizon
+
+
+def test_compare_summaries_of_one_span(scored) -> None:  # type: ignore[no-untyped-def]
+    _, _, r, rep = scored
+    cs = compare_summaries(r, 0)
+    assert [c.summary_label for c in cs] == ["recorded", "offline"]
+    assert cs[0].recall() == rep.compactions[0].recall()
+    assert [n.item for n in cs[0].needed] == [n.item for n in cs[1].needed]  # the same needs, other summaries
+    assert cs[1].recall()["files"] == 1.0  # the offline summary lists every file the span touched
+
+
+# -- the heuristics one by one ------------------------------------------------------------------
+
+
+def test_paths_and_their_suffixes() -> None:
+    assert paths_in("see /repo/src/a.py and README.md, not and/or") >= {"/repo/src/a.py", "src/a.py", "a.py",
+                                                                        "README.md"}
+    assert "//example.com/x" not in paths_in("https://example.com/x")
+
+
+def test_identifiers_are_code_shaped() -> None:
+    text = "Call load_config() then TokenStream and parseHeader; self.cache_dir; os.path.join; JavaScript; Hello"
+    assert identifiers_in(text) == {"load_config", "TokenStream", "parseHeader", "cache_dir", "os.path.join"}
+
+
+def test_error_lines() -> None:
+    out = "ok\nE   KeyError: 'x'\nTraceback (most recent call last):\nbash: foo: command not found\n"
+    assert errors_in(out, False) == ("KeyError: 'x'", "bash: foo: command not found")
+    assert errors_in("it broke\nmore", True) == ("it broke",)
+    assert errors_in("all good", False) == ()
+    # a character whose lower case is longer ("İ") shifts no position
+    assert errors_in("İstanbul İİ\nE   KeyError: 'x'\n", False) == ("KeyError: 'x'",)
+
+
+def test_instructions() -> None:
+    assert instructions_in("Fix it. Never use print debugging.\nWe decided to keep SQLite. Thanks!") == (
+        "Never use print debugging.", "We decided to keep SQLite.")
+    assert words("Don't touch the public APIs") == {"touch", "public", "api"}
+
+
+def test_highlights_are_the_kept_names_in_the_summary(scored) -> None:  # type: ignore[no-untyped-def]
+    from inspector.ui.retention_view import highlight_spans
+
+    _, _, r, rep = scored
+    text = r.summaries[0]["text"]
+    marked = {text[a:b] for a, b, _ in highlight_spans(text, rep.compactions[0])}
+    assert marked == {"parse_header", "src/parser.py", "tests/test_parser.py", "src/lexer.py",
+                      "bad header field 'x-id'"}
+
+
+def test_doctor_flags_low_retention() -> None:
+    from inspector.doctor import DoctorOptions, diagnose
+
+    s, ix = _session()
+    low = [f for f in diagnose(s, options=DoctorOptions(retention_min=0.7)).findings if f.kind == "low-retention"]
+    assert [(f.severity, f.entries) for f in low] == [("warning", [ix["comp"], ix["use"], ix["quote"]])]
+    assert low[0].message.startswith("compaction kept 7 of 11 items the session needed later (64%); forgot "
+                                     "identifier TokenStream, instruction Always run pytest")
+    assert not [f for f in diagnose(s).findings if f.kind == "low-retention"]  # 64% ≥ the default 50%
+
+
+class _FakeLlm:
+    """Stands in for an LLM summarizer: answers the probes from a canned text, counts the calls."""
+
+    provider, model, base_url, label, redact = "fake", "m", None, "fake:m", True
+
+    def __init__(self, answer: str) -> None:
+        self.answer, self.calls, self.sent = answer, 0, ""
+
+    def _run(self, fn):  # type: ignore[no-untyped-def]
+        return fn()
+
+    def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
+        self.calls += 1
+        self.sent = user
+        return self.answer, 1, 1
+
+
+def test_llm_probe_grades_each_item_against_its_probe(scored) -> None:  # type: ignore[no-untyped-def]
+    from inspector.retention.probe import probe
+
+    _, _, r, rep = scored
+    c = rep.compactions[0]
+    fake = _FakeLlm("## recall\nparse_header, TokenStream; ValueError: bad header field 'x-id'\n"
+                    "## artifacts\nsrc/parser.py and src/lexer.py\n## continuation\nnot stated\n"
+                    "## decisions\nDo not touch the public API; always run pytest before committing.")
+    res = probe(c, r.summaries[0]["text"], fake, use_cache=False)
+    assert fake.calls == 1 and "<summary>" in fake.sent and res.label == "fake:m"
+    assert res.recall == {"files": 0.5, "identifiers": 1.0, "errors": 0.5, "instructions": 1.0}
+    assert ("task", "now also handle empty lines in parse_header.", False) in res.kept
+
+
+def test_other_agents_file_and_shell_tools() -> None:
+    from inspector.retention.extract import facts_of
+    from inspector.session.models import AssistantMessage
+
+    m = AssistantMessage(content=[
+        {"type": "toolCall", "id": "1", "name": "Read", "arguments": {"file_path": "/r/a.py"}},
+        {"type": "toolCall", "id": "2", "name": "edit", "arguments": {"filePath": "/r/b.ts", "oldString": "x"}},
+        {"type": "toolCall", "id": "3", "name": "apply_patch",
+         "arguments": {"input": "*** Begin Patch\n*** Update File: src/c.rs\n@@\n*** Add File: src/d.rs\n"}},
+        {"type": "toolCall", "id": "4", "name": "exec_command", "arguments": {"cmd": ["cat", "docs/e.md"]}},
+        {"type": "toolCall", "id": "5", "name": "grep", "arguments": {"path": "/r/not-a-touch.py"}},
+    ])
+    f = facts_of(m)
+    assert f.touches == (("/r/a.py", "read"), ("/r/b.ts", "edit"), ("src/c.rs", "edit"), ("src/d.rs", "write"),
+                         ("docs/e.md", "bash"))
+    assert f.commands == (("4", "cat docs/e.md"),)
