@@ -67,7 +67,9 @@ def replay_report(session: Any, replay: Any, fmt: str = "html", *,
         return replay_html(session, replay, fn)
     if fmt == "csv":
         return csv_text(*replay_table(replay))
-    return _json(replay.as_dict(), fn)
+    from .cache import cache_replay
+
+    return _json(cache_replay(replay).annotate(replay.as_dict()), fn)  # with the prompt cache's billed cost
 
 
 def doctor_report(session: Any, report: Any, fmt: str = "html", *,

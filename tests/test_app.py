@@ -138,7 +138,7 @@ def test_replay_page_shows_each_step_and_moves_with_slider_and_buttons(loaded: A
     assert k == next(x for x in notable_steps(r) if x > 1) and r.steps[k].events
     # the context bars are drawn from this step's messages: their widths add up to its tokens
     at.slider(key="step").set_value(k := next(x for x in notable_steps(r) if x > first)).run()
-    bars, tl = figures_of(at)
+    bars, tl, *_ = figures_of(at)  # then the prompt-cache split
     assert bar_totals(bars)["sent to the model"] == r.steps[k].tokens
     assert bar_totals(bars)["as built"] == r.steps[k].tokens_before_pruning
     # the timeline holds every step's tokens and marks the one shown
@@ -229,7 +229,7 @@ def test_hostile_text_is_escaped_everywhere_it_is_drawn() -> None:
     assert not at.exception
     r = replay(load_session(SAMPLES / "hostile-content.jsonl"), ReplaySettings())
     at.slider(key="step").set_value(len(r.steps) - 1).run()  # the last call sees every message
-    bars, tl = figures_of(at)
+    bars, tl, *_ = figures_of(at)
     hover = " ".join(h for tr in bars["data"] for h in tr.get("hovertext", []))
     assert "&lt;script&gt;" in hover and "<script>" not in hover
     table = at.dataframe(key="msg_table").value

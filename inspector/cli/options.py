@@ -126,6 +126,18 @@ def add_output(p: argparse.ArgumentParser, help: str, *, required: bool = False)
     p.add_argument("-o", "--output", required=required, help=help)
 
 
+def add_cache(p: argparse.ArgumentParser) -> None:
+    """``--cache off|model`` and ``--cache-retention``: price calls with the provider's prompt cache."""
+    from ..cache import RETENTIONS
+
+    p.add_argument("--cache", default="model", choices=["off", "model"],
+                   help="model: billed cost with each provider's prompt cache (read, write, uncached); "
+                        "off: only the blended per-token cost (default model)")
+    p.add_argument("--cache-retention", default="auto", choices=list(RETENTIONS),
+                   help="cache lifetime: short (Anthropic 5 min, OpenAI 10 min), long (1 h, 24 h), none, or "
+                        "auto: long where the session's recorded reads show it (default auto)")
+
+
 def add_corpus(p: argparse.ArgumentParser, what: str = "") -> None:
     """``CORPUS…``: session files, folders, globs or ``@AGENT`` (see :mod:`inspector.corpus.items`)."""
     p.add_argument("session", nargs="+", metavar="CORPUS",

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import argparse
 
+from ..cache import CacheReport, cache_replay
 from ..policies import POLICIES
 from ..replay import Replay, ReplaySettings, replay
 from ..replay_report import replay_table
 from ..session.tree import Session
 from ..visible import visible
 from .base import Command, load_or_exit, print_csv, print_json
-from .options import add_json, add_replay, replay_settings
+from .options import add_cache, add_json, add_replay, replay_settings
 
 SHOWN_EVENTS = ("compaction", "overflow", "branch_summary", "compaction_skipped")
 MAX_SHOWN = 40
+MAX_DISAGREEMENTS = 10
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_replay(p)
+    add_cache(p)
     add_json(p, csv=True)
 
 
@@ -25,13 +28,38 @@ def run(args: argparse.Namespace) -> int:
     session = load_or_exit(args.session)
     settings = replay_settings(args, session)
     r = replay(session, settings)
+    report = cache_replay(r, model="auto", retention=args.cache_retention) if args.cache == "model" else None
     if args.json:
-        print_json(r.as_dict(), indent=1)
+        print_json(report.annotate(r.as_dict()) if report else r.as_dict(), indent=1)
     elif args.csv:
         print_csv(*replay_table(r, messages=True))
     else:
         print_summary(session, settings, r)
+        if report is not None:
+            print_cache(report)
     return 0
+
+
+def print_cache(c: CacheReport) -> None:
+    m = c.metrics()
+    rec = m["recordedBilledCostUsd"]
+    print(f"  billed cost (input, USD, prompt cache priced) {m['billedCostUsd']:,.4f}" + (
+        f"   (recorded: {rec:,.4f}, {m['billedCostError']:+.1%})" if rec else ""))
+    hit = m["cacheHitRate"]
+    print(f"  cache hit rate       {'—' if hit is None else f'{hit:.1%}':>14}   sizes: {c.sizes}, retention: {c.retention}")
+    print(f"  invalidations        {m['invalidations']:>14}   rewritten {m['tokensRewritten']:,} tokens, "
+          f"premium {m['invalidationPremiumUsd']:,.4f} USD")
+    if m["cacheReadError"] is not None:
+        print(f"  cache reads vs recorded: error {m['cacheReadError']:.1%} (Σ|predicted − recorded| / Σ recorded), "
+              f"total {m['cacheReadTotalError']:+.1%}, {len(c.disagreements())} calls disagree")
+    for row in c.disagreements()[:MAX_DISAGREEMENTS]:
+        print(f"  step {row['step']:>5} (entry {row['entryIndex']}): cache read {row['predictedRead']:,} predicted, "
+              f"{row['recordedRead']:,} recorded: {visible(row['cause'] or '', inline=True)}")
+    for row in c.invalidation_rows()[:MAX_SHOWN]:
+        at = f" at entry {row['brokenAtEntryIndex']}" if row.get("brokenAtEntryIndex") is not None else ""
+        print(f"  step {row['step']:>5} (entry {row['entryIndex']}): cache invalidated by {row['cause']}{at}: "
+              f"{row['tokensRewritten']:,} tokens rewritten, +{row['premiumUsd']:,.4f} USD")
+    print("  (cost (input, USD) above is the blended per-token figure; --cache off shows only it)")
 
 
 def print_summary(session: Session, settings: ReplaySettings, r: Replay) -> None:

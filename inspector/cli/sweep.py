@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..cache.sweep import OBJECTIVES, billed_metrics, rank
 from ..policies import trigger_threshold
 from ..replay import COMPARED, ReplaySettings, SweepCell, agent_config, compare_agents, parse_grid, sweep
 from ..session.tree import Session
 from ..visible import visible
 from . import corpus_sweep
 from .base import EXIT_USAGE, Command, fail, load_or_exit, print_json
-from .options import add_engine, add_json, add_replay, replay_settings
+from .options import add_cache, add_engine, add_json, add_replay, replay_settings
 
 METRICS = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned", "rereads", "overflows"]
 
@@ -27,10 +28,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agents", nargs="?", const="all", metavar="A,B,…",
                    help="instead of a grid: replay as each agent runs it (its compaction and pruning): "
                         f"{', '.join(COMPARED)} (default: all)")
+    add_cache(p)
+    p.add_argument("--objective", choices=list(OBJECTIVES), default=None,
+                   help="rank the cells by billed cost (prompt cache priced), blended cost or input tokens "
+                        "(default: billed with --cache model, else blended)")
     add_json(p, csv=True)
     add_engine(p)
     p.add_argument("--out", metavar="FILE.duckdb",
                    help="corpus: keep rows in this DuckDB file; a sweep run again resumes (pairs done are skipped)")
+
+
+def _billed(args: argparse.Namespace, session: Session, cells: list[SweepCell], rows: list[dict[str, Any]]
+            ) -> list[dict[str, Any]]:
+    """Rows with the cache model's billed cost, ranked by the objective, the frontier flagged."""
+    if args.cache == "model":
+        for c, r in zip(cells, rows, strict=True):
+            r.update(billed_metrics(session, c.settings, args.cache_retention))
+    objective = args.objective or ("billed" if args.cache == "model" else "blended")
+    if objective == "billed" and args.cache != "model":
+        fail("--objective billed needs --cache model", EXIT_USAGE)
+    return rank(rows, objective)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,15 +67,30 @@ def run(args: argparse.Namespace) -> int:
         cells = sweep(session, base, grid)
     except (ValueError, TypeError) as e:
         fail(str(e), EXIT_USAGE)
-    rows = [{**c.values, **c.metrics.model_dump(mode="json")} for c in cells]
+    rows = _billed(args, session, cells, [{**c.values, **c.metrics.model_dump(mode="json")} for c in cells])
     if args.json:
         print_json({"settings": base.model_dump(mode="json"), "grid": grid, "cells": rows}, indent=1)
         return 0
-    cols = [*grid, *METRICS]
+    cols = [*grid, *_metrics(args)]
     print("  ".join(f"{c:>18}" for c in cols))
     for r in rows:
-        print("  ".join(f"{r[c]:>18,}" if isinstance(r[c], int) else f"{r[c]!s:>18}" for c in cols))
+        print("  ".join(_cell(r.get(c)) for c in cols))
     return 0
+
+
+def _metrics(args: argparse.Namespace) -> list[str]:
+    return [*METRICS, "cost_usd", *(["billedCostUsd", "cacheHitRate", "invalidations", "frontier"]
+                                    if args.cache == "model" else [])]
+
+
+def _cell(v: Any, width: int = 18) -> str:
+    if isinstance(v, bool) or v is None:
+        return f"{'yes' if v else '':>{width}}" if isinstance(v, bool) else f"{'—':>{width}}"
+    if isinstance(v, int):
+        return f"{v:>{width},}"
+    if isinstance(v, float):
+        return f"{v:>{width},.4f}"
+    return f"{v!s:>{width}}"
 
 
 def _grid_row(spec: str) -> tuple[str, list[Any]]:
@@ -77,14 +109,18 @@ def run_agents(args: argparse.Namespace, session: Session, base: ReplaySettings)
     rows = [{"agent": c.values["agent"], "title": agent_config(c.values["agent"])[0],
              "compaction": c.settings.compaction, "strategy": c.settings.strategy,
              **c.metrics.model_dump(mode="json")} for c in cells]
+    if args.cache == "model":
+        for c, r in zip(cells, rows, strict=True):
+            r.update(billed_metrics(session, c.settings, args.cache_retention))
     if args.json:
         print_json({"settings": base.model_dump(mode="json"), "agents": rows}, indent=1)
         return 0
     print(f"{visible(session.source, inline=True)}: each agent's compaction and pruning, window {base.context_window:,}, "
           f"counter {base.counter}")
-    print(f"{'agent':<24}" + "".join(f"{c:>20}" for c in METRICS))
+    cols = _metrics(args)[:-1] if args.cache == "model" else _metrics(args)
+    print(f"{'agent':<24}" + "".join(f"{c:>20}" for c in cols))
     for r in rows:
-        print(f"{r['title']:<24}" + "".join(f"{r[c]:>20,}" for c in METRICS))
+        print(f"{r['title']:<24}" + "".join(_cell(r.get(c), 20) for c in cols))
     _print_eager_triggers(cells, base)
     return 0
 

@@ -180,7 +180,7 @@ def step_for_entry(replay: Any, entry: int) -> int:
 METRIC_LABELS = {
     "steps": "model calls",
     "total_input_tokens": "total input tokens (sum over calls)",
-    "cost_usd": "input cost, replayed (USD)",
+    "cost_usd": "input cost, blended per token, no cache (USD)",
     "recorded_cost_usd": "cost, recorded (USD)",
     "peak_context": "peak context (tokens)",
     "mean_context": "mean context (tokens)",

@@ -16,7 +16,7 @@ import streamlit as st
 from inspector.agents import AGENTS
 from inspector.policies import POLICIES
 from inspector.replay import COMPARED, ReplaySettings, sweep
-from inspector.ui import figures, retention_view, views
+from inspector.ui import cache_view, figures, retention_view, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import PLOT_CONFIG, need_session, strategy_title
 from inspector.ui.state import current_replay, default, set_widgets, summary_cache
@@ -106,6 +106,7 @@ def compare_page(settings: ReplaySettings) -> None:
     rows = views.metrics_rows(runs) + retention_view.compare_rows(runs)
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_table", height=35 * len(rows) + 38,
                  column_config={"metric": st.column_config.TextColumn(width="medium")})
+    cache_view.compare_panel(runs, settings)
     st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)
 
     st.subheader("Sweep two settings")
@@ -176,6 +177,7 @@ def compare_page(settings: ReplaySettings) -> None:
             st.button("Apply to the sidebar", key="sw_apply", on_click=_apply_cell)
         if msg := st.session_state.pop("_applied", None):
             st.success(f"Applied {msg}.")
+        cache_view.sweep_panel(s, cells)
 
 
 compare_page(st.session_state["_settings"])

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from inspector.info import session_info
-from inspector.ui import sources
+from inspector.ui import cache_view, sources
 from inspector.ui import urlstate as us
 from inspector.ui.common import reconstruction
 from inspector.ui.state import NotASession, current_session, load_bytes, memo
@@ -185,6 +185,7 @@ def load_page() -> None:
 
         st.caption(f"Reconstruction: the context rebuilt here {esc(verdict(recon))} (`inspector check` for the "
                    "detail; the calls it cannot explain are marked on the Replay timeline).")
+    cache_view.load_verdict(s)
     if s.format == "claude-code":
         _subagents(Path(st.session_state.get("session_name", "")))
     related = getattr(s.header, "codexRelated", None)

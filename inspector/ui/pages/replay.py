@@ -17,7 +17,7 @@ from inspector.compaction_view import compaction_steps, compaction_view, compact
 from inspector.policies import POLICIES
 from inspector.replay import Pruned, ReplaySettings
 from inspector.replay_report import replay_report
-from inspector.ui import figures, retention_view, views
+from inspector.ui import cache_view, figures, retention_view, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import (
     PLOT_CONFIG,
@@ -268,12 +268,14 @@ def replay_page(settings: ReplaySettings) -> None:
         _plain_bars(r, k, d, settings, counter)
     _pruned_here(r, k, d, counter)
     _timeline(r, k, recon)
+    cache_view.step_panel(r, k)
     st.subheader("What happened here")
-    story = memo("story", (settings, k), lambda: step_story(r, k, d, recon))
+    story = memo("story", (settings, k), lambda: step_story(r, k, d, recon)) + cache_view.story_lines(r, k)
     st.markdown("\n".join("- " + esc(relative(line)) for line in story))
     _context_table(d, counter)
     with st.expander("Run metrics (whole replay)"):
         st.dataframe(pd.DataFrame(views.metrics_rows([("value", r)])), hide_index=True)
+    cache_view.run_panel(r)
     _report_download(s, r)
 
 
@@ -304,7 +306,8 @@ def _timeline(r: Any, k: int, recon: Any = None) -> None:
                       icon=":material/center_focus_strong:")
             st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
         x_range = (int(x_range[0]), int(x_range[1]))
-    st.plotly_chart(retention_view.mark_timeline(figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r),
+    st.plotly_chart(cache_view.mark_timeline(retention_view.mark_timeline(
+        figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r), r),
                     key="timeline",
                     on_select=_timeline_picked, selection_mode="points", config=PLOT_CONFIG)
     st.caption(_timeline_caption(r) + (" Shaded: where the reconstruction check expects each recorded prompt "

@@ -1,0 +1,118 @@
+"""Prompt-cache benchmark: the time ``cache_replay`` adds to a full replay (target ≤ 20 %), on
+generated sessions as recorded and under a pruning what-if (pruning makes it rebuild the sent
+context at each prune), plus the real transcripts in ../shared when present.
+
+    python bench/cache.py [--calls 1000,10000] [--repeat 3] [--file SESSION ...]
+    python bench/cache.py --check [FILE ...]   # the model against the recorded cache usage
+
+``--check``: each session (the six shared real transcripts and the bundled samples that record
+cache usage by default) replayed as recorded: predicted against recorded cache reads (total and
+per call), billed input cost against the recorded one, and the disagreeing calls by cause.
+
+"first": the first replay of a freshly loaded session (it counts every message's tokens) and the
+first cache model on it (it reads the session's usage and fits its sizes; a what-if also replays
+the session as recorded once for that fit). "again": the medians of ``--repeat`` further runs,
+each with its per-session memos warm, as the app and a sweep see them. Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+from replay import session_with_calls  # noqa: E402
+
+from inspector.cache import cache_replay  # noqa: E402
+from inspector.importers import load_any  # noqa: E402
+from inspector.replay import ReplaySettings, replay  # noqa: E402
+
+CONFIGS = {
+    "as recorded": ReplaySettings(strategy="recorded"),
+    "what-if: pi-context-pruning": ReplaySettings(strategy="pi-context-pruning"),
+}
+
+
+def timed(session, settings: ReplaySettings) -> tuple[int, float, float]:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    r = replay(session, settings)
+    t1 = time.perf_counter()
+    cache_replay(r)
+    return len(r.steps), t1 - t0, time.perf_counter() - t1
+
+
+def measure(path: Path, settings: ReplaySettings, repeat: int) -> tuple[int, tuple[float, float], tuple[float, float]]:
+    session = load_any(path)
+    n, r0, c0 = timed(session, settings)
+    runs = [timed(session, settings) for _ in range(repeat)]
+    return n, (r0, c0), (statistics.median(x[1] for x in runs), statistics.median(x[2] for x in runs))
+
+
+def default_check_files() -> list[Path]:
+    shared = REPO.parent / "shared" / "real-sessions"
+    real = sorted(p for p in shared.glob("*/*") if p.suffix in (".jsonl", ".json")) if shared.is_dir() else []
+    return real + sorted((REPO / "sample_sessions").glob("*.json*"))
+
+
+def check(files: list[Path]) -> int:
+    from collections import Counter
+
+    print("| file | agent | calls | recorded reads | predicted | total | per call | recorded cost | billed | error "
+          "| disagreeing calls (cause) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for f in files:
+        s = load_any(f)
+        c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
+        m = c.metrics()
+        if m["cacheReadError"] is None:
+            continue
+        rec = [x for x in c.steps if x.recorded_read is not None]
+        causes = Counter(_short(d["cause"]) for d in c.disagreements())
+        print(f"| {f.name} | {getattr(s, 'format', '?')} | {len(c.steps):,} | {sum(x.recorded_read or 0 for x in rec):,} | "
+              f"{sum(x.read for x in rec):,} | {m['cacheReadTotalError']:+.1%} | {m['cacheReadError']:.1%} | "
+              f"${m['recordedBilledCostUsd']:,.2f} | ${sum(x.cost for x in rec):,.2f} | {m['billedCostError']:+.1%} | "
+              + (", ".join(f"{n} {k}" for k, n in causes.most_common()) or "—") + " |", flush=True)
+    return 0
+
+
+def _short(cause: str) -> str:
+    for key, word in (("DCP", "DCP tags"), ("already warm", "warm at start"), ("outlived", "cache lived longer"),
+                      ("expired sooner", "expired sooner"), ("kept more", "kept more"), ("not in this file", "request not in file"), ("read less", "not in file")):
+        if key in cause:
+            return word
+    return cause
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--calls", default="1000,10000")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--file", action="append", default=[])
+    ap.add_argument("--check", nargs="*", default=None, metavar="FILE")
+    a = ap.parse_args()
+    if a.check is not None:
+        return check([Path(f) for f in a.check] or default_check_files())
+    files = [session_with_calls(int(c)) for c in a.calls.split(",") if c]
+    files += [Path(f) for f in a.file]
+    shared = REPO.parent / "shared" / "real-sessions"
+    if not a.file and shared.is_dir():
+        files += sorted(p for p in shared.glob("*/*") if p.suffix in (".jsonl", ".json"))
+    print("| session | calls | replay | first: replay | cache model | added | again: replay | cache model | added |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for f in files:
+        for name, settings in CONFIGS.items():
+            n, (r0, c0), (r1, c1) = measure(f, settings, a.repeat)
+            print(f"| {f.name} | {n:,} | {name} | {r0:.3f} s | {c0:.3f} s | {c0 / r0:.0%} | {r1:.3f} s | "
+                  f"{c1:.3f} s | {c1 / r1:.0%} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,520 @@
+"""A finished replay priced with each provider's prompt cache: per call, the prompt split into
+cache read, cache write and uncached input; the calls whose cached prefix shrank and what broke it;
+the billed cost; and how far the model agrees with the cache usage the session recorded.
+
+Computed from a :class:`~inspector.replay.Replay` after the fact (the replay loop is untouched):
+its steps hold the context sent at each call (the same list object until a compaction replaces it;
+pruning changes recorded as events, the exact sent context rebuilt by ``step_detail``), and the
+answers' timestamps give the idle time between calls. What a call shares with the previous one:
+
+* the whole previous prompt when the context only grew since (the usual agent loop);
+* the system prompt and tools only after a compaction (the history is replaced from its start);
+* the messages before the first one that changed, after a prune or an undone prune (found by
+  comparing the two sent contexts message by message).
+
+The provider family's rule (:mod:`.anthropic`, :mod:`.openai`, or no cache model) turns that into
+read / write / uncached; :mod:`.prices` prices them. Summarisation requests are not calls of the
+replay: their cost stays in ``summary_tokens`` (pi's compaction request is an ordinary cached call
+of its own; it does not change what the next call reads).
+"""
+
+from __future__ import annotations
+
+import statistics
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+from ..gcpause import gc_paused
+from ..numbers import clamp, finite_ms
+from ..replay.results import Pruned
+from ..session.models import AssistantMessage
+from ..session.tree import Session
+from . import anthropic, openai
+from .prices import Rates, openai_read_multiplier, rates_for, recorded_rates
+from .rule import NO_CACHE, CacheRule
+from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
+
+MODELS = ("auto", "anthropic", "openai", "none")
+RETENTIONS = ("auto", "short", "long", "none")
+#: a call's predicted and recorded cache reads disagree when they differ by more than this share of
+#: its prompt (and at least DISAGREE_MIN tokens)
+DISAGREE_SHARE = 0.05
+DISAGREE_MIN = 1024
+
+
+class CacheStep(NamedTuple):
+    """One call's prompt as the cache model splits it, beside what the provider recorded."""
+
+    step: int
+    entry_index: int
+    family: str
+    prompt: int
+    read: int
+    write: int
+    uncached: int
+    recorded_read: int | None
+    recorded_write: int | None
+    recorded_input: int | None
+    cost: float
+    recorded_cost: float | None
+    idle_seconds: float | None
+    invalidation: dict[str, Any] | None = None
+    disagreement: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cache": {"read": self.read, "write": self.write, "uncached": self.uncached},
+                "recordedCache": {"read": self.recorded_read, "write": self.recorded_write},
+                "billedCost": round(self.cost, 6)}
+
+
+@dataclass(frozen=True)
+class CacheReport:
+    model: str
+    retention: str
+    steps: tuple[CacheStep, ...]
+    sizes: str
+    """"recorded" (each call's recorded prompt), "fitted" (hidden + scale × replayed tokens) or
+    "counted" (the replayed tokens: no recorded usage to fit a hidden prefix to)."""
+    fit: SizeFit
+    rules: dict[str, CacheRule] = field(default_factory=dict)
+    rates: dict[str, Rates] = field(default_factory=dict)
+
+    # -- metrics ----------------------------------------------------------------------------
+    @property
+    def billed_cost(self) -> float:
+        return sum(s.cost for s in self.steps)
+
+    @property
+    def hit_rate(self) -> float | None:
+        total = sum(s.prompt for s in self.steps)
+        return sum(s.read for s in self.steps) / total if total else None
+
+    @property
+    def invalidations(self) -> list[CacheStep]:
+        return [s for s in self.steps if s.invalidation is not None]
+
+    def _recorded(self) -> list[CacheStep]:
+        return [s for s in self.steps if s.recorded_read is not None]
+
+    @property
+    def read_error(self) -> float | None:
+        """Σ|predicted − recorded| / Σ recorded cache reads; None when nothing is recorded."""
+        rec = self._recorded()
+        total = sum(s.recorded_read or 0 for s in rec)
+        return sum(abs(s.read - (s.recorded_read or 0)) for s in rec) / total if total else None
+
+    @property
+    def read_total_error(self) -> float | None:
+        """(Σ predicted − Σ recorded) / Σ recorded cache reads, over the calls that recorded them."""
+        rec = self._recorded()
+        total = sum(s.recorded_read or 0 for s in rec)
+        return (sum(s.read for s in rec) - total) / total if total else None
+
+    @property
+    def recorded_cost(self) -> float | None:
+        costs = [s.recorded_cost for s in self.steps if s.recorded_cost is not None]
+        return sum(costs) if costs else None
+
+    @property
+    def cost_error(self) -> float | None:
+        """(predicted − recorded) / recorded billed input cost, over the calls that recorded usage."""
+        rec = self.recorded_cost
+        if not rec:
+            return None
+        return (sum(s.cost for s in self.steps if s.recorded_cost is not None) - rec) / rec
+
+    def metrics(self) -> dict[str, Any]:
+        inv = self.invalidations
+        err, tot, cerr = self.read_error, self.read_total_error, self.cost_error
+        return {
+            "billedCostUsd": round(self.billed_cost, 6),
+            "cacheHitRate": None if self.hit_rate is None else round(self.hit_rate, 4),
+            "invalidations": len(inv),
+            "invalidationPremiumUsd": round(sum(s.invalidation["premiumUsd"] for s in inv if s.invalidation), 6),
+            "tokensRewritten": sum(s.invalidation["tokensRewritten"] for s in inv if s.invalidation),
+            "cacheReadError": None if err is None else round(err, 4),
+            "cacheReadTotalError": None if tot is None else round(tot, 4),
+            "recordedBilledCostUsd": None if self.recorded_cost is None else round(self.recorded_cost, 6),
+            "billedCostError": None if cerr is None else round(cerr, 4),
+            "cacheModel": self.model,
+            "cacheSizes": self.sizes,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """The model's assumptions: per model name its rule, source and rates; the size fit."""
+        return {
+            "model": self.model, "retention": self.retention, "sizes": self.sizes,
+            "hiddenPrefix": self.fit.hidden, "scale": round(self.fit.scale, 4), "tails": dict(self.fit.tail),
+            "rules": {name: {"family": r.family, "source": r.source, "minTokens": r.min_tokens,
+                             "ttlSeconds": r.ttl_seconds, "readMultiplier": r.read_multiplier,
+                             "writeMultiplier": r.write_multiplier if r.writes else None}
+                      for name, r in self.rules.items()},
+            "rates": {name: {"input": r.input, "cacheRead": r.read, "cacheWrite": r.write, "source": r.source}
+                      for name, r in self.rates.items()},
+        }
+
+    def annotate(self, replay_dict: dict[str, Any]) -> dict[str, Any]:
+        """A replay's ``as_dict()`` with this report's fields: each step's ``cache`` and
+        ``recordedCache`` (and ``billedCost``), the metrics, and a ``cache`` section (the model,
+        the invalidations, the calls where the model and the recorded usage disagree)."""
+        steps = [{**d, **c.as_dict()} for d, c in zip(replay_dict["steps"], self.steps, strict=True)]
+        return {**replay_dict, "metrics": {**replay_dict["metrics"], **self.metrics()}, "steps": steps,
+                "cache": {**self.describe(), "invalidations": self.invalidation_rows(),
+                          "disagreements": self.disagreements()}}
+
+    def invalidation_rows(self) -> list[dict[str, Any]]:
+        return [{"step": s.step, "entryIndex": s.entry_index, **(s.invalidation or {})} for s in self.invalidations]
+
+    def disagreements(self) -> list[dict[str, Any]]:
+        return [{"step": s.step, "entryIndex": s.entry_index, "predictedRead": s.read, "recordedRead": s.recorded_read,
+                 "cause": s.disagreement} for s in self.steps if s.disagreement]
+
+
+# ---------------------------------------------------------------------------------------------
+# Which rule a call follows
+# ---------------------------------------------------------------------------------------------
+
+
+def family_of(m: Any) -> str:
+    """The cache family of the provider that answered ``m``: by provider, API and model name."""
+    if not isinstance(m, AssistantMessage):
+        return "none"
+    text = " ".join(x.lower() for x in (m.provider, m.api, m.model) if isinstance(x, str))
+    if "anthropic" in text or "claude" in text:
+        return "anthropic"
+    model = (m.model or "").lower()
+    if "openai" in text or "codex" in text or model.startswith(("gpt", "o1", "o3", "o4")):
+        return "openai"
+    return "none"
+
+
+def rule_for(m: Any, model: str, retention: str, long: frozenset[str] = frozenset()) -> CacheRule:
+    fam = family_of(m) if model == "auto" else model
+    if retention == "auto":
+        retention = "long" if fam in long else "short"
+    name = getattr(m, "model", None)
+    if fam == "anthropic":
+        return anthropic.rule(name, retention)
+    if fam == "openai":
+        return openai.rule(openai_read_multiplier(name), retention)
+    return NO_CACHE
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes
+# ---------------------------------------------------------------------------------------------
+
+_FITS: weakref.WeakKeyDictionary[Session, dict[tuple[str, int | None], tuple[SizeFit, frozenset[str]]]] = (
+    weakref.WeakKeyDictionary())
+
+
+def as_recorded(replay: Any) -> bool:
+    s = replay.settings
+    return s.compaction == "recorded" and s.strategy in ("none", "recorded")
+
+
+def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
+    """The session's size fit (with each family's tail), from this replay when its compactions are
+    the recorded ones (its context before pruning is then the recorded one), else from the
+    as-recorded replay of the same branch and counter (replayed once per session);
+    and the families whose recorded reads show the long retention (see :func:`long_retention`)."""
+    from ..replay import ReplaySettings
+    from ..replay import replay as run
+
+    key = (replay.settings.counter, replay.settings.leaf)
+    memo = _FITS.setdefault(replay.session, {})
+    if key not in memo:
+        if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
+            base = replay
+            fit = fit_sizes([(s.tokens_before_pruning, s.recorded_input) for s in base.steps if s.recorded_input])
+        else:
+            base = run(replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf))
+            fit = fit_sizes([(s.tokens, s.recorded_input) for s in base.steps if s.recorded_input])
+        facts = session_facts(replay.session).calls
+        calls = []
+        for s in base.steps:
+            fam, read, _, inp, _, t = facts[s.entry_index]
+            calls.append((fam, int(s.recorded_input or 0), read, inp, None if t is None else t * 1000))
+        hidden = partial_reads([(c[1], c[2]) for c in calls])
+        fit = replace(fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden)
+        memo[key] = (fit, long_retention(calls))
+    return memo[key]
+
+
+def partial_reads(calls: Sequence[tuple[int, int | None]]) -> int | None:
+    """The hidden prefix as the session's own cache saw it: the median of the recorded reads that
+    stopped well short of the previous prompt (a compaction or a change kept only the system prompt
+    and tools cached), when at least two calls show one; else None (the size fit's estimate)."""
+    reads = [r for (p0, _), (_, r) in zip(calls, calls[1:], strict=False)
+             if r is not None and p0 and 1024 <= r < 0.6 * p0]
+    return int(statistics.median(reads)) if len(reads) >= 2 else None
+
+
+def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float | None]]) -> frozenset[str]:
+    """Families whose recorded calls, after more idle time than the short retention allows, mostly
+    still read most of the previous prompt: the session ran with the long retention (Claude Code's
+    1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage; a
+    single long answer between two calls is not enough (the idle time counts from call to call)."""
+    votes: dict[str, list[bool]] = {}
+    shorts = {"anthropic": anthropic.rule(None).ttl_seconds, "openai": openai.IDLE_SECONDS}
+    for (_, p0, _, _, t0), (fam, _, read, _, t1) in zip(calls, calls[1:], strict=False):
+        short = shorts.get(fam)
+        if short and t0 is not None and t1 is not None and (t1 - t0) / 1000 > short and read is not None and p0:
+            votes.setdefault(fam, []).append(read >= 0.5 * p0)
+    return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
+
+
+# ---------------------------------------------------------------------------------------------
+# What each call shares with the previous one
+# ---------------------------------------------------------------------------------------------
+
+
+def _first_change(prev: Sequence[Any], cur: Sequence[Any]) -> int:
+    for i, (a, b) in enumerate(zip(prev, cur, strict=False)):
+        if a is b or a.message is b.message:
+            continue
+        if a.entry_index != b.entry_index or a.message != b.message:
+            return i
+    return min(len(prev), len(cur))
+
+
+class _Shared:
+    """Replayed tokens each call shares with the previous call's sent context, and the entry
+    where they part (None: nothing changed)."""
+
+    def __init__(self, replay: Any) -> None:
+        from ..replay import session_counter
+
+        self.replay = replay
+        name = replay.settings.counter if replay.settings.counter != "usage" else "pi"
+        self.counter = session_counter(replay.session, name)
+        self._detail: dict[int, Any] = {}
+        self._compactions = {s["step"]: s for s in replay.summaries}
+        self._index: dict[int, tuple[list[Any], dict[int | None, int]]] = {}
+        self._cum: dict[int, tuple[list[Any], list[int]]] = {}
+
+    def sent(self, k: int) -> Sequence[Any]:
+        if k not in self._detail:
+            if len(self._detail) > 2:
+                self._detail.pop(min(self._detail))
+            self._detail[k] = self.replay.step_detail(k).after
+        return self._detail[k]
+
+    def at(self, k: int, exact: bool = False) -> tuple[str | None, int | None, int]:
+        """(cause, entry index of the first changed message, shared replayed tokens); ``exact``
+        compares the two sent contexts message by message even for a plain prune (tests)."""
+        steps = self.replay.steps
+        cur, prev = steps[k], steps[k - 1]
+        if cur._segment is not prev._segment:
+            rec = self._compactions.get(k) or {}
+            first = cur._segment[0].entry_index if cur._length else None
+            return "compaction", rec.get("entryIndex", first), 0
+        if not cur.events:
+            return None, None, prev.tokens
+        kinds = {ev.type for ev in cur.events}
+        if "pruned" not in kinds and "unpruned" not in kinds:
+            return None, None, prev.tokens
+        if "unpruned" not in kinds and not exact:
+            return self._pruned(cur, prev)
+        a, b = self.sent(k - 1), self.sent(k)
+        i = _first_change(a, b)
+        if i >= len(a):
+            return None, None, prev.tokens
+        shared = sum(self.counter.count(c.message) for c in b[:i])
+        kind = "prune" if "pruned" in kinds else "unprune"
+        return kind, b[i].entry_index if i < len(b) else None, shared
+
+    def _pruned(self, cur: Any, prev: Any) -> tuple[str | None, int | None, int]:
+        """A prune without an undo: the context is unchanged before the oldest newly pruned message,
+        and the outputs pruned before it were pruned at the previous call already (strategies prune
+        oldest first), so the shared part is the messages before it less what pruning saved then."""
+        first = min((min(ev.entry_indexes) for ev in cur.events if isinstance(ev, Pruned) and ev.entry_indexes),
+                    default=None)
+        pos = self._position(cur._segment, first) if first is not None else None
+        if pos is None or pos >= prev._length:
+            return None, None, prev.tokens
+        saved = prev.tokens_before_pruning - prev.tokens
+        return "prune", first, max(0, min(prev.tokens, self._cumulative(cur._segment, pos) - saved))
+
+    def _position(self, seg: list[Any], entry: int) -> int | None:
+        idx = self._index.get(id(seg))
+        if idx is None or idx[0] is not seg or len(idx[1]) < len(seg):
+            idx = (seg, {c.entry_index: i for i, c in reversed(list(enumerate(seg)))})
+            self._index[id(seg)] = idx
+        return idx[1].get(entry)
+
+    def _cumulative(self, seg: list[Any], pos: int) -> int:
+        """Replayed tokens of ``seg[:pos]`` (a running sum kept per context list)."""
+        hit = self._cum.get(id(seg))
+        if hit is None or hit[0] is not seg:
+            hit = (seg, [0])
+            self._cum[id(seg)] = hit
+        cum = hit[1]
+        while len(cum) <= pos:
+            cum.append(cum[-1] + self.counter.count(seg[len(cum) - 1].message))
+        return cum[pos]
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What the session file says about each answer, read once per session."""
+    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None]]
+    """entry index → (family, recorded read, write, input, recorded input cost, time in s)."""
+    models: dict[int, Any]
+    """entry index → the answering message (its provider and model choose the rule)."""
+    rates: dict[str, tuple[float | None, float | None, float | None]]
+    dcp: bool
+
+
+_FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
+
+
+def session_facts(session: Session) -> _Facts:
+    hit = _FACTS.get(session)
+    if hit is not None:
+        return hit
+    msgs: list[tuple[int, Any]] = [(i, e.message) for i, e in enumerate(session.entries)
+                                   if isinstance(getattr(e, "message", None), AssistantMessage)]
+    calls = {}
+    for i, m in msgs:
+        read, write, inp = _recorded_usage(m)
+        cost = _cost_dict(m)
+        t = finite_ms(m.timestamp)
+        calls[i] = (family_of(m), read, write, inp, cost, t / 1000 if t is not None else None)
+    facts = _Facts(calls, dict(msgs), recorded_rates([m for _, m in msgs]), uses_dcp([m for _, m in msgs]))
+    _FACTS[session] = facts
+    return facts
+
+
+def _cost_dict(m: Any) -> float | None:
+    c = m.usage.cost if m.usage is not None and isinstance(m.usage.cost, dict) else None
+    if c is not None and any(isinstance(c.get(k), (int, float)) for k in ("input", "cacheRead", "cacheWrite")):
+        return sum(float(clamp(c.get(k) or 0)) for k in ("input", "cacheRead", "cacheWrite"))
+    return None
+
+
+def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
+    """A failed or aborted call whose usage is all zero never reached the model: no cache read or
+    write, nothing billed, and the next call follows the last one that did."""
+    return st.stop_reason in ("error", "aborted") and read == 0 and write == 0 and inp == 0
+
+
+def _recorded_usage(m: Any) -> tuple[int | None, int | None, int | None]:
+    u = getattr(m, "usage", None)
+    if u is None:
+        return None, None, None
+    return int(clamp(u.cacheRead)), int(clamp(u.cacheWrite)), int(clamp(u.input))
+
+
+DCP_CAUSE = ("the DCP plugin re-renders its message-id tags and nudges at each request, changing the prompt "
+             "just after the system prompt (DCP #410, #614); the export does not show them")
+
+
+def uses_dcp(messages: Sequence[Any]) -> bool:
+    """Whether the session ran the DCP plugin (its ``compress`` tool was called)."""
+    return any(getattr(b, "name", None) == "compress" for m in messages if isinstance(m, AssistantMessage)
+               for b in m.content)
+
+
+def _invalidation(rule: CacheRule, rate: Rates, lost: int, cause: str | None, warm: bool, broke: int | None,
+                  idle: float | None) -> dict[str, Any] | None:
+    """The record of a call whose cached prefix shrank by ``lost`` tokens: why, where, what it cost
+    (the lost prefix written, or sent uncached, instead of read)."""
+    if lost <= 0:
+        return None
+    why = cause if warm else "ttl"
+    extra = (rate.write if rule.writes else rate.input) - rate.read
+    return {"cause": why, "brokenAtEntryIndex": broke if why != "ttl" else None, "tokensRewritten": lost,
+            "premiumUsd": round(lost * extra, 6), "idleSeconds": None if idle is None else round(idle, 1)}
+
+
+def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: float | None,
+                  dcp: bool = False, previous: int | None = None) -> str | None:
+    if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
+        return None
+    mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
+    if rec > pred:
+        if k == 0:
+            return "the cache was already warm (an earlier request with the same system prompt and tools)"
+        if not warm:
+            return f"the cache outlived the modelled lifetime ({mins})"
+        if previous is not None and rec > previous:
+            return ("more was read than the previous call sent: a request not in this file (a retry, a side "
+                    "request, a sub-agent) had written a longer prefix")
+        return "the provider kept more of the prefix than the model predicts (a change it did not count as one)"
+    if idle is not None and idle > 240:
+        return f"the cache had expired sooner than modelled ({mins})"
+    if dcp:
+        return DCP_CAUSE
+    return ("the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
+            "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere")
+
+
+def cache_replay(replay: Any, session: Session | None = None, *, model: str = "auto",
+                 retention: str = "auto") -> CacheReport:
+    """Price ``replay`` with the prompt cache (see the module docstring). ``model``: "auto" (each
+    call by the provider that answered it), "anthropic", "openai" or "none"; ``retention``: pi's
+    ``cacheRetention`` ("short": 5 min Anthropic / 10 min OpenAI, "long": 1 h / 24 h, "none"), or
+    "auto": long for a family whose recorded reads show it, else short."""
+    with gc_paused():
+        return _cache_replay(replay, session, model, retention)
+
+
+def _cache_replay(replay: Any, session: Session | None, model: str, retention: str) -> CacheReport:
+    if model not in MODELS:
+        raise ValueError(f"unknown cache model {model!r}; choose one of {', '.join(MODELS)}")
+    if retention not in RETENTIONS:
+        raise ValueError(f"unknown cache retention {retention!r}; choose one of {', '.join(RETENTIONS)}")
+    session = session or replay.session
+    fit, long = session_fit(replay) if replay.steps else (UNFITTED, frozenset[str]())
+    anchored = as_recorded(replay)
+    facts = session_facts(session)
+    recorded = facts.rates
+    rules: dict[str, CacheRule] = {}
+    rates: dict[str, Rates] = {}
+    shared = _Shared(replay)
+    dcp = facts.dcp
+    out: list[CacheStep] = []
+    prev_prompt = prev_tail = 0
+    last_t: float | None = None
+    answers = facts.models
+    for k, st in enumerate(replay.steps):
+        m = answers[st.entry_index]
+        name = m.model or ""
+        rule = rules.get(name) or rules.setdefault(name, rule_for(m, model, retention, long))
+        rate = rates.get(name) or rates.setdefault(
+            name, rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)))
+        _, rec_read, rec_write, rec_in, rec_cost, t = facts.calls[st.entry_index]
+        if not_billed(st, rec_read, rec_write, rec_in):
+            out.append(CacheStep(k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None,
+                                 None, None))
+            continue
+        prompt = int(st.recorded_input) if anchored and st.recorded_input else fit.size(st.tokens)
+        idle = t - last_t if t is not None and last_t is not None else None
+        warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
+        tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fit.tail_of(rule.family)
+        cause, broke, shared_tokens = shared.at(k) if k > 0 else ("start", None, 0)
+        reach = max(0, prev_prompt - prev_tail)  # what the previous call left in the cache
+        common = reach if cause is None else min(reach, fit.size(shared_tokens) if shared_tokens else fit.hidden)
+        read, write, uncached = rule.split(prompt, rule.reusable(common, reach, fit.hidden), warm, tail)
+        inv = None
+        if k > 0 and rule.enabled and (cause is not None or not warm):
+            inv = _invalidation(rule, rate, rule.split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle)
+        rc = None if rec_read is None else rec_cost if rec_cost is not None else rate.cost(
+            rec_read, rec_write or 0, rec_in or 0)
+        dis = (_disagreement(k, read, rec_read, prompt, warm, idle, dcp, prev_prompt)
+               if rec_read is not None and rule.enabled else None)
+        out.append(CacheStep(k, st.entry_index, rule.family, prompt, read, write, uncached, rec_read,
+                             rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
+                             rec_in, rate.cost(read, write, uncached), rc, idle, inv, dis))
+        prev_prompt, prev_tail, last_t = prompt, tail, t if t is not None else last_t
+    sizes = "recorded" if anchored and any(st.recorded_input for st in replay.steps) else (
+        "fitted" if fit.fitted else "counted")
+    return CacheReport(model, retention, tuple(out), sizes, fit, rules, rates)

@@ -1,0 +1,87 @@
+"""Prompt sizes in the provider's tokens.
+
+A session file stores neither the system prompt nor the tool definitions, and the replay counts
+with its own tokenizer. So a replayed context of ``t`` tokens is sent as about
+``hidden + scale × t`` provider tokens; ``hidden`` and ``scale`` are fitted per session from the
+recorded prompts of the as-recorded replay (least squares, refitted without the calls more than
+three median deviations off — compactions and context changes the file does not explain). A
+session with no recorded usage gets ``hidden = 0, scale = 1`` (said: ``fitted=False``).
+
+In the as-recorded replay the recorded prompt itself (input + cache read + cache write) is each
+call's size: the cache model is then checked on what was really sent, not on the tokenizer.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SizeFit:
+    hidden: int
+    """Provider tokens sent before the first message: system prompt and tools."""
+    scale: float
+    """Provider tokens per replayed token."""
+    calls: int
+    """Calls the fit used (0: not fitted)."""
+    tail: tuple[tuple[str, int], ...] = ()
+    """Per cache family, the end of each prompt the next call does not read from the cache
+    (Anthropic: what follows the last breakpoint, the recorded uncached ``input``; OpenAI: the
+    answer's priming tokens and the unfinished block), measured on the session's own calls."""
+
+    def tail_of(self, family: str) -> int:
+        return dict(self.tail).get(family, 0)
+
+    @property
+    def fitted(self) -> bool:
+        return self.calls > 0
+
+    def size(self, tokens: float) -> int:
+        return max(0, int(round(self.hidden + self.scale * tokens)))
+
+
+UNFITTED = SizeFit(0, 1.0, 0)
+
+
+def _ols(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    vx = sum((x - mx) ** 2 for x in xs)
+    if vx <= 0:
+        return 1.0, my - mx
+    scale = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / vx
+    scale = min(2.5, max(0.5, scale))
+    return scale, my - scale * mx
+
+
+def fit_sizes(pairs: Sequence[tuple[float, float]]) -> SizeFit:
+    """Fit ``recorded ≈ hidden + scale × replayed`` over (replayed, recorded) pairs."""
+    pts = [(float(t), float(r)) for t, r in pairs if r and r > 0]
+    if not pts:
+        return UNFITTED
+    if len(pts) < 3:
+        return SizeFit(max(0, int(statistics.median(r - t for t, r in pts))), 1.0, len(pts))
+    scale, hidden = _ols([t for t, _ in pts], [r for _, r in pts])
+    res = [r - hidden - scale * t for t, r in pts]
+    mad = statistics.median(abs(x) for x in res) or 1.0
+    kept = [p for p, x in zip(pts, res, strict=True) if abs(x) <= 3 * mad]
+    if len(kept) >= 3:
+        scale, _ = _ols([t for t, _ in kept], [r for _, r in kept])
+        hidden = statistics.median(r - scale * t for t, r in kept)
+    return SizeFit(max(0, int(round(hidden))), scale, len(kept))
+
+
+def fit_tails(calls: Sequence[tuple[str, int, int | None, int | None]]) -> tuple[tuple[str, int], ...]:
+    """Per family, the median tail over consecutive calls (family, prompt, recorded read,
+    recorded input): Anthropic's is the recorded uncached input; OpenAI's the part of the previous
+    prompt a warm next call did not read, less half a 128-token block (the rule's own rounding)."""
+    by: dict[str, list[float]] = {}
+    prev: int | None = None
+    for fam, prompt, read, inp in calls:
+        if fam == "anthropic" and inp is not None and prompt > 0:
+            by.setdefault(fam, []).append(inp)
+        elif fam == "openai" and read and prev and 0 <= prev - read < 2048:
+            by.setdefault(fam, []).append(max(0, prev - read - 64))
+        prev = prompt
+    return tuple((f, int(statistics.median(v))) for f, v in sorted(by.items()) if v)

@@ -1,0 +1,87 @@
+"""The prompt cache in the app (AppTest): the split of a call's prompt, the invalidation marks on
+the timeline, the sentence in "What happened here", the run panel and Compare's ranking."""
+
+from __future__ import annotations
+
+from inspector import load_session
+from inspector.cache import cache_replay
+from inspector.replay import ReplaySettings, replay
+from inspector.ui import cache_view
+
+from .test_app import SAMPLE, figures_of, fresh, load, page, story
+
+
+def test_replay_page_splits_the_prompt_and_marks_invalidations():
+    at = page(load(fresh()), "replay")
+    assert not at.exception
+    c = cache_replay(replay(load_session(SAMPLE), ReplaySettings()))
+    k = at.slider(key="step").value
+    split = next(f for f in figures_of(at) if f["layout"].get("title", {}).get("text", "").startswith("Prompt cache"))
+    got = {t["name"]: t["x"] for t in split["data"]}
+    s = c.steps[k]
+    assert got["cache read"][0] == s.read and got["cache written"][0] == s.write and got["uncached input"][0] == s.uncached
+    assert got["cache read"][1] == s.recorded_read  # the recorded bar
+    tl = figures_of(at)[1]
+    marks = next(t for t in tl["data"] if t.get("name") == "cache invalidated")
+    assert marks["x"] == [x.step for x in c.invalidations]
+    # at an invalidation the story says what broke the cache and what it cost
+    inv = c.invalidations[0]
+    at.slider(key="step").set_value(inv.step).run()
+    text = story(at)
+    assert "The cached prefix broke here" in text and f"{inv.invalidation['tokensRewritten']:,}" in text
+    assert any("Billed input cost" in " ".join(df.value["metric"]) for df in at.dataframe if "metric" in df.value.columns)
+
+
+def test_compare_ranks_configurations_by_billed_cost():
+    at = page(load(fresh()), "compare")
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "billed cost ($)" in df.value.columns)
+    assert list(table["rank"]) == [1, 2]
+    assert list(table["billed cost ($)"]) == sorted(table["billed cost ($)"])
+
+
+def test_story_for_a_provider_without_a_cache_model(sb):
+    sb.user("hi")
+    sb.assistant("hello")
+    for x in sb.lines:
+        if x.get("message", {}).get("role") == "assistant":
+            x["message"]["provider"], x["message"]["model"] = "google", "gemini-2.5-pro"
+    r = replay(sb.session(), ReplaySettings())
+    assert cache_view.story(r, cache_replay(r), 0)[0].startswith("Prompt cache: no cache model")
+
+
+def test_compare_prices_batch_style_pruning_against_every_turn():
+    at = page(load(fresh()), "compare")
+    at.toggle(key="cmp_batches").set_value(True).run()
+    assert not at.exception
+    table = [df.value for df in at.dataframe if "billed cost ($)" in df.value.columns][-1]
+    names = list(table["configuration"])
+    assert len(names) == 4 and any("every turn" in n for n in names) and any("batches" in n for n in names)
+    every = table[table["configuration"].str.contains("every turn")].iloc[0]
+    none = table[table["configuration"] == "no pruning"].iloc[0]
+    # on this sample pruning every turn saves tokens (blended) but bills more (the cache)
+    assert every["blended cost ($)"] < none["blended cost ($)"] and every["billed cost ($)"] > none["billed cost ($)"]
+
+
+def test_load_page_says_how_far_the_cache_model_follows_the_recorded_usage():
+    at = load(fresh())
+    line = next(c.value for c in at.caption if c.value.startswith("Prompt cache:"))
+    c = cache_replay(replay(load_session(SAMPLE), ReplaySettings(strategy="recorded")))
+    assert f"{abs(c.read_total_error):.1%} in total" in line and f"{len(c.disagreements())} call(s) disagree" in line
+
+
+def test_a_sweeps_cells_are_ranked_by_billed_cost_with_the_frontier():
+    at = load(fresh())
+    at.selectbox(key="compaction").set_value("pi")
+    at.selectbox(key="strategy").set_value("opencode").run()
+    at = page(at, "compare")
+    at.selectbox(key="sw_x").set_value("prune_protect")
+    at.selectbox(key="sw_y").set_value("prune_minimum").run()
+    at.text_input(key="sw_vals_prune_protect").set_value("1000, 40000")
+    at.text_input(key="sw_vals_prune_minimum_y").set_value("0, 20000").run()
+    at.button(key="sw_run").click().run()
+    at.toggle(key="sw_billed").set_value(True).run()
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "frontier" in df.value.columns)
+    assert len(table) == 4 and list(table["billedCostUsd"]) == sorted(table["billedCostUsd"])
+    assert bool(table["frontier"].iloc[0])  # the cheapest cell is on the frontier

@@ -1,0 +1,218 @@
+"""The prompt-cache model (inspector/cache): each provider family's rule, the size fit, the
+retention evidence, and cache_replay on sessions whose answer is known."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector import load_session
+from inspector.cache import anthropic, cache_replay, family_of, fit_sizes, openai
+from inspector.cache.report import long_retention
+from inspector.cache.sizes import fit_tails
+from inspector.replay import ReplaySettings, replay
+from inspector.session.models import AssistantMessage
+from tests.support.builder import SessionBuilder
+from tests.support.paths import SAMPLES
+
+SONNET = "claude-sonnet-4-5"
+
+
+# -- rules ------------------------------------------------------------------------------------
+
+
+def test_anthropic_reads_the_previous_prompt_and_writes_the_rest():
+    r = anthropic.rule(SONNET)
+    assert r.split(10_000, 8_000, True) == (8_000, 2_000, 0)
+    # the tail past the last breakpoint is sent uncached, not written
+    assert r.split(10_000, 8_000, True, tail=7) == (8_000, 1_993, 7)
+    # a cold cache reads nothing and writes everything
+    assert r.split(10_000, 8_000, False) == (0, 10_000, 0)
+
+
+def test_anthropic_minimum_length_by_model():
+    assert anthropic.rule(SONNET).min_tokens == 1024
+    assert anthropic.rule("claude-opus-4-5-20251101").min_tokens == 4096
+    assert anthropic.rule("claude-3-5-haiku").min_tokens == 2048
+    r = anthropic.rule(SONNET)
+    assert r.split(900, 0, True) == (0, 0, 900)  # too short to cache: nothing written
+    assert r.split(5_000, 1_000, True) == (0, 5_000, 0)  # a 1,000-token prefix is below the minimum
+
+
+def test_anthropic_retention_sets_ttl_and_write_price():
+    assert (anthropic.rule(SONNET).ttl_seconds, anthropic.rule(SONNET).write_multiplier) == (300.0, 1.25)
+    assert (anthropic.rule(SONNET, "long").ttl_seconds, anthropic.rule(SONNET, "long").write_multiplier) == (3600.0, 2.0)
+    assert anthropic.rule(SONNET, "none").split(10_000, 8_000, True) == (0, 0, 10_000)
+
+
+def test_anthropic_breakpoints_only_after_a_change():
+    r = anthropic.rule(SONNET)
+    # the change sits inside the previous prompt: only the system prompt's breakpoint still matches
+    assert r.reusable(common=50_000, previous=60_000, hidden=3_000) == 3_000
+    assert r.reusable(common=60_000, previous=60_000, hidden=3_000) == 60_000
+    assert r.reusable(common=2_000, previous=60_000, hidden=3_000) == 0
+
+
+def test_openai_prefix_in_128_token_steps_from_1024_without_writes():
+    r = openai.rule(0.1)
+    assert r.split(5_000, 1_023, True) == (0, 0, 5_000)
+    assert r.split(5_000, 1_024, True) == (1_024, 0, 3_976)
+    assert r.split(5_000, 1_151, True) == (1_024, 0, 3_976)
+    assert r.split(5_000, 1_152, True) == (1_152, 0, 3_848)
+    # any processed prefix is reusable: a change keeps the cache up to it
+    assert r.reusable(common=50_000, previous=60_000, hidden=3_000) == 50_000
+    assert r.ttl_seconds == 600.0 and not r.writes
+
+
+def test_family_by_provider_and_model():
+    def m(**kw):
+        return AssistantMessage(**kw)
+    assert family_of(m(provider="anthropic", model="x")) == "anthropic"
+    assert family_of(m(provider="openrouter", model="anthropic/claude-sonnet-4")) == "anthropic"
+    assert family_of(m(provider="openai-codex", model="gpt-5.5")) == "openai"
+    assert family_of(m(provider="google", model="gemini-2.5-pro")) == "none"
+
+
+# -- fits -------------------------------------------------------------------------------------
+
+
+def test_fit_recovers_hidden_prefix_and_scale_despite_an_outlier():
+    pairs = [(t, 12_000 + 1.1 * t) for t in range(1_000, 60_000, 3_000)]
+    pairs[5] = (pairs[5][0], pairs[5][1] - 40_000)  # a drop the file does not explain
+    fit = fit_sizes(pairs)
+    assert abs(fit.hidden - 12_000) <= 2 and abs(fit.scale - 1.1) < 1e-6
+    assert fit.calls == len(pairs) - 1
+    assert fit_sizes([]).fitted is False
+
+
+def test_tails_per_family():
+    calls = [("anthropic", 10_000, 0, 8), ("anthropic", 12_000, 9_992, 8), ("anthropic", 13_000, 11_992, 10)]
+    assert fit_tails(calls) == (("anthropic", 8),)
+    calls = [("openai", 10_000, 0, 10_000), ("openai", 12_000, 9_728, 2_272), ("openai", 13_000, 11_776, 1_224)]
+    assert fit_tails(calls) == (("openai", 184),)  # 272 and 224 not read, less half a block: median of 208, 160
+
+
+def test_long_retention_needs_most_long_gaps_to_read():
+    hour = 3_600_000
+    warm = [("anthropic", 50_000, None, None, 0), ("anthropic", 60_000, 50_000, 2, 1_000_000)]  # 16 min, read
+    cold = [("anthropic", 50_000, None, None, 0), ("anthropic", 60_000, 0, 2, 1_000_000)]
+    assert long_retention(warm) == {"anthropic"}
+    assert long_retention(cold) == frozenset()
+    assert long_retention([*warm, ("anthropic", 70_000, 0, 2, hour), ("anthropic", 80_000, 0, 2, 2 * hour)]) == frozenset()
+
+
+# -- cache_replay -----------------------------------------------------------------------------
+
+
+def _sonnet(b: SessionBuilder) -> SessionBuilder:
+    for x in b.lines:
+        if x.get("message", {}).get("role") == "assistant":
+            x["message"]["model"] = SONNET
+    return b
+
+
+def reading_session(turns: int = 12, gap_ms: int | None = None) -> SessionBuilder:
+    """A user turn per module: read it (a ~9k-token output), answer."""
+    b = SessionBuilder()
+    for k in range(turns):
+        b.user(f"turn {k}: look at module {k}")
+        b.assistant("", tools=[("read", {"path": f"src/m{k}.py"})])
+        b.tool_result(" ".join(f"def f{k}_{j}(x): return x * {j} + {k}" for j in range(900)))
+        b.assistant(f"module {k} multiplies")
+    if gap_ms:
+        t = 1_767_225_600_000
+        for x in b.lines:
+            if "message" in x:
+                x["message"]["timestamp"] = t
+                t += gap_ms
+    return _sonnet(b)
+
+
+PRUNE_EVERY_TURN = ReplaySettings(strategy="pi-context-pruning", strategy_settings=(
+    ("prune_protect", 8000), ("prune_minimum", 0), ("protected_turns", 1)))
+
+
+def test_pruning_every_turn_costs_more_once_caching_is_priced():
+    """The issue's case: pruning each turn saves tokens (the blended price says it is cheaper) but
+    invalidates the cached prefix at every prune, and the rewrites cost more than the saving."""
+    s = reading_session().session()
+    keep, prune = replay(s, ReplaySettings()), replay(s, PRUNE_EVERY_TURN)
+    assert prune.metrics.tokens_pruned > 0
+    assert prune.metrics.cost_usd < keep.metrics.cost_usd  # blended: pruning looks cheaper
+    ck, cp = cache_replay(keep), cache_replay(prune)
+    assert cp.billed_cost > ck.billed_cost  # billed: it is dearer
+    assert ck.invalidations == [] and len(cp.invalidations) >= 5
+    inv = cp.invalidations[0].invalidation
+    assert inv["cause"] == "prune" and inv["tokensRewritten"] > 0 and inv["premiumUsd"] > 0
+    broken = s.entries[inv["brokenAtEntryIndex"]]
+    assert broken.message.role == "toolResult"  # the pruned output is where the prefix broke
+    assert cp.hit_rate < ck.hit_rate
+
+
+def test_unchanged_prefix_is_read_and_idle_gaps_expire_it():
+    s = reading_session(4).session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    assert c.steps[0].prompt < 1024 and (c.steps[0].read, c.steps[0].write) == (0, 0)  # under the minimum
+    for a, b in zip(c.steps, c.steps[1:], strict=False):
+        assert b.read == (a.prompt if a.prompt >= 1024 else 0) and b.write == b.prompt - b.read
+    cold = cache_replay(replay(reading_session(4, gap_ms=400_000).session(), ReplaySettings()))
+    assert all(x.read == 0 for x in cold.steps)  # each call comes > 5 minutes after the last
+    causes = [b.invalidation and b.invalidation["cause"] for a, b in zip(cold.steps, cold.steps[1:], strict=False)
+              if a.prompt >= 1024]
+    assert causes and set(causes) == {"ttl"}
+    warm = cache_replay(replay(reading_session(4, gap_ms=400_000).session(), ReplaySettings()), retention="long")
+    assert all(b.read == a.prompt for a, b in zip(warm.steps, warm.steps[1:], strict=False) if a.prompt >= 1024)
+
+
+def test_a_compaction_keeps_only_the_hidden_prefix():
+    s = reading_session(10).session()
+    r = replay(s, ReplaySettings(compaction="pi", context_window=40_000, reserve_tokens=4_000, keep_recent_tokens=8_000))
+    assert r.metrics.compactions >= 1
+    c = cache_replay(r)
+    k = next(st.step for st in r.steps if any(ev["type"] == "compaction" for ev in st.events))
+    assert c.steps[k].invalidation["cause"] == "compaction"
+    assert c.steps[k].read == 0  # no recorded usage: no hidden prefix known, nothing left to read
+
+
+def test_recorded_check_on_a_pi_sample():
+    s = load_session(SAMPLES / "coding-session.jsonl")
+    c = cache_replay(replay(s, ReplaySettings()))
+    m = c.metrics()
+    assert c.sizes == "recorded"
+    assert m["cacheReadError"] is not None and m["cacheReadError"] < 0.05
+    assert abs(m["billedCostError"]) < 0.03
+    assert all(x.recorded_read is not None for x in c.steps if x.prompt)
+
+
+def test_a_failed_call_with_no_usage_is_not_billed_and_the_next_reads_the_last_good_prompt():
+    b = reading_session(2)
+    b.user("one more")
+    b.assistant("", stop="error", usage=0)
+    b.assistant("done")
+    s = _sonnet(b).session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    failed, last = c.steps[-2], c.steps[-1]
+    assert (failed.prompt, failed.read, failed.write, failed.cost) == (0, 0, 0, 0.0)
+    assert last.read == c.steps[-3].prompt
+
+
+def test_no_cache_model_prices_everything_as_input():
+    s = reading_session(3).session()
+    c = cache_replay(replay(s, ReplaySettings()), model="none")
+    assert all((x.read, x.write) == (0, 0) and x.uncached == x.prompt for x in c.steps)
+    with pytest.raises(ValueError):
+        cache_replay(replay(s, ReplaySettings()), model="gemini")
+
+
+def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
+    from inspector.cache.report import _Shared
+
+    for s, settings in ((reading_session().session(), PRUNE_EVERY_TURN),
+                        (load_session(SAMPLES / "coding-session.jsonl"),
+                         ReplaySettings(strategy="pi-context-pruning", strategy_settings=(
+                             ("prune_minimum", 0), ("prune_protect", 4000))))):
+        r = replay(s, settings)
+        quick, exact = _Shared(r), _Shared(r)
+        prunes = [k for k in range(1, len(r.steps)) if any(ev["type"] == "pruned" for ev in r.steps[k].events)]
+        assert prunes
+        for k in prunes:
+            assert quick.at(k) == exact.at(k, exact=True), k

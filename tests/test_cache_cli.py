@@ -1,0 +1,71 @@
+"""``replay --cache`` and ``sweep`` with billed cost: the issue's Interface JSON and the text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .support.paths import SAMPLES
+from .test_cli import run
+
+CODING = str(SAMPLES / "coding-session.jsonl")
+
+
+def test_replay_cache_model_json_interface():
+    code, out, _ = run("replay", CODING, "--cache", "model", "--json")
+    assert code == 0
+    d = json.loads(out)
+    for st in d["steps"]:
+        assert set(st["cache"]) == {"read", "write", "uncached"}
+        assert all(isinstance(v, int) and v >= 0 for v in st["cache"].values())
+        assert set(st["recordedCache"]) == {"read", "write"}
+        assert all(v is None or isinstance(v, int) for v in st["recordedCache"].values())
+    m = d["metrics"]
+    assert isinstance(m["billedCostUsd"], float) and m["billedCostUsd"] > 0
+    assert 0 <= m["cacheHitRate"] <= 1
+    assert isinstance(m["invalidations"], int) and m["invalidations"] == len(d["cache"]["invalidations"])
+    assert 0 <= m["cacheReadError"] < 0.05  # this sample records its cache usage
+    # the recorded figures are the session's own
+    assert d["steps"][1]["recordedCache"] == {"read": 3669, "write": 60}
+
+
+def test_cache_read_error_is_null_without_recorded_usage(sb, tmp_path):
+    sb.user("hi")
+    sb.assistant("hello")
+    sb.user("again")
+    sb.assistant("hello again")
+    p = tmp_path / "s.jsonl"
+    p.write_text(sb.text())
+    code, out, _ = run("replay", str(p), "--json")
+    d = json.loads(out)
+    assert code == 0 and d["metrics"]["cacheReadError"] is None
+    assert all(s["recordedCache"] == {"read": None, "write": None} for s in d["steps"])
+
+
+def test_cache_off_keeps_the_blended_output():
+    code, out, _ = run("replay", CODING, "--cache", "off", "--json")
+    d = json.loads(out)
+    assert code == 0 and "billedCostUsd" not in d["metrics"] and "cache" not in d["steps"][0]
+    assert d["metrics"]["cost_usd"] > 0
+    code, text, _ = run("replay", CODING)
+    assert "billed cost" in text and "blended" in text
+    assert "billed cost" not in run("replay", CODING, "--cache", "off")[1]
+
+
+@pytest.mark.parametrize("args", [["--cache", "bogus"], ["--cache-retention", "forever"]])
+def test_bad_cache_options_are_usage_errors(args):
+    assert run("replay", CODING, *args)[0] == 2
+
+
+def test_sweep_ranks_by_billed_cost_and_flags_the_frontier():
+    code, out, _ = run("sweep", CODING, "--strategy", "pi-context-pruning", "--set", "prune_minimum=0",
+                       "--grid", "prune_protect=2000,20000,40000", "--json")
+    assert code == 0
+    cells = json.loads(out)["cells"]
+    costs = [c["billedCostUsd"] for c in cells]
+    assert costs == sorted(costs) and all("frontier" in c for c in cells)
+    assert cells[0]["frontier"] is True  # the cheapest cell is never dominated
+    code, out, _ = run("sweep", CODING, "--grid", "keep_recent_tokens=10000,20000", "--compaction", "pi",
+                       "--objective", "billed", "--cache", "off")
+    assert code == 2
