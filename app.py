@@ -69,6 +69,7 @@ nav = {
                        url_path="compare"),
     "doctor": st.Page(f"{PAGES}/doctor.py", title="Doctor", icon=":material/stethoscope:", url_path="doctor"),
     "corpus": st.Page(f"{PAGES}/corpus.py", title="Corpus", icon=":material/dataset:", url_path="corpus"),
+    "learn": st.Page(f"{PAGES}/learn.py", title="Learn", icon=":material/school:", url_path="learn"),
 }
 st.session_state["_pages"] = nav
 st.session_state["_settings"] = settings

@@ -24,7 +24,7 @@ from .support.paths import REPO
 
 SAMPLE = str(REPO / "sample_sessions" / "coding-session.jsonl")
 NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "retention",
-         "export", "sessions", "corpus"]
+         "export", "sessions", "corpus", "learn"]
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -11,8 +11,8 @@ Layers, lowest first (a module belongs to the layer of its longest matching pref
 5. engines — ``pruning/``, ``policies/``, ``summarize/``, calibration;
 6. replay — ``replay/``;
 7. analyses — doctor, info, explain, export, ``recon/``, compaction_view, oracle_json, whatif,
-   ``retention/``, ``corpus/``, ``cache/`` (prompt-cache-aware cost);
-8. front ends — ``cli/``, ``ui/``, ``__main__``, and replay_report (its HTML report draws the
+   ``retention/``, ``corpus/``, ``cache/`` (prompt-cache-aware cost), learn;
+8. front ends — ``cli/``, ``ui/``, notebook (Jupyter), ``__main__``, and replay_report (its HTML report draws the
    app's figures, :mod:`inspector.ui.report_html`).
 
 A new module must be placed here (the test fails on a module no layer names).
@@ -35,8 +35,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engines", ("pruning", "policies", "summarize", "calibration")),
     ("replay", ("replay",)),
     ("analyses", ("doctor", "info", "explain", "export", "recon", "compaction_view", "oracle_json", "whatif",
-                  "retention", "corpus", "cache")),
-    ("front ends", ("cli", "ui", "__main__", "replay_report")),
+                  "retention", "corpus", "cache", "learn")),
+    ("front ends", ("cli", "ui", "notebook", "__main__", "replay_report")),
 )
 
 

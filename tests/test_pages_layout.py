@@ -11,7 +11,7 @@ from .support.paths import REPO
 
 UI = REPO / "inspector" / "ui"
 PAGES = UI / "pages"
-NAMES = {"load", "replay", "tree", "summaries", "compare", "doctor", "corpus"}
+NAMES = {"load", "replay", "tree", "summaries", "compare", "doctor", "corpus", "learn"}
 
 
 def _scripts() -> dict[str, ast.Module]:

@@ -39,6 +39,7 @@ from . import (
     doctor,
     export,
     info,
+    learn,
     oracle_json,
     prune,
     replay,
@@ -65,6 +66,7 @@ COMMANDS: tuple[Command, ...] = (
     export.COMMAND,
     sessions.COMMAND,
     corpus.COMMAND,
+    learn.COMMAND,
 )
 
 

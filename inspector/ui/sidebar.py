@@ -262,6 +262,7 @@ def _share_box(sb: Any, settings: ReplaySettings) -> None:
     """Mirror the settings and the open session in the URL; show the link's query."""
     qs = {**us.to_query(settings), **us.session_query(st.session_state.get("session_origin"),
                                                       st.session_state.get("session_digest"))}
+    qs.update({k: v for k, v in st.query_params.to_dict().items() if k in us.PAGE_PARAMS})
     if dict(st.query_params.to_dict()) != qs:
         st.query_params.from_dict(qs)
     with sb.expander("Share these settings"):

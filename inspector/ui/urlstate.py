@@ -50,6 +50,8 @@ SUMMARIZERS = {"offline": "offline extractive (no network)", "openai": "OpenAI-c
                "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}
 PI_VERSIONS = {"0.73": "pi 0.73 (current)", "0.58": "pi 0.58"}
 DEFAULTS = ReplaySettings()
+PAGE_PARAMS = ("screen",)
+"""URL parameters a page owns (the Learn page's screen): the sidebar keeps them as they are."""
 
 
 _WORD_JOINER = "\u2060"
