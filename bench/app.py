@@ -106,11 +106,11 @@ def _memos() -> list[Any]:
 
 
 def _dicts() -> list[dict[Any, Any]]:
-    from inspector import replay as rp
     from inspector.pruning import turn_aware
+    from inspector.replay import counters as rp
     from inspector.ui import state
 
-    out: list[dict[Any, Any]] = [rp._SUMMARY_CACHE, rp._COUNTER_CACHE, turn_aware._PACKETS, *_memos()]
+    out: list[dict[Any, Any]] = [state.summary_cache()._items, rp._COUNTER_CACHE, turn_aware._PACKETS, *_memos()]
     out += [lru.items for lru in state.caches().values()]
     out += [c._cache for _, c in rp._COUNTER_CACHE.values()]
     out += getattr(rp, "_bench_caches", lambda: [])()
@@ -132,15 +132,14 @@ def old_path(on: bool, cold_facts: bool = False) -> None:
     no reuse between replays, and tiktoken counts (and, with ``cold_facts``, for a change made
     before any what-if policy ran, the summarizer's per-message facts) computed when first asked
     for, not in the background after loading. The summarizer's speed-ups (same output) stay."""
-    from inspector import replay as rp
+    from inspector.replay import counters, settings
     from inspector.summarize import offline
 
-    rp.INCREMENTAL = not on
-    if hasattr(rp, "REUSE"):
-        rp.REUSE = not on
+    settings.INCREMENTAL = not on
+    settings.REUSE = not on
     if on:  # what restore() puts back
-        for key in [k for k in rp._COUNTER_CACHE if k[1] == "tiktoken"]:
-            del rp._COUNTER_CACHE[key]
+        for key in [k for k in counters._COUNTER_CACHE if k[1] == "tiktoken"]:
+            del counters._COUNTER_CACHE[key]
         if cold_facts:
             offline._MEMO._d.clear()
 

@@ -37,6 +37,7 @@ from .compaction import (
     prepare_recorded_split,
 )
 from .context import ContextMessage
+from .policies import get_policy
 from .session.models import CompactionEntry, MessageEntry
 
 SUMMARISED = "summarised"
@@ -296,9 +297,10 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
       (:func:`inspector.replay.replay` calls the trigger with exactly that).
     """
     s = replay.settings
-    if s.compaction == "never":
+    pol = get_policy(s.compaction)
+    if not pol.simulated and not pol.as_recorded:
         return None
-    if s.compaction == "recorded":
+    if pol.as_recorded:
         vals: list[float | None] = [None if st.stop_reason in ("aborted", "error") else st.recorded_total
                                     for st in replay.steps]
         if all(v is None for v in vals):
@@ -308,6 +310,6 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
 
     counter = session_counter(replay.session, s.counter)
     entries = replay.session.entries
-    vals = [None if s.compaction == "pi" and st.aborted else st.tokens + counter.count(entries[st.entry_index].message)
+    vals = [None if pol.aborted_never_trigger and st.aborted else st.tokens + counter.count(entries[st.entry_index].message)
             for st in replay.steps]
     return "replayed context + answer (what the policy compares)", vals

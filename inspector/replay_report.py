@@ -31,7 +31,7 @@ def replay_table(replay: Any, *, messages: bool = False) -> tuple[list[str], lis
               *(["messages"] if messages else []), "prunedItems", "prunedTokens", "events"]
     rows = [[s.step, s.entry_index, s.stop_reason, s.tokens, s.tokens_before_pruning, s.recorded_input,
              *([s.messages] if messages else []), s.pruned_items, s.pruned_tokens,
-             ";".join(e["type"] for e in s.events)] for s in replay.steps]
+             ";".join(e.type for e in s.events)] for s in replay.steps]
     return header, rows
 
 

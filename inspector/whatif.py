@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .agents import AGENTS
 from .compaction import CompactionPreparation, CompactionSettings, prepare_compaction
+from .policies import get_policy
 from .replay import ReplaySettings
-
-KEEP_RECENT_POLICIES = ("pi", "early")
-"""The compaction policies that keep the newest keepRecentTokens verbatim (pi's cut rule)."""
 
 
 def compaction_now(session: Any, settings: ReplaySettings) -> CompactionPreparation | None:
@@ -59,17 +58,17 @@ def summary_prompt_style(replay: Any, index: int) -> str:
     """The prompt style an LLM summarizer gets for compaction ``index``: the simulating policy's
     for a simulated one, the recording agent's for a recorded one; pi's when that system has no
     style of its own."""
-    from .summarize.prompts import STYLES
-
     rec = replay.summaries[index]
-    style = replay.settings.compaction if rec.get("simulated") else replay.session.format
-    return style if style in STYLES else "pi"
+    if rec.get("simulated"):
+        return get_policy(replay.settings.compaction).summary_style
+    fmt = replay.session.format
+    return AGENTS[fmt].summary_style if fmt in AGENTS else "pi"
 
 
 def keep_recent_line(settings: ReplaySettings) -> int | None:
     """The keepRecentTokens the compaction policy counts back from the newest message (None: the
     policy does not keep a recent part by tokens)."""
-    return settings.keep_recent_tokens if settings.compaction in KEEP_RECENT_POLICIES else None
+    return settings.keep_recent_tokens if get_policy(settings.compaction).pi_cut else None
 
 
 def variant_settings(settings: ReplaySettings, strategy: str, compaction: str, keep_recent_tokens: int

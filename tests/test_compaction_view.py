@@ -20,7 +20,7 @@ from inspector.compaction_view import (
     keep_range_for_cut,
     trigger_series,
 )
-from inspector.replay import ReplaySettings, replay
+from inspector.replay import CompactionSkipped, Pruned, ReplaySettings, Reread, StrategyEvent, replay
 from inspector.ui import figures, narrate, urlstate, views
 
 REPO = Path(__file__).resolve().parents[1]
@@ -232,7 +232,7 @@ def test_events_are_counted_per_group_of_calls() -> None:
     class S:
         def __init__(self, k: int) -> None:
             self.step = k
-            self.events = ({"type": "reread"},) * (2 if k % 10 == 0 else 0)
+            self.events = (Reread("a.py", 0),) * (2 if k % 10 == 0 else 0)
 
     pts = figures._lane_points([S(k) for k in range(1000)], "reread", limit=50)
     assert len(pts) <= 50 and sum(c for _, _, c in pts) == 200
@@ -265,7 +265,8 @@ def test_paths_relative_to_the_sessions_folder() -> None:
 def test_skipped_prunes_are_not_events_unless_asked() -> None:
     class R:
         steps = [type("S", (), {"step": k, "events": ev})() for k, ev in
-                 enumerate([(), ({"type": "prune_skipped"},), ({"type": "pruned"},), ({"type": "compaction_skipped"},)])]
+                 enumerate([(), (StrategyEvent({"type": "prune_skipped"}),), (Pruned(1, 10, ()),),
+                            (CompactionSkipped("nothing to compact", "threshold"),)])]
 
     assert narrate.notable_steps(R()) == [2]
     assert narrate.notable_steps(R(), include_skipped=True) == [1, 2, 3]

@@ -10,8 +10,7 @@ from inspector import build_session_context
 from inspector.importers import detect_format, load_any, parse_any
 from inspector.importers.discover import opencode_db_export
 from inspector.importers.opencode import CLEARED, recorded_pruned_call_ids
-from inspector.pruning import prune_at
-from inspector.replay import ReplaySettings, replay
+from inspector.replay import ReplaySettings, prune_at, replay
 
 from .support.paths import REPO
 

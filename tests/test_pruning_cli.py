@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from inspector.cli import main
-from inspector.pruning import prune_at
+from inspector.replay import prune_at
 
 from .support.builder import SessionBuilder
 from .support.paths import FIXTURES, REPO

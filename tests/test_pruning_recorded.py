@@ -4,9 +4,8 @@ microcompact (``claude-code-microcompact``)."""
 from __future__ import annotations
 
 from inspector.importers import load_any
-from inspector.pruning import prune_at
 from inspector.pruning.recorded import CLEARED, recorded_prune
-from inspector.replay import ReplaySettings, replay
+from inspector.replay import ReplaySettings, prune_at, replay
 
 from .support.builder import SessionBuilder
 from .support.paths import REPO

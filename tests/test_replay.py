@@ -165,7 +165,7 @@ def test_rereads_count_reads_whose_earlier_output_was_summarised_away() -> None:
     r = replay(b.session())
     assert r.metrics.rereads == 1
     ev = [e for st in r.steps for e in st.events if e["type"] == "reread"]
-    assert ev == [{"type": "reread", "path": "a.py", "earlierEntryIndex": 2}]
+    assert [e.to_json() for e in ev] == [{"type": "reread", "path": "a.py", "earlierEntryIndex": 2}]
 
 
 def test_metrics_sum_the_steps_and_price_recorded_rates() -> None:

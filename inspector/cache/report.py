@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
 from ..numbers import clamp, finite_ms
+from ..replay.results import Pruned
 from ..session.models import AssistantMessage
 from ..session.tree import Session
 from . import anthropic, openai
@@ -312,7 +313,7 @@ class _Shared:
             return "compaction", rec.get("entryIndex", first), 0
         if not cur.events:
             return None, None, prev.tokens
-        kinds = {ev.get("type") for ev in cur.events}
+        kinds = {ev.type for ev in cur.events}
         if "pruned" not in kinds and "unpruned" not in kinds:
             return None, None, prev.tokens
         if "unpruned" not in kinds and not exact:
@@ -329,8 +330,8 @@ class _Shared:
         """A prune without an undo: the context is unchanged before the oldest newly pruned message,
         and the outputs pruned before it were pruned at the previous call already (strategies prune
         oldest first), so the shared part is the messages before it less what pruning saved then."""
-        first = min((min(ev["entryIndexes"]) for ev in cur.events
-                     if ev.get("type") == "pruned" and ev.get("entryIndexes")), default=None)
+        first = min((min(ev.entry_indexes) for ev in cur.events if isinstance(ev, Pruned) and ev.entry_indexes),
+                    default=None)
         pos = self._position(cur._segment, first) if first is not None else None
         if pos is None or pos >= prev._length:
             return None, None, prev.tokens

@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..pruning import PruneResult, Strategy, get_strategy, prune_at
+from ..pruning import PruneResult, Strategy, get_strategy
+from ..replay import prune_at
 from ..visible import visible
 from .base import EXIT_USAGE, Command, checked_leaf, error_text, fail, load_or_exit, print_json
 from .options import (

@@ -76,10 +76,10 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay) -> None
     print(f"  tokens pruned        {m.tokens_pruned:>14,}")
     print(f"  overflows            {m.overflows:>14}")
     print(f"  re-reads after prune {m.rereads:>14}")
-    events = [(s, ev) for s in r.steps for ev in s.events if ev["type"] in SHOWN_EVENTS]
+    events = [(s, ev) for s in r.steps for ev in s.events if ev.type in SHOWN_EVENTS]
     for s, ev in events[:MAX_SHOWN]:
         detail = visible(ev.get("reason") or "", inline=True)
-        print(f"  step {s.step:>5} (entry {s.entry_index}): {ev['type']} {detail}".rstrip())
+        print(f"  step {s.step:>5} (entry {s.entry_index}): {ev.type} {detail}".rstrip())
 
 
 COMMAND = Command("replay", "replay pruning and compaction one model call at a time", add_arguments, run)

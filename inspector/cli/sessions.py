@@ -8,8 +8,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ..agents import AGENTS
 from ..importers.discover import (
-    AGENTS,
     agent_dirs,
     list_local_sessions,
     opencode_db_export,
@@ -75,7 +75,7 @@ def list_sessions(args: argparse.Namespace) -> None:
         return
     for a, xs in found.items():
         where = ", ".join(str(d) for d in agent_dirs(a))
-        print(f"{AGENTS[a]}: {len(xs)} session(s) in {where}")
+        print(f"{AGENTS[a].title}: {len(xs)} session(s) in {where}")
         for s in xs:
             name = visible(f"{s.path}#{s.ref}" if s.ref else str(s.path), inline=True)
             project, title = visible(s.project[:40], inline=True), visible((s.title or "")[:40], inline=True)

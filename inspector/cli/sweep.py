@@ -12,7 +12,7 @@ from typing import Any
 
 from ..cache.sweep import OBJECTIVES, billed_metrics, rank
 from ..policies import trigger_threshold
-from ..replay import AGENT_CONFIGS, ReplaySettings, SweepCell, compare_agents, parse_grid, sweep
+from ..replay import COMPARED, ReplaySettings, SweepCell, agent_config, compare_agents, parse_grid, sweep
 from ..session.tree import Session
 from ..visible import visible
 from . import corpus_sweep
@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a setting and its values, e.g. prune_protect=10000:80000:10000 (repeatable)")
     p.add_argument("--agents", nargs="?", const="all", metavar="A,B,…",
                    help="instead of a grid: replay as each agent runs it (its compaction and pruning): "
-                        f"{', '.join(AGENT_CONFIGS)} (default: all)")
+                        f"{', '.join(COMPARED)} (default: all)")
     add_cache(p)
     p.add_argument("--objective", choices=list(OBJECTIVES), default=None,
                    help="rank the cells by billed cost (prompt cache priced), blended cost or input tokens "
@@ -107,7 +107,7 @@ def run_agents(args: argparse.Namespace, session: Session, base: ReplaySettings)
         cells = compare_agents(session, base, names)
     except ValueError as e:
         fail(str(e), EXIT_USAGE)
-    rows = [{"agent": c.values["agent"], "title": AGENT_CONFIGS[c.values["agent"]][0],
+    rows = [{"agent": c.values["agent"], "title": agent_config(c.values["agent"])[0],
              "compaction": c.settings.compaction, "strategy": c.settings.strategy,
              **c.metrics.model_dump(mode="json")} for c in cells]
     if args.cache == "model":
@@ -131,7 +131,7 @@ def _print_eager_triggers(cells: list[SweepCell], base: ReplaySettings) -> None:
     for c in cells:
         t = trigger_threshold(c.settings.compaction, base.context_window, base.policy, base.reserve_tokens)
         if t is not None and t <= 0:
-            print(f"note: {AGENT_CONFIGS[c.values['agent']][0]} compacts at {t:,} tokens with this window: before "
+            print(f"note: {agent_config(c.values['agent'])[0]} compacts at {t:,} tokens with this window: before "
                   "every call (give a larger --window)")
 
 

@@ -83,7 +83,8 @@ def _walk(folder: Path) -> list[Path]:
 
 def discovered(agent: str) -> list[CorpusItem]:
     """The sessions ``inspector sessions`` lists for ``agent`` (or ``all``), newest 10,000 each."""
-    from ..importers.discover import AGENTS, list_local_sessions
+    from ..agents import AGENTS
+    from ..importers.discover import list_local_sessions
 
     if agent != "all" and agent not in AGENTS:
         raise CorpusError(f"@{agent}: unknown agent; choose @all or one of " + ", ".join(f"@{a}" for a in AGENTS))

@@ -25,7 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .sweep import METRIC_FIELDS
+METRIC_FIELDS: tuple[str, ...] = ("steps", "total_input_tokens", "cost_usd", "peak_context", "compactions",
+                                  "overflows", "rereads", "tokens_pruned", "summary_tokens")
+"""The numbers each row carries (fields of :class:`inspector.replay.Metrics`); defined with the rows'
+schema, so the store does not import the sweep that imports it."""
 
 _TYPES = {"cost_usd": "DOUBLE"}
 SCHEMA = (

@@ -27,10 +27,8 @@ import numpy as np
 
 from ..replay import ReplaySettings, replay, sweep
 from .items import CorpusItem, load_item
+from .store import METRIC_FIELDS
 
-METRIC_FIELDS: tuple[str, ...] = ("steps", "total_input_tokens", "cost_usd", "peak_context", "compactions",
-                                  "overflows", "rereads", "tokens_pruned", "summary_tokens")
-"""The numbers each row carries (fields of :class:`inspector.replay.Metrics`)."""
 BASELINE = "recorded"
 """The ``values`` of the as-recorded row."""
 WORST_LISTED = 25
@@ -98,12 +96,10 @@ def session_task(path: str, ref: str | None, base_json: dict[str, Any],
 def release_caches() -> None:
     """Drop the replay engine's per-session caches (token counts, recorded-pruning flags,
     summaries) once a task is done, so a worker keeps no session alive between tasks."""
-    from .. import replay as engine
+    from ..replay import counters, strategies
 
-    for name in ("_COUNTER_CACHE", "_RECORDS_PRUNING", "_SUMMARY_CACHE"):
-        cache = getattr(engine, name, None)
-        if isinstance(cache, dict):
-            cache.clear()
+    for cache in (counters._COUNTER_CACHE, strategies._RECORDS_PRUNING):
+        cache.clear()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..agents import AGENTS
 from ..safeio import open_regular
 from ..session.loader import SessionLoadError, load_session, parse_session
 from ..session.tree import LoadIssue, Session
@@ -30,7 +31,7 @@ __all__ = ["IMPORTERS", "FORMAT_LABELS", "detect_format", "load_any", "parse_any
 #: importer modules, tried in this order after pi's own format
 IMPORTERS: tuple[str, ...] = ("claude_code", "codex", "opencode")
 
-FORMAT_LABELS: dict[str, str] = {"pi": "pi session (JSONL tree)"}
+FORMAT_LABELS: dict[str, str] = {"pi": AGENTS["pi"].format_label}
 
 HEAD_BYTES = 65536
 SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -47,6 +47,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..agents import AGENTS
+from ..session.foreign import foreign_format, foreign_issues
 from ..session.loader import _build, _parse_json
 from ..session.models import (
     AssistantMessage,
@@ -61,10 +63,9 @@ from ..session.models import (
 )
 from ..session.tree import LoadIssue, Session
 from .claude_code_attachments import attachment_text, known
-from .foreign import foreign_format, foreign_issues
 
-FORMAT = "claude-code"
-LABEL = "Claude Code transcript (JSONL)"
+FORMAT = AGENTS["claude-code"].name
+LABEL = AGENTS["claude-code"].format_label
 
 _STOP: dict[Any, str] = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
 

@@ -62,14 +62,24 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..policies import CODEX_SUMMARY_PREFIX, CODEX_USER_MESSAGE_MAX_TOKENS
+from ..agents import AGENTS
+from ..session.foreign import foreign_format, foreign_issues
 from ..session.loader import _build, _parse_json, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session, iso_to_ms
-from .foreign import foreign_format, foreign_issues
 
-FORMAT = "codex"
-LABEL = "Codex CLI rollout (JSONL)"
+FORMAT = AGENTS["codex"].name
+LABEL = AGENTS["codex"].format_label
+#: what Codex puts before the summary in the user message that replaces compacted history, and the
+#: tokens of recent user messages it keeps (``codex-rs/core/src/compact.rs``); the codex policy writes them
+CODEX_USER_MESSAGE_MAX_TOKENS = 20000
+CODEX_SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its thinking "
+    "process. You also have access to the state of the tools that were used by that language model. "
+    "Use this to build on the work that has already been done and avoid duplicating work. Here is "
+    "the summary produced by the other language model, use the information in this summary to "
+    "assist with your own analysis:"
+)
 
 ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _OUTPUTS = ("reasoning", "message", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")

@@ -1,18 +1,11 @@
 """Finding each agent's sessions on this machine (read only; pure, no streamlit).
 
-Where each agent keeps them (``../shared/research/ecosystem.md`` §2):
-
-``pi``          ``~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl``
-``claude-code`` ``<config>/projects/<cwd with / as ->/<session>.jsonl`` for each config folder in
-                ``$CLAUDE_CONFIG_DIR`` (comma separated), else ``~/.claude`` and ``~/.config/claude``;
-                sub-agent files (``subagents/``, ``agent-*.jsonl``) are not listed on their own
-``codex``       ``$CODEX_HOME`` (``~/.codex``) ``sessions/YYYY/MM/DD/rollout-*.jsonl`` and
-                ``archived_sessions/``
-``opencode``    ``$OPENCODE_DATA_DIR`` (``~/.local/share/opencode``): the SQLite database
-                ``opencode.db`` (or ``opencode-*.db``), one row per session; opened read only and
-                turned into the document ``opencode export`` prints. Older versions' JSON files
-                (``storage/session/<project>/<id>.json``, ``storage/message/<session>/<id>.json``,
-                ``storage/part/<message>/<id>.json``) are listed and assembled the same way.
+Where each agent keeps them is its record's ``folders`` (:mod:`inspector.agents`). Claude Code's
+sub-agent files (``subagents/``, ``agent-*.jsonl``) are not listed on their own. OpenCode's SQLite
+database (``opencode.db`` or ``opencode-*.db``, one row per session) is opened read only and each
+session turned into the document ``opencode export`` prints; older versions' JSON files
+(``storage/session/<project>/<id>.json``, ``storage/message/<session>/<id>.json``,
+``storage/part/<message>/<id>.json``) are listed and assembled the same way.
 """
 
 from __future__ import annotations
@@ -26,9 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..agents import AGENTS
 from ..safeio import is_regular, open_regular, read_regular, regular_stat
-
-AGENTS: dict[str, str] = {"pi": "pi", "claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode"}
 
 
 @dataclass(frozen=True)
@@ -47,20 +39,16 @@ class LocalSession:
 
 def agent_dirs(agent: str, env: dict[str, str] | None = None, home: Path | None = None) -> list[Path]:
     """The folders where ``agent`` keeps its sessions (whether or not they exist)."""
+    folders = AGENTS[agent].folders
     env = dict(os.environ) if env is None else env
     home = Path(env.get("HOME") or Path.home()) if home is None else home
-    if agent == "pi":
-        return [home / ".pi" / "agent" / "sessions"]
-    if agent == "claude-code":
-        conf = [Path(x).expanduser() for x in env.get("CLAUDE_CONFIG_DIR", "").split(",") if x.strip()]
-        return [c / "projects" for c in (conf or [home / ".claude", home / ".config" / "claude"])]
-    if agent == "codex":
-        base = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else home / ".codex"
-        return [base / "sessions", base / "archived_sessions"]
-    if agent == "opencode":
-        return [Path(env["OPENCODE_DATA_DIR"]).expanduser() if env.get("OPENCODE_DATA_DIR")
-                else home / ".local" / "share" / "opencode"]
-    raise KeyError(agent)
+    value = env.get(folders.env, "") if folders.env else ""
+    if folders.several:
+        bases = [Path(x).expanduser() for x in value.split(",") if x.strip()]
+    else:
+        bases = [Path(value).expanduser()] if value else []
+    bases = bases or [home / d for d in folders.defaults]
+    return [b / sub if sub else b for b in bases for sub in folders.subdirs]
 
 
 def all_agent_dirs(env: dict[str, str] | None = None, home: Path | None = None) -> list[Path]:

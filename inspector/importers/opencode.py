@@ -57,14 +57,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..agents import AGENTS
 from ..session.loader import _build, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session
 from .opencode_dcp import Replay as DcpReplay
 from .opencode_dcp import is_dcp
 
-FORMAT = "opencode"
-LABEL = "OpenCode session export (JSON)"
+FORMAT = AGENTS["opencode"].name
+LABEL = AGENTS["opencode"].format_label
 CLEARED = "[Old tool result content cleared]"
 SUBTASK_TEXT = "The following tool was executed by the user"  # what OpenCode sends for a subtask part
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..calibration import Calibration, recorded_prompt, session_calibration
-from ..replay import Replay, ReplaySettings, replay, session_counter
+from ..replay import Event, Replay, ReplaySettings, replay, session_counter
 from ..sent import REINJECTED, SentCounter, rules_for
 from ..session.models import AssistantMessage
 from ..session.tree import Session
@@ -108,7 +108,7 @@ def _observe(session: Session, r: Replay, cal: Calibration, providers: bool) -> 
     sent = SentCounter(session, session_counter(session, "tiktoken"), rules_for(session, providers))
     observed: list[Observed] = []
     parts: list[dict[str, int]] = []
-    events: list[dict[str, Any]] = []
+    events: list[Event] = []
     previous = None
     for k, st in enumerate(r.steps):
         m = session.entries[st.entry_index].message  # type: ignore[union-attr]

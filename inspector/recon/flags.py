@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..replay.results import Event
 from ..session.models import AssistantMessage, ToolCall
 
 CAUSES = ("mid-session start", "compaction", "prune", "tokenizer drift", "context change not in the file")
@@ -62,7 +63,7 @@ class Observed:
     recorded: float
     sent: int
     calibrated: float
-    events: tuple[dict[str, Any], ...]
+    events: tuple[Event, ...]
     """Events of the replay steps since the previous compared call (this one included)."""
     previous_answer: Any
     cache_read: float
@@ -92,7 +93,7 @@ def flag_calls(calls: Sequence[Observed], limit: int, mid_session: bool
             flag = Flag(c.step, c.entry_index, "mid-session start", round(offset),
                         "the file continues an earlier session: its first recorded prompt is the baseline") if mid_session else None
             departure = offset if mid_session else 0.0
-        elif base is not None and any(e.get("type") == "compaction" for e in c.events):
+        elif base is not None and any(e.type == "compaction" for e in c.events):
             residual = offset - base
             flag = classify(c, calls[i - 1], residual) if abs(residual) >= limit else None
             departure, odd = (residual if flag is not None else 0.0), 0.0
@@ -115,7 +116,7 @@ def _base(calls: Sequence[Observed], n: int = 5) -> float | None:
 
 
 def classify(c: Observed, prev: Observed, jump: float) -> Flag:
-    kinds = {e.get("type") for e in c.events}
+    kinds = {e.type for e in c.events}
     appended = (c.calibrated - prev.calibrated)
     n = round(jump)
     if "compaction" in kinds:

@@ -72,7 +72,7 @@ def reasoning_dropped(observed: Sequence[Observed], parts: Sequence[dict[str, in
                 counted, since = not stop, reasoning(parts[i])
                 if stop:
                     stops.append(i)
-        elif any(e.get("type") == "compaction" for e in o.events):
+        elif any(e.type == "compaction" for e in o.events):
             since = 0
         if not counted:
             out[i] = max(0, reasoning(parts[i]) - since)

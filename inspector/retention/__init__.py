@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..replay.results import Reread
 from .extract import entry_facts
 from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
 
@@ -125,14 +126,14 @@ def _positions(replay: Any) -> dict[int, int]:
 
 
 def _rereads(replay: Any, span: Span, step_pos: Sequence[int], pos: dict[int, int] | None = None
-             ) -> list[tuple[int, dict[str, Any]]]:
+             ) -> list[tuple[int, Reread]]:
     if not span.horizon:
         return []
     pos = pos if pos is not None else _positions(replay)
     a, b = pos[span.horizon[0]], pos[span.horizon[-1]]
     lo, hi = bisect.bisect_left(step_pos, a), bisect.bisect_right(step_pos, b)
     return [(replay.steps[k].entry_index, ev) for k in range(lo, hi) for ev in replay.steps[k].events
-            if ev.get("type") == "reread"]
+            if isinstance(ev, Reread)]
 
 
 def _label(rec: dict[str, Any]) -> str:
@@ -189,12 +190,13 @@ def _prep_of(replay: Any, index: int) -> Any:
     return compaction_view(replay, index).prep
 
 
-def compare_summaries(replay: Any, index: int, llm: Any = None, styles: Sequence[str] | None = None
-                      ) -> list[CompactionRetention]:
+def compare_summaries(replay: Any, index: int, llm: Any = None, styles: Sequence[str] | None = None,
+                      summaries: Any = None) -> list[CompactionRetention]:
     """Compaction ``index`` of ``replay`` scored under each summary of the same span: its own
     (recorded, or this replay's), the offline summarizer's, and — when ``llm`` is
     :class:`inspector.replay.ReplaySettings` naming an LLM summarizer — that summarizer's in each
-    prompt style (through :func:`inspector.replay.default_summary`: cached on disk and in memory)."""
+    prompt style (through :func:`inspector.replay.default_summary`: cached on disk, and in memory
+    in ``summaries``, the caller's :class:`inspector.replay.SummaryCache`)."""
     span = spans(replay)[index]
     rec = replay.summaries[index]
     items = needed_items(replay.session, span)
@@ -212,7 +214,7 @@ def compare_summaries(replay: Any, index: int, llm: Any = None, styles: Sequence
         from ..summarize.prompts import STYLES
 
         for style in styles or STYLES:
-            s = default_summary(prep, llm, style, session=replay.session)
+            s = default_summary(prep, llm, style, session=replay.session, cache=summaries)
             label = f"{llm.summarizer} · {style}" + (" (fell back to offline)" if s.get("fell_back") else "")
             out.append(score_text(replay, span, s["text"], label, use_details=False, items=items, rd=rd))
     return out

@@ -376,15 +376,15 @@ def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str
     return out
 
 
-def redo(session: Any, span: Span, reread_events: Iterable[tuple[int, dict[str, Any]]]) -> Redo:
+def redo(session: Any, span: Span, reread_events: Iterable[tuple[int, Any]]) -> Redo:
     """Re-reads (the replay's events), commands re-run and failing commands repeated in the horizon."""
     summarised = set(span.summarised)
     items: list[dict[str, Any]] = []
     rereads = 0
     for ei, ev in reread_events:
-        if ev.get("earlierEntryIndex") in summarised:
+        if ev.earlier_entry_index in summarised:  # a replay's Reread event
             rereads += 1
-            items.append({"kind": "reread", "item": ev.get("path"), "introducedAt": ev.get("earlierEntryIndex"),
+            items.append({"kind": "reread", "item": ev.path, "introducedAt": ev.earlier_entry_index,
                           "redoneAt": ei})
     status = _command_status(session, (*span.summarised, *span.horizon))
     before: dict[str, tuple[int, bool]] = {}

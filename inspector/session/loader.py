@@ -37,6 +37,7 @@ from ..numbers import number_issues
 from ..safeio import open_regular
 from .bigline import THRESHOLD as BIG_LINE
 from .bigline import parse_big_line
+from .foreign import foreign_format, foreign_issues
 from .models import Entry, OpaqueEntry, SessionHeader
 from .tree import LoadIssue, Session
 
@@ -371,15 +372,12 @@ def _foreign_lines(entries: list[Any], lines: list[int]) -> list[LoadIssue]:
     found: list[tuple[int, str]] = []
     for e, n in zip(entries, lines, strict=True):
         if isinstance(e, OpaqueEntry):
-            from ..importers.foreign import foreign_format  # lazy: the importers import this module
 
             fmt = foreign_format(e.raw(), "pi")
             if fmt is not None:
                 found.append((n, fmt))
     if not found:
         return []
-    from ..importers.foreign import foreign_issues
-
     return [dataclasses.replace(i, message=i.message.replace("not imported", "kept as an opaque entry, as pi "
                                                              "keeps it")) for i in foreign_issues(found, "pi session")]
 

@@ -19,6 +19,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from ..context import ContextMessage
+from ..policies import get_policy
 from ..session.models import (
     AssistantMessage,
     BashExecutionMessage,
@@ -362,20 +363,14 @@ def trigger_line(settings: Any, agent: str = "pi") -> tuple[int, str] | None:
     """Where the replay's compaction policy fires, in tokens, with a label (None: it never does).
     Replaying as recorded, the line is the rule of the agent that wrote the session (``agent``:
     the session's format), drawn for reference."""
-    from ..policies import POLICIES, trigger_threshold
+    from ..policies import rule_policy
 
-    pol = settings.compaction
-    if pol == "recorded":
-        pol = agent if agent in POLICIES and agent not in ("recorded", "never") else "pi"
-    p = settings.policy
-    t = trigger_threshold(pol, settings.context_window, p, settings.reserve_tokens)
+    pol = rule_policy(settings.compaction, agent)
+    own = pol.own_settings(settings.policy)
+    t = pol.threshold(settings.context_window, own, settings.reserve_tokens)
     if t is None:
         return None
-    label = {"pi": "window − reserveTokens (pi compacts above)",
-             "early": f"red zone ({p.early_red_fraction:.0%})",
-             "opencode": "window − max output (OpenCode)",
-             "codex": f"{p.codex_fraction:.0%} of window (Codex)",
-             "claude-code": "window − output reserve − buffer (Claude Code, reported)"}.get(pol, pol)
+    label = pol.threshold_label(own)
     return t, label
 
 
@@ -393,7 +388,7 @@ def _lane_points(steps: Sequence[Any], etype: str, limit: int = MAX_LANE_MARKERS
     size = max(1, -(-len(steps) // limit))
     out: dict[int, list[int]] = {}
     for s in steps:
-        c = sum(1 for e in s.events if e["type"] == etype)
+        c = sum(1 for e in s.events if e.type == etype)
         if c:
             b = out.setdefault((s.step - steps[0].step) // size, [s.step, s.step, 0])
             b[1], b[2] = s.step, b[2] + c
@@ -453,12 +448,12 @@ def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[
     if trig is not None:
         label, vals = trig
         pts = [(s.step, vals[s.step]) for s in steps if vals[s.step] is not None]
-        recorded = replay.settings.compaction == "recorded"
+        recorded = get_policy(replay.settings.compaction).as_recorded
         data.append({"type": "scatter", "mode": "lines", "x": [a for a, _ in pts], "y": [b for _, b in pts],
                      "name": label, "line": {"color": "#F58518", "width": 1.5} if recorded
                      else {"color": "#8c2d04", "width": 1, "dash": "dash"},
                      "hovertemplate": f"step %{{x}}<br>{html.escape(label)}: %{{y:,}}<extra></extra>"})
-    if replay.settings.compaction != "recorded":
+    if not get_policy(replay.settings.compaction).as_recorded:
         rec = [(s.step, s.recorded_input) for s in steps if s.recorded_input is not None
                and s.stop_reason not in ("aborted", "error")]
         if rec:
@@ -559,7 +554,7 @@ def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:
         data.append({"type": "scatter", "mode": "lines", "x": [s.step for s in steps], "y": [s.tokens for s in steps],
                      "name": html.escape(name), "legendgroup": str(k), "line": {"color": color, "width": 2},
                      "hovertemplate": f"{html.escape(name)}<br>step %{{x}}<br>%{{y:,}} tokens<extra></extra>"})
-        pts = [(s.step, s.tokens) for s in r.steps if any(e["type"] == "compaction" for e in s.events)]
+        pts = [(s.step, s.tokens) for s in r.steps if any(e.type == "compaction" for e in s.events)]
         if pts:
             data.append({"type": "scatter", "mode": "markers", "x": [a for a, _ in pts], "y": [b for _, b in pts],
                          "name": "compaction", "legendgroup": str(k), "showlegend": False,

@@ -10,8 +10,23 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from ..agents import AGENTS
 from ..compaction import CompactionSettings
 from ..explain import explain_compaction
+from ..policies import get_policy
+from ..replay.results import (
+    BranchSummary,
+    CompactionSkipped,
+    Event,
+    Overflow,
+    Pruned,
+    RecordedCompaction,
+    RecordedCompactionSetAside,
+    Reread,
+    SimulatedCompaction,
+    StrategyEvent,
+    Unpruned,
+)
 
 QUIET_EVENTS = frozenset({"zone"})
 """Events that mark a state rather than a change (turn-aware's zone is reported at every call)."""
@@ -29,11 +44,11 @@ def notable_steps(replay: Any, include_skipped: bool = False) -> list[int]:
     for s in replay.steps:
         notable = False
         for e in s.events:
-            if e["type"] == "zone":
+            if e.type == "zone":
                 if e.get("zone") != zone:
                     notable = zone is not None or notable
                     zone = e.get("zone")
-            elif e["type"] not in quiet:
+            elif e.type not in quiet:
                 notable = True
         if notable:
             out.append(s.step)
@@ -69,14 +84,11 @@ def recorded_cut_story(session: Any, compaction_index: int, keep: int, reserve: 
     return out
 
 
-AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}
-
-
 def agent_compaction_story(session: Any, compaction_index: int, summarised: int) -> list[str]:
     """What another agent's recorded compaction kept, in its own terms (pi's cut rule does not
     apply to it, so it is not replayed): ``summarised`` is how many messages it replaced."""
     e = session.entries[compaction_index]
-    agent = AGENT_NAMES.get(session.format, session.format)
+    agent = AGENTS[session.format].short_title if session.format in AGENTS else session.format
     kept = session.index_of(getattr(e, "firstKeptEntryId", None))
     details = e.details if isinstance(getattr(e, "details", None), dict) else {}
     out = [f"{agent} compacted here, as its file records; its cut rule is not pi's, so pi's is not replayed. "
@@ -151,59 +163,9 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
         out.append(f"This call ended {st.stop_reason}: pi ignores its usage when deciding to compact.")
     newly: list[int] = []
     for e in st.events:
-        t = e["type"]
-        if t == "compaction":
-            if e.get("simulated"):
-                out.append(f"A compaction was simulated ({e.get('policy')}) because {e.get('reason', '')}. "
-                           f"{_plural(e.get('summarizedMessages', 0), 'message')} were summarised into "
-                           f"{e.get('summaryTokens', 0):,} tokens by the {e.get('summarizer', '')} summarizer; "
-                           f"the context is now {e.get('tokensAfter', 0):,} tokens.")
-                if e.get("fellBack"):
-                    out.append(f"The summarizer failed ({e.get('error')}); the offline summary was used instead.")
-                rec = next((x for x in replay.summaries if x.get("step") == k and x.get("simulated")), None)
-                if rec and rec.get("story"):
-                    out.append("Where the cut landed: " + " ".join(rec["story"]))
-            else:
-                out.append(f"The session's own compaction (entry {e.get('entryIndex')}) takes effect: everything "
-                           f"before entry {e.get('firstKeptEntryIndex')} is replaced by its summary "
-                           f"({e.get('summaryTokens', 0):,} tokens); pi measured {e.get('tokensBefore', 0):,.0f} "
-                           "tokens before it.")
-                if e.get("entryIndex") is not None:
-                    out += recorded_cut_story(replay.session, e["entryIndex"], s.keep_recent_tokens,
-                                              s.reserve_tokens, s.pi_version)
-        elif t == "overflow":
-            out.append(f"Overflow: {e.get('tokens', 0):,} tokens is more than the {e.get('window', 0):,}-token window"
-                       + (" — the request would fail, so the policy compacts and retries." if e.get("before")
-                          else " — a provider would reject this request."))
-        elif t == "pruned":
-            newly = list(e.get("entryIndexes") or [])
-            out.append(f"Pruning ({s.strategy}) newly removed or shortened {_plural(e.get('items', 0), 'message')} "
-                       f"before this call; the model gets {st.tokens:,} of the {st.tokens_before_pruning:,} tokens "
-                       "of the full context.")
-        elif t == "unpruned":
-            out.append(f"{_plural(e.get('items', 0), 'message')} pruned at the previous call are sent in full again "
-                       "(the strategy decides afresh at every call).")
-        elif t == "prune_pass":
-            out.append(f"{s.strategy} ran a prune pass after the previous prompt's final answer and marked "
-                       f"{_plural(e.get('items', 0), 'output')} (≈{e.get('estimate', 0):,} tokens by its own estimate).")
-        elif t == "prune_skipped":
-            out.append(f"{e.get('strategy')} found candidates but did not prune: {e.get('reason')}.")
-        elif t == "branch_summary":
-            out.append(f"A branch summary (entry {e.get('entryIndex')}, {e.get('tokens', 0):,} tokens) carries over "
-                       "what the abandoned branch did.")
-        elif t == "reread":
-            out.append(f"This call reads {e.get('path')} again, whose earlier output (entry "
-                       f"{e.get('earlierEntryIndex')}) the model no longer sees — pruned or summarised away.")
-        elif t == "early_compaction_requested":
-            out.append(f"Turn-aware pruning reached the {e.get('zone')} zone and requested an early compaction "
-                       "(once per pressure episode).")
-        elif t == "zone":
-            out.append(f"Turn-aware zone: {e.get('zone')} (context at {e.get('pressure', 0):.0%} of the window).")
-        elif t == "recorded_compaction_set_aside":
-            out.append(f"The session's own compaction at entry {e.get('entryIndex')} is set aside: this what-if "
-                       "replay decides for itself when to compact.")
-        elif t == "compaction_skipped":
-            out.append(f"The policy wanted to compact ({e.get('trigger', '')}), but there was nothing to summarise.")
+        if isinstance(e, Pruned):
+            newly = list(e.entry_indexes)
+        out += _event_sentences(e, replay, k)
     if recon is not None:
         from ..recon import step_note
 
@@ -212,16 +174,82 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
             out.append(note)
     if detail is not None:
         out += prune_story(detail, newly)
-    elif st.pruned_tokens and not any(e["type"] == "pruned" for e in st.events):
+    elif st.pruned_tokens and not any(isinstance(e, Pruned) for e in st.events):
         out.append(f"Pruning keeps {st.pruned_tokens:,} tokens out of this call, as decided earlier.")
     trig = None
     fmt = getattr(getattr(replay, "session", None), "format", "pi")
-    if s.compaction == "recorded" and fmt != "pi":
+    pol = get_policy(s.compaction)
+    if pol.as_recorded and fmt != "pi":
         out.append("The compactions replayed are the ones the agent recorded in its file; when it would compact "
                    "is not in the file (pick its policy in the sidebar, or the agent preset, to see its threshold).")
-    elif s.compaction in ("pi", "recorded") and st.tokens:
+    elif (pol.as_recorded or pol is get_policy("pi")) and st.tokens:
         trig = s.context_window - s.reserve_tokens
         if trig > 0:
             out.append(f"pi compacts after an answer once the context exceeds window − reserveTokens = {trig:,} "
                        f"tokens; this call is at {st.tokens / trig:.0%} of that.")
     return out
+
+
+def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
+    """What one event of call ``k`` means, in plain words."""
+    s = replay.settings
+    match e:
+        case SimulatedCompaction():
+            out = [f"A compaction was simulated ({e.policy}) because {e.reason}. "
+                   f"{_plural(e.summarized_messages, 'message')} were summarised into "
+                   f"{e.summary_tokens:,} tokens by the {e.summarizer} summarizer; "
+                   f"the context is now {e.tokens_after:,} tokens."]
+            if e.fell_back:
+                out.append(f"The summarizer failed ({e.error}); the offline summary was used instead.")
+            rec = next((x for x in replay.summaries if x.get("step") == k and x.get("simulated")), None)
+            if rec and rec.get("story"):
+                out.append("Where the cut landed: " + " ".join(rec["story"]))
+            return out
+        case RecordedCompaction():
+            return [f"The session's own compaction (entry {e.entry_index}) takes effect: everything "
+                    f"before entry {e.first_kept_entry_index} is replaced by its summary "
+                    f"({e.summary_tokens:,} tokens); pi measured {e.tokens_before:,.0f} tokens before it.",
+                    *recorded_cut_story(replay.session, e.entry_index, s.keep_recent_tokens, s.reserve_tokens,
+                                        s.pi_version)]
+        case Overflow():
+            return [f"Overflow: {e.tokens:,} tokens is more than the {e.window:,}-token window"
+                    + (" — the request would fail, so the policy compacts and retries." if e.before
+                       else " — a provider would reject this request.")]
+        case Pruned():
+            st = replay.steps[k]
+            return [f"Pruning ({s.strategy}) newly removed or shortened {_plural(e.items, 'message')} "
+                    f"before this call; the model gets {st.tokens:,} of the {st.tokens_before_pruning:,} tokens "
+                    "of the full context."]
+        case Unpruned():
+            return [f"{_plural(e.items, 'message')} pruned at the previous call are sent in full again "
+                    "(the strategy decides afresh at every call)."]
+        case BranchSummary():
+            return [f"A branch summary (entry {e.entry_index}, {e.tokens:,} tokens) carries over "
+                    "what the abandoned branch did."]
+        case Reread():
+            return [f"This call reads {e.path} again, whose earlier output (entry "
+                    f"{e.earlier_entry_index}) the model no longer sees — pruned or summarised away."]
+        case RecordedCompactionSetAside():
+            return [f"The session's own compaction at entry {e.entry_index} is set aside: this what-if "
+                    "replay decides for itself when to compact."]
+        case CompactionSkipped():
+            return [f"The policy wanted to compact ({e.trigger}), but there was nothing to summarise."]
+        case StrategyEvent():
+            return _strategy_sentences(e.data, s.strategy)
+    return []
+
+
+def _strategy_sentences(d: dict[str, Any], strategy: str) -> list[str]:
+    """What an event a pruning strategy reported means (in its own fields)."""
+    t = d.get("type")
+    if t == "prune_pass":
+        return [f"{strategy} ran a prune pass after the previous prompt's final answer and marked "
+                f"{_plural(d.get('items', 0), 'output')} (≈{d.get('estimate', 0):,} tokens by its own estimate)."]
+    if t == "prune_skipped":
+        return [f"{d.get('strategy')} found candidates but did not prune: {d.get('reason')}."]
+    if t == "early_compaction_requested":
+        return [f"Turn-aware pruning reached the {d.get('zone')} zone and requested an early compaction "
+                "(once per pressure episode)."]
+    if t == "zone":
+        return [f"Turn-aware zone: {d.get('zone')} (context at {d.get('pressure', 0):.0%} of the window)."]
+    return []

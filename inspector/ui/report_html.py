@@ -93,9 +93,9 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
                                                 c.count_many([x.message for x in d.after]),
                                                 window=s.context_window, reserve=s.reserve_tokens)))
     ev_rows = "".join(
-        f"<tr><td class='num'>{st.step}</td><td class='num'>{st.entry_index}</td><td>{t(e['type'])}</td>"
+        f"<tr><td class='num'>{st.step}</td><td class='num'>{st.entry_index}</td><td>{t(e.type)}</td>"
         f"<td>{t(e.get('reason') or e.get('path') or '')}</td></tr>"
-        for st in replay.steps for e in st.events if e["type"] not in ("zone",))
+        for st in replay.steps for e in st.events if e.type not in ("zone",))
     parts.append(f"<h2>Events</h2><table><tr><th>step</th><th>entry</th><th>event</th><th>detail</th></tr>{ev_rows}</table>")
     for rec in replay.summaries:
         parts.append(f"<h3>Compaction before call {rec['step']} ({'simulated' if rec.get('simulated') else 'recorded'})"

@@ -25,7 +25,7 @@ import streamlit as st
 from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention
 from ..retention.extract import entry_facts, facts_ready, path_suffixes
 from . import views
-from .state import memo, set_step
+from .state import memo, set_step, summary_cache
 from .urlstate import esc
 
 MARK_COLOR = "#e6550d"
@@ -259,7 +259,7 @@ def _compare(r: Any, i: int) -> None:
     if llm is not None and not st.session_state.get(key):
         st.button("Score the LLM's summaries", key=f"{key}_btn", on_click=lambda: st.session_state.update({key: True}))
         llm = None
-    cs = memo("retention_cmp", (r.settings, i, id(r), llm is not None), lambda: compare_summaries(r, i, llm))
+    cs = memo("retention_cmp", (r.settings, i, id(r), llm is not None), lambda: compare_summaries(r, i, llm, summaries=summary_cache()))
     rows = [{"summary": x.summary_label, **{LABELS[k]: _pct(v) for k, v in x.recall().items()},
              "overall": _pct(x.overall), "forgotten": len(x.forgotten)} for x in cs]
     st.dataframe(pd.DataFrame(rows), hide_index=True)

@@ -215,7 +215,7 @@ def _compaction_box(sb: Any, window: int) -> dict[str, Any]:
         sb.caption(":material/block: " + esc(" and ".join([", ".join(which[:-1]), which[-1]] if len(which) > 1
                                                            else which) + ": " + reason)
                    + (" pi's rule is still drawn beside each recorded compaction, with the values shown."
-                      if compaction == "recorded" else ""))
+                      if POLICIES[compaction].as_recorded else ""))
     pol_fields = us.policy_fields(compaction)
     pol_values = model_controls(sb, PolicySettings, "pol.", pol_fields) if pol_fields else {}
     probe = ReplaySettings(compaction=compaction, context_window=window, keep_recent_tokens=keep,
@@ -227,7 +227,7 @@ def _compaction_box(sb: Any, window: int) -> dict[str, Any]:
         sb.error(f"With a {window:,}-token window this policy compacts at {threshold:,} tokens: before every call. "
                  "Pick a larger window.", icon=":material/error:")
     pi_version = "0.73"
-    if compaction in ("pi", "early"):
+    if POLICIES[compaction].pi_cut:
         pi_version = sb.selectbox("pi version (cut rule)", list(us.PI_VERSIONS), format_func=us.PI_VERSIONS.get,
                                   key="pi_version", help="pi 0.58 started the next summary after the previous "
                                                          "compaction; 0.73 re-summarises its kept part.")

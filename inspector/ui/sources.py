@@ -69,7 +69,8 @@ def read_file(path: Path) -> bytes:
 
 def local_sessions(limit: int = 300) -> dict[str, list[Any]]:
     """Each agent's sessions on this machine (newest first), for folders inside the allowed roots."""
-    from ..importers.discover import AGENTS, agent_dirs, list_local_sessions
+    from ..agents import AGENTS
+    from ..importers.discover import agent_dirs, list_local_sessions
 
     allowed = roots()
     return {a: list_local_sessions(a, [d for d in agent_dirs(a) if d.is_dir() and is_allowed(d, allowed)], limit)

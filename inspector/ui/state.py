@@ -27,7 +27,15 @@ from .. import replay as rp
 from ..importers import parse_any
 from ..importers.codex import recorded_context_window
 from ..jsjson import replace_lone_surrogate_escapes
-from ..replay import Replay, ReplaySettings, effective_settings, replay, session_counter, warm_session
+from ..replay import (
+    Replay,
+    ReplaySettings,
+    SummaryCache,
+    effective_settings,
+    replay,
+    session_counter,
+    warm_session,
+)
 from ..session.tree import LoadIssue, Session
 
 MAX_SESSIONS = 6
@@ -77,6 +85,13 @@ def caches() -> dict[str, _Lru]:
     ``meta`` (digest → (name, origin): what a reload needs to reopen a session)."""
     return {"sessions": _Lru(MAX_SESSIONS), "replays": _Lru(MAX_REPLAYS), "misc": _Lru(64),
             "meta": _Lru(64)}
+
+
+@st.cache_resource
+def summary_cache() -> SummaryCache:
+    """The app's summaries of simulated compactions, shared by every replay in this process (so a
+    summary made with an LLM is paid for once)."""
+    return SummaryCache()
 
 
 def clear_caches() -> None:
@@ -192,7 +207,7 @@ def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None
 def _replay_key(settings: ReplaySettings) -> tuple[Any, ReplaySettings]:
     """Replays are cached by the settings they depend on: a change that cannot alter the replay
     (keepRecentTokens without simulated compactions, say) reuses it (:func:`effective_settings`)."""
-    return st.session_state.get("session_digest"), effective_settings(settings) if rp.REUSE else settings
+    return st.session_state.get("session_digest"), effective_settings(settings) if rp.settings.REUSE else settings
 
 
 def replay_is_cached(settings: ReplaySettings) -> bool:
@@ -212,7 +227,7 @@ def current_replay(settings: ReplaySettings, label: str = "Replaying the session
             bar.progress(min(1.0, max(0.0, f)), text=f"{label}… {f:.0%}")
 
         try:
-            return replay(s, settings, progress=progress)
+            return replay(s, settings, progress=progress, summaries=summary_cache())
         finally:
             bar.empty()
             warm_session(s)  # summarizer facts and tiktoken counts, in the background

@@ -22,7 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..policies import POLICIES, PolicySettings
+from ..agents import AGENTS, Agent
+from ..policies import POLICIES, PolicySettings, get_policy
+from ..policies import policy_fields as policy_fields  # re-exported for the sidebar
 from ..pruning.base import field_bounds as field_bounds  # re-exported for the sidebar and pages
 from ..replay import ReplaySettings
 
@@ -47,7 +49,6 @@ COUNTERS = {"pi": "pi estimate (chars ÷ 4)", "tiktoken": "tiktoken (cl100k_base
 SUMMARIZERS = {"offline": "offline extractive (no network)", "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
                "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}
 PI_VERSIONS = {"0.73": "pi 0.73 (current)", "0.58": "pi 0.58"}
-POLICY_FIELD_PREFIX = {"early": "early_", "opencode": "opencode_", "codex": "codex_", "claude-code": "claude_"}
 DEFAULTS = ReplaySettings()
 PAGE_PARAMS = ("screen",)
 """URL parameters a page owns (the Learn page's screen): the sidebar keeps them as they are."""
@@ -78,12 +79,6 @@ def strategies() -> dict[str, Any]:
 
 def window_preset_for(window: int) -> str:
     return next((k for k, v in WINDOW_PRESETS.items() if v == window), "Custom")
-
-
-def policy_fields(policy: str) -> list[str]:
-    """The :class:`PolicySettings` fields a policy reads (by their prefix)."""
-    prefix = POLICY_FIELD_PREFIX.get(policy)
-    return [k for k in PolicySettings.model_fields if prefix and k.startswith(prefix)]
 
 
 def _json(v: Any) -> str:
@@ -225,20 +220,23 @@ def pi_settings_updates(data: bytes) -> tuple[dict[str, Any], list[str]]:
     return out, said
 
 
-#: Each agent's own behaviour as sidebar settings: (label, widget updates, what it means)
+def _agent_preset(agent: Agent) -> tuple[str, dict[str, Any], str]:
+    updates: dict[str, Any] = {"compaction": agent.policy, "strategy": agent.strategy}
+    if agent.keep_recent_tokens is not None:
+        updates["keep"] = agent.keep_recent_tokens
+    if agent.reserve_tokens is not None:
+        updates["reserve"] = agent.reserve_tokens
+    if agent.context_window:
+        updates["window_preset"] = window_preset_for(agent.context_window)
+    return agent.title, updates, agent.preset_note
+
+
+#: Each agent's own behaviour as sidebar settings: (label, widget updates, what it means), from
+#: :mod:`inspector.agents`, after the session as recorded
 AGENT_PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
     "recorded": ("As recorded", {"compaction": "recorded", "strategy": "recorded"},
                  "the session's own compactions and the pruning its agent recorded"),
-    "pi": ("pi", {"compaction": "pi", "strategy": "none", "keep": 20_000, "reserve": 16_384},
-           "pi's compaction with its defaults (keepRecentTokens 20,000, reserveTokens 16,384), no pruning"),
-    "claude-code": ("Claude Code", {"compaction": "claude-code", "strategy": "claude-code-microcompact",
-                                    "window_preset": "Claude Sonnet / Opus (200k)"},
-                    "Claude Code's auto-compaction and time-based microcompact, as third-party analyses report "
-                    "them (unverified)"),
-    "codex": ("Codex CLI", {"compaction": "codex", "strategy": "none"},
-              "Codex's compaction at 90% of the window, no pruning (Codex prunes nothing)"),
-    "opencode": ("OpenCode", {"compaction": "opencode", "strategy": "opencode"},
-                 "OpenCode's prune and its compaction"),
+    **{name: _agent_preset(a) for name, a in AGENTS.items()},
 }
 
 
@@ -286,11 +284,12 @@ def preset_in_effect(values: Mapping[str, Any] | Any) -> str:  # Any: st.session
 
 def inert_settings(compaction: str) -> dict[str, str]:
     """The compaction controls that change nothing under ``compaction``, each with the reason."""
-    if compaction in ("recorded", "never"):
-        why = ("the session's own compactions stand" if compaction == "recorded"
+    pol = get_policy(compaction)
+    if not pol.simulated:
+        why = ("the session's own compactions stand" if pol.as_recorded
                else "this policy never compacts")
         return {k: f"No effect under '{POLICIES[compaction].title}': {why}." for k in ("keep", "reserve", "summarizer")}
-    if compaction not in ("pi", "early"):
+    if not pol.pi_cut:
         return {"keep": f"No effect under '{POLICIES[compaction].title}': keepRecentTokens is pi's; this policy "
                         "keeps what its own rule says."}
     return {}
@@ -303,7 +302,7 @@ def noop_warnings(settings: ReplaySettings) -> dict[str, str]:
     from ..policies import trigger_threshold
 
     out: dict[str, str] = {}
-    if settings.compaction in ("pi", "early"):
+    if get_policy(settings.compaction).pi_cut:
         t = trigger_threshold(settings.compaction, settings.context_window, settings.policy, settings.reserve_tokens)
         if t is not None and 0 < t <= settings.keep_recent_tokens:
             out["keep"] = (f"keepRecentTokens {settings.keep_recent_tokens:,} ≥ the {t:,}-token threshold where this "

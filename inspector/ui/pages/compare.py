@@ -14,13 +14,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from inspector.agents import AGENTS
 from inspector.policies import POLICIES
-from inspector.replay import AGENT_CONFIGS as AGENTS
-from inspector.replay import ReplaySettings, sweep
+from inspector.replay import COMPARED, ReplaySettings, sweep
 from inspector.ui import cache_view, figures, retention_view, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import PLOT_CONFIG, need_session, strategy_title
-from inspector.ui.state import current_replay, default, set_widgets
+from inspector.ui.state import current_replay, default, set_widgets, summary_cache
 from inspector.whatif import variant_settings
 
 
@@ -59,9 +59,9 @@ def _heat_picked() -> None:
         _apply_cell()
 
 
-#: (pruning, compaction) of each agent, for the Compare page's agents button
-# the Compare page's "agents" button: (pruning, compaction) of each agent, from the engine's table
-AGENT_CONFIGS = tuple((AGENTS[a][2], AGENTS[a][1]) for a in ("pi", "codex", "opencode", "claude-code"))
+#: the Compare page's "agents" button: (pruning, compaction) of each agent (:mod:`inspector.agents`),
+#: in the order ``compare_agents`` replays them
+AGENT_CONFIGS = tuple((AGENTS[a].strategy, AGENTS[a].policy) for a in COMPARED if a in AGENTS)
 
 
 def _compare_agents() -> None:
@@ -117,7 +117,7 @@ def compare_page(settings: ReplaySettings) -> None:
                + (" (choose OpenCode prune in the sidebar for PRUNE_PROTECT × PRUNE_MINIMUM)"
                   if settings.strategy == "none" else "")
                + ". Click a cell to apply its settings to the sidebar; the outlined cell is the current setting.")
-    if settings.compaction == "recorded":
+    if POLICIES[settings.compaction].as_recorded:
         st.warning("The sidebar's compaction policy is 'As recorded': the session's own compactions stand, so "
                    "keepRecentTokens, reserveTokens and the window change nothing. Choose a what-if policy (pi) "
                    "to sweep them.", icon=":material/info:")
@@ -161,7 +161,7 @@ def compare_page(settings: ReplaySettings) -> None:
             def progress(f: float) -> None:
                 bar.progress(min(1.0, f), text=f"Sweeping… {f:.0%}")
 
-            cells = sweep(s, settings, grid, progress=progress)
+            cells = sweep(s, settings, grid, progress=progress, summaries=summary_cache())
             bar.empty()
             st.session_state["sweep"] = {"x": x, "y": y, "cells": cells, "strategy": settings.strategy,
                                          "base": settings}

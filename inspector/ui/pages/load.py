@@ -49,16 +49,17 @@ def _load_upload() -> None:
 
 def _local_sessions() -> None:
     """Each agent's sessions found on this machine, one tab per agent that has any."""
-    from inspector.importers.discover import AGENTS, agent_dirs
+    from inspector.agents import AGENTS
+    from inspector.importers.discover import agent_dirs
 
     found = sources.local_sessions()
     have = [a for a, xs in found.items() if xs]
     if not have:
-        st.caption("No local sessions of " + ", ".join(AGENTS.values()) + " found in the allowed folders ("
+        st.caption("No local sessions of " + ", ".join(a.title for a in AGENTS.values()) + " found in the allowed folders ("
                    + ", ".join(us.code(str(d)) for a in AGENTS for d in agent_dirs(a)) + ").")
         return
     st.markdown("**Sessions on this machine** (newest first)")
-    for a, tab in zip(have, st.tabs([f"{AGENTS[a]} ({len(found[a])})" for a in have]), strict=True):
+    for a, tab in zip(have, st.tabs([f"{AGENTS[a].title} ({len(found[a])})" for a in have]), strict=True):
         with tab:
             _local_table(a, found[a])
 

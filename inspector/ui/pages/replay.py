@@ -15,7 +15,7 @@ import streamlit as st
 
 from inspector.compaction_view import compaction_steps, compaction_view, compactions_at, trigger_series
 from inspector.policies import POLICIES
-from inspector.replay import ReplaySettings
+from inspector.replay import Pruned, ReplaySettings
 from inspector.replay_report import replay_report
 from inspector.ui import cache_view, figures, retention_view, views
 from inspector.ui import urlstate as us
@@ -211,7 +211,7 @@ def _pruned_here(r: Any, k: int, d: Any, counter: Any) -> None:
     rows = views.pruned_rows(d, counter)
     if not rows:
         return
-    new = any(e["type"] == "pruned" for e in r.steps[k].events)
+    new = any(isinstance(e, Pruned) for e in r.steps[k].events)
     with st.expander(f"Pruned at this call: {len(rows):,} message(s), {sum(x['tokens'] for x in rows):,} → "
                      f"{sum(x['sent'] for x in rows):,} tokens", expanded=new):
         for row in rows:
@@ -249,7 +249,7 @@ def replay_page(settings: ReplaySettings) -> None:
     st.session_state.update({"_n_steps": n, "_nav_event": nav["event"], "_nav_compaction": nav["compaction"]})
     if st.session_state.get("cur_step") is None:  # a new session or branch: open where something happens
         set_step(nav["event"][0] if nav["event"] else 0)
-    mode = "as recorded" if settings.compaction == "recorded" else f"what-if: {POLICIES[settings.compaction].title}"
+    mode = "as recorded" if POLICIES[settings.compaction].as_recorded else f"what-if: {POLICIES[settings.compaction].title}"
     st.caption(f"{n:,} model calls on this branch · compaction {mode} · pruning {strategy_title(settings.strategy)} · "
                f"window {settings.context_window:,} tokens · counter {us.COUNTERS[settings.counter]} · replayed once in "
                f"{r.seconds:.2f} s, then cached")
@@ -260,7 +260,7 @@ def replay_page(settings: ReplaySettings) -> None:
     _step_controls(k, n, nav)
     d = r.step_detail(k)
     counter = counter_for(s, settings.counter)
-    recon = reconstruction(s, settings.leaf) if settings.compaction == "recorded" else None
+    recon = reconstruction(s, settings.leaf) if POLICIES[settings.compaction].as_recorded else None
     _step_metrics(r, k, d, settings, recon)
     comps = compactions_at(r, k)
     if comps:
@@ -321,7 +321,7 @@ def _timeline_caption(r: Any) -> str:
     trig = trigger_series(r)
     what = ("" if trig is None else
             " The orange line is what pi's compaction compares with the dashed threshold: the recorded usage "
-            "(input + output + cache of each answer), not the estimate." if r.settings.compaction == "recorded"
+            "(input + output + cache of each answer), not the estimate." if POLICIES[r.settings.compaction].as_recorded
             else f" The dashed dark line is what the policy compares with the dashed threshold: {trig[0]}.")
     return ("Context tokens at every call (aborted and failed calls have no recorded point). Click a point to jump "
             "to that call. Solid red: the window; dashed: where the compaction policy triggers." + what

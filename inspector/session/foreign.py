@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..session.tree import LoadIssue
+from ..agents import AGENTS
+from .tree import LoadIssue
 
 PI_TYPES = frozenset({"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary",
                       "custom", "custom_message", "label", "session_info"})
@@ -32,12 +33,13 @@ def foreign_format(obj: Any, host: str) -> str | None:
     return found if found != host else None
 
 
+def _label(fmt: str) -> str:
+    return AGENTS[fmt].format_label if fmt in AGENTS else fmt
+
+
 def foreign_issues(found: list[tuple[int, str]], host_label: str) -> list[LoadIssue]:
     """One located warning per foreign line (the first ``MAX_LISTED``), then a count of the rest."""
-    from . import FORMAT_LABELS, _modules
-
-    _modules()
-    out = [LoadIssue("foreign-line", "warning", f"a line of another format ({FORMAT_LABELS.get(fmt, fmt)}) inside a "
+    out = [LoadIssue("foreign-line", "warning", f"a line of another format ({_label(fmt)}) inside a "
                      f"{host_label}; not imported", line=n) for n, fmt in found[:MAX_LISTED]]
     if len(found) > MAX_LISTED:
         rest = found[MAX_LISTED:]

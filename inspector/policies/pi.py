@@ -1,0 +1,114 @@
+"""pi's compaction policy, and ``early`` (pi's compaction requested sooner; beyond pi).
+
+``pi`` (pi-coding-agent ``agent-session.ts``; code reading, the oracle checks the pieces)
+    After each assistant message: ``contextTokens > contextWindow - reserveTokens`` (strict),
+    skipping aborted messages. A context already over the window before a call is pi's
+    overflow path: compact, then retry the call (the replay's run does that for every policy).
+    The compaction itself is pi's ``prepareCompaction`` + summary + ``buildSessionContext``, run by
+    :mod:`inspector.compaction`: a compaction entry is appended to the simulated path and the
+    context is rebuilt from it.
+``early`` (the context-manager design in ``../shared/seeds``; **beyond pi**)
+    The same pi compaction, requested as soon as the context reaches the red zone
+    (``red_fraction`` of the window, ``>=``), through a latch: one request per pressure
+    episode, re-armed when the context falls back below the red zone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..compaction import make_compaction_entry, prepare_compaction
+from ..cut_story import cut_story
+from .base import Compacted, CompactionPolicy, CompactionRequest, PolicyInfo, TriggerState
+
+
+class PiPolicy(CompactionPolicy):
+    info = PolicyInfo(
+        "pi",
+        "pi",
+        "pi-coding-agent core/agent-session.ts, core/compaction/compaction.ts",
+        "Compact after an answer when context > window − reserveTokens; overflow: compact and retry.",
+    )
+    pi_cut = True
+    aborted_never_trigger = True
+
+    def threshold(self, window: int, settings: Any, reserve: int) -> int | None:
+        return window - reserve
+
+    def threshold_label(self, settings: Any) -> str:
+        return "window − reserveTokens (pi compacts above)"
+
+    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
+                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+        if aborted:
+            return False, "aborted answers never trigger pi's compaction"
+        limit = window - reserve
+        if tokens > limit:
+            return True, f"context {tokens:,} > window − reserve = {limit:,} (pi's shouldCompact)"
+        return False, ""
+
+    def compact(self, req: CompactionRequest) -> Compacted | None:
+        """pi's ``prepareCompaction`` on the simulated path, a compaction entry with the summary,
+        and the context pi builds after it."""
+        path, ctx = req.path, req.context
+        est = req.estimate
+        prep = prepare_compaction(
+            path.entries, req.compaction, path_indexes=path.indexes, pi_version=req.pi_version,
+            context=[c.message for c in ctx.msgs], positions=path.positions,
+            tokens=lambda i: est(path.entries[i].message),  # type: ignore[union-attr]
+        )
+        if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
+            return None
+        s = req.summarize(prep)
+        n_sim = sum(1 for i in path.indexes if i is None) + 1
+        entry = make_compaction_entry(
+            prep, s["text"], parent_id=path.entries[-1].id if path.entries else None,
+            entry_id=f"__sim_compaction_{n_sim}__",
+        )
+        path.append(entry, None)
+        ctx.reset(path.context_after_last())
+        summarized = [m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)]
+        story = cut_story(req.session, [i if i is not None else -1 for i in path.indexes[:-1]], path.entries[:-1],
+                          prep, req.compaction.keepRecentTokens)
+        return Compacted(s, req.session.index_of(prep.firstKeptEntryId), summarized, story)
+
+
+class EarlySettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    red_fraction: float = Field(
+        0.70, gt=0, le=1.5, description="request compaction when context ≥ this fraction of the window (turn-aware red)."
+    )
+
+
+class EarlyPolicy(PiPolicy):
+    info = PolicyInfo(
+        "early",
+        "Early (turn-aware red zone)",
+        "context-manager design (seeds/context-manager-design.md)",
+        "pi's compaction, requested once per pressure episode when the context reaches the red zone.",
+        beyond_source=True,
+    )
+    Settings = EarlySettings
+    prefix = "early_"
+    aborted_never_trigger = False
+
+    def threshold(self, window: int, settings: Any, reserve: int) -> int | None:
+        return int(settings.red_fraction * window)
+
+    def threshold_label(self, settings: Any) -> str:
+        return f"red zone ({settings.red_fraction:.0%})"
+
+    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
+                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+        red = int(settings.red_fraction * window)
+        if tokens < red:
+            if trigger.latched:
+                trigger.latched = False  # pressure fell: re-arm
+            return False, ""
+        if trigger.latched:
+            return False, "red zone, but a request was already made in this pressure episode"
+        trigger.latched = True
+        return True, f"context {tokens:,} ≥ red zone {red:,} ({settings.red_fraction:.0%} of the window)"

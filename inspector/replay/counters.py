@@ -1,0 +1,128 @@
+"""Token counts per session: one cached, primed counter per (session, counter name), and warming
+those caches in the background after a session's first replay."""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..session.models import MessageEntry
+from ..session.tree import Session
+from ..tokens import TokenCounter, get_counter
+
+
+class CachedCounter:
+    """A counter that remembers each message object's count (messages are immutable)."""
+
+    def __init__(self, base: TokenCounter) -> None:
+        self.base = base
+        self.name = base.name
+        self.label = base.label
+        self._cache: dict[int, tuple[Any, int]] = {}
+        self._lock = threading.Lock()
+        self._primed: Session | None = None
+
+    def count(self, message: Any) -> int:
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        n = self.base.count(message)
+        self._cache[id(message)] = (message, n)
+        return n
+
+    def count_many(self, messages: Sequence[Any]) -> list[int]:
+        missing = [m for m in messages if id(m) not in self._cache]
+        if missing:
+            for m, n in zip(missing, self.base.count_many(missing), strict=True):
+                self._cache[id(m)] = (m, n)
+        return [self.count(m) for m in messages]
+
+    def count_text(self, text: str) -> int:
+        return self.base.count_text(text)
+
+    def prime(self, messages: Iterable[Any]) -> None:
+        self.count_many(list(messages))
+
+    def prime_session(self, session: Session) -> None:
+        """Count every message of ``session`` in one batch, once (a second caller, in another
+        thread, waits for the first)."""
+        with self._lock:
+            if self._primed is not session:
+                self.prime(e.message for e in session.entries if isinstance(e, MessageEntry))
+                self._primed = session
+
+
+_COUNTER_CACHE: dict[tuple[int, str], tuple[Session, CachedCounter]] = {}
+_COUNTER_LOCK = threading.Lock()
+
+
+def session_counter(session: Session, name: str) -> CachedCounter:
+    """One cached counter per (session, counter name), primed with every message in one batch.
+    ``usage`` (a per-call figure, not a per-message one) counts messages with pi's estimate."""
+    name = "pi" if name == "usage" else name
+    key = (id(session), name)
+    with _COUNTER_LOCK:
+        hit = _COUNTER_CACHE.get(key)
+        if hit is not None and hit[0] is session:
+            c = hit[1]
+        else:
+            c = CachedCounter(_session_counter_base(session, name))
+            if len(_COUNTER_CACHE) > 16:
+                _COUNTER_CACHE.clear()
+            _COUNTER_CACHE[key] = (session, c)
+    c.prime_session(session)
+    return c
+
+
+_WARMING: dict[tuple[int, str], weakref.ref[Session]] = {}  # weak: a warmed session is not kept alive
+
+
+def warm_session(session: Session, what: Sequence[str] = ("facts", "tiktoken"), delay: float = 1.0
+                 ) -> threading.Thread | None:
+    """Fill the per-message caches later replays of ``session`` read, in a background thread,
+    once per session, starting after ``delay`` seconds (the page being drawn keeps the CPU):
+    ``facts``, what the offline summarizer extracts from each message (a first what-if policy
+    then only writes its summaries), and a counter's name (``tiktoken``: a switch of the counter
+    finds the counts ready; its BPE runs outside the GIL). Asked for sooner, a replay computes
+    what it needs and the thread finds it done. Failures are left to show where the cache is
+    used. The app calls this after a session's first replay. Returns the thread, or None when
+    there is nothing left to do."""
+    with _COUNTER_LOCK:
+        todo = [n for n in what if (ref := _WARMING.get((id(session), n))) is None or ref() is not session]
+        if len(_WARMING) > 64:
+            _WARMING.clear()
+        for n in todo:
+            _WARMING[(id(session), n)] = weakref.ref(session)
+    if not todo:
+        return None
+
+    def work() -> None:
+        time.sleep(delay)
+        for name in todo:
+            try:
+                if name == "facts":
+                    from ..summarize.offline import remember_facts
+
+                    remember_facts(e.message for e in session.entries if isinstance(e, MessageEntry))
+                else:
+                    session_counter(session, name)
+            except Exception:  # noqa: BLE001 - reported where the cache is used
+                pass
+
+    t = threading.Thread(target=work, name="inspector-warm-session", daemon=True)
+    t.start()
+    return t
+
+
+def _session_counter_base(session: Session, name: str) -> TokenCounter:
+    """``calibrated`` is tiktoken × the session's own fitted ratio (:mod:`inspector.calibration`)."""
+    if name == "calibrated":
+        from ..calibration import session_calibration
+        from ..tokens import CalibratedCounter
+
+        cal = session_calibration(session)
+        return CalibratedCounter(cal.ratio, cal.overhead, cal.label)
+    return get_counter(name)

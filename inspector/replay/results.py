@@ -1,0 +1,314 @@
+"""What a replay returns: its steps (one per model call), typed events, metrics, and the replay itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from ..context import ContextMessage
+from ..session.tree import Session
+from .settings import ReplaySettings, effective_settings
+
+# ---------------------------------------------------------------------------------------------
+# Events: one small frozen dataclass per kind; ``to_json()`` is the dict replays have always written
+# ---------------------------------------------------------------------------------------------
+
+
+class Event:
+    """Base of the typed events of a step. ``to_json()`` gives the event as JSON (``replay --json``,
+    reports). Transition: readers not converted yet read an event like the dict it used to be
+    (``e["type"]``, ``e.get("tokens")``, ``dict(e)``); new code reads the fields."""
+
+    type: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # -- read-compatible mapping access (transition) ----------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        return self.to_json()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.to_json().get(key, default)
+
+    def keys(self) -> Any:
+        return self.to_json().keys()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.to_json()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_json())
+
+
+@dataclass(frozen=True)
+class Pruned(Event):
+    """Pruning newly cleared ``items`` tool outputs (``tokens`` fewer) at this call."""
+
+    type: ClassVar[str] = "pruned"
+    items: int
+    tokens: int
+    entry_indexes: tuple[int, ...]
+    """The first 50 cleared entries."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "items": self.items, "tokens": self.tokens, "entryIndexes": list(self.entry_indexes)}
+
+
+@dataclass(frozen=True)
+class Unpruned(Event):
+    """Outputs cleared before are whole again (a strategy restored them)."""
+
+    type: ClassVar[str] = "unpruned"
+    items: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "items": self.items}
+
+
+@dataclass(frozen=True)
+class StrategyEvent(Event):
+    """An event the pruning strategy reported (its own ``type`` and fields, kept as written)."""
+
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:  # type: ignore[override]
+        return str(self.data.get("type"))
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+@dataclass(frozen=True)
+class Overflow(Event):
+    """The context is over the window (``before="compaction"``: found before the call, so a
+    simulated policy compacts and retries)."""
+
+    type: ClassVar[str] = "overflow"
+    tokens: int
+    window: int
+    before: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "tokens": self.tokens, "window": self.window}
+        if self.before is not None:
+            out["before"] = self.before
+        return out
+
+
+@dataclass(frozen=True)
+class Reread(Event):
+    """A read of ``path`` whose earlier output (entry ``earlier_entry_index``) was gone or pruned."""
+
+    type: ClassVar[str] = "reread"
+    path: str
+    earlier_entry_index: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "path": self.path, "earlierEntryIndex": self.earlier_entry_index}
+
+
+@dataclass(frozen=True)
+class SimulatedCompaction(Event):
+    """A compaction the replay's policy made."""
+
+    type: ClassVar[str] = "compaction"
+    policy: str
+    kind: str
+    """``threshold`` (after an answer) or ``overflow`` (before a call)."""
+    reason: str
+    first_kept_entry_index: int | None
+    summarized_messages: int
+    summary_tokens: int
+    summarizer: str | None
+    fell_back: bool
+    error: str | None
+    tokens_after: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "simulated": True, "policy": self.policy, "kind": self.kind, "reason": self.reason,
+                "firstKeptEntryIndex": self.first_kept_entry_index, "summarizedMessages": self.summarized_messages,
+                "summaryTokens": self.summary_tokens, "summarizer": self.summarizer, "fellBack": self.fell_back,
+                "error": self.error, "tokensAfter": self.tokens_after}
+
+
+@dataclass(frozen=True)
+class RecordedCompaction(Event):
+    """A compaction entry of the session, applied as recorded."""
+
+    type: ClassVar[str] = "compaction"
+    entry_index: int
+    first_kept_entry_index: int | None
+    summary_tokens: int
+    tokens_after: int
+    tokens_before: int | float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "simulated": False, "policy": "recorded", "entryIndex": self.entry_index,
+                "firstKeptEntryIndex": self.first_kept_entry_index, "summaryTokens": self.summary_tokens,
+                "tokensAfter": self.tokens_after, "tokensBefore": self.tokens_before}
+
+
+@dataclass(frozen=True)
+class CompactionSkipped(Event):
+    """The policy was triggered but found nothing to compact."""
+
+    type: ClassVar[str] = "compaction_skipped"
+    reason: str
+    trigger: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "reason": self.reason, "trigger": self.trigger}
+
+
+@dataclass(frozen=True)
+class RecordedCompactionSetAside(Event):
+    """A compaction entry of the session, set aside by a what-if policy."""
+
+    type: ClassVar[str] = "recorded_compaction_set_aside"
+    entry_index: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "entryIndex": self.entry_index}
+
+
+@dataclass(frozen=True)
+class BranchSummary(Event):
+    """A branch summary entry joins the context (``tokens`` of summary)."""
+
+    type: ClassVar[str] = "branch_summary"
+    entry_index: int
+    tokens: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "entryIndex": self.entry_index, "tokens": self.tokens}
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps, metrics, the replay
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    step: int
+    entry_index: int
+    """The assistant message answering this call."""
+    stop_reason: str | None
+    tokens: int
+    """Context tokens the model receives (after pruning), by the replay's counter."""
+    tokens_before_pruning: int
+    recorded_input: int | float | None
+    """Recorded prompt size: usage input + cacheRead + cacheWrite."""
+    recorded_total: int | float | None
+    """pi's calculateContextTokens of the recorded usage (prompt + answer)."""
+    messages: int
+    pruned_items: int
+    pruned_tokens: int
+    events: tuple[Event, ...]
+    cost: float
+    # -- to rebuild the exact context lazily ------------------------------------------------
+    _segment: list[ContextMessage] = field(repr=False, compare=False, default_factory=list)
+    _length: int = field(repr=False, compare=False, default=0)
+    _state: Any = field(repr=False, compare=False, default=None)
+    _call: Any = field(repr=False, compare=False, default=None)
+
+    @property
+    def aborted(self) -> bool:
+        return self.stop_reason == "aborted"
+
+    @property
+    def error(self) -> bool:
+        return self.stop_reason == "error"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "entryIndex": self.entry_index,
+            "stopReason": self.stop_reason,
+            "contextTokens": self.tokens,
+            "tokensBeforePruning": self.tokens_before_pruning,
+            "recordedTokens": self.recorded_input,
+            "recordedTotalTokens": self.recorded_total,
+            "messages": self.messages,
+            "prunedItems": self.pruned_items,
+            "prunedTokens": self.pruned_tokens,
+            "cost": round(self.cost, 6),
+            "events": [e.to_json() for e in self.events],
+        }
+
+
+class Metrics(BaseModel):
+    steps: int
+    total_input_tokens: int
+    cost_usd: float
+    recorded_cost_usd: float | None
+    peak_context: int
+    mean_context: float
+    compactions: int
+    summary_tokens: int
+    """Tokens the summaries cost (summarizer input + output)."""
+    tokens_pruned: int
+    """Sum over calls of tokens removed by pruning."""
+    overflows: int
+    rereads: int
+    """Later reads of a path whose earlier output was pruned or summarised away at that time."""
+    recorded_total_input: int | None
+
+
+@dataclass(frozen=True)
+class Replay:
+    settings: ReplaySettings
+    steps: tuple[Step, ...]
+    metrics: Metrics
+    path: tuple[int, ...]
+    summaries: tuple[dict[str, Any], ...]
+    """One record per compaction in the replay (recorded or simulated): step, text, usage, prep.
+    Private keys pin what :mod:`inspector.compaction_view` shows: ``_before`` / ``_after`` (the
+    context list and its length just before and just after the compaction) and ``_prep`` (the
+    preparation the summarizer got; simulated compactions only)."""
+    session: Session = field(repr=False)
+    seconds: float = 0.0
+
+    def step_detail(self, k: int) -> StepDetail:
+        """The exact context of step ``k``: before pruning, after pruning, and the decisions."""
+        st = self.steps[k]
+        base = tuple(st._segment[: st._length])
+        from .counters import session_counter
+        from .strategies import effective_strategy, strategy_settings
+
+        strat = effective_strategy(self.settings, self.session)
+        if strat is None:
+            return StepDetail(st, base, base, None)
+        counter = session_counter(self.session, self.settings.counter)
+        res = strat.apply(base, strategy_settings(self.settings), st._state, st._call, counter)
+        return StepDetail(st, base, tuple(res.messages), res)
+
+    def event_steps(self) -> list[int]:
+        return [s.step for s in self.steps if s.events]
+
+    def relabel(self, settings: ReplaySettings) -> Replay:
+        """This replay under ``settings``, which must have the same :func:`effective_settings`
+        (the same steps, events and summaries; only the settings it reports differ)."""
+        if effective_settings(settings) != effective_settings(self.settings):
+            raise ValueError("these settings can change the replay: replay them")
+        return replace(self, settings=settings)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "settings": self.settings.model_dump(mode="json"),
+            "metrics": self.metrics.model_dump(mode="json"),
+            "steps": [s.as_dict() for s in self.steps],
+        }
+
+
+@dataclass(frozen=True)
+class StepDetail:
+    step: Step
+    before: tuple[ContextMessage, ...]
+    after: tuple[ContextMessage, ...]
+    prune: Any  # PruneResult | None

@@ -1,0 +1,323 @@
+"""The replay engine: one run object walks the branch, and its methods are the steps of one model call.
+
+For each entry on the branch (:meth:`ReplayRun.entry`): a compaction entry is applied as recorded or
+set aside; any other entry joins the simulated path; a message joins the context. At an assistant
+message, one model call (:meth:`ReplayRun.model_call`):
+
+1. :meth:`~ReplayRun.prune` — the pruning runner prunes the current context for this call;
+2. :meth:`~ReplayRun.overflow_before` — over the window, a simulated policy compacts and retries;
+3. :meth:`~ReplayRun.pruning_events` and :meth:`~ReplayRun.overflow_after` — what pruning changed,
+   and an overflow the call still has;
+4. the re-read tracker (:mod:`.rereads`) checks the answer's reads;
+5. :meth:`~ReplayRun.record_step` — the step, with the context list it saw pinned by its length;
+6. :meth:`~ReplayRun.after_answer` — the answer joins the context; the policy may compact.
+
+Compactions go through the policy object (:meth:`ReplayRun.compact`,
+:meth:`inspector.policies.CompactionPolicy.compact`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..compaction import CompactionPreparation, CompactionSettings
+from ..context import ContextMessage, _context_message
+from ..gcpause import gc_paused
+from ..numbers import clamp, clamp_int, finite_ms
+from ..policies import CompactionRequest, RunningContext, SimulatedPath, Trigger, get_policy
+from ..pricing import input_price_per_token
+from ..pruning.base import CallInfo
+from ..session.models import (
+    AnyEntry,
+    AssistantMessage,
+    BranchSummaryEntry,
+    CompactionEntry,
+    MessageEntry,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from ..session.tree import Session
+from ..tokens import calculate_context_tokens, estimate_context_tokens
+from . import settings as switches
+from .counters import session_counter
+from .rereads import RereadTracker
+from .results import (
+    BranchSummary,
+    CompactionSkipped,
+    Event,
+    Metrics,
+    Overflow,
+    Pruned,
+    RecordedCompaction,
+    RecordedCompactionSetAside,
+    Replay,
+    SimulatedCompaction,
+    Step,
+    StrategyEvent,
+    Unpruned,
+)
+from .settings import ReplaySettings
+from .strategies import effective_strategy, make_runner, strategy_settings
+from .summaries import SummaryCache, SummaryFn
+
+
+def tool_calls(m: Any) -> list[ToolCall]:
+    return [b for b in m.content if isinstance(b, ToolCall)] if isinstance(m, AssistantMessage) else []
+
+
+def recorded_usage(m: AssistantMessage) -> tuple[int | float | None, int | float | None]:
+    """(recorded prompt: input + cacheRead + cacheWrite, pi's calculateContextTokens) of an answer."""
+    u = m.usage
+    if u is None:
+        return None, None
+    return clamp(clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)), clamp(calculate_context_tokens(u))
+
+
+class ReplayRun:
+    """One replay of ``session`` under ``settings``: the state carried from call to call."""
+
+    def __init__(self, session: Session, settings: ReplaySettings, *, summarize: SummaryFn | None = None,
+                 summaries: SummaryCache | None = None, incremental: bool | None = None,
+                 progress: Callable[[float], None] | None = None) -> None:
+        self.t0 = time.perf_counter()
+        self.session, self.settings, self.progress = session, settings, progress
+        self.policy = get_policy(settings.compaction)
+        self.own = self.policy.own_settings(settings.policy)
+        self.summarize = summarize or self._default_summarize(summaries if summaries is not None else SummaryCache())
+        self.usage_mode = settings.counter == "usage"
+        self.counter = session_counter(session, settings.counter)
+        self.strategy = effective_strategy(settings, session)
+        self.runner = make_runner(self.strategy, strategy_settings(settings), self.counter, self.usage_mode,
+                                  switches.INCREMENTAL if incremental is None else incremental)
+        self.compaction = CompactionSettings(enabled=True, reserveTokens=settings.reserve_tokens,
+                                             keepRecentTokens=settings.keep_recent_tokens)
+        self.window = settings.context_window
+        self.path = session.path(settings.leaf)
+        self.price = input_price_per_token(session)
+        self.ctx = RunningContext(self.counter)
+        self.sim = SimulatedPath()  # the path as pi would see it (what-if: simulated compactions)
+        self.trigger = Trigger()
+        self.rereads = RereadTracker()
+        self.prune_state: Any = None
+        self.pending: list[Event] = []
+        self.new_prompt = True
+        self.steps: list[Step] = []
+        self.summaries: list[dict[str, Any]] = []
+        self.overflows = self.compactions = self.summary_tokens = 0
+
+    def _default_summarize(self, cache: SummaryCache) -> SummaryFn:
+        style = self.policy.summary_style  # each agent's policy asks for its summary the way that agent does
+
+        def summarize(prep: CompactionPreparation, st: ReplaySettings) -> dict[str, Any]:
+            return cache.summary(prep, st, style, self.session)
+        return summarize
+
+    # -- the walk -------------------------------------------------------------------------------------
+    def run(self) -> Replay:
+        entries, n_path = self.session.entries, len(self.path)
+        for pos, ei in enumerate(self.path):
+            if self.progress is not None and pos % 500 == 0:
+                self.progress(pos / max(1, n_path))
+            self.entry(entries[ei], ei)
+        if self.progress is not None:
+            self.progress(1.0)
+        return Replay(self.settings, tuple(self.steps), self.metrics(), tuple(self.path), tuple(self.summaries),
+                      self.session, time.perf_counter() - self.t0)
+
+    def entry(self, e: AnyEntry, ei: int) -> None:
+        if isinstance(e, CompactionEntry):
+            if self.policy.as_recorded:
+                self.recorded_compaction(e, ei)
+            else:
+                self.pending.append(RecordedCompactionSetAside(ei))
+            return
+        self.sim.append(e, ei)
+        if isinstance(e, BranchSummaryEntry) and e.summary:
+            self.pending.append(BranchSummary(ei, self.counter.count_text(e.summary)))
+        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
+            self.model_call(e.message, ei)
+            return
+        cm = _context_message(e)
+        if cm is not None:
+            self.ctx.add(ContextMessage(cm, ei))
+            if isinstance(cm, UserMessage):
+                self.new_prompt = True
+            if isinstance(cm, ToolResultMessage):
+                self.rereads.result(cm, ei)
+
+    def recorded_compaction(self, e: CompactionEntry, ei: int) -> None:
+        """As recorded: the context becomes pi's ``buildSessionContext`` after the compaction entry."""
+        before = (self.ctx.msgs, len(self.ctx.msgs))
+        self.sim.append(e, ei)
+        self.ctx.reset(self.sim.context_after_last())
+        self.compactions += 1
+        ev = RecordedCompaction(ei, self.session.index_of(e.firstKeptEntryId), self.counter.count_text(e.summary),
+                                self.ctx.total, clamp(e.tokensBefore))
+        self.pending.append(ev)
+        self.summaries.append({**ev.to_json(), "step": len(self.steps), "text": e.summary,
+                               "summarizedEntryIndexes": [], "_before": before,
+                               "_after": (self.ctx.msgs, len(self.ctx.msgs))})
+
+    # -- one model call -------------------------------------------------------------------------------
+    def model_call(self, m: AssistantMessage, ei: int) -> None:
+        k = len(self.steps)
+        state_before = self.prune_state
+        call, res, tokens = self.prune(k, state_before, m.timestamp)
+        if self.policy.simulated and tokens > self.window:
+            call, res, tokens = self.overflow_before(k, state_before, m.timestamp, (call, res, tokens))
+        before = self.ctx.total
+        seg, length = self.ctx.msgs, len(self.ctx.msgs)
+        pruned_items = self.pruning_events(res, before, tokens)
+        self.overflow_after(tokens)
+        pruned = res is not None and self.runner is not None
+        self.pending += self.rereads.calls(tool_calls(m), lambda i: i in self.ctx.entries and not (
+            pruned and self.runner.is_pruned(i)))
+        if self.usage_mode:
+            tokens = self.usage_tokens(seg, length)
+        self.record_step(m, ei, k, tokens, before, pruned_items, (seg, length, state_before, call))
+        self.after_answer(m, ei, k, tokens)
+
+    def prune(self, k: int, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
+        """Prune the current context for call ``k``: (call info, outcome or None, tokens)."""
+        if self.strategy is None:
+            if self.runner is not None:
+                self.runner.call(self.ctx.msgs, None, None)
+            return None, None, self.ctx.total
+        ci = CallInfo(k, self.new_prompt, self.window, self.ctx.total, time_ms=finite_ms(time_ms))
+        out = self.runner.call(self.ctx.msgs, state, ci)
+        return ci, out, out.tokens
+
+    def overflow_before(self, k: int, state: Any, time_ms: Any, first: tuple[Any, Any, int]) -> tuple[Any, Any, int]:
+        """The request would fail with a context overflow: compact, then retry the call."""
+        tokens = first[2]
+        self.pending.append(Overflow(tokens, self.window, "compaction"))
+        if self.compact(k, f"context {tokens:,} > window {self.window:,}: overflow, compact and retry", "overflow"):
+            return self.prune(k, state, time_ms)
+        return first
+
+    def pruning_events(self, res: Any, before: int, tokens: int) -> int:
+        """What pruning changed at this call, as events; returns the items it keeps pruned."""
+        if res is None:
+            return 0
+        self.prune_state = res.state
+        newly, restored = self.runner.take_changes()
+        if newly:
+            self.pending.append(Pruned(len(newly), before - tokens, tuple(sorted(newly)[:50])))
+        if restored and not restored.isdisjoint(self.ctx.entries):
+            self.pending.append(Unpruned(len(restored)))
+        self.pending += [StrategyEvent(dict(ev)) for ev in res.events]
+        return res.items
+
+    def overflow_after(self, tokens: int) -> None:
+        if tokens > self.window:
+            self.overflows += 1
+            self.pending.append(Overflow(tokens, self.window))
+
+    def usage_tokens(self, seg: list[ContextMessage], length: int) -> int:
+        """pi's own view: the last trusted recorded usage in the context + estimates after it."""
+        if self.runner is not None:
+            return clamp_int(self.runner.usage_tokens(self.ctx.msgs))
+        return clamp_int(estimate_context_tokens([c.message for c in seg[:length]]).tokens)
+
+    def record_step(self, m: AssistantMessage, ei: int, k: int, tokens: int, before: int, pruned_items: int,
+                    pinned: tuple[list[ContextMessage], int, Any, Any]) -> None:
+        seg, length, state, call = pinned
+        rin, rtot = recorded_usage(m)
+        self.steps.append(Step(
+            step=k, entry_index=ei, stop_reason=m.stopReason, tokens=tokens, tokens_before_pruning=before,
+            recorded_input=rin, recorded_total=rtot, messages=length, pruned_items=pruned_items,
+            pruned_tokens=before - tokens, events=tuple(self.pending), cost=tokens * self.price(m),
+            _segment=seg, _length=length, _state=state, _call=call,
+        ))
+        self.pending = []
+        self.new_prompt = False
+
+    def after_answer(self, m: AssistantMessage, ei: int, k: int, tokens: int) -> None:
+        """The answer joins the context; a simulated policy may compact now."""
+        self.ctx.add(ContextMessage(m, ei))
+        if not self.policy.simulated:
+            return
+        do, reason = self.policy.after_answer(
+            self.trigger, tokens + self.counter.count(m), self.window, self.settings.reserve_tokens, self.own,
+            aborted=m.stopReason == "aborted", needs_follow_up=bool(tool_calls(m)),
+        )
+        if do:
+            self.compact(k + 1, reason, "threshold")
+
+    # -- compaction -----------------------------------------------------------------------------------
+    def compact(self, step_no: int, reason: str, kind: str) -> bool:
+        """The policy compacts the running context; its event and summary record are kept."""
+        before = (self.ctx.msgs, len(self.ctx.msgs))  # pinned: the list is replaced, never changed
+        preps: list[CompactionPreparation] = []
+
+        def summarize_seen(p: CompactionPreparation) -> dict[str, Any]:
+            preps.append(p)
+            return self.summarize(p, self.settings)
+
+        pi_counter = self.counter if self.counter.name == "pi" else session_counter(self.session, "pi")
+        done = self.policy.compact(CompactionRequest(
+            self.ctx, self.sim, self.session, summarize_seen, self.compaction, self.settings.pi_version,
+            pi_counter.count, self.window, self.own))
+        if done is None:
+            self.pending.append(CompactionSkipped("nothing to compact", reason))
+            return False
+        s = done.summary
+        self.compactions += 1
+        self.summary_tokens += int(s.get("input_tokens", 0)) + int(s.get("output_tokens", 0))
+        self.trigger.compacted()
+        ev = SimulatedCompaction(self.settings.compaction, kind, reason, done.first_kept, len(done.summarized),
+                                 self.counter.count_text(s["text"]), s.get("label"), bool(s.get("fell_back")),
+                                 s.get("error"), self.ctx.total)
+        self.pending.append(ev)
+        self.summaries.append({**ev.to_json(), "step": step_no, "text": s["text"],
+                               "summarizedEntryIndexes": done.summarized, "story": done.story, "_before": before,
+                               "_after": (self.ctx.msgs, len(self.ctx.msgs)), "_prep": preps[-1] if preps else None})
+        return True
+
+    # -- the totals -----------------------------------------------------------------------------------
+    def metrics(self) -> Metrics:
+        steps, entries = self.steps, self.session.entries
+        n = len(steps)
+        totals = [s.tokens for s in steps]
+        rec_costs = [
+            clamp((entries[s.entry_index].message.usage.cost or {}).get("total", 0) or 0)  # type: ignore[union-attr]
+            for s in steps
+            if entries[s.entry_index].message.usage is not None  # type: ignore[union-attr]
+        ]
+        rec_inputs = [s.recorded_input for s in steps if s.recorded_input is not None]
+        return Metrics(
+            steps=n,
+            total_input_tokens=sum(totals),
+            cost_usd=round(sum(s.cost for s in steps), 6),
+            recorded_cost_usd=round(sum(rec_costs), 6) if rec_costs else None,
+            peak_context=max(totals, default=0),
+            mean_context=(sum(totals) / n) if n else 0.0,
+            compactions=self.compactions,
+            summary_tokens=self.summary_tokens,
+            tokens_pruned=sum(s.pruned_tokens for s in steps),
+            overflows=self.overflows,
+            rereads=self.rereads.count,
+            recorded_total_input=int(sum(rec_inputs)) if rec_inputs else None,
+        )
+
+
+def replay(
+    session: Session,
+    settings: ReplaySettings | None = None,
+    *,
+    progress: Callable[[float], None] | None = None,
+    summarize: SummaryFn | None = None,
+    incremental: bool | None = None,
+    summaries: SummaryCache | None = None,
+) -> Replay:
+    """Replay ``session`` under ``settings`` (see :mod:`inspector.replay`). Summaries come from
+    ``summarize``, else the policy's style through ``summaries`` (the caller's cache; without one,
+    a cache for this replay). ``incremental=False`` applies the pruning strategy to the whole
+    context at every call (the reference the incremental runners are tested against; default
+    :data:`~inspector.replay.settings.INCREMENTAL`)."""
+    with gc_paused():
+        return ReplayRun(session, settings or ReplaySettings(), summarize=summarize, summaries=summaries,
+                         incremental=incremental, progress=progress).run()
