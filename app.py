@@ -60,13 +60,17 @@ with errors.guard():  # a visitor never sees a traceback: a short message with a
     settings = sidebar.render()
 PAGES = "inspector/ui/pages"
 nav = {
-    "load": st.Page(f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True),
+    "load": st.Page(
+        f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True
+    ),
     "replay": st.Page(f"{PAGES}/replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),
     "tree": st.Page(f"{PAGES}/tree.py", title="Tree", icon=":material/account_tree:", url_path="tree"),
-    "summaries": st.Page(f"{PAGES}/summaries.py", title="Summaries", icon=":material/summarize:",
-                         url_path="summaries"),
-    "compare": st.Page(f"{PAGES}/compare.py", title="Compare & tune", icon=":material/compare_arrows:",
-                       url_path="compare"),
+    "summaries": st.Page(
+        f"{PAGES}/summaries.py", title="Summaries", icon=":material/summarize:", url_path="summaries"
+    ),
+    "compare": st.Page(
+        f"{PAGES}/compare.py", title="Compare & tune", icon=":material/compare_arrows:", url_path="compare"
+    ),
     "doctor": st.Page(f"{PAGES}/doctor.py", title="Doctor", icon=":material/stethoscope:", url_path="doctor"),
     "corpus": st.Page(f"{PAGES}/corpus.py", title="Corpus", icon=":material/dataset:", url_path="corpus"),
     "learn": st.Page(f"{PAGES}/learn.py", title="Learn", icon=":material/school:", url_path="learn"),

@@ -40,7 +40,11 @@ def ensure(n: int) -> Path:
     p = HERE / "out" / f"big-{n}.jsonl"
     if not p.exists():
         p.parent.mkdir(exist_ok=True)
-        subprocess.run([sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)], check=True, cwd=REPO)
+        subprocess.run(
+            [sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)],
+            check=True,
+            cwd=REPO,
+        )
     return p
 
 
@@ -69,9 +73,14 @@ def changes() -> list[Change]:
     for name in REGISTRY:
         if name != "none":
             out.append(Change(f"strategy → {name}", "strategy", name))
-    settings = {"opencode": ("prune_protect", 30_000), "pi-context-pruning": ("prune_minimum", 10_000),
-                "turn-aware": ("recent_turns", 4), "dcp": ("supersede_writes", True),
-                "context-editing": ("trigger", 80_000), "claude-code-microcompact": ("gap_minutes", 30.0)}
+    settings = {
+        "opencode": ("prune_protect", 30_000),
+        "pi-context-pruning": ("prune_minimum", 10_000),
+        "turn-aware": ("recent_turns", 4),
+        "dcp": ("supersede_writes", True),
+        "context-editing": ("trigger", 80_000),
+        "claude-code-microcompact": ("gap_minutes", 30.0),
+    }
     for name, (k, v) in settings.items():
         out.append(Change(f"{name}: {k} → {v}", f"set.{name}.{k}", v, {"strategy": name}))
     for policy in ("pi", "early", "opencode", "codex", "claude-code", "never"):
@@ -87,10 +96,22 @@ def changes() -> list[Change]:
         Change("codex: fraction → 0.8", "pol.codex_fraction", 0.8, {"compaction": "codex"}),
         Change("claude-code: buffer → 20,000", "pol.claude_buffer", 20_000, {"compaction": "claude-code"}),
         Change("strategy → opencode (pi policy)", "strategy", "opencode", pi),
-        Change("opencode: prune_protect (pi policy)", "set.opencode.prune_protect", 30_000,
-               {"compaction": "pi", "strategy": "opencode"}),
-        Change("strategy → opencode (never compacts)", "strategy", "opencode", {"compaction": "never"}, 10_000),
-        Change("strategy → turn-aware (never compacts)", "strategy", "turn-aware", {"compaction": "never"}, 10_000),
+        Change(
+            "opencode: prune_protect (pi policy)",
+            "set.opencode.prune_protect",
+            30_000,
+            {"compaction": "pi", "strategy": "opencode"},
+        ),
+        Change(
+            "strategy → opencode (never compacts)", "strategy", "opencode", {"compaction": "never"}, 10_000
+        ),
+        Change(
+            "strategy → turn-aware (never compacts)",
+            "strategy",
+            "turn-aware",
+            {"compaction": "never"},
+            10_000,
+        ),
     ]
     return out
 
@@ -102,7 +123,13 @@ def _memos() -> list[Any]:
     from inspector.pruning import base, context_editing, dcp
     from inspector.summarize import offline
 
-    return [base._REPLACED._d, dcp._SIGNATURES._d, dcp._EDITED._d, context_editing._EDITED._d, offline._MEMO._d]
+    return [
+        base._REPLACED._d,
+        dcp._SIGNATURES._d,
+        dcp._EDITED._d,
+        context_editing._EDITED._d,
+        offline._MEMO._d,
+    ]
 
 
 def _dicts() -> list[dict[Any, Any]]:
@@ -110,7 +137,12 @@ def _dicts() -> list[dict[Any, Any]]:
     from inspector.replay import counters as rp
     from inspector.ui import state
 
-    out: list[dict[Any, Any]] = [state.summary_cache()._items, rp._COUNTER_CACHE, turn_aware._PACKETS, *_memos()]
+    out: list[dict[Any, Any]] = [
+        state.summary_cache()._items,
+        rp._COUNTER_CACHE,
+        turn_aware._PACKETS,
+        *_memos(),
+    ]
     out += [lru.items for lru in state.caches().values()]
     out += [c._cache for _, c in rp._COUNTER_CACHE.values()]
     out += getattr(rp, "_bench_caches", lambda: [])()
@@ -234,8 +266,10 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
         at.slider(key="step").set_value((k * 7919) % max(1, steps))
         slider.append(run(at))
     slider.sort()
-    out(f"\n{n:,} entries: first render {first:.2f} s, step slider {slider[2] * 1000:.0f} ms (median of 5); "
-        f"summarizer facts and tiktoken counts ready {warm:.1f} s after loading (background)")
+    out(
+        f"\n{n:,} entries: first render {first:.2f} s, step slider {slider[2] * 1000:.0f} ms (median of 5); "
+        f"summarizer facts and tiktoken counts ready {warm:.1f} s after loading (background)"
+    )
     out(f"{'change':<44} {'new ms':>8} {'old ms':>9} {'old/new':>8}")
     todo = [c for c in changes() if not args.only or any(o in c.name for o in args.only.split(","))]
     keys = sorted({k for c in todo for k in c.before})
@@ -267,8 +301,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--entries", default="10000,50000")
     ap.add_argument("--repeat", type=int, default=3, help="tries per change on the new path (median)")
-    ap.add_argument("--baseline-repeat", type=int, default=1, help="tries per change on the old path (median)")
-    ap.add_argument("--no-baseline", action="store_true", help="skip the old path (it is slow at 50k entries)")
+    ap.add_argument(
+        "--baseline-repeat", type=int, default=1, help="tries per change on the old path (median)"
+    )
+    ap.add_argument(
+        "--no-baseline", action="store_true", help="skip the old path (it is slow at 50k entries)"
+    )
     ap.add_argument("--only", default="", help="comma-separated substrings of the change names to run")
     args = ap.parse_args()
 

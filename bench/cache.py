@@ -48,7 +48,9 @@ def timed(session, settings: ReplaySettings) -> tuple[int, float, float]:  # typ
     return len(r.steps), t1 - t0, time.perf_counter() - t1
 
 
-def measure(path: Path, settings: ReplaySettings, repeat: int) -> tuple[int, tuple[float, float], tuple[float, float]]:
+def measure(
+    path: Path, settings: ReplaySettings, repeat: int
+) -> tuple[int, tuple[float, float], tuple[float, float]]:
     session = load_any(path)
     n, r0, c0 = timed(session, settings)
     runs = [timed(session, settings) for _ in range(repeat)]
@@ -64,8 +66,10 @@ def default_check_files() -> list[Path]:
 def check(files: list[Path]) -> int:
     from collections import Counter
 
-    print("| file | agent | calls | recorded reads | predicted | total | per call | recorded cost | billed | error "
-          "| disagreeing calls (cause) |")
+    print(
+        "| file | agent | calls | recorded reads | predicted | total | per call | recorded cost | billed | error "
+        "| disagreeing calls (cause) |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for f in files:
         s = load_any(f)
@@ -75,16 +79,27 @@ def check(files: list[Path]) -> int:
             continue
         rec = [x for x in c.steps if x.recorded_read is not None]
         causes = Counter(_short(d["cause"]) for d in c.disagreements())
-        print(f"| {f.name} | {getattr(s, 'format', '?')} | {len(c.steps):,} | {sum(x.recorded_read or 0 for x in rec):,} | "
-              f"{sum(x.read for x in rec):,} | {m['cacheReadTotalError']:+.1%} | {m['cacheReadError']:.1%} | "
-              f"${m['recordedBilledCostUsd']:,.2f} | ${sum(x.cost for x in rec):,.2f} | {m['billedCostError']:+.1%} | "
-              + (", ".join(f"{n} {k}" for k, n in causes.most_common()) or "—") + " |", flush=True)
+        print(
+            f"| {f.name} | {getattr(s, 'format', '?')} | {len(c.steps):,} | {sum(x.recorded_read or 0 for x in rec):,} | "
+            f"{sum(x.read for x in rec):,} | {m['cacheReadTotalError']:+.1%} | {m['cacheReadError']:.1%} | "
+            f"${m['recordedBilledCostUsd']:,.2f} | ${sum(x.cost for x in rec):,.2f} | {m['billedCostError']:+.1%} | "
+            + (", ".join(f"{n} {k}" for k, n in causes.most_common()) or "—")
+            + " |",
+            flush=True,
+        )
     return 0
 
 
 def _short(cause: str) -> str:
-    for key, word in (("DCP", "DCP tags"), ("already warm", "warm at start"), ("outlived", "cache lived longer"),
-                      ("expired sooner", "expired sooner"), ("kept more", "kept more"), ("not in this file", "request not in file"), ("read less", "not in file")):
+    for key, word in (
+        ("DCP", "DCP tags"),
+        ("already warm", "warm at start"),
+        ("outlived", "cache lived longer"),
+        ("expired sooner", "expired sooner"),
+        ("kept more", "kept more"),
+        ("not in this file", "request not in file"),
+        ("read less", "not in file"),
+    ):
         if key in cause:
             return word
     return cause
@@ -104,13 +119,18 @@ def main() -> int:
     shared = REPO.parent / "shared" / "real-sessions"
     if not a.file and shared.is_dir():
         files += sorted(p for p in shared.glob("*/*") if p.suffix in (".jsonl", ".json"))
-    print("| session | calls | replay | first: replay | cache model | added | again: replay | cache model | added |")
+    print(
+        "| session | calls | replay | first: replay | cache model | added | again: replay | cache model | added |"
+    )
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     for f in files:
         for name, settings in CONFIGS.items():
             n, (r0, c0), (r1, c1) = measure(f, settings, a.repeat)
-            print(f"| {f.name} | {n:,} | {name} | {r0:.3f} s | {c0:.3f} s | {c0 / r0:.0%} | {r1:.3f} s | "
-                  f"{c1:.3f} s | {c1 / r1:.0%} |", flush=True)
+            print(
+                f"| {f.name} | {n:,} | {name} | {r0:.3f} s | {c0:.3f} s | {c0 / r0:.0%} | {r1:.3f} s | "
+                f"{c1:.3f} s | {c1 / r1:.0%} |",
+                flush=True,
+            )
     return 0
 
 

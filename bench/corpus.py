@@ -33,8 +33,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-GRID = {"keep_recent_tokens": [10000, 20000, 40000, 80000], "context_window": [128000, 200000, 272000, 400000]}
-PER_SESSION = len(GRID["keep_recent_tokens"]) * len(GRID["context_window"]) + 1  # and the as-recorded baseline
+GRID = {
+    "keep_recent_tokens": [10000, 20000, 40000, 80000],
+    "context_window": [128000, 200000, 272000, 400000],
+}
+PER_SESSION = (
+    len(GRID["keep_recent_tokens"]) * len(GRID["context_window"]) + 1
+)  # and the as-recorded baseline
 CONFIGS = {"local-1": ("local", 1), "local-2": ("local", 2), "dask-2": ("dask", 2)}
 
 
@@ -60,13 +65,21 @@ def one(folder: str, config: str) -> dict[str, float]:
     if engine == "dask":
         worker_peak = _dask_run(items, progress)
     else:
-        run_sweep(items, ReplaySettings(compaction="pi"), GRID, engine=engine, workers=workers, progress=progress)
+        run_sweep(
+            items, ReplaySettings(compaction="pi"), GRID, engine=engine, workers=workers, progress=progress
+        )
         worker_peak = _rss_mb(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     secs = time.perf_counter() - t0
     pairs = len(items) * PER_SESSION
     t1, d1 = first if first else (secs, pairs)
-    return {"pairs": pairs, "seconds": secs, "throughput": pairs / secs, "first_row": t1,
-            "steady": (pairs - d1) / (secs - t1) if secs > t1 and pairs > d1 else 0.0, "worker_peak_mb": worker_peak}
+    return {
+        "pairs": pairs,
+        "seconds": secs,
+        "throughput": pairs / secs,
+        "first_row": t1,
+        "steady": (pairs - d1) / (secs - t1) if secs > t1 and pairs > d1 else 0.0,
+        "worker_peak_mb": worker_peak,
+    }
 
 
 def _dask_run(items: list, progress) -> float:  # type: ignore[no-untyped-def, type-arg]
@@ -78,9 +91,18 @@ def _dask_run(items: list, progress) -> float:  # type: ignore[no-untyped-def, t
 
     # the engine starts its own LocalCluster; this one only lends its scheduler address, so the
     # workers' peak memory can be asked of them afterwards
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as c:
-        run_sweep(items, ReplaySettings(compaction="pi"), GRID, engine="dask", scheduler=cluster.scheduler_address,
-                  progress=progress)
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+        Client(cluster) as c,
+    ):
+        run_sweep(
+            items,
+            ReplaySettings(compaction="pi"),
+            GRID,
+            engine="dask",
+            scheduler=cluster.scheduler_address,
+            progress=progress,
+        )
         peaks = c.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     return _rss_mb(max(peaks.values()))
 
@@ -97,7 +119,9 @@ def own_load(path: str) -> dict[str, float]:
 
 
 def _child(*args: str) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=True, cwd=REPO)
+    out = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=True, cwd=REPO
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -122,25 +146,33 @@ def main() -> int:
     paths = generate_corpus(folder, args.sessions, args.seed)
     largest = max(paths, key=lambda p: p.stat().st_size)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"corpus: {len(paths)} sessions, {sum(p.stat().st_size for p in paths) / 1e6:.1f} MB, largest "
-          f"{largest.name} {largest.stat().st_size / 1e6:.1f} MB; grid 4×4 + baseline = {PER_SESSION} replays per session; "
-          f"{cores} core(s), load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"corpus: {len(paths)} sessions, {sum(p.stat().st_size for p in paths) / 1e6:.1f} MB, largest "
+        f"{largest.name} {largest.stat().st_size / 1e6:.1f} MB; grid 4×4 + baseline = {PER_SESSION} replays per session; "
+        f"{cores} core(s), load average {os.getloadavg()[0]:.1f}"
+    )
     res: dict[str, dict[str, float]] = {}
     for name in CONFIGS:
         runs = [_child("--one", str(folder), name) for _ in range(args.repeat)]
         res[name] = min(runs, key=lambda r: r["seconds"])
         r = res[name]
-        print(f"{name:<8} {r['pairs']:>5} pairs in {r['seconds']:6.1f} s: {r['throughput']:6.1f} pairs/s "
-              f"({r['steady']:6.1f} after the first row); first row after {r['first_row']:5.2f} s; "
-              f"peak memory per worker {r['worker_peak_mb']:4.0f} MB")
+        print(
+            f"{name:<8} {r['pairs']:>5} pairs in {r['seconds']:6.1f} s: {r['throughput']:6.1f} pairs/s "
+            f"({r['steady']:6.1f} after the first row); first row after {r['first_row']:5.2f} s; "
+            f"peak memory per worker {r['worker_peak_mb']:4.0f} MB"
+        )
     own = _child("--own-load", str(largest))
-    print(f"largest session's own load: {own['peak_mb']:.0f} MB peak ({own['imports_mb']:.0f} MB of it the engine's "
-          f"imports)")
+    print(
+        f"largest session's own load: {own['peak_mb']:.0f} MB peak ({own['imports_mb']:.0f} MB of it the engine's "
+        f"imports)"
+    )
     for what in ("throughput", "steady"):
         speedup = res["local-2"][what] / max(1e-9, res["local-1"][what])
         overhead = res["local-2"][what] / max(1e-9, res["dask-2"][what]) - 1
-        print(f"{'wall clock' if what == 'throughput' else 'after the first row'}: 2 local workers {speedup:.2f}× one "
-              f"worker (target ≥ 1.7×); Dask LocalCluster overhead over the local pool {overhead:+.0%} (target ≤ 15%)")
+        print(
+            f"{'wall clock' if what == 'throughput' else 'after the first row'}: 2 local workers {speedup:.2f}× one "
+            f"worker (target ≥ 1.7×); Dask LocalCluster overhead over the local pool {overhead:+.0%} (target ≤ 15%)"
+        )
     return 0
 
 

@@ -117,7 +117,9 @@ class Campaign:
             argv = command_argv(cmd, str(path), str(self.work / "out"))
             self.guarded(f"cli/{cmd[0]}", data, check_command, argv)
         if self.args.app_every and n % self.args.app_every == 0:
-            self.guarded("app/all pages", data, check_app, str(path), self.rng.choice(["recorded", "pi", "codex"]))
+            self.guarded(
+                "app/all pages", data, check_app, str(path), self.rng.choice(["recorded", "pi", "codex"])
+            )
         if n % 5000 == 4999:
             self.fifo(data)
 
@@ -142,12 +144,18 @@ class Campaign:
             self.one(n, plain, rich)
             n += 1
             if a.progress and n % a.progress == 0:
-                print(f"{n:,} inputs, {self.failures} failures, {self.hangs} hangs, "
-                      f"{time.monotonic() - t0:,.0f} s", file=sys.stderr, flush=True)
+                print(
+                    f"{n:,} inputs, {self.failures} failures, {self.hangs} hangs, "
+                    f"{time.monotonic() - t0:,.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
         runs = sum(self.tried.values())
-        print(f"fuzzing (seed {a.seed}): {n:,} inputs, {runs:,} runs "
-              f"({', '.join(f'{k} {v:,}' for k, v in sorted(self.tried.items()))}) in "
-              f"{time.monotonic() - t0:,.0f} s; failures (tracebacks): {self.failures}; hangs: {self.hangs}")
+        print(
+            f"fuzzing (seed {a.seed}): {n:,} inputs, {runs:,} runs "
+            f"({', '.join(f'{k} {v:,}' for k, v in sorted(self.tried.items()))}) in "
+            f"{time.monotonic() - t0:,.0f} s; failures (tracebacks): {self.failures}; hangs: {self.hangs}"
+        )
         return 1 if self.failures else 0
 
 

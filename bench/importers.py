@@ -24,8 +24,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SAMPLES = REPO / "sample_sessions"
-SAMPLE_OF = {"claude-code": "claude-code-session.jsonl", "codex": "codex-session.jsonl",
-             "opencode": "opencode-session.json"}
+SAMPLE_OF = {
+    "claude-code": "claude-code-session.jsonl",
+    "codex": "codex-session.jsonl",
+    "opencode": "opencode-session.json",
+}
 
 MEASURE = r"""
 import gc, json, resource, sys, time
@@ -67,8 +70,11 @@ def scale_claude_code(lines: int) -> bytes:
                 if k in r:
                     r[k] = _suffix(r[k], c)
             if "parentUuid" in r:
-                r["parentUuid"] = _suffix(r["parentUuid"], c) if r["parentUuid"] else (
-                    tail if r.get("type") != "system" else None)
+                r["parentUuid"] = (
+                    _suffix(r["parentUuid"], c)
+                    if r["parentUuid"]
+                    else (tail if r.get("type") != "system" else None)
+                )
             m = r.get("message")
             if isinstance(m, dict):
                 if "id" in m:
@@ -133,21 +139,34 @@ def main() -> int:
     args = ap.parse_args()
     out_dir = HERE / "out"
     out_dir.mkdir(exist_ok=True)
-    print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
-          f"{platform.system()} · bench/importers.py --lines {args.lines}")
-    print(f"{'format':<12} {'lines':>7} {'MB':>7} {'entries':>8} {'import s':>9} {'json s':>8} {'×json':>6} "
-          f"{'peak MB':>8} {'×file':>6}")
+    print(
+        f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+        f"{platform.system()} · bench/importers.py --lines {args.lines}"
+    )
+    print(
+        f"{'format':<12} {'lines':>7} {'MB':>7} {'entries':>8} {'import s':>9} {'json s':>8} {'×json':>6} "
+        f"{'peak MB':>8} {'×file':>6}"
+    )
     for fmt in args.format.split(","):
         for n in (int(x) for x in args.lines.split(",")):
             p = out_dir / f"import-{fmt}-{n}{'.json' if fmt == 'opencode' else '.jsonl'}"
             if not p.exists():
                 p.write_bytes(SCALE[fmt](n))
-            r = json.loads(subprocess.run([sys.executable, "-c", MEASURE, str(p), str(REPO)], check=True,
-                                          capture_output=True, text=True).stdout)
+            r = json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", MEASURE, str(p), str(REPO)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )
             mb = p.stat().st_size / 1e6
-            print(f"{fmt:<12} {n:>7,} {mb:>7.1f} {r['entries']:>8,} {r['import']:>9.2f} {r['json']:>8.2f} "
-                  f"{r['import'] / max(r['json'], 1e-9):>6.1f} {r['peak_kib'] / 1024:>8.0f} "
-                  f"{r['peak_kib'] / 1024 / mb:>6.1f}" + (f"  ({r['errors']} load errors!)" if r["errors"] else ""))
+            print(
+                f"{fmt:<12} {n:>7,} {mb:>7.1f} {r['entries']:>8,} {r['import']:>9.2f} {r['json']:>8.2f} "
+                f"{r['import'] / max(r['json'], 1e-9):>6.1f} {r['peak_kib'] / 1024:>8.0f} "
+                f"{r['peak_kib'] / 1024 / mb:>6.1f}"
+                + (f"  ({r['errors']} load errors!)" if r["errors"] else "")
+            )
     return 0
 
 

@@ -91,15 +91,23 @@ def ensure_session(n: int) -> Path:
     OUT.mkdir(exist_ok=True)
     p = OUT / f"big-{n}.jsonl"
     if not p.exists():
-        subprocess.run([sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)], check=True, cwd=REPO)
+        subprocess.run(
+            [sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)],
+            check=True,
+            cwd=REPO,
+        )
     return p
 
 
 def run_child(mode: str, path: Path, repeat: int) -> dict:
     best: dict | None = None
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", CHILD, mode, str(path), str(REPO)], capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, mode, str(path), str(REPO)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         if best is None or r["seconds"] < best["seconds"]:
             best = {**r, "peak_kb": max(r["peak_kb"], best["peak_kb"] if best else 0)}
@@ -130,11 +138,15 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.system()} {platform.release()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}"
+    )
     print("target: inspector ≤ 2× the parse-only floor; peak memory ≤ 3× the file size\n")
-    hdr = (f"{'entries':>8} {'file MB':>8} | {'json s':>7} {'orjson s':>8} {'inspector s':>11} {'×json':>6} "
-           f"{'×orjson':>7} | {'mem MB':>7} {'mem/file':>8} | {'pi node s':>9} {'×pi':>5}")
+    hdr = (
+        f"{'entries':>8} {'file MB':>8} | {'json s':>7} {'orjson s':>8} {'inspector s':>11} {'×json':>6} "
+        f"{'×orjson':>7} | {'mem MB':>7} {'mem/file':>8} | {'pi node s':>9} {'×pi':>5}"
+    )
     print(hdr)
     print("-" * len(hdr))
     for n in sizes:
@@ -147,9 +159,11 @@ def main() -> int:
         mem = ours["peak_kb"] / 1024
         node_s = f"{node['seconds']:>9.3f}" if node and "seconds" in node else f"{'n/a':>9}"
         ratio_pi = f"{ours['seconds'] / node['seconds']:>5.2f}" if node and "seconds" in node else f"{'':>5}"
-        print(f"{ours['n']:>8} {mb:>8.1f} | {j['seconds']:>7.3f} {o['seconds']:>8.3f} {ours['seconds']:>11.3f} "
-              f"{ours['seconds'] / j['seconds']:>6.2f} {ours['seconds'] / o['seconds']:>7.2f} | {mem:>7.1f} "
-              f"{mem / mb:>8.2f} | {node_s} {ratio_pi}")
+        print(
+            f"{ours['n']:>8} {mb:>8.1f} | {j['seconds']:>7.3f} {o['seconds']:>8.3f} {ours['seconds']:>11.3f} "
+            f"{ours['seconds'] / j['seconds']:>6.2f} {ours['seconds'] / o['seconds']:>7.2f} | {mem:>7.1f} "
+            f"{mem / mb:>8.2f} | {node_s} {ratio_pi}"
+        )
         sys.stdout.flush()
     if oracle_dir() is None or shutil.which("node") is None:
         print("\npi (node): skipped — node or an installed pi (npm ci in tools/pi-oracle) not found")

@@ -34,7 +34,11 @@ def ensure(n: int) -> Path:
     p = HERE / "out" / f"big-{n}.jsonl"
     if not p.exists():
         p.parent.mkdir(exist_ok=True)
-        subprocess.run([sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)], check=True, cwd=REPO)
+        subprocess.run(
+            [sys.executable, "-m", "tools.samples.gen_big", "--entries", str(n), "--out", str(p)],
+            check=True,
+            cwd=REPO,
+        )
     return p
 
 
@@ -64,12 +68,16 @@ def main() -> int:
     ap.add_argument("--entries", default="2200,10000,50000")
     ap.add_argument("--policy", default="never")
     ap.add_argument("--window", type=int, default=1_000_000)
-    ap.add_argument("--full-up-to", type=int, default=2200, help="measure the old path in full up to this size")
+    ap.add_argument(
+        "--full-up-to", type=int, default=2200, help="measure the old path in full up to this size"
+    )
     ap.add_argument("--samples", type=int, default=200)
     args = ap.parse_args()
     print(f"policy {args.policy}, window {args.window:,}; old = apply on the whole context at every call")
-    print(f"{'entries':>8} {'calls':>6} {'context':>8} {'strategy':<26} {'new s':>7} {'old s':>9} {'old est. s':>11} "
-          f"{'old/new':>8}")
+    print(
+        f"{'entries':>8} {'calls':>6} {'context':>8} {'strategy':<26} {'new s':>7} {'old s':>9} {'old est. s':>11} "
+        f"{'old/new':>8}"
+    )
     for n in (int(x) for x in args.entries.split(",") if x):
         s = load_session(ensure(n))
         base = ReplaySettings(compaction=args.policy, context_window=args.window)
@@ -85,8 +93,11 @@ def main() -> int:
                 _, old = timed(lambda s=s, st=st: replay(s, st, incremental=False))
             est = estimate_old(s, st, r, base_seconds, args.samples)
             ratio = (old or est) / new
-            print(f"{n:>8,} {len(r.steps):>6,} {r.steps[-1].messages:>8,} {name:<26} {new:>7.2f} "
-                  f"{old if old is not None else float('nan'):>9.2f} {est:>11.1f} {ratio:>7.0f}×", flush=True)
+            print(
+                f"{n:>8,} {len(r.steps):>6,} {r.steps[-1].messages:>8,} {name:<26} {new:>7.2f} "
+                f"{old if old is not None else float('nan'):>9.2f} {est:>11.1f} {ratio:>7.0f}×",
+                flush=True,
+            )
     return 0
 
 

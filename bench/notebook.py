@@ -30,8 +30,9 @@ def generated(entries: int) -> Path:
     out.mkdir(exist_ok=True)
     p = out / f"big-{entries}.jsonl"
     if not p.exists():
-        subprocess.run([sys.executable, str(HERE / "gen_big.py"), "--entries", str(entries), "--out", str(p)],
-                       check=True)
+        subprocess.run(
+            [sys.executable, str(HERE / "gen_big.py"), "--entries", str(entries), "--out", str(p)], check=True
+        )
     return p
 
 
@@ -42,8 +43,10 @@ def timed(set_value) -> float:  # type: ignore[no-untyped-def]
 
 
 def ms(xs: list[float]) -> str:
-    return (f"median {statistics.median(xs):7.1f} ms   p90 {sorted(xs)[int(0.9 * (len(xs) - 1))]:7.1f} ms   "
-            f"max {max(xs):7.1f} ms")
+    return (
+        f"median {statistics.median(xs):7.1f} ms   p90 {sorted(xs)[int(0.9 * (len(xs) - 1))]:7.1f} ms   "
+        f"max {max(xs):7.1f} ms"
+    )
 
 
 def main() -> None:
@@ -60,8 +63,10 @@ def main() -> None:
     ins = inspect(s, compaction="pi", window=200_000)
     open_s = time.perf_counter() - t
     n = len(ins.replay.steps)
-    print(f"{path.name}: {len(s.entries):,} entries, {n:,} model calls; load {load_s:.2f} s, inspect() "
-          f"(replay + first draw) {open_s:.2f} s")
+    print(
+        f"{path.name}: {len(s.entries):,} entries, {n:,} model calls; load {load_s:.2f} s, inspect() "
+        f"(replay + first draw) {open_s:.2f} s"
+    )
     slider = ins.controls["step"]
     targets = [round(i * (n - 1) / max(1, a.moves - 1)) for i in range(a.moves)]
     step_ms = [timed(lambda k=k: setattr(slider, "value", k)) for k in targets]

@@ -28,8 +28,13 @@ from inspector.recon import check  # noqa: E402
 from inspector.session.loader import SessionLoadError  # noqa: E402
 
 DEFAULT = REPO.parent / "shared" / "real-sessions"
-SHORT = {"mid-session start": "mid", "compaction": "comp", "prune": "prune", "tokenizer drift": "drift",
-         "context change not in the file": "not-in-file"}
+SHORT = {
+    "mid-session start": "mid",
+    "compaction": "comp",
+    "prune": "prune",
+    "tokenizer drift": "drift",
+    "context change not in the file": "not-in-file",
+}
 
 
 def files(folders: list[Path]) -> list[Path]:
@@ -50,13 +55,34 @@ def row(path: Path, plain: bool) -> list[str]:
     causes = Counter(f.cause for f in c.flags)
     flagged = ", ".join(f"{n} {SHORT[k]}" for k, n in causes.most_common()) or "—"
     share = 100 * c.spread_excluding_flagged / c.max_recorded if c.max_recorded else 0.0
-    return [path.name, s.format, f"{len(c.calls)}", f"{c.max_recorded:,}", f"{c.calibration.ratio:.3f}",
-            f"{c.offset_median:,}", f"{c.offset_p10:,} – {c.offset_p90:,}",
-            f"{c.spread_excluding_flagged:,} ({share:.1f} %)", f"{c.drift:+,}", flagged, f"{took:.1f} s"]
+    return [
+        path.name,
+        s.format,
+        f"{len(c.calls)}",
+        f"{c.max_recorded:,}",
+        f"{c.calibration.ratio:.3f}",
+        f"{c.offset_median:,}",
+        f"{c.offset_p10:,} – {c.offset_p90:,}",
+        f"{c.spread_excluding_flagged:,} ({share:.1f} %)",
+        f"{c.drift:+,}",
+        flagged,
+        f"{took:.1f} s",
+    ]
 
 
-HEAD = ["file", "agent", "calls", "max recorded", "ratio", "offset median", "p10 – p90", "spread unflagged",
-        "drift", "flagged", "time"]
+HEAD = [
+    "file",
+    "agent",
+    "calls",
+    "max recorded",
+    "ratio",
+    "offset median",
+    "p10 – p90",
+    "spread unflagged",
+    "drift",
+    "flagged",
+    "time",
+]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,15 +37,23 @@ def session_with_calls(calls: int) -> Path:
     entries = int(calls * 2.2)
     p = out / f"big-{entries}.jsonl"
     if not p.exists():
-        subprocess.run([sys.executable, "-m", "tools.samples.gen_big", "--entries", str(entries), "--out", str(p)], check=True, cwd=REPO)
+        subprocess.run(
+            [sys.executable, "-m", "tools.samples.gen_big", "--entries", str(entries), "--out", str(p)],
+            check=True,
+            cwd=REPO,
+        )
     return p
 
 
 def naive(session, samples: int) -> tuple[int, float]:  # type: ignore[no-untyped-def]
     """(calls, estimated seconds) of rebuilding the context from scratch at every call, timed on
     ``samples`` calls spread evenly over the branch and scaled to all of them."""
-    calls = [i for i in session.path() if isinstance(session.entries[i], MessageEntry)
-             and isinstance(session.entries[i].message, AssistantMessage)]
+    calls = [
+        i
+        for i in session.path()
+        if isinstance(session.entries[i], MessageEntry)
+        and isinstance(session.entries[i].message, AssistantMessage)
+    ]
     picked = calls[:: max(1, len(calls) // samples)]
     t = time.perf_counter()
     for i in picked:
@@ -73,20 +81,29 @@ def main() -> int:
         for policy in ("recorded", "pi"):
             r = replay(s, ReplaySettings(compaction=policy))
             rate = len(r.steps) / r.seconds
-            print(f"{f.name:<28} {len(r.steps):>6} {policy:>9} {r.seconds:>9.3f} {rate:>9,.0f} {naive_rate:>13,.0f} "
-                  f"{rate / naive_rate:>6.0f}×")
+            print(
+                f"{f.name:<28} {len(r.steps):>6} {policy:>9} {r.seconds:>9.3f} {rate:>9,.0f} {naive_rate:>13,.0f} "
+                f"{rate / naive_rate:>6.0f}×"
+            )
         sys.stdout.flush()
     s = load_session(REPO / "tests" / "fixtures" / "before-compaction.jsonl")
-    grid = {"keep_recent_tokens": list(range(5000, 50001, 5000)), "reserve_tokens": list(range(4000, 40001, 4000))}
+    grid = {
+        "keep_recent_tokens": list(range(5000, 50001, 5000)),
+        "reserve_tokens": list(range(4000, 40001, 4000)),
+    }
     t = time.perf_counter()
     cells = sweep(s, ReplaySettings(compaction="pi"), grid)
     dt = time.perf_counter() - t
-    print(f"\n10×10 sweep (keepRecentTokens × reserveTokens, pi policy) on before-compaction.jsonl: "
-          f"{len(cells)} replays in {dt:.2f} s (target < 10 s)")
+    print(
+        f"\n10×10 sweep (keepRecentTokens × reserveTokens, pi policy) on before-compaction.jsonl: "
+        f"{len(cells)} replays in {dt:.2f} s (target < 10 s)"
+    )
     import resource
 
-    print(f"peak RSS of this process (sessions loaded + replays): "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    print(
+        f"peak RSS of this process (sessions loaded + replays): "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
+    )
     return 0
 
 

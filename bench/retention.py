@@ -51,8 +51,10 @@ def main() -> None:
         t_warm = timed(retention, r2)
         needed = sum(len(c.needed) for c in rep.compactions)
         forgotten = sum(len(c.forgotten) for c in rep.compactions)
-        print(f"  {policy:<9} {len(r.steps):,} calls, {len(rep.compactions)} compactions, {needed:,} needed, "
-              f"{forgotten:,} forgotten")
+        print(
+            f"  {policy:<9} {len(r.steps):,} calls, {len(rep.compactions)} compactions, {needed:,} needed, "
+            f"{forgotten:,} forgotten"
+        )
         print(f"    replay          {t_replay}")
         print(f"    retention cold  {t_cold}  ({t_cold.cpu / t_replay.cpu:.2f}× the replay's CPU time)")
         print(f"    retention warm  {t_warm}  ({t_warm.cpu / t_replay.cpu:.2f}× the replay's CPU time)")
@@ -69,6 +71,7 @@ class timed:
 
     def __str__(self) -> str:
         return f"{self.wall:6.2f} s wall, {self.cpu:6.2f} s CPU"
+
 
 if __name__ == "__main__":
     main()

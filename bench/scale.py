@@ -33,29 +33,62 @@ COMMANDS = {
     "export session": ["export", "session", "{f}", "-o", "{o}"],
 }
 # Runs one command as its only child and reports (seconds, peak KiB) of that child.
-_MEASURE = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-            "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE); "
-            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode); "
-            "sys.stderr.write(r.stderr.decode()[-400:] if r.returncode else '')")
+_MEASURE = (
+    "import resource, subprocess, sys, time; t = time.perf_counter(); "
+    "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE); "
+    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode); "
+    "sys.stderr.write(r.stderr.decode()[-400:] if r.returncode else '')"
+)
 
 
 def make_line(path: Path, size: int = 100_000_000) -> None:
     rng = random.Random(1)
-    words = ("the quick brown fox jumps over a lazy dog while the function returns a value from the "
-             "module and the test suite passes again after the fix").split()
+    words = (
+        "the quick brown fox jumps over a lazy dog while the function returns a value from the "
+        "module and the test suite passes again after the fix"
+    ).split()
     parts: list[str] = []
     n = 0
     while n < size:
         w = rng.choice(words)
         parts.append(w)
         n += len(w) + 1
-    head = {"type": "session", "version": 3, "id": "line-100mb", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
-    user = {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-            "message": {"role": "user", "content": " ".join(parts), "timestamp": 1}}
-    answer = {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
-              "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "api": "x", "provider": "p",
-                          "model": "m", "usage": {"input": 25_000_000, "output": 1, "cacheRead": 0, "cacheWrite": 0,
-                                                  "totalTokens": 25_000_001}, "stopReason": "stop", "timestamp": 2}}
+    head = {
+        "type": "session",
+        "version": 3,
+        "id": "line-100mb",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/p",
+    }
+    user = {
+        "type": "message",
+        "id": "a1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": " ".join(parts), "timestamp": 1},
+    }
+    answer = {
+        "type": "message",
+        "id": "a2",
+        "parentId": "a1",
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "ok"}],
+            "api": "x",
+            "provider": "p",
+            "model": "m",
+            "usage": {
+                "input": 25_000_000,
+                "output": 1,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 25_000_001,
+            },
+            "stopReason": "stop",
+            "timestamp": 2,
+        },
+    }
     with open(path, "w", encoding="utf-8") as f:
         for o in (head, user, answer):
             f.write(json.dumps(o) + "\n")
@@ -64,8 +97,18 @@ def make_line(path: Path, size: int = 100_000_000) -> None:
 def make_flood(path: Path, entries: int) -> None:
     """Tiny entries: a user prompt, an answer with one tool call, its result — over and over."""
     with open(path, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"type": "session", "version": 3, "id": "flood", "timestamp": "2026-01-01T00:00:00.000Z",
-                            "cwd": "/p"}) + "\n")
+        f.write(
+            json.dumps(
+                {
+                    "type": "session",
+                    "version": 3,
+                    "id": "flood",
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                    "cwd": "/p",
+                }
+            )
+            + "\n"
+        )
         prev = None
         for i in range(entries):
             eid = f"{i + 1:08x}"
@@ -73,22 +116,52 @@ def make_flood(path: Path, entries: int) -> None:
             if k == 0:
                 m = {"role": "user", "content": "ok, go on", "timestamp": 1767225600000 + i}
             elif k == 1:
-                m = {"role": "assistant", "content": [{"type": "toolCall", "id": f"c{i}", "name": "read",
-                                                       "arguments": {"path": "a.py"}}],
-                     "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
-                     "usage": {"input": 1000 + i, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1010 + i},
-                     "stopReason": "toolUse", "timestamp": 1767225600000 + i}
+                m = {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "toolCall", "id": f"c{i}", "name": "read", "arguments": {"path": "a.py"}}
+                    ],
+                    "api": "anthropic-messages",
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4-5",
+                    "usage": {
+                        "input": 1000 + i,
+                        "output": 10,
+                        "cacheRead": 0,
+                        "cacheWrite": 0,
+                        "totalTokens": 1010 + i,
+                    },
+                    "stopReason": "toolUse",
+                    "timestamp": 1767225600000 + i,
+                }
             else:
-                m = {"role": "toolResult", "toolCallId": f"c{i - 1}", "toolName": "read",
-                     "content": [{"type": "text", "text": "x = 1"}], "isError": False, "timestamp": 1767225600000 + i}
-            ts = f"2026-01-{1 + i // 86400 % 28:02d}T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
-            f.write(json.dumps({"type": "message", "id": eid, "parentId": prev, "timestamp": ts, "message": m},
-                               separators=(",", ":")) + "\n")
+                m = {
+                    "role": "toolResult",
+                    "toolCallId": f"c{i - 1}",
+                    "toolName": "read",
+                    "content": [{"type": "text", "text": "x = 1"}],
+                    "isError": False,
+                    "timestamp": 1767225600000 + i,
+                }
+            ts = (
+                f"2026-01-{1 + i // 86400 % 28:02d}T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
+            )
+            f.write(
+                json.dumps(
+                    {"type": "message", "id": eid, "parentId": prev, "timestamp": ts, "message": m},
+                    separators=(",", ":"),
+                )
+                + "\n"
+            )
             prev = eid
 
 
 def make_big(path: Path, entries: int) -> None:
-    subprocess.run([PY, "-m", "tools.samples.gen_big", "--entries", str(entries), "--out", str(path)], check=True, cwd=REPO)
+    subprocess.run(
+        [PY, "-m", "tools.samples.gen_big", "--entries", str(entries), "--out", str(path)],
+        check=True,
+        cwd=REPO,
+    )
 
 
 def measure(argv: list[str]) -> tuple[float, int, int]:
@@ -106,10 +179,16 @@ def main() -> int:
     ap.add_argument("--flood-entries", type=int, default=2_000_000)
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    files = {"line": OUT / "line-100mb.jsonl", "big": OUT / f"big-{args.big_entries}.jsonl",
-             "flood": OUT / f"flood-{args.flood_entries}.jsonl"}
-    makers = {"line": make_line, "big": lambda p: make_big(p, args.big_entries),
-              "flood": lambda p: make_flood(p, args.flood_entries)}
+    files = {
+        "line": OUT / "line-100mb.jsonl",
+        "big": OUT / f"big-{args.big_entries}.jsonl",
+        "flood": OUT / f"flood-{args.flood_entries}.jsonl",
+    }
+    makers = {
+        "line": make_line,
+        "big": lambda p: make_big(p, args.big_entries),
+        "flood": lambda p: make_flood(p, args.flood_entries),
+    }
     print("| input | file | command | time | peak memory | ÷ file |")
     print("|---|---|---|---|---|---|")
     worst = 0.0
@@ -123,8 +202,11 @@ def main() -> int:
             secs, peak, _ = measure([a.format(f=f, o=out) for a in argv])
             out.unlink(missing_ok=True)
             worst = max(worst, peak / size)
-            print(f"| {name} | {size / 1e6:,.0f} MB | {label} | {secs:,.1f} s | {peak / 1e6:,.0f} MB | "
-                  f"{peak / size:.2f} |", flush=True)
+            print(
+                f"| {name} | {size / 1e6:,.0f} MB | {label} | {secs:,.1f} s | {peak / 1e6:,.0f} MB | "
+                f"{peak / size:.2f} |",
+                flush=True,
+            )
     print(f"\nworst peak: {worst:.2f}× the file (target ≤ 3×)")
     return 0
 

@@ -48,7 +48,9 @@ def request():  # type: ignore[no-untyped-def]
     from inspector.session.models import UserMessage
     from inspector.summarize.base import SummaryRequest
 
-    return SummaryRequest((ContextMessage(UserMessage(content="Fix the parser in src/p.ts"), 0),), None, None, 500)
+    return SummaryRequest(
+        (ContextMessage(UserMessage(content="Fix the parser in src/p.ts"), 0),), None, None, 500
+    )
 
 
 def timed_timeout(provider: str, url: str, timeout: float) -> float:
@@ -100,7 +102,9 @@ def main() -> int:
         for provider in ("openai", "anthropic"):
             tos = [timed_timeout(provider, url, args.timeout) for _ in range(args.repeat)]
             cancels = [timed_cancel(provider, url) for _ in range(args.repeat)]
-            print(f"{provider:<10} {statistics.median(tos):>28.2f} {statistics.median(cancels) * 1000:>20.0f}")
+            print(
+                f"{provider:<10} {statistics.median(tos):>28.2f} {statistics.median(cancels) * 1000:>20.0f}"
+            )
     finally:
         Holding.release.set()
         httpd.shutdown()

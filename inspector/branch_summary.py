@@ -33,7 +33,9 @@ DEFAULT_BRANCH_RESERVE_TOKENS = 16384
 DEFAULT_BRANCH_CONTEXT_WINDOW = 128000
 
 
-def default_branch_budget(context_window: int | None = None, reserve_tokens: int = DEFAULT_BRANCH_RESERVE_TOKENS) -> int:
+def default_branch_budget(
+    context_window: int | None = None, reserve_tokens: int = DEFAULT_BRANCH_RESERVE_TOKENS
+) -> int:
     """pi's ``generateBranchSummary`` budget: ``(contextWindow || 128000) - reserveTokens``."""
     return (context_window or DEFAULT_BRANCH_CONTEXT_WINDOW) - reserve_tokens
 
@@ -45,7 +47,9 @@ class BranchCollection:
     common_ancestor: int | None
 
 
-def collect_entries_for_branch_summary(session: Session, old_leaf: int | None, target: int) -> BranchCollection:
+def collect_entries_for_branch_summary(
+    session: Session, old_leaf: int | None, target: int
+) -> BranchCollection:
     """pi's ``collectEntriesForBranchSummary(session, oldLeafId, targetId)`` by entry index."""
     if old_leaf is None:
         return BranchCollection((), None)

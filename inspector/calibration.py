@@ -55,8 +55,10 @@ class Calibration:
     def label(self) -> str:
         if not self.fitted:
             return "calibrated: tiktoken × 1.00 (not enough recorded usage to fit on)"
-        return (f"calibrated: tiktoken × {self.ratio:.3f} + {self.overhead:.0f} per message, fitted to this "
-                f"session's recorded usage ({self.pairs} deltas)")
+        return (
+            f"calibrated: tiktoken × {self.ratio:.3f} + {self.overhead:.0f} per message, fitted to this "
+            f"session's recorded usage ({self.pairs} deltas)"
+        )
 
     def tokens(self, tiktoken: float, messages: int) -> float:
         return self.ratio * tiktoken + self.overhead * messages
@@ -114,7 +116,9 @@ def fit(deltas: Iterable[tuple[float, float, float]]) -> Calibration:
 def _prune_times(session: Session) -> list[float]:
     from .pruning.recorded import recorded_prune
 
-    return sorted(p.at for e in session.entries if (p := recorded_prune(getattr(e, "message", None))) is not None)
+    return sorted(
+        p.at for e in session.entries if (p := recorded_prune(getattr(e, "message", None))) is not None
+    )
 
 
 def _changes_context(e: Any) -> bool:
@@ -124,8 +128,9 @@ def _changes_context(e: Any) -> bool:
     return isinstance(d, dict) and "dcp" in d  # a DCP compress takes effect at the next call
 
 
-def session_deltas(session: Session, counter: Any | None = None, rules: SendRules | None = None
-                   ) -> list[tuple[float, float, float]]:
+def session_deltas(
+    session: Session, counter: Any | None = None, rules: SendRules | None = None
+) -> list[tuple[float, float, float]]:
     """``(Δrecorded, Δsent, Δmessages)`` for every clean pair of consecutive calls on the default
     branch."""
     counter = counter or TiktokenCounter()

@@ -75,7 +75,9 @@ class CompactionSettings(BaseModel):
         16384, ge=0, description="Tokens kept free for the answer: compact when context > window − reserve."
     )
     keepRecentTokens: int = Field(
-        20000, ge=0, description="Recent tokens kept verbatim after a compaction (the cut walks back this far)."
+        20000,
+        ge=0,
+        description="Recent tokens kept verbatim after a compaction (the cut walks back this far).",
     )
 
 
@@ -99,7 +101,9 @@ _CUT_ROLES = frozenset({"bashExecution", "custom", "branchSummary", "compactionS
 def is_cut_point(e: AnyEntry) -> bool:
     if isinstance(e, MessageEntry):
         role = e.message.role
-        return isinstance(role, str) and role in _CUT_ROLES  # an unknown message may carry any JSON as its role
+        return (
+            isinstance(role, str) and role in _CUT_ROLES
+        )  # an unknown message may carry any JSON as its role
     return isinstance(e, (BranchSummaryEntry, CustomMessageEntry))
 
 
@@ -383,7 +387,10 @@ def prepare_compaction(
 
 
 def prepare_compaction_at(
-    session: Session, leaf: int, settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS, pi_version: str = "0.73"
+    session: Session,
+    leaf: int,
+    settings: CompactionSettings = DEFAULT_COMPACTION_SETTINGS,
+    pi_version: str = "0.73",
 ) -> CompactionPreparation | None:
     """:func:`prepare_compaction` on the branch of ``session`` that ends at entry ``leaf`` (what
     pi's ``/compact`` would prepare with that entry as the session's leaf)."""
@@ -391,18 +398,33 @@ def prepare_compaction_at(
     return prepare_compaction(session.entries_at(path), settings, path_indexes=path, pi_version=pi_version)
 
 
-def _tokens_before(path: Sequence[AnyEntry], idx: Sequence[int | None], prev: int, pi_version: str,
-                   context: Sequence[AnyMessage] | None = None) -> float:
+def _tokens_before(
+    path: Sequence[AnyEntry],
+    idx: Sequence[int | None],
+    prev: int,
+    pi_version: str,
+    context: Sequence[AnyMessage] | None = None,
+) -> float:
     """pi's ``tokensBefore``: 0.73 estimates the whole rebuilt context, 0.58 from the previous
     compaction's summary onward."""
     if pi_version == "0.58":
-        return estimate_context_tokens([m.message for m in _span(path, idx, max(prev, 0), len(path), True)]).tokens
+        return estimate_context_tokens(
+            [m.message for m in _span(path, idx, max(prev, 0), len(path), True)]
+        ).tokens
     msgs = context if context is not None else context_from_path(path, idx).agent_messages
     return estimate_context_tokens(msgs).tokens
 
 
-def _preparation(path: Sequence[AnyEntry], idx: Sequence[int | None], cut: CutPoint, boundary_start: int, prev: int,
-                 settings: CompactionSettings, tokens_before: float, pi_version: str) -> CompactionPreparation | None:
+def _preparation(
+    path: Sequence[AnyEntry],
+    idx: Sequence[int | None],
+    cut: CutPoint,
+    boundary_start: int,
+    prev: int,
+    settings: CompactionSettings,
+    tokens_before: float,
+    pi_version: str,
+) -> CompactionPreparation | None:
     """The rest of pi's ``prepareCompaction`` once the cut is known: the spans and the file lists."""
     legacy = pi_version == "0.58"
     first_kept = path[cut.firstKeptEntryIndex] if 0 <= cut.firstKeptEntryIndex < len(path) else None
@@ -450,10 +472,24 @@ def prepare_at_cut(
     e = path[first_kept]
     is_user = isinstance(e, MessageEntry) and e.message.role == "user"
     turn_start = -1 if is_user else find_turn_start_index(path, first_kept, boundary_start)
-    cut = CutPoint(first_kept, turn_start, (not is_user) and turn_start != -1, boundary_start, len(path),
-                   fallback="recorded")
-    return _preparation(path, idx, cut, boundary_start, prev, settings, _tokens_before(path, idx, prev, pi_version),
-                        pi_version)
+    cut = CutPoint(
+        first_kept,
+        turn_start,
+        (not is_user) and turn_start != -1,
+        boundary_start,
+        len(path),
+        fallback="recorded",
+    )
+    return _preparation(
+        path,
+        idx,
+        cut,
+        boundary_start,
+        prev,
+        settings,
+        _tokens_before(path, idx, prev, pi_version),
+        pi_version,
+    )
 
 
 def prepare_recorded_split(
@@ -488,8 +524,14 @@ def prepare_recorded_split(
         previousSummary=previous_summary,
         fileOps=ops,
         settings=settings,
-        cut=CutPoint(firstKeptEntryIndex=end, turnStartIndex=-1, isSplitTurn=False, start=boundary_start, end=end,
-                     fallback="recorded"),
+        cut=CutPoint(
+            firstKeptEntryIndex=end,
+            turnStartIndex=-1,
+            isSplitTurn=False,
+            start=boundary_start,
+            end=end,
+            fallback="recorded",
+        ),
         boundary_start=boundary_start,
         prev_compaction_path_index=prev,
         pi_version="0.73",

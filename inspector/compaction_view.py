@@ -123,8 +123,13 @@ def compactions_at(replay: Any, step: int) -> list[int]:
 
 def compaction_steps(replay: Any) -> list[int]:
     """The calls before which a compaction takes effect, in order (each once)."""
-    return sorted({int(rec["step"]) for rec in replay.summaries if rec.get("step") is not None
-                   and rec["step"] < len(replay.steps)})
+    return sorted(
+        {
+            int(rec["step"])
+            for rec in replay.summaries
+            if rec.get("step") is not None and rec["step"] < len(replay.steps)
+        }
+    )
 
 
 def _pinned(rec: dict[str, Any], key: str) -> list[ContextMessage]:
@@ -167,13 +172,28 @@ def compaction_view(replay: Any, index: int) -> CompactionView:
     summarised = _ids(prep.messagesToSummarize) if prep is not None else None
     bt = counter.count_many([m.message for m in before_msgs])
     at = counter.count_many([m.message for m in after_msgs])
-    before = tuple(ViewPart(i, m, t, _part(m, kept, prefix, summarised))
-                   for i, (m, t) in enumerate(zip(before_msgs, bt, strict=True)))
-    after = tuple(ViewPart(i, m, t, SUMMARY if _is_summary(m) else KEPT)
-                  for i, (m, t) in enumerate(zip(after_msgs, at, strict=True)))
+    before = tuple(
+        ViewPart(i, m, t, _part(m, kept, prefix, summarised))
+        for i, (m, t) in enumerate(zip(before_msgs, bt, strict=True))
+    )
+    after = tuple(
+        ViewPart(i, m, t, SUMMARY if _is_summary(m) else KEPT)
+        for i, (m, t) in enumerate(zip(after_msgs, at, strict=True))
+    )
     cuts, note = _cuts(replay, rec, before, replayed)
-    return CompactionView(index, int(rec["step"]), bool(rec.get("simulated")), str(rec.get("policy")),
-                          rec.get("entryIndex"), before, after, cuts, note, prep, str(rec.get("text") or ""))
+    return CompactionView(
+        index,
+        int(rec["step"]),
+        bool(rec.get("simulated")),
+        str(rec.get("policy")),
+        rec.get("entryIndex"),
+        before,
+        after,
+        cuts,
+        note,
+        prep,
+        str(rec.get("text") or ""),
+    )
 
 
 def _parent_path(session: Any, comp_index: int) -> list[int]:
@@ -181,7 +201,9 @@ def _parent_path(session: Any, comp_index: int) -> list[int]:
     return session.path(parent) if parent is not None and parent >= 0 else []
 
 
-def _recorded_preps(session: Any, comp_index: int, settings: Any) -> tuple[CompactionPreparation | None, int | None]:
+def _recorded_preps(
+    session: Any, comp_index: int, settings: Any
+) -> tuple[CompactionPreparation | None, int | None]:
     """What a recorded compaction summarised (pi's rule at its recorded cut; another agent's own
     split), and, for pi sessions, where pi's rule cuts with the replay's keepRecentTokens."""
     path = _parent_path(session, comp_index)
@@ -191,29 +213,48 @@ def _recorded_preps(session: Any, comp_index: int, settings: Any) -> tuple[Compa
     comp = session.entries[comp_index]
     kept = session.index_of(getattr(comp, "firstKeptEntryId", None))
     kept_pos = path.index(kept) if kept in path else None
-    cs = CompactionSettings(keepRecentTokens=settings.keep_recent_tokens, reserveTokens=settings.reserve_tokens)
+    cs = CompactionSettings(
+        keepRecentTokens=settings.keep_recent_tokens, reserveTokens=settings.reserve_tokens
+    )
     if session.format != "pi":
         return prepare_recorded_split(entries, kept_pos, cs, path_indexes=path), None
     version = settings.pi_version
-    prep = prepare_at_cut(entries, kept_pos, cs, path_indexes=path, pi_version=version) if kept_pos is not None else None
+    prep = (
+        prepare_at_cut(entries, kept_pos, cs, path_indexes=path, pi_version=version)
+        if kept_pos is not None
+        else None
+    )
     mine = prepare_compaction(entries, cs, path_indexes=path, pi_version=version)
     return prep, (path[mine.first_kept_path_index] if mine is not None else None)
 
 
 def _cut_at(label: str, entry: int, before: Sequence[ViewPart]) -> Cut:
-    pos = next((p.position for p in before if not _is_summary(p.message) and p.message.entry_index is not None
-                and p.message.entry_index >= entry), None)
+    pos = next(
+        (
+            p.position
+            for p in before
+            if not _is_summary(p.message)
+            and p.message.entry_index is not None
+            and p.message.entry_index >= entry
+        ),
+        None,
+    )
     offset = sum(p.tokens for p in before[:pos]) if pos is not None else sum(p.tokens for p in before)
     return Cut(label, entry, pos, offset)
 
 
-def _cuts(replay: Any, rec: dict[str, Any], before: Sequence[ViewPart], replayed: int | None
-          ) -> tuple[tuple[Cut, ...], str | None]:
+def _cuts(
+    replay: Any, rec: dict[str, Any], before: Sequence[ViewPart], replayed: int | None
+) -> tuple[tuple[Cut, ...], str | None]:
     first = rec.get("firstKeptEntryIndex")
     if rec.get("simulated"):
         kept = [p.position for p in before if p.part == KEPT]
-        suffix = bool(kept) and kept == list(range(kept[0], len(before)))  # a cut only where the kept part is the tail
-        return ((_cut_at(f"cut ({rec.get('policy')})", first, before),) if first is not None and suffix else ()), None
+        suffix = bool(kept) and kept == list(
+            range(kept[0], len(before))
+        )  # a cut only where the kept part is the tail
+        return (
+            (_cut_at(f"cut ({rec.get('policy')})", first, before),) if first is not None and suffix else ()
+        ), None
     cuts = [_cut_at("recorded cut", first, before)] if first is not None else []
     if replayed is None:
         return tuple(cuts), None
@@ -221,12 +262,14 @@ def _cuts(replay: Any, rec: dict[str, Any], before: Sequence[ViewPart], replayed
     cuts.append(_cut_at(f"pi's cut, keepRecentTokens {keep:,}", replayed, before))
     if first == replayed:
         return tuple(cuts), None
-    return tuple(cuts), recorded_cut_reason(replay.session, rec["entryIndex"], replayed, keep,
-                                            replay.settings.pi_version)
+    return tuple(cuts), recorded_cut_reason(
+        replay.session, rec["entryIndex"], replayed, keep, replay.settings.pi_version
+    )
 
 
-def keep_range_for_cut(session: Any, comp_index: int, first_kept: int, pi_version: str = "0.73"
-                       ) -> tuple[int, int] | None:
+def keep_range_for_cut(
+    session: Any, comp_index: int, first_kept: int, pi_version: str = "0.73"
+) -> tuple[int, int] | None:
     """The keepRecentTokens values (lowest, highest) for which pi's ``findCutPoint`` at the entry
     before compaction ``comp_index`` puts the cut at entry ``first_kept``; None when none does.
     The cut only moves back as keepRecentTokens grows, so two binary searches find the range."""
@@ -265,25 +308,32 @@ def keep_range_for_cut(session: Any, comp_index: int, first_kept: int, pi_versio
     return lo, lowest(lambda c: c < target) - 1
 
 
-def recorded_cut_reason(session: Any, comp_index: int, replayed: int | None, keep: int,
-                        pi_version: str = "0.73") -> str:
+def recorded_cut_reason(
+    session: Any, comp_index: int, replayed: int | None, keep: int, pi_version: str = "0.73"
+) -> str:
     """Plain words: why pi's rule, replayed with keepRecentTokens ``keep``, cuts elsewhere (entry
     ``replayed``) than the recorded compaction did."""
     comp = session.entries[comp_index]
     recorded = session.index_of(getattr(comp, "firstKeptEntryId", None))
-    head = (f"pi's rule with keepRecentTokens {keep:,} cuts at entry {replayed}; the session's compaction kept from "
-            f"entry {recorded}.")
+    head = (
+        f"pi's rule with keepRecentTokens {keep:,} cuts at entry {replayed}; the session's compaction kept from "
+        f"entry {recorded}."
+    )
     if isinstance(comp, CompactionEntry) and comp.fromHook:
         return head + " That compaction was written by an extension's hook, not by pi's cut rule."
     for version in dict.fromkeys((pi_version, "0.73", "0.58")):
         rng = keep_range_for_cut(session, comp_index, recorded, version) if recorded is not None else None
         if rng is not None:
             lo, hi = rng
-            return head + (f" pi {version}'s rule cuts there with keepRecentTokens from {lo:,} to {hi:,}: the "
-                           "session was compacted with another keepRecentTokens (or its messages weighed "
-                           "differently then).")
-    return head + (" No keepRecentTokens reproduces that cut with pi's rule: it was made another way (a manual "
-                   "/compact by an extension, another agent's rule, or an edited file).")
+            return head + (
+                f" pi {version}'s rule cuts there with keepRecentTokens from {lo:,} to {hi:,}: the "
+                "session was compacted with another keepRecentTokens (or its messages weighed "
+                "differently then)."
+            )
+    return head + (
+        " No keepRecentTokens reproduces that cut with pi's rule: it was made another way (a manual "
+        "/compact by an extension, another agent's rule, or an edited file)."
+    )
 
 
 def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
@@ -301,8 +351,9 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
     if not pol.simulated and not pol.as_recorded:
         return None
     if pol.as_recorded:
-        vals: list[float | None] = [None if st.stop_reason in ("aborted", "error") else st.recorded_total
-                                    for st in replay.steps]
+        vals: list[float | None] = [
+            None if st.stop_reason in ("aborted", "error") else st.recorded_total for st in replay.steps
+        ]
         if all(v is None for v in vals):
             return None
         return "recorded usage, input + output + cache (what the agent compared)", vals
@@ -310,6 +361,10 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
 
     counter = session_counter(replay.session, s.counter)
     entries = replay.session.entries
-    vals = [None if pol.aborted_never_trigger and st.aborted else st.tokens + counter.count(entries[st.entry_index].message)
-            for st in replay.steps]
+    vals = [
+        None
+        if pol.aborted_never_trigger and st.aborted
+        else st.tokens + counter.count(entries[st.entry_index].message)
+        for st in replay.steps
+    ]
     return "replayed context + answer (what the policy compares)", vals

@@ -195,7 +195,9 @@ def compaction_context(
     comp = path_entries[comp_pos]
     assert isinstance(comp, CompactionEntry)
     out = [ContextMessage(compaction_summary_message(comp), path_indexes[comp_pos])]
-    ranges = [range(first_kept_pos, comp_pos)] if first_kept_pos is not None and first_kept_pos < comp_pos else []
+    ranges = (
+        [range(first_kept_pos, comp_pos)] if first_kept_pos is not None and first_kept_pos < comp_pos else []
+    )
     ranges.append(range(comp_pos + 1, len(path_entries)))
     for r in ranges:
         for k in r:

@@ -19,8 +19,9 @@ def describe_entry(e: AnyEntry) -> str:
     return f"{e.type} entry".replace("_", " ")
 
 
-def cut_story(session: Session, path: Sequence[int], entries: Sequence[AnyEntry], prep: CompactionPreparation,
-              keep: int) -> list[str]:
+def cut_story(
+    session: Session, path: Sequence[int], entries: Sequence[AnyEntry], prep: CompactionPreparation, keep: int
+) -> list[str]:
     """The cut, as sentences with entry indexes (file order)."""
     c = prep.cut
     at = lambda p: path[p] if 0 <= p < len(path) else None  # noqa: E731
@@ -29,48 +30,71 @@ def cut_story(session: Session, path: Sequence[int], entries: Sequence[AnyEntry]
         prev = at(prep.prev_compaction_path_index)
         which = f"entry {prev}" if prev is not None and prev >= 0 else "the previous simulated compaction"
         if prep.pi_version == "0.58":
-            out.append(f"The last compaction is {which}; pi 0.58 starts right after it, at entry "
-                       f"{at(prep.boundary_start)}.")
+            out.append(
+                f"The last compaction is {which}; pi 0.58 starts right after it, at entry "
+                f"{at(prep.boundary_start)}."
+            )
         else:
-            out.append(f"The last compaction is {which}; pi 0.73 starts at its first kept entry, "
-                       f"{at(prep.boundary_start)}, so the previously kept messages are summarised again.")
+            out.append(
+                f"The last compaction is {which}; pi 0.73 starts at its first kept entry, "
+                f"{at(prep.boundary_start)}, so the previously kept messages are summarised again."
+            )
     if c.fallback == "no-cut-points":
-        out.append("There is no valid cut point (user, assistant, bash, custom or summary message) in range: nothing is cut.")
+        out.append(
+            "There is no valid cut point (user, assistant, bash, custom or summary message) in range: nothing is cut."
+        )
     elif c.fallback == "budget-not-reached":
-        out.append(f"Walking back from the newest message, the messages add up to only {c.walked_tokens:,} tokens, "
-                   f"less than keepRecentTokens = {keep:,}: everything is kept (cut at the first cut point, "
-                   f"entry {at(c.firstKeptEntryIndex)}).")
+        out.append(
+            f"Walking back from the newest message, the messages add up to only {c.walked_tokens:,} tokens, "
+            f"less than keepRecentTokens = {keep:,}: everything is kept (cut at the first cut point, "
+            f"entry {at(c.firstKeptEntryIndex)})."
+        )
     else:
-        out.append(f"Walking back from the newest message and adding message estimates, the total reaches "
-                   f"{c.walked_tokens:,} ≥ keepRecentTokens = {keep:,} at entry {at(c.walked_to or 0)} "
-                   f"({describe_entry(entries[c.walked_to or 0])}).")
+        out.append(
+            f"Walking back from the newest message and adding message estimates, the total reaches "
+            f"{c.walked_tokens:,} ≥ keepRecentTokens = {keep:,} at entry {at(c.walked_to or 0)} "
+            f"({describe_entry(entries[c.walked_to or 0])})."
+        )
         if c.fallback == "no-cut-point-after":
-            out.append("No valid cut point lies at or after it (a tool result cannot start the kept part), so pi "
-                       f"falls back to the first cut point, entry {at(c.firstKeptEntryIndex)}: nothing is summarised.")
+            out.append(
+                "No valid cut point lies at or after it (a tool result cannot start the kept part), so pi "
+                f"falls back to the first cut point, entry {at(c.firstKeptEntryIndex)}: nothing is summarised."
+            )
         elif c.snapped_to is not None and c.snapped_to != c.walked_to:
-            out.append(f"That entry cannot start the kept part, so the cut snaps forward to the next cut point, entry "
-                       f"{at(c.snapped_to)} ({describe_entry(entries[c.snapped_to])}).")
+            out.append(
+                f"That entry cannot start the kept part, so the cut snaps forward to the next cut point, entry "
+                f"{at(c.snapped_to)} ({describe_entry(entries[c.snapped_to])})."
+            )
         else:
             out.append("That entry is a valid cut point: the kept part starts there.")
     if c.moved_back:
-        out.append(f"The cut then moves back over {c.moved_back} preceding non-message entr"
-                   f"{'y' if c.moved_back == 1 else 'ies'} (settings changes, labels, custom entries) to entry "
-                   f"{at(c.firstKeptEntryIndex)}.")
+        out.append(
+            f"The cut then moves back over {c.moved_back} preceding non-message entr"
+            f"{'y' if c.moved_back == 1 else 'ies'} (settings changes, labels, custom entries) to entry "
+            f"{at(c.firstKeptEntryIndex)}."
+        )
     snapped_user = (
-        c.snapped_to is not None and isinstance(entries[c.snapped_to], MessageEntry)
+        c.snapped_to is not None
+        and isinstance(entries[c.snapped_to], MessageEntry)
         and entries[c.snapped_to].message.role == "user"  # type: ignore[union-attr]
     )
     if prep.isSplitTurn and c.moved_back and snapped_user:
-        out.append(f"pi quirk: the cut had reached a user message, but now sits on a non-message entry, so pi "
-                   f"looks for the turn start before it and finds entry {at(c.turnStartIndex)}: the whole previous "
-                   f"turn becomes the \"turn prefix\" ({len(prep.turnPrefixMessages)} message(s)).")
+        out.append(
+            f"pi quirk: the cut had reached a user message, but now sits on a non-message entry, so pi "
+            f"looks for the turn start before it and finds entry {at(c.turnStartIndex)}: the whole previous "
+            f'turn becomes the "turn prefix" ({len(prep.turnPrefixMessages)} message(s)).'
+        )
     elif prep.isSplitTurn:
         if c.turnStartIndex == c.firstKeptEntryIndex:
-            out.append(f"The cut is not at a user message, so pi treats it as a split turn; the turn starts at the "
-                       f"cut itself (entry {at(c.turnStartIndex)}), so the turn prefix is empty.")
+            out.append(
+                f"The cut is not at a user message, so pi treats it as a split turn; the turn starts at the "
+                f"cut itself (entry {at(c.turnStartIndex)}), so the turn prefix is empty."
+            )
         else:
-            out.append(f"The cut is inside a turn that started at entry {at(c.turnStartIndex)}: a split turn. The "
-                       f"turn's first {len(prep.turnPrefixMessages)} message(s) are summarised separately (turn prefix).")
+            out.append(
+                f"The cut is inside a turn that started at entry {at(c.turnStartIndex)}: a split turn. The "
+                f"turn's first {len(prep.turnPrefixMessages)} message(s) are summarised separately (turn prefix)."
+            )
     elif c.fallback is None:
         out.append("The cut is at a user message: no turn is split.")
     return out

@@ -64,9 +64,14 @@ class DoctorOptions(BaseModel):
     loop_repeat: int = Field(3, description="The same tool call this many times in a row is a loop.")
     streak: int = Field(3, description="This many aborted/error answers in a row is a streak.")
     reread_window: int = Field(5, description="Calls after a compaction in which a re-read counts.")
-    retention_min: float = Field(0.5, description="A compaction keeping less than this share of what the session "
-                                 "needed later from its span is flagged (inspector.retention).")
-    retention_needed: int = Field(3, description="... when the session needed at least this many items from it.")
+    retention_min: float = Field(
+        0.5,
+        description="A compaction keeping less than this share of what the session "
+        "needed later from its span is flagged (inspector.retention).",
+    )
+    retention_needed: int = Field(
+        3, description="... when the session needed at least this many items from it."
+    )
 
 
 class Finding(BaseModel):
@@ -88,16 +93,25 @@ class DoctorReport:
         return dict(Counter(f.severity for f in self.findings))
 
     def as_dict(self) -> dict[str, object]:
-        return {"leaf": self.leaf, "options": self.options.model_dump(), "counts": self.counts(),
-                "findings": [f.model_dump() for f in self.findings]}
+        return {
+            "leaf": self.leaf,
+            "options": self.options.model_dump(),
+            "counts": self.counts(),
+            "findings": [f.model_dump() for f in self.findings],
+        }
 
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 def _f(session: Session, kind: str, severity: Severity, message: str, entries: Sequence[int]) -> Finding:
-    return Finding(kind=kind, severity=severity, message=message, entries=list(entries),
-                   lines=[session.lines[i] for i in entries if 0 <= i < len(session.lines)])
+    return Finding(
+        kind=kind,
+        severity=severity,
+        message=message,
+        entries=list(entries),
+        lines=[session.lines[i] for i in entries if 0 <= i < len(session.lines)],
+    )
 
 
 def _calls(m: object) -> list[ToolCall]:
@@ -120,20 +134,40 @@ def check_tool_pairing(session: Session, path: list[int], o: DoctorOptions) -> l
             if m.toolCallId in open_calls:
                 del open_calls[m.toolCallId]
             elif m.toolCallId not in seen_ids:
-                out.append(_f(session, "result-without-call", "error",
-                              f"tool result for call {m.toolCallId!r} ({m.toolName}) has no matching tool call before it",
-                              [i]))
+                out.append(
+                    _f(
+                        session,
+                        "result-without-call",
+                        "error",
+                        f"tool result for call {m.toolCallId!r} ({m.toolName}) has no matching tool call before it",
+                        [i],
+                    )
+                )
     last = path[-1] if path else -1
     for cid, (i, name, failed) in open_calls.items():
         # the newest answer's calls may simply still be running
         if i == last:
             continue
         if failed:
-            out.append(_f(session, "tool-call-without-result", "info",
-                          f"tool call {name} ({cid}) has no result: its answer was aborted or failed", [i]))
+            out.append(
+                _f(
+                    session,
+                    "tool-call-without-result",
+                    "info",
+                    f"tool call {name} ({cid}) has no result: its answer was aborted or failed",
+                    [i],
+                )
+            )
         else:
-            out.append(_f(session, "tool-call-without-result", "warning",
-                          f"tool call {name} ({cid}) never got a result on this branch", [i]))
+            out.append(
+                _f(
+                    session,
+                    "tool-call-without-result",
+                    "warning",
+                    f"tool call {name} ({cid}) never got a result on this branch",
+                    [i],
+                )
+            )
     return out
 
 
@@ -148,9 +182,16 @@ def check_compactions(session: Session, path: list[int], o: DoctorOptions) -> li
         if e.firstKeptEntryId is None:
             continue  # keeps nothing verbatim by design (e.g. an imported Claude Code compaction)
         if e.firstKeptEntryId not in ids:
-            out.append(_f(session, "compaction-first-kept-off-path", "error",
-                          f"compaction's firstKeptEntryId {e.firstKeptEntryId!r} is not on its path: pi keeps only "
-                          "the summary", [i]))
+            out.append(
+                _f(
+                    session,
+                    "compaction-first-kept-off-path",
+                    "error",
+                    f"compaction's firstKeptEntryId {e.firstKeptEntryId!r} is not on its path: pi keeps only "
+                    "the summary",
+                    [i],
+                )
+            )
             continue
         fk = next(j for j in range(k) if session.entries[path[j]].id == e.firstKeptEntryId)
         modified: dict[str, int] = {}
@@ -166,10 +207,17 @@ def check_compactions(session: Session, path: list[int], o: DoctorOptions) -> li
             listed = {x for x in e.details["modifiedFiles"] if isinstance(x, str)}
         dropped = [p for p in modified if p not in listed and p not in e.summary]
         if dropped:
-            out.append(_f(session, "summary-dropped-modified-files", "warning",
-                          f"compaction summary does not mention {len(dropped)} file(s) modified before its cut: "
-                          + ", ".join(dropped[:5]) + (" …" if len(dropped) > 5 else ""),
-                          [i, *[modified[p] for p in dropped[:5]]]))
+            out.append(
+                _f(
+                    session,
+                    "summary-dropped-modified-files",
+                    "warning",
+                    f"compaction summary does not mention {len(dropped)} file(s) modified before its cut: "
+                    + ", ".join(dropped[:5])
+                    + (" …" if len(dropped) > 5 else ""),
+                    [i, *[modified[p] for p in dropped[:5]]],
+                )
+            )
     return out
 
 
@@ -185,13 +233,25 @@ def check_retention(session: Session, path: list[int], o: DoctorOptions) -> list
     rep = retention(replay(session, ReplaySettings(leaf=path[-1])))
     out = []
     for c in rep.compactions:
-        if c.span.source != "recorded" or len(c.needed) < o.retention_needed or (c.overall or 0) >= o.retention_min:
+        if (
+            c.span.source != "recorded"
+            or len(c.needed) < o.retention_needed
+            or (c.overall or 0) >= o.retention_min
+        ):
             continue
-        lost = ", ".join(f"{n.kind[:-1] if n.kind != 'task' else 'task'} {n.item[:60]}" for n in c.forgotten[:3])
-        out.append(_f(session, "low-retention", "warning",
-                      f"compaction kept {len(c.needed) - len(c.forgotten)} of {len(c.needed)} items the session "
-                      f"needed later ({c.overall:.0%}); forgot {lost}" + (" …" if len(c.forgotten) > 3 else ""),
-                      [c.span.entry_index, *sorted({n.needed_at for n in c.forgotten})[:4]]))
+        lost = ", ".join(
+            f"{n.kind[:-1] if n.kind != 'task' else 'task'} {n.item[:60]}" for n in c.forgotten[:3]
+        )
+        out.append(
+            _f(
+                session,
+                "low-retention",
+                "warning",
+                f"compaction kept {len(c.needed) - len(c.forgotten)} of {len(c.needed)} items the session "
+                f"needed later ({c.overall:.0%}); forgot {lost}" + (" …" if len(c.forgotten) > 3 else ""),
+                [c.span.entry_index, *sorted({n.needed_at for n in c.forgotten})[:4]],
+            )
+        )
     return out
 
 
@@ -199,7 +259,11 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
     over = []
     for i in path:
         e = session.entries[i]
-        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage) and e.message.usage is not None:
+        if (
+            isinstance(e, MessageEntry)
+            and isinstance(e.message, AssistantMessage)
+            and e.message.usage is not None
+        ):
             if e.message.stopReason in ("aborted",):
                 continue
             t = clamp(calculate_context_tokens(e.message.usage))
@@ -208,9 +272,15 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
     if not over:
         return []
     i, t = max(over, key=lambda x: x[1])
-    return [_f(session, "context-overflow", "error",
-               f"{len(over)} call(s) used more than the {o.context_window:,}-token window (largest {t:,.0f} at entry {i})",
-               [x[0] for x in over[:20]])]
+    return [
+        _f(
+            session,
+            "context-overflow",
+            "error",
+            f"{len(over)} call(s) used more than the {o.context_window:,}-token window (largest {t:,.0f} at entry {i})",
+            [x[0] for x in over[:20]],
+        )
+    ]
 
 
 def check_reads(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
@@ -232,14 +302,22 @@ def check_reads(session: Session, path: list[int], o: DoctorOptions) -> list[Fin
     out = []
     for p, idx in reads.items():
         if len(idx) >= o.read_repeat:
-            out.append(_f(session, "file-read-many-times", "info", f"{p} was read {len(idx)} times", idx[:20]))
+            out.append(
+                _f(session, "file-read-many-times", "info", f"{p} was read {len(idx)} times", idx[:20])
+            )
     for cs in comp_steps:
         before = {p for s, _, p in calls_at if s < cs}
         for s, i, p in calls_at:
             if cs <= s < cs + o.reread_window and p in before:
-                out.append(_f(session, "reread-after-compaction", "warning",
-                              f"{p} read again {s - cs + 1} call(s) after a compaction summarised the earlier read away",
-                              [i]))
+                out.append(
+                    _f(
+                        session,
+                        "reread-after-compaction",
+                        "warning",
+                        f"{p} read again {s - cs + 1} call(s) after a compaction summarised the earlier read away",
+                        [i],
+                    )
+                )
     return out
 
 
@@ -251,9 +329,15 @@ def check_giant_outputs(session: Session, path: list[int], o: DoctorOptions) -> 
             t = estimate_tokens(e.message)
             if t > o.giant_tokens:
                 name = getattr(e.message, "toolName", None) or "bash (user)"
-                out.append(_f(session, "giant-tool-output", "warning",
-                              f"{name} output of {t:,} tokens ({t / o.context_window:.0%} of the window) in one message",
-                              [i]))
+                out.append(
+                    _f(
+                        session,
+                        "giant-tool-output",
+                        "warning",
+                        f"{name} output of {t:,} tokens ({t / o.context_window:.0%} of the window) in one message",
+                        [i],
+                    )
+                )
     return out
 
 
@@ -261,10 +345,19 @@ def check_loops(session: Session, path: list[int], o: DoctorOptions) -> list[Fin
     out = []
     run: list[int] = []
     prev: str | None = None
+
     def flush() -> None:
         if len(run) >= o.loop_repeat and prev is not None:
-            out.append(_f(session, "repeated-tool-call", "warning",
-                          f"the same call {prev[:80]} {len(run)} times in a row (a loop?)", run[:20]))
+            out.append(
+                _f(
+                    session,
+                    "repeated-tool-call",
+                    "warning",
+                    f"the same call {prev[:80]} {len(run)} times in a row (a loop?)",
+                    run[:20],
+                )
+            )
+
     for i in path:
         e = session.entries[i]
         if not (isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage)):
@@ -284,10 +377,19 @@ def check_loops(session: Session, path: list[int], o: DoctorOptions) -> list[Fin
 def check_failure_streaks(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
     out = []
     run: list[int] = []
+
     def flush() -> None:
         if len(run) >= o.streak:
-            out.append(_f(session, "failure-streak", "warning",
-                          f"{len(run)} aborted/error answers in a row", run[:20]))
+            out.append(
+                _f(
+                    session,
+                    "failure-streak",
+                    "warning",
+                    f"{len(run)} aborted/error answers in a row",
+                    run[:20],
+                )
+            )
+
     for i in path:
         e = session.entries[i]
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
@@ -323,13 +425,27 @@ def check_duplicated_summaries(session: Session, path: list[int], o: DoctorOptio
     seen: dict[str, int] = {}
     for s, i in summaries:
         if s in seen:
-            out.append(_f(session, "duplicated-summary", "warning",
-                          "the same summary text appears twice in the context", [i, seen[s]]))
+            out.append(
+                _f(
+                    session,
+                    "duplicated-summary",
+                    "warning",
+                    "the same summary text appears twice in the context",
+                    [i, seen[s]],
+                )
+            )
         seen.setdefault(s, i)
         for t, j in texts:
             if s[:400] in t:
-                out.append(_f(session, "duplicated-summary", "warning",
-                              "a summary's text is repeated inside another message of the context", [j, i]))
+                out.append(
+                    _f(
+                        session,
+                        "duplicated-summary",
+                        "warning",
+                        "a summary's text is repeated inside another message of the context",
+                        [j, i],
+                    )
+                )
     return out
 
 
@@ -344,14 +460,27 @@ def check_model_changes(session: Session, path: list[int], o: DoctorOptions) -> 
             in_turn_answers = 0
             continue
         if isinstance(e, ModelChangeEntry) and in_turn_answers > 0 and last_stop == "toolUse":
-            out.append(_f(session, "model-change-mid-turn", "info",
-                          f"model changed to {e.provider}/{e.modelId} in the middle of a turn", [i]))
+            out.append(
+                _f(
+                    session,
+                    "model-change-mid-turn",
+                    "info",
+                    f"model changed to {e.provider}/{e.modelId} in the middle of a turn",
+                    [i],
+                )
+            )
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
             model = (e.message.provider, e.message.model)
             if in_turn_answers > 0 and last_model is not None and model != last_model:
-                out.append(_f(session, "model-change-mid-turn", "info",
-                              f"answer from {model[0]}/{model[1]} after {last_model[0]}/{last_model[1]} in the same turn",
-                              [i]))
+                out.append(
+                    _f(
+                        session,
+                        "model-change-mid-turn",
+                        "info",
+                        f"answer from {model[0]}/{model[1]} after {last_model[0]}/{last_model[1]} in the same turn",
+                        [i],
+                    )
+                )
             last_model = model
             last_stop = e.message.stopReason
             in_turn_answers += 1
@@ -363,8 +492,15 @@ def check_branch_summaries(session: Session, path: list[int], o: DoctorOptions) 
     for i in path:
         e = session.entries[i]
         if isinstance(e, BranchSummaryEntry) and not e.summary.strip():
-            out.append(_f(session, "empty-branch-summary", "info",
-                          "empty branch summary: pi leaves it out of the context", [i]))
+            out.append(
+                _f(
+                    session,
+                    "empty-branch-summary",
+                    "info",
+                    "empty branch summary: pi leaves it out of the context",
+                    [i],
+                )
+            )
     return out
 
 
@@ -383,15 +519,21 @@ CHECKS = (
 )
 
 
-def diagnose(session: Session, leaf: int | str | None = "leaf", options: DoctorOptions | None = None) -> DoctorReport:
+def diagnose(
+    session: Session, leaf: int | str | None = "leaf", options: DoctorOptions | None = None
+) -> DoctorReport:
     """Run every check on the branch ending at ``leaf`` (load issues cover the whole file)."""
     o = options or DoctorOptions()
     li = session.resolve(leaf) if (leaf is not None and session.entries) else None
     path = session.path(li) if li is not None else []
     findings: list[Finding] = [
-        Finding(kind=f"load-issue:{i.kind}", severity=i.severity, message=i.message,
-                entries=[i.entry_index] if i.entry_index is not None else [],
-                lines=[i.line] if i.line is not None else [])
+        Finding(
+            kind=f"load-issue:{i.kind}",
+            severity=i.severity,
+            message=i.message,
+            entries=[i.entry_index] if i.entry_index is not None else [],
+            lines=[i.line] if i.line is not None else [],
+        )
         for i in session.issues
     ]
     for check in CHECKS:

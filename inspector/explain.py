@@ -64,8 +64,15 @@ def explain_compaction(
     return _plan(session, li, path, entries, prep, settings, pi_version)
 
 
-def _plan(session: Session, li: int | None, path: list[int], entries: list[AnyEntry], prep: CompactionPreparation,
-          settings: CompactionSettings, pi_version: str) -> CompactionPlan:
+def _plan(
+    session: Session,
+    li: int | None,
+    path: list[int],
+    entries: list[AnyEntry],
+    prep: CompactionPreparation,
+    settings: CompactionSettings,
+    pi_version: str,
+) -> CompactionPlan:
     at = lambda p: path[p] if 0 <= p < len(path) else None  # noqa: E731
     first_kept_pos = prep.first_kept_path_index
     placeholder = make_compaction_entry(prep, "", parent_id=entries[-1].id if entries else None)

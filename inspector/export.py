@@ -97,7 +97,9 @@ def compacted_entries(
     prep = prepare_compaction(session.entries_at(path), settings, path_indexes=path, pi_version=pi_version)
     if prep is None:
         return None
-    rs = ReplaySettings(summarizer=summarizer, reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens)
+    rs = ReplaySettings(
+        summarizer=summarizer, reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens
+    )
     text = default_summary(prep, rs, session=session)["text"]
     digest = hashlib.sha256(f"{session.entries[li].id}|{text}".encode("utf-8", "surrogatepass")).hexdigest()
     new_id = next(digest[k : k + 8] for k in range(0, 56) if digest[k : k + 8] not in session.by_id)

@@ -76,22 +76,33 @@ class SessionInfo(BaseModel):
         if self.format != "pi":
             add(f"format    {self.formatLabel}, imported into pi's session model")
         else:
-            add(f"format    pi v{v if v is not None else '?'}" + (" (migrated to v3 in memory)" if self.migrated else ""))
+            add(
+                f"format    pi v{v if v is not None else '?'}"
+                + (" (migrated to v3 in memory)" if self.migrated else "")
+            )
         add(f"entries   {self.entries}")
         for k, n in sorted(self.byType.items(), key=lambda kv: (-kv[1], kv[0])):
             add(f"  {n:>7}  {_vis(k)}")
-        add(f"tree      {self.roots} root(s), {len(self.leaves)} leaf/leaves, {len(self.forkPoints)} fork point(s)")
+        add(
+            f"tree      {self.roots} root(s), {len(self.leaves)} leaf/leaves, {len(self.forkPoints)} fork point(s)"
+        )
         if self.forkPoints:
-            add(f"  forks at entries {', '.join(map(str, self.forkPoints[:12]))}{' …' if len(self.forkPoints) > 12 else ''}")
+            add(
+                f"  forks at entries {', '.join(map(str, self.forkPoints[:12]))}{' …' if len(self.forkPoints) > 12 else ''}"
+            )
         add(f"leaf      entry {self.leafIndex} ({_vis(self.leafId)}), path of {self.pathLength} entries")
         if self.model:
-            add(f"model     {_vis(self.model.get('provider', '?'))}/{_vis(self.model.get('modelId', '?'))}  "
-                f"thinking: {_vis(self.thinkingLevel)}")
+            add(
+                f"model     {_vis(self.model.get('provider', '?'))}/{_vis(self.model.get('modelId', '?'))}  "
+                f"thinking: {_vis(self.thinkingLevel)}"
+            )
         add(f"context   {self.contextMessages} messages")
         for name, t in self.contextTokens.items():
             add(f"  {t:>9,} tokens  by {name}")
         if self.usageContextTokens is not None:
-            add(f"  {self.usageContextTokens:>9,.0f} tokens  by recorded usage + pi estimate of what follows (pi's footer)")
+            add(
+                f"  {self.usageContextTokens:>9,.0f} tokens  by recorded usage + pi estimate of what follows (pi's footer)"
+            )
         add(f"compactions {len(self.compactions)}")
         for c in self.compactions:
             add(
@@ -115,7 +126,9 @@ def _sid(v: object) -> str | None:
     return v if isinstance(v, str) or v is None else repr(v)
 
 
-def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[str] = ("pi", "tiktoken")) -> SessionInfo:
+def session_info(
+    session: Session, leaf: int | str = "leaf", counters: Sequence[str] = ("pi", "tiktoken")
+) -> SessionInfo:
     leaf_idx = session.resolve(leaf) if session.entries else None
     path = session.path(leaf_idx) if leaf_idx is not None else []
     ctx = build_session_context(session, leaf_idx) if leaf_idx is not None else None
@@ -160,13 +173,15 @@ def session_info(session: Session, leaf: int | str = "leaf", counters: Sequence[
         thinkingLevel=ctx.thinking_level if ctx else None,
         compactions=comps,
         labels=dict(session.labels),
-        issues=[IssueRow(severity=i.severity, kind=i.kind, line=i.line, message=i.message) for i in session.issues],
+        issues=[
+            IssueRow(severity=i.severity, kind=i.kind, line=i.line, message=i.message) for i in session.issues
+        ],
     )
 
 
 def _total(counter: Any, msgs: Sequence[Any], batch: int = 10_000) -> int:
     """The sum of the messages' counts, a batch at a time (a 2M-message context stays cheap)."""
-    return sum(sum(counter.count_many(msgs[k:k + batch])) for k in range(0, len(msgs), batch))
+    return sum(sum(counter.count_many(msgs[k : k + batch])) for k in range(0, len(msgs), batch))
 
 
 def _format_label(fmt: str) -> str:

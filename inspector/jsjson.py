@@ -214,8 +214,13 @@ def _pretty(v: Any, ind: str, cur: str) -> str:
         if not v:
             return "{}"
         inner = cur + ind
-        return "{\n" + ",\n".join(inner + _js_string(str(k)) + ": " + _pretty(v[k], ind, inner)
-                                   for k in js_keys(v)) + "\n" + cur + "}"
+        return (
+            "{\n"
+            + ",\n".join(inner + _js_string(str(k)) + ": " + _pretty(v[k], ind, inner) for k in js_keys(v))
+            + "\n"
+            + cur
+            + "}"
+        )
     if isinstance(v, (list, tuple)):
         if not v:
             return "[]"
@@ -246,7 +251,9 @@ def replace_lone_surrogate_escapes(data: bytes) -> tuple[bytes, list[int]]:
     m = _SURROGATE_ESCAPE.search(data)
     while m is not None:
         esc = m.end() - 6  # the \uXXXX at the end of the match (escaped backslashes before it kept)
-        if data[esc + 2:esc + 4].lower() in (b"d8", b"d9", b"da", b"db") and _LOW_ESCAPE.match(data, m.end()):
+        if data[esc + 2 : esc + 4].lower() in (b"d8", b"d9", b"da", b"db") and _LOW_ESCAPE.match(
+            data, m.end()
+        ):
             m = _SURROGATE_ESCAPE.search(data, m.end() + 6)  # a proper pair
             continue
         line += data.count(b"\n", line_pos, esc)

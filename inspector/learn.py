@@ -130,8 +130,11 @@ def branch_targets(session: Session) -> tuple[int, ...]:
     old = abandoned_leaf(session)
     fork = session.common_ancestor(old, session.default_leaf)
     path = session.path(old)
-    users = [i for i in path[: path.index(fork)] if isinstance(session.entries[i], MessageEntry)
-             and session.entries[i].message.role == "user"]
+    users = [
+        i
+        for i in path[: path.index(fork)]
+        if isinstance(session.entries[i], MessageEntry) and session.entries[i].message.role == "user"
+    ]
     comp = recorded_compaction(session)
     users = [i for i in users if i > comp - 40]  # the last few prompts before the fork
     return (fork, *reversed(users[-3:]))
@@ -139,76 +142,171 @@ def branch_targets(session: Session) -> tuple[int, ...]:
 
 # -- the screens -----------------------------------------------------------------------------
 
-KEEP_CONTROL = Control("keep", "keepRecentTokens", "slider", 20_000, 2_000, 40_000, 2_000,
-                       help="pi's keepRecentTokens: how far back the cut walks, in estimated tokens.")
+KEEP_CONTROL = Control(
+    "keep",
+    "keepRecentTokens",
+    "slider",
+    20_000,
+    2_000,
+    40_000,
+    2_000,
+    help="pi's keepRecentTokens: how far back the cut walks, in estimated tokens.",
+)
 STEP_HELP = "Which model call of the session (one assistant message each)."
 
 SCREENS: tuple[Screen, ...] = (
-    Screen(1, "context", "What the context is", "Every model call gets the whole conversation so far: the user's "
-           "prompts, the assistant's answers and every tool output, rebuilt from the session file.",
-           "pi", "The context is the branch from the root to the current entry; a compaction replaces what it "
-           "summarised with its summary.", "pi session-manager.ts buildSessionContext",
-           Control("step", "Model call", "slider", None, help=STEP_HELP),
-           "At this call, which kind of message fills most of the context?"),
-    Screen(2, "tokens", "Tokens: estimate versus recorded", "pi cannot run the provider's tokenizer, so it "
-           "estimates: characters ÷ 4. The provider reports the real count afterwards.", "pi",
-           "estimateTokens: ceil(chars / 4) per message (an image counts 1,200); calculateContextTokens: the "
-           "recorded usage, input + output + cache read + cache write.", "pi compaction.ts estimateTokens, "
-           "calculateContextTokens", Control("step", "Model call", "slider", None, help=STEP_HELP),
-           "Is pi's chars ÷ 4 estimate above or below what the provider recorded for this call?"),
-    Screen(3, "trigger", "The trigger", "pi compacts when the context no longer leaves reserveTokens free in the "
-           "window: the red line is the window, the dashed line the threshold.", "pi",
-           "shouldCompact: contextTokens > contextWindow − reserveTokens (strictly), checked after each answer.",
-           "pi compaction.ts shouldCompact", Control("window", "Context window", "slider", 64_000, 32_000, 200_000,
-                                                     8_000, help="The model's context window, in tokens."),
-           "With this window, how many times does pi compact this session?"),
-    Screen(4, "cut", "The cut point", "From the newest message, pi walks back adding estimates until it has "
-           "keepRecentTokens; the kept part must start at a valid cut point (never a tool result).", "pi",
-           "findCutPoint: walk back from the newest entry summing estimateTokens; at the first message where the "
-           "sum reaches keepRecentTokens, cut at the first valid cut point at or after it (user, assistant, bash, "
-           "custom or summary message), then move back over non-message entries.",
-           "pi compaction.ts findCutPoint", KEEP_CONTROL,
-           "How many tokens stay verbatim after the cut, compared with keepRecentTokens?"),
-    Screen(5, "split", "A split turn and its two summaries", "When the cut lands inside a turn, that turn's first "
-           "part is summarised on its own, so the kept part still makes sense.", "pi",
-           "findTurnStartIndex: a cut not at a user message splits the turn that started at the last user message "
-           "before it; compact() then makes two summaries (history, and the turn prefix) joined under "
-           "\"Turn Context (split turn)\".", "pi compaction.ts findTurnStartIndex, prepareCompaction, compact",
-           KEEP_CONTROL, "At this keepRecentTokens, does the cut split a turn?"),
-    Screen(6, "keeps", "What the summary keeps", "Besides the text, the summary carries the files the summarised "
-           "part read and modified, so the model knows where it was working.", "pi",
-           "prepareCompaction collects file operations (read, write, edit tool calls) of the summarised "
-           "messages, the turn prefix and the previous compaction's details; compact() appends them as "
-           "<read-files> and <modified-files>; a file both read and modified is listed as modified.",
-           "pi compaction.ts prepareCompaction, formatFileOperations", KEEP_CONTROL,
-           "How many files does the summary list (read + modified)?"),
-    Screen(7, "pruning", "Pruning old tool outputs", "Before compacting, agents can drop old tool outputs: the "
-           "newest PRUNE_PROTECT tokens of outputs stay; older ones go, but only if at least PRUNE_MINIMUM "
-           "would go.", "OpenCode and pi-context-pruning",
-           "OpenCode prune: after a prompt's final answer, walk back over tool outputs outside the last 2 turns; "
-           "once they total more than PRUNE_PROTECT, the rest (the crossing one included) is pruned, if more than "
-           "PRUNE_MINIMUM. pi-context-pruning: before every call, the same walk, but the crossing output is kept "
-           "and the minimum is ≥.", "OpenCode session/compaction.ts prune; FammasMaz/pi-context-pruning pruner.ts",
-           Control("protect", "PRUNE_PROTECT", "slider", 20_000, 0, 60_000, 5_000,
-                   help="Newest tool-output tokens never pruned (PRUNE_MINIMUM is the second slider)."),
-           "Over the whole session, which rule prunes more tokens?"),
-    Screen(8, "branch", "Branch summaries", "Moving to another point of the tree with /tree leaves a branch "
-           "behind; pi summarises it so the new branch knows what was tried.", "pi",
-           "collectEntriesForBranchSummary: the entries from the old leaf back to the common ancestor with the "
-           "target; prepareBranchEntries: newest first, within a token budget (tool results left out, their "
-           "files kept).", "pi branch-summarization.ts collectEntriesForBranchSummary, prepareBranchEntries",
-           Control("target", "Navigate to entry", "select", None, help="Where /tree moves the session to."),
-           "Navigating there from the old branch's leaf, how many messages go into the branch summary?"),
-    Screen(9, "cost", "The cost of it all", "Every call pays for its whole context again: compaction shrinks what "
-           "later calls pay, but it also throws away the provider's prompt cache.", "the providers' prompt caching",
-           "Each call is billed for its prompt: what the provider's prompt cache holds (the unchanged start of the "
-           "prompt) at the cache-read price, the rest at the input price plus a cache write; a compaction changes "
-           "the prompt's start, so the next call reads nothing from the cache.",
-           "inspector/cache (Anthropic and OpenAI prompt caching, issue 19); inspector/pricing.py",
-           Control("window", "Context window", "slider", 64_000, 32_000, 200_000, 8_000,
-                   help="pi's compaction at this window, compared with never compacting."),
-           "Compacting at this window, with the prompt cache, is the session cheaper or dearer than never "
-           "compacting?"),
+    Screen(
+        1,
+        "context",
+        "What the context is",
+        "Every model call gets the whole conversation so far: the user's "
+        "prompts, the assistant's answers and every tool output, rebuilt from the session file.",
+        "pi",
+        "The context is the branch from the root to the current entry; a compaction replaces what it "
+        "summarised with its summary.",
+        "pi session-manager.ts buildSessionContext",
+        Control("step", "Model call", "slider", None, help=STEP_HELP),
+        "At this call, which kind of message fills most of the context?",
+    ),
+    Screen(
+        2,
+        "tokens",
+        "Tokens: estimate versus recorded",
+        "pi cannot run the provider's tokenizer, so it "
+        "estimates: characters ÷ 4. The provider reports the real count afterwards.",
+        "pi",
+        "estimateTokens: ceil(chars / 4) per message (an image counts 1,200); calculateContextTokens: the "
+        "recorded usage, input + output + cache read + cache write.",
+        "pi compaction.ts estimateTokens, calculateContextTokens",
+        Control("step", "Model call", "slider", None, help=STEP_HELP),
+        "Is pi's chars ÷ 4 estimate above or below what the provider recorded for this call?",
+    ),
+    Screen(
+        3,
+        "trigger",
+        "The trigger",
+        "pi compacts when the context no longer leaves reserveTokens free in the "
+        "window: the red line is the window, the dashed line the threshold.",
+        "pi",
+        "shouldCompact: contextTokens > contextWindow − reserveTokens (strictly), checked after each answer.",
+        "pi compaction.ts shouldCompact",
+        Control(
+            "window",
+            "Context window",
+            "slider",
+            64_000,
+            32_000,
+            200_000,
+            8_000,
+            help="The model's context window, in tokens.",
+        ),
+        "With this window, how many times does pi compact this session?",
+    ),
+    Screen(
+        4,
+        "cut",
+        "The cut point",
+        "From the newest message, pi walks back adding estimates until it has "
+        "keepRecentTokens; the kept part must start at a valid cut point (never a tool result).",
+        "pi",
+        "findCutPoint: walk back from the newest entry summing estimateTokens; at the first message where the "
+        "sum reaches keepRecentTokens, cut at the first valid cut point at or after it (user, assistant, bash, "
+        "custom or summary message), then move back over non-message entries.",
+        "pi compaction.ts findCutPoint",
+        KEEP_CONTROL,
+        "How many tokens stay verbatim after the cut, compared with keepRecentTokens?",
+    ),
+    Screen(
+        5,
+        "split",
+        "A split turn and its two summaries",
+        "When the cut lands inside a turn, that turn's first "
+        "part is summarised on its own, so the kept part still makes sense.",
+        "pi",
+        "findTurnStartIndex: a cut not at a user message splits the turn that started at the last user message "
+        "before it; compact() then makes two summaries (history, and the turn prefix) joined under "
+        '"Turn Context (split turn)".',
+        "pi compaction.ts findTurnStartIndex, prepareCompaction, compact",
+        KEEP_CONTROL,
+        "At this keepRecentTokens, does the cut split a turn?",
+    ),
+    Screen(
+        6,
+        "keeps",
+        "What the summary keeps",
+        "Besides the text, the summary carries the files the summarised "
+        "part read and modified, so the model knows where it was working.",
+        "pi",
+        "prepareCompaction collects file operations (read, write, edit tool calls) of the summarised "
+        "messages, the turn prefix and the previous compaction's details; compact() appends them as "
+        "<read-files> and <modified-files>; a file both read and modified is listed as modified.",
+        "pi compaction.ts prepareCompaction, formatFileOperations",
+        KEEP_CONTROL,
+        "How many files does the summary list (read + modified)?",
+    ),
+    Screen(
+        7,
+        "pruning",
+        "Pruning old tool outputs",
+        "Before compacting, agents can drop old tool outputs: the "
+        "newest PRUNE_PROTECT tokens of outputs stay; older ones go, but only if at least PRUNE_MINIMUM "
+        "would go.",
+        "OpenCode and pi-context-pruning",
+        "OpenCode prune: after a prompt's final answer, walk back over tool outputs outside the last 2 turns; "
+        "once they total more than PRUNE_PROTECT, the rest (the crossing one included) is pruned, if more than "
+        "PRUNE_MINIMUM. pi-context-pruning: before every call, the same walk, but the crossing output is kept "
+        "and the minimum is ≥.",
+        "OpenCode session/compaction.ts prune; FammasMaz/pi-context-pruning pruner.ts",
+        Control(
+            "protect",
+            "PRUNE_PROTECT",
+            "slider",
+            20_000,
+            0,
+            60_000,
+            5_000,
+            help="Newest tool-output tokens never pruned (PRUNE_MINIMUM is the second slider).",
+        ),
+        "Over the whole session, which rule prunes more tokens?",
+    ),
+    Screen(
+        8,
+        "branch",
+        "Branch summaries",
+        "Moving to another point of the tree with /tree leaves a branch "
+        "behind; pi summarises it so the new branch knows what was tried.",
+        "pi",
+        "collectEntriesForBranchSummary: the entries from the old leaf back to the common ancestor with the "
+        "target; prepareBranchEntries: newest first, within a token budget (tool results left out, their "
+        "files kept).",
+        "pi branch-summarization.ts collectEntriesForBranchSummary, prepareBranchEntries",
+        Control("target", "Navigate to entry", "select", None, help="Where /tree moves the session to."),
+        "Navigating there from the old branch's leaf, how many messages go into the branch summary?",
+    ),
+    Screen(
+        9,
+        "cost",
+        "The cost of it all",
+        "Every call pays for its whole context again: compaction shrinks what "
+        "later calls pay, but it also throws away the provider's prompt cache.",
+        "the providers' prompt caching",
+        "Each call is billed for its prompt: what the provider's prompt cache holds (the unchanged start of the "
+        "prompt) at the cache-read price, the rest at the input price plus a cache write; a compaction changes "
+        "the prompt's start, so the next call reads nothing from the cache.",
+        "inspector/cache (Anthropic and OpenAI prompt caching, issue 19); inspector/pricing.py",
+        Control(
+            "window",
+            "Context window",
+            "slider",
+            64_000,
+            32_000,
+            200_000,
+            8_000,
+            help="pi's compaction at this window, compared with never compacting.",
+        ),
+        "Compacting at this window, with the prompt cache, is the session cheaper or dearer than never "
+        "compacting?",
+    ),
 )
 BY_KEY = {s.key: s for s in SCREENS}
 PRUNE_MINIMUM_DEFAULT = 20_000
@@ -240,8 +338,13 @@ def parse_screen(raw: Any) -> int:
 BASE = ReplaySettings()
 """The session as recorded (its own compaction and branch summary), pi's estimate."""
 
-KINDS = {"user": "user prompts", "assistant": "assistant messages", "toolResult": "tool outputs",
-         "compactionSummary": "summaries", "branchSummary": "summaries"}
+KINDS = {
+    "user": "user prompts",
+    "assistant": "assistant messages",
+    "toolResult": "tool outputs",
+    "compactionSummary": "summaries",
+    "branchSummary": "summaries",
+}
 KIND_CHOICES = ("user prompts", "assistant messages", "tool outputs", "summaries", "other")
 
 
@@ -300,13 +403,28 @@ def _context(session: Session, k: int) -> Reveal:
         by_kind[kind_of(cm.role)] += estimate_tokens(cm.message)
     top = max(by_kind, key=lambda x: by_kind[x])
     total = sum(by_kind.values())
-    return Reveal("context", k, {"step": k, "entry": r.steps[k].entry_index, "messages": len(d.after),
-                                 "tokens": total, "by_kind": by_kind, "largest": top},
-                  KIND_CHOICES, top,
-                  (f"Model call {k} (entry {r.steps[k].entry_index}) is sent {len(d.after):,} messages, "
-                   f"{total:,} estimated tokens.",
-                   f"The largest share is {top}: {by_kind[top]:,} tokens ({by_kind[top] / max(1, total):.0%})."),
-                  BASE, k, {"replay": r, "detail": d})
+    return Reveal(
+        "context",
+        k,
+        {
+            "step": k,
+            "entry": r.steps[k].entry_index,
+            "messages": len(d.after),
+            "tokens": total,
+            "by_kind": by_kind,
+            "largest": top,
+        },
+        KIND_CHOICES,
+        top,
+        (
+            f"Model call {k} (entry {r.steps[k].entry_index}) is sent {len(d.after):,} messages, "
+            f"{total:,} estimated tokens.",
+            f"The largest share is {top}: {by_kind[top]:,} tokens ({by_kind[top] / max(1, total):.0%}).",
+        ),
+        BASE,
+        k,
+        {"replay": r, "detail": d},
+    )
 
 
 def _tokens(session: Session, k: int) -> Reveal:
@@ -317,16 +435,29 @@ def _tokens(session: Session, k: int) -> Reveal:
     est = st.tokens
     if rec is None or st.stop_reason in ("aborted", "error"):
         answer, diff = "no recorded usage", None
-        why = (f"Call {k} was {st.stop_reason or 'not recorded'}: the provider reported no usage, so only the "
-               "estimate exists.",)
+        why = (
+            f"Call {k} was {st.stop_reason or 'not recorded'}: the provider reported no usage, so only the "
+            "estimate exists.",
+        )
     else:
         diff = int(est - rec)
         answer = "above" if diff > 0 else "below" if diff < 0 else "equal"
-        why = (f"Estimate {est:,} vs recorded {int(rec):,}: the estimate is {abs(diff):,} tokens {answer}.",
-               "The recorded prompt also holds the system prompt and the tool definitions, which the session "
-               "file does not store, so the estimate of the messages alone usually comes out below it.")
-    return Reveal("tokens", k, {"step": k, "estimate": est, "recorded": rec, "difference": diff},
-                  ("above", "below", "equal", "no recorded usage"), answer, why, BASE, k, {"replay": r})
+        why = (
+            f"Estimate {est:,} vs recorded {int(rec):,}: the estimate is {abs(diff):,} tokens {answer}.",
+            "The recorded prompt also holds the system prompt and the tool definitions, which the session "
+            "file does not store, so the estimate of the messages alone usually comes out below it.",
+        )
+    return Reveal(
+        "tokens",
+        k,
+        {"step": k, "estimate": est, "recorded": rec, "difference": diff},
+        ("above", "below", "equal", "no recorded usage"),
+        answer,
+        why,
+        BASE,
+        k,
+        {"replay": r},
+    )
 
 
 def _pi_at(window: int) -> ReplaySettings:
@@ -340,13 +471,29 @@ def _trigger(session: Session, window: int) -> Reveal:
     steps = compaction_steps(r)
     bucket = "0" if n == 0 else "1" if n == 1 else "2–3" if n <= 3 else "4 or more"
     threshold = rs.context_window - rs.reserve_tokens
-    why = [f"Threshold = {rs.context_window:,} − {rs.reserve_tokens:,} = {threshold:,} tokens; the session's "
-           f"largest context (pi's estimate) is {r.metrics.peak_context:,}."]
+    why = [
+        f"Threshold = {rs.context_window:,} − {rs.reserve_tokens:,} = {threshold:,} tokens; the session's "
+        f"largest context (pi's estimate) is {r.metrics.peak_context:,}."
+    ]
     why.append(f"pi compacts {n} time(s)" + (f", first before call {steps[0]}." if steps else "."))
-    return Reveal("trigger", int(window), {"window": rs.context_window, "reserve": rs.reserve_tokens,
-                                           "threshold": threshold, "compactions": n, "compaction_steps": steps,
-                                           "peak": r.metrics.peak_context},
-                  ("0", "1", "2–3", "4 or more"), bucket, tuple(why), rs, steps[0] if steps else 0, {"replay": r})
+    return Reveal(
+        "trigger",
+        int(window),
+        {
+            "window": rs.context_window,
+            "reserve": rs.reserve_tokens,
+            "threshold": threshold,
+            "compactions": n,
+            "compaction_steps": steps,
+            "peak": r.metrics.peak_context,
+        },
+        ("0", "1", "2–3", "4 or more"),
+        bucket,
+        tuple(why),
+        rs,
+        steps[0] if steps else 0,
+        {"replay": r},
+    )
 
 
 @dataclass(frozen=True)
@@ -362,7 +509,9 @@ class WalkFrame:
     """The total has reached keepRecentTokens here (the walk stops)."""
 
 
-def cut_walk(session: Session, leaf: int, keep: int) -> tuple[tuple[WalkFrame, ...], CompactionPreparation | None]:
+def cut_walk(
+    session: Session, leaf: int, keep: int
+) -> tuple[tuple[WalkFrame, ...], CompactionPreparation | None]:
     """pi's ``findCutPoint`` walk at ``leaf``, one frame per message (the same loop as
     :func:`inspector.compaction.find_cut_point`, recorded for the animation), and the
     preparation pi makes there (whose cut is the walk's end)."""
@@ -391,17 +540,23 @@ def _prep_values(session: Session, leaf: int, keep: int) -> tuple[dict[str, Any]
         raise ValueError(f"pi would not compact at entry {leaf}")
     path = session.path(leaf)
     first_kept = path[prep.first_kept_path_index]
-    kept = [i for i in path[prep.first_kept_path_index:] if isinstance(session.entries[i], MessageEntry)]
+    kept = [i for i in path[prep.first_kept_path_index :] if isinstance(session.entries[i], MessageEntry)]
     kept_tokens = sum(estimate_tokens(session.entries[i].message) for i in kept)  # type: ignore[union-attr]
-    vals = {"keep": int(keep), "leaf": leaf, "first_kept": first_kept,
-            "walked_to": frames[-1].entry if frames and frames[-1].reached else None,
-            "walk_length": len(frames), "kept_tokens": kept_tokens, "kept_messages": len(kept),
-            "split_turn": prep.isSplitTurn,
-            "turn_start": path[prep.cut.turnStartIndex] if prep.isSplitTurn else None,
-            "summarised_messages": len(prep.messagesToSummarize),
-            "summarised_tokens": sum(estimate_tokens(c.message) for c in prep.messagesToSummarize),
-            "turn_prefix_tokens": sum(estimate_tokens(c.message) for c in prep.turnPrefixMessages),
-            "turn_prefix_messages": len(prep.turnPrefixMessages)}
+    vals = {
+        "keep": int(keep),
+        "leaf": leaf,
+        "first_kept": first_kept,
+        "walked_to": frames[-1].entry if frames and frames[-1].reached else None,
+        "walk_length": len(frames),
+        "kept_tokens": kept_tokens,
+        "kept_messages": len(kept),
+        "split_turn": prep.isSplitTurn,
+        "turn_start": path[prep.cut.turnStartIndex] if prep.isSplitTurn else None,
+        "summarised_messages": len(prep.messagesToSummarize),
+        "summarised_tokens": sum(estimate_tokens(c.message) for c in prep.messagesToSummarize),
+        "turn_prefix_tokens": sum(estimate_tokens(c.message) for c in prep.turnPrefixMessages),
+        "turn_prefix_messages": len(prep.turnPrefixMessages),
+    }
     return vals, (frames, prep)
 
 
@@ -417,15 +572,27 @@ def _cut(session: Session, keep: int) -> Reveal:
     vals, (frames, prep) = _prep_values(session, leaf, keep)
     kt, k = vals["kept_tokens"], int(keep)
     answer = "about the same (within 10 %)" if abs(kt - k) <= 0.1 * k else "fewer" if kt < k else "more"
-    why = (f"The walk back from entry {leaf} adds {len(frames)} message(s) and reaches {frames[-1].total:,} ≥ "
-           f"{k:,} at entry {frames[-1].entry} ({frames[-1].role})." if frames and frames[-1].reached else
-           f"The walk never reaches {k:,}: everything is kept.",
-           f"The kept part starts at entry {vals['first_kept']}: {vals['kept_messages']} message(s), {kt:,} tokens. "
-           "It starts at the first valid cut point at or after where the walk stopped: fewer tokens than walked "
-           "when the cut snaps forward past tool results, more when it then moves back over non-message entries.")
+    why = (
+        f"The walk back from entry {leaf} adds {len(frames)} message(s) and reaches {frames[-1].total:,} ≥ "
+        f"{k:,} at entry {frames[-1].entry} ({frames[-1].role})."
+        if frames and frames[-1].reached
+        else f"The walk never reaches {k:,}: everything is kept.",
+        f"The kept part starts at entry {vals['first_kept']}: {vals['kept_messages']} message(s), {kt:,} tokens. "
+        "It starts at the first valid cut point at or after where the walk stopped: fewer tokens than walked "
+        "when the cut snaps forward past tool results, more when it then moves back over non-message entries.",
+    )
     rs, step = _recorded_link(session, keep)
-    return Reveal("cut", k, vals, ("fewer", "about the same (within 10 %)", "more"), answer, why, rs, step,
-                  {"frames": frames, "prep": prep})
+    return Reveal(
+        "cut",
+        k,
+        vals,
+        ("fewer", "about the same (within 10 %)", "more"),
+        answer,
+        why,
+        rs,
+        step,
+        {"frames": frames, "prep": prep},
+    )
 
 
 def _split(session: Session, keep: int) -> Reveal:
@@ -437,16 +604,29 @@ def _split(session: Session, keep: int) -> Reveal:
     history, _, prefix = text.partition(SPLIT_TURN_SEPARATOR) if prep.isSplitTurn else (text, "", "")
     vals = {**vals, "history_summary_chars": len(history), "prefix_summary_chars": len(prefix)}
     if prep.isSplitTurn:
-        why = (f"The cut (entry {vals['first_kept']}) is inside the turn that started at entry "
-               f"{vals['turn_start']}: its first {vals['turn_prefix_messages']} message(s) are the turn prefix.",
-               "pi summarises the history and the turn prefix in two calls and joins them under "
-               "\"Turn Context (split turn)\".")
+        why = (
+            f"The cut (entry {vals['first_kept']}) is inside the turn that started at entry "
+            f"{vals['turn_start']}: its first {vals['turn_prefix_messages']} message(s) are the turn prefix.",
+            "pi summarises the history and the turn prefix in two calls and joins them under "
+            '"Turn Context (split turn)".',
+        )
     else:
-        why = (f"The cut is at a user message (entry {vals['first_kept']}): a whole turn starts the kept part, "
-               "and one summary is made.",)
+        why = (
+            f"The cut is at a user message (entry {vals['first_kept']}): a whole turn starts the kept part, "
+            "and one summary is made.",
+        )
     rs, step = _recorded_link(session, keep)
-    return Reveal("split", int(keep), vals, ("yes", "no"), "yes" if prep.isSplitTurn else "no", why, rs, step,
-                  {"frames": frames, "prep": prep, "history": history, "prefix": prefix})
+    return Reveal(
+        "split",
+        int(keep),
+        vals,
+        ("yes", "no"),
+        "yes" if prep.isSplitTurn else "no",
+        why,
+        rs,
+        step,
+        {"frames": frames, "prep": prep, "history": history, "prefix": prefix},
+    )
 
 
 def _keeps(session: Session, keep: int) -> Reveal:
@@ -455,16 +635,22 @@ def _keeps(session: Session, keep: int) -> Reveal:
     read, modified = prep.fileOps.lists()
     n = len(read) + len(modified)
     vals = {**vals, "read_files": read, "modified_files": modified, "files": n}
-    why = (f"The summarised part read {len(read)} file(s) it did not modify and modified {len(modified)}.",
-           "Lower keepRecentTokens summarises more, so the lists grow; the kept messages' files are not listed "
-           "(the model still sees them).")
+    why = (
+        f"The summarised part read {len(read)} file(s) it did not modify and modified {len(modified)}.",
+        "Lower keepRecentTokens summarises more, so the lists grow; the kept messages' files are not listed "
+        "(the model still sees them).",
+    )
     rs, step = _recorded_link(session, keep)
     return Reveal("keeps", int(keep), vals, number_choices(n), str(n), why, rs, step, {"prep": prep})
 
 
 def prune_settings(strategy: str, protect: int, minimum: int) -> ReplaySettings:
-    return BASE.model_copy(update={"strategy": strategy, "strategy_settings": (
-        ("prune_minimum", int(minimum)), ("prune_protect", int(protect)))})
+    return BASE.model_copy(
+        update={
+            "strategy": strategy,
+            "strategy_settings": (("prune_minimum", int(minimum)), ("prune_protect", int(protect))),
+        }
+    )
 
 
 def _pruning(session: Session, protect: int, minimum: int = PRUNE_MINIMUM_DEFAULT) -> Reveal:
@@ -475,13 +661,22 @@ def _pruning(session: Session, protect: int, minimum: int = PRUNE_MINIMUM_DEFAUL
     best = max(PRUNE_STRATEGIES, key=lambda n: pruned[n])
     r = runs[best]
     step = max(range(len(r.steps)), key=lambda k: r.steps[k].pruned_tokens) if r.steps else 0
-    why = (f"Summed over every call: OpenCode keeps {a:,} tokens out, pi-context-pruning {b:,}.",
-           "OpenCode prunes only after a prompt's final answer and persists what it pruned; pi-context-pruning "
-           "decides before every call and keeps the output that crosses PRUNE_PROTECT.")
-    return Reveal("pruning", int(protect), {"protect": int(protect), "minimum": int(minimum), "pruned": pruned,
-                                            "most_pruned_step": step},
-                  ("OpenCode", "pi-context-pruning", "the same"), answer, why, runs[best].settings, step,
-                  {"replays": runs})
+    why = (
+        f"Summed over every call: OpenCode keeps {a:,} tokens out, pi-context-pruning {b:,}.",
+        "OpenCode prunes only after a prompt's final answer and persists what it pruned; pi-context-pruning "
+        "decides before every call and keeps the output that crosses PRUNE_PROTECT.",
+    )
+    return Reveal(
+        "pruning",
+        int(protect),
+        {"protect": int(protect), "minimum": int(minimum), "pruned": pruned, "most_pruned_step": step},
+        ("OpenCode", "pi-context-pruning", "the same"),
+        answer,
+        why,
+        runs[best].settings,
+        step,
+        {"replays": runs},
+    )
 
 
 def _branch(session: Session, target: int) -> Reveal:
@@ -492,21 +687,44 @@ def _branch(session: Session, target: int) -> Reveal:
     text = summarize_branch(prep, get_summarizer("offline")).text
     read, modified = prep.fileOps.lists()
     n = len(prep.messages)
-    recorded = next((i for i in session.path(session.default_leaf)
-                     if isinstance(session.entries[i], BranchSummaryEntry)), None)
+    recorded = next(
+        (i for i in session.path(session.default_leaf) if isinstance(session.entries[i], BranchSummaryEntry)),
+        None,
+    )
     base = replay(session, BASE)
     step = next((s.step for s in base.steps if any(e.get("type") == "branch_summary" for e in s.events)), 0)
-    why = (f"From the old leaf (entry {old}) back to the common ancestor with entry {target}: "
-           f"{len(col.entries)} entries; tool results are left out, so {n} message(s), {prep.totalTokens:,} tokens "
-           f"(budget {prep.budget:,}).",
-           f"Files carried over: {len(read)} read, {len(modified)} modified." +
-           (f" The session's own branch summary is entry {recorded}." if recorded is not None else ""))
-    return Reveal("branch", int(target), {"old_leaf": old, "target": int(target), "entries": len(col.entries),
-                                          "messages": n, "tokens": prep.totalTokens, "read_files": read,
-                                          "modified_files": modified},
-                  number_choices(n), str(n), why, BASE, step,
-                  {"summary": text, "prep": prep, "collected": col.entries, "target_path": session.path(int(target)),
-                   "prep_session": session})
+    why = (
+        f"From the old leaf (entry {old}) back to the common ancestor with entry {target}: "
+        f"{len(col.entries)} entries; tool results are left out, so {n} message(s), {prep.totalTokens:,} tokens "
+        f"(budget {prep.budget:,}).",
+        f"Files carried over: {len(read)} read, {len(modified)} modified."
+        + (f" The session's own branch summary is entry {recorded}." if recorded is not None else ""),
+    )
+    return Reveal(
+        "branch",
+        int(target),
+        {
+            "old_leaf": old,
+            "target": int(target),
+            "entries": len(col.entries),
+            "messages": n,
+            "tokens": prep.totalTokens,
+            "read_files": read,
+            "modified_files": modified,
+        },
+        number_choices(n),
+        str(n),
+        why,
+        BASE,
+        step,
+        {
+            "summary": text,
+            "prep": prep,
+            "collected": col.entries,
+            "target_path": session.path(int(target)),
+            "prep_session": session,
+        },
+    )
 
 
 def _cost(session: Session, window: int) -> Reveal:
@@ -518,22 +736,38 @@ def _cost(session: Session, window: int) -> Reveal:
     ca, cb = cache_replay(pi_r, session), cache_replay(never, session)
     a, b = ca.billed_cost, cb.billed_cost
     answer = "the same" if abs(a - b) < 0.005 else "cheaper" if a < b else "dearer"
-    why = (f"With the prompt cache: compacting at {int(window):,} bills ${a:.2f} ({pi_r.metrics.compactions} "
-           f"compaction(s), {ca.hit_rate or 0:.0%} of prompt tokens read from the cache, {len(ca.invalidations)} "
-           f"cache invalidation(s)); never compacting bills ${b:.2f} ({cb.hit_rate or 0:.0%} from the cache).",
-           f"Counting only the replayed messages at the input price (no cache, no system prompt or tools): "
-           f"${pi_r.metrics.cost_usd:.2f} against ${never.metrics.cost_usd:.2f}. A compaction shrinks every later prompt, but it rewrites the prompt's "
-           "start, so the cache must be written again: compacting often can cost more than it saves.")
+    why = (
+        f"With the prompt cache: compacting at {int(window):,} bills ${a:.2f} ({pi_r.metrics.compactions} "
+        f"compaction(s), {ca.hit_rate or 0:.0%} of prompt tokens read from the cache, {len(ca.invalidations)} "
+        f"cache invalidation(s)); never compacting bills ${b:.2f} ({cb.hit_rate or 0:.0%} from the cache).",
+        f"Counting only the replayed messages at the input price (no cache, no system prompt or tools): "
+        f"${pi_r.metrics.cost_usd:.2f} against ${never.metrics.cost_usd:.2f}. A compaction shrinks every later prompt, but it rewrites the prompt's "
+        "start, so the cache must be written again: compacting often can cost more than it saves.",
+    )
     steps = compaction_steps(pi_r)
-    return Reveal("cost", int(window), {"window": int(window), "cost_pi": a, "cost_never": b,
-                                        "list_pi": pi_r.metrics.cost_usd, "list_never": never.metrics.cost_usd,
-                                        "hit_rate_pi": ca.hit_rate, "hit_rate_never": cb.hit_rate,
-                                        "invalidations_pi": len(ca.invalidations),
-                                        "input_pi": pi_r.metrics.total_input_tokens,
-                                        "input_never": never.metrics.total_input_tokens,
-                                        "compactions": pi_r.metrics.compactions},
-                  ("cheaper", "dearer", "the same"), answer, why, rs, steps[0] if steps else 0,
-                  {"replays": {"pi": pi_r, "never": never}})
+    return Reveal(
+        "cost",
+        int(window),
+        {
+            "window": int(window),
+            "cost_pi": a,
+            "cost_never": b,
+            "list_pi": pi_r.metrics.cost_usd,
+            "list_never": never.metrics.cost_usd,
+            "hit_rate_pi": ca.hit_rate,
+            "hit_rate_never": cb.hit_rate,
+            "invalidations_pi": len(ca.invalidations),
+            "input_pi": pi_r.metrics.total_input_tokens,
+            "input_never": never.metrics.total_input_tokens,
+            "compactions": pi_r.metrics.compactions,
+        },
+        ("cheaper", "dearer", "the same"),
+        answer,
+        why,
+        rs,
+        steps[0] if steps else 0,
+        {"replays": {"pi": pi_r, "never": never}},
+    )
 
 
 def retention_values(session: Session, rv: Reveal) -> dict[str, Any]:
@@ -544,15 +778,26 @@ def retention_values(session: Session, rv: Reveal) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - a checkout without the retention package
         return {}
     c = retention(replay(session, BASE)).compactions[0]
-    return {"retention_entry": c.span.entry_index, "retention_recall": c.recall(), "retention_needed": len(c.needed),
-            "retention_forgotten": [n.as_dict() for n in c.forgotten]}
+    return {
+        "retention_entry": c.span.entry_index,
+        "retention_recall": c.recall(),
+        "retention_needed": len(c.needed),
+        "retention_forgotten": [n.as_dict() for n in c.forgotten],
+    }
 
 
 EXTENSIONS.setdefault("keeps", []).append(retention_values)
 
 _COMPUTE: dict[str, Callable[..., Reveal]] = {
-    "context": _context, "tokens": _tokens, "trigger": _trigger, "cut": _cut, "split": _split,
-    "keeps": _keeps, "pruning": _pruning, "branch": _branch, "cost": _cost,
+    "context": _context,
+    "tokens": _tokens,
+    "trigger": _trigger,
+    "cut": _cut,
+    "split": _split,
+    "keeps": _keeps,
+    "pruning": _pruning,
+    "branch": _branch,
+    "cost": _cost,
 }
 
 
@@ -561,18 +806,43 @@ def all_reveals(session: Session) -> list[Reveal]:
     return [reveal(session, s.key) for s in SCREENS]
 
 
-__all__ = ["SCREENS", "Screen", "Control", "Reveal", "WalkFrame", "reveal", "cut_walk", "screen", "parse_screen",
-           "load_learn_session", "all_reveals", "Replay"]
+__all__ = [
+    "SCREENS",
+    "Screen",
+    "Control",
+    "Reveal",
+    "WalkFrame",
+    "reveal",
+    "cut_walk",
+    "screen",
+    "parse_screen",
+    "load_learn_session",
+    "all_reveals",
+    "Replay",
+]
 
 
 def as_dict(rv: Reveal) -> dict[str, Any]:
     """A screen and its reveal as plain JSON values (``inspector learn --json``); ``replay``: the
     Replay page's step and the settings that differ from the defaults."""
     s = screen(rv.screen)
-    return {"screen": s.number, "key": s.key, "title": s.title, "idea": s.idea, "system": s.system,
-            "rule": s.rule, "source": s.source,
-            "control": {"key": s.control.key, "label": s.control.label, "value": rv.value},
-            "question": s.question, "choices": list(rv.choices), "answer": rv.answer,
-            "explanation": list(rv.explanation), "values": rv.values, "coming": s.coming,
-            "replay": {"step": rv.replay_step,
-                       "settings": rv.replay_settings.model_dump(mode="json", exclude_defaults=True)}}
+    return {
+        "screen": s.number,
+        "key": s.key,
+        "title": s.title,
+        "idea": s.idea,
+        "system": s.system,
+        "rule": s.rule,
+        "source": s.source,
+        "control": {"key": s.control.key, "label": s.control.label, "value": rv.value},
+        "question": s.question,
+        "choices": list(rv.choices),
+        "answer": rv.answer,
+        "explanation": list(rv.explanation),
+        "values": rv.values,
+        "coming": s.coming,
+        "replay": {
+            "step": rv.replay_step,
+            "settings": rv.replay_settings.model_dump(mode="json", exclude_defaults=True),
+        },
+    }

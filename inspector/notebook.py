@@ -36,7 +36,9 @@ from .ui.step_figures import step_bars
 try:
     import ipywidgets as widgets
 except ImportError as e:  # pragma: no cover - the extra is missing
-    raise ImportError("the notebook inspector needs its extra: pip install 'context-inspector[notebook]'") from e
+    raise ImportError(
+        "the notebook inspector needs its extra: pip install 'context-inspector[notebook]'"
+    ) from e
 
 MAX_REPLAYS = 8
 ALIASES = {"window": "context_window", "keep": "keep_recent_tokens", "reserve": "reserve_tokens"}
@@ -61,7 +63,9 @@ def _settings(base: ReplaySettings | None, values: dict[str, Any]) -> ReplaySett
 def _refresh(fw: go.FigureWidget, fig: go.Figure) -> None:
     """Replace a FigureWidget's traces and layout with ``fig``'s, in place (one message to the view)."""
     layout = fig.layout.to_plotly_json()
-    layout.pop("template", None)  # the widget keeps its own: validating a template again costs most of the time
+    layout.pop(
+        "template", None
+    )  # the widget keeps its own: validating a template again costs most of the time
     with fw.batch_update():
         fw.data = ()
         fw.add_traces(list(fig.data))
@@ -143,7 +147,9 @@ class Inspector:
     @property
     def summaries(self) -> pd.DataFrame:
         """One row per compaction of the replay (recorded or simulated)."""
-        return pd.DataFrame([{k: v for k, v in rec.items() if not k.startswith("_")} for rec in self.replay.summaries])
+        return pd.DataFrame(
+            [{k: v for k, v in rec.items() if not k.startswith("_")} for rec in self.replay.summaries]
+        )
 
     # -- the widget ---------------------------------------------------------------------------
 
@@ -151,16 +157,28 @@ class Inspector:
         s = self._settings
         n = len(self.replay.steps)
         self.controls: dict[str, Any] = {
-            "step": widgets.IntSlider(self._step, 0, max(0, n - 1), description="Model call", continuous_update=False,
-                                      layout={"width": "100%"}),
-            "compaction": widgets.Dropdown(options=[(p.title, k) for k, p in POLICIES.items()], value=s.compaction,
-                                           description="Compaction"),
-            "context_window": widgets.BoundedIntText(s.context_window, min=1000, max=10_000_000, step=1000,
-                                                     description="Window"),
-            "keep_recent_tokens": widgets.IntSlider(s.keep_recent_tokens, 0, 200_000, step=1000,
-                                                    description="keepRecent", continuous_update=False),
-            "reserve_tokens": widgets.IntSlider(s.reserve_tokens, 0, 100_000, step=256, description="reserve",
-                                                continuous_update=False),
+            "step": widgets.IntSlider(
+                self._step,
+                0,
+                max(0, n - 1),
+                description="Model call",
+                continuous_update=False,
+                layout={"width": "100%"},
+            ),
+            "compaction": widgets.Dropdown(
+                options=[(p.title, k) for k, p in POLICIES.items()],
+                value=s.compaction,
+                description="Compaction",
+            ),
+            "context_window": widgets.BoundedIntText(
+                s.context_window, min=1000, max=10_000_000, step=1000, description="Window"
+            ),
+            "keep_recent_tokens": widgets.IntSlider(
+                s.keep_recent_tokens, 0, 200_000, step=1000, description="keepRecent", continuous_update=False
+            ),
+            "reserve_tokens": widgets.IntSlider(
+                s.reserve_tokens, 0, 100_000, step=256, description="reserve", continuous_update=False
+            ),
             "strategy": widgets.Dropdown(options=list(REGISTRY), value=s.strategy, description="Pruning"),
         }
         self.strategy_box = widgets.VBox(self._strategy_controls(s))
@@ -170,11 +188,20 @@ class Inspector:
         self.status = widgets.HTML()
         for name, w in self.controls.items():
             w.observe(self._on_step if name == "step" else self._on_setting, names="value")
-        settings_row = widgets.HBox([widgets.VBox([self.controls[k] for k in ("compaction", "context_window",
-                                                                              "keep_recent_tokens", "reserve_tokens")]),
-                                     widgets.VBox([self.controls["strategy"], self.strategy_box])])
-        self.widget = widgets.VBox([self.status, settings_row, self.controls["step"], self.bars, self.timeline,
-                                    self.story])
+        settings_row = widgets.HBox(
+            [
+                widgets.VBox(
+                    [
+                        self.controls[k]
+                        for k in ("compaction", "context_window", "keep_recent_tokens", "reserve_tokens")
+                    ]
+                ),
+                widgets.VBox([self.controls["strategy"], self.strategy_box]),
+            ]
+        )
+        self.widget = widgets.VBox(
+            [self.status, settings_row, self.controls["step"], self.bars, self.timeline, self.story]
+        )
 
     def _strategy_controls(self, s: ReplaySettings) -> list[Any]:
         strat = REGISTRY.get(s.strategy)
@@ -188,8 +215,13 @@ class Inspector:
             if isinstance(v, bool):
                 w = widgets.Checkbox(v, description=name)
             elif isinstance(v, int):
-                w = widgets.BoundedIntText(v, min=lo if lo is not None else -10**12, max=hi if hi is not None else 10**12,
-                                           step=1000 if v >= 10_000 else 1, description=name)
+                w = widgets.BoundedIntText(
+                    v,
+                    min=lo if lo is not None else -(10**12),
+                    max=hi if hi is not None else 10**12,
+                    step=1000 if v >= 10_000 else 1,
+                    description=name,
+                )
             elif isinstance(v, float):
                 w = widgets.FloatText(v, description=name)
             else:
@@ -202,12 +234,19 @@ class Inspector:
 
     def _settings_from_controls(self) -> ReplaySettings:
         c = self.controls
-        strat_values = dict(self._settings.strategy_settings) if c["strategy"].value == self._settings.strategy else {}
+        strat_values = (
+            dict(self._settings.strategy_settings) if c["strategy"].value == self._settings.strategy else {}
+        )
         for w in self.strategy_box.children:
             strat_values[w.setting] = w.value
-        return _settings(self._settings, {k: c[k].value for k in ("compaction", "context_window", "keep_recent_tokens",
-                                                                   "reserve_tokens", "strategy")}
-                         | {"strategy_settings": strat_values})
+        return _settings(
+            self._settings,
+            {
+                k: c[k].value
+                for k in ("compaction", "context_window", "keep_recent_tokens", "reserve_tokens", "strategy")
+            }
+            | {"strategy_settings": strat_values},
+        )
 
     # -- updates ------------------------------------------------------------------------------
 
@@ -241,7 +280,8 @@ class Inspector:
         m = r.metrics
         self.status.value = html.escape(
             f"{n:,} model calls · {m.compactions} compaction(s) · {m.tokens_pruned:,} tokens pruned · "
-            f"peak {m.peak_context:,} · ${m.cost_usd:.2f} · replayed in {r.seconds:.2f} s")
+            f"peak {m.peak_context:,} · ${m.cost_usd:.2f} · replayed in {r.seconds:.2f} s"
+        )
         self._draw_step()
 
     def _draw_step(self) -> None:

@@ -85,9 +85,15 @@ def number_issues(entries: Sequence[Any], lines: Sequence[int]) -> list[Any]:
     out = []
     for i, e in enumerate(entries):
         for name, v in _bad_fields(e):
-            out.append(LoadIssue("number-out-of-range", "warning",
-                                 f"{name} is {describe(v)}, beyond any token count; counted as {clamp(v):,} here",
-                                 line=lines[i] if i < len(lines) else None, entry_index=i))
+            out.append(
+                LoadIssue(
+                    "number-out-of-range",
+                    "warning",
+                    f"{name} is {describe(v)}, beyond any token count; counted as {clamp(v):,} here",
+                    line=lines[i] if i < len(lines) else None,
+                    entry_index=i,
+                )
+            )
     return out
 
 

@@ -173,7 +173,9 @@ def describe_entry(session: Session, i: int, path_set: set[int] | None) -> dict[
     return d
 
 
-def context_usage(session: Session, path: Sequence[int], ctx: SessionContext, window: int) -> dict[str, Any] | None:
+def context_usage(
+    session: Session, path: Sequence[int], ctx: SessionContext, window: int
+) -> dict[str, Any] | None:
     """pi's ``AgentSession.getContextUsage`` (what pi's footer shows)."""
     if window <= 0:
         return None
@@ -251,7 +253,8 @@ def oracle_main(
     }
     if prev >= 0 and pi_version != "0.58":
         boundary["firstKeptFound"] = boundary_start != prev + 1 or any(
-            e.id == path_entries[prev].firstKeptEntryId for e in path_entries  # type: ignore[union-attr]
+            e.id == path_entries[prev].firstKeptEntryId  # type: ignore[union-attr]
+            for e in path_entries
         )
 
     def path_ref(pi_: int | None) -> dict[str, Any]:
@@ -309,7 +312,9 @@ def oracle_main(
             "isSplitTurn": prep.isSplitTurn,
             "tokensBefore": prep.tokensBefore,
             "previousSummaryPresent": prep.previousSummary is not None,
-            "previousSummaryChars": utf16_len(prep.previousSummary) if prep.previousSummary is not None else None,
+            "previousSummaryChars": utf16_len(prep.previousSummary)
+            if prep.previousSummary is not None
+            else None,
             "messagesToSummarize": message_list_summary(prep.messagesToSummarize, session, max_text),
             "turnPrefixMessages": message_list_summary(prep.turnPrefixMessages, session, max_text),
             "fileOps": prep.fileOps.as_dict(),
@@ -351,7 +356,12 @@ def oracle_main(
         (-16383, 0, D),
     ]
     should = [
-        {"contextTokens": t, "contextWindow": w, "settings": _settings_dict(s), "result": should_compact(t, w, s)}
+        {
+            "contextTokens": t,
+            "contextWindow": w,
+            "settings": _settings_dict(s),
+            "result": should_compact(t, w, s),
+        }
         for t, w, s in triples
     ]
 

@@ -104,7 +104,7 @@ class _Anchors:
         t = self.text
         found: dict[str, list[int]] = {a: [] for a in _ALL_ANCHORS}
         for i in range(0, len(t), _WINDOW):
-            low = _lower(t[i:i + _WINDOW + _OVERLAP])
+            low = _lower(t[i : i + _WINDOW + _OVERLAP])
             for a, hits in found.items():
                 hits.extend(i + j for j in _find_all(low, a) if j < _WINDOW)
         self.found = found
@@ -119,56 +119,136 @@ def _find_all(low: str, anchor: str) -> list[int]:
     return hits
 
 
-def _shape(kind: str, pattern: str, anchors: tuple[str, ...], example: str, near_miss: str,
-           back: int = 0) -> SecretShape:
+def _shape(
+    kind: str, pattern: str, anchors: tuple[str, ...], example: str, near_miss: str, back: int = 0
+) -> SecretShape:
     return SecretShape(kind, re.compile(pattern), anchors, example, near_miss, back)
 
 
 CATALOGUE: tuple[SecretShape, ...] = (
-    _shape("private-key",
-           r"-----BEGIN (?:[A-Z0-9]+ )*?PRIVATE KEY(?: BLOCK)?-----"
-           r"[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-           ("-----begin ",),
-           "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
-           "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----"),
-    _shape("connection-password", r"://[^\s:/@'\"<>\[\]]*:(?P<secret>[^\s/@'\"<>?#]+)@", ("://",),
-           "postgres://app:pw@db.internal:5432/app", "https://example.com:8443/path?user=a@b"),
-    _shape("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}", ("sk-",),
-           "sk-ant-api03-AbCdEfGhIjKlMnOpQrSt", "sk-ant-short"),
-    _shape("openrouter-key", r"\bsk-or-[A-Za-z0-9_\-]{16,}", ("sk-",),
-           "sk-or-v1-0123456789abcdef0123", "sk-or-v1"),
-    _shape("openai-key", r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{16,}", ("sk-",),
-           "sk-proj-AbCdEfGhIjKlMnOpQrStUv", "a task-list-of-many-more-things"),
-    _shape("stripe-key", r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", ("k_live_", "k_test_"),
-           "sk_live_51HxAbCdEfGhIjKlMn", "pk_live_51HxAbCdEfGhIjKlMn", back=1),
-    _shape("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",),
-           "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "from huggingface_hub import hf_hub_download"),
-    _shape("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", ("eyj",),
-           "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-           "eyJhbGciOiJIUzI1NiJ9 (a JWT header alone)"),
-    _shape("bearer-token", r"(?i:bearer )(?P<secret>[A-Za-z0-9_\-\.=:+/]{12,})", ("bearer ",),
-           "Authorization: Bearer abcdef0123456789xyz", "bearer of bad news"),
-    _shape("basic-auth", r"(?i:authorization:[ \t]*basic )(?P<secret>[A-Za-z0-9+/=]{8,})", ("authorization:",),
-           "Authorization: Basic dXNlcjpwYXNzd29yZA==", "a basic approach"),
-    _shape("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
-           ("gh",), "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123", "ghp_short"),
-    _shape("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ("glpat-",), "glpat-AbCdEfGhIjKlMnOpQrSt", "glpat-x"),
-    _shape("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",),
-           "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "npm_config_cache"),
+    _shape(
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*?PRIVATE KEY(?: BLOCK)?-----"
+        r"[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        ("-----begin ",),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+    ),
+    _shape(
+        "connection-password",
+        r"://[^\s:/@'\"<>\[\]]*:(?P<secret>[^\s/@'\"<>?#]+)@",
+        ("://",),
+        "postgres://app:pw@db.internal:5432/app",
+        "https://example.com:8443/path?user=a@b",
+    ),
+    _shape(
+        "anthropic-key",
+        r"\bsk-ant-[A-Za-z0-9_\-]{16,}",
+        ("sk-",),
+        "sk-ant-api03-AbCdEfGhIjKlMnOpQrSt",
+        "sk-ant-short",
+    ),
+    _shape(
+        "openrouter-key",
+        r"\bsk-or-[A-Za-z0-9_\-]{16,}",
+        ("sk-",),
+        "sk-or-v1-0123456789abcdef0123",
+        "sk-or-v1",
+    ),
+    _shape(
+        "openai-key",
+        r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{16,}",
+        ("sk-",),
+        "sk-proj-AbCdEfGhIjKlMnOpQrStUv",
+        "a task-list-of-many-more-things",
+    ),
+    _shape(
+        "stripe-key",
+        r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",
+        ("k_live_", "k_test_"),
+        "sk_live_51HxAbCdEfGhIjKlMn",
+        "pk_live_51HxAbCdEfGhIjKlMn",
+        back=1,
+    ),
+    _shape(
+        "huggingface-token",
+        r"\bhf_[A-Za-z0-9]{30,}",
+        ("hf_",),
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+        "from huggingface_hub import hf_hub_download",
+    ),
+    _shape(
+        "jwt",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+        ("eyj",),
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "eyJhbGciOiJIUzI1NiJ9 (a JWT header alone)",
+    ),
+    _shape(
+        "bearer-token",
+        r"(?i:bearer )(?P<secret>[A-Za-z0-9_\-\.=:+/]{12,})",
+        ("bearer ",),
+        "Authorization: Bearer abcdef0123456789xyz",
+        "bearer of bad news",
+    ),
+    _shape(
+        "basic-auth",
+        r"(?i:authorization:[ \t]*basic )(?P<secret>[A-Za-z0-9+/=]{8,})",
+        ("authorization:",),
+        "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+        "a basic approach",
+    ),
+    _shape(
+        "github-token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+        ("gh",),
+        "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123",
+        "ghp_short",
+    ),
+    _shape(
+        "gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ("glpat-",), "glpat-AbCdEfGhIjKlMnOpQrSt", "glpat-x"
+    ),
+    _shape(
+        "npm-token",
+        r"\bnpm_[A-Za-z0-9]{36}\b",
+        ("npm_",),
+        "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "npm_config_cache",
+    ),
     _shape("aws-access-key", r"\bAKIA[0-9A-Z]{16}\b", ("akia",), "AKIAIOSFODNN7EXAMPLE", "AKIA-not-a-key"),
-    _shape("google-api-key", r"\bAIza[0-9A-Za-z_\-]{30,}", ("aiza",),
-           "AIzaSyA-AbCdEfGhIjKlMnOpQrStUvWxYz012", "AIza"),
-    _shape("slack-token", r"\bxox[abprs]-[A-Za-z0-9\-]{10,}", ("xox",), "xoxb-0123456789-abcdef", "xoxo-hugs"),
-    _shape("password", r"(?i:passw(?:or)?d|passphrase|pwd)[A-Za-z0-9_\-.]*" + _SEP + r"(?P<secret>[^\s\"',;}{]+)",
-           ("pass", "pwd"), "password: hunter2", "passwords are hashed"),
-    _shape("connection-string",
-           r"(?i:database_?url|db_?url|dsn|conn(?:ection)?_?str(?:ing)?)[A-Za-z0-9_\-.]*" + _SEP
-           + r"(?P<secret>[^\s\"',;}{]+)",
-           ("database", "db_url", "dburl", "dsn", "conn"),
-           "DATABASE_URL=mysql://root@localhost/app", "the database url is below"),
-    _shape("assignment",
-           r"(?i:api[_\-]?key|secret|token)[A-Za-z0-9_\-.]*" + _SEP + r"(?P<secret>[^\s\"',;}{]{8,})",
-           ("api", "secret", "token"), 'OPENAI_API_KEY="abcd1234efgh5678"', "token: short"),
+    _shape(
+        "google-api-key",
+        r"\bAIza[0-9A-Za-z_\-]{30,}",
+        ("aiza",),
+        "AIzaSyA-AbCdEfGhIjKlMnOpQrStUvWxYz012",
+        "AIza",
+    ),
+    _shape(
+        "slack-token", r"\bxox[abprs]-[A-Za-z0-9\-]{10,}", ("xox",), "xoxb-0123456789-abcdef", "xoxo-hugs"
+    ),
+    _shape(
+        "password",
+        r"(?i:passw(?:or)?d|passphrase|pwd)[A-Za-z0-9_\-.]*" + _SEP + r"(?P<secret>[^\s\"',;}{]+)",
+        ("pass", "pwd"),
+        "password: hunter2",
+        "passwords are hashed",
+    ),
+    _shape(
+        "connection-string",
+        r"(?i:database_?url|db_?url|dsn|conn(?:ection)?_?str(?:ing)?)[A-Za-z0-9_\-.]*"
+        + _SEP
+        + r"(?P<secret>[^\s\"',;}{]+)",
+        ("database", "db_url", "dburl", "dsn", "conn"),
+        "DATABASE_URL=mysql://root@localhost/app",
+        "the database url is below",
+    ),
+    _shape(
+        "assignment",
+        r"(?i:api[_\-]?key|secret|token)[A-Za-z0-9_\-.]*" + _SEP + r"(?P<secret>[^\s\"',;}{]{8,})",
+        ("api", "secret", "token"),
+        'OPENAI_API_KEY="abcd1234efgh5678"',
+        "token: short",
+    ),
 )
 
 
@@ -216,4 +296,3 @@ def _redact_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _redact_value(v) for k, v in value.items()}
     return value
-

@@ -27,11 +27,33 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]], *, linetermin
 def replay_table(replay: Any, *, messages: bool = False) -> tuple[list[str], list[list[Any]]]:
     """One row per model call of ``replay``: the report's CSV columns (``messages``: with the
     number of messages sent, as ``inspector replay --csv`` prints them)."""
-    header = ["step", "entryIndex", "stopReason", "contextTokens", "tokensBeforePruning", "recordedTokens",
-              *(["messages"] if messages else []), "prunedItems", "prunedTokens", "events"]
-    rows = [[s.step, s.entry_index, s.stop_reason, s.tokens, s.tokens_before_pruning, s.recorded_input,
-             *([s.messages] if messages else []), s.pruned_items, s.pruned_tokens,
-             ";".join(e.type for e in s.events)] for s in replay.steps]
+    header = [
+        "step",
+        "entryIndex",
+        "stopReason",
+        "contextTokens",
+        "tokensBeforePruning",
+        "recordedTokens",
+        *(["messages"] if messages else []),
+        "prunedItems",
+        "prunedTokens",
+        "events",
+    ]
+    rows = [
+        [
+            s.step,
+            s.entry_index,
+            s.stop_reason,
+            s.tokens,
+            s.tokens_before_pruning,
+            s.recorded_input,
+            *([s.messages] if messages else []),
+            s.pruned_items,
+            s.pruned_tokens,
+            ";".join(e.type for e in s.events),
+        ]
+        for s in replay.steps
+    ]
     return header, rows
 
 
@@ -54,8 +76,9 @@ def _check(fmt: str) -> None:
         raise ValueError(f"report format must be one of {', '.join(REPORT_FORMATS)}, not {fmt!r}")
 
 
-def replay_report(session: Any, replay: Any, fmt: str = "html", *,
-                  redact: Callable[[str], str] | None | bool = True) -> str:
+def replay_report(
+    session: Any, replay: Any, fmt: str = "html", *, redact: Callable[[str], str] | None | bool = True
+) -> str:
     """The report of ``replay`` in ``fmt``. Every string from the session passes through ``redact``
     (``True``: :func:`inspector.redact.redact_text`; ``None``/``False``: kept, as the CLI's
     ``--keep-secrets``) before it is escaped, so the report's own code (plotly.js) is never touched."""
@@ -72,8 +95,9 @@ def replay_report(session: Any, replay: Any, fmt: str = "html", *,
     return _json(cache_replay(replay).annotate(replay.as_dict()), fn)  # with the prompt cache's billed cost
 
 
-def doctor_report(session: Any, report: Any, fmt: str = "html", *,
-                  redact: Callable[[str], str] | None | bool = True) -> str:
+def doctor_report(
+    session: Any, report: Any, fmt: str = "html", *, redact: Callable[[str], str] | None | bool = True
+) -> str:
     """The doctor ``report`` (:func:`inspector.doctor.diagnose`) in ``fmt``; ``redact`` as in
     :func:`replay_report` (the findings' messages quote the session)."""
     _check(fmt)
@@ -84,7 +108,17 @@ def doctor_report(session: Any, report: Any, fmt: str = "html", *,
         return doctor_html(session, report, fn)
     if fmt == "csv":
         same = fn or _SAME
-        return csv_text(["severity", "kind", "entries", "lines", "message"],
-                        ([f.severity, f.kind, " ".join(map(str, f.entries)), " ".join(map(str, f.lines)),
-                          same(f.message)] for f in report.findings))
+        return csv_text(
+            ["severity", "kind", "entries", "lines", "message"],
+            (
+                [
+                    f.severity,
+                    f.kind,
+                    " ".join(map(str, f.entries)),
+                    " ".join(map(str, f.lines)),
+                    same(f.message),
+                ]
+                for f in report.findings
+            ),
+        )
     return _json(report.as_dict(), fn)

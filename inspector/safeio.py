@@ -29,9 +29,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+_OPEN_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 def _umask() -> int:
@@ -123,8 +130,10 @@ def _check_target(t: Path, inputs: Iterable[str | os.PathLike[str] | None]) -> P
     """The folder to write in; :class:`WriteRefused` for a target that must not be written."""
     same = _same_as_input(t, inputs)
     if same is not None:
-        raise WriteRefused(f"refusing to write {t}: it is the same file as the input {same} "
-                           "(the file itself, a link to it, or a hard link)")
+        raise WriteRefused(
+            f"refusing to write {t}: it is the same file as the input {same} "
+            "(the file itself, a link to it, or a hard link)"
+        )
     try:
         st = os.stat(t)
     except FileNotFoundError:
@@ -139,8 +148,13 @@ def _check_target(t: Path, inputs: Iterable[str | os.PathLike[str] | None]) -> P
     return folder
 
 
-def write_atomic(target: str | os.PathLike[str], data: bytes | Iterable[bytes], *,
-                 inputs: Iterable[str | os.PathLike[str] | None] = (), mode: int | None = None) -> Path:
+def write_atomic(
+    target: str | os.PathLike[str],
+    data: bytes | Iterable[bytes],
+    *,
+    inputs: Iterable[str | os.PathLike[str] | None] = (),
+    mode: int | None = None,
+) -> Path:
     """Write ``data`` (bytes, or an iterable of byte chunks) to ``target`` atomically.
 
     ``inputs`` are the files the output was made from: a target that is any of them (hard links

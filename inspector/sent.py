@@ -103,7 +103,9 @@ def rules_for(session: Session, providers: bool = True) -> SendRules:
     if not providers:
         return SendRules(agent=session.format, skip_failed=False, dcp_tags=False, providers=False)
     extra = (session.header.__pydantic_extra__ or {}) if session.header is not None else {}
-    return SendRules(agent=session.format, skip_failed=session.format == "pi", dcp_tags=bool(extra.get("dcp")))
+    return SendRules(
+        agent=session.format, skip_failed=session.format == "pi", dcp_tags=bool(extra.get("dcp"))
+    )
 
 
 def claude_keeps_thinking(model: str | None) -> bool | None:
@@ -132,8 +134,11 @@ def thinking_rule(rules: SendRules, answer: AssistantMessage, call: AssistantMes
     """How ``answer``'s thinking reaches the provider at the call that ``call`` answers."""
     if not rules.providers:
         return "text"
-    if rules.agent == "pi" and call is not None and (answer.model, answer.provider, answer.api) != (
-            call.model, call.provider, call.api):
+    if (
+        rules.agent == "pi"
+        and call is not None
+        and (answer.model, answer.provider, answer.api) != (call.model, call.provider, call.api)
+    ):
         return "text"  # transformMessages: another model's thinking goes as text
     if rules.agent == "codex":
         return "turn"
@@ -155,8 +160,11 @@ def recorded_reasoning(m: AssistantMessage) -> int | None:
 def withheld(rules: SendRules, m: AssistantMessage) -> bool:
     """Claude Code does not send an answer that stopped at max_tokens holding nothing but
     thinking: it retries the call (observed: the next call's cache read is the previous prompt)."""
-    return rules.agent == "claude-code" and m.stopReason == "length" and all(
-        isinstance(b, ThinkingContent) for b in m.content)
+    return (
+        rules.agent == "claude-code"
+        and m.stopReason == "length"
+        and all(isinstance(b, ThinkingContent) for b in m.content)
+    )
 
 
 class SentCounter:
@@ -174,7 +182,11 @@ class SentCounter:
         hit = self._thinking.get(id(m))
         if hit is not None and hit[0] is m:
             return hit[1]
-        n = sum(self.counter.count_text(b.thinking) for b in m.content if isinstance(b, ThinkingContent) and b.thinking)
+        n = sum(
+            self.counter.count_text(b.thinking)
+            for b in m.content
+            if isinstance(b, ThinkingContent) and b.thinking
+        )
         self._thinking[id(m)] = (m, n)
         return n
 
@@ -246,7 +258,11 @@ def reinjected_reads(session: Session, compaction_index: int) -> list[str]:
     idxs = cc.get("reinjectedReads") if isinstance(cc, dict) else None
     out = []
     for i in idxs if isinstance(idxs, list) else []:
-        m = getattr(session.entries[i], "message", None) if isinstance(i, int) and 0 <= i < len(session.entries) else None
+        m = (
+            getattr(session.entries[i], "message", None)
+            if isinstance(i, int) and 0 <= i < len(session.entries)
+            else None
+        )
         c = getattr(m, "content", None)
         out.append(c if isinstance(c, str) else "".join(getattr(b, "text", "") for b in c or ()))
     return out

@@ -33,7 +33,9 @@ def compaction_now(session: Any, settings: ReplaySettings) -> CompactionPreparat
     path = session.path(leaf) if leaf is not None else []
     if not path:
         return None
-    cs = CompactionSettings(keepRecentTokens=settings.keep_recent_tokens, reserveTokens=settings.reserve_tokens)
+    cs = CompactionSettings(
+        keepRecentTokens=settings.keep_recent_tokens, reserveTokens=settings.reserve_tokens
+    )
     return prepare_compaction(session.entries_at(path), cs, path_indexes=path, pi_version=settings.pi_version)
 
 
@@ -71,13 +73,19 @@ def keep_recent_line(settings: ReplaySettings) -> int | None:
     return settings.keep_recent_tokens if get_policy(settings.compaction).pi_cut else None
 
 
-def variant_settings(settings: ReplaySettings, strategy: str, compaction: str, keep_recent_tokens: int
-                     ) -> ReplaySettings:
+def variant_settings(
+    settings: ReplaySettings, strategy: str, compaction: str, keep_recent_tokens: int
+) -> ReplaySettings:
     """``settings`` with another pruning strategy, compaction policy and keepRecentTokens (the rest
     as they are); the strategy's own settings carry over only when the strategy is the same."""
-    return settings.model_copy(update={
-        "strategy": strategy, "compaction": compaction, "keep_recent_tokens": keep_recent_tokens,
-        "strategy_settings": settings.strategy_settings if strategy == settings.strategy else ()})
+    return settings.model_copy(
+        update={
+            "strategy": strategy,
+            "compaction": compaction,
+            "keep_recent_tokens": keep_recent_tokens,
+            "strategy_settings": settings.strategy_settings if strategy == settings.strategy else (),
+        }
+    )
 
 
 def recorded_prune_count(session: Any) -> int:

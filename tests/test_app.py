@@ -87,7 +87,9 @@ def test_load_page_lists_issues_of_a_broken_file_with_line_numbers() -> None:
     s = load_session(SAMPLES / "broken.jsonl")
     assert metrics(at)["Load issues"] == str(len(s.issues))
     assert {"malformed-json", "truncated-line", "duplicate-id"} <= set(issues["kind"])
-    assert sorted(int(x) for x in issues["line"] if x) == sorted(i.line for i in s.issues if i.line is not None)
+    assert sorted(int(x) for x in issues["line"] if x) == sorted(
+        i.line for i in s.issues if i.line is not None
+    )
 
 
 def test_local_paths_outside_the_roots_are_refused_and_inside_are_loaded() -> None:
@@ -179,8 +181,12 @@ def test_what_if_pruning_changes_the_numbers_and_is_explained(loaded: AppTest) -
     assert want.metrics.compactions >= 1 and want.metrics.tokens_pruned > 0
     at.slider(key="step").set_value(len(want.steps) - 1).run()
     assert metrics(at)["Tokens sent"] == f"{want.steps[-1].tokens:,}"
-    k = next(st.step for st in want.steps if any(e["type"] == "pruned" for e in st.events)
-             and not any(e["type"] == "compaction" for e in st.events))
+    k = next(
+        st.step
+        for st in want.steps
+        if any(e["type"] == "pruned" for e in st.events)
+        and not any(e["type"] == "compaction" for e in st.events)
+    )
     at.slider(key="step").set_value(k).run()
     assert metrics(at)["Pruned away"] == f"{want.steps[k].pruned_tokens:,}"
     text = story(at).replace("\\", "")
@@ -241,8 +247,9 @@ def test_hostile_text_is_escaped_everywhere_it_is_drawn() -> None:
 
 
 def test_settings_come_from_and_go_to_the_url() -> None:
-    at = fresh(keep="12345", strategy="opencode", **{"s.prune_protect": "30000"}, compaction="pi",
-               window="128000")
+    at = fresh(
+        keep="12345", strategy="opencode", **{"s.prune_protect": "30000"}, compaction="pi", window="128000"
+    )
     assert not at.exception
     assert at.number_input(key="keep").value == 12345
     assert at.selectbox(key="strategy").value == "opencode"
@@ -273,7 +280,9 @@ def test_strategy_controls_come_from_its_settings_model_and_reset() -> None:
     at.number_input(key="set.pi-context-pruning.prune_protect").set_value(1000).run()
     assert at.number_input(key="set.pi-context-pruning.prune_protect").value == 1000
     at.button(key="reset.pi-context-pruning").click().run()
-    assert at.number_input(key="set.pi-context-pruning.prune_protect").value == fields["prune_protect"].default
+    assert (
+        at.number_input(key="set.pi-context-pruning.prune_protect").value == fields["prune_protect"].default
+    )
 
 
 def test_unverified_strategies_and_beyond_source_policies_say_so() -> None:
@@ -337,9 +346,16 @@ def test_summaries_page_shows_the_recorded_summary_beside_a_generated_one(loaded
     assert {"recorded", "generated"} <= set(files.columns) and len(files) > 0
 
 
-@pytest.mark.parametrize(("sample", "agent", "kept"), [("codex-session.jsonl", "Codex", "its replacement"),
-                                                     ("claude-code-session.jsonl", "Claude Code", "nothing verbatim")])
-def test_summaries_of_another_agents_compaction_follow_its_own_split(sample: str, agent: str, kept: str) -> None:
+@pytest.mark.parametrize(
+    ("sample", "agent", "kept"),
+    [
+        ("codex-session.jsonl", "Codex", "its replacement"),
+        ("claude-code-session.jsonl", "Claude Code", "nothing verbatim"),
+    ],
+)
+def test_summaries_of_another_agents_compaction_follow_its_own_split(
+    sample: str, agent: str, kept: str
+) -> None:
     at = page(load(fresh(), sample), "summaries")
     assert not at.exception
     title = next(h.value for h in at.subheader if h.value.startswith("Compaction 1 of 1"))
@@ -374,7 +390,9 @@ def test_summaries_of_simulated_compactions(loaded: AppTest) -> None:
     assert sims[-1]["text"] in [t.value for t in at.text]
     at.session_state["sum_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
-    assert sims[0]["text"] in [t.value for t in at.text] and sims[-1]["text"] not in [t.value for t in at.text]
+    assert sims[0]["text"] in [t.value for t in at.text] and sims[-1]["text"] not in [
+        t.value for t in at.text
+    ]
 
 
 # -- Compare & tune --------------------------------------------------------------------------------
@@ -389,24 +407,40 @@ def test_compare_page_tabulates_each_configuration(loaded: AppTest) -> None:
     a = replay(s, ReplaySettings())
     b = replay(s, ReplaySettings(strategy="opencode", compaction="pi"))
     row = table[table["metric"].str.startswith("total input tokens")].iloc[0]
-    assert row.iloc[1] == f"{a.metrics.total_input_tokens:,}" and row.iloc[2] == f"{b.metrics.total_input_tokens:,}"
+    assert (
+        row.iloc[1] == f"{a.metrics.total_input_tokens:,}"
+        and row.iloc[2] == f"{b.metrics.total_input_tokens:,}"
+    )
     (tl,) = figures_of(at)
-    assert [t["y"] for t in tl["data"] if t["mode"] == "lines"] == [[x.tokens for x in a.steps],
-                                                                     [x.tokens for x in b.steps]]
+    assert [t["y"] for t in tl["data"] if t["mode"] == "lines"] == [
+        [x.tokens for x in a.steps],
+        [x.tokens for x in b.steps],
+    ]
 
 
 def test_compare_the_agents_sets_four_configurations(loaded: AppTest) -> None:
     at = page(loaded, "compare")
     at.button(key="cmp_agents").click().run()
     assert not at.exception
-    assert [at.selectbox(key=f"cmp_pol_{i}").value for i in range(4)] == ["pi", "codex", "opencode", "claude-code"]
+    assert [at.selectbox(key=f"cmp_pol_{i}").value for i in range(4)] == [
+        "pi",
+        "codex",
+        "opencode",
+        "claude-code",
+    ]
     assert at.selectbox(key="cmp_strat_3").value == "claude-code-microcompact"  # each agent's own pruning
     table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
     assert len(table.columns) == 5  # metric + A..D
     s = load_session(SAMPLE)
-    want = [replay(s, ReplaySettings(strategy=st_, compaction=pol)).metrics.total_input_tokens
-            for st_, pol in (("none", "pi"), ("none", "codex"), ("opencode", "opencode"),
-                             ("claude-code-microcompact", "claude-code"))]
+    want = [
+        replay(s, ReplaySettings(strategy=st_, compaction=pol)).metrics.total_input_tokens
+        for st_, pol in (
+            ("none", "pi"),
+            ("none", "codex"),
+            ("opencode", "opencode"),
+            ("claude-code-microcompact", "claude-code"),
+        )
+    ]
     row = table[table["metric"].str.startswith("total input tokens")].iloc[0]
     assert list(row.iloc[1:]) == [f"{x:,}" for x in want]
     assert len(set(want)) > 1  # the agents really behave differently here
@@ -426,8 +460,12 @@ def test_sweep_heatmap_and_applying_a_cell(loaded: AppTest) -> None:
     assert heat["type"] == "heatmap" and len(heat["z"]) == 3 and len(heat["z"][0]) == 2
     s = load_session(SAMPLE)
     base = ReplaySettings(compaction="pi", strategy="opencode")
-    want = replay(s, base.with_strategy_settings({"prune_protect": 1000, "prune_minimum": 0,
-                                                  "protected_turns": 2, "protected_tools": ("skill",)}))
+    want = replay(
+        s,
+        base.with_strategy_settings(
+            {"prune_protect": 1000, "prune_minimum": 0, "protected_turns": 2, "protected_tools": ("skill",)}
+        ),
+    )
     assert heat["z"][0][0] == want.metrics.total_input_tokens
     at.selectbox(key="sw_pick").set_value(0)
     at.button(key="sw_apply").click().run()
@@ -488,11 +526,19 @@ def test_other_agents_local_sessions_are_listed_and_load(tmp_path, monkeypatch: 
         "create table session (id text primary key, project_id text, parent_id text, directory text, title text,"
         " version text, time_created integer, time_updated integer);"
         "create table message (id text primary key, session_id text, time_created integer, data text);"
-        "create table part (id text primary key, message_id text, session_id text, time_created integer, data text);")
-    con.execute("insert into session values ('ses_1', 'p1', null, '/home/dev/app', 'Fix the parser', '1.0', 1, 2)")
-    con.execute("insert into message values ('msg_1', 'ses_1', 1, ?)",
-                (json.dumps({"role": "user", "time": {"created": 1}}),))
-    con.execute("insert into part values ('prt_1', 'msg_1', 'ses_1', 1, ?)", (json.dumps({"type": "text", "text": "hi"}),))
+        "create table part (id text primary key, message_id text, session_id text, time_created integer, data text);"
+    )
+    con.execute(
+        "insert into session values ('ses_1', 'p1', null, '/home/dev/app', 'Fix the parser', '1.0', 1, 2)"
+    )
+    con.execute(
+        "insert into message values ('msg_1', 'ses_1', 1, ?)",
+        (json.dumps({"role": "user", "time": {"created": 1}}),),
+    )
+    con.execute(
+        "insert into part values ('prt_1', 'msg_1', 'ses_1', 1, ?)",
+        (json.dumps({"type": "text", "text": "hi"}),),
+    )
     con.commit()
     con.close()
     before = (oc / "opencode.db").read_bytes()
@@ -525,9 +571,13 @@ def test_an_uploaded_session_is_loaded() -> None:
 
 def test_importing_a_pi_settings_json_sets_the_sidebar() -> None:
     at = fresh()
-    cfg = {"compaction": {"enabled": True, "reserveTokens": 8192, "keepRecentTokens": 12000},
-           "contextPruning": {"enabled": True}}
-    at.file_uploader(key="pi_settings").set_value(("settings.json", json.dumps(cfg).encode(), "application/json"))
+    cfg = {
+        "compaction": {"enabled": True, "reserveTokens": 8192, "keepRecentTokens": 12000},
+        "contextPruning": {"enabled": True},
+    }
+    at.file_uploader(key="pi_settings").set_value(
+        ("settings.json", json.dumps(cfg).encode(), "application/json")
+    )
     at.run()  # applied at once
     assert not at.exception
     assert at.number_input(key="reserve").value == 8192
@@ -555,8 +605,12 @@ def test_agent_preset_sets_pruning_and_compaction(agent: str) -> None:
 def test_agent_preset_takes_the_window_the_session_records() -> None:
     from inspector.ui.urlstate import agent_preset_updates
 
-    assert agent_preset_updates("codex", 272_000) == {"compaction": "codex", "strategy": "none",
-                                                      "window_preset": "Custom", "window_custom": 272_000}
+    assert agent_preset_updates("codex", 272_000) == {
+        "compaction": "codex",
+        "strategy": "none",
+        "window_preset": "Custom",
+        "window_custom": 272_000,
+    }
     assert agent_preset_updates("codex", 128_000)["window_preset"] == "GPT-4o (128k)"
 
 
@@ -568,19 +622,29 @@ def test_codex_preset_uses_the_window_the_rollout_records() -> None:
     assert any("Codex CLI rollout" in c.value for c in at.caption)
     at.selectbox(key="agent_preset").set_value("codex").run()
     assert at.selectbox(key="compaction").value == "codex"
-    assert at.selectbox(key="window_preset").value == "Custom" and at.number_input(key="window_custom").value == 272000
+    assert (
+        at.selectbox(key="window_preset").value == "Custom"
+        and at.number_input(key="window_custom").value == 272000
+    )
 
 
 def test_the_window_a_session_records_is_offered_in_the_sidebar() -> None:
     at = fresh()
     at.selectbox(key="sample_choice").set_value("codex-session.jsonl").run()
     at.button(key="load_sample").click().run()
-    assert at.selectbox(key="window_preset").value == "Claude Sonnet / Opus (200k)"  # the user's choice stands
+    assert (
+        at.selectbox(key="window_preset").value == "Claude Sonnet / Opus (200k)"
+    )  # the user's choice stands
     assert any("records a 272,000-token window" in c.value for c in at.sidebar.caption)
     at.button(key="use_session_window").click().run()
     assert not at.exception
-    assert at.selectbox(key="window_preset").value == "Custom" and at.number_input(key="window_custom").value == 272000
-    assert not [b for b in at.sidebar.button if b.key == "use_session_window"]  # offered only while it differs
+    assert (
+        at.selectbox(key="window_preset").value == "Custom"
+        and at.number_input(key="window_custom").value == 272000
+    )
+    assert not [
+        b for b in at.sidebar.button if b.key == "use_session_window"
+    ]  # offered only while it differs
 
 
 def test_issues_about_the_whole_file_have_an_empty_line_cell() -> None:
@@ -591,7 +655,9 @@ def test_issues_about_the_whole_file_have_an_empty_line_cell() -> None:
     assert list(df["line"]) == ["63", "", ""]
 
 
-@pytest.mark.parametrize("sample", ["codex-session.jsonl", "opencode-session.json", "claude-code-session.jsonl"])
+@pytest.mark.parametrize(
+    "sample", ["codex-session.jsonl", "opencode-session.json", "claude-code-session.jsonl"]
+)
 def test_every_page_draws_other_agents_sessions(sample: str) -> None:
     at = fresh()
     at.selectbox(key="sample_choice").set_value(sample).run()
@@ -619,18 +685,42 @@ def test_a_window_too_small_for_the_policy_is_flagged() -> None:
     assert any("before every call" in e.value for e in at.sidebar.error)
 
 
-def test_a_claude_code_sessions_sub_agents_are_offered_and_load(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_claude_code_sessions_sub_agents_are_offered_and_load(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     proj = tmp_path / ".claude" / "projects" / "-home-dev-lexer"
     sub = proj / "7d1c2b3a" / "subagents"
     sub.mkdir(parents=True)
     (proj / "7d1c2b3a.jsonl").write_bytes((SAMPLES / "claude-code-session.jsonl").read_bytes())
-    lines = [{"type": "user", "uuid": "s1", "parentUuid": None, "isSidechain": True, "agentId": "a7", "sessionId": "x",
-              "timestamp": "2026-03-03T10:00:00.000Z", "message": {"role": "user", "content": "Find the lexer tests."}},
-             {"type": "assistant", "uuid": "s2", "parentUuid": "s1", "isSidechain": True, "agentId": "a7",
-              "sessionId": "x", "timestamp": "2026-03-03T10:00:02.000Z",
-              "message": {"id": "m1", "role": "assistant", "model": "claude-haiku-4-5", "stop_reason": "end_turn",
-                          "content": [{"type": "text", "text": "test/lexer.test.ts"}],
-                          "usage": {"input_tokens": 10, "output_tokens": 5}}}]
+    lines = [
+        {
+            "type": "user",
+            "uuid": "s1",
+            "parentUuid": None,
+            "isSidechain": True,
+            "agentId": "a7",
+            "sessionId": "x",
+            "timestamp": "2026-03-03T10:00:00.000Z",
+            "message": {"role": "user", "content": "Find the lexer tests."},
+        },
+        {
+            "type": "assistant",
+            "uuid": "s2",
+            "parentUuid": "s1",
+            "isSidechain": True,
+            "agentId": "a7",
+            "sessionId": "x",
+            "timestamp": "2026-03-03T10:00:02.000Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-haiku-4-5",
+                "stop_reason": "end_turn",
+                "content": [{"type": "text", "text": "test/lexer.test.ts"}],
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+        },
+    ]
     (sub / "agent-a7.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("INSPECTOR_ROOTS", raising=False)
@@ -653,7 +743,11 @@ def test_a_forked_codex_session_offers_its_parent(tmp_path, monkeypatch: pytest.
     parent = day / f"rollout-2026-03-03T10-00-00-{parent_id}.jsonl"
     parent.write_bytes((SAMPLES / "codex-session.jsonl").read_bytes())
     rows = [json.loads(x) for x in (SAMPLES / "codex-session.jsonl").read_text().splitlines()]
-    rows[0]["payload"] = {**rows[0]["payload"], "id": "0199b000-0000-7000-8000-0000000f0a4c", "forked_from_id": parent_id}
+    rows[0]["payload"] = {
+        **rows[0]["payload"],
+        "id": "0199b000-0000-7000-8000-0000000f0a4c",
+        "forked_from_id": parent_id,
+    }
     child = day / "rollout-2026-03-03T11-00-00-0199b000-0000-7000-8000-0000000f0a4c.jsonl"
     child.write_text("\n".join(json.dumps(r) for r in rows[:20]) + "\n")
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -16,10 +16,16 @@ def test_replay_page_splits_the_prompt_and_marks_invalidations():
     assert not at.exception
     c = cache_replay(replay(load_session(SAMPLE), ReplaySettings()))
     k = at.slider(key="step").value
-    split = next(f for f in figures_of(at) if f["layout"].get("title", {}).get("text", "").startswith("Prompt cache"))
+    split = next(
+        f for f in figures_of(at) if f["layout"].get("title", {}).get("text", "").startswith("Prompt cache")
+    )
     got = {t["name"]: t["x"] for t in split["data"]}
     s = c.steps[k]
-    assert got["cache read"][0] == s.read and got["cache written"][0] == s.write and got["uncached input"][0] == s.uncached
+    assert (
+        got["cache read"][0] == s.read
+        and got["cache written"][0] == s.write
+        and got["uncached input"][0] == s.uncached
+    )
     assert got["cache read"][1] == s.recorded_read  # the recorded bar
     tl = figures_of(at)[1]
     marks = next(t for t in tl["data"] if t.get("name") == "cache invalidated")
@@ -29,7 +35,11 @@ def test_replay_page_splits_the_prompt_and_marks_invalidations():
     at.slider(key="step").set_value(inv.step).run()
     text = story(at)
     assert "The cached prefix broke here" in text and f"{inv.invalidation['tokensRewritten']:,}" in text
-    assert any("Billed input cost" in " ".join(df.value["metric"]) for df in at.dataframe if "metric" in df.value.columns)
+    assert any(
+        "Billed input cost" in " ".join(df.value["metric"])
+        for df in at.dataframe
+        if "metric" in df.value.columns
+    )
 
 
 def test_compare_ranks_configurations_by_billed_cost():
@@ -60,14 +70,20 @@ def test_compare_prices_batch_style_pruning_against_every_turn():
     every = table[table["configuration"].str.contains("every turn")].iloc[0]
     none = table[table["configuration"] == "no pruning"].iloc[0]
     # on this sample pruning every turn saves tokens (blended) but bills more (the cache)
-    assert every["blended cost ($)"] < none["blended cost ($)"] and every["billed cost ($)"] > none["billed cost ($)"]
+    assert (
+        every["blended cost ($)"] < none["blended cost ($)"]
+        and every["billed cost ($)"] > none["billed cost ($)"]
+    )
 
 
 def test_load_page_says_how_far_the_cache_model_follows_the_recorded_usage():
     at = load(fresh())
     line = next(c.value for c in at.caption if c.value.startswith("Prompt cache:"))
     c = cache_replay(replay(load_session(SAMPLE), ReplaySettings(strategy="recorded")))
-    assert f"{abs(c.read_total_error):.1%} in total" in line and f"{len(c.disagreements())} call(s) disagree" in line
+    assert (
+        f"{abs(c.read_total_error):.1%} in total" in line
+        and f"{len(c.disagreements())} call(s) disagree" in line
+    )
 
 
 def test_a_sweeps_cells_are_ranked_by_billed_cost_with_the_frontier():

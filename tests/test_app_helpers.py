@@ -28,23 +28,51 @@ def settings_from_widgets(w: dict) -> ReplaySettings:
     for k, f in strat.Settings.model_fields.items():
         v = w.get(f"set.{strategy}.{k}", f.default)
         values[k] = tuple(x.strip() for x in v.split(",") if x.strip()) if isinstance(f.default, tuple) else v
-    window = urlstate.WINDOW_PRESETS[w.get("window_preset", "Claude Sonnet / Opus (200k)")] or w["window_custom"]
+    window = (
+        urlstate.WINDOW_PRESETS[w.get("window_preset", "Claude Sonnet / Opus (200k)")] or w["window_custom"]
+    )
     pol = {k[4:]: v for k, v in w.items() if k.startswith("pol.")}
-    return ReplaySettings(compaction=w.get("compaction", "recorded"), strategy=strategy,
-                          strategy_settings=tuple(sorted(values.items())), context_window=window,
-                          reserve_tokens=w.get("reserve", 16384), keep_recent_tokens=w.get("keep", 20000),
-                          counter=w.get("counter", "pi"), summarizer=w.get("summarizer", "offline"),
-                          pi_version=w.get("pi_version", "0.73"), policy=PolicySettings(**pol))
+    return ReplaySettings(
+        compaction=w.get("compaction", "recorded"),
+        strategy=strategy,
+        strategy_settings=tuple(sorted(values.items())),
+        context_window=window,
+        reserve_tokens=w.get("reserve", 16384),
+        keep_recent_tokens=w.get("keep", 20000),
+        counter=w.get("counter", "pi"),
+        summarizer=w.get("summarizer", "offline"),
+        pi_version=w.get("pi_version", "0.73"),
+        policy=PolicySettings(**pol),
+    )
 
 
-@pytest.mark.parametrize("settings", [
-    ReplaySettings(),
-    ReplaySettings(compaction="pi", context_window=128_000, keep_recent_tokens=8000, reserve_tokens=4096,
-                   counter="tiktoken", pi_version="0.58"),
-    ReplaySettings(compaction="early", strategy="opencode", context_window=77_777,
-                   policy=PolicySettings(early_red_fraction=0.6)).with_strategy_settings(
-        {"prune_protect": 1234, "prune_minimum": 20000, "protected_turns": 2, "protected_tools": ("skill", "x")}),
-])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        ReplaySettings(),
+        ReplaySettings(
+            compaction="pi",
+            context_window=128_000,
+            keep_recent_tokens=8000,
+            reserve_tokens=4096,
+            counter="tiktoken",
+            pi_version="0.58",
+        ),
+        ReplaySettings(
+            compaction="early",
+            strategy="opencode",
+            context_window=77_777,
+            policy=PolicySettings(early_red_fraction=0.6),
+        ).with_strategy_settings(
+            {
+                "prune_protect": 1234,
+                "prune_minimum": 20000,
+                "protected_turns": 2,
+                "protected_tools": ("skill", "x"),
+            }
+        ),
+    ],
+)
 def test_settings_survive_the_url(settings: ReplaySettings) -> None:
     qs = urlstate.to_query(settings)
     assert all(isinstance(v, str) for v in qs.values())
@@ -57,17 +85,28 @@ def test_settings_survive_the_url(settings: ReplaySettings) -> None:
 
 
 def test_bad_url_values_are_reported() -> None:
-    widgets, problems = urlstate.from_query({"keep": "x", "window": "5", "strategy": "nope", "counter": "usage",
-                                             "s.prune_protect": "[1"})
+    widgets, problems = urlstate.from_query(
+        {"keep": "x", "window": "5", "strategy": "nope", "counter": "usage", "s.prune_protect": "[1"}
+    )
     assert widgets == {"counter": "usage"}
     assert len(problems) == 4
 
 
 def test_pi_settings_json_import() -> None:
-    data = json.dumps({"compaction": {"enabled": False, "reserveTokens": 8192, "keepRecentTokens": 12000},
-                       "contextPruning": {"enabled": True}, "theme": "dark"}).encode()
+    data = json.dumps(
+        {
+            "compaction": {"enabled": False, "reserveTokens": 8192, "keepRecentTokens": 12000},
+            "contextPruning": {"enabled": True},
+            "theme": "dark",
+        }
+    ).encode()
     updates, said = urlstate.pi_settings_updates(data)
-    assert updates == {"reserve": 8192, "keep": 12000, "compaction": "never", "strategy": "pi-context-pruning"}
+    assert updates == {
+        "reserve": 8192,
+        "keep": 12000,
+        "compaction": "never",
+        "strategy": "pi-context-pruning",
+    }
     assert len(said) == 4
     assert urlstate.pi_settings_updates(b"{}") == ({}, [])
     with pytest.raises(ValueError):
@@ -98,7 +137,9 @@ def test_tree_rows_follow_pi_tree_order_and_indent_only_below_forks() -> None:
 
 
 def test_notable_steps_skip_repeated_zone_reports() -> None:
-    r = replay(load_session(SAMPLE), ReplaySettings(strategy="turn-aware", context_window=40000, compaction="pi"))
+    r = replay(
+        load_session(SAMPLE), ReplaySettings(strategy="turn-aware", context_window=40000, compaction="pi")
+    )
     every = [s.step for s in r.steps if s.events]
     notable = narrate.notable_steps(r)
     assert set(notable) <= set(every) and len(notable) < len(every)
@@ -125,7 +166,14 @@ def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
 
 
 def test_sweep_values_stay_within_bounds() -> None:
-    assert views.sweep_values("prune_protect", 40000, 0, 1_000_000) == [10000, 20000, 30000, 40000, 60000, 80000]
+    assert views.sweep_values("prune_protect", 40000, 0, 1_000_000) == [
+        10000,
+        20000,
+        30000,
+        40000,
+        60000,
+        80000,
+    ]
     assert views.sweep_values("protected_turns", 2, 0, 50) == [0, 1, 2, 3, 4, 6]
     assert min(views.sweep_values("context_window", 2000)) >= 1000
 
@@ -149,7 +197,9 @@ def test_context_bars_add_up_and_escape_hover_text() -> None:
 
 
 def test_timeline_thresholds_follow_the_policy() -> None:
-    r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000, reserve_tokens=5000))
+    r = replay(
+        load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000, reserve_tokens=5000)
+    )
     spec = figures.timeline(r, current_step=3).to_plotly_json()
     ys = {sh["y0"] for sh in spec["layout"]["shapes"] if sh["yref"] == "y"}
     assert ys == {40000, 35000}
@@ -164,8 +214,10 @@ def test_timeline_thresholds_follow_the_policy() -> None:
 
 
 def test_figures_module_does_not_import_streamlit() -> None:
-    code = ("import sys; import inspector.ui.figures, inspector.ui.views, inspector.ui.narrate, "
-            "inspector.ui.urlstate, inspector.ui.sources; print('streamlit' in sys.modules)")
+    code = (
+        "import sys; import inspector.ui.figures, inspector.ui.views, inspector.ui.narrate, "
+        "inspector.ui.urlstate, inspector.ui.sources; print('streamlit' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "False"
 
@@ -174,12 +226,15 @@ def test_a_sweep_is_stale_only_when_other_settings_change() -> None:
     base = ReplaySettings(compaction="pi", strategy="opencode").with_strategy_settings({"prune_protect": 1})
     moved = base.model_copy(update={"keep_recent_tokens": 1}).with_strategy_settings({"prune_protect": 9})
     assert not views.sweep_is_stale(base, moved, "keep_recent_tokens", "prune_protect")
-    assert views.sweep_is_stale(base, moved.model_copy(update={"reserve_tokens": 5}), "keep_recent_tokens",
-                                "prune_protect")
+    assert views.sweep_is_stale(
+        base, moved.model_copy(update={"reserve_tokens": 5}), "keep_recent_tokens", "prune_protect"
+    )
 
 
 def test_code_span_shows_a_path_literally_and_cannot_be_closed_early() -> None:
     from inspector.ui.urlstate import code
 
-    assert code("/root/.pi/agent_sessions") == "`/root/.pi/agent_sessions`"  # no backslashes inside a code span
+    assert (
+        code("/root/.pi/agent_sessions") == "`/root/.pi/agent_sessions`"
+    )  # no backslashes inside a code span
     assert code("a`b\nc") == "`a'b c`"

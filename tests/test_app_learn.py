@@ -17,8 +17,17 @@ APP = str(REPO / "app.py")
 PAGE = "inspector/ui/pages/learn.py"
 
 #: the value each screen's control is moved to (different from its default)
-MOVES: dict[str, Any] = {"context": 30, "tokens": 30, "trigger": 48_000, "cut": 8_000, "split": 4_000,
-                         "keeps": 6_000, "pruning": 5_000, "branch": None, "cost": 48_000}
+MOVES: dict[str, Any] = {
+    "context": 30,
+    "tokens": 30,
+    "trigger": 48_000,
+    "cut": 8_000,
+    "split": 4_000,
+    "keeps": 6_000,
+    "pruning": 5_000,
+    "branch": None,
+    "cost": 48_000,
+}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +55,9 @@ def test_every_screen_moves_its_control_and_reveals_what_the_engine_computes(ses
     for n, s in enumerate(learn.SCREENS, start=1):
         assert at.header[0].value.startswith(f"{n}. "), at.header[0].value
         assert at.query_params["screen"] == [str(n)] or at.query_params["screen"] == str(n)
-        assert any(s.source in i.value.replace("\\", "") for i in at.info), s.key  # the rule's source is named
+        assert any(s.source in i.value.replace("\\", "") for i in at.info), (
+            s.key
+        )  # the rule's source is named
         key = f"learn_{s.key}"
         value = MOVES[s.key]
         before = [json.loads(e.proto.spec)["data"] for e in at.get("plotly_chart")]
@@ -56,7 +67,9 @@ def test_every_screen_moves_its_control_and_reveals_what_the_engine_computes(ses
         else:
             at.slider(key=key).set_value(value).run()
         after = [json.loads(e.proto.spec)["data"] for e in at.get("plotly_chart")]
-        assert after and before != after, f"screen {n}: the figure did not change when {s.control.label} moved"
+        assert after and before != after, (
+            f"screen {n}: the figure did not change when {s.control.label} moved"
+        )
         if s.key == "pruning":
             at.slider(key="learn_pruning_minimum").set_value(5_000).run()
         assert not at.success  # nothing revealed before the button

@@ -28,13 +28,16 @@ def moment(at: AppTest, v) -> None:  # type: ignore[no-untyped-def]
     assert m["Summary"] == f"{v.summary_tokens:,}"
     assert m["Context after"] == f"{v.summary_tokens + v.kept_tokens:,}" == f"{v.tokens_after:,}"
     assert m["Summarised msgs"] == f"{len(v.summarised):,}"
-    bars = next(f for f in figures_of(at) if any(t.get("y", [None])[0] == "before compaction" for t in f["data"]))
+    bars = next(
+        f for f in figures_of(at) if any(t.get("y", [None])[0] == "before compaction" for t in f["data"])
+    )
     rows = bar_totals(bars)
     assert rows["before compaction"] == v.tokens_before and rows["after compaction"] == v.tokens_after
     assert rows["before compaction"] != rows["after compaction"]  # the two bars really differ
     listed = at.dataframe(key=f"summarised_{v.index}").value
-    assert list(listed["entry"].fillna(-1)) == [p.message.entry_index if p.message.entry_index is not None else -1
-                                                for p in v.summarised]
+    assert list(listed["entry"].fillna(-1)) == [
+        p.message.entry_index if p.message.entry_index is not None else -1 for p in v.summarised
+    ]
     assert sum(listed["tokens"]) == v.summarised_tokens
 
 
@@ -60,7 +63,9 @@ def test_the_recorded_compaction_shows_before_after_and_both_cuts() -> None:
 def test_a_what_if_pi_compaction_shows_before_and_after() -> None:
     at = load(fresh(compaction="pi", window="40000"))
     at = page(at, "replay")
-    r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40_000, strategy="recorded"))
+    r = replay(
+        load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40_000, strategy="recorded")
+    )
     assert at.slider(key="step").value == r.summaries[0]["step"]
     at.button(key="next_compaction").click().run()
     assert at.slider(key="step").value == r.summaries[1]["step"]
@@ -87,8 +92,11 @@ def test_stepping_by_event_skips_skipped_prunes_unless_asked() -> None:
     at.toggle(key="nav_skipped").set_value(True).run()
     at.button(key="prev_event").click().run()
     assert at.slider(key="step").value == max(x for x in skipped if x < real[0])
-    shortcuts = {b.key: b.proto.shortcut for b in at.button if b.key in ("prev", "next", "next_event",
-                                                                           "next_compaction")}
+    shortcuts = {
+        b.key: b.proto.shortcut
+        for b in at.button
+        if b.key in ("prev", "next", "next_event", "next_compaction")
+    }
     assert all(shortcuts.values()) and len(set(shortcuts.values())) == 4
 
 
@@ -113,35 +121,57 @@ def test_any_message_can_be_read_in_full_as_plain_text() -> None:
 
 
 def test_pruned_outputs_are_listed_with_their_text() -> None:
-    at = load(fresh(strategy="opencode", compaction="pi", window="40000",
-                    **{"s.prune_protect": "1000", "s.prune_minimum": "0"}))
+    at = load(
+        fresh(
+            strategy="opencode",
+            compaction="pi",
+            window="40000",
+            **{"s.prune_protect": "1000", "s.prune_minimum": "0"},
+        )
+    )
     at = page(at, "replay")
-    r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40_000, strategy="opencode")
-               .with_strategy_settings({"prune_protect": 1000, "prune_minimum": 0}))
-    k = next(st.step for st in r.steps if any(e["type"] == "pruned" for e in st.events)
-             and not any(e["type"] == "compaction" for e in st.events))
+    r = replay(
+        load_session(SAMPLE),
+        ReplaySettings(compaction="pi", context_window=40_000, strategy="opencode").with_strategy_settings(
+            {"prune_protect": 1000, "prune_minimum": 0}
+        ),
+    )
+    k = next(
+        st.step
+        for st in r.steps
+        if any(e["type"] == "pruned" for e in st.events)
+        and not any(e["type"] == "compaction" for e in st.events)
+    )
     at.slider(key="step").set_value(k).run()
     table = at.dataframe(key="pruned_table").value
     d = r.step_detail(k)
     assert len(table) == sum(1 for x in d.prune.decisions if x.action != "kept")
     at.session_state["pruned_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
-    assert views.full_text(d.before[int(table["#"][0])].message).rstrip() in [c.value.rstrip() for c in at.code]
+    assert views.full_text(d.before[int(table["#"][0])].message).rstrip() in [
+        c.value.rstrip() for c in at.code
+    ]
 
 
 def test_summaries_of_simulated_compactions_list_what_was_summarised_and_link_to_replay() -> None:
     at = page(load(fresh(compaction="pi", window="40000")), "summaries")
     assert not at.exception
-    r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40_000, strategy="recorded"))
+    r = replay(
+        load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40_000, strategy="recorded")
+    )
     last = len(r.summaries) - 1
     v = compaction_view(r, last)
     listed = at.dataframe(key=f"sum_list_{last}").value
     assert len(listed) == len(v.summarised)
-    assert ("turn prefix" in set(listed["became"])) == bool(v.prep.turnPrefixMessages)  # a split turn's prefix
+    assert ("turn prefix" in set(listed["became"])) == bool(
+        v.prep.turnPrefixMessages
+    )  # a split turn's prefix
     assert any("[system]" in c.value and "<conversation>" in c.value for c in at.code)  # the exact prompt
     at.button(key=f"sum_go_{last}").click().run()
     assert not at.exception and at.slider(key="step").value == v.step
-    assert any(f"Entry {v.cuts[0].entry_index} is highlighted" in i.value for i in at.info)  # its first kept entry
+    assert any(
+        f"Entry {v.cuts[0].entry_index} is highlighted" in i.value for i in at.info
+    )  # its first kept entry
 
 
 def test_doctor_findings_are_relative_and_open_their_step_highlighted(sb) -> None:  # type: ignore[no-untyped-def]
@@ -161,7 +191,8 @@ def test_doctor_findings_are_relative_and_open_their_step_highlighted(sb) -> Non
     table = at.dataframe(key="doctor_table").value
     assert "src/deep/module.ts was read 5 times" in list(table["explanation"])  # relative to the cwd, /p
     at.selectbox(key=next(w.key for w in at.selectbox if (w.key or "").startswith("doc_pick"))).set_value(
-        rep.findings.index(finding)).run()
+        rep.findings.index(finding)
+    ).run()
     at.button(key="doc_go").click().run()
     assert not at.exception
     target = finding.entries[0]
@@ -175,11 +206,17 @@ def test_doctor_findings_are_relative_and_open_their_step_highlighted(sb) -> Non
 
 def test_the_preset_shown_is_the_one_in_effect_and_applies_at_once() -> None:
     at = fresh()
-    assert at.selectbox(key="agent_preset").value == "recorded" and at.selectbox(key="strategy").value == "recorded"
+    assert (
+        at.selectbox(key="agent_preset").value == "recorded"
+        and at.selectbox(key="strategy").value == "recorded"
+    )
     at.selectbox(key="strategy").set_value("none").run()
     assert at.selectbox(key="agent_preset").value == "custom"  # no longer 'As recorded'
     at.selectbox(key="agent_preset").set_value("opencode").run()  # no Apply button
-    assert at.selectbox(key="compaction").value == "opencode" and at.selectbox(key="strategy").value == "opencode"
+    assert (
+        at.selectbox(key="compaction").value == "opencode"
+        and at.selectbox(key="strategy").value == "opencode"
+    )
     at.number_input(key="set.opencode.prune_protect").set_value(20000).run()
     assert at.selectbox(key="agent_preset").value == "custom"
 
@@ -198,7 +235,9 @@ def test_controls_without_effect_are_disabled_with_the_reason() -> None:
 def test_an_imported_settings_json_switches_to_the_policy_it_describes() -> None:
     at = fresh()
     cfg = {"compaction": {"enabled": True, "reserveTokens": 8192, "keepRecentTokens": 12000}}
-    at.file_uploader(key="pi_settings").set_value(("settings.json", json.dumps(cfg).encode(), "application/json"))
+    at.file_uploader(key="pi_settings").set_value(
+        ("settings.json", json.dumps(cfg).encode(), "application/json")
+    )
     at.run()
     assert at.selectbox(key="compaction").value == "pi"  # not left on 'As recorded', where they do nothing
     assert not at.number_input(key="keep").disabled and at.number_input(key="keep").value == 12000
@@ -261,7 +300,9 @@ def test_a_file_that_is_not_a_session_is_refused_and_the_session_stays() -> None
     at.run()
     assert any("README.txt is not a session" in e.value.replace("\\", "") for e in at.error)
     assert metrics(at)["Entries"] == before and at.session_state["session_name"] == "codex-session.jsonl"
-    assert any("272,000-token window" in c.value for c in at.sidebar.caption)  # the sidebar still describes it
+    assert any(
+        "272,000-token window" in c.value for c in at.sidebar.caption
+    )  # the sidebar still describes it
 
 
 @pytest.mark.parametrize("fmt", ["html", "json", "csv"])

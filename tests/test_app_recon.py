@@ -12,8 +12,10 @@ from .support.paths import REPO
 from .support.recon import recorded_builder
 
 APP = str(REPO / "app.py")
-DROP = ("The agent sent about 20k fewer tokens than this file explains (an extension or the transport changed "
-        "the context).")
+DROP = (
+    "The agent sent about 20k fewer tokens than this file explains (an extension or the transport changed "
+    "the context)."
+)
 
 
 @pytest.fixture
@@ -30,8 +32,10 @@ def opened(tmp_path, monkeypatch) -> AppTest:  # type: ignore[no-untyped-def]
 
 def test_the_load_page_says_in_one_line_where_the_rebuild_departs(opened: AppTest) -> None:
     line = next(c.value for c in opened.caption if c.value.startswith("Reconstruction:")).replace("\\", "")
-    assert line.startswith("Reconstruction: the context rebuilt here departs at 1 call: 1 context change not in the "
-                           "file (elsewhere within ±0 tokens)")
+    assert line.startswith(
+        "Reconstruction: the context rebuilt here departs at 1 call: 1 context change not in the "
+        "file (elsewhere within ±0 tokens)"
+    )
 
 
 def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) -> None:
@@ -40,10 +44,15 @@ def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) ->
     assert not at.exception
     m = {x.label: x.value for x in at.metric}
     assert "Tokens sent" not in m and m["Tokens sent (recorded)"] == m["Recorded prompt"]
-    story = next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")  # markdown-escaped
+    story = next(x.value for x in at.markdown if x.value.startswith("- ")).replace(
+        "\\", ""
+    )  # markdown-escaped
     assert DROP in story
-    fig = next(f for f in (json.loads(el.proto.spec) for el in at.get("plotly_chart")) if any(
-        t.get("name", "").startswith("expected prompt") for t in f["data"]))
+    fig = next(
+        f
+        for f in (json.loads(el.proto.spec) for el in at.get("plotly_chart"))
+        if any(t.get("name", "").startswith("expected prompt") for t in f["data"])
+    )
     marks = [t for t in fig["data"] if t.get("name") == "the file cannot explain this call"]
     assert [t["x"] for t in marks] == [[7]]
     at.slider(key="step").set_value(6).run()

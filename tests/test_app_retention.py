@@ -54,7 +54,9 @@ def test_summaries_page_scores_and_lists_what_was_forgotten() -> None:
     missing = next(x.value for x in at.markdown if x.value.startswith("**Missing:**"))
     assert missing.count("red-background") == len(c.forgotten) and "cli\\.js" in missing
     # the same span under the offline summary
-    cmp = next(df.value for df in at.dataframe if "summary" in df.value.columns and "overall" in df.value.columns)
+    cmp = next(
+        df.value for df in at.dataframe if "summary" in df.value.columns and "overall" in df.value.columns
+    )
     assert list(cmp["summary"]) == ["recorded", "offline"]
 
 
@@ -72,8 +74,11 @@ def test_replay_timeline_marks_the_first_use_of_a_forgotten_item() -> None:
     r, rep = _expected()
     at = _page(_loaded(), "replay")
     assert not at.exception, at.exception
-    fig = next(json.loads(el.proto.spec) for el in at.get("plotly_chart")
-               if any(t.get("name") == "first use of a forgotten item" for t in json.loads(el.proto.spec)["data"]))
+    fig = next(
+        json.loads(el.proto.spec)
+        for el in at.get("plotly_chart")
+        if any(t.get("name") == "first use of a forgotten item" for t in json.loads(el.proto.spec)["data"])
+    )
     mark = next(t for t in fig["data"] if t.get("name") == "first use of a forgotten item")
     assert mark["x"] == [k for k in rep.first_need_steps if k is not None]
     assert mark["y"] == [r.steps[k].tokens for k in mark["x"]]
@@ -87,11 +92,13 @@ def test_compare_page_weighs_retention_per_configuration() -> None:
     configs = [c for c in table.columns if c != "metric"]
     assert len(configs) == 2
     s = load_session(SAMPLE)
-    for name, settings in zip(configs, (ReplaySettings(), ReplaySettings(strategy="opencode", compaction="pi")),
-                              strict=True):
+    for name, settings in zip(
+        configs, (ReplaySettings(), ReplaySettings(strategy="opencode", compaction="pi")), strict=True
+    ):
         cs = retention(replay(s, settings)).compactions
         needed, lost = sum(len(c.needed) for c in cs), sum(len(c.forgotten) for c in cs)
         assert rows["items forgotten by compactions"][name] == (str(lost) if cs else "—")
         assert rows["retention (kept / needed later)"][name] == (
-            f"{(needed - lost) / needed:.0%} of {needed}" if needed else "—")
+            f"{(needed - lost) / needed:.0%} of {needed}" if needed else "—"
+        )
     assert rows["items forgotten by compactions"][configs[0]] == "1"  # the sample's recorded compaction

@@ -40,7 +40,10 @@ def test_anthropic_minimum_length_by_model():
 
 def test_anthropic_retention_sets_ttl_and_write_price():
     assert (anthropic.rule(SONNET).ttl_seconds, anthropic.rule(SONNET).write_multiplier) == (300.0, 1.25)
-    assert (anthropic.rule(SONNET, "long").ttl_seconds, anthropic.rule(SONNET, "long").write_multiplier) == (3600.0, 2.0)
+    assert (anthropic.rule(SONNET, "long").ttl_seconds, anthropic.rule(SONNET, "long").write_multiplier) == (
+        3600.0,
+        2.0,
+    )
     assert anthropic.rule(SONNET, "none").split(10_000, 8_000, True) == (0, 0, 10_000)
 
 
@@ -66,6 +69,7 @@ def test_openai_prefix_in_128_token_steps_from_1024_without_writes():
 def test_family_by_provider_and_model():
     def m(**kw):
         return AssistantMessage(**kw)
+
     assert family_of(m(provider="anthropic", model="x")) == "anthropic"
     assert family_of(m(provider="openrouter", model="anthropic/claude-sonnet-4")) == "anthropic"
     assert family_of(m(provider="openai-codex", model="gpt-5.5")) == "openai"
@@ -87,8 +91,14 @@ def test_fit_recovers_hidden_prefix_and_scale_despite_an_outlier():
 def test_tails_per_family():
     calls = [("anthropic", 10_000, 0, 8), ("anthropic", 12_000, 9_992, 8), ("anthropic", 13_000, 11_992, 10)]
     assert fit_tails(calls) == (("anthropic", 8),)
-    calls = [("openai", 10_000, 0, 10_000), ("openai", 12_000, 9_728, 2_272), ("openai", 13_000, 11_776, 1_224)]
-    assert fit_tails(calls) == (("openai", 184),)  # 272 and 224 not read, less half a block: median of 208, 160
+    calls = [
+        ("openai", 10_000, 0, 10_000),
+        ("openai", 12_000, 9_728, 2_272),
+        ("openai", 13_000, 11_776, 1_224),
+    ]
+    assert fit_tails(calls) == (
+        ("openai", 184),
+    )  # 272 and 224 not read, less half a block: median of 208, 160
 
 
 def test_long_retention_needs_most_long_gaps_to_read():
@@ -97,7 +107,10 @@ def test_long_retention_needs_most_long_gaps_to_read():
     cold = [("anthropic", 50_000, None, None, 0), ("anthropic", 60_000, 0, 2, 1_000_000)]
     assert long_retention(warm) == {"anthropic"}
     assert long_retention(cold) == frozenset()
-    assert long_retention([*warm, ("anthropic", 70_000, 0, 2, hour), ("anthropic", 80_000, 0, 2, 2 * hour)]) == frozenset()
+    assert (
+        long_retention([*warm, ("anthropic", 70_000, 0, 2, hour), ("anthropic", 80_000, 0, 2, 2 * hour)])
+        == frozenset()
+    )
 
 
 # -- cache_replay -----------------------------------------------------------------------------
@@ -127,8 +140,10 @@ def reading_session(turns: int = 12, gap_ms: int | None = None) -> SessionBuilde
     return _sonnet(b)
 
 
-PRUNE_EVERY_TURN = ReplaySettings(strategy="pi-context-pruning", strategy_settings=(
-    ("prune_protect", 8000), ("prune_minimum", 0), ("protected_turns", 1)))
+PRUNE_EVERY_TURN = ReplaySettings(
+    strategy="pi-context-pruning",
+    strategy_settings=(("prune_protect", 8000), ("prune_minimum", 0), ("protected_turns", 1)),
+)
 
 
 def test_pruning_every_turn_costs_more_once_caching_is_priced():
@@ -156,16 +171,28 @@ def test_unchanged_prefix_is_read_and_idle_gaps_expire_it():
         assert b.read == (a.prompt if a.prompt >= 1024 else 0) and b.write == b.prompt - b.read
     cold = cache_replay(replay(reading_session(4, gap_ms=400_000).session(), ReplaySettings()))
     assert all(x.read == 0 for x in cold.steps)  # each call comes > 5 minutes after the last
-    causes = [b.invalidation and b.invalidation["cause"] for a, b in zip(cold.steps, cold.steps[1:], strict=False)
-              if a.prompt >= 1024]
+    causes = [
+        b.invalidation and b.invalidation["cause"]
+        for a, b in zip(cold.steps, cold.steps[1:], strict=False)
+        if a.prompt >= 1024
+    ]
     assert causes and set(causes) == {"ttl"}
-    warm = cache_replay(replay(reading_session(4, gap_ms=400_000).session(), ReplaySettings()), retention="long")
-    assert all(b.read == a.prompt for a, b in zip(warm.steps, warm.steps[1:], strict=False) if a.prompt >= 1024)
+    warm = cache_replay(
+        replay(reading_session(4, gap_ms=400_000).session(), ReplaySettings()), retention="long"
+    )
+    assert all(
+        b.read == a.prompt for a, b in zip(warm.steps, warm.steps[1:], strict=False) if a.prompt >= 1024
+    )
 
 
 def test_a_compaction_keeps_only_the_hidden_prefix():
     s = reading_session(10).session()
-    r = replay(s, ReplaySettings(compaction="pi", context_window=40_000, reserve_tokens=4_000, keep_recent_tokens=8_000))
+    r = replay(
+        s,
+        ReplaySettings(
+            compaction="pi", context_window=40_000, reserve_tokens=4_000, keep_recent_tokens=8_000
+        ),
+    )
     assert r.metrics.compactions >= 1
     c = cache_replay(r)
     k = next(st.step for st in r.steps if any(ev["type"] == "compaction" for ev in st.events))
@@ -206,13 +233,21 @@ def test_no_cache_model_prices_everything_as_input():
 def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
     from inspector.cache.report import _Shared
 
-    for s, settings in ((reading_session().session(), PRUNE_EVERY_TURN),
-                        (load_session(SAMPLES / "coding-session.jsonl"),
-                         ReplaySettings(strategy="pi-context-pruning", strategy_settings=(
-                             ("prune_minimum", 0), ("prune_protect", 4000))))):
+    for s, settings in (
+        (reading_session().session(), PRUNE_EVERY_TURN),
+        (
+            load_session(SAMPLES / "coding-session.jsonl"),
+            ReplaySettings(
+                strategy="pi-context-pruning",
+                strategy_settings=(("prune_minimum", 0), ("prune_protect", 4000)),
+            ),
+        ),
+    ):
         r = replay(s, settings)
         quick, exact = _Shared(r), _Shared(r)
-        prunes = [k for k in range(1, len(r.steps)) if any(ev["type"] == "pruned" for ev in r.steps[k].events)]
+        prunes = [
+            k for k in range(1, len(r.steps)) if any(ev["type"] == "pruned" for ev in r.steps[k].events)
+        ]
         assert prunes
         for k in prunes:
             assert quick.at(k) == exact.at(k, exact=True), k

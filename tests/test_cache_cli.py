@@ -59,13 +59,32 @@ def test_bad_cache_options_are_usage_errors(args):
 
 
 def test_sweep_ranks_by_billed_cost_and_flags_the_frontier():
-    code, out, _ = run("sweep", CODING, "--strategy", "pi-context-pruning", "--set", "prune_minimum=0",
-                       "--grid", "prune_protect=2000,20000,40000", "--json")
+    code, out, _ = run(
+        "sweep",
+        CODING,
+        "--strategy",
+        "pi-context-pruning",
+        "--set",
+        "prune_minimum=0",
+        "--grid",
+        "prune_protect=2000,20000,40000",
+        "--json",
+    )
     assert code == 0
     cells = json.loads(out)["cells"]
     costs = [c["billedCostUsd"] for c in cells]
     assert costs == sorted(costs) and all("frontier" in c for c in cells)
     assert cells[0]["frontier"] is True  # the cheapest cell is never dominated
-    code, out, _ = run("sweep", CODING, "--grid", "keep_recent_tokens=10000,20000", "--compaction", "pi",
-                       "--objective", "billed", "--cache", "off")
+    code, out, _ = run(
+        "sweep",
+        CODING,
+        "--grid",
+        "keep_recent_tokens=10000,20000",
+        "--compaction",
+        "pi",
+        "--objective",
+        "billed",
+        "--cache",
+        "off",
+    )
     assert code == 2

@@ -23,8 +23,22 @@ from inspector.replay_report import replay_table
 from .support.paths import REPO
 
 SAMPLE = str(REPO / "sample_sessions" / "coding-session.jsonl")
-NAMES = ["info", "oracle-json", "compact", "prune", "replay", "sweep", "summarize", "doctor", "check", "retention",
-         "export", "sessions", "corpus", "learn"]
+NAMES = [
+    "info",
+    "oracle-json",
+    "compact",
+    "prune",
+    "replay",
+    "sweep",
+    "summarize",
+    "doctor",
+    "check",
+    "retention",
+    "export",
+    "sessions",
+    "corpus",
+    "learn",
+]
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -57,8 +71,11 @@ def test_the_command_table_lists_every_command() -> None:
     for name in NAMES:
         assert f"    {name}" in out
     # every command module of the package is in the table, once
-    modules = sorted(p.stem for p in (REPO / "inspector" / "cli").glob("*.py")
-                     if re.search(r"^COMMAND = Command\(", p.read_text(encoding="utf-8"), re.M))
+    modules = sorted(
+        p.stem
+        for p in (REPO / "inspector" / "cli").glob("*.py")
+        if re.search(r"^COMMAND = Command\(", p.read_text(encoding="utf-8"), re.M)
+    )
     assert sorted(c.run.__module__.rsplit(".", 1)[1] for c in COMMANDS) == modules
     assert len(modules) == len(NAMES)
 
@@ -78,15 +95,18 @@ def test_each_command_has_a_help(name: str) -> None:
 
 
 def test_python_dash_m_inspector_runs_the_same_main() -> None:
-    r = subprocess.run([sys.executable, "-m", "inspector", "--help"], capture_output=True, text=True, cwd=REPO,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "inspector", "--help"], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
     assert r.returncode == 0 and all(n in r.stdout for n in NAMES)
 
 
 # -- fail and the exit codes ------------------------------------------------------------------
 
 
-def test_fail_prints_inspector_message_to_stderr_and_exits_with_its_code(capsys: pytest.CaptureFixture[str]) -> None:
+def test_fail_prints_inspector_message_to_stderr_and_exits_with_its_code(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     with pytest.raises(SystemExit) as e:
         fail("no such thing \x1b[2J here", EXIT_USAGE)
     assert e.value.code == 2 and str(e.value) == "no such thing \x1b[2J here"
@@ -112,9 +132,13 @@ LEAF_RUNS = {
     "export": ["export", "session", SAMPLE, "-o", "{o}"],
 }
 MORE_LEAF_RUNS = [
-    ["oracle-json", "--branch", SAMPLE, "@3", "@9"], ["sweep", SAMPLE, "--agents"],
-    ["export", "session", SAMPLE, "--compact", "-o", "{o}"], ["export", "replay", SAMPLE, "-o", "{o}"],
-    ["export", "doctor", SAMPLE, "-o", "{o}"], ["info", SAMPLE, "--json"], ["replay", SAMPLE, "--csv"],
+    ["oracle-json", "--branch", SAMPLE, "@3", "@9"],
+    ["sweep", SAMPLE, "--agents"],
+    ["export", "session", SAMPLE, "--compact", "-o", "{o}"],
+    ["export", "replay", SAMPLE, "-o", "{o}"],
+    ["export", "doctor", SAMPLE, "-o", "{o}"],
+    ["info", SAMPLE, "--json"],
+    ["replay", SAMPLE, "--csv"],
 ]
 
 
@@ -123,9 +147,12 @@ def test_every_command_that_takes_leaf_is_checked_here() -> None:
 
 
 @pytest.mark.parametrize("argv", [*LEAF_RUNS.values(), *MORE_LEAF_RUNS], ids=lambda a: " ".join(a[:2]))
-@pytest.mark.parametrize(("leaf", "message"), [("nope", "no entry with id 'nope'"),
-                                                ("@100000", "entry index 100000 out of range")])
-def test_a_bad_leaf_exits_2_from_every_command(tmp_path: Path, argv: list[str], leaf: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("leaf", "message"), [("nope", "no entry with id 'nope'"), ("@100000", "entry index 100000 out of range")]
+)
+def test_a_bad_leaf_exits_2_from_every_command(
+    tmp_path: Path, argv: list[str], leaf: str, message: str
+) -> None:
     out = tmp_path / "out.json"
     code, stdout, err = run(*[a.replace("{o}", str(out)) for a in argv], "--leaf", leaf)
     assert code == EXIT_USAGE, err
@@ -139,15 +166,18 @@ def test_a_good_leaf_is_accepted_by_every_command(tmp_path: Path) -> None:
         assert code == 0, (argv, err)
 
 
-@pytest.mark.parametrize("argv", [
-    ["prune", SAMPLE, "--strategy", "opencode", "--set", "nope=1"],
-    ["replay", SAMPLE, "--strategy", "opencode", "--set", "nope=1"],
-    ["replay", SAMPLE, "--set", "prune_protect=1"],
-    ["replay", SAMPLE, "--window", "500"],
-    ["sweep", SAMPLE, "--grid", "bogus"],
-    ["sweep", SAMPLE, "--agents", "pi,nope"],
-    ["oracle-json", SAMPLE, "FROM"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["prune", SAMPLE, "--strategy", "opencode", "--set", "nope=1"],
+        ["replay", SAMPLE, "--strategy", "opencode", "--set", "nope=1"],
+        ["replay", SAMPLE, "--set", "prune_protect=1"],
+        ["replay", SAMPLE, "--window", "500"],
+        ["sweep", SAMPLE, "--grid", "bogus"],
+        ["sweep", SAMPLE, "--agents", "pi,nope"],
+        ["oracle-json", SAMPLE, "FROM"],
+    ],
+)
 def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
     code, stdout, err = run(*argv)
     assert code == EXIT_USAGE and stdout == ""
@@ -155,13 +185,16 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
     assert err.splitlines()[0].count('"') == 0  # a KeyError's message, not its repr
 
 
-@pytest.mark.parametrize("argv", [
-    ["replay", SAMPLE, "--strategy", "bogus"],
-    ["replay", SAMPLE, "--summarizer", "bogus"],
-    ["info", SAMPLE, "--counters", "pi,bogus"],
-    ["prune", SAMPLE, "--strategy", "opencode", "--counter", "usage"],
-    ["compact", SAMPLE, "--no-such-flag"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", SAMPLE, "--strategy", "bogus"],
+        ["replay", SAMPLE, "--summarizer", "bogus"],
+        ["info", SAMPLE, "--counters", "pi,bogus"],
+        ["prune", SAMPLE, "--strategy", "opencode", "--counter", "usage"],
+        ["compact", SAMPLE, "--no-such-flag"],
+    ],
+)
 def test_values_argparse_refuses_exit_2(argv: list[str]) -> None:
     code, stdout, err = run(*argv)
     assert code == EXIT_USAGE and stdout == ""
@@ -175,7 +208,9 @@ def test_an_unreadable_session_or_a_refused_output_exits_1(tmp_path: Path) -> No
     code, _, err = run("export", "session", SAMPLE, "-o", SAMPLE)
     assert code == EXIT_FAILED and err.startswith("inspector: refusing to write")
     # the sample's compaction entry as the leaf: pi does not compact a branch that ends in one
-    code, _, err = run("export", "session", SAMPLE, "--compact", "--leaf", "c0000094", "-o", str(tmp_path / "c.jsonl"))
+    code, _, err = run(
+        "export", "session", SAMPLE, "--compact", "--leaf", "c0000094", "-o", str(tmp_path / "c.jsonl")
+    )
     assert code == EXIT_FAILED and "pi would not compact here" in err and not (tmp_path / "c.jsonl").exists()
 
 
@@ -196,9 +231,26 @@ def test_replay_csv_is_the_reports_table_with_messages_one_line_per_call() -> No
 
 # -- the shape --------------------------------------------------------------------------------
 
-SHARED_FLAGS = ["--leaf", "--json", "--csv", "--window", "--reserve", "--keep-recent-tokens", "--pi-version",
-                "--counter", "--counters", "--strategy", "--set", "--compaction", "--summarizer", "--model",
-                "--base-url", "--send-secrets", "--keep-secrets", "--output"]
+SHARED_FLAGS = [
+    "--leaf",
+    "--json",
+    "--csv",
+    "--window",
+    "--reserve",
+    "--keep-recent-tokens",
+    "--pi-version",
+    "--counter",
+    "--counters",
+    "--strategy",
+    "--set",
+    "--compaction",
+    "--summarizer",
+    "--model",
+    "--base-url",
+    "--send-secrets",
+    "--keep-secrets",
+    "--output",
+]
 
 
 def test_each_option_is_declared_once() -> None:
@@ -226,17 +278,26 @@ def _imported_modules(path: Path) -> set[str]:
 
 
 def test_nothing_in_the_engine_imports_the_cli() -> None:
-    engine = [p for p in (REPO / "inspector").rglob("*.py")
-              if "cli" not in p.relative_to(REPO / "inspector").parts and p.name != "__main__.py"]
+    engine = [
+        p
+        for p in (REPO / "inspector").rglob("*.py")
+        if "cli" not in p.relative_to(REPO / "inspector").parts and p.name != "__main__.py"
+    ]
     assert len(engine) > 40
-    offenders = {str(p.relative_to(REPO)) for p in engine
-                 if any(m == "inspector.cli" or m.startswith("inspector.cli.") for m in _imported_modules(p))}
+    offenders = {
+        str(p.relative_to(REPO))
+        for p in engine
+        if any(m == "inspector.cli" or m.startswith("inspector.cli.") for m in _imported_modules(p))
+    }
     assert offenders == set()
     # the helper sees a relative import of the CLI (so the check above can fail)
     assert "inspector.cli.base" in _imported_modules(REPO / "inspector" / "cli" / "info.py")
 
 
 def test_the_feature_packages_have_no_cli_modules() -> None:
-    stray = [p.relative_to(REPO) for p in (REPO / "inspector").rglob("*.py")
-             if (p.name == "cli.py" or p.name.endswith("_cli.py")) and p.parent.name != "cli"]
+    stray = [
+        p.relative_to(REPO)
+        for p in (REPO / "inspector").rglob("*.py")
+        if (p.name == "cli.py" or p.name.endswith("_cli.py")) and p.parent.name != "cli"
+    ]
     assert stray == []

@@ -10,8 +10,23 @@ import pytest
 from inspector import learn
 from inspector.cli import main
 
-KEYS = {"screen", "key", "title", "idea", "system", "rule", "source", "control", "question", "choices", "answer",
-        "explanation", "values", "coming", "replay"}
+KEYS = {
+    "screen",
+    "key",
+    "title",
+    "idea",
+    "system",
+    "rule",
+    "source",
+    "control",
+    "question",
+    "choices",
+    "answer",
+    "explanation",
+    "values",
+    "coming",
+    "replay",
+}
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -44,8 +59,16 @@ def test_one_screen_as_json_is_what_the_engine_reveals(capsys: pytest.CaptureFix
     assert code == 0 and "Answer: " in out and "PRUNE_PROTECT = 5000" in out
 
 
-@pytest.mark.parametrize("argv", [("--screen", "0"), ("--screen", "10"), ("--screen", "3", "--value", "1000"),
-                                  ("--screen", "8", "--value", "3"), ("--screen", "3", "--minimum", "5")])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--screen", "0"),
+        ("--screen", "10"),
+        ("--screen", "3", "--value", "1000"),
+        ("--screen", "8", "--value", "3"),
+        ("--screen", "3", "--minimum", "5"),
+    ],
+)
 def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]) -> None:
     code, out, err = run(capsys, "learn", *argv)
     assert code == 2 and out == "" and err.startswith("inspector: ")

@@ -74,7 +74,9 @@ def test_no_cut_point_returns_start_and_minus_one() -> None:
 
 
 def test_cut_moves_back_over_settings_entries_and_turn_prefix_becomes_previous_turn() -> None:
-    p = _linear([("user", 400), ("assistant", 400), ("thinking_level_change", 0), ("user", 400), ("assistant", 400)])
+    p = _linear(
+        [("user", 400), ("assistant", 400), ("thinking_level_change", 0), ("user", 400), ("assistant", 400)]
+    )
     c = find_cut_point(p, 0, len(p), 200)  # reaches user at 3, moves back onto the setting at 2
     assert c.firstKeptEntryIndex == 2 and c.moved_back == 1
     assert c.isSplitTurn and c.turnStartIndex == 0  # the previous turn is the "prefix"
@@ -113,8 +115,13 @@ def _compacted() -> SessionBuilder:
     b.assistant("a" * 400, tools=[("read", {"path": "old.py"})])
     kept = b.user("u" * 400)
     b.assistant("a" * 400, tools=[("edit", {"path": "k.py"})])
-    b.add("compaction", summary="prev", firstKeptEntryId=kept, tokensBefore=1000,
-          details={"readFiles": ["r.md"], "modifiedFiles": ["m.py"]})
+    b.add(
+        "compaction",
+        summary="prev",
+        firstKeptEntryId=kept,
+        tokensBefore=1000,
+        details={"readFiles": ["r.md"], "modifiedFiles": ["m.py"]},
+    )
     b.user("u" * 400)
     b.assistant("a" * 400, usage=500, tools=[("write", {"path": "w.py"}), ("read", {"path": "k.py"})])
     b.user("u" * 400)
@@ -132,7 +139,9 @@ def test_prepare_073_starts_at_previous_first_kept_and_skips_the_compaction() ->
 
 def test_prepare_058_starts_after_the_compaction() -> None:
     s = _compacted().session()
-    prep = prepare_compaction(s.path_entries(), D.model_copy(update={"keepRecentTokens": 100}), pi_version="0.58")
+    prep = prepare_compaction(
+        s.path_entries(), D.model_copy(update={"keepRecentTokens": 100}), pi_version="0.58"
+    )
     assert prep.boundary_start == 5
     assert [m.entry_index for m in prep.messagesToSummarize] == [5, 6]
 
@@ -202,7 +211,9 @@ def test_context_keeps_nothing_before_compaction_when_first_kept_is_off_path() -
     b.user("c")
     s = b.session()
     assert [(m.role, m.entry_index) for m in build_session_context(s).messages] == [
-        ("compactionSummary", 2), ("user", 3)]
+        ("compactionSummary", 2),
+        ("user", 3),
+    ]
 
 
 def test_empty_branch_summary_gives_no_message_and_null_leaf_gives_empty_context() -> None:

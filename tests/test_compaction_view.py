@@ -46,7 +46,7 @@ def test_a_recorded_compaction_before_and_after(coding) -> None:  # type: ignore
     assert v.kept_tokens == v.tokens((KEPT,), "after")  # what is kept is the same messages, before and after
     # after: exactly the context the replay continued with (its summary, then the kept part)
     after = r.summaries[i]["_after"]
-    assert [p.message for p in v.after] == after[0][:after[1]]
+    assert [p.message for p in v.after] == after[0][: after[1]]
     assert [p.part for p in v.after][0] == SUMMARY and v.summary_text == coding.entries[comp].summary
     # the kept part starts at the recorded first kept entry; everything before it is summarised
     first_kept = coding.index_of(coding.entries[comp].firstKeptEntryId)
@@ -89,7 +89,8 @@ def test_a_what_if_pi_compaction_lists_what_its_summarizer_got(coding) -> None: 
         summarised = {e for e in _entries(v.summarised) if e is not None}
         assert summarised == {m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)}
         assert {e for e in _entries(p for p in v.before if p.part == PREFIX)} == {
-            m.entry_index for m in prep.turnPrefixMessages}
+            m.entry_index for m in prep.turnPrefixMessages
+        }
         assert [c.entry_index for c in v.cuts] == [rec["firstKeptEntryIndex"]]
         assert v.cut_note is None
     assert any(p.part == PREFIX for i in range(len(r.summaries)) for p in compaction_view(r, i).before)
@@ -114,11 +115,14 @@ def test_prepare_at_cut_at_pis_own_cut_is_pis_preparation(coding) -> None:  # ty
     entries = coding.entries_at(path)
     for keep in (2_000, 8_000, 20_000):
         want = prepare_compaction(entries, CompactionSettings(keepRecentTokens=keep), path_indexes=path)
-        got = prepare_at_cut(entries, want.first_kept_path_index, CompactionSettings(keepRecentTokens=keep),
-                             path_indexes=path)
+        got = prepare_at_cut(
+            entries, want.first_kept_path_index, CompactionSettings(keepRecentTokens=keep), path_indexes=path
+        )
         assert got.firstKeptEntryId == want.firstKeptEntryId and got.isSplitTurn == want.isSplitTurn
         assert got.summarized_entry_indexes == want.summarized_entry_indexes
-        assert [m.entry_index for m in got.turnPrefixMessages] == [m.entry_index for m in want.turnPrefixMessages]
+        assert [m.entry_index for m in got.turnPrefixMessages] == [
+            m.entry_index for m in want.turnPrefixMessages
+        ]
         assert got.fileOps.lists() == want.fileOps.lists() and got.tokensBefore == want.tokensBefore
     assert prepare_at_cut(entries, len(entries) + 5) is None
 
@@ -135,7 +139,9 @@ def test_compaction_steps_and_the_trigger_quantity(coding) -> None:  # type: ign
     from inspector.replay import session_counter
 
     c = session_counter(coding, "pi")
-    assert vals == [None if s.aborted else s.tokens + c.count(m) for s, m in zip(what_if.steps, answer, strict=True)]
+    assert vals == [
+        None if s.aborted else s.tokens + c.count(m) for s, m in zip(what_if.steps, answer, strict=True)
+    ]
     assert trigger_series(replay(coding, ReplaySettings(compaction="never"))) is None
 
 
@@ -168,16 +174,28 @@ def test_compaction_bars_draw_before_after_and_both_cuts(coding) -> None:  # typ
 def test_context_bars_mark_pruned_segments_and_keep_labels_apart(coding) -> None:  # type: ignore[no-untyped-def]
     from inspector.replay import session_counter
 
-    r = replay(coding, ReplaySettings(strategy="opencode").with_strategy_settings({"prune_protect": 1000,
-                                                                                  "prune_minimum": 0}))
+    r = replay(
+        coding,
+        ReplaySettings(strategy="opencode").with_strategy_settings(
+            {"prune_protect": 1000, "prune_minimum": 0}
+        ),
+    )
     k = next(s.step for s in r.steps if s.pruned_items and s.step > 0)
     d = r.step_detail(k)
     c = session_counter(coding, "pi")
     pruned = {row["#"] for row in views.pruned_rows(d, c)}
     assert pruned
-    fig = figures.context_bars(d.before, c.count_many([x.message for x in d.before]), d.after,
-                               c.count_many([x.message for x in d.after]), pruned_positions=views.pruned_positions(d),
-                               pruned_before=pruned, window=200_000, reserve=16_384, keep_recent=1_000)
+    fig = figures.context_bars(
+        d.before,
+        c.count_many([x.message for x in d.before]),
+        d.after,
+        c.count_many([x.message for x in d.after]),
+        pruned_positions=views.pruned_positions(d),
+        pruned_before=pruned,
+        window=200_000,
+        reserve=16_384,
+        keep_recent=1_000,
+    )
     spec = fig.to_plotly_json()
     hatched = [tr for tr in spec["data"] if tr["marker"].get("pattern")]
     assert hatched and all(tr["y"][0] == "as built" for tr in hatched)
@@ -208,8 +226,12 @@ def test_aborted_calls_have_no_recorded_point(sb) -> None:  # type: ignore[no-un
 
 def test_the_timeline_reads_at_any_length() -> None:
     s = load_session(REPO / "sample_sessions" / "long-session.jsonl")
-    r = replay(s, ReplaySettings(compaction="pi", context_window=128_000, strategy="opencode").with_strategy_settings(
-        {"prune_protect": 20_000}))
+    r = replay(
+        s,
+        ReplaySettings(compaction="pi", context_window=128_000, strategy="opencode").with_strategy_settings(
+            {"prune_protect": 20_000}
+        ),
+    )
     spec = figures.timeline(r, current_step=3).to_plotly_json()
     window = 128_000
     assert spec["layout"]["yaxis"]["range"] == [0, window * figures.CLIP]  # scaled to the window
@@ -221,7 +243,8 @@ def test_the_timeline_reads_at_any_length() -> None:
     lanes = {tr["name"]: tr for tr in spec["data"] if tr.get("yaxis") == "y2"}
     assert {"re-reads", "pruning"} <= set(lanes)  # each kind of event in its own lane, off the line
     assert sum(c for _, c in lanes["re-reads"]["customdata"]) == sum(
-        1 for st in r.steps for e in st.events if e["type"] == "reread")
+        1 for st in r.steps for e in st.events if e["type"] == "reread"
+    )
     policy = next(tr for tr in spec["data"] if tr["name"].startswith("replayed context + answer"))
     assert len(policy["x"]) == len(r.steps)  # what the policy compares is drawn
     part = figures.timeline(r, x_range=(10, 20)).to_plotly_json()
@@ -244,29 +267,58 @@ def test_events_are_counted_per_group_of_calls() -> None:
 def test_full_text_shows_everything_as_plain_text(sb) -> None:  # type: ignore[no-untyped-def]
     long = "line\n" * 500 + "<b>end</b> [x](javascript:alert(1))"
     sb.user("hi")
-    sb.msg("assistant", content=[{"type": "thinking", "thinking": "let me think"},
-                                 {"type": "toolCall", "id": "c1", "name": "edit",
-                                  "arguments": {"path": "/p/a.ts", "newText": "x = 1"}}],
-           stopReason="toolUse", usage={"input": 5, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 6})
-    sb.msg("toolResult", toolCallId="c1", toolName="edit", content=[{"type": "text", "text": long}], isError=False)
+    sb.msg(
+        "assistant",
+        content=[
+            {"type": "thinking", "thinking": "let me think"},
+            {
+                "type": "toolCall",
+                "id": "c1",
+                "name": "edit",
+                "arguments": {"path": "/p/a.ts", "newText": "x = 1"},
+            },
+        ],
+        stopReason="toolUse",
+        usage={"input": 5, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 6},
+    )
+    sb.msg(
+        "toolResult",
+        toolCallId="c1",
+        toolName="edit",
+        content=[{"type": "text", "text": long}],
+        isError=False,
+    )
     s = sb.session()
     msgs = [e.message for e in s.entries]
     assert "[thinking]\nlet me think" in views.full_text(msgs[1])
-    assert '"newText": "x = 1"' in views.full_text(msgs[1]) and "[tool call edit · id c1]" in views.full_text(msgs[1])
+    assert '"newText": "x = 1"' in views.full_text(msgs[1]) and "[tool call edit · id c1]" in views.full_text(
+        msgs[1]
+    )
     assert views.full_text(msgs[2]).endswith(long)  # never cut, markup left as text
 
 
 def test_paths_relative_to_the_sessions_folder() -> None:
-    assert views.relative_paths("/home/dev/app/src/a.ts was read 4 times", "/home/dev/app") == "src/a.ts was read 4 times"
+    assert (
+        views.relative_paths("/home/dev/app/src/a.ts was read 4 times", "/home/dev/app")
+        == "src/a.ts was read 4 times"
+    )
     assert views.relative_paths("cd /home/dev/app", "/home/dev/app/") == "cd ."
     assert views.relative_paths("/etc/x", None) == "/etc/x"
 
 
 def test_skipped_prunes_are_not_events_unless_asked() -> None:
     class R:
-        steps = [type("S", (), {"step": k, "events": ev})() for k, ev in
-                 enumerate([(), (StrategyEvent({"type": "prune_skipped"}),), (Pruned(1, 10, ()),),
-                            (CompactionSkipped("nothing to compact", "threshold"),)])]
+        steps = [
+            type("S", (), {"step": k, "events": ev})()
+            for k, ev in enumerate(
+                [
+                    (),
+                    (StrategyEvent({"type": "prune_skipped"}),),
+                    (Pruned(1, 10, ()),),
+                    (CompactionSkipped("nothing to compact", "threshold"),),
+                ]
+            )
+        ]
 
     assert narrate.notable_steps(R()) == [2]
     assert narrate.notable_steps(R(), include_skipped=True) == [1, 2, 3]
@@ -293,23 +345,33 @@ def test_inert_and_no_op_settings_are_named() -> None:
     w = urlstate.noop_warnings(ReplaySettings(compaction="pi", context_window=32_768))
     assert "16,384" in w["keep"]
     assert urlstate.noop_warnings(ReplaySettings(compaction="pi", context_window=128_000)) == {}
-    oc = ReplaySettings(strategy="opencode", context_window=32_768).with_strategy_settings({"prune_protect": 40_000})
+    oc = ReplaySettings(strategy="opencode", context_window=32_768).with_strategy_settings(
+        {"prune_protect": 40_000}
+    )
     assert "never prunes" in urlstate.noop_warnings(oc)["set.opencode.prune_protect"]
 
 
 def test_a_pi_settings_json_switches_to_pi() -> None:
     import json
 
-    updates, said = urlstate.pi_settings_updates(json.dumps({"compaction": {"keepRecentTokens": 9000}}).encode())
+    updates, said = urlstate.pi_settings_updates(
+        json.dumps({"compaction": {"keepRecentTokens": 9000}}).encode()
+    )
     assert updates == {"keep": 9000, "compaction": "pi", "strategy": "none"}
     assert any("policy: pi" in x for x in said)
 
 
 def test_the_session_travels_in_the_url() -> None:
-    assert urlstate.session_query(("sample", "a.jsonl"), "ab" * 32) == {"sid": "ab" * 8, "session": "sample:a.jsonl"}
+    assert urlstate.session_query(("sample", "a.jsonl"), "ab" * 32) == {
+        "sid": "ab" * 8,
+        "session": "sample:a.jsonl",
+    }
     assert urlstate.session_query(None, "ab" * 32) == {"sid": "ab" * 8}  # an upload: only its hash
     assert urlstate.parse_session_ref("path:/x/y.jsonl") == ("path", "/x/y.jsonl")
-    assert urlstate.parse_session_ref("file:/etc/passwd") is None and urlstate.parse_session_ref("sample:") is None
+    assert (
+        urlstate.parse_session_ref("file:/etc/passwd") is None
+        and urlstate.parse_session_ref("sample:") is None
+    )
 
 
 def test_the_apps_report_is_the_clis(coding, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -324,5 +386,8 @@ def test_the_apps_report_is_the_clis(coding, tmp_path) -> None:  # type: ignore[
 
     for fmt in ("html", "json", "csv"):
         out = tmp_path / f"r.{fmt}"
-        assert main(["export", "replay", str(SAMPLE), "-o", str(out), "--compaction", "pi", "--window", "40000"]) == 0
+        assert (
+            main(["export", "replay", str(SAMPLE), "-o", str(out), "--compaction", "pi", "--window", "40000"])
+            == 0
+        )
         assert same(out.read_bytes().decode("utf-8")) == same(replay_report(coding, r, fmt))

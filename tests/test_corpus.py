@@ -108,8 +108,18 @@ def test_the_overview_has_a_row_per_session_and_reports_a_broken_one(corpus: Pat
 
 
 def _row(session: str, setting: str, tokens: int, overflows: int = 0, **kw: Any) -> dict[str, Any]:
-    m = {"steps": 1, "total_input_tokens": tokens, "cost_usd": tokens / 1e6, "peak_context": 1, "compactions": 0,
-         "overflows": overflows, "rereads": 0, "tokens_pruned": 0, "summary_tokens": 0, **kw}
+    m = {
+        "steps": 1,
+        "total_input_tokens": tokens,
+        "cost_usd": tokens / 1e6,
+        "peak_context": 1,
+        "compactions": 0,
+        "overflows": overflows,
+        "rereads": 0,
+        "tokens_pruned": 0,
+        "summary_tokens": 0,
+        **kw,
+    }
     return {"session": session, "setting": setting, "values": {}, **m}
 
 
@@ -146,8 +156,9 @@ def test_a_corpus_sweep_goes_on_past_a_failing_session(in_process: Any) -> None:
     assert [Path(k).name for k, _ in r.failed] == ["zz-broken.jsonl"] and "no entries" in r.failed[0][1]
     assert r.computed == len(r.rows) == 8 * (len(r.plan.points) + 1)
     agg = r.aggregate()
-    assert [a["settings"] for a in agg] == [{"keep_recent_tokens": k, "context_window": w}
-                                            for k in (8000, 20000) for w in (60000, 200000)]
+    assert [a["settings"] for a in agg] == [
+        {"keep_recent_tokens": k, "context_window": w} for k in (8000, 20000) for w in (60000, 200000)
+    ]
     assert all(a["sessions"] == 8 for a in agg)
     small = [a for a in agg if a["settings"]["context_window"] == 60000]
     big = [a for a in agg if a["settings"]["context_window"] == 200000]
@@ -161,8 +172,14 @@ def test_the_process_pool_sends_back_the_same_rows(corpus: Path, in_process: Any
 
 def test_a_dask_local_cluster_sends_back_the_same_rows(corpus: Path, in_process: Any) -> None:
     pytest.importorskip("distributed")
-    r = run_sweep(resolve_corpus([str(corpus)]), BASE, GRID, engine="dask", workers=2,
-                  engine_options={"processes": False})
+    r = run_sweep(
+        resolve_corpus([str(corpus)]),
+        BASE,
+        GRID,
+        engine="dask",
+        workers=2,
+        engine_options={"processes": False},
+    )
     assert r.rows == in_process.rows and r.failed == in_process.failed
 
 
@@ -173,8 +190,9 @@ class Stop(Exception):
     pass
 
 
-def test_an_interrupted_sweep_resumes_without_recomputing(corpus: Path, tmp_path: Path, in_process: Any,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_sweep_resumes_without_recomputing(
+    corpus: Path, tmp_path: Path, in_process: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("duckdb")
     items = resolve_corpus([str(corpus)])
     out = str(tmp_path / "results.duckdb")
@@ -207,7 +225,15 @@ def test_results_is_a_dataframe_of_every_pair(corpus: Path, tmp_path: Path, in_p
     run_sweep(resolve_corpus([str(corpus)]), BASE, GRID, workers=0, out=out)
     df = results(out)
     assert len(df) == len(in_process.rows)
-    assert {"session", "setting", "agent", "setting_values", "total_input_tokens", "overflows", "rereads"} <= set(df)
+    assert {
+        "session",
+        "setting",
+        "agent",
+        "setting_values",
+        "total_input_tokens",
+        "overflows",
+        "rereads",
+    } <= set(df)
     assert (df["setting_values"] == json.dumps(BASELINE)).sum() == 8
     with pytest.raises(FileNotFoundError):
         results(str(tmp_path / "none.duckdb"))
@@ -217,27 +243,54 @@ def test_results_is_a_dataframe_of_every_pair(corpus: Path, tmp_path: Path, in_p
 
 
 def test_sweep_on_a_corpus_prints_the_interface_json(corpus: Path) -> None:
-    code, out, err = run("sweep", str(corpus), "--compaction", "pi", "--grid", "keep_recent_tokens=8000,20000",
-                         "--workers", "0", "--json")
+    code, out, err = run(
+        "sweep",
+        str(corpus),
+        "--compaction",
+        "pi",
+        "--grid",
+        "keep_recent_tokens=8000,20000",
+        "--workers",
+        "0",
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["sessions"] == 9
     assert [set(f) for f in doc["failed"]] == [{"path", "error"}]
     assert len(doc["aggregate"]) == 2
     for a in doc["aggregate"]:
-        assert {"settings", "sessions", "inputTokens", "compactions", "overflows", "rereads",
-                "worseThanRecorded"} <= set(a)
+        assert {
+            "settings",
+            "sessions",
+            "inputTokens",
+            "compactions",
+            "overflows",
+            "rereads",
+            "worseThanRecorded",
+        } <= set(a)
         assert set(a["inputTokens"]) == {"median", "p90", "total"}
         assert isinstance(a["sessions"], int) and isinstance(a["worseThanRecorded"], int)
     assert "pairs" in err  # the progress bar, on stderr
 
 
 def test_sweep_on_a_corpus_as_csv_and_text(corpus: Path) -> None:
-    code, out, _ = run("sweep", str(corpus / "*-pi.jsonl"), "--compaction", "pi", "--grid", "context_window=60000,200000",
-                       "--workers", "0", "--csv")
+    code, out, _ = run(
+        "sweep",
+        str(corpus / "*-pi.jsonl"),
+        "--compaction",
+        "pi",
+        "--grid",
+        "context_window=60000,200000",
+        "--workers",
+        "0",
+        "--csv",
+    )
     lines = out.strip().splitlines()
     assert code == 0 and lines[0].startswith("context_window,sessions,input_median") and len(lines) == 3
-    code, out, _ = run("sweep", str(corpus), "--compaction", "pi", "--grid", "context_window=60000", "--workers", "0")
+    code, out, _ = run(
+        "sweep", str(corpus), "--compaction", "pi", "--grid", "context_window=60000", "--workers", "0"
+    )
     assert code == 0 and "failed: " in out and "zz-broken.jsonl" in out
 
 

@@ -91,7 +91,11 @@ def _judge(run: Run, session: Any) -> Verdict:
         # (findCutPoint answers a position past the end of the path): nothing to compare then.
         err = run.result.get("error", "")
         leaf = int(run.refs[0][1:]) if run.kind == "leaf" else len(session.entries) - 1
-        if run.kind != "branch" and "past the end of the path" in err and session.entries[leaf].type == "compaction":
+        if (
+            run.kind != "branch"
+            and "past the end of the path" in err
+            and session.entries[leaf].type == "compaction"
+        ):
             return v
         v.problems.append(f"pi's side failed: {err[-1500:]}")
         return v
@@ -150,11 +154,15 @@ def judged(pi_oracle: PiOracle, tmp_path_factory: pytest.TempPathFactory) -> Jud
         by_seed[seed] = _plan(seed, path, text.count("\n") - 1)
     runs = [r for rs in by_seed.values() for r in rs]
     t0 = time.perf_counter()
-    results = pi_oracle.run_jobs([Job(tuple(r.args), work / f"run-{k}.json") for k, r in enumerate(runs)], work)
+    results = pi_oracle.run_jobs(
+        [Job(tuple(r.args), work / f"run-{k}.json") for k, r in enumerate(runs)], work
+    )
     for r, res in zip(runs, results, strict=True):
         r.result = res
-    sys.stderr.write(f"\n[differential] pi ran {len(runs)} analyses of {len(SEEDS)} sessions "
-                     f"in {time.perf_counter() - t0:.1f} s\n")
+    sys.stderr.write(
+        f"\n[differential] pi ran {len(runs)} analyses of {len(SEEDS)} sessions "
+        f"in {time.perf_counter() - t0:.1f} s\n"
+    )
     verdicts = {}
     for seed, rs in by_seed.items():
         session = load_session(Path(rs[0].args[-1]))
@@ -166,23 +174,31 @@ def judged(pi_oracle: PiOracle, tmp_path_factory: pytest.TempPathFactory) -> Jud
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_session_agrees_with_pi(seed: int, judged: Judged, tmp_path: Path) -> None:
     runs, verdicts = judged.runs[seed], judged.verdicts[seed]
-    failures = [f"  {run.label()}:\n" + "\n".join(f"    {p}" for p in v.problems[:15])
-                for run, v in zip(runs, verdicts, strict=True) if v.problems]
+    failures = [
+        f"  {run.label()}:\n" + "\n".join(f"    {p}" for p in v.problems[:15])
+        for run, v in zip(runs, verdicts, strict=True)
+        if v.problems
+    ]
     if failures:
         session_file = Path(runs[0].args[-1])
         keep = tmp_path / session_file.name
         shutil.copy(session_file, keep)
-        pytest.fail(f"seed {seed}: ours disagrees with pi on {len(failures)} of {len(runs)} runs "
-                    f"(session kept at {keep}; regenerate with random_session(random.Random({seed})))\n"
-                    + "\n".join(failures), pytrace=False)
+        pytest.fail(
+            f"seed {seed}: ours disagrees with pi on {len(failures)} of {len(runs)} runs "
+            f"(session kept at {keep}; regenerate with random_session(random.Random({seed})))\n"
+            + "\n".join(failures),
+            pytrace=False,
+        )
 
 
 @pytest.mark.oracle
 def test_totals(judged: Judged) -> None:
     """How much was compared, whatever order the tests run in (pytest -s prints it)."""
     t = judged.totals()
-    sys.stderr.write(f"\n[differential] {len(judged.runs)} sessions, {t['runs']} runs, "
-                     f"{t['agree']}/{t['checks']} comparison checks agree\n")
+    sys.stderr.write(
+        f"\n[differential] {len(judged.runs)} sessions, {t['runs']} runs, "
+        f"{t['agree']}/{t['checks']} comparison checks agree\n"
+    )
     assert t["runs"] == sum(map(len, judged.runs.values())) and (t["checks"] > 0 or not SEEDS)
 
 
@@ -240,14 +256,50 @@ def test_generator_covers_what_the_issue_asks() -> None:
         seen["big int"] += "123456789012345678901" in text or "9007199254740993" in text
         seen["integer-like keys"] += '"2":' in text or '"2": ' in text
         seen["long text"] += max(map(len, lines)) > 15000
-    need = ["version 1", "version 3", "compactions>=2", "tree", "fromHook", "details", "firstKeptEntryIndex",
-            "firstKept unknown", "empty branch summary", "custom_message blocks", "model_change",
-            "thinking_level_change", "branch_summary", "custom", "custom_message", "label", "session_info",
-            "role user", "role assistant", "role toolResult", "role bashExecution", "role custom",
-            "stop stop", "stop toolUse", "stop aborted", "stop error", "stop length", "usage without totalTokens",
-            "block text", "block thinking", "block toolCall", "file tool with path", "toolResult isError",
-            "bash excludeFromContext", "bash cancelled", "bash truncated", "image in user", "image in toolResult",
-            "astral", "float literal", "big int", "integer-like keys", "long text"]
+    need = [
+        "version 1",
+        "version 3",
+        "compactions>=2",
+        "tree",
+        "fromHook",
+        "details",
+        "firstKeptEntryIndex",
+        "firstKept unknown",
+        "empty branch summary",
+        "custom_message blocks",
+        "model_change",
+        "thinking_level_change",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "role user",
+        "role assistant",
+        "role toolResult",
+        "role bashExecution",
+        "role custom",
+        "stop stop",
+        "stop toolUse",
+        "stop aborted",
+        "stop error",
+        "stop length",
+        "usage without totalTokens",
+        "block text",
+        "block thinking",
+        "block toolCall",
+        "file tool with path",
+        "toolResult isError",
+        "bash excludeFromContext",
+        "bash cancelled",
+        "bash truncated",
+        "image in user",
+        "image in toolResult",
+        "astral",
+        "float literal",
+        "big int",
+        "integer-like keys",
+        "long text",
+    ]
     missing = [k for k in need if not seen[k]]
     assert not missing, f"never generated: {missing}"
-

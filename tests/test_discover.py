@@ -20,9 +20,18 @@ SAMPLES = REPO / "sample_sessions"
 def test_agent_dirs_follow_each_agents_environment_variables(tmp_path: Path) -> None:
     home = tmp_path
     assert agent_dirs("pi", {}, home) == [home / ".pi/agent/sessions"]
-    assert agent_dirs("claude-code", {}, home) == [home / ".claude/projects", home / ".config/claude/projects"]
-    assert agent_dirs("claude-code", {"CLAUDE_CONFIG_DIR": "/a,/b"}, home) == [Path("/a/projects"), Path("/b/projects")]
-    assert agent_dirs("codex", {"CODEX_HOME": "/c"}, home) == [Path("/c/sessions"), Path("/c/archived_sessions")]
+    assert agent_dirs("claude-code", {}, home) == [
+        home / ".claude/projects",
+        home / ".config/claude/projects",
+    ]
+    assert agent_dirs("claude-code", {"CLAUDE_CONFIG_DIR": "/a,/b"}, home) == [
+        Path("/a/projects"),
+        Path("/b/projects"),
+    ]
+    assert agent_dirs("codex", {"CODEX_HOME": "/c"}, home) == [
+        Path("/c/sessions"),
+        Path("/c/archived_sessions"),
+    ]
     assert agent_dirs("opencode", {}, home) == [home / ".local/share/opencode"]
     assert agent_dirs("opencode", {"OPENCODE_DATA_DIR": "/o"}, home) == [Path("/o")]
 
@@ -39,7 +48,8 @@ def test_listing_finds_sessions_newest_first_and_skips_sub_agent_files(tmp_path:
     codex = tmp_path / "codex" / "2026" / "01" / "02"
     codex.mkdir(parents=True)
     (codex / "rollout-2026-01-02T10-00-00-x.jsonl").write_text(
-        json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "x", "cwd": "/w/app"}}) + "\n")
+        json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "x", "cwd": "/w/app"}}) + "\n"
+    )
     (codex / "notes.jsonl").write_text("{}\n")
     c = list_local_sessions("codex", [tmp_path / "codex"])
     assert [(s.path.name, s.project) for s in c] == [("rollout-2026-01-02T10-00-00-x.jsonl", "/w/app")]
@@ -54,14 +64,28 @@ def _opencode_db(path: Path) -> None:
         "create table message (id text primary key, session_id text, time_created integer, time_updated integer,"
         " data text);"
         "create table part (id text primary key, message_id text, session_id text, time_created integer,"
-        " time_updated integer, data text);")
-    con.execute("insert into session values ('ses_b', 'prj', null, 's', '/w/app', 'Parser', '1.2', 10, 20, null)")
-    con.execute("insert into session values ('ses_c', 'prj', 'ses_b', 's2', '/w/app', 'Sub task', '1.2', 11, 30, null)")
-    rows = [("msg_2", {"role": "assistant", "modelID": "m", "parentID": "msg_1"}), ("msg_1", {"role": "user"})]
+        " time_updated integer, data text);"
+    )
+    con.execute(
+        "insert into session values ('ses_b', 'prj', null, 's', '/w/app', 'Parser', '1.2', 10, 20, null)"
+    )
+    con.execute(
+        "insert into session values ('ses_c', 'prj', 'ses_b', 's2', '/w/app', 'Sub task', '1.2', 11, 30, null)"
+    )
+    rows = [
+        ("msg_2", {"role": "assistant", "modelID": "m", "parentID": "msg_1"}),
+        ("msg_1", {"role": "user"}),
+    ]
     for mid, d in rows:
         con.execute("insert into message values (?, 'ses_b', 1, 1, ?)", (mid, json.dumps(d)))
-    con.execute("insert into part values ('prt_2', 'msg_2', 'ses_b', 1, 1, ?)", (json.dumps({"type": "text", "text": "b"}),))
-    con.execute("insert into part values ('prt_1', 'msg_1', 'ses_b', 1, 1, ?)", (json.dumps({"type": "text", "text": "a"}),))
+    con.execute(
+        "insert into part values ('prt_2', 'msg_2', 'ses_b', 1, 1, ?)",
+        (json.dumps({"type": "text", "text": "b"}),),
+    )
+    con.execute(
+        "insert into part values ('prt_1', 'msg_1', 'ses_b', 1, 1, ?)",
+        (json.dumps({"type": "text", "text": "a"}),),
+    )
     con.execute("insert into part values ('prt_3', 'msg_2', 'ses_b', 1, 1, 'not json')")
     con.commit()
     con.close()
@@ -72,8 +96,10 @@ def test_opencode_database_sessions_are_listed_and_exported_read_only(tmp_path: 
     _opencode_db(db)
     before = db.read_bytes()
     got = list_local_sessions("opencode", [tmp_path])
-    assert [(s.ref, s.title, s.project) for s in got] == [("ses_c", "Sub task (sub-agent)", "/w/app"),
-                                                         ("ses_b", "Parser", "/w/app")]
+    assert [(s.ref, s.title, s.project) for s in got] == [
+        ("ses_c", "Sub task (sub-agent)", "/w/app"),
+        ("ses_b", "Parser", "/w/app"),
+    ]
     doc = json.loads(opencode_db_export(db, "ses_b"))
     assert doc["info"]["id"] == "ses_b" and doc["info"]["directory"] == "/w/app"
     assert doc["info"]["time"] == {"created": 10, "updated": 20} and doc["info"]["projectID"] == "prj"
@@ -86,8 +112,9 @@ def test_opencode_database_sessions_are_listed_and_exported_read_only(tmp_path: 
     assert db.read_bytes() == before and not list(tmp_path.glob("*-wal"))
 
 
-def test_cli_lists_sessions_and_writes_an_opencode_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_lists_sessions_and_writes_an_opencode_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     oc = tmp_path / ".local" / "share" / "opencode"
     oc.mkdir(parents=True)
     _opencode_db(oc / "opencode.db")
@@ -108,8 +135,9 @@ def test_cli_lists_sessions_and_writes_an_opencode_export(tmp_path: Path, monkey
         main(["sessions", "--opencode-db", str(oc / "opencode.db"), "ses_x"])
 
 
-def test_opencode_older_json_storage_is_listed_and_imports_like_the_export(tmp_path: Path,
-                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_opencode_older_json_storage_is_listed_and_imports_like_the_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from inspector.importers import load_any, parse_any
     from inspector.importers.discover import opencode_export
 
@@ -148,6 +176,7 @@ def test_codex_rollouts_are_found_by_session_id_and_related_sessions_read(tmp_pa
     f.write_text("{}\n")
     assert codex_rollout("abc-123", [tmp_path]) == f
     assert codex_rollout("nope", [tmp_path]) is None and codex_rollout("*", [tmp_path]) is None
-    assert related_sessions({"forked_from_id": "p1", "source": {"subagent": {"thread_spawn": {"parent_thread_id": "t0"}}}}) \
-        == {"forkedFrom": "p1", "parentThread": "t0"}
+    assert related_sessions(
+        {"forked_from_id": "p1", "source": {"subagent": {"thread_spawn": {"parent_thread_id": "t0"}}}}
+    ) == {"forkedFrom": "p1", "parentThread": "t0"}
     assert related_sessions({"source": "cli"}) == {}

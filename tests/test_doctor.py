@@ -34,7 +34,13 @@ def test_tool_call_without_result_and_result_without_call() -> None:
     b.user("more")
     b.assistant("", tools=[("bash", {"command": "ls"})])
     b.user("never mind")  # the call never got a result
-    b.msg("toolResult", toolCallId="ghost", toolName="read", content=[{"type": "text", "text": "?"}], isError=False)
+    b.msg(
+        "toolResult",
+        toolCallId="ghost",
+        toolName="read",
+        content=[{"type": "text", "text": "?"}],
+        isError=False,
+    )
     b.assistant("ok")
     k = kinds(b)
     assert k["tool-call-without-result"] == [[7]] and k["result-without-call"] == [[9]]
@@ -60,8 +66,13 @@ def test_compaction_first_kept_off_path() -> None:
 def test_summary_that_dropped_a_modified_file() -> None:
     b = clean()
     kept = b.user("next")
-    b.add("compaction", summary="we fixed things", firstKeptEntryId=kept, tokensBefore=1,
-          details={"readFiles": [], "modifiedFiles": []})
+    b.add(
+        "compaction",
+        summary="we fixed things",
+        firstKeptEntryId=kept,
+        tokensBefore=1,
+        details={"readFiles": [], "modifiedFiles": []},
+    )
     assert kinds(b)["summary-dropped-modified-files"] == [[7, 3]]
     b2 = clean()
     kept = b2.user("next")

@@ -24,8 +24,16 @@ import pytest
 from .support.paths import REPO
 
 CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else (shutil.which("chromium") or "")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
 PAGES = ["Load", "Replay", "Tree", "Summaries", "Compare & tune", "Doctor"]
 pytestmark = pytest.mark.browser
 
@@ -45,10 +53,29 @@ def _serve(*app_args: str) -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "INSPECTOR_ROOTS": str(REPO / "sample_sessions")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none", *(("--", *app_args) if app_args else ())],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+            *(("--", *app_args) if app_args else ()),
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -81,7 +108,10 @@ def page(app_url: str) -> Iterator[Any]:
         pg.dialogs = []
         pg.outside = []
         pg.on("dialog", lambda d: (pg.dialogs.append(d.message), d.dismiss()))
-        pg.on("request", lambda r: None if r.url.startswith((app_url, "data:", "blob:")) else pg.outside.append(r.url))
+        pg.on(
+            "request",
+            lambda r: None if r.url.startswith((app_url, "data:", "blob:")) else pg.outside.append(r.url),
+        )
         yield pg
         browser.close()
 
@@ -97,9 +127,12 @@ def _idle(page: Any) -> None:
     """Wait until Streamlit has finished the current run."""
     page.wait_for_timeout(600)
     page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=120000)
-    page.wait_for_function("() => !document.querySelector('[data-testid=stMain] [data-testid=stSkeleton]') && "
-                           "[...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
-                           ".every(c => c.querySelector('.main-svg'))", timeout=60000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stMain] [data-testid=stSkeleton]') && "
+        "[...document.querySelectorAll('[data-testid=stPlotlyChart]')]"
+        ".every(c => c.querySelector('.main-svg'))",
+        timeout=60000,
+    )
     page.wait_for_timeout(400)
 
 
@@ -148,8 +181,9 @@ def test_slider_moves_the_context_bar_and_the_token_figures(page: Any, app_url: 
     slider = page.get_by_role("slider").first
     slider.focus()
     page.keyboard.press("Home")
-    page.wait_for_function(MARKED_STEP.replace("return t ? t.x[0] : null;", "return t && t.x[0] === 0;"),
-                           timeout=60000)
+    page.wait_for_function(
+        MARKED_STEP.replace("return t ? t.x[0] : null;", "return t && t.x[0] === 0;"), timeout=60000
+    )
     _idle(page)
     tokens_after = _metric(page, "Tokens sent")
     bars_after = page.evaluate(BAR_SUMS)
@@ -165,8 +199,9 @@ def test_slider_moves_the_context_bar_and_the_token_figures(page: Any, app_url: 
     x, y = page.evaluate(POINT, [1, "replayed (sent)", 10])
     page.mouse.move(x, y)
     page.mouse.click(x, y)
-    page.wait_for_function(MARKED_STEP.replace("return t ? t.x[0] : null;", "return t && t.x[0] === 10;"),
-                           timeout=60000)
+    page.wait_for_function(
+        MARKED_STEP.replace("return t ? t.x[0] : null;", "return t && t.x[0] === 10;"), timeout=60000
+    )
     page.screenshot(path=str(shots_dir / "replay-after-slider.png"))
     assert page.dialogs == []
     assert page.outside == [], f"requests left the machine: {page.outside}"
@@ -177,16 +212,19 @@ BARS_AT = """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')
   return out; }"""
 
 
-def test_the_keyboard_steps_to_the_next_compaction_and_its_bars_differ(page: Any, app_url: str,
-                                                                       shots_dir: Path) -> None:
+def test_the_keyboard_steps_to_the_next_compaction_and_its_bars_differ(
+    page: Any, app_url: str, shots_dir: Path
+) -> None:
     """Without focusing anything: PageDown is "next compaction"; there the before and after bars
     differ by what was summarised. A reload keeps the session (it is named in the URL)."""
     from inspector import load_session
     from inspector.compaction_view import compaction_view
     from inspector.replay import ReplaySettings, replay
 
-    r = replay(load_session(REPO / "sample_sessions" / "coding-session.jsonl"),
-               ReplaySettings(compaction="pi", context_window=40_000, strategy="recorded"))
+    r = replay(
+        load_session(REPO / "sample_sessions" / "coding-session.jsonl"),
+        ReplaySettings(compaction="pi", context_window=40_000, strategy="recorded"),
+    )
     _load_sample(page, app_url, "coding-session.jsonl", "?compaction=pi&window=40000")
     _go(page, "Replay")
     page.get_by_text("What happened here").wait_for(timeout=60000)
@@ -194,19 +232,23 @@ def test_the_keyboard_steps_to_the_next_compaction_and_its_bars_differ(page: Any
     assert page.evaluate(MARKED_STEP) == first  # it opens on the first event: here, a compaction
     page.locator("h1").first.click()  # nothing focused that takes keys
     page.keyboard.press("PageDown")
-    page.wait_for_function(MARKED_STEP.replace("return t ? t.x[0] : null;", f"return t && t.x[0] === {second};"),
-                           timeout=60000)
+    page.wait_for_function(
+        MARKED_STEP.replace("return t ? t.x[0] : null;", f"return t && t.x[0] === {second};"), timeout=60000
+    )
     _idle(page)
     bars = page.evaluate(BARS_AT)
     v = compaction_view(r, 1)
     assert bars["before compaction"] == v.tokens_before and bars["after compaction"] == v.tokens_after
     assert bars["before compaction"] != bars["after compaction"]
     page.keyboard.press("ArrowRight")
-    page.wait_for_function(MARKED_STEP.replace("return t ? t.x[0] : null;",
-                                               f"return t && t.x[0] === {second + 1};"), timeout=60000)
+    page.wait_for_function(
+        MARKED_STEP.replace("return t ? t.x[0] : null;", f"return t && t.x[0] === {second + 1};"),
+        timeout=60000,
+    )
     page.keyboard.press("ArrowLeft")
-    page.wait_for_function(MARKED_STEP.replace("return t ? t.x[0] : null;", f"return t && t.x[0] === {second};"),
-                           timeout=60000)
+    page.wait_for_function(
+        MARKED_STEP.replace("return t ? t.x[0] : null;", f"return t && t.x[0] === {second};"), timeout=60000
+    )
     _idle(page)
     main = page.get_by_test_id("stMain").locator("[data-testid=stMainBlockContainer]").bounding_box()
     tl = page.locator(".js-plotly-plot").nth(1).bounding_box()
@@ -227,8 +269,11 @@ def test_clicking_a_sweep_cell_applies_its_settings(page: Any, app_url: str, sho
     values.press("Enter")
     _idle(page)
     page.get_by_role("button", name="Run sweep").click()
-    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                           ".some(g => g.data && g.data.some(t => t.type === 'heatmap'))", timeout=120000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot')]"
+        ".some(g => g.data && g.data.some(t => t.type === 'heatmap'))",
+        timeout=120000,
+    )
     _idle(page)
     heat = page.locator(".js-plotly-plot").last
     heat.scroll_into_view_if_needed()
@@ -236,7 +281,9 @@ def test_clicking_a_sweep_cell_applies_its_settings(page: Any, app_url: str, sho
     page.mouse.move(x, y)
     page.mouse.click(x, y)
     page.get_by_text("Applied prune_protect = 1,000").wait_for(timeout=60000)
-    value = page.get_by_test_id("stNumberInput").filter(has_text="prune protect").locator("input").input_value()
+    value = (
+        page.get_by_test_id("stNumberInput").filter(has_text="prune protect").locator("input").input_value()
+    )
     assert value == "1000"
     page.screenshot(path=str(shots_dir / "compare-sweep.png"))
     assert page.get_by_test_id("stException").count() == 0

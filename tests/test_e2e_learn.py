@@ -34,7 +34,10 @@ def page(learn_url: str) -> Iterator[Any]:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         pg = browser.new_page(viewport={"width": 1440, "height": 1100})
         pg.outside = []
-        pg.on("request", lambda r: None if r.url.startswith((learn_url, "data:", "blob:")) else pg.outside.append(r.url))
+        pg.on(
+            "request",
+            lambda r: None if r.url.startswith((learn_url, "data:", "blob:")) else pg.outside.append(r.url),
+        )
         yield pg
         browser.close()
 
@@ -61,8 +64,10 @@ def test_the_learn_path_in_a_real_browser(page: Any, learn_url: str) -> None:
     for _ in range(3):
         thumb.press("ArrowLeft")
     _idle(page)
-    page.wait_for_function("() => document.querySelector('.st-key-learn_trigger input[type=range]').value === '40000'",
-                           timeout=30000)
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-learn_trigger input[type=range]').value === '40000'",
+        timeout=30000,
+    )
     page.get_by_role("button", name="Reveal").click()
     _idle(page)
     expected = learn.reveal(learn.load_learn_session(), "trigger", 40_000)
@@ -85,6 +90,9 @@ def test_the_learn_path_in_a_real_browser(page: Any, learn_url: str) -> None:
     page.get_by_role("button", name=re.compile("Open in Replay")).click()
     page.get_by_role("heading", name="Replay").wait_for(timeout=60000)
     _idle(page)
-    assert "session=sample%3Acoding-session.jsonl" in page.url or "session=sample:coding-session.jsonl" in page.url
+    assert (
+        "session=sample%3Acoding-session.jsonl" in page.url
+        or "session=sample:coding-session.jsonl" in page.url
+    )
     assert page.locator(".st-key-step input[type=range]").first.input_value() == str(step)
     assert not page.outside, page.outside  # nothing fetched from anywhere else

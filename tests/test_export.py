@@ -26,8 +26,11 @@ def _v3_files() -> list[Path]:
     files = sorted((REPO / "sample_sessions").glob("*.jsonl")) + sorted(FIXTURES.glob("synth-*.jsonl"))
     from inspector.importers import detect_format
 
-    return [f for f in files if f.name != "broken.jsonl" and "v2" not in f.name
-            and detect_format(f.read_bytes()[:65536]) == "pi"]  # other agents' files are not pi round trips
+    return [
+        f
+        for f in files
+        if f.name != "broken.jsonl" and "v2" not in f.name and detect_format(f.read_bytes()[:65536]) == "pi"
+    ]  # other agents' files are not pi round trips
 
 
 @pytest.mark.parametrize("path", _v3_files(), ids=lambda p: p.name)
@@ -38,9 +41,11 @@ def test_round_trip_reproduces_every_entry(path: Path, tmp_path: Path) -> None:
 
 
 def test_round_trip_keeps_unknown_entries_and_fields(tmp_path: Path) -> None:
-    text = ('{"type":"session","version":3,"id":"s","future":1}\n'
-            '{"type":"hologram","id":"h","parentId":null,"beam":[1,{"x":2.5}]}\n'
-            '{"type":"message","id":"m","parentId":"h","message":{"role":"user","content":"hi","mood":"ok"},"extra":true}\n')
+    text = (
+        '{"type":"session","version":3,"id":"s","future":1}\n'
+        '{"type":"hologram","id":"h","parentId":null,"beam":[1,{"x":2.5}]}\n'
+        '{"type":"message","id":"m","parentId":"h","message":{"role":"user","content":"hi","mood":"ok"},"extra":true}\n'
+    )
     src = tmp_path / "s.jsonl"
     src.write_text(text)
     out = write_session_jsonl(load_session(src), tmp_path / "o.jsonl")
@@ -59,9 +64,13 @@ def test_export_refuses_to_overwrite_the_session(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "secret,kind",
-    [("sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv", "anthropic-key"), ("sk-proj-abcdefghijklmnop1234", "openai-key"),
-     ("Authorization: Bearer abcdef123456789xyz", "bearer-token"), ("ghp_abcdefghijklmnopqrstuvwxyz12", "github-token"),
-     ("OPENAI_API_KEY=hunter2hunter2", "assignment")],
+    [
+        ("sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv", "anthropic-key"),
+        ("sk-proj-abcdefghijklmnop1234", "openai-key"),
+        ("Authorization: Bearer abcdef123456789xyz", "bearer-token"),
+        ("ghp_abcdefghijklmnopqrstuvwxyz12", "github-token"),
+        ("OPENAI_API_KEY=hunter2hunter2", "assignment"),
+    ],
 )
 def test_secrets_are_redacted(secret: str, kind: str) -> None:
     out = redact_text(f"before {secret} after")
@@ -154,9 +163,12 @@ def test_csv_and_json_reports(tmp_path: Path) -> None:
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("name", ["claude-code-session.jsonl", "codex-session.jsonl", "opencode-session.json"])
-def test_other_agents_sessions_exported_as_pi_files_read_the_same_in_pi(name: str, tmp_path: Path,
-                                                                       pi_oracle: PiOracle) -> None:
+@pytest.mark.parametrize(
+    "name", ["claude-code-session.jsonl", "codex-session.jsonl", "opencode-session.json"]
+)
+def test_other_agents_sessions_exported_as_pi_files_read_the_same_in_pi(
+    name: str, tmp_path: Path, pi_oracle: PiOracle
+) -> None:
     """An imported session written out as a pi v3 file: pi's own code builds the same context."""
     from inspector.importers import load_any
     from inspector.oracle_json import oracle_main

@@ -144,10 +144,31 @@ def test_app_paths_outside_the_roots_are_refused_even_through_symlinks(tmp_path)
 # -- edge values in every field (numbers JSON can write but not hold, lone surrogates, odd dates) --
 
 EDGE_VALUES = (
-    "1e400", "-1e400", "1e308", "-1e308", "9" * 400, "-" + "9" * 400, "18446744073709551616", "-0.0", "1e-400",
-    "0", "-1", "2.5", '"\\udc00"', '"a\\ud800b"', '"\\ud83d"', '"9999-12-31T23:59:59.999-14:00"',
-    '"+275760-09-13T00:00:00.000Z"', '"\\u001b]0;title\\u0007\\u001b[2J"', '"\\u202eevil"', '""', "null", "true",
-    "[]", "{}", '"https://evil.example/x"',
+    "1e400",
+    "-1e400",
+    "1e308",
+    "-1e308",
+    "9" * 400,
+    "-" + "9" * 400,
+    "18446744073709551616",
+    "-0.0",
+    "1e-400",
+    "0",
+    "-1",
+    "2.5",
+    '"\\udc00"',
+    '"a\\ud800b"',
+    '"\\ud83d"',
+    '"9999-12-31T23:59:59.999-14:00"',
+    '"+275760-09-13T00:00:00.000Z"',
+    '"\\u001b]0;title\\u0007\\u001b[2J"',
+    '"\\u202eevil"',
+    '""',
+    "null",
+    "true",
+    "[]",
+    "{}",
+    '"https://evil.example/x"',
 )
 
 
@@ -158,8 +179,12 @@ def rich_base_lines() -> list[str]:
     b.add("model_change", provider="anthropic", modelId="claude-sonnet-4-5")
     b.add("thinking_level_change", thinkingLevel="high")
     b.user("fix the parser in src/p.ts")
-    b.assistant("", tools=[("read", {"path": "src/p.ts", "offset": 1, "limit": 200})], usage=1200,
-                thinkingSignature="x")
+    b.assistant(
+        "",
+        tools=[("read", {"path": "src/p.ts", "offset": 1, "limit": 200})],
+        usage=1200,
+        thinkingSignature="x",
+    )
     b.tool_result("export function parse() {}\n" * 40)
     b.assistant("", tools=[("bash", {"command": "npm test", "timeout": 60})], usage=2400)
     b.tool_result("FAIL src/p.test.ts\n" + "e" * 900, tool="bash", is_error=True)
@@ -167,9 +192,19 @@ def rich_base_lines() -> list[str]:
     b.add("custom_message", customType="note", content=[{"type": "text", "text": "remember"}], display=True)
     b.add("label", targetId="e0000004", label="start")
     b.assistant("done", usage=3000, cost={"input": 0.01, "output": 0.02, "total": 0.03})
-    b.add("compaction", summary="## Goal\nfix", firstKeptEntryId="e0000007", tokensBefore=3000,
-          details={"readFiles": ["src/p.ts"], "modifiedFiles": []})
-    b.user([{"type": "text", "text": "and the image"}, {"type": "image", "data": "aGk=", "mimeType": "image/png"}])
+    b.add(
+        "compaction",
+        summary="## Goal\nfix",
+        firstKeptEntryId="e0000007",
+        tokensBefore=3000,
+        details={"readFiles": ["src/p.ts"], "modifiedFiles": []},
+    )
+    b.user(
+        [
+            {"type": "text", "text": "and the image"},
+            {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+        ]
+    )
     b.assistant("ok", usage=900, stop="error", errorMessage="overloaded")
     b.add("branch_summary", fromId="e0000005", summary="tried another way", parent="e0000005")
     b.add("custom", customType="ext", data={"k": [1, 2.5, "v"]})
@@ -211,25 +246,59 @@ def edge_mutate(lines: list[str], rng: random.Random) -> str:
 
 #: Every command, with ``{s}`` for the session file and ``{o}`` for an output path prefix.
 FUZZ_COMMANDS: list[list[str]] = [
-    ["info", "{s}"], ["info", "{s}", "--json"], ["info", "{s}", "--counters", "pi"],
-    ["oracle-json", "{s}"], ["oracle-json", "{s}", "--dump-migrated", "{o}m.jsonl"],
-    ["compact", "{s}"], ["compact", "{s}", "--json"], ["doctor", "{s}"], ["doctor", "{s}", "--json"],
-    ["replay", "{s}"], ["replay", "{s}", "--counter", "usage", "--json"], ["replay", "{s}", "--counter", "tiktoken", "--csv"],
-    ["replay", "{s}", "--compaction", "pi", "--window", "2000", "--reserve", "500", "--keep-recent-tokens", "300"],
+    ["info", "{s}"],
+    ["info", "{s}", "--json"],
+    ["info", "{s}", "--counters", "pi"],
+    ["oracle-json", "{s}"],
+    ["oracle-json", "{s}", "--dump-migrated", "{o}m.jsonl"],
+    ["compact", "{s}"],
+    ["compact", "{s}", "--json"],
+    ["doctor", "{s}"],
+    ["doctor", "{s}", "--json"],
+    ["replay", "{s}"],
+    ["replay", "{s}", "--counter", "usage", "--json"],
+    ["replay", "{s}", "--counter", "tiktoken", "--csv"],
+    [
+        "replay",
+        "{s}",
+        "--compaction",
+        "pi",
+        "--window",
+        "2000",
+        "--reserve",
+        "500",
+        "--keep-recent-tokens",
+        "300",
+    ],
     ["replay", "{s}", "--compaction", "codex", "--window", "2000", "--json"],
     ["replay", "{s}", "--compaction", "opencode", "--strategy", "opencode", "--window", "3000"],
-    ["replay", "{s}", "--compaction", "claude-code", "--strategy", "claude-code-microcompact", "--window", "3000"],
-    ["prune", "{s}", "--strategy", "opencode"], ["prune", "{s}", "--strategy", "pi-context-pruning", "--json"],
-    ["prune", "{s}", "--strategy", "turn-aware"], ["prune", "{s}", "--strategy", "dcp"],
-    ["prune", "{s}", "--strategy", "context-editing"], ["prune", "{s}", "--strategy", "recorded"],
+    [
+        "replay",
+        "{s}",
+        "--compaction",
+        "claude-code",
+        "--strategy",
+        "claude-code-microcompact",
+        "--window",
+        "3000",
+    ],
+    ["prune", "{s}", "--strategy", "opencode"],
+    ["prune", "{s}", "--strategy", "pi-context-pruning", "--json"],
+    ["prune", "{s}", "--strategy", "turn-aware"],
+    ["prune", "{s}", "--strategy", "dcp"],
+    ["prune", "{s}", "--strategy", "context-editing"],
+    ["prune", "{s}", "--strategy", "recorded"],
     ["sweep", "{s}", "--compaction", "pi", "--window", "3000", "--grid", "keep_recent_tokens=100,1000"],
     ["sweep", "{s}", "--agents", "--window", "3000"],
-    ["summarize", "{s}"], ["summarize", "{s}", "--show-prompt", "--style", "claude-code", "--json"],
+    ["summarize", "{s}"],
+    ["summarize", "{s}", "--show-prompt", "--style", "claude-code", "--json"],
     ["export", "session", "{s}", "-o", "{o}.jsonl"],
     ["export", "session", "{s}", "--compact", "--keep-recent-tokens", "200", "-o", "{o}c.jsonl"],
-    ["export", "replay", "{s}", "-o", "{o}.json"], ["export", "replay", "{s}", "-o", "{o}.csv"],
+    ["export", "replay", "{s}", "-o", "{o}.json"],
+    ["export", "replay", "{s}", "-o", "{o}.csv"],
     ["export", "replay", "{s}", "--compaction", "pi", "--window", "2000", "-o", "{o}.html"],
-    ["export", "doctor", "{s}", "-o", "{o}d.html"], ["export", "doctor", "{s}", "-o", "{o}d.json"],
+    ["export", "doctor", "{s}", "-o", "{o}d.html"],
+    ["export", "doctor", "{s}", "-o", "{o}d.json"],
     ["export", "doctor", "{s}", "-o", "{o}d.csv"],
 ]
 _UNSAFE_OUTPUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -312,5 +381,7 @@ def check_app(path: str, compaction: str = "pi") -> str | None:
 def test_app_pages_survive_edge_values(tmp_path, monkeypatch, seed: int) -> None:
     monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
     p = tmp_path / "edge.jsonl"
-    p.write_text(edge_mutate(rich_base_lines(), random.Random(seed)), encoding="utf-8", errors="surrogatepass")
+    p.write_text(
+        edge_mutate(rich_base_lines(), random.Random(seed)), encoding="utf-8", errors="surrogatepass"
+    )
     assert check_app(str(p)) is None

@@ -22,17 +22,32 @@ def test_tree_messages_tool_pairing_and_compaction() -> None:
     assert s.fork_points == () and len(s.leaves) == 1  # parallel tool calls are not forks
     counts = s.counts_by_type()
     # 5 answers (the first written as 3 block lines, merged), 4 tool results, 2 prompts
-    assert counts["message/assistant"] == 5 and counts["message/toolResult"] == 4 and counts["message/user"] == 2
-    first = next(e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "assistant")
+    assert (
+        counts["message/assistant"] == 5 and counts["message/toolResult"] == 4 and counts["message/user"] == 2
+    )
+    first = next(
+        e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "assistant"
+    )
     assert [b.type for b in first.content] == ["thinking", "toolCall", "toolCall"]
-    assert first.usage.input == 900 and first.usage.cacheRead == 14000 and first.usage.cacheWrite == 120  # once
-    results = [e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"]
+    assert (
+        first.usage.input == 900 and first.usage.cacheRead == 14000 and first.usage.cacheWrite == 120
+    )  # once
+    results = [
+        e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"
+    ]
     assert [r.toolName for r in results] == ["Read", "Bash", "Edit", "Bash"] and results[1].isError
     comp = next(e for e in s.entries if e.type == "compaction")
     assert comp.tokensBefore == 167000 and comp.summary.startswith("This session is being continued")
     ctx = build_session_context(s)
     # the edited_text_file attachment is sent as Claude Code renders it (a <system-reminder> custom message)
-    assert [m.role for m in ctx.messages] == ["compactionSummary", "custom", "user", "assistant", "toolResult", "assistant"]
+    assert [m.role for m in ctx.messages] == [
+        "compactionSummary",
+        "custom",
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+    ]
     assert {i.kind for i in s.issues} >= {"sidechain", "outside-chain"}
 
 
@@ -41,7 +56,9 @@ def test_replays_as_recorded_and_what_if() -> None:
     r = replay(s)
     assert len(r.steps) == 5 and r.metrics.compactions == 1
     assert r.steps[0].recorded_input == 900 + 14000 + 120
-    w = replay(s, ReplaySettings(compaction="pi", context_window=1000, reserve_tokens=400, keep_recent_tokens=100))
+    w = replay(
+        s, ReplaySettings(compaction="pi", context_window=1000, reserve_tokens=400, keep_recent_tokens=100)
+    )
     assert w.metrics.compactions >= 1
 
 
@@ -64,13 +81,33 @@ def test_cli_info_reads_a_claude_code_transcript(capsys) -> None:  # type: ignor
 
 def test_a_sub_agents_own_file_is_its_conversation() -> None:
     lines = [
-        {"type": "user", "uuid": "s1", "parentUuid": None, "isSidechain": True, "agentId": "a7", "sessionId": "x",
-         "timestamp": "2026-03-03T10:00:00.000Z", "message": {"role": "user", "content": "Find the lexer tests."}},
-        {"type": "assistant", "uuid": "s2", "parentUuid": "s1", "isSidechain": True, "agentId": "a7", "sessionId": "x",
-         "timestamp": "2026-03-03T10:00:02.000Z",
-         "message": {"id": "m1", "role": "assistant", "model": "claude-haiku-4-5", "stop_reason": "end_turn",
-                     "content": [{"type": "text", "text": "test/lexer.test.ts"}],
-                     "usage": {"input_tokens": 10, "output_tokens": 5}}},
+        {
+            "type": "user",
+            "uuid": "s1",
+            "parentUuid": None,
+            "isSidechain": True,
+            "agentId": "a7",
+            "sessionId": "x",
+            "timestamp": "2026-03-03T10:00:00.000Z",
+            "message": {"role": "user", "content": "Find the lexer tests."},
+        },
+        {
+            "type": "assistant",
+            "uuid": "s2",
+            "parentUuid": "s1",
+            "isSidechain": True,
+            "agentId": "a7",
+            "sessionId": "x",
+            "timestamp": "2026-03-03T10:00:02.000Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-haiku-4-5",
+                "stop_reason": "end_turn",
+                "content": [{"type": "text", "text": "test/lexer.test.ts"}],
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+        },
     ]
     import json
 
@@ -88,35 +125,73 @@ def _cc(lines: list[dict]) -> bytes:  # type: ignore[type-arg]
 
 
 def _u(uid: str, parent: str | None, text: str, **kw):  # type: ignore[no-untyped-def]
-    return {"type": "user", "uuid": uid, "parentUuid": parent, "timestamp": "2026-03-03T10:00:00.000Z",
-            "message": {"role": "user", "content": text}, **kw}
+    return {
+        "type": "user",
+        "uuid": uid,
+        "parentUuid": parent,
+        "timestamp": "2026-03-03T10:00:00.000Z",
+        "message": {"role": "user", "content": text},
+        **kw,
+    }
 
 
 def _a(uid: str, parent: str, text: str, mid: str, inp: int):  # type: ignore[no-untyped-def]
-    return {"type": "assistant", "uuid": uid, "parentUuid": parent, "timestamp": "2026-03-03T10:00:01.000Z",
-            "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
-                        "content": [{"type": "text", "text": text}],
-                        "usage": {"input_tokens": inp, "output_tokens": 5}}}
+    return {
+        "type": "assistant",
+        "uuid": uid,
+        "parentUuid": parent,
+        "timestamp": "2026-03-03T10:00:01.000Z",
+        "message": {
+            "id": mid,
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": inp, "output_tokens": 5},
+        },
+    }
 
 
 def _preserved_session(meta_key: str = "preservedSegment") -> bytes:
-    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": None,
-                "logicalParentUuid": "a3", "timestamp": "2026-03-03T10:05:00.000Z", "content": "Conversation compacted",
-                "compactMetadata": {"trigger": "auto", "preTokens": 150000, "postTokens": 9000}}
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": "b",
+        "parentUuid": None,
+        "logicalParentUuid": "a3",
+        "timestamp": "2026-03-03T10:05:00.000Z",
+        "content": "Conversation compacted",
+        "compactMetadata": {"trigger": "auto", "preTokens": 150000, "postTokens": 9000},
+    }
     if meta_key == "preservedSegment":
-        boundary["compactMetadata"]["preservedSegment"] = {"headUuid": "u2", "anchorUuid": "s", "tailUuid": "a3"}
+        boundary["compactMetadata"]["preservedSegment"] = {
+            "headUuid": "u2",
+            "anchorUuid": "s",
+            "tailUuid": "a3",
+        }
     else:
         boundary["compactMetadata"]["preservedMessages"] = {"uuids": ["u2", "a2", "u3", "a3"]}
-    return _cc([
-        _u("u1", None, "first question"), _a("a1", "u1", "first answer", "m1", 100),
-        _u("u2", "a1", "second question"), _a("a2", "u2", "second answer", "m2", 200),
-        _u("u3", "a2", "third question"), _a("a3", "u3", "third answer", "m3", 300),
-        boundary,
-        _u("s", "b", "This session is being continued from a previous conversation. Summary: q1.",
-           isCompactSummary=True, isVisibleInTranscriptOnly=True),
-        # on disk the next prompt hangs off the preserved tail (Claude Code relinks it on load)
-        _u("u4", "a3", "fourth question"), _a("a4", "u4", "fourth answer", "m4", 50),
-    ])
+    return _cc(
+        [
+            _u("u1", None, "first question"),
+            _a("a1", "u1", "first answer", "m1", 100),
+            _u("u2", "a1", "second question"),
+            _a("a2", "u2", "second answer", "m2", 200),
+            _u("u3", "a2", "third question"),
+            _a("a3", "u3", "third answer", "m3", 300),
+            boundary,
+            _u(
+                "s",
+                "b",
+                "This session is being continued from a previous conversation. Summary: q1.",
+                isCompactSummary=True,
+                isVisibleInTranscriptOnly=True,
+            ),
+            # on disk the next prompt hangs off the preserved tail (Claude Code relinks it on load)
+            _u("u4", "a3", "fourth question"),
+            _a("a4", "u4", "fourth answer", "m4", 50),
+        ]
+    )
 
 
 def test_a_preserved_segment_stays_after_the_summary() -> None:
@@ -124,17 +199,27 @@ def test_a_preserved_segment_stays_after_the_summary() -> None:
         s = parse_any(_preserved_session(key), source="p.jsonl")
         comp = next(e for e in s.entries if e.type == "compaction")
         assert comp.firstKeptEntryId == "u2" and comp.parentId == "a3", key
-        assert s.fork_points == () and len(s.leaves) == 1, key  # u4 continues after the compaction, not beside it
+        assert s.fork_points == () and len(s.leaves) == 1, (
+            key
+        )  # u4 continues after the compaction, not beside it
         ctx = build_session_context(s)
         texts = []
         for cm in ctx.messages:
             m = cm.message
             body = getattr(m, "summary", None) or getattr(m, "content", "")
             texts.append((cm.role, body if isinstance(body, str) else body[0].text))
-        assert texts == [("compactionSummary", "This session is being continued from a previous conversation. Summary: q1."),
-                         ("user", "second question"), ("assistant", "second answer"),
-                         ("user", "third question"), ("assistant", "third answer"),
-                         ("user", "fourth question"), ("assistant", "fourth answer")], key
+        assert texts == [
+            (
+                "compactionSummary",
+                "This session is being continued from a previous conversation. Summary: q1.",
+            ),
+            ("user", "second question"),
+            ("assistant", "second answer"),
+            ("user", "third question"),
+            ("assistant", "third answer"),
+            ("user", "fourth question"),
+            ("assistant", "fourth answer"),
+        ], key
         assert not [i for i in s.issues if i.kind == "preserved-segment"], key
 
 
@@ -149,30 +234,63 @@ def test_a_preserved_segment_naming_a_missing_message_is_reported() -> None:
 
 
 def test_preserved_messages_written_after_the_summary_follow_it_after_a_rewind() -> None:
-    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "cb", "parentUuid": None,
-                "logicalParentUuid": "b2a2", "timestamp": "2026-03-03T10:30:00.000Z", "content": "Conversation compacted",
-                "compactMetadata": {"trigger": "auto", "preTokens": 150000,
-                                    "preservedSegment": {"headUuid": "b2a", "anchorUuid": "cs", "tailUuid": "b2a2"},
-                                    "preservedMessages": {"uuids": ["b2a", "b2u2", "b2a2"]}}}
-    s = parse_any(_cc([
-        _u("u1", None, "start"), _a("a1", "u1", "ready", "m1", 10),
-        _u("b1u", "a1", "first attempt"), _a("b1a", "b1u", "first answer", "m2", 10),  # rewound
-        _u("b2u", "a1", "second attempt"), _a("b2a", "b2u", "second answer", "m3", 10),
-        _u("b2u2", "b2a", "keep going"), boundary,
-        _u("cs", "cb", "This session is being continued from a previous conversation. Plan.", isCompactSummary=True),
-        _a("b2a2", "cs", "kept going", "m4", 10),  # the tail, written after the summary
-        _u("p1u", "b2a2", "after compaction"), _a("p1a", "p1u", "final answer", "m5", 10),
-    ]), source="p.jsonl")
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": "cb",
+        "parentUuid": None,
+        "logicalParentUuid": "b2a2",
+        "timestamp": "2026-03-03T10:30:00.000Z",
+        "content": "Conversation compacted",
+        "compactMetadata": {
+            "trigger": "auto",
+            "preTokens": 150000,
+            "preservedSegment": {"headUuid": "b2a", "anchorUuid": "cs", "tailUuid": "b2a2"},
+            "preservedMessages": {"uuids": ["b2a", "b2u2", "b2a2"]},
+        },
+    }
+    s = parse_any(
+        _cc(
+            [
+                _u("u1", None, "start"),
+                _a("a1", "u1", "ready", "m1", 10),
+                _u("b1u", "a1", "first attempt"),
+                _a("b1a", "b1u", "first answer", "m2", 10),  # rewound
+                _u("b2u", "a1", "second attempt"),
+                _a("b2a", "b2u", "second answer", "m3", 10),
+                _u("b2u2", "b2a", "keep going"),
+                boundary,
+                _u(
+                    "cs",
+                    "cb",
+                    "This session is being continued from a previous conversation. Plan.",
+                    isCompactSummary=True,
+                ),
+                _a("b2a2", "cs", "kept going", "m4", 10),  # the tail, written after the summary
+                _u("p1u", "b2a2", "after compaction"),
+                _a("p1a", "p1u", "final answer", "m5", 10),
+            ]
+        ),
+        source="p.jsonl",
+    )
     comp = next(e for e in s.entries if e.type == "compaction")
     assert comp.firstKeptEntryId == "b2a" and comp.parentId == "b2u2"
-    assert s.entries[s.default_leaf].id == "p1a" and len(s.leaves) == 2  # the rewound attempt is the other leaf
+    assert (
+        s.entries[s.default_leaf].id == "p1a" and len(s.leaves) == 2
+    )  # the rewound attempt is the other leaf
     assert not [i for i in s.issues if i.severity != "info"]
     texts = []
     for cm in build_session_context(s).messages:
         body = getattr(cm.message, "summary", None) or cm.message.content
         texts.append(body if isinstance(body, str) else body[0].text)
-    assert texts == ["This session is being continued from a previous conversation. Plan.", "second answer",
-                     "keep going", "kept going", "after compaction", "final answer"]
+    assert texts == [
+        "This session is being continued from a previous conversation. Plan.",
+        "second answer",
+        "keep going",
+        "kept going",
+        "after compaction",
+        "final answer",
+    ]
 
 
 def test_a_recorded_split_summarises_what_the_agent_summarised() -> None:
@@ -196,24 +314,54 @@ def test_a_recorded_split_summarises_what_the_agent_summarised() -> None:
 
 def test_an_answer_hanging_off_an_earlier_parallel_result_is_not_a_fork() -> None:
     def tool_use(uid: str, parent: str, tid: str) -> dict:  # type: ignore[type-arg]
-        return {"type": "assistant", "uuid": uid, "parentUuid": parent, "timestamp": "2026-03-03T10:00:01.000Z",
-                "message": {"id": "m-par", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
-                            "content": [{"type": "tool_use", "id": tid, "name": "Read", "input": {"path": tid}}],
-                            "usage": {"input_tokens": 100, "output_tokens": 5}}}
+        return {
+            "type": "assistant",
+            "uuid": uid,
+            "parentUuid": parent,
+            "timestamp": "2026-03-03T10:00:01.000Z",
+            "message": {
+                "id": "m-par",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "stop_reason": "tool_use",
+                "content": [{"type": "tool_use", "id": tid, "name": "Read", "input": {"path": tid}}],
+                "usage": {"input_tokens": 100, "output_tokens": 5},
+            },
+        }
 
     def result(uid: str, parent: str, tid: str) -> dict:  # type: ignore[type-arg]
-        return {"type": "user", "uuid": uid, "parentUuid": parent, "timestamp": "2026-03-03T10:00:02.000Z",
-                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": tid}]}}
+        return {
+            "type": "user",
+            "uuid": uid,
+            "parentUuid": parent,
+            "timestamp": "2026-03-03T10:00:02.000Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": tid, "content": tid}],
+            },
+        }
 
-    s = parse_any(_cc([
-        _u("u1", None, "read both"),
-        tool_use("A", "u1", "t1"), tool_use("B", "u1", "t2"),  # one answer, two lines, both off the prompt
-        result("rA", "A", "t1"), result("rB", "B", "t2"),
-        _a("next", "rA", "both read", "m-next", 120),  # written off the first result, not the last
-    ]), source="p.jsonl")
+    s = parse_any(
+        _cc(
+            [
+                _u("u1", None, "read both"),
+                tool_use("A", "u1", "t1"),
+                tool_use("B", "u1", "t2"),  # one answer, two lines, both off the prompt
+                result("rA", "A", "t1"),
+                result("rB", "B", "t2"),
+                _a("next", "rA", "both read", "m-next", 120),  # written off the first result, not the last
+            ]
+        ),
+        source="p.jsonl",
+    )
     assert s.fork_points == () and len(s.leaves) == 1
-    assert [m.role for m in build_session_context(s).messages] == ["user", "assistant", "toolResult", "toolResult",
-                                                                   "assistant"]
+    assert [m.role for m in build_session_context(s).messages] == [
+        "user",
+        "assistant",
+        "toolResult",
+        "toolResult",
+        "assistant",
+    ]
 
 
 def test_attachments_are_counted_as_text_the_transcript_leaves_out() -> None:
@@ -224,19 +372,38 @@ def test_attachments_are_counted_as_text_the_transcript_leaves_out() -> None:
 
 
 def test_lines_without_any_parent_links_are_read_in_file_order() -> None:
-    s = parse_any(_cc([_u("u1", None, "q1"), _a("a1", "u1", "r1", "m1", 10) | {"parentUuid": None},
-                       _u("u2", None, "q2"), _a("a2", "u2", "r2", "m2", 10) | {"parentUuid": None}]), source="p.jsonl")
+    s = parse_any(
+        _cc(
+            [
+                _u("u1", None, "q1"),
+                _a("a1", "u1", "r1", "m1", 10) | {"parentUuid": None},
+                _u("u2", None, "q2"),
+                _a("a2", "u2", "r2", "m2", 10) | {"parentUuid": None},
+            ]
+        ),
+        source="p.jsonl",
+    )
     assert len(s.roots) == 1 and len(s.leaves) == 1
     assert [cm.role for cm in build_session_context(s).messages] == ["user", "assistant", "user", "assistant"]
     assert any(i.kind == "no-parent-links" for i in s.issues)
     # one real link is enough to trust the links (the others are roots, as the file says)
-    s = parse_any(_cc([_u("u1", None, "q1"), _a("a1", "u1", "r1", "m1", 10), _u("u2", None, "q2")]), source="p.jsonl")
+    s = parse_any(
+        _cc([_u("u1", None, "q1"), _a("a1", "u1", "r1", "m1", 10), _u("u2", None, "q2")]), source="p.jsonl"
+    )
     assert len(s.roots) == 2 and not any(i.kind == "no-parent-links" for i in s.issues)
 
 
 def test_a_preserved_segment_in_a_parent_cycle_does_not_hang() -> None:
-    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b", "parentUuid": None,
-                "logicalParentUuid": "x", "timestamp": "2026-03-03T10:05:00.000Z",
-                "compactMetadata": {"preTokens": 1, "preservedSegment": {"headUuid": "h", "tailUuid": "x"}}}
-    s = parse_any(_cc([_u("h", None, "head"), _u("x", "y", "x"), _u("y", "x", "y"), boundary]), source="p.jsonl")
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": "b",
+        "parentUuid": None,
+        "logicalParentUuid": "x",
+        "timestamp": "2026-03-03T10:05:00.000Z",
+        "compactMetadata": {"preTokens": 1, "preservedSegment": {"headUuid": "h", "tailUuid": "x"}},
+    }
+    s = parse_any(
+        _cc([_u("h", None, "head"), _u("x", "y", "x"), _u("y", "x", "y"), boundary]), source="p.jsonl"
+    )
     assert any(i.kind == "preserved-segment" and "not on the conversation" in i.message for i in s.issues)

@@ -25,21 +25,45 @@ class Transcript:
     def line(self, type_: str, **o: Any) -> str:
         self.n += 1
         uid = f"00000000-0000-4000-8000-{self.n:012d}"
-        self.lines.append({"type": type_, "uuid": uid, "parentUuid": self.last, "isSidechain": False, "sessionId": SID,
-                           "timestamp": f"2026-07-01T10:00:{self.n:02d}.000Z", **o})
+        self.lines.append(
+            {
+                "type": type_,
+                "uuid": uid,
+                "parentUuid": self.last,
+                "isSidechain": False,
+                "sessionId": SID,
+                "timestamp": f"2026-07-01T10:00:{self.n:02d}.000Z",
+                **o,
+            }
+        )
         self.last = uid
         return uid
 
     def user(self, text: str) -> str:
         return self.line("user", message={"role": "user", "content": text})
 
-    def answer(self, text: str, prompt: int, thinking: str = "", output: int = 10, model: str = "claude-opus-4-8") -> str:
-        content = ([{"type": "thinking", "thinking": thinking, "signature": "c2ln"}] if thinking is not None else []) + [
-            {"type": "text", "text": text}]
-        return self.line("assistant", message={
-            "id": f"msg_{self.n}", "role": "assistant", "model": model, "content": content, "stop_reason": "end_turn",
-            "usage": {"input_tokens": prompt, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0,
-                      "output_tokens": output}})
+    def answer(
+        self, text: str, prompt: int, thinking: str = "", output: int = 10, model: str = "claude-opus-4-8"
+    ) -> str:
+        content = (
+            [{"type": "thinking", "thinking": thinking, "signature": "c2ln"}] if thinking is not None else []
+        ) + [{"type": "text", "text": text}]
+        return self.line(
+            "assistant",
+            message={
+                "id": f"msg_{self.n}",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": "end_turn",
+                "usage": {
+                    "input_tokens": prompt,
+                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                    "output_tokens": output,
+                },
+            },
+        )
 
     def bytes(self) -> bytes:
         return "".join(json.dumps(x) + "\n" for x in self.lines).encode()
@@ -61,9 +85,11 @@ def test_detected_past_leading_records_that_carry_no_uuid() -> None:
     s = parse_any(t.bytes(), source="t.jsonl")
     assert s.format == "claude-code" and s.counts_by_type()["message/assistant"] == 1
     outside = [i for i in s.issues if i.kind == "outside-chain"]
-    assert [i.message for i in outside] == ["4 line(s) outside the conversation, without a uuid (1 last-prompt, 1 mode, "
-                                            "1 permission-mode, 1 bridge-session): bookkeeping, not sent to the model, "
-                                            "not imported"]
+    assert [i.message for i in outside] == [
+        "4 line(s) outside the conversation, without a uuid (1 last-prompt, 1 mode, "
+        "1 permission-mode, 1 bridge-session): bookkeeping, not sent to the model, "
+        "not imported"
+    ]
     assert not [i for i in s.issues if i.severity != "info"]  # no warning per line
 
 
@@ -76,34 +102,69 @@ def test_a_pi_or_foreign_file_is_not_taken_for_claude_code() -> None:
 
 def test_attachments_are_sent_as_claude_code_renders_them() -> None:
     t = Transcript()
-    t.line("attachment", attachment={"type": "deferred_tools_delta", "addedNames": ["WebFetch", "mcp__x__y"],
-                                     "addedLines": ["WebFetch", "mcp__x__y"], "removedNames": []})
-    t.line("attachment", attachment={"type": "skill_listing", "content": "- commit: make a commit", "isInitial": True})
-    t.line("attachment", attachment={"type": "hook_additional_context", "hookName": "SessionStart:startup",
-                                     "content": ["Learning mode is on."]})
-    t.line("attachment", attachment={"type": "hook_success", "hookName": "SessionStart:startup",
-                                     "hookEvent": "SessionStart", "content": ""})  # empty: Claude Code sends nothing
+    t.line(
+        "attachment",
+        attachment={
+            "type": "deferred_tools_delta",
+            "addedNames": ["WebFetch", "mcp__x__y"],
+            "addedLines": ["WebFetch", "mcp__x__y"],
+            "removedNames": [],
+        },
+    )
+    t.line(
+        "attachment",
+        attachment={"type": "skill_listing", "content": "- commit: make a commit", "isInitial": True},
+    )
+    t.line(
+        "attachment",
+        attachment={
+            "type": "hook_additional_context",
+            "hookName": "SessionStart:startup",
+            "content": ["Learning mode is on."],
+        },
+    )
+    t.line(
+        "attachment",
+        attachment={
+            "type": "hook_success",
+            "hookName": "SessionStart:startup",
+            "hookEvent": "SessionStart",
+            "content": "",
+        },
+    )  # empty: Claude Code sends nothing
     t.user("commit this")
     t.answer("done", prompt=5000)
     s = parse_any(t.bytes(), source="t.jsonl")
     ctx = build_session_context(s).messages
     assert [m.role for m in ctx] == ["custom", "custom", "custom", "user", "assistant"]
-    assert ctx[0].message.content == ("<system-reminder>\nThe following deferred tools are now available via ToolSearch:"
-                                      "\nWebFetch\nmcp__x__y\n</system-reminder>")
-    assert ctx[1].message.content == ("<system-reminder>\nThe following skills are available for use with the Skill "
-                                      "tool:\n\n- commit: make a commit\n</system-reminder>")
-    assert ctx[2].message.content == ("<system-reminder>\nSessionStart:startup hook additional context: Learning mode "
-                                      "is on.\n</system-reminder>")
+    assert ctx[0].message.content == (
+        "<system-reminder>\nThe following deferred tools are now available via ToolSearch:"
+        "\nWebFetch\nmcp__x__y\n</system-reminder>"
+    )
+    assert ctx[1].message.content == (
+        "<system-reminder>\nThe following skills are available for use with the Skill "
+        "tool:\n\n- commit: make a commit\n</system-reminder>"
+    )
+    assert ctx[2].message.content == (
+        "<system-reminder>\nSessionStart:startup hook additional context: Learning mode "
+        "is on.\n</system-reminder>"
+    )
     kinds = {i.message.split(":")[0] for i in s.issues if i.kind == "attachments"}
-    assert kinds == {"3 attachment line(s) (1 deferred_tools_delta, 1 skill_listing, 1 hook_additional_context)",
-                     "1 attachment line(s) (1 hook_success)"}
+    assert kinds == {
+        "3 attachment line(s) (1 deferred_tools_delta, 1 skill_listing, 1 hook_additional_context)",
+        "1 attachment line(s) (1 hook_success)",
+    }
 
 
 def test_removals_and_mcp_instructions_render_their_payload() -> None:
-    text = attachment_text({"type": "mcp_instructions_delta", "addedBlocks": ["## srv\nUse it."], "removedNames": ["old"]})
-    assert text == ("<system-reminder>\n# MCP Server Instructions\n\nThe following MCP servers have provided instructions "
-                    "for how to use their tools and resources:\n\n## srv\nUse it.\n\nThe following MCP servers have "
-                    "disconnected. Their instructions above no longer apply:\nold\n</system-reminder>")
+    text = attachment_text(
+        {"type": "mcp_instructions_delta", "addedBlocks": ["## srv\nUse it."], "removedNames": ["old"]}
+    )
+    assert text == (
+        "<system-reminder>\n# MCP Server Instructions\n\nThe following MCP servers have provided instructions "
+        "for how to use their tools and resources:\n\n## srv\nUse it.\n\nThe following MCP servers have "
+        "disconnected. Their instructions above no longer apply:\nold\n</system-reminder>"
+    )
     assert attachment_text({"type": "command_permissions", "allowedTools": []}) is None
 
 

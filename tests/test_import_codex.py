@@ -25,7 +25,9 @@ def test_detected_by_content_without_stealing_other_formats() -> None:
     assert detect_format(SAMPLE.read_bytes()) == "codex"
     assert detect_format(LEGACY.read_bytes()) == "codex"
     assert detect_format((REPO / "sample_sessions" / "small-tutorial.jsonl").read_bytes()) == "pi"
-    assert detect_format((REPO / "sample_sessions" / "claude-code-session.jsonl").read_bytes()) == "claude-code"
+    assert (
+        detect_format((REPO / "sample_sessions" / "claude-code-session.jsonl").read_bytes()) == "claude-code"
+    )
     assert detect_format(b'{"type": "message", "payload": 1}\n') == "unknown"
 
 
@@ -36,16 +38,40 @@ def test_tree_messages_tool_pairing_usage_and_model() -> None:
     c = s.counts_by_type()
     # 15 model calls (2 in the turn rolled back); 5 prompts + 2 re-emitted by the compaction; the environment
     # context as a custom message
-    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["custom_message"]) == (15, 10, 7, 1)
+    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["custom_message"]) == (
+        15,
+        10,
+        7,
+        1,
+    )
     calls = {b.id: b for m in _messages(s, "assistant") for b in m.content if b.type == "toolCall"}
     results = _messages(s, "toolResult")
     assert [r.toolCallId for r in results] == [f"call_{k:02d}" for k in range(1, 11)]
     assert all(calls[r.toolCallId].name == r.toolName for r in results)
-    assert calls["call_01"].arguments["command"] == ["bash", "-lc", "cat -n src/query/lexer.ts"]  # JSON string parsed
-    assert calls["call_03"].name == "apply_patch" and calls["call_03"].arguments["input"].startswith("*** Begin Patch")
-    assert [r.isError for r in results] == [False, True, False, False, False, False, False, False, True, False]
+    assert calls["call_01"].arguments["command"] == [
+        "bash",
+        "-lc",
+        "cat -n src/query/lexer.ts",
+    ]  # JSON string parsed
+    assert calls["call_03"].name == "apply_patch" and calls["call_03"].arguments["input"].startswith(
+        "*** Begin Patch"
+    )
+    assert [r.isError for r in results] == [
+        False,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+        False,
+        True,
+        False,
+    ]
     first = _messages(s, "assistant")[0]
-    assert [b.type for b in first.content] == ["thinking", "toolCall"] and "encrypted" not in json.dumps(first.raw())
+    assert [b.type for b in first.content] == ["thinking", "toolCall"] and "encrypted" not in json.dumps(
+        first.raw()
+    )
     u = first.usage  # the token_count after the call: input minus cached, cached as cacheRead
     assert (u.input, u.cacheRead, u.output, u.totalTokens) == (9200, 0, 180, 9380)
     assert _messages(s, "assistant")[1].usage.cacheRead == 9100
@@ -55,7 +81,9 @@ def test_tree_messages_tool_pairing_usage_and_model() -> None:
     assert {i.kind for i in s.issues} == {"format", "not-imported", "rollback"}
     # the undone turn is off the path: the context goes from the README question straight to the new prompt
     texts = [m.message.content[0].text if m.role == "user" else "" for m in build_session_context(s).messages]
-    assert texts[-2].startswith("Actually, leave the README alone") and not any("Yes, add it" in t for t in texts)
+    assert texts[-2].startswith("Actually, leave the README alone") and not any(
+        "Yes, add it" in t for t in texts
+    )
 
 
 def test_compaction_and_the_replacement_history_as_the_context_after_it() -> None:
@@ -63,7 +91,7 @@ def test_compaction_and_the_replacement_history_as_the_context_after_it() -> Non
     k = next(i for i, e in enumerate(s.entries) if e.type == "compaction")
     comp = s.entries[k]
     assert comp.summary.startswith("Another language model started") and comp.tokensBefore == 16100 + 70
-    replaced = [e for e in s.entries[k + 1:] if (e.__pydantic_extra__ or {}).get("codex")]
+    replaced = [e for e in s.entries[k + 1 :] if (e.__pydantic_extra__ or {}).get("codex")]
     assert [e.message.content[0].text[:18] for e in replaced] == ["`tasklane list -f ", "Now add `--format "]
     ctx = build_session_context(s, k + 2).messages  # right after the compaction: summary + the user messages
     assert [m.role for m in ctx] == ["compactionSummary", "user", "user"]
@@ -85,7 +113,12 @@ def test_legacy_layout() -> None:
     s = load_any(LEGACY)
     assert s.format == "codex" and s.header.id == "5f0c3a2e-0000-4000-8000-00000000000a"
     c = s.counts_by_type()
-    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["custom_message"]) == (2, 1, 1, 1)
+    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["custom_message"]) == (
+        2,
+        1,
+        1,
+        1,
+    )
     assert "legacy" in s.issues[0].message and "2 state marker" in s.issues[-1].message
     assert _messages(s, "toolResult")[0].content[0].text == "Tests: 43 passed, 43 total"
     assert len(replay(s).steps) == 2
@@ -94,12 +127,21 @@ def test_legacy_layout() -> None:
 def test_encrypted_server_side_compaction_and_an_orphan_output() -> None:
     lines = [
         {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x", "cwd": "/w"}},
-        {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item",
-         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}},
-        {"timestamp": "2026-01-01T00:00:02Z", "type": "response_item",
-         "payload": {"type": "compaction", "encrypted_content": "gAAAA"}},
-        {"timestamp": "2026-01-01T00:00:03Z", "type": "response_item",
-         "payload": {"type": "function_call_output", "call_id": "nope", "output": "x"}},
+        {
+            "timestamp": "2026-01-01T00:00:01Z",
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        },
+        {
+            "timestamp": "2026-01-01T00:00:02Z",
+            "type": "response_item",
+            "payload": {"type": "compaction", "encrypted_content": "gAAAA"},
+        },
+        {
+            "timestamp": "2026-01-01T00:00:03Z",
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "nope", "output": "x"},
+        },
     ]
     s = parse_any(("\n".join(json.dumps(x) for x in lines) + "\n").encode())
     comp = next(e for e in s.entries if e.type == "compaction")
@@ -136,21 +178,62 @@ def test_tool_outputs_written_as_content_items_become_blocks() -> None:
         return json.dumps({"timestamp": "2026-01-02T03:04:05.000Z", "type": kind, "payload": payload})
 
     img = "data:image/png;base64,iVBORw0KGgo="
-    data = "\n".join([
-        line("session_meta", {"id": "s", "cwd": "/w", "originator": "codex_cli_rs"}),
-        line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
-        line("response_item", {"type": "custom_tool_call", "name": "apply_patch", "input": "*** Begin Patch", "call_id": "c1"}),
-        line("response_item", {"type": "custom_tool_call_output", "call_id": "c1",
-                               "output": [{"type": "output_text", "text": "Done!"}]}),
-        line("response_item", {"type": "function_call", "name": "view_image", "arguments": "{}", "call_id": "c2"}),
-        line("response_item", {"type": "function_call_output", "call_id": "c2",
-                               "output": {"content": [{"type": "input_text", "text": "here"},
-                                                      {"type": "input_image", "image_url": img}], "success": False}}),
-        line("response_item", {"type": "function_call", "name": "x", "arguments": "{}", "call_id": "c3"}),
-        line("response_item", {"type": "function_call_output", "call_id": "c3", "output": [1, 2]}),
-    ]).encode() + b"\n"
+    data = (
+        "\n".join(
+            [
+                line("session_meta", {"id": "s", "cwd": "/w", "originator": "codex_cli_rs"}),
+                line(
+                    "response_item",
+                    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+                ),
+                line(
+                    "response_item",
+                    {
+                        "type": "custom_tool_call",
+                        "name": "apply_patch",
+                        "input": "*** Begin Patch",
+                        "call_id": "c1",
+                    },
+                ),
+                line(
+                    "response_item",
+                    {
+                        "type": "custom_tool_call_output",
+                        "call_id": "c1",
+                        "output": [{"type": "output_text", "text": "Done!"}],
+                    },
+                ),
+                line(
+                    "response_item",
+                    {"type": "function_call", "name": "view_image", "arguments": "{}", "call_id": "c2"},
+                ),
+                line(
+                    "response_item",
+                    {
+                        "type": "function_call_output",
+                        "call_id": "c2",
+                        "output": {
+                            "content": [
+                                {"type": "input_text", "text": "here"},
+                                {"type": "input_image", "image_url": img},
+                            ],
+                            "success": False,
+                        },
+                    },
+                ),
+                line(
+                    "response_item",
+                    {"type": "function_call", "name": "x", "arguments": "{}", "call_id": "c3"},
+                ),
+                line("response_item", {"type": "function_call_output", "call_id": "c3", "output": [1, 2]}),
+            ]
+        ).encode()
+        + b"\n"
+    )
     s = parse_any(data, source="r.jsonl")
-    results = [e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"]
+    results = [
+        e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"
+    ]
     assert [b.text for b in results[0].content] == ["Done!"] and not results[0].isError
     assert [b.type for b in results[1].content] == ["text", "image"] and results[1].isError
     assert results[1].content[1].mimeType == "image/png" and results[1].content[1].data == "iVBORw0KGgo="
@@ -158,22 +241,36 @@ def test_tool_outputs_written_as_content_items_become_blocks() -> None:
 
 
 def _rollout(*items: tuple[str, dict]) -> bytes:  # type: ignore[type-arg]
-    rows = [{"timestamp": f"2026-01-02T03:04:{k:02d}.000Z", "type": kind, "payload": p}
-            for k, (kind, p) in enumerate([("session_meta", {"id": "s", "cwd": "/w"}), *items])]
+    rows = [
+        {"timestamp": f"2026-01-02T03:04:{k:02d}.000Z", "type": kind, "payload": p}
+        for k, (kind, p) in enumerate([("session_meta", {"id": "s", "cwd": "/w"}), *items])
+    ]
     return ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
 
 
 def _user(text: str) -> tuple[str, dict]:  # type: ignore[type-arg]
-    return ("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+    return (
+        "response_item",
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+    )
 
 
 def _say(text: str) -> tuple[str, dict]:  # type: ignore[type-arg]
-    return ("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]})
+    return (
+        "response_item",
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]},
+    )
 
 
 def _env() -> tuple[str, dict]:  # type: ignore[type-arg]
-    return ("response_item", {"type": "message", "role": "user",
-                              "content": [{"type": "input_text", "text": "<environment_context>cwd=/w</environment_context>"}]})
+    return (
+        "response_item",
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "<environment_context>cwd=/w</environment_context>"}],
+        },
+    )
 
 
 def _texts(s) -> list[str]:  # type: ignore[no-untyped-def]
@@ -186,23 +283,56 @@ def _texts(s) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def test_a_rollback_drops_the_newest_turns_into_an_abandoned_branch() -> None:
-    s = parse_any(_rollout(_env(), _user("one"), _say("1"), _user("two"), _say("2"), _env(), _user("three"), _say("3"),
-                           ("event_msg", {"type": "thread_rolled_back", "num_turns": 2}),
-                           _user("four"), _say("4")), source="r.jsonl")
+    s = parse_any(
+        _rollout(
+            _env(),
+            _user("one"),
+            _say("1"),
+            _user("two"),
+            _say("2"),
+            _env(),
+            _user("three"),
+            _say("3"),
+            ("event_msg", {"type": "thread_rolled_back", "num_turns": 2}),
+            _user("four"),
+            _say("4"),
+        ),
+        source="r.jsonl",
+    )
     assert _texts(s) == ["<environment_context>cwd=/w</environment_context>", "one", "1", "four", "4"]
     assert len(s.leaves) == 2 and len(s.fork_points) == 1  # "two" … "3" kept as the abandoned branch
     info = [i for i in s.issues if i.kind == "rollback"]
     assert len(info) == 1 and info[0].line == 10 and "2 turn(s)" in info[0].message
     # more turns than there are: everything from the first user message goes, the context before it stays
-    s = parse_any(_rollout(_env(), _user("one"), _say("1"), ("event_msg", {"type": "thread_rolled_back", "num_turns": 5}),
-                           _user("again"), _say("a")), source="r.jsonl")
+    s = parse_any(
+        _rollout(
+            _env(),
+            _user("one"),
+            _say("1"),
+            ("event_msg", {"type": "thread_rolled_back", "num_turns": 5}),
+            _user("again"),
+            _say("a"),
+        ),
+        source="r.jsonl",
+    )
     assert _texts(s) == ["<environment_context>cwd=/w</environment_context>", "again", "a"]
 
 
 def test_a_compaction_without_replacement_history_keeps_the_user_messages_codex_rebuilds() -> None:
     long = "x" * 90_000  # 22,500 tokens by Codex's estimate: more than the 20,000 kept
-    s = parse_any(_rollout(_env(), _user(long), _say("1"), _user("short one"), _say("2"),
-                           ("compacted", {"message": "SUMMARY"}), _user("next"), _say("3")), source="r.jsonl")
+    s = parse_any(
+        _rollout(
+            _env(),
+            _user(long),
+            _say("1"),
+            _user("short one"),
+            _say("2"),
+            ("compacted", {"message": "SUMMARY"}),
+            _user("next"),
+            _say("3"),
+        ),
+        source="r.jsonl",
+    )
     texts = _texts(s)
     assert texts[0] == "SUMMARY" and texts[-3:] == ["short one", "next", "3"]
     cut = texts[1]
@@ -212,13 +342,36 @@ def test_a_compaction_without_replacement_history_keeps_the_user_messages_codex_
 
 
 def test_messages_codex_writes_itself_are_context_not_user_turns() -> None:
-    marker = ("response_item", {"type": "message", "role": "user",
-                                "content": [{"type": "input_text", "text": "<turn_aborted>\nThe user interrupted.</turn_aborted>"}]})
-    agents = ("response_item", {"type": "message", "role": "user",
-                                "content": [{"type": "input_text", "text": "# agents.md instructions for /w\n..."}]})
-    s = parse_any(_rollout(agents, _user("one"), _say("1"), _user("two"), marker,
-                           ("event_msg", {"type": "thread_rolled_back", "num_turns": 1}), _user("three")),
-                  source="r.jsonl")
+    marker = (
+        "response_item",
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "<turn_aborted>\nThe user interrupted.</turn_aborted>"}
+            ],
+        },
+    )
+    agents = (
+        "response_item",
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "# agents.md instructions for /w\n..."}],
+        },
+    )
+    s = parse_any(
+        _rollout(
+            agents,
+            _user("one"),
+            _say("1"),
+            _user("two"),
+            marker,
+            ("event_msg", {"type": "thread_rolled_back", "num_turns": 1}),
+            _user("three"),
+        ),
+        source="r.jsonl",
+    )
     kinds = [(e.type, getattr(e, "customType", None)) for e in s.entries]
     assert kinds.count(("custom_message", "codex/context")) == 2
     # the abort marker is not a turn: rolling back one turn drops "two" (and the marker after it)
@@ -226,11 +379,22 @@ def test_messages_codex_writes_itself_are_context_not_user_turns() -> None:
 
 
 def test_a_remote_compaction_is_one_compaction_with_its_kept_messages() -> None:
-    hist = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "one"}]},
-            {"type": "compaction", "encrypted_content": "gAAAA-secret"},
-            {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}]
-    s = parse_any(_rollout(_env(), _user("one"), _say("1"), ("compacted", {"message": "", "replacement_history": hist}),
-                           _user("two"), _say("2")), source="r.jsonl")
+    hist = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "one"}]},
+        {"type": "compaction", "encrypted_content": "gAAAA-secret"},
+        {"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}},
+    ]
+    s = parse_any(
+        _rollout(
+            _env(),
+            _user("one"),
+            _say("1"),
+            ("compacted", {"message": "", "replacement_history": hist}),
+            _user("two"),
+            _say("2"),
+        ),
+        source="r.jsonl",
+    )
     comps = [e for e in s.entries if e.type == "compaction"]
     assert len(comps) == 1 and comps[0].summary == ENCRYPTED_SUMMARY and comps[0].details["encrypted"]
     assert _texts(s) == [ENCRYPTED_SUMMARY, "one", "two", "2"]
@@ -244,14 +408,19 @@ def test_each_agent_replays_its_own_way_from_the_cli(capsys) -> None:  # type: i
     s = load_any(SAMPLE)
     cells = compare_agents(s, ReplaySettings(context_window=4000))
     assert [c.values["agent"] for c in cells] == ["recorded", "pi", "codex", "opencode", "claude-code"]
-    assert [(c.settings.compaction, c.settings.strategy) for c in cells][-1] == ("claude-code", "claude-code-microcompact")
+    assert [(c.settings.compaction, c.settings.strategy) for c in cells][-1] == (
+        "claude-code",
+        "claude-code-microcompact",
+    )
     by = {c.values["agent"]: c.metrics for c in cells}
     assert by["recorded"].compactions == 1  # the rollout's own
     with pytest.raises(ValueError, match="unknown agent"):
         compare_agents(s, ReplaySettings(), ["pi", "nope"])
     assert main(["sweep", str(SAMPLE), "--agents", "recorded,codex", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [a["agent"] for a in out["agents"]] == ["recorded", "codex"] and out["agents"][0]["compactions"] == 1
+    assert [a["agent"] for a in out["agents"]] == ["recorded", "codex"] and out["agents"][0][
+        "compactions"
+    ] == 1
     assert main(["sweep", str(SAMPLE), "--agents", "--window", "20000"]) == 0
     text = capsys.readouterr().out
     assert "Codex CLI" in text and "note: OpenCode compacts at -12,000 tokens" in text
@@ -259,15 +428,28 @@ def test_each_agent_replays_its_own_way_from_the_cli(capsys) -> None:  # type: i
 
 def test_tool_outputs_are_cut_as_codex_cuts_them_into_its_history() -> None:
     def run(policy: dict | None) -> object:  # type: ignore[type-arg]
-        ctx = ("turn_context", {"cwd": "/w", "model": "gpt-5-codex", **({"truncation_policy": policy} if policy else {})})
+        ctx = (
+            "turn_context",
+            {"cwd": "/w", "model": "gpt-5-codex", **({"truncation_policy": policy} if policy else {})},
+        )
         out = "".join(f"line {k:04d}\n" for k in range(400))  # 4,000 bytes
-        return parse_any(_rollout(ctx, _user("go"), ("response_item", {"type": "function_call", "name": "shell",
-                                                                       "arguments": "{}", "call_id": "c1"}),
-                                  ("response_item", {"type": "function_call_output", "call_id": "c1", "output": out})),
-                         source="r.jsonl")
+        return parse_any(
+            _rollout(
+                ctx,
+                _user("go"),
+                (
+                    "response_item",
+                    {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"},
+                ),
+                ("response_item", {"type": "function_call_output", "call_id": "c1", "output": out}),
+            ),
+            source="r.jsonl",
+        )
 
     def result(s):  # type: ignore[no-untyped-def]
-        return next(e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult")
+        return next(
+            e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"
+        )
 
     whole = result(run(None))
     assert len(whole.content[0].text) == 4000 and not whole.details

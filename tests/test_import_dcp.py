@@ -28,60 +28,89 @@ class Export:
         t = T0 + 1000 * len(self.messages)
         for k, p in enumerate(parts):
             p.setdefault("id", f"prt_{len(self.messages):03d}_{k}")
-        self.messages.append({"info": {"id": mid, "role": role, "time": {"created": t}, **info}, "parts": parts})
+        self.messages.append(
+            {"info": {"id": mid, "role": role, "time": {"created": t}, **info}, "parts": parts}
+        )
         return mid
 
     def user(self, text: str, ignored: bool = False) -> str:
         return self._msg("user", [{"type": "text", "text": text, **({"ignored": True} if ignored else {})}])
 
-    def answer(self, text: str = "", tool: tuple[str, dict[str, Any], str] | None = None, prompt: int = 1000) -> str:
+    def answer(
+        self, text: str = "", tool: tuple[str, dict[str, Any], str] | None = None, prompt: int = 1000
+    ) -> str:
         n = len(self.messages)
         parts: list[dict[str, Any]] = [{"type": "step-start"}]
         if text:
             parts.append({"type": "text", "text": text})
         if tool:
             name, args, out = tool
-            parts.append({"type": "tool", "tool": name, "callID": f"call_{n}", "state": {
-                "status": "completed", "input": args, "output": out, "time": {"start": T0 + 1000 * n, "end": T0 + 1000 * n + 1}}})
-        parts.append({"type": "step-finish", "tokens": {"input": prompt, "output": 10, "reasoning": 0,
-                                                        "cache": {"read": 0, "write": 0}}})
+            parts.append(
+                {
+                    "type": "tool",
+                    "tool": name,
+                    "callID": f"call_{n}",
+                    "state": {
+                        "status": "completed",
+                        "input": args,
+                        "output": out,
+                        "time": {"start": T0 + 1000 * n, "end": T0 + 1000 * n + 1},
+                    },
+                }
+            )
+        parts.append(
+            {
+                "type": "step-finish",
+                "tokens": {"input": prompt, "output": 10, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+            }
+        )
         return self._msg("assistant", parts, providerID="openai", modelID="gpt-5.5")
 
     def compress(self, ranges: list[tuple[str, str, str]], prompt: int = 1000) -> str:
         content = [{"startId": a, "endId": b, "summary": s} for a, b, s in ranges]
-        mid = self.answer(tool=("compress", {"topic": "t", "content": content},
-                                "Compressed N messages into [Compressed conversation section]."), prompt=prompt)
+        mid = self.answer(
+            tool=(
+                "compress",
+                {"topic": "t", "content": content},
+                "Compressed N messages into [Compressed conversation section].",
+            ),
+            prompt=prompt,
+        )
         self.user("▣ DCP | -1K removed, +0.1K summary — Compression", ignored=True)
         return mid
 
     def session(self):  # type: ignore[no-untyped-def]
-        doc = {"info": {"id": "ses_dcp", "directory": "/p", "time": {"created": T0}}, "messages": self.messages}
+        doc = {
+            "info": {"id": "ses_dcp", "directory": "/p", "time": {"created": T0}},
+            "messages": self.messages,
+        }
         return parse_any(json.dumps(doc).encode(), source="dcp.json")
 
 
 def _first_exchange(e: Export) -> None:
-    e.user("find the bug")                                          # m0001
+    e.user("find the bug")  # m0001
     e.answer("reading", ("read", {"filePath": "/p/a.py"}, "A" * 400))  # m0002
-    e.answer("found it")                                            # m0003
-    e.user("fix it")                                                # m0004
+    e.answer("found it")  # m0003
+    e.user("fix it")  # m0004
 
 
 def test_a_compress_replaces_its_range_with_dcps_summary_message_from_the_next_call() -> None:
     e = Export()
     _first_exchange(e)
-    e.compress([("m0001", "m0003", "The bug is in a.py.")])         # m0005, then the ignored notice
+    e.compress([("m0001", "m0003", "The bug is in a.py.")])  # m0005, then the ignored notice
     e.answer("fixed")
     s = e.session()
     assert s.header.model_extra["dcp"] is True
     r = replay(s, ReplaySettings(strategy="recorded"))
     before, after = r.step_detail(2).after, r.step_detail(3).after  # the compress call, the call after it
-    assert not any(cm.entry_index is None for cm in before)         # not yet: the compress result is new
+    assert not any(cm.entry_index is None for cm in before)  # not yet: the compress result is new
     summary = after[0].message
     assert isinstance(summary, UserMessage) and after[0].entry_index is None
-    assert summary.content == ("[Compressed conversation section]\nThe bug is in a.py.\n\n"
-                               "\n<dcp-message-id>b1</dcp-message-id>")
+    assert summary.content == (
+        "[Compressed conversation section]\nThe bug is in a.py.\n\n\n<dcp-message-id>b1</dcp-message-id>"
+    )
     kept = [s.entries[cm.entry_index].id for cm in after[1:]]
-    assert kept == ["oc-msg_003", "oc-msg_004", "oc-prt_004_1"]      # "fix it", the compress call and its result
+    assert kept == ["oc-msg_003", "oc-msg_004", "oc-prt_004_1"]  # "fix it", the compress call and its result
     dropped = [d for d in r.step_detail(3).prune.decisions if d.action == "dropped"]
     assert len(dropped) == 4 and all("block b1" in d.reason for d in dropped)
 
@@ -89,10 +118,10 @@ def test_a_compress_replaces_its_range_with_dcps_summary_message_from_the_next_c
 def test_ids_skip_ignored_messages_and_a_new_summary_takes_the_next_number() -> None:
     e = Export()
     _first_exchange(e)
-    e.compress([("m0001", "m0003", "Bug in a.py.")])                # msg_004, numbered with b1's summary at the next call
+    e.compress([("m0001", "m0003", "Bug in a.py.")])  # msg_004, numbered with b1's summary at the next call
     e.answer("working", ("read", {"filePath": "/p/b.py"}, "B" * 100))  # msg_006 = m0007
-    e.user("and b?")                                                # msg_007 = m0008
-    e.compress([("b1", "m0008", "(b1)\nThen b.py was read.")])        # consumes b1
+    e.user("and b?")  # msg_007 = m0008
+    e.compress([("b1", "m0008", "(b1)\nThen b.py was read.")])  # consumes b1
     e.answer("done")
     d = Replay(e.messages)
     blocks = d.run()
@@ -105,7 +134,7 @@ def test_ids_skip_ignored_messages_and_a_new_summary_takes_the_next_number() -> 
     s = e.session()
     after = replay(s, ReplaySettings(strategy="recorded")).step_detail(5).after
     assert after[0].message.content == wrap(2, "Bug in a.py.\nThen b.py was read.")
-    assert sum(cm.entry_index is None for cm in after) == 1          # b1's summary is gone with its block
+    assert sum(cm.entry_index is None for cm in after) == 1  # b1's summary is gone with its block
 
 
 def test_a_range_that_does_not_resolve_is_reported_not_guessed() -> None:

@@ -20,8 +20,15 @@ from .support.paths import REPO
 from .test_import_claude_code import _preserved_session
 from .test_import_opencode import _tail_export
 
-SAMPLES = {name: (REPO / "sample_sessions" / name).read_bytes()
-           for name in ("claude-code-session.jsonl", "codex-session.jsonl", "codex-legacy.jsonl", "opencode-session.json")}
+SAMPLES = {
+    name: (REPO / "sample_sessions" / name).read_bytes()
+    for name in (
+        "claude-code-session.jsonl",
+        "codex-session.jsonl",
+        "codex-legacy.jsonl",
+        "opencode-session.json",
+    )
+}
 # the hand-made files of the importer tests: a Claude Code preserved segment, an OpenCode retained tail
 SAMPLES["claude-code-preserved.jsonl"] = _preserved_session()
 SAMPLES["opencode-tail.json"] = _tail_export("msg_3")
@@ -78,8 +85,16 @@ def _exercise(data: bytes) -> None:
     diagnose(s)
     replay(s)
     if s.entries:
-        replay(s, ReplaySettings(compaction="pi", context_window=2000, reserve_tokens=500, keep_recent_tokens=200,
-                                 strategy="recorded"))
+        replay(
+            s,
+            ReplaySettings(
+                compaction="pi",
+                context_window=2000,
+                reserve_tokens=500,
+                keep_recent_tokens=200,
+                strategy="recorded",
+            ),
+        )
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
@@ -93,5 +108,9 @@ def test_damaged_files_of_every_format_load_and_replay(name: str, seed: int) -> 
 @given(st.binary(max_size=400))
 def test_arbitrary_bytes_behind_each_formats_first_line(tail: bytes) -> None:
     for name in SAMPLES:
-        head = SAMPLES[name].split(b"\n", 1)[0] if not name.endswith(".json") else b'{"info": {"id": "ses_1"}, "messages": ['
+        head = (
+            SAMPLES[name].split(b"\n", 1)[0]
+            if not name.endswith(".json")
+            else b'{"info": {"id": "ses_1"}, "messages": ['
+        )
         _exercise(head + b"\n" + tail)

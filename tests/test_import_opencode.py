@@ -32,10 +32,17 @@ def test_detected_by_content() -> None:
 
 def test_steps_become_model_calls_with_their_usage_and_tools_pair() -> None:
     s = load_any(SAMPLE)
-    assert s.format == "opencode" and s.name == "Stale list after edit" and s.header.cwd == "/home/dev/tasklane"
+    assert (
+        s.format == "opencode" and s.name == "Stale list after edit" and s.header.cwd == "/home/dev/tasklane"
+    )
     assert s.fork_points == () and len(s.leaves) == 1
     c = s.counts_by_type()
-    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["compaction"]) == (14, 10, 4, 1)
+    assert (c["message/assistant"], c["message/toolResult"], c["message/user"], c["compaction"]) == (
+        14,
+        10,
+        4,
+        1,
+    )
     answers = _of(s, "assistant")
     assert [b.type for b in answers[0].content] == ["thinking", "toolCall"]  # step 1 of the first answer
     u = answers[0].usage
@@ -55,7 +62,9 @@ def test_pruned_outputs_are_kept_and_shown_cleared_as_recorded() -> None:
     read = next(r for r in _of(s, "toolResult") if r.toolCallId == "toolu_02")
     assert "TaskStore" in read.content[0].text  # the original output is kept for what-if replays
     r = replay(s, ReplaySettings(strategy="recorded"))
-    cleared_at = [k for k in range(len(r.steps)) if any(d.action == "pruned" for d in r.step_detail(k).prune.decisions)]
+    cleared_at = [
+        k for k in range(len(r.steps)) if any(d.action == "pruned" for d in r.step_detail(k).prune.decisions)
+    ]
     assert cleared_at == [4, 5, 6, 7, 8, 9]  # from the second prompt's first call until the compaction
     d = next(d for d in r.step_detail(4).prune.decisions if d.action == "pruned")
     assert d.marker == CLEARED and "OpenCode" in d.reason
@@ -65,7 +74,10 @@ def test_compaction_request_and_summary_become_one_compaction() -> None:
     s = load_any(SAMPLE)
     k = next(i for i, e in enumerate(s.entries) if e.type == "compaction")
     comp = s.entries[k]
-    assert comp.summary.startswith("## Goal\nFix stale") and comp.details == {"agent": "opencode", "auto": True}
+    assert comp.summary.startswith("## Goal\nFix stale") and comp.details == {
+        "agent": "opencode",
+        "auto": True,
+    }
     assert comp.tokensBefore == 500 + 23200 + 100  # the last step's input + cache read + cache write
     ctx = build_session_context(s).messages
     assert [m.role for m in ctx][:2] == ["compactionSummary", "user"]
@@ -79,7 +91,10 @@ def test_replays_as_recorded_and_with_opencode_policies() -> None:
     assert r.steps[0].recorded_input == 2100 + 9800 + 1200
     w = replay(s, ReplaySettings(compaction="opencode", strategy="opencode", context_window=34000))
     assert w.metrics.compactions >= 1
-    assert prune_at(s, "opencode", {"prune_protect": "100", "prune_minimum": "100"}, at_step=13).stats is not None
+    assert (
+        prune_at(s, "opencode", {"prune_protect": "100", "prune_minimum": "100"}, at_step=13).stats
+        is not None
+    )
 
 
 def test_invalid_json_is_located_and_a_bad_message_is_skipped() -> None:
@@ -107,11 +122,21 @@ def test_a_session_from_opencodes_database_imports(tmp_path: Path) -> None:
         "create table session (id text primary key, project_id text, directory text, title text, version text,"
         " time_created integer, time_updated integer);"
         "create table message (id text primary key, session_id text, time_created integer, data text);"
-        "create table part (id text primary key, message_id text, session_id text, time_created integer, data text);")
+        "create table part (id text primary key, message_id text, session_id text, time_created integer, data text);"
+    )
     info = doc["info"]
-    con.execute("insert into session values (?,?,?,?,?,?,?)", (info["id"], info["projectID"], info["directory"],
-                                                               info["title"], info["version"], info["time"]["created"],
-                                                               info["time"]["updated"]))
+    con.execute(
+        "insert into session values (?,?,?,?,?,?,?)",
+        (
+            info["id"],
+            info["projectID"],
+            info["directory"],
+            info["title"],
+            info["version"],
+            info["time"]["created"],
+            info["time"]["updated"],
+        ),
+    )
     for m in doc["messages"]:
         mi = dict(m["info"])
         mid = mi.pop("id")
@@ -152,26 +177,52 @@ def test_a_file_of_no_known_format_says_which_formats_were_tried(tmp_path: Path)
 
 def _tail_export(tail: str | None) -> bytes:
     def user(mid: str, text: str, t: int, *parts: dict) -> dict:  # type: ignore[type-arg]
-        return {"info": {"id": mid, "sessionID": "ses_t", "role": "user", "time": {"created": t}},
-                "parts": [{"type": "text", "text": text}] if text else list(parts)}
+        return {
+            "info": {"id": mid, "sessionID": "ses_t", "role": "user", "time": {"created": t}},
+            "parts": [{"type": "text", "text": text}] if text else list(parts),
+        }
 
     def answer(mid: str, parent: str, text: str, t: int, *, summary: bool = False) -> dict:  # type: ignore[type-arg]
         tokens = {"input": 100 * t, "output": 10, "reasoning": 0, "cache": {"read": 0, "write": 0}}
-        info = {"id": mid, "sessionID": "ses_t", "role": "assistant", "parentID": parent, "time": {"created": t},
-                "modelID": "m", "providerID": "p", "finish": "stop", "tokens": tokens, "cost": 0}
+        info = {
+            "id": mid,
+            "sessionID": "ses_t",
+            "role": "assistant",
+            "parentID": parent,
+            "time": {"created": t},
+            "modelID": "m",
+            "providerID": "p",
+            "finish": "stop",
+            "tokens": tokens,
+            "cost": 0,
+        }
         if summary:
             info["summary"] = True
-        return {"info": info, "parts": [{"type": "step-start"}, {"type": "text", "text": text},
-                                        {"type": "step-finish", "tokens": tokens}]}
+        return {
+            "info": info,
+            "parts": [
+                {"type": "step-start"},
+                {"type": "text", "text": text},
+                {"type": "step-finish", "tokens": tokens},
+            ],
+        }
 
     comp = {"type": "compaction", "auto": True}
     if tail is not None:
         comp["tail_start_id"] = tail
-    doc = {"info": {"id": "ses_t", "title": "tail", "directory": "/w"}, "messages": [
-        user("msg_1", "first", 1), answer("msg_2", "msg_1", "one", 2),
-        user("msg_3", "second", 3), answer("msg_4", "msg_3", "two", 4),
-        user("msg_5", "", 5, comp), answer("msg_6", "msg_5", "SUMMARY of first", 6, summary=True),
-        user("msg_7", "third", 7), answer("msg_8", "msg_7", "three", 8)]}
+    doc = {
+        "info": {"id": "ses_t", "title": "tail", "directory": "/w"},
+        "messages": [
+            user("msg_1", "first", 1),
+            answer("msg_2", "msg_1", "one", 2),
+            user("msg_3", "second", 3),
+            answer("msg_4", "msg_3", "two", 4),
+            user("msg_5", "", 5, comp),
+            answer("msg_6", "msg_5", "SUMMARY of first", 6, summary=True),
+            user("msg_7", "third", 7),
+            answer("msg_8", "msg_7", "three", 8),
+        ],
+    }
     return json.dumps(doc, indent=2).encode()
 
 
@@ -231,25 +282,63 @@ def test_user_parts_are_sent_as_opencode_sends_them() -> None:
         {"type": "text", "text": "Called the Read tool: notes.txt says hi", "synthetic": True},
         {"type": "file", "mime": "text/plain", "url": "file:///w/notes.txt", "filename": "notes.txt"},
         {"type": "file", "mime": "application/x-directory", "url": "file:///w/src", "filename": "src"},
-        {"type": "file", "mime": "image/png", "url": "data:image/png;base64,iVBORw0KGgo=", "filename": "a.png"},
+        {
+            "type": "file",
+            "mime": "image/png",
+            "url": "data:image/png;base64,iVBORw0KGgo=",
+            "filename": "a.png",
+        },
         {"type": "subtask", "prompt": "p", "description": "d", "agent": "general"},
         {"type": "text", "text": "hidden", "ignored": True},
     ]
     s = parse_any(json.dumps(doc).encode(), source="t.json")
     first = next(e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "user")
     assert [(b.type, getattr(b, "text", None)) for b in first.content] == [
-        ("text", "look at these"), ("text", "Called the Read tool: notes.txt says hi"), ("image", None),
-        ("text", "The following tool was executed by the user")]
+        ("text", "look at these"),
+        ("text", "Called the Read tool: notes.txt says hi"),
+        ("image", None),
+        ("text", "The following tool was executed by the user"),
+    ]
 
 
 def test_an_interrupted_tool_run_sends_what_it_printed() -> None:
     doc = json.loads(_tail_export(None))
-    doc["messages"][1]["parts"].insert(2, {"type": "tool", "id": "prt_x", "callID": "c1", "tool": "bash", "state": {
-        "status": "error", "input": {"command": "npm test"}, "error": "Tool execution aborted",
-        "metadata": {"interrupted": True, "output": "PASS a.test.ts\n(interrupted)"}, "time": {"start": 1, "end": 2}}})
-    doc["messages"][1]["parts"].insert(3, {"type": "tool", "id": "prt_y", "callID": "c2", "tool": "read", "state": {
-        "status": "error", "input": {"path": "x"}, "error": "File not found", "time": {"start": 1, "end": 2}}})
+    doc["messages"][1]["parts"].insert(
+        2,
+        {
+            "type": "tool",
+            "id": "prt_x",
+            "callID": "c1",
+            "tool": "bash",
+            "state": {
+                "status": "error",
+                "input": {"command": "npm test"},
+                "error": "Tool execution aborted",
+                "metadata": {"interrupted": True, "output": "PASS a.test.ts\n(interrupted)"},
+                "time": {"start": 1, "end": 2},
+            },
+        },
+    )
+    doc["messages"][1]["parts"].insert(
+        3,
+        {
+            "type": "tool",
+            "id": "prt_y",
+            "callID": "c2",
+            "tool": "read",
+            "state": {
+                "status": "error",
+                "input": {"path": "x"},
+                "error": "File not found",
+                "time": {"start": 1, "end": 2},
+            },
+        },
+    )
     s = parse_any(json.dumps(doc).encode(), source="t.json")
-    results = [e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"]
-    assert [(r.content[0].text, r.isError) for r in results] == [("PASS a.test.ts\n(interrupted)", False),
-                                                                  ("File not found", True)]
+    results = [
+        e.message for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "toolResult"
+    ]
+    assert [(r.content[0].text, r.isError) for r in results] == [
+        ("PASS a.test.ts\n(interrupted)", False),
+        ("File not found", True),
+    ]

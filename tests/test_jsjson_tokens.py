@@ -21,9 +21,21 @@ from inspector.tokens import calculate_context_tokens, estimate_context_tokens, 
 
 @pytest.mark.parametrize(
     "value,js",
-    [(1.0, "1"), (0.1, "0.1"), (1e21, "1e+21"), (1e20, "100000000000000000000"), (1e-7, "1e-7"),
-     (1.5e-7, "1.5e-7"), (0.000001, "0.000001"), (-0.0, "0"), (12345678901234567890, "12345678901234567000"),
-     (9007199254740993, "9007199254740992"), (2.5e25, "2.5e+25"), (-3.14, "-3.14"), (float("nan"), "null")],
+    [
+        (1.0, "1"),
+        (0.1, "0.1"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (1e-7, "1e-7"),
+        (1.5e-7, "1.5e-7"),
+        (0.000001, "0.000001"),
+        (-0.0, "0"),
+        (12345678901234567890, "12345678901234567000"),
+        (9007199254740993, "9007199254740992"),
+        (2.5e25, "2.5e+25"),
+        (-3.14, "-3.14"),
+        (float("nan"), "null"),
+    ],
 )
 def test_numbers_print_like_json_stringify(value: float, js: str) -> None:
     assert js_number(value) == js
@@ -51,8 +63,13 @@ def test_pi_estimate_per_role() -> None:
     assert estimate_tokens(UserMessage(content=[{"type": "text", "text": "abcd"}, img])) == 1  # user image: 0
     assert estimate_tokens(ToolResultMessage(content=[img])) == 1200  # tool image: 4800 chars
     assert estimate_tokens(CustomMessage(content=[img, {"type": "text", "text": "abcd"}])) == 1201
-    a = AssistantMessage(content=[{"type": "thinking", "thinking": "tt"}, {"type": "text", "text": "xx"},
-                                  {"type": "toolCall", "name": "read", "arguments": {"path": "a", "n": 1.0}}])
+    a = AssistantMessage(
+        content=[
+            {"type": "thinking", "thinking": "tt"},
+            {"type": "text", "text": "xx"},
+            {"type": "toolCall", "name": "read", "arguments": {"path": "a", "n": 1.0}},
+        ]
+    )
     # 2 + 2 + len("read") + len('{"path":"a","n":1}') = 4 + 4 + 18
     assert estimate_tokens(a) == math.ceil(26 / 4)
     assert estimate_tokens(BashExecutionMessage(command="ls", output="abc", excludeFromContext=True)) == 2
@@ -82,7 +99,10 @@ def test_tiktoken_counts_offline_and_differs_from_the_estimate(monkeypatch) -> N
     monkeypatch.setattr(socket, "create_connection", no_network)
     c = get_counter("tiktoken")
     assert c.count_text("hello world") == 2
-    msgs = [UserMessage(content="hello world"), ToolResultMessage(content=[{"type": "image", "data": "", "mimeType": ""}])]
+    msgs = [
+        UserMessage(content="hello world"),
+        ToolResultMessage(content=[{"type": "image", "data": "", "mimeType": ""}]),
+    ]
     assert c.count_many(msgs) == [2, 1200]
 
 

@@ -34,8 +34,23 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("compaction", ("compaction", "branch_summary", "cut_story", "")),
     ("engines", ("pruning", "policies", "summarize", "calibration")),
     ("replay", ("replay",)),
-    ("analyses", ("doctor", "info", "explain", "export", "recon", "compaction_view", "oracle_json", "whatif",
-                  "retention", "corpus", "cache", "learn")),
+    (
+        "analyses",
+        (
+            "doctor",
+            "info",
+            "explain",
+            "export",
+            "recon",
+            "compaction_view",
+            "oracle_json",
+            "whatif",
+            "retention",
+            "corpus",
+            "cache",
+            "learn",
+        ),
+    ),
     ("front ends", ("cli", "ui", "notebook", "__main__", "replay_report")),
 )
 
@@ -63,7 +78,9 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
     return out
 
 
-def imports_of(module: str, is_package: bool, source: str, known: Iterable[str], top: str = "inspector") -> set[str]:
+def imports_of(
+    module: str, is_package: bool, source: str, known: Iterable[str], top: str = "inspector"
+) -> set[str]:
     """The project modules ``source`` imports, anywhere in it (functions included). ``from X import
     name`` counts the submodule ``X.name`` when there is one, else ``X``."""
     known = set(known)
@@ -74,7 +91,7 @@ def imports_of(module: str, is_package: bool, source: str, known: Iterable[str],
         if name == top:
             return ""
         if name.startswith(top + "."):
-            return name[len(top) + 1:]
+            return name[len(top) + 1 :]
         return None
 
     found: set[str] = set()
@@ -106,7 +123,10 @@ def imports_of(module: str, is_package: bool, source: str, known: Iterable[str],
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     mods = modules(root)
-    return {m: imports_of(m, p.name == "__init__.py", p.read_text(encoding="utf-8"), mods) for m, p in mods.items()}
+    return {
+        m: imports_of(m, p.name == "__init__.py", p.read_text(encoding="utf-8"), mods)
+        for m, p in mods.items()
+    }
 
 
 def violations(graph: Mapping[str, set[str]], layer: Mapping[str, int | None]) -> list[str]:
@@ -184,7 +204,9 @@ def test_a_planted_upward_import_inside_a_function_is_found() -> None:
     found = imports_of("pruning.base", False, src, known)
     assert found == {"session.tree", "replay.run"}
     layer = {m: layer_of(m) for m in known}
-    assert violations({"pruning.base": found}, layer) == ["pruning.base (layer 5) imports replay.run (layer 6)"]
+    assert violations({"pruning.base": found}, layer) == [
+        "pruning.base (layer 5) imports replay.run (layer 6)"
+    ]
     assert violations({"replay.run": {"pruning.base"}}, layer) == []
 
 
@@ -194,12 +216,16 @@ def test_absolute_imports_and_package_names_resolve() -> None:
     assert imports_of("ui.x", False, src, known) == {"policies.pi", "replay.settings", "replay", ""}
     # ``from . import name`` inside a package: the sibling module when there is one, else the package
     assert imports_of("replay.run", False, "from . import settings\nfrom . import replay\n", known) == {
-        "replay.settings", "replay"}
+        "replay.settings",
+        "replay",
+    }
 
 
 def test_a_module_in_no_layer_and_a_planted_cycle_are_found() -> None:
     assert layer_of("brand_new_module") is None
-    assert violations({"brand_new_module": set()}, {"brand_new_module": None}) == ["brand_new_module: in no layer"]
+    assert violations({"brand_new_module": set()}, {"brand_new_module": None}) == [
+        "brand_new_module: in no layer"
+    ]
     assert layer_of("replay.run") == layer_of("replay") and layer_of("") == layer_of("compaction")
     assert layer_of("ui.pages.replay") == layer_of("cli")
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}

@@ -37,7 +37,11 @@ def test_context_screen_counts_the_call_by_kind(s) -> None:  # type: ignore[no-u
     rv = learn.reveal(s, "context", 10)
     d = replay(s, ReplaySettings()).step_detail(10)
     assert rv.values["messages"] == len(d.after)
-    assert rv.values["tokens"] == sum(estimate_tokens(c.message) for c in d.after) == sum(rv.values["by_kind"].values())
+    assert (
+        rv.values["tokens"]
+        == sum(estimate_tokens(c.message) for c in d.after)
+        == sum(rv.values["by_kind"].values())
+    )
     assert rv.answer == max(rv.values["by_kind"], key=rv.values["by_kind"].get)
     assert learn.reveal(s, "context", 10).values != learn.reveal(s, "context", 60).values
 
@@ -75,14 +79,19 @@ def test_cut_walk_matches_find_cut_point(s) -> None:  # type: ignore[no-untyped-
         rv = learn.reveal(s, "cut", keep)
         assert rv.values["first_kept"] == path[cut.firstKeptEntryIndex]
         assert rv.values["walk_length"] == len(frames)
-    assert learn.reveal(s, "cut", 4_000).values["first_kept"] > learn.reveal(s, "cut", 36_000).values["first_kept"]
+    assert (
+        learn.reveal(s, "cut", 4_000).values["first_kept"]
+        > learn.reveal(s, "cut", 36_000).values["first_kept"]
+    )
 
 
 def test_split_screen_shows_the_turn_prefix_and_two_summaries(s) -> None:  # type: ignore[no-untyped-def]
     leaf = learn.leaf_before_compaction(s)
     path = s.path(leaf)
     rv = learn.reveal(s, "split", 20_000)
-    prep = prepare_compaction(s.entries_at(path), CompactionSettings(keepRecentTokens=20_000), path_indexes=path)
+    prep = prepare_compaction(
+        s.entries_at(path), CompactionSettings(keepRecentTokens=20_000), path_indexes=path
+    )
     assert rv.answer == ("yes" if prep.isSplitTurn else "no")
     assert rv.values["turn_prefix_messages"] == len(prep.turnPrefixMessages)
     if prep.isSplitTurn:
@@ -95,7 +104,9 @@ def test_keeps_screen_lists_the_summarised_files(s) -> None:  # type: ignore[no-
     assert int(low.answer) >= int(high.answer)  # summarising more lists at least as many files
     from inspector.retention import retention
 
-    c = retention(replay(s, ReplaySettings())).compactions[0]  # the retention view: the session's own compaction
+    c = retention(replay(s, ReplaySettings())).compactions[
+        0
+    ]  # the retention view: the session's own compaction
     assert low.values["retention_recall"] == c.recall() and low.values["retention_needed"] == len(c.needed)
     assert [f["item"] for f in low.values["retention_forgotten"]] == [n.item for n in c.forgotten]
 
@@ -128,12 +139,16 @@ def test_cost_screen_compares_with_never_compacting(s) -> None:  # type: ignore[
     rv = learn.reveal(s, "cost", 48_000)
     never = replay(s, ReplaySettings(compaction="never", context_window=48_000))
     assert rv.values["list_never"] == never.metrics.cost_usd
-    assert rv.values["cost_never"] == cache_replay(never, s).billed_cost  # billed with the prompt cache (issue 19)
+    assert (
+        rv.values["cost_never"] == cache_replay(never, s).billed_cost
+    )  # billed with the prompt cache (issue 19)
     assert rv.answer == "cheaper" and rv.values["cost_pi"] < rv.values["cost_never"]
     assert learn.reveal(s, "cost", 200_000).answer == "the same"
     small = learn.reveal(s, "cost", 32_000)  # compacting often: each compaction throws the cache away
     assert small.values["invalidations_pi"] > rv.values["invalidations_pi"]
-    assert small.answer == "dearer" and small.values["list_pi"] < small.values["list_never"]  # cheaper without it
+    assert (
+        small.answer == "dearer" and small.values["list_pi"] < small.values["list_never"]
+    )  # cheaper without it
 
 
 def test_extensions_add_values_to_a_reveal(s, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -143,8 +158,13 @@ def test_extensions_add_values_to_a_reveal(s, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_figures_change_with_the_control(s) -> None:  # type: ignore[no-untyped-def]
-    for key, a, b in (("trigger", 48_000, 200_000), ("cut", 4_000, 30_000), ("pruning", 5_000, 60_000),
-                      ("cost", 48_000, 96_000), ("context", 10, 60)):
+    for key, a, b in (
+        ("trigger", 48_000, 200_000),
+        ("cut", 4_000, 30_000),
+        ("pruning", 5_000, 60_000),
+        ("cost", 48_000, 96_000),
+        ("context", 10, 60),
+    ):
         fa = learn_figures.screen_figure(learn.reveal(s, key, a))
         fb = learn_figures.screen_figure(learn.reveal(s, key, b))
         assert fa.to_plotly_json()["data"] != fb.to_plotly_json()["data"], key

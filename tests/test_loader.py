@@ -19,8 +19,10 @@ HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:
 
 def entry(i: int, parent: int | None = None, text: str = "hi") -> str:
     pid = f'"e{parent}"' if parent is not None else "null"
-    return ('{"type":"message","id":"e%d","parentId":%s,"timestamp":"2026-01-01T00:00:%02d.000Z",'
-            '"message":{"role":"user","content":"%s"}}') % (i, pid, i, text)
+    return (
+        '{"type":"message","id":"e%d","parentId":%s,"timestamp":"2026-01-01T00:00:%02d.000Z",'
+        '"message":{"role":"user","content":"%s"}}'
+    ) % (i, pid, i, text)
 
 
 def kinds(s) -> dict[str, list[int | None]]:
@@ -108,7 +110,9 @@ def test_non_pi_jsonl_says_not_a_pi_session_with_line_one() -> None:
     s = parse_session(text)
     assert s.header is None
     (issue,) = [i for i in s.issues if i.kind == "not-a-session"]
-    assert issue.line == 1 and issue.message.startswith("not a pi session: line 1 is a JSON object with type 'user'")
+    assert issue.line == 1 and issue.message.startswith(
+        "not a pi session: line 1 is a JSON object with type 'user'"
+    )
 
 
 def test_unknown_entry_type_and_role_are_kept_opaque_with_raw_fields() -> None:
@@ -150,9 +154,14 @@ def test_v1_migration_numbers_ids_and_resolves_first_kept_index() -> None:
 
 def test_ids_are_stable_across_loads(tmp_path) -> None:
     p = tmp_path / "v1.jsonl"
-    p.write_text('{"type":"session","id":"s"}\n' + '{"type":"message","message":{"role":"user","content":"a"}}\n' * 3)
-    assert [e.id for e in load_session(p).entries] == [e.id for e in load_session(p).entries] == [
-        "00000001", "00000002", "00000003"]
+    p.write_text(
+        '{"type":"session","id":"s"}\n' + '{"type":"message","message":{"role":"user","content":"a"}}\n' * 3
+    )
+    assert (
+        [e.id for e in load_session(p).entries]
+        == [e.id for e in load_session(p).entries]
+        == ["00000001", "00000002", "00000003"]
+    )
 
 
 def test_loading_never_writes_to_the_file(tmp_path) -> None:
@@ -193,11 +202,27 @@ def test_loader_never_raises_on_arbitrary_bytes(data: bytes) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([HEADER, entry(1), entry(2, 1), entry(3, 2), entry(3, 3), "{", "[]", "null",
-                                 '{"type":"message","id":"x","parentId":"e1","message":null}',
-                                 '{"type":"compaction","id":"c","parentId":"e2","firstKeptEntryId":"e1","summary":1}',
-                                 json.dumps({"type": "label", "id": 7, "parentId": ["x"]})]), max_size=12),
-       st.booleans())
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                HEADER,
+                entry(1),
+                entry(2, 1),
+                entry(3, 2),
+                entry(3, 3),
+                "{",
+                "[]",
+                "null",
+                '{"type":"message","id":"x","parentId":"e1","message":null}',
+                '{"type":"compaction","id":"c","parentId":"e2","firstKeptEntryId":"e1","summary":1}',
+                json.dumps({"type": "label", "id": 7, "parentId": ["x"]}),
+            ]
+        ),
+        max_size=12,
+    ),
+    st.booleans(),
+)
 def test_loader_never_raises_on_shuffled_lines(lines: list[str], crlf: bool) -> None:
     from inspector import build_session_context
 

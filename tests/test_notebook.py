@@ -90,7 +90,9 @@ def test_dataframes_and_programmatic_use() -> None:
 
 
 def test_figure_modules_and_the_notebook_import_no_streamlit() -> None:
-    code = ("import sys, inspector.notebook, inspector.ui.figures, inspector.ui.learn_figures, "
-            "inspector.ui.step_figures, inspector.learn; print('streamlit' in sys.modules)")
+    code = (
+        "import sys, inspector.notebook, inspector.ui.figures, inspector.ui.learn_figures, "
+        "inspector.ui.step_figures, inspector.learn; print('streamlit' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

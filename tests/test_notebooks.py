@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason="the notebook extra is not installed: pip install '.[notebook]'")
-nbclient = pytest.importorskip("nbclient", reason="the notebook extra is not installed: pip install '.[notebook]'")
+nbformat = pytest.importorskip(
+    "nbformat", reason="the notebook extra is not installed: pip install '.[notebook]'"
+)
+nbclient = pytest.importorskip(
+    "nbclient", reason="the notebook extra is not installed: pip install '.[notebook]'"
+)
 pytest.importorskip("ipykernel", reason="the notebook extra is not installed: pip install '.[notebook]'")
 
 from .support.paths import REPO  # noqa: E402
@@ -34,8 +38,13 @@ def test_notebook_runs_offline_without_keys(path, monkeypatch: pytest.MonkeyPatc
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):  # any web request would fail
         monkeypatch.setenv(var, "http://127.0.0.1:9")
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=600, startup_timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=600,
+        startup_timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     client.execute()  # raises CellExecutionError, with the cell and its traceback, when a cell fails
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors

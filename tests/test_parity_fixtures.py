@@ -30,7 +30,9 @@ def _ids(runs: list[FixtureRun]) -> list[str]:
 
 
 def test_the_fixture_runs_cover_every_expected_output() -> None:
-    outputs = {p.relative_to(PI_EXPECTED).as_posix() for p in PI_EXPECTED.rglob("*.json") if p.name != "runs.json"}
+    outputs = {
+        p.relative_to(PI_EXPECTED).as_posix() for p in PI_EXPECTED.rglob("*.json") if p.name != "runs.json"
+    }
     assert outputs == {r.expected for r in FIXTURE_RUNS}
     assert {r.migrated for r in MIGRATED} == {p.name for p in PI_EXPECTED.glob("*.migrated.jsonl")}
     assert len(MAIN) == 11 and len(BRANCH) == 5
@@ -108,9 +110,14 @@ def test_the_harness_reproduces_every_committed_output(pi_oracle: PiOracle, tmp_
         if "error" in res:
             problems.append(f"{run.expected}: the harness failed: {res['error'][-800:]}")
             continue
-        diffs = strict_differences(run.want(), json.loads(res["json"]), skip_meta=frozenset({"node", "note", "sessionFile"}))
+        diffs = strict_differences(
+            run.want(), json.loads(res["json"]), skip_meta=frozenset({"node", "note", "sessionFile"})
+        )
         problems += [f"{run.expected}: {d}" for d in diffs]
-        if run.migrated and (tmp_path / f"{k}.migrated.jsonl").read_bytes() != (PI_EXPECTED / run.migrated).read_bytes():
+        if (
+            run.migrated
+            and (tmp_path / f"{k}.migrated.jsonl").read_bytes() != (PI_EXPECTED / run.migrated).read_bytes()
+        ):
             problems.append(f"{run.migrated}: pi's rewritten file differs")
     assert not problems, "\n".join(problems)
     assert all(r.session_path.parent == FIXTURES for r in FIXTURE_RUNS)

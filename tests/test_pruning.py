@@ -54,11 +54,17 @@ def user(text: str = "go") -> ContextMessage:
 
 def call(tool: str = "read", cid: str = "", **args: Any) -> ContextMessage:
     cid = cid or f"c{Ids.n + 1}"
-    return cm(AssistantMessage(content=[{"type": "toolCall", "id": cid, "name": tool,
-                                         "arguments": args or {"path": "a.py"}}], stopReason="toolUse"))
+    return cm(
+        AssistantMessage(
+            content=[{"type": "toolCall", "id": cid, "name": tool, "arguments": args or {"path": "a.py"}}],
+            stopReason="toolUse",
+        )
+    )
 
 
-def result(tokens: int, tool: str = "read", error: bool = False, cid: str = "", images: int = 0) -> ContextMessage:
+def result(
+    tokens: int, tool: str = "read", error: bool = False, cid: str = "", images: int = 0
+) -> ContextMessage:
     content: list[dict[str, Any]] = [{"type": "text", "text": "x" * (4 * tokens)}]
     content += [{"type": "image", "data": "", "mimeType": "image/png"}] * images
     return cm(ToolResultMessage(toolCallId=cid or f"c{Ids.n}", toolName=tool, isError=error, content=content))
@@ -68,8 +74,18 @@ def answer(text: str = "ok") -> ContextMessage:
     return cm(AssistantMessage(content=[{"type": "text", "text": text}], stopReason="stop"))
 
 
-def run(name: str, msgs: list[ContextMessage], *, state: Any = None, new_prompt: bool = True, force: bool = False,
-        window: int = 200000, tokens: int | None = None, counter: Any = PI, **settings: Any) -> PruneResult:
+def run(
+    name: str,
+    msgs: list[ContextMessage],
+    *,
+    state: Any = None,
+    new_prompt: bool = True,
+    force: bool = False,
+    window: int = 200000,
+    tokens: int | None = None,
+    counter: Any = PI,
+    **settings: Any,
+) -> PruneResult:
     strat = get_strategy(name)
     s = parse_settings(strat, settings)
     ci = CallInfo(step=0, new_prompt=new_prompt, context_window=window, context_tokens=tokens, force=force)
@@ -81,14 +97,31 @@ def acted(res: PruneResult) -> dict[int, str]:
     return {d.position: d.action for d in res.decisions if d.action != "kept"}
 
 
-def history(a: int, b: int, *, a_kw: dict[str, Any] | None = None, b_kw: dict[str, Any] | None = None,
-            middle: Any = user) -> list[ContextMessage]:
+def history(
+    a: int,
+    b: int,
+    *,
+    a_kw: dict[str, Any] | None = None,
+    b_kw: dict[str, Any] | None = None,
+    middle: Any = user,
+) -> list[ContextMessage]:
     """[u1, call, A, call, B, u2, call, C(5), u3, answer, u4]. At the call after u4 (a new
     prompt), OpenCode's pass covers u1..answer: u3's and u2's turns are protected, so B is the
     newest counted output and A the next. pi's port protects u4's and u3's turns: C (5 tokens)
     then B then A."""
-    return [user(), call(), result(a, **(a_kw or {})), call(), result(b, **(b_kw or {})),
-            middle(), call(), result(5), user(), answer(), user("new prompt")]
+    return [
+        user(),
+        call(),
+        result(a, **(a_kw or {})),
+        call(),
+        result(b, **(b_kw or {})),
+        middle(),
+        call(),
+        result(5),
+        user(),
+        answer(),
+        user("new prompt"),
+    ]
 
 
 # =============================================================================================
@@ -105,8 +138,9 @@ def test_opencode_acts_only_when_more_than_prune_minimum_would_go(a: int, pruned
         assert res.events[0]["type"] == "prune_skipped"
 
 
-@pytest.mark.parametrize(("b", "expected"), [(39999, {2: "pruned"}), (40000, {2: "pruned"}),
-                                             (40001, {2: "pruned", 4: "pruned"})])
+@pytest.mark.parametrize(
+    ("b", "expected"), [(39999, {2: "pruned"}), (40000, {2: "pruned"}), (40001, {2: "pruned", 4: "pruned"})]
+)
 def test_crossing_output_is_pruned_in_opencode(b: int, expected: dict[int, str]) -> None:
     # B alone below / at / one over PRUNE_PROTECT; A (20,002) always crosses when B does not
     assert acted(run("opencode", history(20002, b))) == expected
@@ -152,7 +186,16 @@ def test_opencode_stops_at_the_first_already_pruned_output_and_pruning_persists(
 def test_opencode_walk_breaks_at_a_pruned_output_leaving_older_ones_alone() -> None:
     # B was pruned by an earlier pass, A was not (e.g. it was within the budget then): the walk
     # stops at B, so A is never looked at again (OpenCode issue #30807: `break`, not `continue`)
-    msgs = history(30000, 40000) + [call(), result(50000), answer(), user(), answer(), user(), answer(), user()]
+    msgs = history(30000, 40000) + [
+        call(),
+        result(50000),
+        answer(),
+        user(),
+        answer(),
+        user(),
+        answer(),
+        user(),
+    ]
     res = run("opencode", msgs, state=frozenset({msgs[4].entry_index}))
     assert acted(res) == {4: "pruned", 7: "pruned", 12: "pruned"}
 
@@ -233,8 +276,19 @@ def test_pi_port_protect_budget_boundary(b: int, pruned: bool) -> None:
 
 
 def test_pi_port_errors_count_toward_minimum_but_are_never_pruned() -> None:
-    msgs = [user(), call(), result(19990, error=True), call(), result(10), call(), result(40000),
-            user(), answer(), user(), answer()]
+    msgs = [
+        user(),
+        call(),
+        result(19990, error=True),
+        call(),
+        result(10),
+        call(),
+        result(40000),
+        user(),
+        answer(),
+        user(),
+        answer(),
+    ]
     res = run("pi-context-pruning", msgs)
     assert acted(res) == {4: "pruned"}  # 19,990 + 10 >= 20,000; the error result stays
     assert "error" in res.decisions[2].reason
@@ -273,15 +327,18 @@ def test_pi_port_marker_matches_the_code() -> None:
     assert [b.text for b in res.messages[2].message.content] == [res.decisions[2].marker]
 
 
-@pytest.mark.parametrize(("args", "detail"), [
-    ({"command": "ls -la"}, ' | command="ls -la"'),
-    ({"path": None, "pattern": "TODO"}, ' | pattern="TODO"'),  # ?? skips null
-    ({"path": 5, "command": "ls"}, ""),  # ?? stops at 5, which is not a string
-    ({"file": "a.py", "path": "a.py"}, ' | file="a.py"'),  # first key holding that value
-    ({"path": "p" * 80}, ' | path="' + "p" * 80 + '"'),
-    ({"path": "p" * 81}, ' | path="' + "p" * 77 + '..."'),
-    ({"limit": 3}, ""),
-])
+@pytest.mark.parametrize(
+    ("args", "detail"),
+    [
+        ({"command": "ls -la"}, ' | command="ls -la"'),
+        ({"path": None, "pattern": "TODO"}, ' | pattern="TODO"'),  # ?? skips null
+        ({"path": 5, "command": "ls"}, ""),  # ?? stops at 5, which is not a string
+        ({"file": "a.py", "path": "a.py"}, ' | file="a.py"'),  # first key holding that value
+        ({"path": "p" * 80}, ' | path="' + "p" * 80 + '"'),
+        ({"path": "p" * 81}, ' | path="' + "p" * 77 + '..."'),
+        ({"limit": 3}, ""),
+    ],
+)
 def test_pi_port_marker_detail_follows_the_nullish_chain(args: dict[str, Any], detail: str) -> None:
     assert marker_for(1234, "bash", args) == f"[output pruned \u2014 ~1,234 tokens | bash{detail}]"
 
@@ -289,8 +346,18 @@ def test_pi_port_marker_detail_follows_the_nullish_chain(args: dict[str, Any], d
 def test_pi_port_marker_looks_only_at_the_nearest_assistant_message() -> None:
     # two results after one assistant message: both find their call; a result whose call is in
     # an earlier assistant message gets no detail
-    msgs = [user(), call(cid="k1", path="old.py"), answer("thinking"), result(20000, cid="k1"),
-            call(), result(40001), user(), answer(), user(), answer()]
+    msgs = [
+        user(),
+        call(cid="k1", path="old.py"),
+        answer("thinking"),
+        result(20000, cid="k1"),
+        call(),
+        result(40001),
+        user(),
+        answer(),
+        user(),
+        answer(),
+    ]
     res = run("pi-context-pruning", msgs)
     assert res.decisions[3].marker == "[output pruned \u2014 ~20,000 tokens | read]"
 
@@ -301,30 +368,53 @@ def test_pi_port_marker_looks_only_at_the_nearest_assistant_message() -> None:
 
 
 def test_dcp_deduplicates_identical_calls_keeping_the_newest() -> None:
-    msgs = [user(), call(path="a.py", limit=None), result(50), call(path="b.py"), result(50),
-            call(path="a.py"), result(50)]
+    msgs = [
+        user(),
+        call(path="a.py", limit=None),
+        result(50),
+        call(path="b.py"),
+        result(50),
+        call(path="a.py"),
+        result(50),
+    ]
     res = run("dcp", msgs)
     assert acted(res) == {2: "pruned"}  # null keys do not change the signature
     assert res.decisions[2].marker == OUTPUT_MARKER
 
 
 def test_dcp_signature_ignores_key_order_but_not_values() -> None:
-    msgs = [user(), call("grep", pattern="x", path="."), result(5, tool="grep"),
-            call("grep", path=".", pattern="x"), result(5, tool="grep"),
-            call("grep", path=".", pattern="y"), result(5, tool="grep")]
+    msgs = [
+        user(),
+        call("grep", pattern="x", path="."),
+        result(5, tool="grep"),
+        call("grep", path=".", pattern="x"),
+        result(5, tool="grep"),
+        call("grep", path=".", pattern="y"),
+        result(5, tool="grep"),
+    ]
     assert acted(run("dcp", msgs)) == {2: "pruned"}
 
 
 def test_dcp_leaves_completed_edit_and_write_calls_alone() -> None:
-    msgs = [user(), call("write", path="a", content="x"), result(5, tool="write"),
-            call("write", path="a", content="x"), result(5, tool="write")]
+    msgs = [
+        user(),
+        call("write", path="a", content="x"),
+        result(5, tool="write"),
+        call("write", path="a", content="x"),
+        result(5, tool="write"),
+    ]
     res = run("dcp", msgs)
     assert acted(res) == {} and "leaves completed edit/write" in res.decisions[2].reason
 
 
 def test_dcp_dedup_of_a_failed_call_purges_its_inputs_at_once() -> None:
-    msgs = [user(), call("bash", command="make"), result(10, tool="bash", error=True),
-            call("bash", command="make"), result(10, tool="bash")]
+    msgs = [
+        user(),
+        call("bash", command="make"),
+        result(10, tool="bash", error=True),
+        call("bash", command="make"),
+        result(10, tool="bash"),
+    ]
     res = run("dcp", msgs)
     assert acted(res) == {1: "pruned"}
     assert res.messages[1].message.content[0].arguments == {"command": ERROR_INPUT_MARKER}
@@ -343,21 +433,38 @@ def test_dcp_purges_failed_call_inputs_after_n_steps(later_steps: int, purged: b
 
 
 def test_dcp_supersede_writes_is_off_by_default() -> None:
-    msgs = [user(), call("write", path="a.py", content="x" * 400), result(5, tool="write"),
-            call("read", path="a.py"), result(5)]
+    msgs = [
+        user(),
+        call("write", path="a.py", content="x" * 400),
+        result(5, tool="write"),
+        call("read", path="a.py"),
+        result(5),
+    ]
     assert acted(run("dcp", msgs)) == {}
     res = run("dcp", msgs, supersede_writes=True)
     assert acted(res) == {1: "pruned"}
     assert res.messages[1].message.content[0].arguments == {"path": "a.py", "content": WRITE_MARKER}
     # a read of another file, or before the write, supersedes nothing
-    other = [user(), call("read", path="a.py"), result(5), call("write", path="a.py", content="x"),
-             result(5, tool="write"), call("read", path="b.py"), result(5)]
+    other = [
+        user(),
+        call("read", path="a.py"),
+        result(5),
+        call("write", path="a.py", content="x"),
+        result(5, tool="write"),
+        call("read", path="b.py"),
+        result(5),
+    ]
     assert acted(run("dcp", other, supersede_writes=True)) == {}
 
 
 def test_dcp_question_tool_loses_its_questions_not_its_answers() -> None:
-    msgs = [user(), call("question", questions=["a?"]), result(5, tool="question"),
-            call("question", questions=["a?"]), result(5, tool="question")]
+    msgs = [
+        user(),
+        call("question", questions=["a?"]),
+        result(5, tool="question"),
+        call("question", questions=["a?"]),
+        result(5, tool="question"),
+    ]
     res = run("dcp", msgs)
     assert acted(res) == {1: "pruned"}
     assert res.messages[1].message.content[0].arguments == {"questions": QUESTION_MARKER}
@@ -365,13 +472,27 @@ def test_dcp_question_tool_loses_its_questions_not_its_answers() -> None:
 
 def test_dcp_ignores_calls_from_before_the_last_compaction() -> None:
     # entries 100..104 were kept by the compaction recorded at entry 105
-    kept = [cm(UserMessage(content="u"), 100), cm(AssistantMessage(content=[
-        {"type": "toolCall", "id": "k", "name": "read", "arguments": {"path": "a.py"}}]), 101),
-        cm(ToolResultMessage(toolCallId="k", toolName="read", content=[{"type": "text", "text": "x"}]), 102)]
-    msgs = [cm(CompactionSummaryMessage(summary="s"), 105), *kept,
-            cm(AssistantMessage(content=[{"type": "toolCall", "id": "n", "name": "read",
-                                          "arguments": {"path": "a.py"}}]), 106),
-            cm(ToolResultMessage(toolCallId="n", toolName="read", content=[{"type": "text", "text": "x"}]), 107)]
+    kept = [
+        cm(UserMessage(content="u"), 100),
+        cm(
+            AssistantMessage(
+                content=[{"type": "toolCall", "id": "k", "name": "read", "arguments": {"path": "a.py"}}]
+            ),
+            101,
+        ),
+        cm(ToolResultMessage(toolCallId="k", toolName="read", content=[{"type": "text", "text": "x"}]), 102),
+    ]
+    msgs = [
+        cm(CompactionSummaryMessage(summary="s"), 105),
+        *kept,
+        cm(
+            AssistantMessage(
+                content=[{"type": "toolCall", "id": "n", "name": "read", "arguments": {"path": "a.py"}}]
+            ),
+            106,
+        ),
+        cm(ToolResultMessage(toolCallId="n", toolName="read", content=[{"type": "text", "text": "x"}]), 107),
+    ]
     res = run("dcp", msgs)
     assert acted(res) == {}
     assert "before the last compaction" in res.decisions[3].reason
@@ -394,13 +515,17 @@ def _uses(n: int, tokens: int = 100, tool: str = "read") -> list[ContextMessage]
     return out
 
 
-@pytest.mark.parametrize(("tokens", "cleared"), [(99999, {}), (100000, {}), (100001, {2: "pruned", 4: "pruned"})])
+@pytest.mark.parametrize(
+    ("tokens", "cleared"), [(99999, {}), (100000, {}), (100001, {2: "pruned", 4: "pruned"})]
+)
 def test_context_editing_acts_only_over_the_trigger(tokens: int, cleared: dict[int, str]) -> None:
     assert acted(run("context-editing", _uses(5), tokens=tokens)) == cleared
 
 
 def test_context_editing_keeps_the_most_recent_tool_uses() -> None:
-    assert acted(run("context-editing", _uses(5), tokens=200000, keep=0)) == {p: "pruned" for p in (2, 4, 6, 8, 10)}
+    assert acted(run("context-editing", _uses(5), tokens=200000, keep=0)) == {
+        p: "pruned" for p in (2, 4, 6, 8, 10)
+    }
     assert acted(run("context-editing", _uses(5), tokens=200000, keep=5)) == {}
 
 
@@ -438,10 +563,17 @@ def _zone(res: PruneResult) -> str:
     return next(e["zone"] for e in res.events if e["type"] == "zone")
 
 
-@pytest.mark.parametrize(("tokens", "zone", "turns"), [
-    (499, "green", 6), (500, "yellow", 3), (699, "yellow", 3), (700, "red", 1), (849, "red", 1),
-    (850, "compact", 1),
-])
+@pytest.mark.parametrize(
+    ("tokens", "zone", "turns"),
+    [
+        (499, "green", 6),
+        (500, "yellow", 3),
+        (699, "yellow", 3),
+        (700, "red", 1),
+        (849, "red", 1),
+        (850, "compact", 1),
+    ],
+)
 def test_turn_aware_zone_boundaries_decide_how_many_turns_stay(tokens: int, zone: str, turns: int) -> None:
     res = run("turn-aware", _turns(8), window=1000, tokens=tokens)
     assert _zone(res) == zone and _kept_turns(res) == turns
@@ -462,17 +594,29 @@ def test_turn_aware_distills_bulky_results_only_in_older_kept_turns(tokens: int,
     assert acted(res) == ({2: "pruned"} if distilled else {})  # the newest turn's 50,000 stay
     if distilled:
         text = res.messages[2].message.content[0].text
-        assert text.startswith(f"[distilled read output: ~{tokens:,} tokens, 1 lines; first 400 characters follow]\n")
+        assert text.startswith(
+            f"[distilled read output: ~{tokens:,} tokens, 1 lines; first 400 characters follow]\n"
+        )
         assert len(text.split("\n", 1)[1]) == 400
 
 
 def test_turn_aware_filters_raw_summaries_into_one_packet() -> None:
     summary = "## Goal\nShip it\n\n## Key Decisions\n- **Use a generator**: lazy\n\n### Blocked\n- (none)"
-    msgs = [cm(CompactionSummaryMessage(summary=summary, timestamp=1)), user("old"), call(), result(5),
-            answer(), cm(BranchSummaryMessage(summary="## Constraints\n- no network", timestamp=2)),
-            user("new"), call(), result(9000)]
+    msgs = [
+        cm(CompactionSummaryMessage(summary=summary, timestamp=1)),
+        user("old"),
+        call(),
+        result(5),
+        answer(),
+        cm(BranchSummaryMessage(summary="## Constraints\n- no network", timestamp=2)),
+        user("new"),
+        call(),
+        result(9000),
+    ]
     res = run("turn-aware", msgs, window=100000, tokens=10000, recent_turns=2)
-    assert [d.action for d in res.decisions if d.role in ("compactionSummary", "branchSummary")] == ["dropped"] * 2
+    assert [d.action for d in res.decisions if d.role in ("compactionSummary", "branchSummary")] == [
+        "dropped"
+    ] * 2
     packets = [m for m in res.messages if m.message.role == "custom"]
     assert len(packets) == 1 and res.messages[0] is packets[0] and packets[0].entry_index is None
     assert packets[0].message.customType == PACKET_TYPE and packets[0].message.display is False
@@ -527,8 +671,12 @@ def test_turn_aware_never_requests_compaction_without_a_measurement() -> None:
 
 
 def test_ledger_ties_resolve_the_same_in_any_order() -> None:
-    items = (ledger_items("## Goal\nB goal\n", 5.0) + ledger_items("## Goal\nA goal\n", 5.0)
-             + ledger_items("## Goal\nolder\n- a goal\n", 4.0) + ledger_items("## Goal\nA  GOAL\n", 5.0))
+    items = (
+        ledger_items("## Goal\nB goal\n", 5.0)
+        + ledger_items("## Goal\nA goal\n", 5.0)
+        + ledger_items("## Goal\nolder\n- a goal\n", 4.0)
+        + ledger_items("## Goal\nA  GOAL\n", 5.0)
+    )
     results = {repr(merge_ledger(list(p), 2)) for p in itertools.permutations(items)}
     assert results == {repr({"goal": ["A  GOAL", "B goal"]})}
     assert merge_ledger(items, 1) == {"goal": ["B goal"]}
@@ -545,12 +693,24 @@ def test_turn_aware_survives_zone_settings_out_of_order() -> None:
 
 
 def _rich() -> list[ContextMessage]:
-    msgs = [cm(CompactionSummaryMessage(summary="## Goal\ng", timestamp=1)), call("bash", command="x"),
-            result(3000, tool="bash", error=True)]
+    msgs = [
+        cm(CompactionSummaryMessage(summary="## Goal\ng", timestamp=1)),
+        call("bash", command="x"),
+        result(3000, tool="bash", error=True),
+    ]
     for k in range(12):
-        msgs += [user(f"prompt {k}"), call(path=f"f{k % 3}.py"), result(9000), call("bash", command="make"),
-                 result(2000, tool="bash", error=k % 2 == 0), answer()]
-    msgs += [cm(CustomMessage(customType="x", content="c")), cm(BashExecutionMessage(command="ls", output="o"))]
+        msgs += [
+            user(f"prompt {k}"),
+            call(path=f"f{k % 3}.py"),
+            result(9000),
+            call("bash", command="make"),
+            result(2000, tool="bash", error=k % 2 == 0),
+            answer(),
+        ]
+    msgs += [
+        cm(CustomMessage(customType="x", content="c")),
+        cm(BashExecutionMessage(command="ls", output="o")),
+    ]
     return msgs
 
 
@@ -605,13 +765,24 @@ def test_each_message_is_counted_once_per_call(name: str) -> None:
 
 
 def test_registry_describes_every_strategy() -> None:
-    assert set(REGISTRY) == {"none", "recorded", "opencode", "pi-context-pruning", "turn-aware", "dcp", "context-editing",
-                             "claude-code-microcompact"}
+    assert set(REGISTRY) == {
+        "none",
+        "recorded",
+        "opencode",
+        "pi-context-pruning",
+        "turn-aware",
+        "dcp",
+        "context-editing",
+        "claude-code-microcompact",
+    }
     for s in REGISTRY.values():
         info = s.info()
         assert info["name"] == s.name and s.source and s.description and s.title
         assert s.verified or s.unverified_notes
-        assert s.__class__.__module__ and (__import__(s.__class__.__module__, fromlist=["x"]).__doc__ or "").strip()
+        assert (
+            s.__class__.__module__
+            and (__import__(s.__class__.__module__, fromlist=["x"]).__doc__ or "").strip()
+        )
         assert s.Settings.model_config.get("frozen")
         for name, f in s.Settings.model_fields.items():
             assert f.description, (s.name, name)
@@ -622,14 +793,35 @@ def test_registry_describes_every_strategy() -> None:
 
 def test_defaults_are_the_sources() -> None:
     oc = REGISTRY["opencode"].Settings()
-    assert (oc.prune_protect, oc.prune_minimum, oc.protected_turns, oc.protected_tools) == (40000, 20000, 2, ("skill",))
+    assert (oc.prune_protect, oc.prune_minimum, oc.protected_turns, oc.protected_tools) == (
+        40000,
+        20000,
+        2,
+        ("skill",),
+    )
     pi = REGISTRY["pi-context-pruning"].Settings()
-    assert (pi.prune_protect, pi.prune_minimum, pi.protected_turns, pi.protected_tools) == (40000, 20000, 2, ())
+    assert (pi.prune_protect, pi.prune_minimum, pi.protected_turns, pi.protected_tools) == (
+        40000,
+        20000,
+        2,
+        (),
+    )
     assert pi.prunable_tools == ("read", "bash", "grep", "find", "ls", "edit", "write", "apply_patch")
     ce = REGISTRY["context-editing"].Settings()
-    assert (ce.trigger, ce.keep, ce.clear_at_least, ce.exclude_tools, ce.clear_tool_inputs) == (100000, 3, 0, (), False)
+    assert (ce.trigger, ce.keep, ce.clear_at_least, ce.exclude_tools, ce.clear_tool_inputs) == (
+        100000,
+        3,
+        0,
+        (),
+        False,
+    )
     dcp = REGISTRY["dcp"].Settings()
-    assert (dcp.deduplication, dcp.purge_errors, dcp.purge_error_turns, dcp.supersede_writes) == (True, True, 4, False)
+    assert (dcp.deduplication, dcp.purge_errors, dcp.purge_error_turns, dcp.supersede_writes) == (
+        True,
+        True,
+        4,
+        False,
+    )
 
 
 def test_settings_parse_from_strings_with_clear_errors() -> None:

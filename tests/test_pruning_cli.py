@@ -89,30 +89,59 @@ def test_cli_json_lists_every_item(session_file: Path, capsys: pytest.CaptureFix
     assert out["strategy"] == "opencode" and out["settings"]["prune_protect"] == 40000
     assert set(out["stats"]) >= {"tokensBefore", "tokensAfter", "prunedTokens", "prunedItems"}
     assert out["stats"]["prunedItems"] == 1
-    assert out["stats"]["prunedTokens"] == out["stats"]["tokensBefore"] - out["stats"]["tokensAfter"] == 30000 - 9
+    assert (
+        out["stats"]["prunedTokens"]
+        == out["stats"]["tokensBefore"] - out["stats"]["tokensAfter"]
+        == 30000 - 9
+    )
     assert len(out["items"]) == 12
     item = out["items"][2]
-    assert {k: item[k] for k in ("entryIndex", "role", "toolName", "action", "tokensBefore", "tokensAfter",
-                                 "marker")} == {"entryIndex": 2, "role": "toolResult", "toolName": "read",
-                                                "action": "pruned", "tokensBefore": 30000, "tokensAfter": 9,
-                                                "marker": "[Old tool result content cleared]"}
+    assert {
+        k: item[k]
+        for k in ("entryIndex", "role", "toolName", "action", "tokensBefore", "tokensAfter", "marker")
+    } == {
+        "entryIndex": 2,
+        "role": "toolResult",
+        "toolName": "read",
+        "action": "pruned",
+        "tokensBefore": 30000,
+        "tokensAfter": 9,
+        "marker": "[Old tool result content cleared]",
+    }
 
 
 def test_cli_table_and_settings(session_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prune", str(session_file), "--strategy", "pi-context-pruning", "--at-step", "5"]) == 0
     out = capsys.readouterr().out
     assert "pi-context-pruning" in out and re.search(r"\b2 toolResult +read +pruned", out)
-    assert main(["prune", str(session_file), "--strategy", "pi-context-pruning", "--at-step", "5",
-                 "--set", "prune_minimum=30001", "--json"]) == 0
+    assert (
+        main(
+            [
+                "prune",
+                str(session_file),
+                "--strategy",
+                "pi-context-pruning",
+                "--at-step",
+                "5",
+                "--set",
+                "prune_minimum=30001",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["stats"]["prunedItems"] == 0
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--set", "nope=1"], "no setting 'nope'"),
-    (["--set", "prune_protect=-1"], "prune_protect"),
-    (["--set", "prune_protect"], "expected KEY=VALUE"),
-    (["--at-step", "99"], "out of range"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--set", "nope=1"], "no setting 'nope'"),
+        (["--set", "prune_protect=-1"], "prune_protect"),
+        (["--set", "prune_protect"], "expected KEY=VALUE"),
+        (["--at-step", "99"], "out of range"),
+    ],
+)
 def test_cli_rejects_bad_input_clearly(session_file: Path, args: list[str], message: str) -> None:
     with pytest.raises(SystemExit) as e:
         main(["prune", str(session_file), "--strategy", "opencode", *args])
@@ -136,9 +165,18 @@ def test_before_compaction_fixture_matches_the_docs_table(name: str) -> None:
 
     st = prune_at(load_session(FIXTURES / "before-compaction.jsonl"), name).stats
     before, after, pruned, dropped = FIXTURE_TABLE[name]
-    assert (st.tokens_before, st.tokens_after, st.items_pruned, st.items_dropped) == (before, after, pruned, dropped), \
-        "the strategy changed: update FIXTURE_TABLE and the table in docs/pruning.md"
+    assert (st.tokens_before, st.tokens_after, st.items_pruned, st.items_dropped) == (
+        before,
+        after,
+        pruned,
+        dropped,
+    ), "the strategy changed: update FIXTURE_TABLE and the table in docs/pruning.md"
     doc = (REPO / "docs" / "pruning.md").read_text(encoding="utf-8")
     row = next(line for line in doc.splitlines() if line.startswith(f"| `{name}` | {before:,} |"))
-    assert [c.strip() for c in row.split("|")[2:7]] == [f"{before:,}", f"{after:,}", f"{before - after:,}",
-                                                         str(pruned), str(dropped)]
+    assert [c.strip() for c in row.split("|")[2:7]] == [
+        f"{before:,}",
+        f"{after:,}",
+        f"{before - after:,}",
+        str(pruned),
+        str(dropped),
+    ]

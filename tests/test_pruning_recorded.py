@@ -20,19 +20,27 @@ def _pruned(res) -> list[int]:  # type: ignore[no-untyped-def]
 
 def test_claude_code_microcompact_boundary_marks_the_results_it_cleared() -> None:
     s = load_any(CC)
-    marked = {e.message.toolCallId: recorded_prune(e.message) for e in s.entries
-              if getattr(getattr(e, "message", None), "role", "") == "toolResult"}
+    marked = {
+        e.message.toolCallId: recorded_prune(e.message)
+        for e in s.entries
+        if getattr(getattr(e, "message", None), "role", "") == "toolResult"
+    }
     assert [k for k, v in marked.items() if v is not None] == ["toolu_01"]
     assert marked["toolu_01"].agent == "Claude Code" and marked["toolu_01"].marker == CLEARED
-    mc = next(e for e in s.entries if getattr(e, "customType", "") == "claude-code/system:microcompact_boundary")
+    mc = next(
+        e for e in s.entries if getattr(e, "customType", "") == "claude-code/system:microcompact_boundary"
+    )
     assert mc.data["compactedToolIds"] == ["toolu_01"] and mc.data["tokensSaved"] == 900
 
 
 def test_recorded_strategy_clears_from_the_call_after_the_mark() -> None:
     s = load_any(CC)
     r = replay(s, ReplaySettings(strategy="recorded"))
-    read_result = next(i for i, e in enumerate(s.entries) if getattr(getattr(e, "message", None), "toolCallId", "")
-                       == "toolu_01")
+    read_result = next(
+        i
+        for i, e in enumerate(s.entries)
+        if getattr(getattr(e, "message", None), "toolCallId", "") == "toolu_01"
+    )
     pruned_at = [k for k in range(len(r.steps)) if read_result in _pruned(r.step_detail(k).prune)]
     assert pruned_at == [2]  # the answer after the microcompact; the compaction removes it after that
     assert all(read_result not in _pruned(r.step_detail(k).prune) for k in (0, 1))
@@ -75,7 +83,9 @@ def test_microcompact_clears_all_but_the_newest_five_after_an_idle_hour() -> Non
     s = _idle_session(61)
     last = len(replay(s).steps) - 1
     res = prune_at(s, "claude-code-microcompact", at_step=last)
-    results = [i for i, e in enumerate(s.entries) if getattr(getattr(e, "message", None), "role", "") == "toolResult"]
+    results = [
+        i for i, e in enumerate(s.entries) if getattr(getattr(e, "message", None), "role", "") == "toolResult"
+    ]
     assert _pruned(res) == results[:2]  # 7 results, the newest 5 kept
     assert prune_at(s, "claude-code-microcompact", at_step=last - 1).decisions  # before the gap: nothing
     assert _pruned(prune_at(s, "claude-code-microcompact", at_step=last - 1)) == []

@@ -29,20 +29,31 @@ def _recorded(calls: int, ratio: float = 1.0, overhead: int = 0, drop_at: int | 
 
 def test_a_session_the_rebuild_follows_is_tracked_at_its_constant() -> None:
     c = check(_recorded(12))
-    assert c.as_json() == {"calls": 12, "maxRecorded": c.max_recorded,
-                           "offset": {"median": SYSTEM, "p10": SYSTEM, "p90": SYSTEM},
-                           "spreadExcludingFlagged": 0, "flagged": []}
+    assert c.as_json() == {
+        "calls": 12,
+        "maxRecorded": c.max_recorded,
+        "offset": {"median": SYSTEM, "p10": SYSTEM, "p90": SYSTEM},
+        "spreadExcludingFlagged": 0,
+        "flagged": [],
+    }
     assert verdict(c) == "tracks the recorded prompt within ±0 tokens"
 
 
 def test_an_unexplained_drop_is_flagged_carried_and_said() -> None:
     c = check(_recorded(12, drop_at=7, drop=20_000))
-    assert c.as_json()["flagged"] == [{"step": 7, "entryIndex": 15, "cause": "context change not in the file",
-                                       "tokens": -20_000}]
+    assert c.as_json()["flagged"] == [
+        {"step": 7, "entryIndex": 15, "cause": "context change not in the file", "tokens": -20_000}
+    ]
     assert c.spread_excluding_flagged == 0 and c.offset_median == SYSTEM  # the departure is carried after it
-    assert [(x.departure, x.unexplained) for x in c.calls[6:9]] == [(0, 0), (-20_000, -20_000), (-20_000, -20_000)]
-    assert step_note(c, 7) == ("The agent sent about 20k fewer tokens than this file explains (an extension or the "
-                               "transport changed the context).")
+    assert [(x.departure, x.unexplained) for x in c.calls[6:9]] == [
+        (0, 0),
+        (-20_000, -20_000),
+        (-20_000, -20_000),
+    ]
+    assert step_note(c, 7) == (
+        "The agent sent about 20k fewer tokens than this file explains (an extension or the "
+        "transport changed the context)."
+    )
     assert step_note(c, 6) is None
     assert verdict(c) == "departs at 1 call: 1 context change not in the file (elsewhere within ±0 tokens)"
 
@@ -50,7 +61,11 @@ def test_an_unexplained_drop_is_flagged_carried_and_said() -> None:
 def test_the_calibration_is_fitted_from_deltas_and_offered_as_a_counter() -> None:
     s = _recorded(12, ratio=2.0, overhead=10)
     cal = session_calibration(s)
-    assert cal.fitted and cal.ratio == pytest.approx(2.0, abs=1e-9) and cal.overhead == pytest.approx(10, abs=1e-6)
+    assert (
+        cal.fitted
+        and cal.ratio == pytest.approx(2.0, abs=1e-9)
+        and cal.overhead == pytest.approx(10, abs=1e-6)
+    )
     assert "fitted to this session's recorded usage" in cal.label
     r = replay(s, ReplaySettings(counter="calibrated"))
     ctx = r.step_detail(3).after
@@ -59,31 +74,67 @@ def test_the_calibration_is_fitted_from_deltas_and_offered_as_a_counter() -> Non
 
 
 def test_a_file_that_continues_an_earlier_one_starts_from_its_first_recorded_prompt() -> None:
-    lines = [{"type": "user", "uuid": "u1", "parentUuid": "gone-0001", "sessionId": "s",
-              "timestamp": "2026-07-01T10:00:01.000Z", "message": {"role": "user", "content": "go on"}}]
+    lines = [
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": "gone-0001",
+            "sessionId": "s",
+            "timestamp": "2026-07-01T10:00:01.000Z",
+            "message": {"role": "user", "content": "go on"},
+        }
+    ]
     parent = "u1"
     for k, prompt in enumerate((140_000, 140_600, 141_300)):
-        lines.append({"type": "assistant", "uuid": f"a{k}", "parentUuid": parent, "sessionId": "s",
-                      "timestamp": f"2026-07-01T10:00:1{k}.000Z",
-                      "message": {"id": f"m{k}", "role": "assistant", "model": "claude-opus-4-8", "stop_reason": "end_turn",
-                                  "content": [{"type": "text", "text": "ok " * 150}],
-                                  "usage": {"input_tokens": prompt, "output_tokens": 160}}})
+        lines.append(
+            {
+                "type": "assistant",
+                "uuid": f"a{k}",
+                "parentUuid": parent,
+                "sessionId": "s",
+                "timestamp": f"2026-07-01T10:00:1{k}.000Z",
+                "message": {
+                    "id": f"m{k}",
+                    "role": "assistant",
+                    "model": "claude-opus-4-8",
+                    "stop_reason": "end_turn",
+                    "content": [{"type": "text", "text": "ok " * 150}],
+                    "usage": {"input_tokens": prompt, "output_tokens": 160},
+                },
+            }
+        )
         parent = f"a{k}"
     s = parse_any("".join(json.dumps(x) + "\n" for x in lines).encode(), source="t.jsonl")
     c = check(s)
     first = c.calls[0]
     assert c.mid_session and first.flag is not None
     assert (first.flag.cause, first.flag.tokens) == ("mid-session start", 140_000 - first.calibrated)
-    assert first.offset == 0 and first.departure == 140_000 - first.calibrated  # the first prompt is the baseline
+    assert (
+        first.offset == 0 and first.departure == 140_000 - first.calibrated
+    )  # the first prompt is the baseline
 
 
-def _answer(text: str, thinking: str, reasoning: int | None = None, api: str = "anthropic-messages",
-            model: str = "claude-opus-4-6", output: int = 0, stop: str = "stop") -> AssistantMessage:
+def _answer(
+    text: str,
+    thinking: str,
+    reasoning: int | None = None,
+    api: str = "anthropic-messages",
+    model: str = "claude-opus-4-6",
+    output: int = 0,
+    stop: str = "stop",
+) -> AssistantMessage:
     usage = {"input": 1, "output": output, **({"reasoning": reasoning} if reasoning is not None else {})}
-    return AssistantMessage.model_validate({"role": "assistant", "api": api, "provider": "p", "model": model,
-                                            "stopReason": stop, "usage": usage,
-                                            "content": [{"type": "thinking", "thinking": thinking},
-                                                        {"type": "text", "text": text}]})
+    return AssistantMessage.model_validate(
+        {
+            "role": "assistant",
+            "api": api,
+            "provider": "p",
+            "model": model,
+            "stopReason": stop,
+            "usage": usage,
+            "content": [{"type": "thinking", "thinking": thinking}, {"type": "text", "text": text}],
+        }
+    )
 
 
 def _count(agent: str, msgs: list, call: AssistantMessage | None = None) -> dict[str, int]:  # type: ignore[type-arg]
@@ -102,23 +153,42 @@ def test_reasoning_items_count_at_their_recorded_size_for_pi_over_openai_respons
     u = UserMessage(content="and now?")
     parts = _count("pi", [a, u, _answer("", "", api="openai-codex-responses", model="gpt-5.6")])
     assert parts["thinking as stored"] == TIK.count_text(THINK)
-    assert parts["reasoning beyond the stored text"] == 500 - TIK.count_text(THINK)  # every turn: pi keeps them
+    assert parts["reasoning beyond the stored text"] == 500 - TIK.count_text(
+        THINK
+    )  # every turn: pi keeps them
 
 
 def test_codex_counts_reasoning_of_the_current_turn_only() -> None:
     old = _answer(ANSWER, THINK, reasoning=300, api="openai-responses", model="gpt-5.5")
     new = _answer(ANSWER, THINK, reasoning=200, api="openai-responses", model="gpt-5.5")
-    parts = _count("codex", [old, UserMessage(content="next"), new, ToolResultMessage(toolCallId="c", content="ok")])
-    assert parts["reasoning beyond the stored text"] == 200 - TIK.count_text(THINK)  # the earlier turn's is dropped
+    parts = _count(
+        "codex", [old, UserMessage(content="next"), new, ToolResultMessage(toolCallId="c", content="ok")]
+    )
+    assert parts["reasoning beyond the stored text"] == 200 - TIK.count_text(
+        THINK
+    )  # the earlier turn's is dropped
     assert parts["thinking as stored"] == TIK.count_text(THINK)
 
 
 def test_older_claude_models_drop_earlier_turns_thinking_newer_keep_it() -> None:
-    assert [claude_keeps_thinking(m) for m in ("claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-3-7-sonnet-20250219",
-                                               "claude-opus-4-5-20251101", "claude-sonnet-4-6", "claude-opus-5", "gpt-5")] \
-        == [False, False, False, True, True, True, None]
+    assert [
+        claude_keeps_thinking(m)
+        for m in (
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-1",
+            "claude-3-7-sonnet-20250219",
+            "claude-opus-4-5-20251101",
+            "claude-sonnet-4-6",
+            "claude-opus-5",
+            "gpt-5",
+        )
+    ] == [False, False, False, True, True, True, None]
     for model, kept in (("claude-sonnet-4-5", 0), ("claude-opus-4-6", TIK.count_text(THINK))):
-        msgs = [_answer(ANSWER, THINK, model=model), UserMessage(content="next"), _answer(ANSWER, "", model=model)]
+        msgs = [
+            _answer(ANSWER, THINK, model=model),
+            UserMessage(content="next"),
+            _answer(ANSWER, "", model=model),
+        ]
         assert _count("claude-code", msgs).get("thinking as stored", 0) == kept
 
 
@@ -133,7 +203,10 @@ def test_pi_sends_no_failed_answer_and_another_models_thinking_as_text() -> None
     other = _answer(ANSWER, THINK, reasoning=999, api="openai-responses", model="gpt-5")
     call = _answer("", "", model="claude-opus-4-6")
     parts = _count("pi", [failed, other, call], call)
-    assert parts["thinking as stored"] == TIK.count_text(THINK) and "reasoning beyond the stored text" not in parts
+    assert (
+        parts["thinking as stored"] == TIK.count_text(THINK)
+        and "reasoning beyond the stored text" not in parts
+    )
     assert parts["messages"] == TIK.count(other) - TIK.count_text(THINK) + TIK.count(call)
 
 
@@ -146,12 +219,16 @@ def test_rules_for_a_pi_session_and_plain_counting() -> None:
 def test_cli_json_is_the_interface_and_exits_0(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "s.jsonl"
     sent = sent_counts(coding_session(10).session())
-    f.write_text(coding_session(10, [SYSTEM + s - (15_000 if k >= 6 else 0) for k, (s, _) in enumerate(sent)]).text())
+    f.write_text(
+        coding_session(10, [SYSTEM + s - (15_000 if k >= 6 else 0) for k, (s, _) in enumerate(sent)]).text()
+    )
     assert main(["check", str(f), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out) == ["calls", "maxRecorded", "offset", "spreadExcludingFlagged", "flagged"]
     assert list(out["offset"]) == ["median", "p10", "p90"]
-    assert out["flagged"] == [{"step": 6, "entryIndex": 13, "cause": "context change not in the file", "tokens": -15_000}]
+    assert out["flagged"] == [
+        {"step": 6, "entryIndex": 13, "cause": "context change not in the file", "tokens": -15_000}
+    ]
     assert all(f["cause"] in CAUSES for f in out["flagged"])
     assert main(["check", str(f)]) == 0
     assert "departs at 1 call" in capsys.readouterr().out

@@ -31,8 +31,12 @@ def test_the_rebuild_tracks_each_real_session_within_five_percent(path) -> None:
 def test_dcp_ranges_replayed_match_what_dcp_said_it_compressed() -> None:
     doc = json.loads((REAL / "opencode" / "shaheislam-dotfiles-e9150c5ddd-0.json").read_text())
     msgs = doc["messages"]
-    said = {p["id"]: int(re.match(r"Compressed (\d+) messages", p["state"]["output"]).group(1))
-            for m in msgs for p in m["parts"] if p.get("tool") == "compress"}
+    said = {
+        p["id"]: int(re.match(r"Compressed (\d+) messages", p["state"]["output"]).group(1))
+        for m in msgs
+        for p in m["parts"]
+        if p.get("tool") == "compress"
+    }
     blocks = Replay(msgs).run()
     got = {k: sum(not ignored(msgs[i]) for i in range(b.lo, b.hi + 1)) for k, (b,) in blocks.items()}
     assert got == said and len(said) == 5

@@ -12,21 +12,38 @@ from inspector.replay import ReplaySettings, parse_grid, replay, sweep
 from .support.builder import SessionBuilder
 from .support.paths import FIXTURES
 
-FIXTURE_NAMES = ["before-compaction", "synth-tree", "synth-compacted", "synth-giant-turn",
-                 "synth-trailing-toolresult", "synth-v2-hookmessage"]
+FIXTURE_NAMES = [
+    "before-compaction",
+    "synth-tree",
+    "synth-compacted",
+    "synth-giant-turn",
+    "synth-trailing-toolresult",
+    "synth-v2-hookmessage",
+]
 
 
 def _key(msgs):
-    return [(m.entry_index, m.message.role, id(m.message) if m.entry_index is not None and
-             type(m.message).__name__ not in ("CustomMessage", "BranchSummaryMessage", "CompactionSummaryMessage")
-             else None) for m in msgs]
+    return [
+        (
+            m.entry_index,
+            m.message.role,
+            id(m.message)
+            if m.entry_index is not None
+            and type(m.message).__name__
+            not in ("CustomMessage", "BranchSummaryMessage", "CompactionSummaryMessage")
+            else None,
+        )
+        for m in msgs
+    ]
 
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 def test_as_recorded_without_pruning_equals_pis_context_at_every_step(name: str) -> None:
     s = load_session(FIXTURES / f"{name}.jsonl")
     r = replay(s)
-    assistants = [i for i in s.path() if getattr(getattr(s.entries[i], "message", None), "role", None) == "assistant"]
+    assistants = [
+        i for i in s.path() if getattr(getattr(s.entries[i], "message", None), "role", None) == "assistant"
+    ]
     assert [st.entry_index for st in r.steps] == assistants
     for st in r.steps:
         want = build_session_context(s, s.parents[st.entry_index])
@@ -68,8 +85,12 @@ def _two_turns(x_chars: int, tool: bool = False) -> SessionBuilder:
 
 
 def _trigger_events(b: SessionBuilder, **kw) -> list[str]:
-    r = replay(b.session(), ReplaySettings(context_window=1000, reserve_tokens=100, keep_recent_tokens=10, **kw))
-    return [e["type"] for st in r.steps for e in st.events if e["type"] in ("compaction", "compaction_skipped")]
+    r = replay(
+        b.session(), ReplaySettings(context_window=1000, reserve_tokens=100, keep_recent_tokens=10, **kw)
+    )
+    return [
+        e["type"] for st in r.steps for e in st.events if e["type"] in ("compaction", "compaction_skipped")
+    ]
 
 
 def test_pi_policy_triggers_strictly_above_window_minus_reserve() -> None:
@@ -105,11 +126,16 @@ def test_claude_code_policy_triggers_at_the_reported_threshold_and_keeps_only_th
     pol = PolicySettings(claude_max_output=100, claude_buffer=50)
     assert _trigger_events(_two_turns(629 * 4), compaction="claude-code", policy=pol) == []
     assert _trigger_events(_two_turns(630 * 4), compaction="claude-code", policy=pol) == ["compaction"]
-    r = replay(_two_turns(630 * 4).session(), ReplaySettings(context_window=1000, compaction="claude-code", policy=pol))
+    r = replay(
+        _two_turns(630 * 4).session(),
+        ReplaySettings(context_window=1000, compaction="claude-code", policy=pol),
+    )
     after = r.step_detail(2).before  # the call after the compaction: the summary, then the new prompt
     assert [c.role for c in after] == ["user", "user"] and after[0].entry_index is None
     assert after[0].message.content[0].text.startswith("This session is being continued from a previous")
-    assert PolicySettings().claude_max_output == 20000 and PolicySettings().claude_buffer == 13000  # 167k of 200k
+    assert (
+        PolicySettings().claude_max_output == 20000 and PolicySettings().claude_buffer == 13000
+    )  # 167k of 200k
 
 
 def test_never_policy_counts_overflows() -> None:
@@ -130,7 +156,10 @@ def test_early_latch_fires_once_per_episode_and_rearms_when_pressure_falls() -> 
 
 def test_pi_policy_ignores_aborted_answers() -> None:
     t = Trigger()
-    assert t.after_answer("pi", 10**6, 1000, 0, PolicySettings(), aborted=True, needs_follow_up=False)[0] is False
+    assert (
+        t.after_answer("pi", 10**6, 1000, 0, PolicySettings(), aborted=True, needs_follow_up=False)[0]
+        is False
+    )
 
 
 def test_what_if_pi_compacts_where_hand_computation_says() -> None:
@@ -140,8 +169,10 @@ def test_what_if_pi_compacts_where_hand_computation_says() -> None:
     for _ in range(6):
         b.user("u" * 4000)
         b.assistant("a" * 40, usage=1)
-    r = replay(b.session(), ReplaySettings(compaction="pi", context_window=5000, reserve_tokens=1000,
-                                           keep_recent_tokens=1500))
+    r = replay(
+        b.session(),
+        ReplaySettings(compaction="pi", context_window=5000, reserve_tokens=1000, keep_recent_tokens=1500),
+    )
     comp_steps = [st.step for st in r.steps if any(e["type"] == "compaction" for e in st.events)]
     assert comp_steps == [4]  # summary inserted before the 5th call (step index 4)
     detail = r.step_detail(4).after
@@ -171,9 +202,19 @@ def test_rereads_count_reads_whose_earlier_output_was_summarised_away() -> None:
 def test_metrics_sum_the_steps_and_price_recorded_rates() -> None:
     b = SessionBuilder()
     b.user("u" * 400)
-    b.msg("assistant", content=[{"type": "text", "text": "hi"}], stopReason="stop",
-          usage={"input": 100, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 101,
-                 "cost": {"input": 0.001, "output": 0.0001, "cacheRead": 0, "cacheWrite": 0, "total": 0.0011}})
+    b.msg(
+        "assistant",
+        content=[{"type": "text", "text": "hi"}],
+        stopReason="stop",
+        usage={
+            "input": 100,
+            "output": 1,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 101,
+            "cost": {"input": 0.001, "output": 0.0001, "cacheRead": 0, "cacheWrite": 0, "total": 0.0011},
+        },
+    )
     r = replay(b.session())
     assert r.metrics.steps == 1 and r.metrics.total_input_tokens == 100
     assert r.metrics.cost_usd == pytest.approx(100 * 0.001 / 100)
@@ -184,10 +225,18 @@ def test_metrics_sum_the_steps_and_price_recorded_rates() -> None:
 def test_sweep_covers_the_grid() -> None:
     """(Its speed is measured by ``bench/replay.py``, not asserted here.)"""
     s = load_session(FIXTURES / "before-compaction.jsonl")
-    cells = sweep(s, ReplaySettings(compaction="pi"), {"keep_recent_tokens": [10000, 20000],
-                                                         "reserve_tokens": [8000, 16384]})
+    cells = sweep(
+        s,
+        ReplaySettings(compaction="pi"),
+        {"keep_recent_tokens": [10000, 20000], "reserve_tokens": [8000, 16384]},
+    )
     assert len(cells) == 4
-    assert {tuple(c.values.values()) for c in cells} == {(10000, 8000), (10000, 16384), (20000, 8000), (20000, 16384)}
+    assert {tuple(c.values.values()) for c in cells} == {
+        (10000, 8000),
+        (10000, 16384),
+        (20000, 8000),
+        (20000, 16384),
+    }
     by = {tuple(c.values.values()): c.metrics for c in cells}
     assert by[(20000, 16384)].compactions == replay(s, ReplaySettings(compaction="pi")).metrics.compactions
 

@@ -30,39 +30,67 @@ from .support.paths import FIXTURES, REPO
 from .support.randsession import random_session
 
 SAMPLES = sorted(p for p in (REPO / "sample_sessions").iterdir() if p.suffix in (".jsonl", ".json"))
-SMALL_FIXTURES = ["synth-tree", "synth-compacted", "synth-giant-turn", "synth-trailing-toolresult",
-                  "synth-v2-hookmessage"]
+SMALL_FIXTURES = [
+    "synth-tree",
+    "synth-compacted",
+    "synth-giant-turn",
+    "synth-trailing-toolresult",
+    "synth-v2-hookmessage",
+]
 STRATEGIES = [n for n in REGISTRY if n != "none"]
 
 #: per strategy: settings that make its rule fire often, or change which branch of it runs
 VARIANTS: dict[str, list[dict[str, Any]]] = {
-    "opencode": [{"prune_protect": 2000, "prune_minimum": 1000},
-                 {"prune_protect": 0, "prune_minimum": 0, "protected_turns": 0},
-                 {"protected_turns": 5, "prune_protect": 5000, "protected_tools": ("read",)}],
-    "pi-context-pruning": [{"prune_protect": 2000, "prune_minimum": 1000},
-                           {"prune_protect": 0, "prune_minimum": 0, "protected_turns": 0},
-                           {"protected_tools": ("bash",), "prunable_tools": (), "prune_minimum": 500,
-                            "prune_protect": 100}],
-    "turn-aware": [{"recent_turns": 2, "yellow": 0.1, "red": 0.2, "compact": 0.3},
-                   {"recent_turns": 1, "distill_green": 0, "distill_yellow": 50, "packet_items": 2},
-                   {"yellow": 0.9, "red": 0.5, "compact": 0.3, "distill_head_chars": 0}],
-    "dcp": [{"supersede_writes": True},
-            {"purge_error_turns": 1, "supersede_writes": True, "protected_tools": ("read",)},
-            {"deduplication": False, "purge_error_turns": 2}],
-    "context-editing": [{"trigger": 1000},
-                        {"trigger": 5000, "keep": 0, "clear_tool_inputs": True},
-                        {"trigger": 3000, "clear_at_least": 5000, "exclude_tools": ("bash",), "keep": 5,
-                         "clear_tool_inputs": True}],
-    "claude-code-microcompact": [{"gap_minutes": 0},
-                                 {"gap_minutes": 0.5, "keep_recent": 1},
-                                 {"gap_minutes": 2, "keep_recent": 3, "tools": ("read",)}],
+    "opencode": [
+        {"prune_protect": 2000, "prune_minimum": 1000},
+        {"prune_protect": 0, "prune_minimum": 0, "protected_turns": 0},
+        {"protected_turns": 5, "prune_protect": 5000, "protected_tools": ("read",)},
+    ],
+    "pi-context-pruning": [
+        {"prune_protect": 2000, "prune_minimum": 1000},
+        {"prune_protect": 0, "prune_minimum": 0, "protected_turns": 0},
+        {"protected_tools": ("bash",), "prunable_tools": (), "prune_minimum": 500, "prune_protect": 100},
+    ],
+    "turn-aware": [
+        {"recent_turns": 2, "yellow": 0.1, "red": 0.2, "compact": 0.3},
+        {"recent_turns": 1, "distill_green": 0, "distill_yellow": 50, "packet_items": 2},
+        {"yellow": 0.9, "red": 0.5, "compact": 0.3, "distill_head_chars": 0},
+    ],
+    "dcp": [
+        {"supersede_writes": True},
+        {"purge_error_turns": 1, "supersede_writes": True, "protected_tools": ("read",)},
+        {"deduplication": False, "purge_error_turns": 2},
+    ],
+    "context-editing": [
+        {"trigger": 1000},
+        {"trigger": 5000, "keep": 0, "clear_tool_inputs": True},
+        {
+            "trigger": 3000,
+            "clear_at_least": 5000,
+            "exclude_tools": ("bash",),
+            "keep": 5,
+            "clear_tool_inputs": True,
+        },
+    ],
+    "claude-code-microcompact": [
+        {"gap_minutes": 0},
+        {"gap_minutes": 0.5, "keep_recent": 1},
+        {"gap_minutes": 2, "keep_recent": 3, "tools": ("read",)},
+    ],
     "recorded": [],
 }
 
 #: (policy, window, counter): recorded and never at a large window; the what-if policies at a
 #: small one, so they compact (and overflow, which retries the call after compacting)
-RUNS = [("recorded", 200_000, "pi"), ("never", 200_000, "usage"), ("pi", 32_768, "pi"), ("early", 32_768, "usage"),
-        ("opencode", 32_768, "pi"), ("codex", 32_768, "usage"), ("claude-code", 32_768, "pi")]
+RUNS = [
+    ("recorded", 200_000, "pi"),
+    ("never", 200_000, "usage"),
+    ("pi", 32_768, "pi"),
+    ("early", 32_768, "usage"),
+    ("opencode", 32_768, "pi"),
+    ("codex", 32_768, "usage"),
+    ("claude-code", 32_768, "pi"),
+]
 
 
 def _load(path: Path) -> Any:
@@ -70,8 +98,21 @@ def _load(path: Path) -> Any:
 
 
 def _steps(r: Replay) -> list[tuple[Any, ...]]:
-    return [(s.step, s.entry_index, s.tokens, s.tokens_before_pruning, s.messages, s.pruned_items, s.pruned_tokens,
-             s.events, s.cost, s._state) for s in r.steps]
+    return [
+        (
+            s.step,
+            s.entry_index,
+            s.tokens,
+            s.tokens_before_pruning,
+            s.messages,
+            s.pruned_items,
+            s.pruned_tokens,
+            s.events,
+            s.cost,
+            s._state,
+        )
+        for s in r.steps
+    ]
 
 
 def _context(msgs: Any) -> list[tuple[Any, ...]]:
@@ -88,7 +129,9 @@ def assert_same(session: Any, settings: ReplaySettings, details: int = 4) -> Rep
     assert fast.metrics == ref.metrics
     strip = [{k: v for k, v in x.items() if k != "seconds"} for x in fast.summaries]
     assert strip == [{k: v for k, v in x.items() if k != "seconds"} for x in ref.summaries]
-    chosen = [s.step for s in fast.steps if s.events][: details - 1] + [len(fast.steps) - 1] if fast.steps else []
+    chosen = (
+        [s.step for s in fast.steps if s.events][: details - 1] + [len(fast.steps) - 1] if fast.steps else []
+    )
     for k in chosen:
         da, db = fast.step_detail(k), ref.step_detail(k)
         assert _context(da.before) == _context(db.before)
@@ -133,8 +176,12 @@ def test_long_sessions(strategy: str) -> None:
     long = _load(REPO / "sample_sessions" / "long-session.jsonl")
     assert_same(long, ReplaySettings(strategy=strategy, compaction="never"))
     values = VARIANTS[strategy][0] if VARIANTS[strategy] else {}
-    assert_same(long, ReplaySettings(strategy=strategy, compaction="pi", context_window=32_768)
-                .with_strategy_settings(values))
+    assert_same(
+        long,
+        ReplaySettings(strategy=strategy, compaction="pi", context_window=32_768).with_strategy_settings(
+            values
+        ),
+    )
     path = FIXTURES / "before-compaction.jsonl"
     if path.exists():
         assert_same(_load(path), ReplaySettings(strategy=strategy), details=2)
@@ -144,8 +191,12 @@ def test_long_sessions(strategy: str) -> None:
 def test_tiktoken_counter(strategy: str) -> None:
     s = _load(REPO / "sample_sessions" / "coding-session.jsonl")
     values = VARIANTS[strategy][0]
-    assert_same(s, ReplaySettings(strategy=strategy, counter="tiktoken", compaction="pi", context_window=32_768)
-                .with_strategy_settings(values))
+    assert_same(
+        s,
+        ReplaySettings(
+            strategy=strategy, counter="tiktoken", compaction="pi", context_window=32_768
+        ).with_strategy_settings(values),
+    )
 
 
 def test_none_under_the_usage_counter() -> None:
@@ -192,16 +243,22 @@ def _random_settings(rng: random.Random) -> ReplaySettings:
         elif isinstance(d, float):
             values[name] = rng.choice([0.05, 0.2, 0.5, 0.7, 0.9, 1.2, 0.0, 60.0])
         elif isinstance(d, tuple):
-            values[name] = tuple(rng.sample(["read", "bash", "edit", "write", "grep", "Read"], rng.randint(0, 3)))
+            values[name] = tuple(
+                rng.sample(["read", "bash", "edit", "write", "grep", "Read"], rng.randint(0, 3))
+            )
     try:
         strat = REGISTRY[strategy].Settings(**values)
     except ValueError:
         strat = REGISTRY[strategy].Settings()
     return ReplaySettings(
-        strategy=strategy, strategy_settings=tuple(sorted(strat.model_dump().items())),
+        strategy=strategy,
+        strategy_settings=tuple(sorted(strat.model_dump().items())),
         compaction=rng.choice(["recorded", "never", "pi", "early", "opencode", "codex", "claude-code"]),
-        context_window=rng.choice([2000, 8000, 32_768, 200_000]), keep_recent_tokens=rng.choice([0, 2000, 20_000]),
-        reserve_tokens=rng.choice([0, 1000, 16_384]), counter=rng.choice(["pi", "usage"]))
+        context_window=rng.choice([2000, 8000, 32_768, 200_000]),
+        keep_recent_tokens=rng.choice([0, 2000, 20_000]),
+        reserve_tokens=rng.choice([0, 1000, 16_384]),
+        counter=rng.choice(["pi", "usage"]),
+    )
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -217,12 +274,21 @@ def test_random_sessions_and_settings(seed: int, draw: int) -> None:
 # -- settings that cannot change a replay -----------------------------------------------------
 
 CHANGES: list[tuple[str, Any]] = [
-    ("keep_recent_tokens", 7000), ("reserve_tokens", 3000), ("pi_version", "0.58"), ("summarizer", "openai"),
-    ("summarizer_model", "some-model"), ("summarizer_base_url", "http://127.0.0.1:9/v1"),
-    ("policy", PolicySettings(early_red_fraction=0.3)), ("policy", PolicySettings(opencode_tail=False)),
-    ("policy", PolicySettings(opencode_max_output=20_000)), ("policy", PolicySettings(codex_fraction=0.5)),
-    ("policy", PolicySettings(codex_user_tokens=500)), ("policy", PolicySettings(claude_buffer=1000)),
-    ("strategy_settings", (("prune_protect", 1000),)), ("context_window", 20_000), ("counter", "usage"),
+    ("keep_recent_tokens", 7000),
+    ("reserve_tokens", 3000),
+    ("pi_version", "0.58"),
+    ("summarizer", "openai"),
+    ("summarizer_model", "some-model"),
+    ("summarizer_base_url", "http://127.0.0.1:9/v1"),
+    ("policy", PolicySettings(early_red_fraction=0.3)),
+    ("policy", PolicySettings(opencode_tail=False)),
+    ("policy", PolicySettings(opencode_max_output=20_000)),
+    ("policy", PolicySettings(codex_fraction=0.5)),
+    ("policy", PolicySettings(codex_user_tokens=500)),
+    ("policy", PolicySettings(claude_buffer=1000)),
+    ("strategy_settings", (("prune_protect", 1000),)),
+    ("context_window", 20_000),
+    ("counter", "usage"),
 ]
 
 

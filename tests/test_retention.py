@@ -41,29 +41,49 @@ def _session(summary: str = SUMMARY) -> tuple[object, dict[str, int]]:
 def _builder(summary: str) -> tuple[SessionBuilder, dict[str, str]]:
     b = SessionBuilder()
     ids: dict[str, str] = {}
-    ids["ask"] = b.user("Fix the parser bug. Don't touch the public API. Always run pytest before committing.")
-    b.assistant("Reading the code.", tools=[("read", {"path": "src/parser.py"}), ("read", {"path": "src/lexer.py"}),
-                                           ("read", {"path": "src/util.py"})])
+    ids["ask"] = b.user(
+        "Fix the parser bug. Don't touch the public API. Always run pytest before committing."
+    )
+    b.assistant(
+        "Reading the code.",
+        tools=[
+            ("read", {"path": "src/parser.py"}),
+            ("read", {"path": "src/lexer.py"}),
+            ("read", {"path": "src/util.py"}),
+        ],
+    )
     ids["parser_out"] = b.tool_result("def parse_header(line):\n    return tokenize_line(line)\n")
     ids["lexer_out"] = b.tool_result("class TokenStream:\n    pass\n")
     ids["util_out"] = b.tool_result("tmp = 1\n")
     ids["pytest"] = b.assistant(tools=[("bash", {"command": "pytest tests/test_parser.py"})])
-    ids["pytest_out"] = b.tool_result("E   ValueError: bad header field 'x-id'\nFAILED tests/test_parser.py::test_header",
-                                      tool="bash", is_error=True)
+    ids["pytest_out"] = b.tool_result(
+        "E   ValueError: bad header field 'x-id'\nFAILED tests/test_parser.py::test_header",
+        tool="bash",
+        is_error=True,
+    )
     b.assistant(tools=[("bash", {"command": "npm run lint"})])
     ids["lint_out"] = b.tool_result("error: unused variable 'tmp' in src/util.py", tool="bash", is_error=True)
     ids["task"] = b.user("Now also handle empty lines in parse_header.")
     ids["kept"] = b.assistant(tools=[("read", {"path": "src/parser.py"})])
     b.tool_result("def parse_header(line):\n    return tokenize_line(line)\n")
-    ids["comp"] = b.add("compaction", summary=summary, firstKeptEntryId=ids["kept"], tokensBefore=5000,
-                        details={"readFiles": ["src/lexer.py"], "modifiedFiles": []})
-    ids["use"] = b.assistant("Updating parse_header to use TokenStream.",
-                             tools=[("edit", {"path": "src/parser.py", "oldText": "x", "newText": "y"})])
+    ids["comp"] = b.add(
+        "compaction",
+        summary=summary,
+        firstKeptEntryId=ids["kept"],
+        tokensBefore=5000,
+        details={"readFiles": ["src/lexer.py"], "modifiedFiles": []},
+    )
+    ids["use"] = b.assistant(
+        "Updating parse_header to use TokenStream.",
+        tools=[("edit", {"path": "src/parser.py", "oldText": "x", "newText": "y"})],
+    )
     b.tool_result("ok", tool="edit")
     ids["rerun"] = b.assistant(tools=[("bash", {"command": "pytest tests/test_parser.py"})])
     ids["again"] = b.tool_result("E   ValueError: bad header field 'x-id'", tool="bash", is_error=True)
-    ids["quote"] = b.assistant("Still failing; src/lexer.py splits fields. Also fix the unused variable 'tmp' in "
-                               "src/util.py.", tools=[("read", {"path": "src/util.py"})])
+    ids["quote"] = b.assistant(
+        "Still failing; src/lexer.py splits fields. Also fix the unused variable 'tmp' in src/util.py.",
+        tools=[("read", {"path": "src/util.py"})],
+    )
     b.tool_result("tmp = 1\n")
     b.assistant("Done.")
     return b, ids
@@ -103,8 +123,13 @@ def test_each_category_keeps_one_item_and_forgets_one(scored) -> None:  # type: 
 def test_evidence_names_both_entries(scored) -> None:  # type: ignore[no-untyped-def]
     _, ix, _, rep = scored
     ev = {n.item: n.evidence for n in rep.compactions[0].needed}
-    assert ev["src/util.py"] == f"read src/util.py at entry {ix['util_out'] - 3}; named again at entry {ix['quote']}"
-    assert ev["ValueError: bad header field 'x-id'"].endswith(f"recurs in the tool output at entry {ix['again']}")
+    assert (
+        ev["src/util.py"]
+        == f"read src/util.py at entry {ix['util_out'] - 3}; named again at entry {ix['quote']}"
+    )
+    assert ev["ValueError: bad header field 'x-id'"].endswith(
+        f"recurs in the tool output at entry {ix['again']}"
+    )
     assert ev["error: unused variable 'tmp' in src/util.py"].endswith(f"referred to at entry {ix['quote']}")
     assert "before any new tool output showed it" in ev["TokenStream"]
 
@@ -114,13 +139,17 @@ def test_work_redone_after_the_cut(scored) -> None:  # type: ignore[no-untyped-d
     rd = rep.compactions[0].redo
     assert (rd.rereads, rd.reruns, rd.failing_reruns) == (1, 1, 1)
     assert {(x["kind"], x["item"], x["redoneAt"]) for x in rd.items} == {
-        ("reread", "src/util.py", ix["quote"]), ("failing rerun", "pytest tests/test_parser.py", ix["rerun"])}
+        ("reread", "src/util.py", ix["quote"]),
+        ("failing rerun", "pytest tests/test_parser.py", ix["rerun"]),
+    }
 
 
 def test_first_call_that_needed_a_dropped_item(scored) -> None:  # type: ignore[no-untyped-def]
     _, ix, r, rep = scored
     k = rep.first_need_steps[0]
-    assert r.steps[k].entry_index == ix["use"]  # TokenStream, used from memory at the first call after the cut
+    assert (
+        r.steps[k].entry_index == ix["use"]
+    )  # TokenStream, used from memory at the first call after the cut
     assert first_need_step(r, rep.compactions[0]) == k
 
 
@@ -133,7 +162,10 @@ def test_a_summary_that_forgets_the_task_and_the_kept_file(scored) -> None:  # t
     assert ("files", "src/lexer.py") in forgotten  # no details, no mention, not kept
     assert c.recall() == {"files": 0.25, "identifiers": 0.5, "errors": 0.0, "instructions": 0.0}
     # src/parser.py survives in the kept messages only; parse_header too
-    assert {n.item: n.where for n in c.needed if n.kept} == {"src/parser.py": ("kept",), "parse_header": ("kept",)}
+    assert {n.item: n.where for n in c.needed if n.kept} == {
+        "src/parser.py": ("kept",),
+        "parse_header": ("kept",),
+    }
 
 
 def test_a_task_is_not_open_when_the_user_asks_anew() -> None:
@@ -208,13 +240,19 @@ def test_compare_summaries_of_one_span(scored) -> None:  # type: ignore[no-untyp
 
 
 def test_paths_and_their_suffixes() -> None:
-    assert paths_in("see /repo/src/a.py and README.md, not and/or") >= {"/repo/src/a.py", "src/a.py", "a.py",
-                                                                        "README.md"}
+    assert paths_in("see /repo/src/a.py and README.md, not and/or") >= {
+        "/repo/src/a.py",
+        "src/a.py",
+        "a.py",
+        "README.md",
+    }
     assert "//example.com/x" not in paths_in("https://example.com/x")
 
 
 def test_identifiers_are_code_shaped() -> None:
-    text = "Call load_config() then TokenStream and parseHeader; self.cache_dir; os.path.join; JavaScript; Hello"
+    text = (
+        "Call load_config() then TokenStream and parseHeader; self.cache_dir; os.path.join; JavaScript; Hello"
+    )
     assert identifiers_in(text) == {"load_config", "TokenStream", "parseHeader", "cache_dir", "os.path.join"}
 
 
@@ -229,7 +267,9 @@ def test_error_lines() -> None:
 
 def test_instructions() -> None:
     assert instructions_in("Fix it. Never use print debugging.\nWe decided to keep SQLite. Thanks!") == (
-        "Never use print debugging.", "We decided to keep SQLite.")
+        "Never use print debugging.",
+        "We decided to keep SQLite.",
+    )
     assert words("Don't touch the public APIs") == {"touch", "public", "api"}
 
 
@@ -239,18 +279,27 @@ def test_highlights_are_the_kept_names_in_the_summary(scored) -> None:  # type: 
     _, _, r, rep = scored
     text = r.summaries[0]["text"]
     marked = {text[a:b] for a, b, _ in highlight_spans(text, rep.compactions[0])}
-    assert marked == {"parse_header", "src/parser.py", "tests/test_parser.py", "src/lexer.py",
-                      "bad header field 'x-id'"}
+    assert marked == {
+        "parse_header",
+        "src/parser.py",
+        "tests/test_parser.py",
+        "src/lexer.py",
+        "bad header field 'x-id'",
+    }
 
 
 def test_doctor_flags_low_retention() -> None:
     from inspector.doctor import DoctorOptions, diagnose
 
     s, ix = _session()
-    low = [f for f in diagnose(s, options=DoctorOptions(retention_min=0.7)).findings if f.kind == "low-retention"]
+    low = [
+        f for f in diagnose(s, options=DoctorOptions(retention_min=0.7)).findings if f.kind == "low-retention"
+    ]
     assert [(f.severity, f.entries) for f in low] == [("warning", [ix["comp"], ix["use"], ix["quote"]])]
-    assert low[0].message.startswith("compaction kept 7 of 11 items the session needed later (64%); forgot "
-                                     "identifier TokenStream, instruction Always run pytest")
+    assert low[0].message.startswith(
+        "compaction kept 7 of 11 items the session needed later (64%); forgot "
+        "identifier TokenStream, instruction Always run pytest"
+    )
     assert not [f for f in diagnose(s).findings if f.kind == "low-retention"]  # 64% ≥ the default 50%
 
 
@@ -276,9 +325,11 @@ def test_llm_probe_grades_each_item_against_its_probe(scored) -> None:  # type: 
 
     _, _, r, rep = scored
     c = rep.compactions[0]
-    fake = _FakeLlm("## recall\nparse_header, TokenStream; ValueError: bad header field 'x-id'\n"
-                    "## artifacts\nsrc/parser.py and src/lexer.py\n## continuation\nnot stated\n"
-                    "## decisions\nDo not touch the public API; always run pytest before committing.")
+    fake = _FakeLlm(
+        "## recall\nparse_header, TokenStream; ValueError: bad header field 'x-id'\n"
+        "## artifacts\nsrc/parser.py and src/lexer.py\n## continuation\nnot stated\n"
+        "## decisions\nDo not touch the public API; always run pytest before committing."
+    )
     res = probe(c, r.summaries[0]["text"], fake, use_cache=False)
     assert fake.calls == 1 and "<summary>" in fake.sent and res.label == "fake:m"
     assert res.recall == {"files": 0.5, "identifiers": 1.0, "errors": 0.5, "instructions": 1.0}
@@ -289,15 +340,38 @@ def test_other_agents_file_and_shell_tools() -> None:
     from inspector.retention.extract import facts_of
     from inspector.session.models import AssistantMessage
 
-    m = AssistantMessage(content=[
-        {"type": "toolCall", "id": "1", "name": "Read", "arguments": {"file_path": "/r/a.py"}},
-        {"type": "toolCall", "id": "2", "name": "edit", "arguments": {"filePath": "/r/b.ts", "oldString": "x"}},
-        {"type": "toolCall", "id": "3", "name": "apply_patch",
-         "arguments": {"input": "*** Begin Patch\n*** Update File: src/c.rs\n@@\n*** Add File: src/d.rs\n"}},
-        {"type": "toolCall", "id": "4", "name": "exec_command", "arguments": {"cmd": ["cat", "docs/e.md"]}},
-        {"type": "toolCall", "id": "5", "name": "grep", "arguments": {"path": "/r/not-a-touch.py"}},
-    ])
+    m = AssistantMessage(
+        content=[
+            {"type": "toolCall", "id": "1", "name": "Read", "arguments": {"file_path": "/r/a.py"}},
+            {
+                "type": "toolCall",
+                "id": "2",
+                "name": "edit",
+                "arguments": {"filePath": "/r/b.ts", "oldString": "x"},
+            },
+            {
+                "type": "toolCall",
+                "id": "3",
+                "name": "apply_patch",
+                "arguments": {
+                    "input": "*** Begin Patch\n*** Update File: src/c.rs\n@@\n*** Add File: src/d.rs\n"
+                },
+            },
+            {
+                "type": "toolCall",
+                "id": "4",
+                "name": "exec_command",
+                "arguments": {"cmd": ["cat", "docs/e.md"]},
+            },
+            {"type": "toolCall", "id": "5", "name": "grep", "arguments": {"path": "/r/not-a-touch.py"}},
+        ]
+    )
     f = facts_of(m)
-    assert f.touches == (("/r/a.py", "read"), ("/r/b.ts", "edit"), ("src/c.rs", "edit"), ("src/d.rs", "write"),
-                         ("docs/e.md", "bash"))
+    assert f.touches == (
+        ("/r/a.py", "read"),
+        ("/r/b.ts", "edit"),
+        ("src/c.rs", "edit"),
+        ("src/d.rs", "write"),
+        ("docs/e.md", "bash"),
+    )
     assert f.commands == (("4", "cat docs/e.md"),)

@@ -21,11 +21,17 @@ NAMES = ["coding-session", "small-tutorial", "long-session", "hostile-content", 
 
 
 def test_committed_samples_equal_a_fresh_generation(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "tools.samples.generate", str(tmp_path)], check=True, capture_output=True,
-                   cwd=REPO)
+    subprocess.run(
+        [sys.executable, "-m", "tools.samples.generate", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        cwd=REPO,
+    )
     for name in [*NAMES, "claude-code-session", "codex-session", "codex-legacy"]:
         assert (tmp_path / f"{name}.jsonl").read_bytes() == (SAMPLES / f"{name}.jsonl").read_bytes(), name
-    assert (tmp_path / "opencode-session.json").read_bytes() == (SAMPLES / "opencode-session.json").read_bytes()
+    assert (tmp_path / "opencode-session.json").read_bytes() == (
+        SAMPLES / "opencode-session.json"
+    ).read_bytes()
 
 
 def test_the_samples_folder_holds_data_only() -> None:
@@ -41,15 +47,30 @@ def test_samples_are_small_and_cover_what_they_promise() -> None:
         assert (SAMPLES / f"{name}.jsonl").stat().st_size <= 1_000_000, name
     s = load_session(SAMPLES / "coding-session.jsonl")
     kinds = s.counts_by_type()
-    for k in ("compaction", "branch_summary", "label", "session_info", "custom", "custom_message", "model_change",
-              "thinking_level_change", "message/bashExecution", "message/toolResult"):
+    for k in (
+        "compaction",
+        "branch_summary",
+        "label",
+        "session_info",
+        "custom",
+        "custom_message",
+        "model_change",
+        "thinking_level_change",
+        "message/bashExecution",
+        "message/toolResult",
+    ):
         assert kinds.get(k, 0) >= 1, k
     assert s.issues == () and len(s.leaves) == 2 and s.name
     stops = {getattr(e.message, "stopReason", None) for e in s.entries if e.type == "message"}
     assert {"aborted", "error", "toolUse", "stop"} <= stops
     b = load_session(SAMPLES / "broken.jsonl")
-    assert {i.kind for i in b.issues} >= {"malformed-json", "blank-lines", "duplicate-id", "dangling-parent",
-                                          "truncated-line"}
+    assert {i.kind for i in b.issues} >= {
+        "malformed-json",
+        "blank-lines",
+        "duplicate-id",
+        "dangling-parent",
+        "truncated-line",
+    }
 
 
 @pytest.mark.oracle

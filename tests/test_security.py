@@ -48,10 +48,17 @@ SECRETS = {  # planted in a session: none may leave the process unless asked for
     "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUv",
 }
 # the part of each that must not appear anywhere
-LEAKS = {"rsa": "MIIEowIBAAKCAQEAx4nYq0", "openssh": "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "postgres": "s3cretpw",
-         "database_url": "root@10.0.0.5", "stripe": "sk_live_51HxAbCdEfGhIjKlMnOp",
-         "hf": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "jwt": "dozjgNryP4J3jVmNHl0w5N", "password": "hunter2",
-         "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUv"}
+LEAKS = {
+    "rsa": "MIIEowIBAAKCAQEAx4nYq0",
+    "openssh": "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+    "postgres": "s3cretpw",
+    "database_url": "root@10.0.0.5",
+    "stripe": "sk_live_51HxAbCdEfGhIjKlMnOp",
+    "hf": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
+    "jwt": "dozjgNryP4J3jVmNHl0w5N",
+    "password": "hunter2",
+    "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUv",
+}
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -61,7 +68,9 @@ def run(*argv: str) -> tuple[int, str, str]:
             code = main(list(argv))
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
-            if isinstance(e.code, str):  # what Python prints on exit (a failing command printed its own message)
+            if isinstance(
+                e.code, str
+            ):  # what Python prints on exit (a failing command printed its own message)
                 err.write(e.code)
     return code, out.getvalue(), err.getvalue()
 
@@ -100,10 +109,22 @@ class Listener:
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 rec.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                payload = json.dumps({"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
-                                      "choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": {"role": "assistant", "content": "## Goal\nsummary"}}],
-                                      "usage": {"prompt_tokens": 10, "completion_tokens": 3}}).encode()
+                payload = json.dumps(
+                    {
+                        "id": "c1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": "## Goal\nsummary"},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
@@ -150,8 +171,9 @@ def _summarize(url: str, **kw: Any) -> Any:
     from inspector.context import build_session_context
 
     msgs = tuple(build_session_context(s).messages)
-    return get_summarizer("openai", model="m", base_url=url, max_retries=0, timeout=5, use_cache=False,
-                          **kw).summarize(SummaryRequest(msgs, None, None, 500))
+    return get_summarizer(
+        "openai", model="m", base_url=url, max_retries=0, timeout=5, use_cache=False, **kw
+    ).summarize(SummaryRequest(msgs, None, None, 500))
 
 
 def test_the_servers_key_never_reaches_a_base_url_nobody_configured(env: Any, listener: Listener) -> None:
@@ -162,8 +184,9 @@ def test_the_servers_key_never_reaches_a_base_url_nobody_configured(env: Any, li
     assert listener.auth() == {""}  # no Authorization header at all
 
 
-def test_a_configured_base_url_gets_the_servers_key_and_a_typed_key_goes_only_to_its_url(env: Any,
-                                                                                       listener: Listener) -> None:
+def test_a_configured_base_url_gets_the_servers_key_and_a_typed_key_goes_only_to_its_url(
+    env: Any, listener: Listener
+) -> None:
     env.setenv("INSPECTOR_LLM_BASE_URLS", listener.url + "/")  # trailing slash: the same URL
     _summarize(listener.url)
     assert listener.auth() == {f"Bearer {SERVER_KEY}"}
@@ -200,8 +223,13 @@ def _app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     f.write_text(secret_session().text())
     monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-    for k, v in {"summarizer": "openai", "compaction": "pi", "window": "2000", "reserve": "500",
-                 "keep": "300"}.items():
+    for k, v in {
+        "summarizer": "openai",
+        "compaction": "pi",
+        "window": "2000",
+        "reserve": "500",
+        "keep": "300",
+    }.items():
         at.query_params[k] = v
     at.run()
     at.text_input(key="local_path").input(str(f))
@@ -209,8 +237,9 @@ def _app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     return at
 
 
-def test_the_app_never_sends_the_servers_key_to_a_typed_base_url(env: Any, listener: Listener,
-                                                                  tmp_path: Path) -> None:
+def test_the_app_never_sends_the_servers_key_to_a_typed_base_url(
+    env: Any, listener: Listener, tmp_path: Path
+) -> None:
     at = _app(env, tmp_path)
     at.text_input(key="summarizer_base_url").input(listener.url).run()
     assert at.text_input(key="summarizer_api_key") is not None  # the app asks for this URL's own key
@@ -249,7 +278,9 @@ def test_an_export_over_a_hard_link_to_its_source_is_refused(tmp_path: Path) -> 
     os.link(src, tmp_path / "chard.jsonl")
     (tmp_path / "soft.jsonl").symlink_to(src)
     for target, what in ((tmp_path / "chard.jsonl", "replay"), (tmp_path / "soft.jsonl", "session")):
-        code, _, err = run("export", what, str(src), "-o", str(target), "--format", "html" if what == "replay" else "json")
+        code, _, err = run(
+            "export", what, str(src), "-o", str(target), "--format", "html" if what == "replay" else "json"
+        )
         assert code == 1 and "same file as the input" in err and err.count("\n") <= 1
     assert src.read_bytes() == before
 
@@ -303,8 +334,13 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
 def test_info_on_a_fifo_says_so_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    r = subprocess.run([sys.executable, "-m", "inspector", "info", str(fifo)], capture_output=True, text=True,
-                       timeout=60, cwd=REPO)  # a hang would fail here, not block the suite
+    r = subprocess.run(
+        [sys.executable, "-m", "inspector", "info", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )  # a hang would fail here, not block the suite
     assert r.returncode == 1 and "not a regular file: it is a FIFO" in r.stderr
 
 
@@ -317,7 +353,9 @@ def _in_thread(fn: Any, timeout: float = 30) -> Any:
     return box["v"]
 
 
-def test_a_fifo_in_an_agent_folder_is_never_listed_or_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fifo_in_an_agent_folder_is_never_listed_or_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from inspector.importers.discover import list_local_sessions
     from inspector.ui.sources import list_pi_sessions, local_sessions
 
@@ -333,7 +371,9 @@ def test_a_fifo_in_an_agent_folder_is_never_listed_or_opened(tmp_path: Path, mon
     found = _in_thread(local_sessions)
     assert [s.path.name for s in found["pi"]] == ["ok.jsonl"] and found["codex"] == []
     assert [s.path.name for s in _in_thread(lambda: list_local_sessions("pi"))] == ["ok.jsonl"]
-    assert [s.path.name for s in _in_thread(lambda: list_pi_sessions(tmp_path / ".pi/agent/sessions"))] == ["ok.jsonl"]
+    assert [s.path.name for s in _in_thread(lambda: list_pi_sessions(tmp_path / ".pi/agent/sessions"))] == [
+        "ok.jsonl"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,22 +387,39 @@ def test_each_secret_shape_is_redacted_and_its_near_miss_is_not(shape: Any) -> N
     assert redact_text(shape.near_miss) == shape.near_miss
 
 
-def test_no_planted_secret_leaves_through_an_export_a_dump_or_the_cache(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_planted_secret_leaves_through_an_export_a_dump_or_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(tmp_path / "cache"))
     src = _session_file(tmp_path)
     outs = []
-    for args in (["export", "session", str(src), "-o", str(tmp_path / "a.jsonl")],
-                 ["export", "session", str(src), "--compact", "--keep-recent-tokens", "500", "-o",
-                  str(tmp_path / "b.jsonl")],
-                 ["export", "replay", str(src), "-o", str(tmp_path / "r.json")],
-                 ["export", "doctor", str(src), "-o", str(tmp_path / "d.html")],
-                 ["oracle-json", str(src), "--dump-migrated", str(tmp_path / "m.jsonl")]):
+    for args in (
+        ["export", "session", str(src), "-o", str(tmp_path / "a.jsonl")],
+        [
+            "export",
+            "session",
+            str(src),
+            "--compact",
+            "--keep-recent-tokens",
+            "500",
+            "-o",
+            str(tmp_path / "b.jsonl"),
+        ],
+        ["export", "replay", str(src), "-o", str(tmp_path / "r.json")],
+        ["export", "doctor", str(src), "-o", str(tmp_path / "d.html")],
+        ["oracle-json", str(src), "--dump-migrated", str(tmp_path / "m.jsonl")],
+    ):
         assert run(*args)[0] == 0, args
         outs.append(Path(args[-1]).read_text())
     assert [leaked(t) for t in outs] == [[]] * len(outs)
-    assert len(leaked((run("export", "session", str(src), "--keep-secrets", "-o", str(tmp_path / "k.jsonl")),
-                       (tmp_path / "k.jsonl").read_text())[1])) == len(LEAKS)
+    assert len(
+        leaked(
+            (
+                run("export", "session", str(src), "--keep-secrets", "-o", str(tmp_path / "k.jsonl")),
+                (tmp_path / "k.jsonl").read_text(),
+            )[1]
+        )
+    ) == len(LEAKS)
     from inspector.summarize import cache
 
     cache.put("ab" + "0" * 62, {"text": "\n".join(SECRETS.values()), "input_tokens": 1})
@@ -390,8 +447,21 @@ def test_session_text_never_drives_the_terminal(tmp_path: Path) -> None:
     b.assistant("done", usage=900)
     p = tmp_path / "h.jsonl"
     p.write_text(b.text())
-    for argv in (["info", str(p)], ["compact", str(p), "--keep-recent-tokens", "10"], ["doctor", str(p)],
-                 ["export", "session", str(p), "--compact", "--keep-recent-tokens", "10", "-o", str(tmp_path / "o.jsonl")]):
+    for argv in (
+        ["info", str(p)],
+        ["compact", str(p), "--keep-recent-tokens", "10"],
+        ["doctor", str(p)],
+        [
+            "export",
+            "session",
+            str(p),
+            "--compact",
+            "--keep-recent-tokens",
+            "10",
+            "-o",
+            str(tmp_path / "o.jsonl"),
+        ],
+    ):
         code, out, err = run(*argv)
         assert code == 0 and not any(c in out + err for c in "\x1b\x07\x9b\u202e"), argv
     assert "\\u001b]0;PWNED" in run("info", str(p))[1]
@@ -408,21 +478,32 @@ def _edge_session() -> str:
     b.user("once more " * 30)
     b.assistant("fine", usage=3000)
     text = b.text().replace('"totalTokens": 1000', '"totalTokens": 1e400')
-    text = text.replace('"input": 2000', '"input": 1e308').replace('"output": 0, "cacheRead": 0, "cacheWrite": 0, '
-                                                                    '"totalTokens": 2000', '"output": 1e308, "cacheRead": 0, '
-                                                                    '"cacheWrite": 0, "totalTokens": 0')
+    text = text.replace('"input": 2000', '"input": 1e308').replace(
+        '"output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2000',
+        '"output": 1e308, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0',
+    )
     text = text.replace('"totalTokens": 3000', '"totalTokens": ' + "9" * 400)
     text = text.replace('"tokensBefore": 10', '"tokensBefore": ' + "9" * 400)
     # the builder writes the surrogate raw; a session file holds it as a JSON escape
-    return text.replace("\udc00", "\\udc00").replace("2026-01-01T00:00:08.000Z", "9999-12-31T23:59:59.999-14:00")
+    return text.replace("\udc00", "\\udc00").replace(
+        "2026-01-01T00:00:08.000Z", "9999-12-31T23:59:59.999-14:00"
+    )
 
 
 def test_huge_and_non_finite_numbers_surrogates_and_year_10000_never_raise(tmp_path: Path) -> None:
     p = tmp_path / "edge.jsonl"
     p.write_text(_edge_session(), encoding="utf-8", errors="surrogatepass")
-    commands = [["info"], ["info", "--json"], ["compact"], ["doctor"], ["replay"], ["replay", "--counter", "usage", "--json"],
-                ["replay", "--compaction", "pi", "--window", "2000", "--reserve", "500"], ["prune", "--strategy", "opencode"],
-                ["sweep", "--compaction", "pi", "--window", "3000", "--grid", "keep_recent_tokens=100,1000"]]
+    commands = [
+        ["info"],
+        ["info", "--json"],
+        ["compact"],
+        ["doctor"],
+        ["replay"],
+        ["replay", "--counter", "usage", "--json"],
+        ["replay", "--compaction", "pi", "--window", "2000", "--reserve", "500"],
+        ["prune", "--strategy", "opencode"],
+        ["sweep", "--compaction", "pi", "--window", "3000", "--grid", "keep_recent_tokens=100,1000"],
+    ]
     for cmd in commands:
         code, out, _ = run(cmd[0], str(p), *cmd[1:])
         assert code == 0, cmd
@@ -430,12 +511,26 @@ def test_huge_and_non_finite_numbers_surrogates_and_year_10000_never_raise(tmp_p
             _strict_json(out)  # no Infinity or NaN: valid JSON
     for fmt in ("html", "json", "csv"):
         assert run("export", "replay", str(p), "-o", str(tmp_path / f"r.{fmt}"))[0] == 0
-    assert run("export", "session", str(p), "--compact", "--keep-recent-tokens", "50", "-o", str(tmp_path / "c.jsonl"))[0] == 0
+    assert (
+        run(
+            "export",
+            "session",
+            str(p),
+            "--compact",
+            "--keep-recent-tokens",
+            "50",
+            "-o",
+            str(tmp_path / "c.jsonl"),
+        )[0]
+        == 0
+    )
     issues = run("info", str(p))[1]
     assert "line 3: usage.totalTokens is Infinity" in issues and "(400 digits)" in issues
 
 
-def test_app_pages_show_edge_numbers_without_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_app_pages_show_edge_numbers_without_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from .test_hardening import check_app
 
     monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
@@ -445,8 +540,9 @@ def test_app_pages_show_edge_numbers_without_an_error(tmp_path: Path, monkeypatc
         assert check_app(str(p), compaction) is None
 
 
-def test_a_page_error_shows_a_reference_not_a_traceback(monkeypatch: pytest.MonkeyPatch,
-                                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_a_page_error_shows_a_reference_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     from streamlit.testing.v1 import AppTest
 
     from inspector.ui import common
@@ -471,8 +567,14 @@ def test_escaped_text_defeats_markdown_autolinks() -> None:
 
     url = re.compile(r"(?i)(https?://|www(?=\.))([-.\w]+)")
     email = re.compile(r"(?<![-.\w+])([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)")
-    for text in ("https://evil.example/x", "see www.evil.example", "mail a@evil.example", "[t](http://x.y)",
-                 "<https://evil.example>", "HTTP://EVIL.EXAMPLE"):
+    for text in (
+        "https://evil.example/x",
+        "see www.evil.example",
+        "mail a@evil.example",
+        "[t](http://x.y)",
+        "<https://evil.example>",
+        "HTTP://EVIL.EXAMPLE",
+    ):
         shown = re.sub(r"\\(.)", r"\1", esc(text))  # markdown resolves the backslash escapes
         assert not url.search(shown) and not email.search(shown), text
 
@@ -516,8 +618,11 @@ def test_a_very_long_line_parses_exactly_as_json_does(monkeypatch: pytest.Monkey
     alphabet = ["a", " ", "\n", '"', "\\", "é", "😀", "\udc00", "\ud83d", "\t", "\u2028", "/", "xxxxx"]
     parsed_here = 0
     for trial in range(400):
-        obj = {"type": "message", "k": ["".join(rng.choice(alphabet) for _ in range(rng.randrange(300)))
-                                        for _ in range(3)], "n": {"deep": "".join(rng.choice(alphabet) for _ in range(200))}}
+        obj = {
+            "type": "message",
+            "k": ["".join(rng.choice(alphabet) for _ in range(rng.randrange(300))) for _ in range(3)],
+            "n": {"deep": "".join(rng.choice(alphabet) for _ in range(200))},
+        }
         line = json.dumps(obj, ensure_ascii=trial % 2 == 0).encode("utf-8", "surrogatepass")
         if b"\xed" in line:  # a raw lone surrogate is no UTF-8: written as its escape instead
             line = json.dumps(obj).encode()
@@ -528,7 +633,9 @@ def test_a_very_long_line_parses_exactly_as_json_does(monkeypatch: pytest.Monkey
     assert parsed_here > 300
 
 
-def test_an_over_long_line_is_skipped_without_being_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_over_long_line_is_skipped_without_being_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from inspector import load_session
     from inspector.session import loader
 
@@ -552,7 +659,9 @@ def test_tiktoken_counts_of_a_giant_text_add_up_exactly() -> None:
     assert TiktokenCounter().count_text(text) == len(_encoding().encode_ordinary(text))
 
 
-def test_utf16_length_and_redaction_of_long_texts_match_the_short_path(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_utf16_length_and_redaction_of_long_texts_match_the_short_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from inspector import jsjson, redact
 
     text = ("é😀 password: hunter2 " + SECRETS["postgres"] + " x" * 40) * 50
@@ -568,4 +677,8 @@ def test_the_app_shows_lone_surrogates_as_replacement_characters_with_a_located_
     data = b'{"a":"x\\udc00y"}\n{"b":"\\ud83d\\ude00"}\n{"c":"\\\\udc00 \\ud800"}\n'
     fixed, lines = replace_lone_surrogate_escapes(data)
     assert lines == [1, 3]
-    assert [json.loads(x) for x in fixed.splitlines()] == [{"a": "x\ufffdy"}, {"b": "😀"}, {"c": "\\udc00 \ufffd"}]
+    assert [json.loads(x) for x in fixed.splitlines()] == [
+        {"a": "x\ufffdy"},
+        {"b": "😀"},
+        {"c": "\\udc00 \ufffd"},
+    ]

@@ -58,8 +58,10 @@ def test_importer_labels_and_session_folders_come_from_the_agent_records() -> No
         if name in FORMAT_LABELS:
             assert FORMAT_LABELS[name] == a.format_label
     home = Path("/h")
-    assert agent_dirs("claude-code", {"CLAUDE_CONFIG_DIR": "/a,/b"}, home) == [Path("/a/projects"),
-                                                                               Path("/b/projects")]
+    assert agent_dirs("claude-code", {"CLAUDE_CONFIG_DIR": "/a,/b"}, home) == [
+        Path("/a/projects"),
+        Path("/b/projects"),
+    ]
     assert agent_dirs("pi", {}, home) == [Path("/h/.pi/agent/sessions")]
 
 
@@ -87,7 +89,9 @@ def test_policies_say_what_they_are_instead_of_their_names_being_checked() -> No
     assert sim == {"pi", "early", "opencode", "codex", "claude-code"}
     assert {n for n, p in POLICIES.items() if p.pi_cut} == {"pi", "early"}
     assert [n for n, p in POLICIES.items() if p.as_recorded] == ["recorded"]
-    assert rule_policy("recorded", "codex").name == "codex" and rule_policy("recorded", "unknown").name == "pi"
+    assert (
+        rule_policy("recorded", "codex").name == "codex" and rule_policy("recorded", "unknown").name == "pi"
+    )
     assert rule_policy("early", "codex").name == "early"
     assert trigger_threshold("codex", 200_000, PolicySettings(), 16_384) == 180_000
     with pytest.raises(ValueError, match="unknown compaction policy"):
@@ -104,8 +108,9 @@ def _session_that_compacts() -> tuple[object, ReplaySettings]:
         b.assistant("", tools=[("read", {"path": "a.py"})])
         b.tool_result("x" * 4000, tool="read")
         b.assistant("done " * 20)
-    return b.session(), ReplaySettings(compaction="pi", context_window=2000, reserve_tokens=200,
-                                       keep_recent_tokens=500)
+    return b.session(), ReplaySettings(
+        compaction="pi", context_window=2000, reserve_tokens=200, keep_recent_tokens=500
+    )
 
 
 def test_events_are_typed_and_serialise_as_the_dicts_they_replace() -> None:
@@ -117,8 +122,12 @@ def test_events_are_typed_and_serialise_as_the_dicts_they_replace() -> None:
     assert comp.to_json()["type"] == "compaction" and comp["simulated"] is True and comp.get("policy") == "pi"
     assert dict(comp) == comp.to_json()
     assert Overflow(5, 4).to_json() == {"type": "overflow", "tokens": 5, "window": 4}
-    assert Overflow(5, 4, "compaction").to_json() == {"type": "overflow", "tokens": 5, "window": 4,
-                                                      "before": "compaction"}
+    assert Overflow(5, 4, "compaction").to_json() == {
+        "type": "overflow",
+        "tokens": 5,
+        "window": 4,
+        "before": "compaction",
+    }
     assert Reread("a.py", 3).to_json() == {"type": "reread", "path": "a.py", "earlierEntryIndex": 3}
     k = next(st.step for st in r.steps if st.events)
     assert r.as_dict()["steps"][k]["events"] == [e.to_json() for e in r.steps[k].events]
@@ -143,4 +152,7 @@ def test_the_summary_cache_is_the_callers() -> None:
 def test_compare_agents_replays_each_agents_policy_and_strategy() -> None:
     s = load_session(SAMPLES / "coding-session.jsonl")
     cells = compare_agents(s, ReplaySettings(context_window=40_000), ["pi", "codex"])
-    assert [(c.settings.compaction, c.settings.strategy) for c in cells] == [("pi", "none"), ("codex", "none")]
+    assert [(c.settings.compaction, c.settings.strategy) for c in cells] == [
+        ("pi", "none"),
+        ("codex", "none"),
+    ]

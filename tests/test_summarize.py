@@ -52,8 +52,17 @@ from .support.builder import SessionBuilder
 from .support.paths import FIXTURES, PI_EXPECTED, REPO, SHARED
 from .support.pi_oracle import PiOracle, pinned_versions
 
-PI_HEADINGS = ("## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked",
-               "## Key Decisions", "## Next Steps", "## Critical Context")
+PI_HEADINGS = (
+    "## Goal",
+    "## Constraints & Preferences",
+    "## Progress",
+    "### Done",
+    "### In Progress",
+    "### Blocked",
+    "## Key Decisions",
+    "## Next Steps",
+    "## Critical Context",
+)
 
 
 def _norm(text: str) -> str:
@@ -81,27 +90,38 @@ class Stub:
             self.reqs.append(req)
         if self.barrier is not None and req.kind in self.kinds:
             self.barrier.wait(timeout=5)
-        return SummaryResult(f"<{req.kind} {req.slice_index}>", SummaryUsage(10, 2, 1, 0.0, 0.01), "stub",
-                             f"P:{req.kind}")
+        return SummaryResult(
+            f"<{req.kind} {req.slice_index}>", SummaryUsage(10, 2, 1, 0.0, 0.01), "stub", f"P:{req.kind}"
+        )
 
 
 # --- offline summary of the shared fixture: the issue's acceptance test ---------------------------
 
+
 def test_offline_summary_of_before_compaction_has_pis_modified_files_and_the_latest_request() -> None:
     s, prep = _fixture_prep()
     oracle = json.loads((PI_EXPECTED / "before-compaction.json").read_text())
-    pi = next(c["prepareCompaction"] for c in oracle["compaction"]
-              if c["keepRecentTokens"] == oracle["defaults"]["keepRecentTokens"])
+    pi = next(
+        c["prepareCompaction"]
+        for c in oracle["compaction"]
+        if c["keepRecentTokens"] == oracle["defaults"]["keepRecentTokens"]
+    )
     res = summarize_compaction(prep, get_summarizer("offline"))
     assert res.summarizer == "offline extractive" and res.error is None and not res.fell_back
     body = res.text.split("<read-files>")[0]
     assert pi["fileOps"]["modifiedFiles"]
     for f in pi["fileOps"]["modifiedFiles"]:  # in the Done items and in the appended block
         assert f in body, f
-    assert res.text.endswith(format_file_operations(pi["fileOps"]["readFiles"], pi["fileOps"]["modifiedFiles"]))
+    assert res.text.endswith(
+        format_file_operations(pi["fileOps"]["readFiles"], pi["fileOps"]["modifiedFiles"])
+    )
     # the user's latest request, from pi's own lists (entry indexes and roles), whole
-    idx = [i for part in ("messagesToSummarize", "turnPrefixMessages")
-           for i, role in zip(pi[part]["entryIndexes"], pi[part]["roles"], strict=True) if role == "user"][-1]
+    idx = [
+        i
+        for part in ("messagesToSummarize", "turnPrefixMessages")
+        for i, role in zip(pi[part]["entryIndexes"], pi[part]["roles"], strict=True)
+        if role == "user"
+    ][-1]
     content = s.entries[idx].message.content
     latest = content if isinstance(content, str) else "".join(b.text for b in content if b.type == "text")
     assert len(latest) > 150 and _norm(latest) in _norm(res.text)
@@ -113,7 +133,9 @@ def test_offline_summary_of_before_compaction_has_pis_modified_files_and_the_lat
 
 def test_offline_keeps_the_previous_summary_of_the_fixture_including_its_own_sections() -> None:
     _, prep = _fixture_prep()
-    res = get_summarizer().summarize(SummaryRequest(prep.messagesToSummarize, prep.previousSummary, None, 13107))
+    res = get_summarizer().summarize(
+        SummaryRequest(prep.messagesToSummarize, prep.previousSummary, None, 13107)
+    )
     # the earlier checkpoint is free-form: its goal, done work, code block and key files all survive
     assert "Refactor `coding-agent` to eliminate code duplication" in res.text
     assert "`AgentSession` class created" in res.text
@@ -125,8 +147,15 @@ def test_offline_is_deterministic_across_processes() -> None:
     here = summarize_compaction(prep, get_summarizer("offline")).text
     assert here == summarize_compaction(prep, get_summarizer("offline")).text
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    out = subprocess.run([sys.executable, "-m", "inspector", "summarize", str(FIXTURES / "before-compaction.jsonl"),
-                          "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "inspector", "summarize", str(FIXTURES / "before-compaction.jsonl"), "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert json.loads(out.stdout)["text"] == here
 
 
@@ -139,8 +168,18 @@ def test_offline_respects_the_token_budget(kind: str, budget: int) -> None:
     assert estimate(res.text) <= budget
     if budget >= 4000:  # room enough: the request that is being worked on is never trimmed
         users = [m.message for m in msgs if m.role == "user"]
-        req = [u for u in users if len(_norm(u.content if isinstance(u.content, str) else
-                                             " ".join(b.text for b in u.content if b.type == "text")).split()) >= 4]
+        req = [
+            u
+            for u in users
+            if len(
+                _norm(
+                    u.content
+                    if isinstance(u.content, str)
+                    else " ".join(b.text for b in u.content if b.type == "text")
+                ).split()
+            )
+            >= 4
+        ]
         first_or_last = req[0] if kind == "turn_prefix" else req[-1]
         text = " ".join(b.text for b in first_or_last.content if b.type == "text")
         assert _norm(text)[:2000] in _norm(res.text)
@@ -149,14 +188,22 @@ def test_offline_respects_the_token_budget(kind: str, budget: int) -> None:
 def _small_session(sb: SessionBuilder) -> object:
     sb.user("Make the parser stream its input.")
     kept = sb.user("Now update the tests. You must keep the public API stable.")
-    sb.add("compaction", firstKeptEntryId=kept, tokensBefore=10, summary=(
-        "## Goal\nOld goal from before\n\n## Progress\n### Done\n- [x] Parser refactor\n\n### In Progress\n"
-        "- [ ] Streaming input\n\n## Key Decisions\n- **Earlier**: reason\n\n## Next Steps\n1. Old next step\n\n"
-        "## Critical Context\n- (none)\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\n"
-        "Turn request\n\n<read-files>\nsrc/only-read.ts\n</read-files>\n\n<modified-files>\nsrc/old.ts\n"
-        "</modified-files>"))
-    sb.assistant("I'll use a generator instead of a callback, because it composes.",
-                 tools=[("edit", {"path": "src/p.ts", "oldText": "a", "newText": "b"})])
+    sb.add(
+        "compaction",
+        firstKeptEntryId=kept,
+        tokensBefore=10,
+        summary=(
+            "## Goal\nOld goal from before\n\n## Progress\n### Done\n- [x] Parser refactor\n\n### In Progress\n"
+            "- [ ] Streaming input\n\n## Key Decisions\n- **Earlier**: reason\n\n## Next Steps\n1. Old next step\n\n"
+            "## Critical Context\n- (none)\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\n"
+            "Turn request\n\n<read-files>\nsrc/only-read.ts\n</read-files>\n\n<modified-files>\nsrc/old.ts\n"
+            "</modified-files>"
+        ),
+    )
+    sb.assistant(
+        "I'll use a generator instead of a callback, because it composes.",
+        tools=[("edit", {"path": "src/p.ts", "oldText": "a", "newText": "b"})],
+    )
     sb.tool_result("ok", tool="edit")
     sb.assistant("", tools=[("bash", {"command": "npm test"})])
     sb.tool_result("FAIL tests/p.test.ts: expected 2", tool="bash", is_error=True)
@@ -169,7 +216,9 @@ def _small_session(sb: SessionBuilder) -> object:
 
 def test_offline_updates_a_previous_summary_instead_of_restarting(sb: SessionBuilder) -> None:
     s = _small_session(sb)
-    prep = prepare_compaction(s.path_entries(), CompactionSettings(keepRecentTokens=200), path_indexes=s.path())
+    prep = prepare_compaction(
+        s.path_entries(), CompactionSettings(keepRecentTokens=200), path_indexes=s.path()
+    )
     assert prep.previousSummary and not prep.isSplitTurn
     text = summarize_compaction(prep, get_summarizer()).text
     body = text.split("<read-files>")[0]
@@ -189,14 +238,18 @@ def test_offline_updates_a_previous_summary_instead_of_restarting(sb: SessionBui
 
 def test_offline_previous_summary_round_trips_unchanged() -> None:
     _, prep = _fixture_prep()
-    first = get_summarizer().summarize(SummaryRequest(prep.messagesToSummarize, prep.previousSummary, None, 13107))
+    first = get_summarizer().summarize(
+        SummaryRequest(prep.messagesToSummarize, prep.previousSummary, None, 13107)
+    )
     again = get_summarizer().summarize(SummaryRequest((), first.text, None, 13107))
     assert again.text == first.text
 
 
 def test_parse_summary_keeps_code_fences_and_foreign_sections() -> None:
-    text = ("# Checkpoint\n\n## Objective\nShip it\n\n## Key Files\n- `a.py`: entry\n\n### Layout\n```\n## not a heading\n"
-            "src/\n```\n\n1. Primary Request and Intent:\n   fix the bug\n\n<modified-files>\nz.py\n</modified-files>")
+    text = (
+        "# Checkpoint\n\n## Objective\nShip it\n\n## Key Files\n- `a.py`: entry\n\n### Layout\n```\n## not a heading\n"
+        "src/\n```\n\n1. Primary Request and Intent:\n   fix the bug\n\n<modified-files>\nz.py\n</modified-files>"
+    )
     sec = parse_summary(text)
     assert sec["Goal"] == ["Ship it"]
     cc = "\n".join(sec["Critical Context"])
@@ -216,7 +269,9 @@ def test_offline_branch_and_turn_prefix_layouts(sb: SessionBuilder) -> None:
 
 def test_offline_custom_instructions_pick_matching_lines(sb: SessionBuilder) -> None:
     s = _small_session(sb)
-    prep = prepare_compaction(s.path_entries(), CompactionSettings(keepRecentTokens=200), path_indexes=s.path())
+    prep = prepare_compaction(
+        s.path_entries(), CompactionSettings(keepRecentTokens=200), path_indexes=s.path()
+    )
     res = summarize_compaction(prep, get_summarizer(), custom_instructions="the failing assertion")
     assert "Focus (the failing assertion): Next I need to fix the failing assertion" in res.text
     assert res.prompt == ""  # the offline summarizer sends nothing
@@ -227,19 +282,32 @@ def test_offline_custom_instructions_pick_matching_lines(sb: SessionBuilder) -> 
 
 # --- pi's compact() and generateBranchSummary composition -----------------------------------------
 
+
 def test_compaction_composition_is_pis_with_both_calls_concurrent() -> None:
     _, prep = _fixture_prep()
     stub = Stub(threading.Barrier(2), kinds=("history", "turn_prefix"))
     res = summarize_compaction(prep, stub, custom_instructions="focus X")
     hist, pre = sorted(stub.reqs, key=lambda r: r.kind)
-    assert (hist.kind, hist.max_tokens, hist.previous_summary, hist.custom_instructions) == \
-        ("history", 13107, prep.previousSummary, "focus X")
-    assert (pre.kind, pre.max_tokens, pre.previous_summary, pre.custom_instructions) == ("turn_prefix", 8192, None, None)
+    assert (hist.kind, hist.max_tokens, hist.previous_summary, hist.custom_instructions) == (
+        "history",
+        13107,
+        prep.previousSummary,
+        "focus X",
+    )
+    assert (pre.kind, pre.max_tokens, pre.previous_summary, pre.custom_instructions) == (
+        "turn_prefix",
+        8192,
+        None,
+        None,
+    )
     assert pre.messages == prep.turnPrefixMessages and hist.messages == prep.messagesToSummarize
     r, m = prep.fileOps.lists()
     assert res.text == "<history 0>" + SPLIT_TURN_SEPARATOR + "<turn_prefix 0>" + format_file_operations(r, m)
     assert (res.usage.calls, res.usage.input_tokens, res.usage.cost_usd) == (2, 20, pytest.approx(0.02))
-    assert res.prompt == "===== history summary =====\nP:history\n\n===== turn-prefix summary =====\nP:turn_prefix"
+    assert (
+        res.prompt
+        == "===== history summary =====\nP:history\n\n===== turn-prefix summary =====\nP:turn_prefix"
+    )
     codex = summarize_compaction(prep, Stub(), style="codex")
     assert codex.text.startswith(CODEX_SUMMARY_PREFIX + "\n<history 0>")
 
@@ -250,14 +318,18 @@ def test_split_turn_with_nothing_before_it_says_no_prior_history(sb: SessionBuil
         sb.assistant(f"step {k}", tools=[("write", {"path": f"f{k}.py", "content": "x" * 4000})])
         sb.tool_result("done", tool="write")
     s = sb.session()
-    prep = prepare_compaction(s.path_entries(), CompactionSettings(keepRecentTokens=2000), path_indexes=s.path())
+    prep = prepare_compaction(
+        s.path_entries(), CompactionSettings(keepRecentTokens=2000), path_indexes=s.path()
+    )
     assert prep.isSplitTurn and not prep.messagesToSummarize and prep.turnPrefixMessages
     stub = Stub()
     res = summarize_compaction(prep, stub)
     assert [r.kind for r in stub.reqs] == ["turn_prefix"] and res.summarizer == "stub"
     assert res.text.startswith(NO_PRIOR_HISTORY + SPLIT_TURN_SEPARATOR + "<turn_prefix 0>")
     offline = summarize_compaction(prep, get_summarizer())
-    assert offline.text.startswith(NO_PRIOR_HISTORY + SPLIT_TURN_SEPARATOR + "## Original Request\nBuild the whole thing")
+    assert offline.text.startswith(
+        NO_PRIOR_HISTORY + SPLIT_TURN_SEPARATOR + "## Original Request\nBuild the whole thing"
+    )
 
 
 def test_branch_summary_composition(sb: SessionBuilder) -> None:
@@ -266,16 +338,23 @@ def test_branch_summary_composition(sb: SessionBuilder) -> None:
     stub = Stub()
     res = summarize_branch(prep, stub, custom_instructions="only tests", replace_instructions=True)
     (req,) = stub.reqs
-    assert (req.kind, req.max_tokens, req.custom_instructions, req.replace_instructions) == \
-        ("branch", 2048, "only tests", True)
+    assert (req.kind, req.max_tokens, req.custom_instructions, req.replace_instructions) == (
+        "branch",
+        2048,
+        "only tests",
+        True,
+    )
     r, m = prep.fileOps.lists()
     assert res.text == BRANCH_SUMMARY_PREAMBLE + "<branch 0>" + format_file_operations(r, m)
-    assert build_prompt(req)[1].endswith("</conversation>\n\nonly tests")  # pi: the instructions replace the prompt
+    assert build_prompt(req)[1].endswith(
+        "</conversation>\n\nonly tests"
+    )  # pi: the instructions replace the prompt
     empty = summarize_branch(prepare_branch_entries([]), stub)
     assert empty.text == "No content to summarize" and len(stub.reqs) == 1
 
 
 # --- prompt styles ---------------------------------------------------------------------------------
+
 
 def test_prompts_carry_pis_exact_conversation_text_and_each_systems_structure() -> None:
     _, prep = _fixture_prep()
@@ -295,8 +374,9 @@ def test_prompts_carry_pis_exact_conversation_text_and_each_systems_structure() 
     assert "## Next Steps" in branch and "Critical Context" not in branch
     claude = build_prompt(SummaryRequest(msgs, None, None, 100, "history", "claude-code"))[1]
     assert "<analysis>" in claude and "<summary>" in claude
-    assert [claude.index(f"{i}. {n}:") for i, n in enumerate(CLAUDE_CODE_SECTIONS, 1)] == \
-        sorted(claude.index(f"{i}. {n}:") for i, n in enumerate(CLAUDE_CODE_SECTIONS, 1))
+    assert [claude.index(f"{i}. {n}:") for i, n in enumerate(CLAUDE_CODE_SECTIONS, 1)] == sorted(
+        claude.index(f"{i}. {n}:") for i, n in enumerate(CLAUDE_CODE_SECTIONS, 1)
+    )
     assert extract_summary("claude-code", "<analysis>a</analysis>\n<summary>\nS\n</summary>") == "S"
     assert "CONTEXT CHECKPOINT".lower() in build_prompt(SummaryRequest(msgs, style="codex"))[1].lower()
     oc = build_prompt(SummaryRequest(msgs, "PREV", None, 100, "history", "opencode"))[1]
@@ -328,25 +408,39 @@ def test_prompts_are_our_own_words(request: pytest.FixtureRequest) -> None:
         pi = None
     src = _source_prompts(pi)
     if not src:
-        pytest.skip("no source prompts to compare with: neither ../shared/seeds nor node/npm for pi's package")
+        pytest.skip(
+            "no source prompts to compare with: neither ../shared/seeds nor node/npm for pi's package"
+        )
 
     def shingles(t: str, n: int = 7) -> set[str]:
         w = re.findall(r"[a-z0-9']+", t.lower())
-        return {" ".join(w[i:i + n]) for i in range(len(w) - n + 1)}
+        return {" ".join(w[i : i + n]) for i in range(len(w) - n + 1)}
 
     theirs = shingles(src)
     ours = set()
     for style in STYLES:
         for kind in ("history", "turn_prefix", "branch", "stitch", "slice"):
             for prev in (None, "p"):
-                sys_, user = build_prompt(SummaryRequest((), prev, "c", 100, kind, style, slice_index=1,  # type: ignore[arg-type]
-                                                         slice_count=2, parts=("a",)))
+                sys_, user = build_prompt(
+                    SummaryRequest(
+                        (),
+                        prev,
+                        "c",
+                        100,
+                        kind,
+                        style,
+                        slice_index=1,  # type: ignore[arg-type]
+                        slice_count=2,
+                        parts=("a",),
+                    )
+                )
                 ours |= shingles(sys_) | shingles(user)
     ours |= shingles(CODEX_SUMMARY_PREFIX)
     assert not ours & theirs
 
 
 # --- slice strategies ------------------------------------------------------------------------------
+
 
 def test_segment_and_budgets_follow_the_research_note() -> None:
     _, prep = _fixture_prep()
@@ -376,7 +470,10 @@ def test_slice_strategies_make_the_calls_the_note_describes() -> None:
     assert len(slices_) == n and res.usage.calls == n + 1 and stitch.kind == "stitch"
     assert stitch.parts == tuple(f"<slice {i}>" for i in range(n)) and stitch.previous_summary == "PREV"
     assert stitch.max_tokens == 13107 and all(r.previous_summary is None for r in slices_)
-    assert res.prompt.count("----- call:") == n + 1 and f"----- call: slice 1 of {n} -----\nP:slice" in res.prompt
+    assert (
+        res.prompt.count("----- call:") == n + 1
+        and f"----- call: slice 1 of {n} -----\nP:slice" in res.prompt
+    )
     first = build_prompt(next(r for r in slices_ if r.slice_index == 0))[1]
     last = build_prompt(next(r for r in slices_ if r.slice_index == n - 1))[1]
     assert f"slice 1 of {n}" in first and "START" in first and "MOST RECENT" in last
@@ -397,13 +494,20 @@ def test_slice_strategies_make_the_calls_the_note_describes() -> None:
 
 def test_compare_prints_the_notes_table_for_any_session() -> None:
     _, prep = _fixture_prep()
-    rows = compare(SummaryRequest(prep.messagesToSummarize, prep.previousSummary, None, 13107), get_summarizer())
+    rows = compare(
+        SummaryRequest(prep.messagesToSummarize, prep.previousSummary, None, 13107), get_summarizer()
+    )
     assert [r["strategy"] for r in rows] == list(STRATEGIES)
     assert rows[0]["calls"] == 1 and rows[1]["calls"] == rows[1]["slices"] + 1
     assert all(r["inputTokens"] > 0 and r["outputTokens"] > 0 for r in rows)
     table = format_table(rows).splitlines()
-    assert [c.strip() for c in table[0].strip("|").split("|")] == \
-        ["Strategy", "Input Tokens", "Output Tokens", "API Calls", "Time (ms)"]
+    assert [c.strip() for c in table[0].strip("|").split("|")] == [
+        "Strategy",
+        "Input Tokens",
+        "Output Tokens",
+        "API Calls",
+        "Time (ms)",
+    ]
     assert len(table) == 6
 
 
@@ -416,6 +520,7 @@ def test_offline_strategies_stay_within_budget_and_keep_the_previous_goal() -> N
 
 
 # --- cache location and command --------------------------------------------------------------------
+
 
 def test_cache_dir_env_override_and_platformdirs_default(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(tmp_path / "c"))
@@ -438,7 +543,11 @@ def test_summarize_command(capsys) -> None:  # type: ignore[no-untyped-def]
     assert "<modified-files>" in out["text"] and "===== turn-prefix summary =====" in out["prompt"]
     assert main(["summarize", f, "--show-prompt", "--style", "opencode"]) == 0
     text = capsys.readouterr().out
-    assert "sends nothing" in text and "## Relevant files / directories" in text and "[offline extractive]" in text
+    assert (
+        "sends nothing" in text
+        and "## Relevant files / directories" in text
+        and "[offline extractive]" in text
+    )
     assert main(["summarize", f, "--slices", "compare", "--slice-tokens", "30000"]) == 0
     table = capsys.readouterr().out
     assert "| Strategy" in table and "sequential-rolling" in table and "slices of 30,000 tokens" in table

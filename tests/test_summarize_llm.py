@@ -77,15 +77,32 @@ def _handler(fake: Fake):  # type: ignore[no-untyped-def]
             if kind == "garbage":
                 return self._send(200, str(arg).encode())
             if self.path.endswith("/chat/completions"):
-                payload = {"id": "c1", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": arg}}],
-                           "usage": {"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127}}
+                payload = {
+                    "id": "c1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": arg},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127},
+                }
             else:
                 blocks = arg if isinstance(arg, list) else [arg]
-                payload = {"id": "m1", "type": "message", "role": "assistant", "model": body.get("model"),
-                           "content": [{"type": "text", "text": t} for t in blocks], "stop_reason": "end_turn",
-                           "stop_sequence": None, "usage": {"input_tokens": 130, "output_tokens": 9}}
+                payload = {
+                    "id": "m1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model"),
+                    "content": [{"type": "text", "text": t} for t in blocks],
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 130, "output_tokens": 9},
+                }
             self._send(200, json.dumps(payload).encode())
             fake.answered.set()
 
@@ -117,8 +134,14 @@ REQ = SummaryRequest((ContextMessage(UserMessage(content="Fix the parser in src/
 
 def make(provider: str, url: str, **kw: Any):  # type: ignore[no-untyped-def]
     base = url + "/v1" if provider == "openai" else url
-    return get_summarizer(provider, model=kw.pop("model", "m"), base_url=base, max_retries=kw.pop("max_retries", 2),
-                          timeout=kw.pop("timeout", 5.0), **kw)
+    return get_summarizer(
+        provider,
+        model=kw.pop("model", "m"),
+        base_url=base,
+        max_retries=kw.pop("max_retries", 2),
+        timeout=kw.pop("timeout", 5.0),
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -127,14 +150,17 @@ def test_success_sends_our_prompt_and_returns_text_and_usage(server, provider: s
     fake.plan = [("ok", "## Goal\nFix the parser")]
     res = make(provider, url).summarize(REQ)
     assert res.error is None and not res.fell_back and res.text == "## Goal\nFix the parser"
-    assert (res.usage.input_tokens, res.usage.output_tokens, res.usage.calls) == \
-        ((120, 7, 1) if provider == "openai" else (130, 9, 1))
+    assert (res.usage.input_tokens, res.usage.output_tokens, res.usage.calls) == (
+        (120, 7, 1) if provider == "openai" else (130, 9, 1)
+    )
     path, headers, body = fake.requests[0]
     system, user = build_prompt(REQ)
     if provider == "openai":
         assert path == "/v1/chat/completions" and headers["authorization"] == f"Bearer {KEY}"
         assert body["messages"] == [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        assert body["max_tokens"] == 500  # a compatible server: max_tokens (OpenAI's own: max_completion_tokens)
+        assert (
+            body["max_tokens"] == 500
+        )  # a compatible server: max_tokens (OpenAI's own: max_completion_tokens)
     else:
         assert path == "/v1/messages"
         assert KEY in (headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer "))
@@ -157,7 +183,11 @@ def test_500_falls_back_to_offline_with_a_clear_error(server, provider: str) -> 
     fake, url = server
     fake.plan = [("status", 500)] * 5
     res = make(provider, url, max_retries=1).summarize(REQ)
-    assert res.fell_back and "HTTP 500" in (res.error or "") and res.error.startswith(f"{provider} summarizer failed")
+    assert (
+        res.fell_back
+        and "HTTP 500" in (res.error or "")
+        and res.error.startswith(f"{provider} summarizer failed")
+    )
     assert res.summarizer == f"{provider}:m failed → offline extractive"
     assert "Fix the parser in src/p.ts" in res.text and "## Goal" in res.text
     assert len(fake.requests) == 2  # the first try and one retry, no more
@@ -194,7 +224,9 @@ def test_cancel_abandons_the_call(server, provider: str) -> None:  # type: ignor
     threading.Thread(target=cancel_once_the_server_has_the_request, daemon=True).start()
     res = make(provider, url, max_retries=0, cancel=cancel).summarize(REQ)  # cancelled while the server holds
     assert res.fell_back and "Cancelled: cancelled during the call" in (res.error or "")
-    assert cancel.is_set() and not fake.answered.is_set()  # abandoned, not waited out (latency: bench/summarize_llm.py)
+    assert (
+        cancel.is_set() and not fake.answered.is_set()
+    )  # abandoned, not waited out (latency: bench/summarize_llm.py)
     assert len(fake.requests) == 1
     again = make(provider, url, cancel=cancel).summarize(REQ)  # already cancelled: no request at all
     assert again.fell_back and "before the call" in (again.error or "") and len(fake.requests) == 1
@@ -235,7 +267,9 @@ def test_missing_key_is_a_clear_error_and_a_loopback_openai_endpoint_needs_none(
     assert res.fell_back and "ANTHROPIC_API_KEY" in (res.error or "") and not fake.requests
     fake.plan = [("ok", "local model")]
     assert make("openai", url).summarize(REQ).text == "local model"  # Ollama, llama.cpp, …: no key
-    assert get_summarizer("openai", base_url="https://openrouter.ai/api/v1").api_key_env == "OPENROUTER_API_KEY"
+    assert (
+        get_summarizer("openai", base_url="https://openrouter.ai/api/v1").api_key_env == "OPENROUTER_API_KEY"
+    )
 
 
 def test_missing_llm_extra_is_a_clear_message(server, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -252,13 +286,17 @@ def test_missing_llm_extra_is_a_clear_message(server, monkeypatch) -> None:  # t
 
 def test_anthropic_text_blocks_join_with_newlines_and_claude_code_keeps_the_summary(server) -> None:  # type: ignore[no-untyped-def]
     fake, url = server
-    fake.plan = [(("ok"), ["<analysis>scratch</analysis>", "<summary>1. Primary Request and Intent: fix</summary>"])]
+    fake.plan = [
+        (("ok"), ["<analysis>scratch</analysis>", "<summary>1. Primary Request and Intent: fix</summary>"])
+    ]
     req = SummaryRequest(REQ.messages, None, "focus on tests", 500, "history", "claude-code")
     res = make("anthropic", url).summarize(req)
     assert res.text == "1. Primary Request and Intent: fix"
     assert "focus on tests" in fake.requests[0][2]["messages"][0]["content"]
     fake.plan = [("ok", ["part one", "part two"])]
-    assert make("anthropic", url).summarize(REQ).text == "part one\npart two"  # pi joins text blocks with "\n"
+    assert (
+        make("anthropic", url).summarize(REQ).text == "part one\npart two"
+    )  # pi joins text blocks with "\n"
 
 
 def _split_turn_session() -> Any:
@@ -269,7 +307,9 @@ def _split_turn_session() -> Any:
     b.assistant("Project set up.")
     b.user("Now build the whole feature")
     for k in range(5):
-        b.assistant(f"step {k}", tools=[("edit", {"path": f"f{k}.py", "oldText": "a", "newText": "y" * 3000})])
+        b.assistant(
+            f"step {k}", tools=[("edit", {"path": f"f{k}.py", "oldText": "a", "newText": "y" * 3000})]
+        )
         b.tool_result("done", tool="edit")
     return b.session()
 
@@ -277,8 +317,9 @@ def _split_turn_session() -> Any:
 def test_compaction_through_an_llm_runs_pis_two_calls_and_marks_a_failed_one(server) -> None:  # type: ignore[no-untyped-def]
     fake, url = server
     s = _split_turn_session()
-    prep = prepare_compaction(s.path_entries(), CompactionSettings(keepRecentTokens=1500, reserveTokens=1000),
-                              path_indexes=s.path())
+    prep = prepare_compaction(
+        s.path_entries(), CompactionSettings(keepRecentTokens=1500, reserveTokens=1000), path_indexes=s.path()
+    )
     assert prep.isSplitTurn and prep.messagesToSummarize and prep.turnPrefixMessages
     fake.plan = [("ok", "SUMMARY"), ("ok", "SUMMARY")]
     res = summarize_compaction(prep, make("openai", url, model="gpt-4o-mini", use_cache=False))
@@ -316,8 +357,18 @@ def test_replay_sends_its_summarizer_model_and_base_url(server) -> None:  # type
 
     fake, url = server
     s = _split_turn_session()
-    r = replay(s, ReplaySettings(compaction="pi", context_window=1000, reserve_tokens=300, keep_recent_tokens=100,
-                                 summarizer="openai", summarizer_model="llama-local", summarizer_base_url=url + "/v1"))
+    r = replay(
+        s,
+        ReplaySettings(
+            compaction="pi",
+            context_window=1000,
+            reserve_tokens=300,
+            keep_recent_tokens=100,
+            summarizer="openai",
+            summarizer_model="llama-local",
+            summarizer_base_url=url + "/v1",
+        ),
+    )
     assert r.metrics.compactions >= 1 and fake.requests
     assert {body["model"] for _, _, body in fake.requests} == {"llama-local"}
     assert all(path == "/v1/chat/completions" for path, _, _ in fake.requests)

@@ -33,16 +33,25 @@ def coding():  # type: ignore[no-untyped-def]
 def test_compaction_now_is_pis_preparation_at_the_branch_end(coding) -> None:  # type: ignore[no-untyped-def]
     st = ReplaySettings(keep_recent_tokens=5000, reserve_tokens=9000)
     path = coding.path(coding.default_leaf)
-    want = prepare_compaction(coding.entries_at(path), CompactionSettings(keepRecentTokens=5000, reserveTokens=9000),
-                              path_indexes=path, pi_version=st.pi_version)
+    want = prepare_compaction(
+        coding.entries_at(path),
+        CompactionSettings(keepRecentTokens=5000, reserveTokens=9000),
+        path_indexes=path,
+        pi_version=st.pi_version,
+    )
     got = compaction_now(coding, st)
     assert got is not None and want is not None
-    assert got.messagesToSummarize == want.messagesToSummarize and got.first_kept_path_index == want.first_kept_path_index
+    assert (
+        got.messagesToSummarize == want.messagesToSummarize
+        and got.first_kept_path_index == want.first_kept_path_index
+    )
     assert got.settings.keepRecentTokens == 5000 and got.settings.reserveTokens == 9000
     # another leaf: the branch that ends there
     leaf = path[len(path) // 2]
     other = compaction_now(coding, st.model_copy(update={"leaf": leaf}))
-    assert other is None or all(m.entry_index is None or m.entry_index <= leaf for m in other.messagesToSummarize)
+    assert other is None or all(
+        m.entry_index is None or m.entry_index <= leaf for m in other.messagesToSummarize
+    )
     # a larger keepRecentTokens keeps from further back
     more = compaction_now(coding, st.model_copy(update={"keep_recent_tokens": 15000}))
     assert more is not None and more.first_kept_path_index < got.first_kept_path_index
@@ -62,12 +71,19 @@ def test_a_simulated_compaction_is_compared_with_the_nearest_recorded_one(coding
         assert summary_prompt_style(r, i) == "pi"  # the simulating policy's style
     as_recorded = replay(coding, ReplaySettings())
     assert all(recorded_counterpart(as_recorded, i) is None for i in range(len(as_recorded.summaries)))
-    assert [summary_prompt_style(as_recorded, i) for i in range(len(as_recorded.summaries))] == \
-        ["pi"] * len(as_recorded.summaries)
+    assert [summary_prompt_style(as_recorded, i) for i in range(len(as_recorded.summaries))] == ["pi"] * len(
+        as_recorded.summaries
+    )
 
 
-@pytest.mark.parametrize("sample,agent", [("claude-code-session.jsonl", "claude-code"),
-                                          ("codex-session.jsonl", "codex"), ("opencode-session.json", "opencode")])
+@pytest.mark.parametrize(
+    "sample,agent",
+    [
+        ("claude-code-session.jsonl", "claude-code"),
+        ("codex-session.jsonl", "codex"),
+        ("opencode-session.json", "opencode"),
+    ],
+)
 def test_the_prompt_style_follows_the_recording_agent(sample: str, agent: str) -> None:
     s = load_any(SAMPLES / sample)
     r = replay(s, ReplaySettings())
@@ -90,7 +106,9 @@ def test_keep_recent_line_only_for_pis_policies() -> None:
 
 
 def test_a_variant_keeps_the_strategy_settings_only_for_the_same_strategy() -> None:
-    base = ReplaySettings(strategy="opencode", strategy_settings=(("prune_protect", 1000),), context_window=50_000)
+    base = ReplaySettings(
+        strategy="opencode", strategy_settings=(("prune_protect", 1000),), context_window=50_000
+    )
     same = variant_settings(base, "opencode", "never", 777)
     assert (same.strategy, same.compaction, same.keep_recent_tokens) == ("opencode", "never", 777)
     assert same.strategy_settings == base.strategy_settings and same.context_window == 50_000

@@ -7,5 +7,14 @@ from .report import MODELS, RETENTIONS, CacheReport, CacheStep, cache_replay, fa
 from .rule import CacheRule
 from .sizes import SizeFit, fit_sizes
 
-__all__ = ["MODELS", "RETENTIONS", "CacheReport", "CacheRule", "CacheStep", "SizeFit", "cache_replay", "family_of",
-           "fit_sizes"]
+__all__ = [
+    "MODELS",
+    "RETENTIONS",
+    "CacheReport",
+    "CacheRule",
+    "CacheStep",
+    "SizeFit",
+    "cache_replay",
+    "family_of",
+    "fit_sizes",
+]

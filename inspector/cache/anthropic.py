@@ -22,12 +22,18 @@ from __future__ import annotations
 
 from .rule import CacheRule
 
-SOURCE = ("pi-ai 0.73.1 providers/anthropic.ts (cache_control on system prompt, last tool, last user "
-          "message); Anthropic prompt-caching docs (min length, 5 min / 1 h TTL, write 1.25× / 2×, read 0.1×)")
+SOURCE = (
+    "pi-ai 0.73.1 providers/anthropic.ts (cache_control on system prompt, last tool, last user "
+    "message); Anthropic prompt-caching docs (min length, 5 min / 1 h TTL, write 1.25× / 2×, read 0.1×)"
+)
 
 #: minimum cacheable prefix by model name (substring, first match wins)
 MIN_TOKENS: tuple[tuple[str, int], ...] = (
-    ("opus-4-5", 4096), ("haiku-4-5", 4096), ("haiku-3", 2048), ("3-haiku", 2048), ("3-5-haiku", 2048),
+    ("opus-4-5", 4096),
+    ("haiku-4-5", 4096),
+    ("haiku-3", 2048),
+    ("3-haiku", 2048),
+    ("3-5-haiku", 2048),
 )
 DEFAULT_MIN = 1024
 
@@ -42,7 +48,14 @@ def rule(model: str | None, retention: str = "short") -> CacheRule:
     "none")."""
     long = retention == "long"
     return CacheRule(
-        family="anthropic", source=SOURCE, min_tokens=min_tokens(model), granularity=1,
-        ttl_seconds=3600.0 if long else 300.0, breakpoints_only=True, writes=True,
-        read_multiplier=0.1, write_multiplier=2.0 if long else 1.25, enabled=retention != "none",
+        family="anthropic",
+        source=SOURCE,
+        min_tokens=min_tokens(model),
+        granularity=1,
+        ttl_seconds=3600.0 if long else 300.0,
+        breakpoints_only=True,
+        writes=True,
+        read_multiplier=0.1,
+        write_multiplier=2.0 if long else 1.25,
+        enabled=retention != "none",
     )

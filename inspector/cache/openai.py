@@ -14,15 +14,24 @@ from __future__ import annotations
 
 from .rule import CacheRule
 
-SOURCE = ("OpenAI prompt-caching guide (≥ 1,024 tokens, 128-token steps, 5–10 min idle, no write premium); "
-          "pi-ai 0.73.1 providers/openai-completions.ts (prompt_cache_retention 24h for long retention)")
+SOURCE = (
+    "OpenAI prompt-caching guide (≥ 1,024 tokens, 128-token steps, 5–10 min idle, no write premium); "
+    "pi-ai 0.73.1 providers/openai-completions.ts (prompt_cache_retention 24h for long retention)"
+)
 
 IDLE_SECONDS = 600.0  # the guide's "5 to 10 minutes of inactivity": its upper bound
 
 
 def rule(read_multiplier: float, retention: str = "short") -> CacheRule:
     return CacheRule(
-        family="openai", source=SOURCE, min_tokens=1024, granularity=128,
-        ttl_seconds=86400.0 if retention == "long" else IDLE_SECONDS, breakpoints_only=False, writes=False,
-        read_multiplier=read_multiplier, write_multiplier=1.0, enabled=retention != "none",
+        family="openai",
+        source=SOURCE,
+        min_tokens=1024,
+        granularity=128,
+        ttl_seconds=86400.0 if retention == "long" else IDLE_SECONDS,
+        breakpoints_only=False,
+        writes=False,
+        read_multiplier=read_multiplier,
+        write_multiplier=1.0,
+        enabled=retention != "none",
     )

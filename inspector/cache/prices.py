@@ -23,7 +23,12 @@ PRICES_READ = "2025-11"
 
 #: OpenAI cached-input multiplier by model name (substring, first match wins)
 OPENAI_READ: tuple[tuple[str, float], ...] = (
-    ("gpt-5", 0.1), ("codex", 0.1), ("gpt-4.1", 0.25), ("o3", 0.25), ("o4", 0.25), ("gpt-4o", 0.5),
+    ("gpt-5", 0.1),
+    ("codex", 0.1),
+    ("gpt-4.1", 0.25),
+    ("o3", 0.25),
+    ("o4", 0.25),
+    ("gpt-4o", 0.5),
 )
 OPENAI_DEFAULT_READ = 0.5
 
@@ -58,17 +63,29 @@ def recorded_rates(messages: list[Any]) -> dict[str, tuple[float | None, float |
             continue
         u, c = m.usage, m.usage.cost
         s = sums.setdefault(m.model or "", [0.0] * 6)
-        for i, (tok, dol) in enumerate(((u.input, c.get("input")), (u.cacheRead, c.get("cacheRead")),
-                                        (u.cacheWrite, c.get("cacheWrite")))):
+        for i, (tok, dol) in enumerate(
+            (
+                (u.input, c.get("input")),
+                (u.cacheRead, c.get("cacheRead")),
+                (u.cacheWrite, c.get("cacheWrite")),
+            )
+        ):
             if _num(tok) > 0 and _num(dol) > 0:
                 s[2 * i] += _num(tok)
                 s[2 * i + 1] += _num(dol)
-    return {k: tuple(s[2 * i + 1] / s[2 * i] if s[2 * i] > 0 else None for i in range(3))  # type: ignore[misc]
-            for k, s in sums.items()}
+    return {
+        k: tuple(s[2 * i + 1] / s[2 * i] if s[2 * i] > 0 else None for i in range(3))  # type: ignore[misc]
+        for k, s in sums.items()
+    }
 
 
-def rates_for(model: str | None, family: str, read_mult: float, write_mult: float,
-              recorded: tuple[float | None, float | None, float | None] | None) -> Rates:
+def rates_for(
+    model: str | None,
+    family: str,
+    read_mult: float,
+    write_mult: float,
+    recorded: tuple[float | None, float | None, float | None] | None,
+) -> Rates:
     """The rates of one model: recorded ones where the session has them, the table's for the rest."""
     base = table_price(model) or 0.0
     rin, rread, rwrite = recorded or (None, None, None)

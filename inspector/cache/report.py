@@ -64,9 +64,11 @@ class CacheStep(NamedTuple):
     disagreement: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"cache": {"read": self.read, "write": self.write, "uncached": self.uncached},
-                "recordedCache": {"read": self.recorded_read, "write": self.recorded_write},
-                "billedCost": round(self.cost, 6)}
+        return {
+            "cache": {"read": self.read, "write": self.write, "uncached": self.uncached},
+            "recordedCache": {"read": self.recorded_read, "write": self.recorded_write},
+            "billedCost": round(self.cost, 6),
+        }
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,9 @@ class CacheReport:
             "billedCostUsd": round(self.billed_cost, 6),
             "cacheHitRate": None if self.hit_rate is None else round(self.hit_rate, 4),
             "invalidations": len(inv),
-            "invalidationPremiumUsd": round(sum(s.invalidation["premiumUsd"] for s in inv if s.invalidation), 6),
+            "invalidationPremiumUsd": round(
+                sum(s.invalidation["premiumUsd"] for s in inv if s.invalidation), 6
+            ),
             "tokensRewritten": sum(s.invalidation["tokensRewritten"] for s in inv if s.invalidation),
             "cacheReadError": None if err is None else round(err, 4),
             "cacheReadTotalError": None if tot is None else round(tot, 4),
@@ -145,14 +149,27 @@ class CacheReport:
     def describe(self) -> dict[str, Any]:
         """The model's assumptions: per model name its rule, source and rates; the size fit."""
         return {
-            "model": self.model, "retention": self.retention, "sizes": self.sizes,
-            "hiddenPrefix": self.fit.hidden, "scale": round(self.fit.scale, 4), "tails": dict(self.fit.tail),
-            "rules": {name: {"family": r.family, "source": r.source, "minTokens": r.min_tokens,
-                             "ttlSeconds": r.ttl_seconds, "readMultiplier": r.read_multiplier,
-                             "writeMultiplier": r.write_multiplier if r.writes else None}
-                      for name, r in self.rules.items()},
-            "rates": {name: {"input": r.input, "cacheRead": r.read, "cacheWrite": r.write, "source": r.source}
-                      for name, r in self.rates.items()},
+            "model": self.model,
+            "retention": self.retention,
+            "sizes": self.sizes,
+            "hiddenPrefix": self.fit.hidden,
+            "scale": round(self.fit.scale, 4),
+            "tails": dict(self.fit.tail),
+            "rules": {
+                name: {
+                    "family": r.family,
+                    "source": r.source,
+                    "minTokens": r.min_tokens,
+                    "ttlSeconds": r.ttl_seconds,
+                    "readMultiplier": r.read_multiplier,
+                    "writeMultiplier": r.write_multiplier if r.writes else None,
+                }
+                for name, r in self.rules.items()
+            },
+            "rates": {
+                name: {"input": r.input, "cacheRead": r.read, "cacheWrite": r.write, "source": r.source}
+                for name, r in self.rates.items()
+            },
         }
 
     def annotate(self, replay_dict: dict[str, Any]) -> dict[str, Any]:
@@ -160,16 +177,35 @@ class CacheReport:
         ``recordedCache`` (and ``billedCost``), the metrics, and a ``cache`` section (the model,
         the invalidations, the calls where the model and the recorded usage disagree)."""
         steps = [{**d, **c.as_dict()} for d, c in zip(replay_dict["steps"], self.steps, strict=True)]
-        return {**replay_dict, "metrics": {**replay_dict["metrics"], **self.metrics()}, "steps": steps,
-                "cache": {**self.describe(), "invalidations": self.invalidation_rows(),
-                          "disagreements": self.disagreements()}}
+        return {
+            **replay_dict,
+            "metrics": {**replay_dict["metrics"], **self.metrics()},
+            "steps": steps,
+            "cache": {
+                **self.describe(),
+                "invalidations": self.invalidation_rows(),
+                "disagreements": self.disagreements(),
+            },
+        }
 
     def invalidation_rows(self) -> list[dict[str, Any]]:
-        return [{"step": s.step, "entryIndex": s.entry_index, **(s.invalidation or {})} for s in self.invalidations]
+        return [
+            {"step": s.step, "entryIndex": s.entry_index, **(s.invalidation or {})}
+            for s in self.invalidations
+        ]
 
     def disagreements(self) -> list[dict[str, Any]]:
-        return [{"step": s.step, "entryIndex": s.entry_index, "predictedRead": s.read, "recordedRead": s.recorded_read,
-                 "cause": s.disagreement} for s in self.steps if s.disagreement]
+        return [
+            {
+                "step": s.step,
+                "entryIndex": s.entry_index,
+                "predictedRead": s.read,
+                "recordedRead": s.recorded_read,
+                "cause": s.disagreement,
+            }
+            for s in self.steps
+            if s.disagreement
+        ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,7 +243,8 @@ def rule_for(m: Any, model: str, retention: str, long: frozenset[str] = frozense
 # ---------------------------------------------------------------------------------------------
 
 _FITS: weakref.WeakKeyDictionary[Session, dict[tuple[str, int | None], tuple[SizeFit, frozenset[str]]]] = (
-    weakref.WeakKeyDictionary())
+    weakref.WeakKeyDictionary()
+)
 
 
 def as_recorded(replay: Any) -> bool:
@@ -228,9 +265,13 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     if key not in memo:
         if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
             base = replay
-            fit = fit_sizes([(s.tokens_before_pruning, s.recorded_input) for s in base.steps if s.recorded_input])
+            fit = fit_sizes(
+                [(s.tokens_before_pruning, s.recorded_input) for s in base.steps if s.recorded_input]
+            )
         else:
-            base = run(replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf))
+            base = run(
+                replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
+            )
             fit = fit_sizes([(s.tokens, s.recorded_input) for s in base.steps if s.recorded_input])
         facts = session_facts(replay.session).calls
         calls = []
@@ -238,7 +279,9 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
             fam, read, _, inp, _, t = facts[s.entry_index]
             calls.append((fam, int(s.recorded_input or 0), read, inp, None if t is None else t * 1000))
         hidden = partial_reads([(c[1], c[2]) for c in calls])
-        fit = replace(fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden)
+        fit = replace(
+            fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden
+        )
         memo[key] = (fit, long_retention(calls))
     return memo[key]
 
@@ -247,8 +290,11 @@ def partial_reads(calls: Sequence[tuple[int, int | None]]) -> int | None:
     """The hidden prefix as the session's own cache saw it: the median of the recorded reads that
     stopped well short of the previous prompt (a compaction or a change kept only the system prompt
     and tools cached), when at least two calls show one; else None (the size fit's estimate)."""
-    reads = [r for (p0, _), (_, r) in zip(calls, calls[1:], strict=False)
-             if r is not None and p0 and 1024 <= r < 0.6 * p0]
+    reads = [
+        r
+        for (p0, _), (_, r) in zip(calls, calls[1:], strict=False)
+        if r is not None and p0 and 1024 <= r < 0.6 * p0
+    ]
     return int(statistics.median(reads)) if len(reads) >= 2 else None
 
 
@@ -261,7 +307,14 @@ def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float
     shorts = {"anthropic": anthropic.rule(None).ttl_seconds, "openai": openai.IDLE_SECONDS}
     for (_, p0, _, _, t0), (fam, _, read, _, t1) in zip(calls, calls[1:], strict=False):
         short = shorts.get(fam)
-        if short and t0 is not None and t1 is not None and (t1 - t0) / 1000 > short and read is not None and p0:
+        if (
+            short
+            and t0 is not None
+            and t1 is not None
+            and (t1 - t0) / 1000 > short
+            and read is not None
+            and p0
+        ):
             votes.setdefault(fam, []).append(read >= 0.5 * p0)
     return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
 
@@ -330,8 +383,10 @@ class _Shared:
         """A prune without an undo: the context is unchanged before the oldest newly pruned message,
         and the outputs pruned before it were pruned at the previous call already (strategies prune
         oldest first), so the shared part is the messages before it less what pruning saved then."""
-        first = min((min(ev.entry_indexes) for ev in cur.events if isinstance(ev, Pruned) and ev.entry_indexes),
-                    default=None)
+        first = min(
+            (min(ev.entry_indexes) for ev in cur.events if isinstance(ev, Pruned) and ev.entry_indexes),
+            default=None,
+        )
         pos = self._position(cur._segment, first) if first is not None else None
         if pos is None or pos >= prev._length:
             return None, None, prev.tokens
@@ -365,6 +420,7 @@ class _Shared:
 @dataclass(frozen=True)
 class _Facts:
     """What the session file says about each answer, read once per session."""
+
     calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None]]
     """entry index → (family, recorded read, write, input, recorded input cost, time in s)."""
     models: dict[int, Any]
@@ -380,8 +436,11 @@ def session_facts(session: Session) -> _Facts:
     hit = _FACTS.get(session)
     if hit is not None:
         return hit
-    msgs: list[tuple[int, Any]] = [(i, am) for i, e in enumerate(session.entries)
-                                   if isinstance(am := getattr(e, "message", None), AssistantMessage)]
+    msgs: list[tuple[int, Any]] = [
+        (i, am)
+        for i, e in enumerate(session.entries)
+        if isinstance(am := getattr(e, "message", None), AssistantMessage)
+    ]
     calls = {}
     for i, m in msgs:
         read, write, inp = _recorded_usage(m)
@@ -395,7 +454,9 @@ def session_facts(session: Session) -> _Facts:
 
 def _cost_dict(m: Any) -> float | None:
     c = m.usage.cost if m.usage is not None and isinstance(m.usage.cost, dict) else None
-    if c is not None and any(isinstance(c.get(k), (int, float)) for k in ("input", "cacheRead", "cacheWrite")):
+    if c is not None and any(
+        isinstance(c.get(k), (int, float)) for k in ("input", "cacheRead", "cacheWrite")
+    ):
         return sum(float(clamp(c.get(k) or 0)) for k in ("input", "cacheRead", "cacheWrite"))
     return None
 
@@ -413,30 +474,56 @@ def _recorded_usage(m: Any) -> tuple[int | None, int | None, int | None]:
     return int(clamp(u.cacheRead)), int(clamp(u.cacheWrite)), int(clamp(u.input))
 
 
-DCP_CAUSE = ("the DCP plugin re-renders its message-id tags and nudges at each request, changing the prompt "
-             "just after the system prompt (DCP #410, #614); the export does not show them")
+DCP_CAUSE = (
+    "the DCP plugin re-renders its message-id tags and nudges at each request, changing the prompt "
+    "just after the system prompt (DCP #410, #614); the export does not show them"
+)
 
 
 def uses_dcp(messages: Sequence[Any]) -> bool:
     """Whether the session ran the DCP plugin (its ``compress`` tool was called)."""
-    return any(getattr(b, "name", None) == "compress" for m in messages if isinstance(m, AssistantMessage)
-               for b in m.content)
+    return any(
+        getattr(b, "name", None) == "compress"
+        for m in messages
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+    )
 
 
-def _invalidation(rule: CacheRule, rate: Rates, lost: int, cause: str | None, warm: bool, broke: int | None,
-                  idle: float | None) -> dict[str, Any] | None:
+def _invalidation(
+    rule: CacheRule,
+    rate: Rates,
+    lost: int,
+    cause: str | None,
+    warm: bool,
+    broke: int | None,
+    idle: float | None,
+) -> dict[str, Any] | None:
     """The record of a call whose cached prefix shrank by ``lost`` tokens: why, where, what it cost
     (the lost prefix written, or sent uncached, instead of read)."""
     if lost <= 0:
         return None
     why = cause if warm else "ttl"
     extra = (rate.write if rule.writes else rate.input) - rate.read
-    return {"cause": why, "brokenAtEntryIndex": broke if why != "ttl" else None, "tokensRewritten": lost,
-            "premiumUsd": round(lost * extra, 6), "idleSeconds": None if idle is None else round(idle, 1)}
+    return {
+        "cause": why,
+        "brokenAtEntryIndex": broke if why != "ttl" else None,
+        "tokensRewritten": lost,
+        "premiumUsd": round(lost * extra, 6),
+        "idleSeconds": None if idle is None else round(idle, 1),
+    }
 
 
-def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: float | None,
-                  dcp: bool = False, previous: int | None = None) -> str | None:
+def _disagreement(
+    k: int,
+    pred: int,
+    rec: int,
+    prompt: int,
+    warm: bool,
+    idle: float | None,
+    dcp: bool = False,
+    previous: int | None = None,
+) -> str | None:
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -446,19 +533,26 @@ def _disagreement(k: int, pred: int, rec: int, prompt: int, warm: bool, idle: fl
         if not warm:
             return f"the cache outlived the modelled lifetime ({mins})"
         if previous is not None and rec > previous:
-            return ("more was read than the previous call sent: a request not in this file (a retry, a side "
-                    "request, a sub-agent) had written a longer prefix")
-        return "the provider kept more of the prefix than the model predicts (a change it did not count as one)"
+            return (
+                "more was read than the previous call sent: a request not in this file (a retry, a side "
+                "request, a sub-agent) had written a longer prefix"
+            )
+        return (
+            "the provider kept more of the prefix than the model predicts (a change it did not count as one)"
+        )
     if idle is not None and idle > 240:
         return f"the cache had expired sooner than modelled ({mins})"
     if dcp:
         return DCP_CAUSE
-    return ("the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
-            "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere")
+    return (
+        "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
+        "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere"
+    )
 
 
-def cache_replay(replay: Any, session: Session | None = None, *, model: str = "auto",
-                 retention: str = "auto") -> CacheReport:
+def cache_replay(
+    replay: Any, session: Session | None = None, *, model: str = "auto", retention: str = "auto"
+) -> CacheReport:
     """Price ``replay`` with the prompt cache (see the module docstring). ``model``: "auto" (each
     call by the provider that answered it), "anthropic", "openai" or "none"; ``retention``: pi's
     ``cacheRetention`` ("short": 5 min Anthropic / 10 min OpenAI, "long": 1 h / 24 h, "none"), or
@@ -490,31 +584,71 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         name = m.model or ""
         rule = rules.get(name) or rules.setdefault(name, rule_for(m, model, retention, long))
         rate = rates.get(name) or rates.setdefault(
-            name, rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)))
+            name,
+            rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)),
+        )
         _, rec_read, rec_write, rec_in, rec_cost, t = facts.calls[st.entry_index]
         if not_billed(st, rec_read, rec_write, rec_in):
-            out.append(CacheStep(k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None,
-                                 None, None))
+            out.append(
+                CacheStep(
+                    k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None, None, None
+                )
+            )
             continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else fit.size(st.tokens)
         idle = t - last_t if t is not None and last_t is not None else None
         warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
-        tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fit.tail_of(rule.family)
+        tail = (
+            rec_in
+            if anchored and rec_in is not None and rule.family == "anthropic"
+            else fit.tail_of(rule.family)
+        )
         cause, broke, shared_tokens = shared.at(k) if k > 0 else ("start", None, 0)
         reach = max(0, prev_prompt - prev_tail)  # what the previous call left in the cache
-        common = reach if cause is None else min(reach, fit.size(shared_tokens) if shared_tokens else fit.hidden)
+        common = (
+            reach if cause is None else min(reach, fit.size(shared_tokens) if shared_tokens else fit.hidden)
+        )
         read, write, uncached = rule.split(prompt, rule.reusable(common, reach, fit.hidden), warm, tail)
         inv = None
         if k > 0 and rule.enabled and (cause is not None or not warm):
-            inv = _invalidation(rule, rate, rule.split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle)
-        rc = None if rec_read is None else rec_cost if rec_cost is not None else rate.cost(
-            rec_read, rec_write or 0, rec_in or 0)
-        dis = (_disagreement(k, read, rec_read, prompt, warm, idle, dcp, prev_prompt)
-               if rec_read is not None and rule.enabled else None)
-        out.append(CacheStep(k, st.entry_index, rule.family, prompt, read, write, uncached, rec_read,
-                             rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
-                             rec_in, rate.cost(read, write, uncached), rc, idle, inv, dis))
+            inv = _invalidation(
+                rule, rate, rule.split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle
+            )
+        rc = (
+            None
+            if rec_read is None
+            else rec_cost
+            if rec_cost is not None
+            else rate.cost(rec_read, rec_write or 0, rec_in or 0)
+        )
+        dis = (
+            _disagreement(k, read, rec_read, prompt, warm, idle, dcp, prev_prompt)
+            if rec_read is not None and rule.enabled
+            else None
+        )
+        out.append(
+            CacheStep(
+                k,
+                st.entry_index,
+                rule.family,
+                prompt,
+                read,
+                write,
+                uncached,
+                rec_read,
+                rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
+                rec_in,
+                rate.cost(read, write, uncached),
+                rc,
+                idle,
+                inv,
+                dis,
+            )
+        )
         prev_prompt, prev_tail, last_t = prompt, tail, t if t is not None else last_t
-    sizes = "recorded" if anchored and any(st.recorded_input for st in replay.steps) else (
-        "fitted" if fit.fitted else "counted")
+    sizes = (
+        "recorded"
+        if anchored and any(st.recorded_input for st in replay.steps)
+        else ("fitted" if fit.fitted else "counted")
+    )
     return CacheReport(model, retention, tuple(out), sizes, fit, rules, rates)

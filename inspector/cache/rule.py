@@ -63,6 +63,15 @@ class CacheRule:
         return read, 0, prompt - read
 
 
-NO_CACHE = CacheRule(family="none", source="no cache model for this provider", min_tokens=0, granularity=1,
-                     ttl_seconds=0.0, breakpoints_only=True, writes=False, read_multiplier=1.0,
-                     write_multiplier=1.0, enabled=False)
+NO_CACHE = CacheRule(
+    family="none",
+    source="no cache model for this provider",
+    min_tokens=0,
+    granularity=1,
+    ttl_seconds=0.0,
+    breakpoints_only=True,
+    writes=False,
+    read_multiplier=1.0,
+    write_multiplier=1.0,
+    enabled=False,
+)

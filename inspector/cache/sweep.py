@@ -25,8 +25,10 @@ def billed_metrics(session: Session, settings: Any, retention: str = "auto") -> 
 
 def frontier(rows: Sequence[dict[str, Any]], axes: Sequence[str] = FRONTIER_AXES) -> list[bool]:
     """For each row, whether no other row is at least as good on every axis and better on one."""
+
     def dominates(a: dict[str, Any], b: dict[str, Any]) -> bool:
         return all(a[x] <= b[x] for x in axes) and any(a[x] < b[x] for x in axes)
+
     return [not any(dominates(o, r) for o in rows if o is not r) for r in rows]
 
 

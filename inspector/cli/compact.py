@@ -38,13 +38,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_plan(plan: CompactionPlan) -> None:
-    print(f"pi {plan.piVersion} compaction at entry {plan.leafIndex} "
-          f"(keepRecentTokens {plan.keepRecentTokens:,}, reserveTokens {plan.reserveTokens:,})")
+    print(
+        f"pi {plan.piVersion} compaction at entry {plan.leafIndex} "
+        f"(keepRecentTokens {plan.keepRecentTokens:,}, reserveTokens {plan.reserveTokens:,})"
+    )
     for i, s in enumerate(plan.steps, 1):
         print(f"  {i}. {visible(s, inline=True)}")
-    print(f"  first kept entry: {plan.firstKeptEntryIndex} ({visible(plan.firstKeptEntryId, inline=True)})"
-          + (f", split turn from entry {plan.turnStartEntryIndex}" if plan.isSplitTurn else ""))
-    print(f"  tokens before: {plan.tokensBefore:,.0f} (pi's tokensBefore); kept after: {plan.tokensAfter:,} + the summary")
+    print(
+        f"  first kept entry: {plan.firstKeptEntryIndex} ({visible(plan.firstKeptEntryId, inline=True)})"
+        + (f", split turn from entry {plan.turnStartEntryIndex}" if plan.isSplitTurn else "")
+    )
+    print(
+        f"  tokens before: {plan.tokensBefore:,.0f} (pi's tokensBefore); kept after: {plan.tokensAfter:,} + the summary"
+    )
     if plan.readFiles:
         print("  read files:     " + ", ".join(visible(f, inline=True) for f in plan.readFiles))
     if plan.modifiedFiles:

@@ -12,8 +12,24 @@ from .base import EXIT_FAILED, Command, error_text, fail, print_csv, print_json
 from .options import add_corpus, add_engine, add_json, add_window
 from .progress import ProgressBar
 
-CSV_COLUMNS = ["path", "agent", "model", "size", "calls", "peakContext", "peakSource", "compactions", "prunes",
-               "recordedCost", "cacheHitRate", "errors", "warnings", "infos", "loadIssues", "error"]
+CSV_COLUMNS = [
+    "path",
+    "agent",
+    "model",
+    "size",
+    "calls",
+    "peakContext",
+    "peakSource",
+    "compactions",
+    "prunes",
+    "recordedCost",
+    "cacheHitRate",
+    "errors",
+    "warnings",
+    "infos",
+    "loadIssues",
+    "error",
+]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,8 +49,14 @@ def run(args: argparse.Namespace) -> int:
         fail(str(e), EXIT_FAILED)
     bar = ProgressBar("corpus", "sessions")
     try:
-        rows = overview(items, engine=args.engine or "local", workers=args.workers, scheduler=args.scheduler,
-                        window=args.window, progress=bar)
+        rows = overview(
+            items,
+            engine=args.engine or "local",
+            workers=args.workers,
+            scheduler=args.scheduler,
+            window=args.window,
+            progress=bar,
+        )
     except (EngineUnavailable, OSError) as e:
         fail(error_text(e), EXIT_FAILED)
     finally:
@@ -55,8 +77,10 @@ def csv_row(r: dict[str, Any]) -> list[Any]:
 
 
 def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
-    print(f"{'session':<36} {'agent':<12} {'calls':>6} {'peak ctx':>9} {'compact':>7} {'prunes':>6} {'cost $':>8} "
-          f"{'cache':>6} {'findings (e/w/i)':>16}")
+    print(
+        f"{'session':<36} {'agent':<12} {'calls':>6} {'peak ctx':>9} {'compact':>7} {'prunes':>6} {'cost $':>8} "
+        f"{'cache':>6} {'findings (e/w/i)':>16}"
+    )
     for r in rows:
         name = visible(Path(r["path"]).name[:36], inline=True)
         if r["error"]:
@@ -65,13 +89,19 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         f = r["findings"]
         cost = f"{r['recordedCost']:.2f}" if r["recordedCost"] is not None else "–"
         cache = f"{r['cacheHitRate']:.0%}" if r["cacheHitRate"] is not None else "–"
-        print(f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {r['compactions']:>7} "
-              f"{r['prunes']:>6} {cost:>8} {cache:>6} "
-              f"{f.get('error', 0):>8}/{f.get('warning', 0)}/{f.get('info', 0)}")
+        print(
+            f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {r['compactions']:>7} "
+            f"{r['prunes']:>6} {cost:>8} {cache:>6} "
+            f"{f.get('error', 0):>8}/{f.get('warning', 0)}/{f.get('info', 0)}"
+        )
     agents = ", ".join(f"{n} {a}" for a, n in sorted(t["agents"].items()))
-    print(f"{t['sessions']} session(s) ({agents}; {t['failed']} failed): {t['calls']:,} calls, "
-          f"{t['compactions']} compactions, {t['prunes']} prunes, recorded cost ${t['recordedCost']:,.2f}, "
-          f"median peak context {t['medianPeakContext'] or 0:,}")
+    print(
+        f"{t['sessions']} session(s) ({agents}; {t['failed']} failed): {t['calls']:,} calls, "
+        f"{t['compactions']} compactions, {t['prunes']} prunes, recorded cost ${t['recordedCost']:,.2f}, "
+        f"median peak context {t['medianPeakContext'] or 0:,}"
+    )
 
 
-COMMAND = Command("corpus", "an overview of many sessions: one row per session, with totals", add_arguments, run)
+COMMAND = Command(
+    "corpus", "an overview of many sessions: one row per session, with totals", add_arguments, run
+)

@@ -19,16 +19,35 @@ from .base import EXIT_FAILED, EXIT_USAGE, error_text, fail, print_csv, print_js
 from .options import replay_settings
 from .progress import ProgressBar
 
-CSV_COLUMNS = ["sessions", "input_median", "input_p90", "input_total", "cost_median", "cost_p90", "cost_total",
-               "compactions", "overflows", "rereads", "pruned_tokens", "worse_than_recorded"]
+CSV_COLUMNS = [
+    "sessions",
+    "input_median",
+    "input_p90",
+    "input_total",
+    "cost_median",
+    "cost_p90",
+    "cost_total",
+    "compactions",
+    "overflows",
+    "rereads",
+    "pruned_tokens",
+    "worse_than_recorded",
+]
 
 
 def is_corpus(args: argparse.Namespace) -> bool:
     """A corpus sweep: several sessions, one that is not a file (a folder, a glob, ``@AGENT``), or
     an option only a corpus sweep takes."""
     paths = args.session
-    return (len(paths) > 1 or not Path(paths[0]).is_file() or args.engine is not None or args.workers is not None
-            or args.scheduler is not None or args.out is not None or bool(args.csv))
+    return (
+        len(paths) > 1
+        or not Path(paths[0]).is_file()
+        or args.engine is not None
+        or args.workers is not None
+        or args.scheduler is not None
+        or args.out is not None
+        or bool(args.csv)
+    )
 
 
 def corpus_settings(args: argparse.Namespace) -> ReplaySettings:
@@ -56,8 +75,16 @@ def run(args: argparse.Namespace) -> int:
     base = corpus_settings(args)
     bar = ProgressBar("sweep", "session × setting pairs")
     try:
-        result = run_sweep(items, base, grid, engine=args.engine or "local", workers=args.workers,
-                           scheduler=args.scheduler, out=args.out, progress=bar)
+        result = run_sweep(
+            items,
+            base,
+            grid,
+            engine=args.engine or "local",
+            workers=args.workers,
+            scheduler=args.scheduler,
+            out=args.out,
+            progress=bar,
+        )
     except (ValueError, TypeError) as e:
         fail(error_text(e), EXIT_USAGE)
     except (EngineUnavailable, RuntimeError, OSError) as e:
@@ -76,25 +103,65 @@ def run(args: argparse.Namespace) -> int:
 
 def csv_row(a: dict[str, Any], keys: list[str]) -> list[Any]:
     i, c = a["inputTokens"], a["costUsd"]
-    return [*(a["settings"][k] for k in keys), a["sessions"], i["median"], i["p90"], i["total"], c["median"], c["p90"],
-            c["total"], a["compactions"], a["overflows"], a["rereads"], a["prunedTokens"], a["worseThanRecorded"]]
+    return [
+        *(a["settings"][k] for k in keys),
+        a["sessions"],
+        i["median"],
+        i["p90"],
+        i["total"],
+        c["median"],
+        c["p90"],
+        c["total"],
+        a["compactions"],
+        a["overflows"],
+        a["rereads"],
+        a["prunedTokens"],
+        a["worseThanRecorded"],
+    ]
 
 
 def print_text(doc: dict[str, Any], keys: list[str], computed: int, out: str | None) -> None:
-    print(f"{doc['sessions']} session(s), {len(doc['aggregate'])} setting(s); {computed:,} replay(s) computed"
-          + (f", results in {visible(out, inline=True)}" if out else ""))
-    cols = [*keys, "sessions", "input median", "input p90", "cost $", "compactions", "overflows", "re-reads", "worse"]
+    print(
+        f"{doc['sessions']} session(s), {len(doc['aggregate'])} setting(s); {computed:,} replay(s) computed"
+        + (f", results in {visible(out, inline=True)}" if out else "")
+    )
+    cols = [
+        *keys,
+        "sessions",
+        "input median",
+        "input p90",
+        "cost $",
+        "compactions",
+        "overflows",
+        "re-reads",
+        "worse",
+    ]
     widths = [max(len(c), 9) for c in cols]
-    widths[len(keys) + 1: len(keys) + 3] = [13, 13]
+    widths[len(keys) + 1 : len(keys) + 3] = [13, 13]
     print("  ".join(f"{c:>{w}}" for c, w in zip(cols, widths, strict=True)))
     for a in doc["aggregate"]:
-        vals = [*(a["settings"][k] for k in keys), a["sessions"], a["inputTokens"]["median"], a["inputTokens"]["p90"],
-                round(a["costUsd"]["total"], 2), a["compactions"], a["overflows"], a["rereads"], a["worseThanRecorded"]]
-        print("  ".join(f"{v:>{w},}" if isinstance(v, int | float) and not isinstance(v, bool) else f"{v!s:>{w}}"
-                        for v, w in zip(vals, widths, strict=True)))
+        vals = [
+            *(a["settings"][k] for k in keys),
+            a["sessions"],
+            a["inputTokens"]["median"],
+            a["inputTokens"]["p90"],
+            round(a["costUsd"]["total"], 2),
+            a["compactions"],
+            a["overflows"],
+            a["rereads"],
+            a["worseThanRecorded"],
+        ]
+        print(
+            "  ".join(
+                f"{v:>{w},}" if isinstance(v, int | float) and not isinstance(v, bool) else f"{v!s:>{w}}"
+                for v, w in zip(vals, widths, strict=True)
+            )
+        )
     for a in doc["aggregate"]:
         if a["worse"]:
             names = ", ".join(Path(w["session"]).name for w in a["worse"][:3])
-            print(f"worse than recorded under {a['settings']}: {a['worseThanRecorded']} (most: {visible(names, inline=True)})")
+            print(
+                f"worse than recorded under {a['settings']}: {a['worseThanRecorded']} (most: {visible(names, inline=True)})"
+            )
     for f in doc["failed"]:
         print(f"failed: {visible(f['path'], inline=True)}: {visible(f['error'], inline=True)}")

@@ -32,11 +32,16 @@ def run(args: argparse.Namespace) -> int:
 
 def print_report(session: Session, report: DoctorReport) -> None:
     counts = report.counts()
-    print(f"doctor: {visible(session.source, inline=True)}: {len(report.findings)} finding(s) "
-          f"({counts.get('error', 0)} error, {counts.get('warning', 0)} warning, {counts.get('info', 0)} info)")
+    print(
+        f"doctor: {visible(session.source, inline=True)}: {len(report.findings)} finding(s) "
+        f"({counts.get('error', 0)} error, {counts.get('warning', 0)} warning, {counts.get('info', 0)} info)"
+    )
     for f in report.findings:
-        where = f"entry {f.entries[0]} (line {f.lines[0]})" if f.entries and f.lines else (
-            f"line {f.lines[0]}" if f.lines else "")
+        where = (
+            f"entry {f.entries[0]} (line {f.lines[0]})"
+            if f.entries and f.lines
+            else (f"line {f.lines[0]}" if f.lines else "")
+        )
         print(f"  {f.severity:<7} {f.kind:<32} {where:<24} {visible(f.message, inline=True)}")
 
 

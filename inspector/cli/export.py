@@ -22,8 +22,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("what", choices=["session", "replay", "doctor"], help="what to export")
     add_replay(p)
     add_output(p, "the file to write (never the session itself)", required=True)
-    p.add_argument("--format", choices=list(REPORT_FORMATS), help="report format (default: from the file suffix)")
-    p.add_argument("--compact", action="store_true", help="session: append the compaction pi would make at the leaf")
+    p.add_argument(
+        "--format", choices=list(REPORT_FORMATS), help="report format (default: from the file suffix)"
+    )
+    p.add_argument(
+        "--compact", action="store_true", help="session: append the compaction pi would make at the leaf"
+    )
     add_keep_secrets(p)
 
 
@@ -47,8 +51,9 @@ def run(args: argparse.Namespace) -> int:
 def export_session(args: argparse.Namespace, session: Session, leaf: str) -> None:
     entries, note = None, ""
     if args.compact:
-        res = compacted_entries(session, leaf, args.keep_recent_tokens, args.reserve,
-                                summarizer=args.summarizer)
+        res = compacted_entries(
+            session, leaf, args.keep_recent_tokens, args.reserve, summarizer=args.summarizer
+        )
         if res is None:
             fail("pi would not compact here (empty branch, or it ends in a compaction)", EXIT_FAILED)
         entries, entry = res
@@ -68,4 +73,6 @@ def report_text(args: argparse.Namespace, session: Session, leaf: str) -> str:
     return replay_report(session, replay(session, replay_settings(args, session)), fmt, redact=redact)
 
 
-COMMAND = Command("export", "write a new session file (e.g. with a compaction applied) or a report", add_arguments, run)
+COMMAND = Command(
+    "export", "write a new session file (e.g. with a compaction applied) or a report", add_arguments, run
+)

@@ -13,8 +13,12 @@ from .options import add_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--screen", type=int, metavar="N", help=f"the screen, 1–{len(learn.SCREENS)} (default: list them)")
-    p.add_argument("--value", type=int, metavar="V", help="the screen's control (default: its starting value)")
+    p.add_argument(
+        "--screen", type=int, metavar="N", help=f"the screen, 1–{len(learn.SCREENS)} (default: list them)"
+    )
+    p.add_argument(
+        "--value", type=int, metavar="V", help="the screen's control (default: its starting value)"
+    )
     p.add_argument("--minimum", type=int, metavar="M", help="screen 7: PRUNE_MINIMUM (default 20000)")
     add_json(p)
 
@@ -31,9 +35,18 @@ def _checked(session: learn.Session, s: learn.Screen, value: int | None) -> int 
 
 
 def _text(d: dict[str, Any]) -> str:
-    lines = [f"{d['screen']}. {d['title']}", "", d["idea"], "", f"The rule ({d['system']}): {d['rule']}",
-             f"Source: {d['source']}", "", f"{d['control']['label']} = {d['control']['value']}",
-             f"{d['question']}  ({' / '.join(d['choices'])})", f"Answer: {d['answer']}"]
+    lines = [
+        f"{d['screen']}. {d['title']}",
+        "",
+        d["idea"],
+        "",
+        f"The rule ({d['system']}): {d['rule']}",
+        f"Source: {d['source']}",
+        "",
+        f"{d['control']['label']} = {d['control']['value']}",
+        f"{d['question']}  ({' / '.join(d['choices'])})",
+        f"Answer: {d['answer']}",
+    ]
     lines += [f"  - {x}" for x in d["explanation"]]
     if d["coming"]:
         lines.append(f"Coming: {d['coming']}")
@@ -44,12 +57,16 @@ def _text(d: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.screen is None:
-        rows = [{"screen": s.number, "key": s.key, "title": s.title, "system": s.system, "source": s.source}
-                for s in learn.SCREENS]
+        rows = [
+            {"screen": s.number, "key": s.key, "title": s.title, "system": s.system, "source": s.source}
+            for s in learn.SCREENS
+        ]
         if args.json:
             print_json(rows, indent=2)
         else:
-            sys.stdout.write("".join(f"{r['screen']}. {r['title']}  [{r['system']}: {r['source']}]\n" for r in rows))
+            sys.stdout.write(
+                "".join(f"{r['screen']}. {r['title']}  [{r['system']}: {r['source']}]\n" for r in rows)
+            )
         return 0
     if not 1 <= args.screen <= len(learn.SCREENS):
         fail(f"--screen {args.screen}: screens are 1–{len(learn.SCREENS)}", EXIT_USAGE)
@@ -66,5 +83,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMAND = Command("learn", "the Learn path: each screen's rule, question and answer on the bundled session",
-                  add_arguments, run)
+COMMAND = Command(
+    "learn",
+    "the Learn path: each screen's rule, question and answer on the bundled session",
+    add_arguments,
+    run,
+)

@@ -45,7 +45,9 @@ def counter_names(text: str) -> list[str]:
     names = [x for x in text.split(",") if x]
     unknown = [n for n in names if n not in COUNTERS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown token counter {unknown[0]!r}; choose from {', '.join(COUNTERS)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown token counter {unknown[0]!r}; choose from {', '.join(COUNTERS)}"
+        )
     return names
 
 
@@ -59,7 +61,9 @@ def add_session(p: argparse.ArgumentParser) -> None:
 
 
 def add_leaf(p: argparse.ArgumentParser, what: str = "the branch ending at this entry") -> None:
-    p.add_argument("--leaf", help=f"{what}: an entry id, @INDEX or 'leaf' (default: pi's leaf, the last entry)")
+    p.add_argument(
+        "--leaf", help=f"{what}: an entry id, @INDEX or 'leaf' (default: pi's leaf, the last entry)"
+    )
 
 
 def add_json(p: argparse.ArgumentParser, *, csv: bool = False) -> None:
@@ -67,18 +71,28 @@ def add_json(p: argparse.ArgumentParser, *, csv: bool = False) -> None:
     g = p.add_mutually_exclusive_group() if csv else p
     g.add_argument("--json", action="store_true", help="print JSON instead of text")
     if csv:
-        g.add_argument("--csv", action="store_true", help="print CSV (one row per model call) instead of text")
+        g.add_argument(
+            "--csv", action="store_true", help="print CSV (one row per model call) instead of text"
+        )
 
 
 def add_counter(p: argparse.ArgumentParser, *, usage: bool = True) -> None:
-    p.add_argument("--counter", default="pi", choices=[*COUNTERS, *(["usage"] if usage else [])],
-                   help="pi estimate, tiktoken, calibrated (tiktoken × the session's own ratio and per-message cost, fitted "
-                        "to its recorded usage)" + (", or usage (pi's usage-based context size)" if usage else ""))
+    p.add_argument(
+        "--counter",
+        default="pi",
+        choices=[*COUNTERS, *(["usage"] if usage else [])],
+        help="pi estimate, tiktoken, calibrated (tiktoken × the session's own ratio and per-message cost, fitted "
+        "to its recorded usage)" + (", or usage (pi's usage-based context size)" if usage else ""),
+    )
 
 
 def add_counters(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--counters", default="pi,tiktoken", type=counter_names,
-                   help="token counters to report (default pi,tiktoken)")
+    p.add_argument(
+        "--counters",
+        default="pi,tiktoken",
+        type=counter_names,
+        help="token counters to report (default pi,tiktoken)",
+    )
 
 
 def add_window(p: argparse.ArgumentParser, purpose: str = "") -> None:
@@ -91,35 +105,59 @@ def add_reserve(p: argparse.ArgumentParser) -> None:
 
 def add_budgets(p: argparse.ArgumentParser) -> None:
     """pi's compaction settings: ``--keep-recent-tokens`` and ``--reserve``."""
-    p.add_argument("--keep-recent-tokens", type=int, default=20000, help="pi keepRecentTokens (default 20000)")
+    p.add_argument(
+        "--keep-recent-tokens", type=int, default=20000, help="pi keepRecentTokens (default 20000)"
+    )
     add_reserve(p)
 
 
 def add_pi_version(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--pi-version", choices=PI_VERSIONS, default="0.73", help="pi's prepareCompaction rule (default 0.73)")
+    p.add_argument(
+        "--pi-version", choices=PI_VERSIONS, default="0.73", help="pi's prepareCompaction rule (default 0.73)"
+    )
 
 
 def add_strategy(p: argparse.ArgumentParser, *, required: bool = False) -> None:
     """``--strategy`` (a pruning strategy) and its ``--set KEY=VALUE`` settings."""
-    p.add_argument("--strategy", required=required, default=None if required else "none", choices=list(REGISTRY),
-                   metavar="STRATEGY", help=f"pruning strategy: {', '.join(REGISTRY)}"
-                   + ("" if required else " (default none; see `inspector prune --help`)"))
+    p.add_argument(
+        "--strategy",
+        required=required,
+        default=None if required else "none",
+        choices=list(REGISTRY),
+        metavar="STRATEGY",
+        help=f"pruning strategy: {', '.join(REGISTRY)}"
+        + ("" if required else " (default none; see `inspector prune --help`)"),
+    )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a pruning setting (repeatable)")
 
 
 def add_summarizer(p: argparse.ArgumentParser, purpose: str = "") -> None:
     """``--summarizer`` and what an LLM one needs: ``--model``, ``--base-url``, ``--send-secrets``."""
-    p.add_argument("--summarizer", default="offline", choices=list(SUMMARIZERS), help=f"summarizer{purpose} (default offline)")
+    p.add_argument(
+        "--summarizer",
+        default="offline",
+        choices=list(SUMMARIZERS),
+        help=f"summarizer{purpose} (default offline)",
+    )
     p.add_argument("--model", help="LLM summarizer: the model to ask")
-    p.add_argument("--base-url", help="OpenAI-compatible summarizer: the endpoint (OpenRouter, Ollama, vLLM, LM Studio, "
-                                      "llama.cpp; e.g. http://127.0.0.1:11434/v1)")
-    p.add_argument("--send-secrets", action="store_true",
-                   help="LLM summarizer: send the session's text without redacting secrets (redacted by default)")
+    p.add_argument(
+        "--base-url",
+        help="OpenAI-compatible summarizer: the endpoint (OpenRouter, Ollama, vLLM, LM Studio, "
+        "llama.cpp; e.g. http://127.0.0.1:11434/v1)",
+    )
+    p.add_argument(
+        "--send-secrets",
+        action="store_true",
+        help="LLM summarizer: send the session's text without redacting secrets (redacted by default)",
+    )
 
 
 def add_keep_secrets(p: argparse.ArgumentParser, when: str = "") -> None:
-    p.add_argument("--keep-secrets", action="store_true",
-                   help=f"{when}do not redact secrets (API keys, tokens, passwords, private keys, …)")
+    p.add_argument(
+        "--keep-secrets",
+        action="store_true",
+        help=f"{when}do not redact secrets (API keys, tokens, passwords, private keys, …)",
+    )
 
 
 def add_output(p: argparse.ArgumentParser, help: str, *, required: bool = False) -> None:
@@ -130,29 +168,53 @@ def add_cache(p: argparse.ArgumentParser) -> None:
     """``--cache off|model`` and ``--cache-retention``: price calls with the provider's prompt cache."""
     from ..cache import RETENTIONS
 
-    p.add_argument("--cache", default="model", choices=["off", "model"],
-                   help="model: billed cost with each provider's prompt cache (read, write, uncached); "
-                        "off: only the blended per-token cost (default model)")
-    p.add_argument("--cache-retention", default="auto", choices=list(RETENTIONS),
-                   help="cache lifetime: short (Anthropic 5 min, OpenAI 10 min), long (1 h, 24 h), none, or "
-                        "auto: long where the session's recorded reads show it (default auto)")
+    p.add_argument(
+        "--cache",
+        default="model",
+        choices=["off", "model"],
+        help="model: billed cost with each provider's prompt cache (read, write, uncached); "
+        "off: only the blended per-token cost (default model)",
+    )
+    p.add_argument(
+        "--cache-retention",
+        default="auto",
+        choices=list(RETENTIONS),
+        help="cache lifetime: short (Anthropic 5 min, OpenAI 10 min), long (1 h, 24 h), none, or "
+        "auto: long where the session's recorded reads show it (default auto)",
+    )
 
 
 def add_corpus(p: argparse.ArgumentParser, what: str = "") -> None:
     """``CORPUS…``: session files, folders, globs or ``@AGENT`` (see :mod:`inspector.corpus.items`)."""
-    p.add_argument("session", nargs="+", metavar="CORPUS",
-                   help=f"{what}session files, folders (searched recursively), globs ('runs/**/*.jsonl'), or @pi, "
-                        "@claude-code, @codex, @opencode, @all: the sessions `inspector sessions` finds")
+    p.add_argument(
+        "session",
+        nargs="+",
+        metavar="CORPUS",
+        help=f"{what}session files, folders (searched recursively), globs ('runs/**/*.jsonl'), or @pi, "
+        "@claude-code, @codex, @opencode, @all: the sessions `inspector sessions` finds",
+    )
 
 
 def add_engine(p: argparse.ArgumentParser) -> None:
     """Where a corpus runs: ``--engine``, ``--workers``, ``--scheduler``."""
-    p.add_argument("--engine", choices=["local", "dask"], default=None,
-                   help="local: a process pool on this machine (default); dask: Dask distributed (a LocalCluster, "
-                        "or the cluster --scheduler names; needs the [dask] extra)")
-    p.add_argument("--workers", type=int, default=None,
-                   help="worker processes (default: this machine's cores; 0 = in this process)")
-    p.add_argument("--scheduler", metavar="ADDR", help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --engine dask)")
+    p.add_argument(
+        "--engine",
+        choices=["local", "dask"],
+        default=None,
+        help="local: a process pool on this machine (default); dask: Dask distributed (a LocalCluster, "
+        "or the cluster --scheduler names; needs the [dask] extra)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (default: this machine's cores; 0 = in this process)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --engine dask)",
+    )
 
 
 def add_replay(p: argparse.ArgumentParser, *, corpus: bool = False) -> None:
@@ -163,7 +225,12 @@ def add_replay(p: argparse.ArgumentParser, *, corpus: bool = False) -> None:
     else:
         add_session(p)
     add_strategy(p)
-    p.add_argument("--compaction", default="recorded", choices=list(POLICIES), help="compaction policy (default: as recorded)")
+    p.add_argument(
+        "--compaction",
+        default="recorded",
+        choices=list(POLICIES),
+        help="compaction policy (default: as recorded)",
+    )
     add_window(p)
     add_budgets(p)
     add_counter(p)

@@ -23,8 +23,10 @@ class ProgressBar:
         secs = time.perf_counter() - self.t0
         if self.tty:
             full = int(frac * self.width)
-            sys.stderr.write(f"\r{self.label} [{'#' * full}{'.' * (self.width - full)}] {done:,}/{total:,} "
-                             f"{self.unit} {secs:,.0f}s ")
+            sys.stderr.write(
+                f"\r{self.label} [{'#' * full}{'.' * (self.width - full)}] {done:,}/{total:,} "
+                f"{self.unit} {secs:,.0f}s "
+            )
             sys.stderr.flush()
             self.drawn = True
         elif int(frac * 10) > self.last_tenth:

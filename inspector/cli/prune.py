@@ -27,7 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_session(p)
     add_strategy(p, required=True)
     add_leaf(p, "prune the context at this entry")
-    p.add_argument("--at-step", type=int, help="the N-th model call on the branch (0-based; default: the next call)")
+    p.add_argument(
+        "--at-step", type=int, help="the N-th model call on the branch (0-based; default: the next call)"
+    )
     add_counter(p, usage=False)
     add_window(p, " (for pressure-based strategies)")
     p.add_argument("--limit", type=int, default=40, help="rows shown in the table")
@@ -39,8 +41,15 @@ def run(args: argparse.Namespace) -> int:
     strat = get_strategy(args.strategy)
     settings = strategy_settings(args.strategy, key_values(args.set))
     try:
-        res = prune_at(session, args.strategy, settings, leaf=checked_leaf(session, args), at_step=args.at_step,
-                       counter=args.counter, context_window=args.window)
+        res = prune_at(
+            session,
+            args.strategy,
+            settings,
+            leaf=checked_leaf(session, args),
+            at_step=args.at_step,
+            counter=args.counter,
+            context_window=args.window,
+        )
     except (KeyError, ValueError) as e:
         fail(error_text(e), EXIT_USAGE)
     if args.json:
@@ -55,11 +64,25 @@ def as_json(strat: Strategy, settings: BaseModel, res: PruneResult) -> dict[str,
     return {
         "strategy": strat.name,
         "settings": settings.model_dump(mode="json"),
-        "stats": {"tokensBefore": st.tokens_before, "tokensAfter": st.tokens_after,
-                  "prunedTokens": st.tokens_before - st.tokens_after, "prunedItems": st.items_pruned + st.items_dropped},
-        "items": [{"entryIndex": d.entry_index, "role": d.role, "toolName": d.tool_name, "action": d.action,
-                   "tokensBefore": d.tokens_before, "tokensAfter": d.tokens_after, "marker": d.marker,
-                   "reason": d.reason} for d in res.decisions],
+        "stats": {
+            "tokensBefore": st.tokens_before,
+            "tokensAfter": st.tokens_after,
+            "prunedTokens": st.tokens_before - st.tokens_after,
+            "prunedItems": st.items_pruned + st.items_dropped,
+        },
+        "items": [
+            {
+                "entryIndex": d.entry_index,
+                "role": d.role,
+                "toolName": d.tool_name,
+                "action": d.action,
+                "tokensBefore": d.tokens_before,
+                "tokensAfter": d.tokens_after,
+                "marker": d.marker,
+                "reason": d.reason,
+            }
+            for d in res.decisions
+        ],
         "events": list(res.events),
     }
 
@@ -68,8 +91,10 @@ def print_table(strat: Strategy, res: PruneResult, counter: str, limit: int) -> 
     st = res.stats
     note = "" if strat.verified else f"  (UNVERIFIED: {strat.unverified_notes})"
     print(f"{strat.title} — {strat.source}{note}")
-    print(f"  tokens before {st.tokens_before:,}  after {st.tokens_after:,}  pruned {st.tokens_before - st.tokens_after:,} "
-          f"in {st.items_pruned} item(s), dropped {st.items_dropped}  ({counter} counter)")
+    print(
+        f"  tokens before {st.tokens_before:,}  after {st.tokens_after:,}  pruned {st.tokens_before - st.tokens_after:,} "
+        f"in {st.items_pruned} item(s), dropped {st.items_dropped}  ({counter} counter)"
+    )
     for ev in res.events:
         if ev.get("type") != "zone":
             print(f"  event: {ev}")
@@ -77,10 +102,14 @@ def print_table(strat: Strategy, res: PruneResult, counter: str, limit: int) -> 
     print(f"  {'entry':>6} {'role':<12} {'tool':<10} {'action':<8} {'before':>8} {'after':>7}  why")
     for d in changed[:limit]:
         tool = visible(d.tool_name or "", inline=True)
-        print(f"  {d.entry_index if d.entry_index is not None else '-':>6} {visible(d.role, inline=True):<12} {tool:<10} "
-              f"{d.action:<8} {d.tokens_before:>8,} {d.tokens_after:>7,}  {d.reason}")
+        print(
+            f"  {d.entry_index if d.entry_index is not None else '-':>6} {visible(d.role, inline=True):<12} {tool:<10} "
+            f"{d.action:<8} {d.tokens_before:>8,} {d.tokens_after:>7,}  {d.reason}"
+        )
     if len(changed) > limit:
         print(f"  … and {len(changed) - limit} more (use --json for all)")
 
 
-COMMAND = Command("prune", "what a pruning strategy does to the context of one model call", add_arguments, run)
+COMMAND = Command(
+    "prune", "what a pruning strategy does to the context of one model call", add_arguments, run
+)

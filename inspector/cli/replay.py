@@ -43,34 +43,52 @@ def run(args: argparse.Namespace) -> int:
 def print_cache(c: CacheReport) -> None:
     m = c.metrics()
     rec = m["recordedBilledCostUsd"]
-    print(f"  billed cost (input, USD, prompt cache priced) {m['billedCostUsd']:,.4f}" + (
-        f"   (recorded: {rec:,.4f}, {m['billedCostError']:+.1%})" if rec else ""))
+    print(
+        f"  billed cost (input, USD, prompt cache priced) {m['billedCostUsd']:,.4f}"
+        + (f"   (recorded: {rec:,.4f}, {m['billedCostError']:+.1%})" if rec else "")
+    )
     hit = m["cacheHitRate"]
-    print(f"  cache hit rate       {'—' if hit is None else f'{hit:.1%}':>14}   sizes: {c.sizes}, retention: {c.retention}")
-    print(f"  invalidations        {m['invalidations']:>14}   rewritten {m['tokensRewritten']:,} tokens, "
-          f"premium {m['invalidationPremiumUsd']:,.4f} USD")
+    print(
+        f"  cache hit rate       {'—' if hit is None else f'{hit:.1%}':>14}   sizes: {c.sizes}, retention: {c.retention}"
+    )
+    print(
+        f"  invalidations        {m['invalidations']:>14}   rewritten {m['tokensRewritten']:,} tokens, "
+        f"premium {m['invalidationPremiumUsd']:,.4f} USD"
+    )
     if m["cacheReadError"] is not None:
-        print(f"  cache reads vs recorded: error {m['cacheReadError']:.1%} (Σ|predicted − recorded| / Σ recorded), "
-              f"total {m['cacheReadTotalError']:+.1%}, {len(c.disagreements())} calls disagree")
+        print(
+            f"  cache reads vs recorded: error {m['cacheReadError']:.1%} (Σ|predicted − recorded| / Σ recorded), "
+            f"total {m['cacheReadTotalError']:+.1%}, {len(c.disagreements())} calls disagree"
+        )
     for row in c.disagreements()[:MAX_DISAGREEMENTS]:
-        print(f"  step {row['step']:>5} (entry {row['entryIndex']}): cache read {row['predictedRead']:,} predicted, "
-              f"{row['recordedRead']:,} recorded: {visible(row['cause'] or '', inline=True)}")
+        print(
+            f"  step {row['step']:>5} (entry {row['entryIndex']}): cache read {row['predictedRead']:,} predicted, "
+            f"{row['recordedRead']:,} recorded: {visible(row['cause'] or '', inline=True)}"
+        )
     for row in c.invalidation_rows()[:MAX_SHOWN]:
         at = f" at entry {row['brokenAtEntryIndex']}" if row.get("brokenAtEntryIndex") is not None else ""
-        print(f"  step {row['step']:>5} (entry {row['entryIndex']}): cache invalidated by {row['cause']}{at}: "
-              f"{row['tokensRewritten']:,} tokens rewritten, +{row['premiumUsd']:,.4f} USD")
+        print(
+            f"  step {row['step']:>5} (entry {row['entryIndex']}): cache invalidated by {row['cause']}{at}: "
+            f"{row['tokensRewritten']:,} tokens rewritten, +{row['premiumUsd']:,.4f} USD"
+        )
     print("  (cost (input, USD) above is the blended per-token figure; --cache off shows only it)")
 
 
 def print_summary(session: Session, settings: ReplaySettings, r: Replay) -> None:
     m = r.metrics
     pol = POLICIES[settings.compaction]
-    print(f"replay of {visible(session.source, inline=True)}: {m.steps} model calls, compaction: {pol.title}, "
-          f"pruning: {settings.strategy}, window {settings.context_window:,}, counter {settings.counter}")
-    print(f"  total input tokens   {m.total_input_tokens:>14,}" + (
-        f"   (recorded: {m.recorded_total_input:,})" if m.recorded_total_input else ""))
-    print(f"  cost (input, USD)    {m.cost_usd:>14,.4f}" + (
-        f"   (recorded total incl. output: {m.recorded_cost_usd:,.4f})" if m.recorded_cost_usd else ""))
+    print(
+        f"replay of {visible(session.source, inline=True)}: {m.steps} model calls, compaction: {pol.title}, "
+        f"pruning: {settings.strategy}, window {settings.context_window:,}, counter {settings.counter}"
+    )
+    print(
+        f"  total input tokens   {m.total_input_tokens:>14,}"
+        + (f"   (recorded: {m.recorded_total_input:,})" if m.recorded_total_input else "")
+    )
+    print(
+        f"  cost (input, USD)    {m.cost_usd:>14,.4f}"
+        + (f"   (recorded total incl. output: {m.recorded_cost_usd:,.4f})" if m.recorded_cost_usd else "")
+    )
     print(f"  peak / mean context  {m.peak_context:>14,} / {m.mean_context:,.0f}")
     print(f"  compactions          {m.compactions:>14}   summary tokens {m.summary_tokens:,}")
     print(f"  tokens pruned        {m.tokens_pruned:>14,}")

@@ -27,14 +27,23 @@ MAX_SHOWN = 30
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_replay(p)
     add_json(p)
-    p.add_argument("--details", action="store_true",
-                   help="with --json: add evidence, kept items and where, the span's files, redone work")
-    p.add_argument("--probe", action="store_true",
-                   help="also ask the --summarizer (an LLM) Factory's four probes about each summary (cached; "
-                        "labelled with the model)")
-    p.add_argument("--compare", action="store_true",
-                   help="also score each compaction under the other summaries of the same span (offline; the "
-                        "--summarizer's in each prompt style when it is an LLM)")
+    p.add_argument(
+        "--details",
+        action="store_true",
+        help="with --json: add evidence, kept items and where, the span's files, redone work",
+    )
+    p.add_argument(
+        "--probe",
+        action="store_true",
+        help="also ask the --summarizer (an LLM) Factory's four probes about each summary (cached; "
+        "labelled with the model)",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="also score each compaction under the other summaries of the same span (offline; the "
+        "--summarizer's in each prompt style when it is an LLM)",
+    )
 
 
 def _recall(c: CompactionRetention) -> str:
@@ -52,8 +61,14 @@ def run(args: argparse.Namespace) -> int:
         fail("--probe asks an LLM: give --summarizer openai or anthropic", EXIT_USAGE)
     r = replay(session, settings)
     report = retention(r)
-    probes = [_probe(settings, c, str(rec.get("text") or "")) for c, rec in zip(report.compactions, r.summaries,
-                                                                                  strict=True)] if args.probe else []
+    probes = (
+        [
+            _probe(settings, c, str(rec.get("text") or ""))
+            for c, rec in zip(report.compactions, r.summaries, strict=True)
+        ]
+        if args.probe
+        else []
+    )
     compared: list[list[CompactionRetention]] = []
     if args.compare:
         llm = settings if settings.summarizer != "offline" else None
@@ -61,30 +76,49 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out: dict[str, Any] = report.as_dict(details=args.details)
         for d, cs in zip(out["compactions"], compared, strict=False):
-            d["compare"] = [{"summary": c.summary_label, "recall": c.recall(), "overall": c.overall,
-                             "forgotten": len(c.forgotten)} for c in cs]
+            d["compare"] = [
+                {
+                    "summary": c.summary_label,
+                    "recall": c.recall(),
+                    "overall": c.overall,
+                    "forgotten": len(c.forgotten),
+                }
+                for c in cs
+            ]
         for d, pr in zip(out["compactions"], probes, strict=False):
             d["probe"] = {"label": pr.label, "recall": pr.recall, "answers": pr.answers}
         print_json(out, indent=1)
         return 0
-    print(f"retention in {visible(session.source, inline=True)}: {len(report.compactions)} compaction(s), "
-          f"compaction: {settings.compaction}")
+    print(
+        f"retention in {visible(session.source, inline=True)}: {len(report.compactions)} compaction(s), "
+        f"compaction: {settings.compaction}"
+    )
     for k, (c, first) in enumerate(zip(report.compactions, report.first_need_steps, strict=True)):
-        print(f"\ncompaction {k + 1} ({c.span.source}, entry {c.span.entry_index}, before call {c.span.step}): "
-              f"{len(c.needed)} needed, {len(c.forgotten)} forgotten")
+        print(
+            f"\ncompaction {k + 1} ({c.span.source}, entry {c.span.entry_index}, before call {c.span.step}): "
+            f"{len(c.needed)} needed, {len(c.forgotten)} forgotten"
+        )
         print(f"  recall  {_recall(c)}")
         rd = c.redo
-        print(f"  redone  {rd.rereads} re-read(s), {rd.reruns} command(s) re-run, {rd.failing_reruns} failing "
-              "again" + (f"; first call needing a forgotten item: {first}" if first is not None else ""))
+        print(
+            f"  redone  {rd.rereads} re-read(s), {rd.reruns} command(s) re-run, {rd.failing_reruns} failing "
+            "again" + (f"; first call needing a forgotten item: {first}" if first is not None else "")
+        )
         for n in c.forgotten[:MAX_SHOWN]:
-            print(f"  forgot  {n.kind:<12} {visible(n.item[:100], inline=True)}  "
-                  f"(entry {n.introduced_at} → {n.needed_at}: {visible(n.evidence, inline=True)})")
+            print(
+                f"  forgot  {n.kind:<12} {visible(n.item[:100], inline=True)}  "
+                f"(entry {n.introduced_at} → {n.needed_at}: {visible(n.evidence, inline=True)})"
+            )
         if len(c.forgotten) > MAX_SHOWN:
             print(f"  … {len(c.forgotten) - MAX_SHOWN} more (--json)")
         if probes:
-            print(f"  probe   {_recall_of(probes[k].recall)}  (LLM probe: {visible(probes[k].label, inline=True)})")
+            print(
+                f"  probe   {_recall_of(probes[k].recall)}  (LLM probe: {visible(probes[k].label, inline=True)})"
+            )
         for alt in compared[k] if compared else []:
-            print(f"  {visible(alt.summary_label, inline=True):<28} {_recall(alt)}  forgotten {len(alt.forgotten)}")
+            print(
+                f"  {visible(alt.summary_label, inline=True):<28} {_recall(alt)}  forgotten {len(alt.forgotten)}"
+            )
     return 0
 
 
@@ -108,5 +142,9 @@ def _probe(settings: Any, c: CompactionRetention, text: str) -> Any:
         fail(f"the LLM probe failed: {summ._describe(e)}", EXIT_FAILED)
 
 
-COMMAND = Command("retention", "score what each compaction's summary kept of what the session needed later",
-                  add_arguments, run)
+COMMAND = Command(
+    "retention",
+    "score what each compaction's summary kept of what the session needed later",
+    add_arguments,
+    run,
+)

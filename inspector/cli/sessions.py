@@ -26,10 +26,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", choices=list(AGENTS), help="only this agent")
     p.add_argument("--limit", type=int, default=50, help="newest N per agent (default 50)")
     add_json(p)
-    p.add_argument("--opencode-db", nargs=2, metavar=("DB", "SESSION_ID"),
-                   help="write one session of an OpenCode database as `opencode export` prints it")
-    p.add_argument("--opencode-storage", metavar="SESSION_JSON",
-                   help="the same for a session in OpenCode's older JSON storage (storage/session/<project>/<id>.json)")
+    p.add_argument(
+        "--opencode-db",
+        nargs=2,
+        metavar=("DB", "SESSION_ID"),
+        help="write one session of an OpenCode database as `opencode export` prints it",
+    )
+    p.add_argument(
+        "--opencode-storage",
+        metavar="SESSION_JSON",
+        help="the same for a session in OpenCode's older JSON storage (storage/session/<project>/<id>.json)",
+    )
     add_output(p, "with --opencode-db/--opencode-storage: the file to write (default: stdout)")
     add_keep_secrets(p, "with --opencode-db/--opencode-storage: ")
 
@@ -69,9 +76,23 @@ def list_sessions(args: argparse.Namespace) -> None:
     agents = [args.agent] if args.agent else list(AGENTS)
     found = {a: list_local_sessions(a, limit=args.limit) for a in agents}
     if args.json:
-        print_json({a: [{"path": str(s.path), "ref": s.ref, "project": s.project, "title": s.title,
-                         "modified": s.modified.isoformat(timespec="seconds"), "size": s.size} for s in xs]
-                    for a, xs in found.items()}, indent=1)
+        print_json(
+            {
+                a: [
+                    {
+                        "path": str(s.path),
+                        "ref": s.ref,
+                        "project": s.project,
+                        "title": s.title,
+                        "modified": s.modified.isoformat(timespec="seconds"),
+                        "size": s.size,
+                    }
+                    for s in xs
+                ]
+                for a, xs in found.items()
+            },
+            indent=1,
+        )
         return
     for a, xs in found.items():
         where = ", ".join(str(d) for d in agent_dirs(a))
@@ -82,4 +103,6 @@ def list_sessions(args: argparse.Namespace) -> None:
             print(f"  {s.modified:%Y-%m-%d %H:%M}  {project:<40}  {title:<40}  {name}")
 
 
-COMMAND = Command("sessions", "list pi, Claude Code, Codex and OpenCode sessions on this machine", add_arguments, run)
+COMMAND = Command(
+    "sessions", "list pi, Claude Code, Codex and OpenCode sessions on this machine", add_arguments, run
+)

@@ -33,15 +33,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_budgets(p)
     add_pi_version(p)
     add_summarizer(p)
-    p.add_argument("--api-key-env", help="environment variable holding the key (default OPENAI_API_KEY, "
-                                         "OPENROUTER_API_KEY for openrouter.ai, ANTHROPIC_API_KEY)")
+    p.add_argument(
+        "--api-key-env",
+        help="environment variable holding the key (default OPENAI_API_KEY, "
+        "OPENROUTER_API_KEY for openrouter.ai, ANTHROPIC_API_KEY)",
+    )
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
     p.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts, with backoff")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
     p.add_argument("--style", default="pi", choices=list(STYLES))
     p.add_argument("--instructions", help="custom instructions added to the prompt")
-    p.add_argument("--slices", choices=[*STRATEGIES, "compare"],
-                   help="slice strategy for the history summary (default single-shot); 'compare' prints the table")
+    p.add_argument(
+        "--slices",
+        choices=[*STRATEGIES, "compare"],
+        help="slice strategy for the history summary (default single-shot); 'compare' prints the table",
+    )
     p.add_argument("--slice-tokens", type=int, default=20000)
     p.add_argument("--overlap-tokens", type=int, default=2000)
     p.add_argument("--compression-ratio", type=float, default=0.1)
@@ -72,61 +78,107 @@ def summarizer(args: argparse.Namespace) -> Any:
     """The summarizer the options name, or exit 2 when its extra is not installed."""
     if args.summarizer == "offline":
         return get_summarizer("offline")
-    summ = get_summarizer(args.summarizer, model=args.model or "", base_url=args.base_url,
-                          api_key_env=args.api_key_env, timeout=args.timeout, max_retries=args.max_retries,
-                          use_cache=not args.no_cache, redact=not args.send_secrets,
-                          api_key=operator_key(args.summarizer, args.base_url, args.api_key_env))
+    summ = get_summarizer(
+        args.summarizer,
+        model=args.model or "",
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        use_cache=not args.no_cache,
+        redact=not args.send_secrets,
+        api_key=operator_key(args.summarizer, args.base_url, args.api_key_env),
+    )
     missing = summ.missing_extra()
     if missing:
         fail(missing, EXIT_USAGE)
     return summ
 
 
-def print_comparison(args: argparse.Namespace, prep: CompactionPreparation, summ: Any, ss: SliceSettings) -> None:
-    rows = compare_slice_strategies(prep, summ, style=args.style, custom_instructions=args.instructions,
-                                    slice_settings=ss)
+def print_comparison(
+    args: argparse.Namespace, prep: CompactionPreparation, summ: Any, ss: SliceSettings
+) -> None:
+    rows = compare_slice_strategies(
+        prep, summ, style=args.style, custom_instructions=args.instructions, slice_settings=ss
+    )
     if args.json:
         print_json({"summarizer": summ.label, "sliceSettings": ss.__dict__, "table": rows}, indent=2)
         return
-    print(f"History summary of {len(prep.messagesToSummarize):,} messages by each slice strategy ({summ.label}; "
-          f"slices of {ss.slice_tokens:,} tokens, overlap {ss.overlap_tokens:,}, ratio {ss.compression_ratio}, "
-          f"recent boost {ss.recent_boost}):\n")
+    print(
+        f"History summary of {len(prep.messagesToSummarize):,} messages by each slice strategy ({summ.label}; "
+        f"slices of {ss.slice_tokens:,} tokens, overlap {ss.overlap_tokens:,}, ratio {ss.compression_ratio}, "
+        f"recent boost {ss.recent_boost}):\n"
+    )
     print(format_table(rows))
     if summ.label == LABEL:
-        print("\nOffline extractive: no API is called; tokens are pi estimates of the prompts an LLM would "
-              "read and of the texts written, calls are the calls an LLM summarizer would make.")
+        print(
+            "\nOffline extractive: no API is called; tokens are pi estimates of the prompts an LLM would "
+            "read and of the texts written, calls are the calls an LLM summarizer would make."
+        )
     for r in rows:
         if r["error"]:
             print(f"\n{r['strategy']}: {r['error']}")
 
 
-def print_summary(args: argparse.Namespace, prep: CompactionPreparation, summ: Any, ss: SliceSettings) -> None:
-    res = summarize_compaction(prep, summ, style=args.style, custom_instructions=args.instructions,
-                               slices=args.slices or "single-shot", slice_settings=ss)
+def print_summary(
+    args: argparse.Namespace, prep: CompactionPreparation, summ: Any, ss: SliceSettings
+) -> None:
+    res = summarize_compaction(
+        prep,
+        summ,
+        style=args.style,
+        custom_instructions=args.instructions,
+        slices=args.slices or "single-shot",
+        slice_settings=ss,
+    )
     sent = bool(res.prompt)
-    prompt = res.prompt or compaction_prompts(prep, style=args.style, custom_instructions=args.instructions,
-                                              redact=not args.send_secrets)
+    prompt = res.prompt or compaction_prompts(
+        prep, style=args.style, custom_instructions=args.instructions, redact=not args.send_secrets
+    )
     if not sent and args.slices and args.slices != "single-shot":
         prompt = f"(single-shot prompts shown; {args.slices} sends one prompt per slice)\n\n" + prompt
     if args.json:
-        print_json({"summarizer": res.summarizer, "style": args.style, "slices": args.slices or "single-shot",
-                    "text": res.text, "error": res.error, "fellBack": res.fell_back, "usage": res.usage.__dict__,
-                    "firstKeptEntryId": prep.firstKeptEntryId, "isSplitTurn": prep.isSplitTurn,
-                    "prompt": prompt if args.show_prompt else None, "promptSent": sent}, indent=2)
+        print_json(
+            {
+                "summarizer": res.summarizer,
+                "style": args.style,
+                "slices": args.slices or "single-shot",
+                "text": res.text,
+                "error": res.error,
+                "fellBack": res.fell_back,
+                "usage": res.usage.__dict__,
+                "firstKeptEntryId": prep.firstKeptEntryId,
+                "isSplitTurn": prep.isSplitTurn,
+                "prompt": prompt if args.show_prompt else None,
+                "promptSent": sent,
+            },
+            indent=2,
+        )
         return
     if args.show_prompt:
-        print("(the offline extractive summarizer sends nothing; below is exactly what an LLM summarizer would "
-              "be sent)\n" if not sent else "", end="")
+        print(
+            "(the offline extractive summarizer sends nothing; below is exactly what an LLM summarizer would "
+            "be sent)\n"
+            if not sent
+            else "",
+            end="",
+        )
         print(prompt + "\n\n===== summary =====")
     u = res.usage
-    print(f"[{res.summarizer}] {u.calls} call(s), {u.input_tokens:,} in / {u.output_tokens:,} out tokens, "
-          f"{u.seconds:.2f} s" + (f", ${u.cost_usd:.4f}" if u.cost_usd else ""))
+    print(
+        f"[{res.summarizer}] {u.calls} call(s), {u.input_tokens:,} in / {u.output_tokens:,} out tokens, "
+        f"{u.seconds:.2f} s" + (f", ${u.cost_usd:.4f}" if u.cost_usd else "")
+    )
     if res.error:
         print(f"ERROR: {res.error} (the offline extractive summary stands in)")
     print(res.text)
 
 
 COMMAND = Command(
-    "summarize", "the summary a compaction at the leaf would get (offline or by an LLM)", add_arguments, run,
+    "summarize",
+    "the summary a compaction at the leaf would get (offline or by an LLM)",
+    add_arguments,
+    run,
     description="The summary pi's compaction would store at the leaf, by any summarizer. Budgets, as pi's: "
-                "0.8 × --reserve for the history summary, 0.5 × for a split turn's prefix.")
+    "0.8 × --reserve for the history summary, 0.5 × for a split turn's prefix.",
+)

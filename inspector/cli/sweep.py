@@ -24,23 +24,40 @@ METRICS = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned",
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_replay(p, corpus=True)
-    p.add_argument("--grid", action="append", metavar="KEY=START:STOP:STEP",
-                   help="a setting and its values, e.g. prune_protect=10000:80000:10000 (repeatable)")
-    p.add_argument("--agents", nargs="?", const="all", metavar="A,B,…",
-                   help="instead of a grid: replay as each agent runs it (its compaction and pruning): "
-                        f"{', '.join(COMPARED)} (default: all)")
+    p.add_argument(
+        "--grid",
+        action="append",
+        metavar="KEY=START:STOP:STEP",
+        help="a setting and its values, e.g. prune_protect=10000:80000:10000 (repeatable)",
+    )
+    p.add_argument(
+        "--agents",
+        nargs="?",
+        const="all",
+        metavar="A,B,…",
+        help="instead of a grid: replay as each agent runs it (its compaction and pruning): "
+        f"{', '.join(COMPARED)} (default: all)",
+    )
     add_cache(p)
-    p.add_argument("--objective", choices=list(OBJECTIVES), default=None,
-                   help="rank the cells by billed cost (prompt cache priced), blended cost or input tokens "
-                        "(default: billed with --cache model, else blended)")
+    p.add_argument(
+        "--objective",
+        choices=list(OBJECTIVES),
+        default=None,
+        help="rank the cells by billed cost (prompt cache priced), blended cost or input tokens "
+        "(default: billed with --cache model, else blended)",
+    )
     add_json(p, csv=True)
     add_engine(p)
-    p.add_argument("--out", metavar="FILE.duckdb",
-                   help="corpus: keep rows in this DuckDB file; a sweep run again resumes (pairs done are skipped)")
+    p.add_argument(
+        "--out",
+        metavar="FILE.duckdb",
+        help="corpus: keep rows in this DuckDB file; a sweep run again resumes (pairs done are skipped)",
+    )
 
 
-def _billed(args: argparse.Namespace, session: Session, cells: list[SweepCell], rows: list[dict[str, Any]]
-            ) -> list[dict[str, Any]]:
+def _billed(
+    args: argparse.Namespace, session: Session, cells: list[SweepCell], rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """Rows with the cache model's billed cost, ranked by the objective, the frontier flagged."""
     if args.cache == "model":
         for c, r in zip(cells, rows, strict=True):
@@ -80,8 +97,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _metrics(args: argparse.Namespace) -> list[str]:
-    return [*METRICS, "cost_usd", *(["billedCostUsd", "cacheHitRate", "invalidations", "frontier"]
-                                    if args.cache == "model" else [])]
+    return [
+        *METRICS,
+        "cost_usd",
+        *(["billedCostUsd", "cacheHitRate", "invalidations", "frontier"] if args.cache == "model" else []),
+    ]
 
 
 def _cell(v: Any, width: int = 18) -> str:
@@ -107,17 +127,26 @@ def run_agents(args: argparse.Namespace, session: Session, base: ReplaySettings)
         cells = compare_agents(session, base, names)
     except ValueError as e:
         fail(str(e), EXIT_USAGE)
-    rows = [{"agent": c.values["agent"], "title": agent_config(c.values["agent"])[0],
-             "compaction": c.settings.compaction, "strategy": c.settings.strategy,
-             **c.metrics.model_dump(mode="json")} for c in cells]
+    rows = [
+        {
+            "agent": c.values["agent"],
+            "title": agent_config(c.values["agent"])[0],
+            "compaction": c.settings.compaction,
+            "strategy": c.settings.strategy,
+            **c.metrics.model_dump(mode="json"),
+        }
+        for c in cells
+    ]
     if args.cache == "model":
         for c, r in zip(cells, rows, strict=True):
             r.update(billed_metrics(session, c.settings, args.cache_retention))
     if args.json:
         print_json({"settings": base.model_dump(mode="json"), "agents": rows}, indent=1)
         return 0
-    print(f"{visible(session.source, inline=True)}: each agent's compaction and pruning, window {base.context_window:,}, "
-          f"counter {base.counter}")
+    print(
+        f"{visible(session.source, inline=True)}: each agent's compaction and pruning, window {base.context_window:,}, "
+        f"counter {base.counter}"
+    )
     cols = _metrics(args)[:-1] if args.cache == "model" else _metrics(args)
     print(f"{'agent':<24}" + "".join(f"{c:>20}" for c in cols))
     for r in rows:
@@ -131,8 +160,10 @@ def _print_eager_triggers(cells: list[SweepCell], base: ReplaySettings) -> None:
     for c in cells:
         t = trigger_threshold(c.settings.compaction, base.context_window, base.policy, base.reserve_tokens)
         if t is not None and t <= 0:
-            print(f"note: {agent_config(c.values['agent'])[0]} compacts at {t:,} tokens with this window: before "
-                  "every call (give a larger --window)")
+            print(
+                f"note: {agent_config(c.values['agent'])[0]} compacts at {t:,} tokens with this window: before "
+                "every call (give a larger --window)"
+            )
 
 
 COMMAND = Command("sweep", "replay a grid of settings and compare the metrics", add_arguments, run)

@@ -18,8 +18,21 @@ from .items import CorpusError, CorpusItem, load_item, resolve_corpus
 from .overview import overview, totals
 from .sweep import SweepPlan, SweepResult, aggregate, grid_points, run_sweep
 
-__all__ = ["CorpusError", "CorpusItem", "SweepPlan", "SweepResult", "aggregate", "generate_corpus", "grid_points",
-           "load_item", "overview", "resolve_corpus", "results", "run_sweep", "totals"]
+__all__ = [
+    "CorpusError",
+    "CorpusItem",
+    "SweepPlan",
+    "SweepResult",
+    "aggregate",
+    "generate_corpus",
+    "grid_points",
+    "load_item",
+    "overview",
+    "resolve_corpus",
+    "results",
+    "run_sweep",
+    "totals",
+]
 
 
 def results(path: str) -> Any:

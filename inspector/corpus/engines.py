@@ -36,9 +36,15 @@ def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], *, engine: str = "local",
-              workers: int | None = None, scheduler: str | None = None,
-              options: Mapping[str, Any] | None = None) -> Iterator[Any]:
+def run_tasks(
+    fn: Callable[..., Any],
+    tasks: Sequence[tuple[Any, ...]],
+    *,
+    engine: str = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Iterator[Any]:
     """``fn(*task)`` for every task, on ``engine``; results as they complete."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
@@ -73,20 +79,32 @@ def _pool(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], n: int) -> I
         ex.shutdown(wait=True, cancel_futures=True)
 
 
-def _dask(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], workers: int | None, scheduler: str | None,
-          options: dict[str, Any]) -> Iterator[Any]:
+def _dask(
+    fn: Callable[..., Any],
+    tasks: Sequence[tuple[Any, ...]],
+    workers: int | None,
+    scheduler: str | None,
+    options: dict[str, Any],
+) -> Iterator[Any]:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as e:
-        raise EngineUnavailable("the dask engine needs Dask distributed: pip install 'context-inspector[dask]'") from e
+        raise EngineUnavailable(
+            "the dask engine needs Dask distributed: pip install 'context-inspector[dask]'"
+        ) from e
     cluster = None
     try:
         if scheduler:
             client = Client(scheduler, timeout=options.pop("timeout", 10))
         else:
             n = workers or default_workers()
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, dashboard_address=None,
-                                   processes=options.pop("processes", True), **options)
+            cluster = LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                dashboard_address=None,
+                processes=options.pop("processes", True),
+                **options,
+            )
             client = Client(cluster)
     except OSError as e:
         raise EngineUnavailable(f"cannot reach the Dask scheduler {scheduler}: {e}") from e

@@ -28,8 +28,9 @@ AGGREGATE_METRICS: dict[str, tuple[str, Callable[[dict[str, Any]], float]]] = {
 
 
 def _layout(fig: go.Figure, title: str, height: int = 320) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin={"l": 60, "r": 20, "t": 50, "b": 50},
-                      template="plotly_white")
+    fig.update_layout(
+        title=title, height=height, margin={"l": 60, "r": 20, "t": 50, "b": 50}, template="plotly_white"
+    )
     return fig
 
 
@@ -54,10 +55,18 @@ def aggregate_heatmap(agg: Sequence[dict[str, Any]], keys: Sequence[str], metric
         c = xs.index(a["settings"][x_key])
         z[r][c], idx[r][c] = get(a), i
     text = [[_fmt(v) for v in row] for row in z]
-    fig = go.Figure(go.Heatmap(x=[str(x) for x in xs], y=[str(y) for y in ys], z=z, customdata=idx, text=text,
-                               texttemplate="%{text}", colorscale="Viridis",
-                               hovertemplate=f"{x_key}=%{{x}}<br>{y_key or ''}=%{{y}}<br>{label}: %{{text}}"
-                                             "<extra></extra>"))
+    fig = go.Figure(
+        go.Heatmap(
+            x=[str(x) for x in xs],
+            y=[str(y) for y in ys],
+            z=z,
+            customdata=idx,
+            text=text,
+            texttemplate="%{text}",
+            colorscale="Viridis",
+            hovertemplate=f"{x_key}=%{{x}}<br>{y_key or ''}=%{{y}}<br>{label}: %{{text}}<extra></extra>",
+        )
+    )
     fig.update_xaxes(title=x_key, type="category")
     fig.update_yaxes(title=y_key or "", type="category")
     return _layout(fig, f"{label} per setting", height=360 if y_key else 240)
@@ -86,18 +95,43 @@ def pareto(points: Sequence[tuple[float, float]]) -> list[int]:
 def frontier(agg: Sequence[dict[str, Any]]) -> go.Figure:
     """Billed cost against re-reads, one marker per setting (size and colour: overflows)."""
     pts = [(a["costUsd"]["total"], a["rereads"]) for a in agg]
-    names = [", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in a["settings"].items())
-             for a in agg]
+    names = [
+        ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in a["settings"].items())
+        for a in agg
+    ]
     over = [a["overflows"] for a in agg]
-    fig = go.Figure(go.Scatter(
-        x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers", text=names, customdata=list(range(len(agg))),
-        marker={"size": [10 + min(20, o) for o in over], "color": over, "colorscale": "Reds", "showscale": True,
-                "cmin": 0, "cmax": max([1, *over]),
-                "colorbar": {"title": "overflows"}, "line": {"width": 1, "color": "#333"}},
-        hovertemplate="%{text}<br>cost $%{x:,.2f}<br>re-reads %{y:,}<extra></extra>", name="settings"))
+    fig = go.Figure(
+        go.Scatter(
+            x=[p[0] for p in pts],
+            y=[p[1] for p in pts],
+            mode="markers",
+            text=names,
+            customdata=list(range(len(agg))),
+            marker={
+                "size": [10 + min(20, o) for o in over],
+                "color": over,
+                "colorscale": "Reds",
+                "showscale": True,
+                "cmin": 0,
+                "cmax": max([1, *over]),
+                "colorbar": {"title": "overflows"},
+                "line": {"width": 1, "color": "#333"},
+            },
+            hovertemplate="%{text}<br>cost $%{x:,.2f}<br>re-reads %{y:,}<extra></extra>",
+            name="settings",
+        )
+    )
     front = pareto(pts)
-    fig.add_trace(go.Scatter(x=[pts[i][0] for i in front], y=[pts[i][1] for i in front], mode="lines",
-                             line={"color": "#E45756", "dash": "dot"}, name="frontier", hoverinfo="skip"))
+    fig.add_trace(
+        go.Scatter(
+            x=[pts[i][0] for i in front],
+            y=[pts[i][1] for i in front],
+            mode="lines",
+            line={"color": "#E45756", "dash": "dot"},
+            name="frontier",
+            hoverinfo="skip",
+        )
+    )
     fig.update_xaxes(title="total billed cost ($, replayed)")
     fig.update_yaxes(title="re-reads")
     fig.update_layout(showlegend=False)

@@ -29,7 +29,15 @@ from typing import Any
 import orjson
 
 CWD = "/home/dev/tasklane"
-CC_TOOLS = {"read": "Read", "bash": "Bash", "edit": "Edit", "write": "Write", "grep": "Grep", "find": "Glob", "ls": "LS"}
+CC_TOOLS = {
+    "read": "Read",
+    "bash": "Bash",
+    "edit": "Edit",
+    "write": "Write",
+    "grep": "Grep",
+    "find": "Glob",
+    "ls": "LS",
+}
 CC_ARGS = {"path": "file_path", "oldText": "old_string", "newText": "new_string"}
 
 
@@ -38,8 +46,11 @@ def _iso(ms: int) -> str:
 
 
 def _messages(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [x["message"] for x in lines if x.get("type") == "message"
-            and x["message"].get("role") in ("user", "assistant", "toolResult")]
+    return [
+        x["message"]
+        for x in lines
+        if x.get("type") == "message" and x["message"].get("role") in ("user", "assistant", "toolResult")
+    ]
 
 
 def _text(content: Any) -> str:
@@ -64,8 +75,21 @@ def claude_code(lines: list[dict[str, Any]], seed: int) -> bytes:
 
     def add(kind: str, message: dict[str, Any], ms: int, **extra: Any) -> None:
         uid = f"cc{seed % 0xFFFFFF:06x}-0000-4000-8000-{len(out) + 1:012x}"
-        out.append({"type": kind, "uuid": uid, "parentUuid": parent[0], "isSidechain": False, "userType": "external",
-                    "cwd": CWD, "sessionId": sid, "version": "2.1.3", "timestamp": _iso(ms), **extra, "message": message})
+        out.append(
+            {
+                "type": kind,
+                "uuid": uid,
+                "parentUuid": parent[0],
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": CWD,
+                "sessionId": sid,
+                "version": "2.1.3",
+                "timestamp": _iso(ms),
+                **extra,
+                "message": message,
+            }
+        )
         parent[0] = uid
 
     for m in _messages(lines):
@@ -73,9 +97,21 @@ def claude_code(lines: list[dict[str, Any]], seed: int) -> bytes:
         if m["role"] == "user":
             add("user", {"role": "user", "content": _text(m["content"])}, ms)
         elif m["role"] == "toolResult":
-            add("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": m["toolCallId"],
-                                                      "content": _text(m["content"]), "is_error": bool(m.get("isError"))}]},
-                ms)
+            add(
+                "user",
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": m["toolCallId"],
+                            "content": _text(m["content"]),
+                            "is_error": bool(m.get("isError")),
+                        }
+                    ],
+                },
+                ms,
+            )
         else:
             u = m.get("usage") or {}
             blocks = []
@@ -86,16 +122,35 @@ def claude_code(lines: list[dict[str, Any]], seed: int) -> bytes:
                     blocks.append({"type": "thinking", "thinking": b["thinking"], "signature": "sig"})
                 elif b["type"] == "toolCall":
                     args = {CC_ARGS.get(k, k): v for k, v in b["arguments"].items()}
-                    blocks.append({"type": "tool_use", "id": b["id"], "name": CC_TOOLS.get(b["name"], b["name"]),
-                                   "input": args})
+                    blocks.append(
+                        {
+                            "type": "tool_use",
+                            "id": b["id"],
+                            "name": CC_TOOLS.get(b["name"], b["name"]),
+                            "input": args,
+                        }
+                    )
             stops: dict[Any, str] = {"toolUse": "tool_use", "stop": "end_turn", "length": "max_tokens"}
             stop = stops.get(m.get("stopReason"), "end_turn")
-            add("assistant", {"id": m.get("responseId") or f"msg_{len(out)}", "type": "message", "role": "assistant",
-                              "model": m.get("model"), "content": blocks, "stop_reason": stop,
-                              "usage": {"input_tokens": u.get("input", 0), "output_tokens": u.get("output", 0),
-                                        "cache_read_input_tokens": u.get("cacheRead", 0),
-                                        "cache_creation_input_tokens": u.get("cacheWrite", 0)}},
-                ms, requestId=f"req_{len(out)}")
+            add(
+                "assistant",
+                {
+                    "id": m.get("responseId") or f"msg_{len(out)}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": m.get("model"),
+                    "content": blocks,
+                    "stop_reason": stop,
+                    "usage": {
+                        "input_tokens": u.get("input", 0),
+                        "output_tokens": u.get("output", 0),
+                        "cache_read_input_tokens": u.get("cacheRead", 0),
+                        "cache_creation_input_tokens": u.get("cacheWrite", 0),
+                    },
+                },
+                ms,
+                requestId=f"req_{len(out)}",
+            )
     return _jsonl(out)
 
 
@@ -109,11 +164,29 @@ def codex(lines: list[dict[str, Any]], seed: int) -> bytes:
     t0 = int(msgs[0].get("timestamp") or 0) if msgs else 0
     sid = f"0199a7c1-0000-7000-8000-{seed:012x}"
     out: list[dict[str, Any]] = [
-        {"timestamp": _iso(t0), "type": "session_meta",
-         "payload": {"id": sid, "timestamp": _iso(t0), "cwd": CWD, "originator": "codex_cli_rs", "cli_version": "0.128.0",
-                     "source": "cli", "model_provider": "openai"}},
-        {"timestamp": _iso(t0), "type": "turn_context",
-         "payload": {"cwd": CWD, "model": "gpt-5-codex", "approval_policy": "on-request", "effort": "medium"}},
+        {
+            "timestamp": _iso(t0),
+            "type": "session_meta",
+            "payload": {
+                "id": sid,
+                "timestamp": _iso(t0),
+                "cwd": CWD,
+                "originator": "codex_cli_rs",
+                "cli_version": "0.128.0",
+                "source": "cli",
+                "model_provider": "openai",
+            },
+        },
+        {
+            "timestamp": _iso(t0),
+            "type": "turn_context",
+            "payload": {
+                "cwd": CWD,
+                "model": "gpt-5-codex",
+                "approval_policy": "on-request",
+                "effort": "medium",
+            },
+        },
     ]
 
     def item(ms: int, payload: dict[str, Any], kind: str = "response_item") -> None:
@@ -127,26 +200,64 @@ def codex(lines: list[dict[str, Any]], seed: int) -> bytes:
             item(ms, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
             item(ms, {"type": "user_message", "message": text, "images": []}, "event_msg")
         elif m["role"] == "toolResult":
-            out_text = json.dumps({"output": _text(m["content"]),
-                                   "metadata": {"exit_code": 1 if m.get("isError") else 0, "duration_seconds": 0.4}})
+            out_text = json.dumps(
+                {
+                    "output": _text(m["content"]),
+                    "metadata": {"exit_code": 1 if m.get("isError") else 0, "duration_seconds": 0.4},
+                }
+            )
             item(ms, {"type": "function_call_output", "call_id": m["toolCallId"], "output": out_text})
         else:
             for b in m["content"]:
                 if b["type"] == "thinking":
-                    item(ms, {"type": "reasoning", "summary": [{"type": "summary_text", "text": b["thinking"]}],
-                              "encrypted_content": "gAAAAB" + "x" * 24})
+                    item(
+                        ms,
+                        {
+                            "type": "reasoning",
+                            "summary": [{"type": "summary_text", "text": b["thinking"]}],
+                            "encrypted_content": "gAAAAB" + "x" * 24,
+                        },
+                    )
                 elif b["type"] == "text":
-                    item(ms, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": b["text"]}]})
+                    item(
+                        ms,
+                        {
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [{"type": "output_text", "text": b["text"]}],
+                        },
+                    )
                 elif b["type"] == "toolCall":
-                    item(ms, {"type": "function_call", "name": b["name"], "arguments": json.dumps(b["arguments"]),
-                              "call_id": b["id"]})
+                    item(
+                        ms,
+                        {
+                            "type": "function_call",
+                            "name": b["name"],
+                            "arguments": json.dumps(b["arguments"]),
+                            "call_id": b["id"],
+                        },
+                    )
             u = m.get("usage") or {}
-            last = {"input_tokens": u.get("input", 0) + u.get("cacheRead", 0) + u.get("cacheWrite", 0),
-                    "cached_input_tokens": u.get("cacheRead", 0), "output_tokens": u.get("output", 0)}
+            last = {
+                "input_tokens": u.get("input", 0) + u.get("cacheRead", 0) + u.get("cacheWrite", 0),
+                "cached_input_tokens": u.get("cacheRead", 0),
+                "output_tokens": u.get("output", 0),
+            }
             last["total_tokens"] = last["input_tokens"] + last["output_tokens"]
             total = {k: total[k] + last[k] for k in total}
-            item(ms, {"type": "token_count", "info": {"total_token_usage": dict(total), "last_token_usage": last,
-                                                      "model_context_window": 272000}, "rate_limits": None}, "event_msg")
+            item(
+                ms,
+                {
+                    "type": "token_count",
+                    "info": {
+                        "total_token_usage": dict(total),
+                        "last_token_usage": last,
+                        "model_context_window": 272000,
+                    },
+                    "rate_limits": None,
+                },
+                "event_msg",
+            )
     return _jsonl(out)
 
 
@@ -174,39 +285,109 @@ def opencode(lines: list[dict[str, Any]], seed: int) -> bytes:
         mid = nid("msg")
         if m["role"] == "user":
             parent = mid
-            out.append({"info": {"id": mid, "sessionID": sid, "role": "user", "time": {"created": ms}, "agent": "build"},
-                        "parts": [{"id": nid("prt"), "sessionID": sid, "messageID": mid, "type": "text",
-                                   "text": _text(m["content"])}]})
+            out.append(
+                {
+                    "info": {
+                        "id": mid,
+                        "sessionID": sid,
+                        "role": "user",
+                        "time": {"created": ms},
+                        "agent": "build",
+                    },
+                    "parts": [
+                        {
+                            "id": nid("prt"),
+                            "sessionID": sid,
+                            "messageID": mid,
+                            "type": "text",
+                            "text": _text(m["content"]),
+                        }
+                    ],
+                }
+            )
             continue
-        parts: list[dict[str, Any]] = [{"id": nid("prt"), "sessionID": sid, "messageID": mid, "type": "step-start"}]
+        parts: list[dict[str, Any]] = [
+            {"id": nid("prt"), "sessionID": sid, "messageID": mid, "type": "step-start"}
+        ]
         for b in m["content"]:
             base = {"id": nid("prt"), "sessionID": sid, "messageID": mid}
             if b["type"] == "thinking":
-                parts.append({**base, "type": "reasoning", "text": b["thinking"], "time": {"start": ms, "end": ms}})
+                parts.append(
+                    {**base, "type": "reasoning", "text": b["thinking"], "time": {"start": ms, "end": ms}}
+                )
             elif b["type"] == "text":
                 parts.append({**base, "type": "text", "text": b["text"]})
             elif b["type"] == "toolCall":
                 r = results.get(b["id"])
                 rms = int(r.get("timestamp") or ms) if r else ms
-                state = ({"status": "error", "input": b["arguments"], "error": _text(r["content"]),
-                          "time": {"start": ms, "end": rms}} if r and r.get("isError") else
-                         {"status": "completed", "input": b["arguments"], "output": _text(r["content"]) if r else "",
-                          "title": b["name"], "metadata": {}, "time": {"start": ms, "end": rms}})
+                state = (
+                    {
+                        "status": "error",
+                        "input": b["arguments"],
+                        "error": _text(r["content"]),
+                        "time": {"start": ms, "end": rms},
+                    }
+                    if r and r.get("isError")
+                    else {
+                        "status": "completed",
+                        "input": b["arguments"],
+                        "output": _text(r["content"]) if r else "",
+                        "title": b["name"],
+                        "metadata": {},
+                        "time": {"start": ms, "end": rms},
+                    }
+                )
                 parts.append({**base, "type": "tool", "callID": b["id"], "tool": b["name"], "state": state})
         u = m.get("usage") or {}
-        tokens = {"input": u.get("input", 0), "output": u.get("output", 0), "reasoning": 0,
-                  "cache": {"read": u.get("cacheRead", 0), "write": u.get("cacheWrite", 0)}}
+        tokens = {
+            "input": u.get("input", 0),
+            "output": u.get("output", 0),
+            "reasoning": 0,
+            "cache": {"read": u.get("cacheRead", 0), "write": u.get("cacheWrite", 0)},
+        }
         finish = "tool-calls" if m.get("stopReason") == "toolUse" else "stop"
-        parts.append({"id": nid("prt"), "sessionID": sid, "messageID": mid, "type": "step-finish", "reason": finish,
-                      "tokens": tokens, "cost": (u.get("cost") or {}).get("total", 0.0)})
-        out.append({"info": {"id": mid, "sessionID": sid, "role": "assistant", "time": {"created": ms, "completed": ms},
-                             "parentID": parent, "modelID": m.get("model"), "providerID": "anthropic", "mode": "build",
-                             "agent": "build", "path": {"cwd": CWD, "root": CWD},
-                             "cost": (u.get("cost") or {}).get("total", 0.0), "tokens": tokens, "finish": finish},
-                    "parts": parts})
+        parts.append(
+            {
+                "id": nid("prt"),
+                "sessionID": sid,
+                "messageID": mid,
+                "type": "step-finish",
+                "reason": finish,
+                "tokens": tokens,
+                "cost": (u.get("cost") or {}).get("total", 0.0),
+            }
+        )
+        out.append(
+            {
+                "info": {
+                    "id": mid,
+                    "sessionID": sid,
+                    "role": "assistant",
+                    "time": {"created": ms, "completed": ms},
+                    "parentID": parent,
+                    "modelID": m.get("model"),
+                    "providerID": "anthropic",
+                    "mode": "build",
+                    "agent": "build",
+                    "path": {"cwd": CWD, "root": CWD},
+                    "cost": (u.get("cost") or {}).get("total", 0.0),
+                    "tokens": tokens,
+                    "finish": finish,
+                },
+                "parts": parts,
+            }
+        )
     t0 = out[0]["info"]["time"]["created"] if out else 0
-    doc = {"info": {"id": sid, "slug": f"corpus-{seed}", "projectID": "prj_corpus", "directory": CWD,
-                    "title": f"Generated session {seed}", "version": "1.0.120",
-                    "time": {"created": t0, "updated": out[-1]["info"]["time"]["created"] if out else t0}},
-           "messages": out}
+    doc = {
+        "info": {
+            "id": sid,
+            "slug": f"corpus-{seed}",
+            "projectID": "prj_corpus",
+            "directory": CWD,
+            "title": f"Generated session {seed}",
+            "version": "1.0.120",
+            "time": {"created": t0, "updated": out[-1]["info"]["time"]["created"] if out else t0},
+        },
+        "messages": out,
+    }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"

@@ -27,7 +27,12 @@ import orjson
 from . import formats
 
 #: the mix of agents, in the order the seed's draws pick them
-AGENT_MIX: tuple[tuple[str, float], ...] = (("pi", 0.4), ("claude-code", 0.25), ("codex", 0.2), ("opencode", 0.15))
+AGENT_MIX: tuple[tuple[str, float], ...] = (
+    ("pi", 0.4),
+    ("claude-code", 0.25),
+    ("codex", 0.2),
+    ("opencode", 0.15),
+)
 #: (share, min calls, max calls): most sessions are short, a few are long and compact many times
 SIZE_MIX: tuple[tuple[float, int, int], ...] = ((0.55, 6, 40), (0.33, 40, 160), (0.12, 160, 420))
 WINDOW, RESERVE, KEEP_RECENT = 200_000, 16_384, 20_000  # pi's defaults
@@ -44,8 +49,10 @@ def sessiongen() -> ModuleType:
     path = Path(__file__).resolve().parents[2] / "tools" / "samples" / "sessiongen.py"
     spec = importlib.util.spec_from_file_location(name, path) if path.is_file() else None
     if spec is None or spec.loader is None:
-        raise ModuleNotFoundError("tools/samples/sessiongen.py (the session generator) is not in this checkout: "
-                                  "the corpus generator needs a source checkout")
+        raise ModuleNotFoundError(
+            "tools/samples/sessiongen.py (the session generator) is not in this checkout: "
+            "the corpus generator needs a source checkout"
+        )
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # its dataclasses look their module up while they are made
     spec.loader.exec_module(module)
@@ -78,15 +85,23 @@ def pi_lines(calls: int, seed: int, *, compact: bool = True) -> list[dict[str, A
     without it the session ends there instead."""
     g = sessiongen()
     lines: list[dict[str, Any]] = []
-    w = g.Writer(lambda b: lines.append(orjson.loads(b)), seed=seed, session_id=f"019cae41-0000-7000-8000-{seed:012x}",
-                 id_prefix="c", project=g.Project(seed, scale=0.6), sig_bytes=(32, 64))
+    w = g.Writer(
+        lambda b: lines.append(orjson.loads(b)),
+        seed=seed,
+        session_id=f"019cae41-0000-7000-8000-{seed:012x}",
+        id_prefix="c",
+        project=g.Project(seed, scale=0.6),
+        sig_bytes=(32, 64),
+    )
     rng = w.rng
     threshold = WINDOW - RESERVE
 
     def full() -> bool:
         return bool(w.tokens_before() > threshold)
 
-    w.model_change(rng.choice(["claude-sonnet-4-5", "claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5"]))
+    w.model_change(
+        rng.choice(["claude-sonnet-4-5", "claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5"])
+    )
     done = 0
     while done < calls:
         rounds = max(1, min(rng.randint(2, 12), calls - done))
@@ -104,9 +119,13 @@ def pi_lines(calls: int, seed: int, *, compact: bool = True) -> list[dict[str, A
 
 def _summary(w: Any) -> str:
     reqs = w.requests[-6:] or ["Keep improving tasklane."]
-    done = "\n".join(f"- [x] {r.split('. ')[0][:120]}" for r in reqs[:-1]) or "- [x] Read the relevant modules"
-    return (f"## Goal\n{reqs[-1][:300]}\n\n## Progress\n### Done\n{done}\n\n### In Progress\n- [ ] "
-            f"{reqs[-1].split('. ')[0][:120]}\n\n## Next Steps\n1. Run `npm test` again")
+    done = (
+        "\n".join(f"- [x] {r.split('. ')[0][:120]}" for r in reqs[:-1]) or "- [x] Read the relevant modules"
+    )
+    return (
+        f"## Goal\n{reqs[-1][:300]}\n\n## Progress\n### Done\n{done}\n\n### In Progress\n- [ ] "
+        f"{reqs[-1].split('. ')[0][:120]}\n\n## Next Steps\n1. Run `npm test` again"
+    )
 
 
 def session_bytes(agent: str, calls: int, seed: int) -> bytes:
@@ -115,12 +134,16 @@ def session_bytes(agent: str, calls: int, seed: int) -> bytes:
     if agent == "pi":
         return b"".join(orjson.dumps(x) + b"\n" for x in lines)
     encode: dict[str, Callable[[list[dict[str, Any]], int], bytes]] = {
-        "claude-code": formats.claude_code, "codex": formats.codex, "opencode": formats.opencode}
+        "claude-code": formats.claude_code,
+        "codex": formats.codex,
+        "opencode": formats.opencode,
+    }
     return encode[agent](lines, seed)
 
 
-def generate_corpus(folder: str | Path, n: int, seed: int = 0,
-                    progress: Callable[[int, int], None] | None = None) -> list[Path]:
+def generate_corpus(
+    folder: str | Path, n: int, seed: int = 0, progress: Callable[[int, int], None] | None = None
+) -> list[Path]:
     """Write ``n`` sessions of mixed agents into ``folder`` (``0007-codex.jsonl``, …); their paths.
     A file already there with the same name is left as it is (the same seed writes the same bytes)."""
     out = Path(folder)
@@ -140,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m inspector.corpus.generate FOLDER N [--seed S]``."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m inspector.corpus.generate", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m inspector.corpus.generate", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("folder")
     ap.add_argument("n", type=int)
     ap.add_argument("--seed", type=int, default=0)

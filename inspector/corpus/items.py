@@ -68,8 +68,11 @@ def _resolve_one(spec: str) -> list[CorpusItem]:
     if p.is_dir():
         return [CorpusItem(str(f)) for f in _walk(p)]
     if _glob.has_magic(spec):
-        return [CorpusItem(f) for f in _glob.glob(os.path.expanduser(spec), recursive=True)
-                if Path(f).is_file() and f.endswith(SESSION_SUFFIXES)]
+        return [
+            CorpusItem(f)
+            for f in _glob.glob(os.path.expanduser(spec), recursive=True)
+            if Path(f).is_file() and f.endswith(SESSION_SUFFIXES)
+        ]
     raise CorpusError(f"{spec!r}: no such file or folder")
 
 
@@ -87,9 +90,15 @@ def discovered(agent: str) -> list[CorpusItem]:
     from ..importers.discover import list_local_sessions
 
     if agent != "all" and agent not in AGENTS:
-        raise CorpusError(f"@{agent}: unknown agent; choose @all or one of " + ", ".join(f"@{a}" for a in AGENTS))
+        raise CorpusError(
+            f"@{agent}: unknown agent; choose @all or one of " + ", ".join(f"@{a}" for a in AGENTS)
+        )
     agents = list(AGENTS) if agent == "all" else [agent]
-    return [CorpusItem(str(s.path), s.ref if s.agent == "opencode" else None) for a in agents for s in list_local_sessions(a, limit=DISCOVERED_LIMIT)]
+    return [
+        CorpusItem(str(s.path), s.ref if s.agent == "opencode" else None)
+        for a in agents
+        for s in list_local_sessions(a, limit=DISCOVERED_LIMIT)
+    ]
 
 
 def load_item(item: CorpusItem) -> Session:

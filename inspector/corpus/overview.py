@@ -32,9 +32,23 @@ from ..session.tree import Session
 from .items import CorpusItem, load_item
 from .sweep import baseline_settings, release_caches
 
-COLUMNS: tuple[str, ...] = ("path", "agent", "model", "size", "calls", "peakContext", "peakSource", "compactions",
-                            "tokensAtCompaction", "prunes", "recordedCost", "cacheHitRate", "findings", "loadIssues",
-                            "error")
+COLUMNS: tuple[str, ...] = (
+    "path",
+    "agent",
+    "model",
+    "size",
+    "calls",
+    "peakContext",
+    "peakSource",
+    "compactions",
+    "tokensAtCompaction",
+    "prunes",
+    "recordedCost",
+    "cacheHitRate",
+    "findings",
+    "loadIssues",
+    "error",
+)
 
 
 def overview_task(path: str, ref: str | None, window: int = 200_000) -> dict[str, Any]:
@@ -77,17 +91,25 @@ def session_figures(session: Session, window: int = 200_000) -> dict[str, Any]:
         "compactions": len(comps),
         "tokensAtCompaction": [int(e.tokensBefore) for e in comps if e.tokensBefore],
         "prunes": sum(1 for m in msgs if recorded_prune(m) is not None),
-        "recordedCost": r.metrics.recorded_cost_usd if any((u.cost or {}).get("total") for u in usages) else None,
+        "recordedCost": r.metrics.recorded_cost_usd
+        if any((u.cost or {}).get("total") for u in usages)
+        else None,
         "cacheHitRate": round(sum(u.cacheRead for u in usages) / prompt, 4) if cached and prompt else None,
         "findings": diagnose(session, "leaf", DoctorOptions(context_window=window)).counts(),
         "loadIssues": sum(1 for i in session.issues if i.severity != "info"),
     }
 
 
-def overview(items: Sequence[CorpusItem], *, engine: str = "local", workers: int | None = None,
-             scheduler: str | None = None, window: int = 200_000,
-             progress: Callable[[int, int], None] | None = None,
-             engine_options: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def overview(
+    items: Sequence[CorpusItem],
+    *,
+    engine: str = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    window: int = 200_000,
+    progress: Callable[[int, int], None] | None = None,
+    engine_options: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """The overview rows of ``items``, in the items' order; ``progress(done, total)`` per session."""
     from .engines import run_tasks
 
@@ -95,8 +117,9 @@ def overview(items: Sequence[CorpusItem], *, engine: str = "local", workers: int
     got: dict[str, dict[str, Any]] = {}
     if progress:
         progress(0, len(tasks))
-    for row in run_tasks(overview_task, tasks, engine=engine, workers=workers, scheduler=scheduler,
-                         options=engine_options):
+    for row in run_tasks(
+        overview_task, tasks, engine=engine, workers=workers, scheduler=scheduler, options=engine_options
+    ):
         got[row["path"]] = row
         if progress:
             progress(len(got), len(tasks))
@@ -115,8 +138,11 @@ def totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             findings[k] = findings.get(k, 0) + v
         agents[r["agent"]] = agents.get(r["agent"], 0) + 1
     return {
-        "sessions": len(rows), "failed": len(rows) - len(ok), "agents": agents,
-        "calls": sum(r["calls"] or 0 for r in ok), "compactions": sum(r["compactions"] or 0 for r in ok),
+        "sessions": len(rows),
+        "failed": len(rows) - len(ok),
+        "agents": agents,
+        "calls": sum(r["calls"] or 0 for r in ok),
+        "compactions": sum(r["compactions"] or 0 for r in ok),
         "prunes": sum(r["prunes"] or 0 for r in ok),
         "recordedCost": round(sum(r["recordedCost"] or 0 for r in ok), 4),
         "medianPeakContext": int(statistics.median(peaks)) if peaks else None,

@@ -25,8 +25,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-METRIC_FIELDS: tuple[str, ...] = ("steps", "total_input_tokens", "cost_usd", "peak_context", "compactions",
-                                  "overflows", "rereads", "tokens_pruned", "summary_tokens")
+METRIC_FIELDS: tuple[str, ...] = (
+    "steps",
+    "total_input_tokens",
+    "cost_usd",
+    "peak_context",
+    "compactions",
+    "overflows",
+    "rereads",
+    "tokens_pruned",
+    "summary_tokens",
+)
 """The numbers each row carries (fields of :class:`inspector.replay.Metrics`); defined with the rows'
 schema, so the store does not import the sweep that imports it."""
 
@@ -73,15 +82,27 @@ class Store:
         self.con.execute("BEGIN")
         try:
             if result["error"] is not None:
-                self.con.execute("INSERT OR REPLACE INTO failures VALUES (?, ?)", [result["session"], result["error"]])
+                self.con.execute(
+                    "INSERT OR REPLACE INTO failures VALUES (?, ?)", [result["session"], result["error"]]
+                )
             else:
                 self.con.execute("DELETE FROM failures WHERE session = ?", [result["session"]])
             cols = ["session", "setting", "agent", "setting_values", *METRIC_FIELDS]
-            data = [[r["session"], r["setting"], result["agent"], json.dumps(r["values"], sort_keys=True),
-                     *(r[f] for f in METRIC_FIELDS)] for r in result["rows"]]
+            data = [
+                [
+                    r["session"],
+                    r["setting"],
+                    result["agent"],
+                    json.dumps(r["values"], sort_keys=True),
+                    *(r[f] for f in METRIC_FIELDS),
+                ]
+                for r in result["rows"]
+            ]
             if data:
-                self.con.executemany(f"INSERT OR REPLACE INTO rows ({', '.join(cols)}) VALUES "
-                                     f"({', '.join('?' * len(cols))})", data)
+                self.con.executemany(
+                    f"INSERT OR REPLACE INTO rows ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                    data,
+                )
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
@@ -92,12 +113,22 @@ class Store:
         cur = self.con.execute(
             f"SELECT session, setting, setting_values, {', '.join(METRIC_FIELDS)} FROM rows "
             "WHERE setting IN (SELECT unnest(?)) AND session IN (SELECT unnest(?)) ORDER BY session, setting",
-            [list(keys), list(sessions)])
-        return [{"session": s, "setting": k, "values": json.loads(v), **dict(zip(METRIC_FIELDS, rest, strict=True))}
-                for s, k, v, *rest in cur.fetchall()]
+            [list(keys), list(sessions)],
+        )
+        return [
+            {
+                "session": s,
+                "setting": k,
+                "values": json.loads(v),
+                **dict(zip(METRIC_FIELDS, rest, strict=True)),
+            }
+            for s, k, v, *rest in cur.fetchall()
+        ]
 
     def agents(self) -> dict[str, str]:
-        return dict(self.con.execute("SELECT DISTINCT session, agent FROM rows WHERE agent IS NOT NULL").fetchall())
+        return dict(
+            self.con.execute("SELECT DISTINCT session, agent FROM rows WHERE agent IS NOT NULL").fetchall()
+        )
 
     def close(self) -> None:
         self.con.close()

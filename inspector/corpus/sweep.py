@@ -63,8 +63,9 @@ def baseline_settings(base: ReplaySettings) -> ReplaySettings:
 # ---------------------------------------------------------------------------------------------
 
 
-def session_task(path: str, ref: str | None, base_json: dict[str, Any],
-                 points: list[tuple[str, Any]]) -> dict[str, Any]:
+def session_task(
+    path: str, ref: str | None, base_json: dict[str, Any], points: list[tuple[str, Any]]
+) -> dict[str, Any]:
     """Replay one session under ``points`` — ``(setting key, grid values or "recorded")`` — and
     return ``{"session", "agent", "rows", "error", "seconds"}``; a row per point with the
     :data:`METRIC_FIELDS`. Never raises: a session that cannot be loaded or replayed comes back
@@ -82,13 +83,29 @@ def session_task(path: str, ref: str | None, base_json: dict[str, Any],
                 m = replay(session, baseline_settings(base)).metrics
             else:
                 m = sweep(session, base, {k: [v] for k, v in values.items()})[0].metrics
-            rows.append({"session": item.key, "setting": key, "values": values,
-                         **{f: getattr(m, f) for f in METRIC_FIELDS}})
-        return {"session": item.key, "agent": session.format, "rows": rows, "error": None,
-                "seconds": time.perf_counter() - t0}
+            rows.append(
+                {
+                    "session": item.key,
+                    "setting": key,
+                    "values": values,
+                    **{f: getattr(m, f) for f in METRIC_FIELDS},
+                }
+            )
+        return {
+            "session": item.key,
+            "agent": session.format,
+            "rows": rows,
+            "error": None,
+            "seconds": time.perf_counter() - t0,
+        }
     except Exception as e:  # noqa: BLE001 - a failing session is reported, the sweep goes on
-        return {"session": item.key, "agent": None, "rows": [], "error": f"{type(e).__name__}: {e}",
-                "seconds": time.perf_counter() - t0}
+        return {
+            "session": item.key,
+            "agent": None,
+            "rows": [],
+            "error": f"{type(e).__name__}: {e}",
+            "seconds": time.perf_counter() - t0,
+        }
     finally:
         release_caches()
 
@@ -119,24 +136,36 @@ class SweepPlan:
     baseline_key: str
 
     @classmethod
-    def make(cls, items: Iterable[CorpusItem], base: ReplaySettings, grid: Mapping[str, Sequence[Any]]) -> SweepPlan:
+    def make(
+        cls, items: Iterable[CorpusItem], base: ReplaySettings, grid: Mapping[str, Sequence[Any]]
+    ) -> SweepPlan:
         base = corpus_base(base)
         points = grid_points(grid)
-        return cls(tuple(items), base, {k: list(v) for k, v in grid.items()}, tuple(points),
-                   tuple(setting_key(base, p) for p in points), setting_key(base, BASELINE))
+        return cls(
+            tuple(items),
+            base,
+            {k: list(v) for k, v in grid.items()},
+            tuple(points),
+            tuple(setting_key(base, p) for p in points),
+            setting_key(base, BASELINE),
+        )
 
     def pairs(self) -> int:
         """Session × setting pairs, the baseline included."""
         return len(self.items) * (len(self.points) + 1)
 
-    def tasks(self, done: Mapping[str, set[str]]) -> list[tuple[str, str | None, dict[str, Any], list[tuple[str, Any]]]]:
+    def tasks(
+        self, done: Mapping[str, set[str]]
+    ) -> list[tuple[str, str | None, dict[str, Any], list[tuple[str, Any]]]]:
         """One task per session with pairs left (``done``: the setting keys each session has),
         the largest files first (the longest tasks start first: workers finish together)."""
         base_json = self.base.model_dump(mode="json")
         out = []
         for item in sorted(self.items, key=_size, reverse=True):
             have = done.get(item.key, set())
-            todo: list[tuple[str, Any]] = [(k, p) for k, p in zip(self.keys, self.points, strict=True) if k not in have]
+            todo: list[tuple[str, Any]] = [
+                (k, p) for k, p in zip(self.keys, self.points, strict=True) if k not in have
+            ]
             if self.baseline_key not in have:
                 todo.insert(0, (self.baseline_key, BASELINE))
             if todo:
@@ -169,19 +198,29 @@ class SweepResult:
 
     def as_dict(self) -> dict[str, Any]:
         """The ``inspector sweep CORPUS --json`` document."""
-        return {"sessions": len(self.plan.items),
-                "failed": [{"path": k, "error": e} for k, e in self.failed],
-                "grid": self.plan.grid,
-                "aggregate": self.aggregate()}
+        return {
+            "sessions": len(self.plan.items),
+            "failed": [{"path": k, "error": e} for k, e in self.failed],
+            "grid": self.plan.grid,
+            "aggregate": self.aggregate(),
+        }
 
 
 ProgressFn = Callable[[int, int], None]
 
 
-def run_sweep(items: Sequence[CorpusItem], base: ReplaySettings, grid: Mapping[str, Sequence[Any]], *,
-              engine: str = "local", workers: int | None = None, scheduler: str | None = None,
-              out: str | None = None, progress: ProgressFn | None = None,
-              engine_options: Mapping[str, Any] | None = None) -> SweepResult:
+def run_sweep(
+    items: Sequence[CorpusItem],
+    base: ReplaySettings,
+    grid: Mapping[str, Sequence[Any]],
+    *,
+    engine: str = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    out: str | None = None,
+    progress: ProgressFn | None = None,
+    engine_options: Mapping[str, Any] | None = None,
+) -> SweepResult:
     """Replay every session of ``items`` under every point of ``grid`` on ``engine`` (``local``:
     a process pool of ``workers``, 0 = in this process; ``dask``: the cluster at ``scheduler``, or
     a new ``LocalCluster``). With ``out``, rows go to that DuckDB file as they arrive and pairs
@@ -202,8 +241,9 @@ def run_sweep(items: Sequence[CorpusItem], base: ReplaySettings, grid: Mapping[s
         if progress:
             progress(finished, plan.pairs())
         tasks = plan.tasks(done)
-        for res in run_tasks(session_task, tasks, engine=engine, workers=workers, scheduler=scheduler,
-                             options=engine_options):
+        for res in run_tasks(
+            session_task, tasks, engine=engine, workers=workers, scheduler=scheduler, options=engine_options
+        ):
             if res["error"] is not None:
                 failed[res["session"]] = res["error"]
             if store:
@@ -234,8 +274,11 @@ def _stats(xs: list[float], digits: int = 1) -> dict[str, float]:
     if not xs:
         return {"median": 0, "p90": 0, "total": 0}
     a = np.asarray(xs, dtype=float)
-    return {"median": round(float(np.median(a)), digits), "p90": round(float(np.percentile(a, 90)), digits),
-            "total": round(float(a.sum()), digits)}
+    return {
+        "median": round(float(np.median(a)), digits),
+        "p90": round(float(np.percentile(a, 90)), digits),
+        "total": round(float(a.sum()), digits),
+    }
 
 
 def aggregate(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -250,21 +293,25 @@ def aggregate(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> list[dict[str,
     out = []
     for key, values in zip(plan.keys, plan.points, strict=True):
         cells = [r for s, r in sorted(by.get(key, {}).items()) if s in base]
-        worse = sorted((w for r in cells if (w := worse_than_recorded(r, base[r["session"]])) is not None),
-                       key=lambda w: (-w["overflowsDelta"], -w["inputTokensRatio"], w["session"]))
+        worse = sorted(
+            (w for r in cells if (w := worse_than_recorded(r, base[r["session"]])) is not None),
+            key=lambda w: (-w["overflowsDelta"], -w["inputTokensRatio"], w["session"]),
+        )
         inp = _stats([r["total_input_tokens"] for r in cells])
-        out.append({
-            "settings": dict(values),
-            "sessions": len(cells),
-            "inputTokens": {k: int(v) if k == "total" else v for k, v in inp.items()},
-            "costUsd": _stats([r["cost_usd"] for r in cells], digits=4),
-            "compactions": sum(r["compactions"] for r in cells),
-            "overflows": sum(r["overflows"] for r in cells),
-            "rereads": sum(r["rereads"] for r in cells),
-            "prunedTokens": sum(r["tokens_pruned"] for r in cells),
-            "worseThanRecorded": len(worse),
-            "worse": worse[:WORST_LISTED],
-        })
+        out.append(
+            {
+                "settings": dict(values),
+                "sessions": len(cells),
+                "inputTokens": {k: int(v) if k == "total" else v for k, v in inp.items()},
+                "costUsd": _stats([r["cost_usd"] for r in cells], digits=4),
+                "compactions": sum(r["compactions"] for r in cells),
+                "overflows": sum(r["overflows"] for r in cells),
+                "rereads": sum(r["rereads"] for r in cells),
+                "prunedTokens": sum(r["tokens_pruned"] for r in cells),
+                "worseThanRecorded": len(worse),
+                "worse": worse[:WORST_LISTED],
+            }
+        )
     return out
 
 
@@ -275,6 +322,10 @@ def worse_than_recorded(row: Mapping[str, Any], recorded: Mapping[str, Any]) -> 
     d_over = row["overflows"] - recorded["overflows"]
     if d_in <= 0 and d_over <= 0:
         return None
-    return {"session": row["session"], "inputTokensDelta": int(d_in), "overflowsDelta": int(d_over),
-            "reReadsDelta": int(row["rereads"] - recorded["rereads"]),
-            "inputTokensRatio": round(row["total_input_tokens"] / max(1, recorded["total_input_tokens"]), 4)}
+    return {
+        "session": row["session"],
+        "inputTokensDelta": int(d_in),
+        "overflowsDelta": int(d_over),
+        "reReadsDelta": int(row["rereads"] - recorded["rereads"]),
+        "inputTokensRatio": round(row["total_input_tokens"] / max(1, recorded["total_input_tokens"]), 4),
+    }

@@ -97,8 +97,12 @@ def _unrecognised(session: Session) -> Session:
 
 def parse_any(data: bytes, source: str | None = None) -> Session:
     if data.startswith(SQLITE_MAGIC):
-        note = LoadIssue("sqlite-file", "error", "an SQLite database, not a session file: OpenCode's database is "
-                         "read from the Load page's list of local sessions (or `inspector sessions --opencode-db`)")
+        note = LoadIssue(
+            "sqlite-file",
+            "error",
+            "an SQLite database, not a session file: OpenCode's database is "
+            "read from the Load page's list of local sessions (or `inspector sessions --opencode-db`)",
+        )
         return Session(header=None, entries=(), lines=(), parents=(), issues=(note,), source=source)
     _, mod = _detect(data[:HEAD_BYTES])
     if mod is not None:
@@ -110,9 +114,11 @@ def _sqlite_message(p: Path) -> str:
     from .discover import is_opencode_db
 
     if is_opencode_db(p):
-        return (f"{p} is OpenCode's database, not a session file: write one of its sessions with "
-                f"`inspector sessions --opencode-db {p} SESSION_ID -o session.json` (list them with "
-                "`inspector sessions --agent opencode`)")
+        return (
+            f"{p} is OpenCode's database, not a session file: write one of its sessions with "
+            f"`inspector sessions --opencode-db {p} SESSION_ID -o session.json` (list them with "
+            "`inspector sessions --agent opencode`)"
+        )
     return f"{p} is an SQLite file, but not an OpenCode database (no `session`/`message` tables)"
 
 
@@ -133,8 +139,10 @@ def load_any(path: str | os.PathLike[str]) -> Session:
             limit = _env_int("INSPECTOR_MAX_BYTES", DEFAULT_MAX_FILE_BYTES)
             size = os.fstat(f.fileno()).st_size
             if size > limit:
-                raise SessionLoadError(f"{p} is {size:,} bytes, over the limit of {limit:,} bytes "
-                                       "(set INSPECTOR_MAX_BYTES to raise it)")
+                raise SessionLoadError(
+                    f"{p} is {size:,} bytes, over the limit of {limit:,} bytes "
+                    "(set INSPECTOR_MAX_BYTES to raise it)"
+                )
             data = head + f.read()
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e

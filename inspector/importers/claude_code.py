@@ -67,20 +67,44 @@ from .claude_code_attachments import attachment_text, known
 FORMAT = AGENTS["claude-code"].name
 LABEL = AGENTS["claude-code"].format_label
 
-_STOP: dict[Any, str] = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop"}
+_STOP: dict[Any, str] = {
+    "end_turn": "stop",
+    "tool_use": "toolUse",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+}
 
 
 #: records recent builds write outside the conversation chain (no ``uuid``), often first in the file
-BOOKKEEPING = frozenset({"last-prompt", "mode", "permission-mode", "bridge-session", "ai-title", "custom-title",
-                         "file-history-snapshot", "queue-operation", "summary", "tag", "agent-name", "pr-link"})
+BOOKKEEPING = frozenset(
+    {
+        "last-prompt",
+        "mode",
+        "permission-mode",
+        "bridge-session",
+        "ai-title",
+        "custom-title",
+        "file-history-snapshot",
+        "queue-operation",
+        "summary",
+        "tag",
+        "agent-name",
+        "pr-link",
+    }
+)
 SNIFF_LINES = 200
 
 
 def looks_like_claude_code(obj: dict[str, Any]) -> bool:
-    return obj.get("type") in ("user", "assistant", "system", "summary", "file-history-snapshot",
-                               "queue-operation", "attachment") and ("uuid" in obj or "sessionId" in obj
-                                                                     or obj.get("type") in ("summary",
-                                                                                            "file-history-snapshot"))
+    return obj.get("type") in (
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "attachment",
+    ) and ("uuid" in obj or "sessionId" in obj or obj.get("type") in ("summary", "file-history-snapshot"))
 
 
 def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
@@ -112,7 +136,11 @@ def parse(data: bytes, source: str | None) -> Session:
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
-    return content if isinstance(content, list) else ([{"type": "text", "text": content}] if isinstance(content, str) else [])
+    return (
+        content
+        if isinstance(content, list)
+        else ([{"type": "text", "text": content}] if isinstance(content, str) else [])
+    )
 
 
 def _image(b: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +163,9 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
         try:
             v = _parse_json(raw.decode("utf-8", "replace"))
         except (ValueError, RecursionError) as e:
-            issues.append(LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {str(e)[:160]}", line=n))
+            issues.append(
+                LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {str(e)[:160]}", line=n)
+            )
             continue
         if isinstance(v, dict):
             objs.append((n, v))
@@ -155,7 +185,9 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
     sent_attachments: Counter[str] = Counter()  # attachment type -> lines sent as text
     silent: Counter[str] = Counter()  # attachment type -> lines Claude Code sends nothing for
     outside_types: Counter[str] = Counter()  # type -> uuid-less lines
-    session_id = next((o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code")
+    session_id = next(
+        (o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code"
+    )
     # a sub-agent's own file (subagents/agent-<id>.jsonl): every line is a sidechain; it is the conversation
     chain = [o for _, o in objs if isinstance(o.get("uuid"), str)]
     subagent_file = bool(chain) and all(o.get("isSidechain") for o in chain)
@@ -163,8 +195,9 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
 
     # a file whose lines carry no parent links at all (hand-made or very old transcripts): one
     # conversation in file order, said in an info issue, instead of as many roots as lines
-    linear = len(chain) > 1 and not any(isinstance(o.get("parentUuid"), str) or isinstance(o.get("logicalParentUuid"), str)
-                                        for o in chain)
+    linear = len(chain) > 1 and not any(
+        isinstance(o.get("parentUuid"), str) or isinstance(o.get("logicalParentUuid"), str) for o in chain
+    )
 
     def parent_of(o: dict[str, Any]) -> str | None:
         p = o.get("parentUuid")
@@ -207,21 +240,39 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             if isinstance(mid, str) and mid in msg_entry:  # another block of the same answer
                 k = msg_entry[mid]
                 e = entries[k]
-                merged = [*e.message.raw()["content"], *[_assistant_block(b, tool_names) for b in _blocks(msg.get("content"))]]
-                entries[k] = e.model_copy(update={"message": AssistantMessage.model_validate(
-                    {**e.message.raw(), "content": merged})})
+                merged = [
+                    *e.message.raw()["content"],
+                    *[_assistant_block(b, tool_names) for b in _blocks(msg.get("content"))],
+                ]
+                entries[k] = e.model_copy(
+                    update={
+                        "message": AssistantMessage.model_validate({**e.message.raw(), "content": merged})
+                    }
+                )
                 alias[uid] = e.id
                 return
             u = msg.get("usage") or {}
-            usage = {"input": u.get("input_tokens", 0) or 0, "output": u.get("output_tokens", 0) or 0,
-                     "cacheRead": u.get("cache_read_input_tokens", 0) or 0,
-                     "cacheWrite": u.get("cache_creation_input_tokens", 0) or 0}
+            usage = {
+                "input": u.get("input_tokens", 0) or 0,
+                "output": u.get("output_tokens", 0) or 0,
+                "cacheRead": u.get("cache_read_input_tokens", 0) or 0,
+                "cacheWrite": u.get("cache_creation_input_tokens", 0) or 0,
+            }
             usage["totalTokens"] = sum(usage.values())
-            am = AssistantMessage.model_validate({
-                "role": "assistant", "content": [_assistant_block(b, tool_names) for b in _blocks(msg.get("content"))],
-                "api": "anthropic-messages", "provider": "anthropic", "model": msg.get("model"), "usage": usage,
-                "stopReason": _STOP.get(msg.get("stop_reason"), "toolUse" if msg.get("stop_reason") is None else "stop"),
-                "timestamp": _ms(ts)})
+            am = AssistantMessage.model_validate(
+                {
+                    "role": "assistant",
+                    "content": [_assistant_block(b, tool_names) for b in _blocks(msg.get("content"))],
+                    "api": "anthropic-messages",
+                    "provider": "anthropic",
+                    "model": msg.get("model"),
+                    "usage": usage,
+                    "stopReason": _STOP.get(
+                        msg.get("stop_reason"), "toolUse" if msg.get("stop_reason") is None else "stop"
+                    ),
+                    "timestamp": _ms(ts),
+                }
+            )
             if isinstance(mid, str):
                 msg_entry[mid] = len(entries)
             add(MessageEntry(id=uid, parentId=parent_of(o), timestamp=ts, message=am), n)
@@ -244,13 +295,25 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 if root is not None and root in last_in_chain:
                     parent = last_in_chain[root]  # parallel results: a chain, not a fork
                 c = b.get("content")
-                content = [{"type": "text", "text": c}] if isinstance(c, str) else [
-                    _image(x) if x.get("type") == "image" else {"type": "text", "text": x.get("text", "")}
-                    for x in (c or []) if isinstance(x, dict)]
-                tr = ToolResultMessage.model_validate({
-                    "role": "toolResult", "toolCallId": b.get("tool_use_id", ""),
-                    "toolName": tool_names.get(b.get("tool_use_id", ""), ""), "content": content,
-                    "isError": bool(b.get("is_error")), "timestamp": _ms(ts)})
+                content = (
+                    [{"type": "text", "text": c}]
+                    if isinstance(c, str)
+                    else [
+                        _image(x) if x.get("type") == "image" else {"type": "text", "text": x.get("text", "")}
+                        for x in (c or [])
+                        if isinstance(x, dict)
+                    ]
+                )
+                tr = ToolResultMessage.model_validate(
+                    {
+                        "role": "toolResult",
+                        "toolCallId": b.get("tool_use_id", ""),
+                        "toolName": tool_names.get(b.get("tool_use_id", ""), ""),
+                        "content": content,
+                        "isError": bool(b.get("is_error")),
+                        "timestamp": _ms(ts),
+                    }
+                )
                 add(MessageEntry(id=rid, parentId=parent, timestamp=ts, message=tr), n)
                 if root is not None:
                     root_of[rid] = root
@@ -259,17 +322,27 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 last_id = rid
             if others:
                 uid2 = uid if last_id is None else f"{uid}#text"
-                content = [_image(b) if b.get("type") == "image" else {"type": "text", "text": b.get("text", "")}
-                           for b in others]
-                um = UserMessage.model_validate({"role": "user", "content": content if len(content) > 1 or
-                                                 content[0]["type"] != "text" else content[0]["text"],
-                                                 "timestamp": _ms(ts)})
+                content = [
+                    _image(b) if b.get("type") == "image" else {"type": "text", "text": b.get("text", "")}
+                    for b in others
+                ]
+                um = UserMessage.model_validate(
+                    {
+                        "role": "user",
+                        "content": content
+                        if len(content) > 1 or content[0]["type"] != "text"
+                        else content[0]["text"],
+                        "timestamp": _ms(ts),
+                    }
+                )
                 add(MessageEntry(id=uid2, parentId=parent, timestamp=ts, message=um), n)
                 last_id = uid2
             if last_id is not None and last_id != uid:
                 alias[uid] = last_id
             if last_id is None:  # an empty user line: keep its place in the chain
-                add(CustomEntry(id=uid, parentId=parent, timestamp=ts, customType="claude-code/user-empty"), n)
+                add(
+                    CustomEntry(id=uid, parentId=parent, timestamp=ts, customType="claude-code/user-empty"), n
+                )
         elif t == "system" and o.get("subtype") == "microcompact_boundary":
             meta = o.get("microcompactMetadata") or o.get("microcompact_metadata") or {}
             ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
@@ -277,9 +350,20 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             for tid in ids if isinstance(ids, list) else []:
                 if isinstance(tid, str) and isinstance(at, (int, float)):
                     microcompacted.setdefault(tid, at)
-            add(CustomEntry(id=uid, parentId=parent_of(o), timestamp=ts, customType="claude-code/system:microcompact_boundary",
-                            data={"compactedToolIds": ids, "tokensSaved": meta.get("tokensSaved"),
-                                  "trigger": meta.get("trigger")}), n)
+            add(
+                CustomEntry(
+                    id=uid,
+                    parentId=parent_of(o),
+                    timestamp=ts,
+                    customType="claude-code/system:microcompact_boundary",
+                    data={
+                        "compactedToolIds": ids,
+                        "tokensSaved": meta.get("tokensSaved"),
+                        "trigger": meta.get("trigger"),
+                    },
+                ),
+                n,
+            )
         elif t == "system" and o.get("subtype") == "compact_boundary":
             meta = o.get("compactMetadata") or o.get("compact_metadata") or {}
             logical = o.get("logicalParentUuid")
@@ -290,9 +374,15 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
 
             first_kept = seen(head)
             if head is not None and first_kept is None:
-                issues.append(LoadIssue("preserved-segment", "warning", f"the compaction's preserved messages start "
-                                        f"at {head!s:.60}, which is not written before it; the replay keeps nothing",
-                                        line=n))
+                issues.append(
+                    LoadIssue(
+                        "preserved-segment",
+                        "warning",
+                        f"the compaction's preserved messages start "
+                        f"at {head!s:.60}, which is not written before it; the replay keeps nothing",
+                        line=n,
+                    )
+                )
             parent = seen(logical)
             if parent is None and first_kept is not None:
                 # the last preserved message written before the boundary (later ones follow the summary)
@@ -308,9 +398,16 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
                 if a in walked:
                     a = None
                 if a is None:
-                    issues.append(LoadIssue("preserved-segment", "warning", f"the compaction's preserved messages "
-                                            f"(from {head!s:.60}) are not on the conversation before it; the replay "
-                                            "keeps nothing", line=n))
+                    issues.append(
+                        LoadIssue(
+                            "preserved-segment",
+                            "warning",
+                            f"the compaction's preserved messages "
+                            f"(from {head!s:.60}) are not on the conversation before it; the replay "
+                            "keeps nothing",
+                            line=n,
+                        )
+                    )
             pending_boundary = len(entries)
             details: dict[str, Any] = {"trigger": meta.get("trigger")}
             post = meta.get("postTokens", meta.get("post_tokens"))
@@ -321,49 +418,105 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             reads = _reinjected_reads(entries, first_kept)
             if reads:
                 details["claudeCode"] = {"reinjectedReads": reads, "estimate": True}
-            add(CompactionEntry(id=uid, parentId=parent, timestamp=ts, summary="", firstKeptEntryId=first_kept,
-                                tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
-                                details=details), n)
+            add(
+                CompactionEntry(
+                    id=uid,
+                    parentId=parent,
+                    timestamp=ts,
+                    summary="",
+                    firstKeptEntryId=first_kept,
+                    tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
+                    details=details,
+                ),
+                n,
+            )
             if isinstance(tail, str) and seen(tail) is not None:
                 relink[tail] = uid  # later lines hanging off the tail continue after the compaction
         elif t == "attachment" and isinstance(o.get("attachment"), dict) and attachment_text(o["attachment"]):
             att = o["attachment"]
             sent_attachments[str(att.get("type"))] += 1
-            add(CustomMessageEntry(id=uid, parentId=parent_of(o), timestamp=ts, display=False,
-                                   customType=f"claude-code/attachment:{att.get('type')}",
-                                   content=attachment_text(att) or ""), n)
+            add(
+                CustomMessageEntry(
+                    id=uid,
+                    parentId=parent_of(o),
+                    timestamp=ts,
+                    display=False,
+                    customType=f"claude-code/attachment:{att.get('type')}",
+                    content=attachment_text(att) or "",
+                ),
+                n,
+            )
         else:
             att = o.get("attachment")
             if t == "attachment":
                 kind = str(att.get("type") if isinstance(att, dict) else "?")
                 (silent if known(kind) else attachments)[kind] += 1
             sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
-            add(CustomEntry(id=uid, parentId=parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"), n)
+            add(
+                CustomEntry(
+                    id=uid, parentId=parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"
+                ),
+                n,
+            )
+
     for n, o in objs:
         try:
             one(n, o)
         except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
             # a line of an unexpected shape: reported with its number, the rest still loads
-            issues.append(LoadIssue("invalid-line", "warning", f"not a Claude Code line this importer can read "
-                                    f"({type(e).__name__}); skipped", line=n))
+            issues.append(
+                LoadIssue(
+                    "invalid-line",
+                    "warning",
+                    f"not a Claude Code line this importer can read ({type(e).__name__}); skipped",
+                    line=n,
+                )
+            )
 
     _mark_microcompacted(entries, microcompacted)
     if linear:
-        issues.append(LoadIssue("no-parent-links", "info", "no line names its parent (parentUuid): the lines are "
-                                "read as one conversation in file order"))
+        issues.append(
+            LoadIssue(
+                "no-parent-links",
+                "info",
+                "no line names its parent (parentUuid): the lines are read as one conversation in file order",
+            )
+        )
     issues.extend(_attachment_issues(sent_attachments, silent, attachments))
     if sidechain:
-        issues.append(LoadIssue("sidechain", "info", f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation"))
+        issues.append(
+            LoadIssue(
+                "sidechain",
+                "info",
+                f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation",
+            )
+        )
     if outside:
         listed = ", ".join(f"{v} {k}" for k, v in outside_types.most_common())
-        issues.append(LoadIssue("outside-chain", "info", f"{outside} line(s) outside the conversation, without a uuid "
-                                f"({listed}): bookkeeping, not sent to the model, not imported"))
+        issues.append(
+            LoadIssue(
+                "outside-chain",
+                "info",
+                f"{outside} line(s) outside the conversation, without a uuid "
+                f"({listed}): bookkeeping, not sent to the model, not imported",
+            )
+        )
     issues.extend(foreign_issues(foreign, LABEL))
-    issues.insert(0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model"))
+    issues.insert(
+        0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model")
+    )
     if subagent_file:
         agent = next((o.get("agentId") for o in chain if isinstance(o.get("agentId"), str)), None)
-        issues.insert(1, LoadIssue("subagent", "info", "a sub-agent's transcript" + (f" (agent {agent})" if agent else "")
-                                   + ": its sidechain lines are the conversation"))
+        issues.insert(
+            1,
+            LoadIssue(
+                "subagent",
+                "info",
+                "a sub-agent's transcript"
+                + (f" (agent {agent})" if agent else "")
+                + ": its sidechain lines are the conversation",
+            ),
+        )
     extra = _continues_earlier(entries, parent_ids, lines_of, issues)
     header = SessionHeader(id=str(session_id), cwd=cwd, version=3, **extra)
     return _build(header, entries, lines_of, issues, source, 3, False)
@@ -373,17 +526,24 @@ def _attachment_issues(sent: Counter[str], silent: Counter[str], unknown: Counte
     """One info line each: the attachments sent as text, those Claude Code sends nothing for, and
     those whose text this importer cannot rebuild."""
     out = []
-    for counts, what in ((sent, "sent to the model as Claude Code renders them (<system-reminder> text)"),
-                         (silent, "Claude Code sends nothing for them"),
-                         (unknown, "a type this importer cannot render: their text, if any, is left out of the counts")):
+    for counts, what in (
+        (sent, "sent to the model as Claude Code renders them (<system-reminder> text)"),
+        (silent, "Claude Code sends nothing for them"),
+        (unknown, "a type this importer cannot render: their text, if any, is left out of the counts"),
+    ):
         if counts:
             listed = ", ".join(f"{v} {k}" for k, v in counts.most_common())
-            out.append(LoadIssue("attachments", "info", f"{sum(counts.values())} attachment line(s) ({listed}): {what}"))
+            out.append(
+                LoadIssue(
+                    "attachments", "info", f"{sum(counts.values())} attachment line(s) ({listed}): {what}"
+                )
+            )
     return out
 
 
-def _continues_earlier(entries: list[Any], parent_ids: dict[str, str | None], lines_of: list[int],
-                       issues: list[LoadIssue]) -> dict[str, Any]:
+def _continues_earlier(
+    entries: list[Any], parent_ids: dict[str, str | None], lines_of: list[int], issues: list[LoadIssue]
+) -> dict[str, Any]:
     """A file that continues an earlier one: its first line's parent is in no line of this file.
     That link is dropped (the first entry is the root), kept in the header as ``continuesFrom``
     and said; the reconstruction check takes the first recorded prompt as its baseline."""
@@ -394,9 +554,16 @@ def _continues_earlier(entries: list[Any], parent_ids: dict[str, str | None], li
     if not isinstance(parent, str) or parent in parent_ids:
         return {}
     entries[0] = first.model_copy(update={"parentId": None})
-    issues.append(LoadIssue("continues-earlier", "info", f"the first line's parent ({parent:.40}) is not in this "
-                            "file: the session continues an earlier file, whose history the model still had "
-                            "(the check takes the first recorded prompt as its baseline)", line=lines_of[0]))
+    issues.append(
+        LoadIssue(
+            "continues-earlier",
+            "info",
+            f"the first line's parent ({parent:.40}) is not in this "
+            "file: the session continues an earlier file, whose history the model still had "
+            "(the check takes the first recorded prompt as its baseline)",
+            line=lines_of[0],
+        )
+    )
     return {"continuesFrom": parent}
 
 
@@ -434,7 +601,11 @@ def _reinjected_reads(entries: list[Any], first_kept: str | None) -> list[int]:
                 p = b.arguments.get("file_path")
                 if isinstance(p, str) and p:
                     paths[b.id] = p
-    kept = next((k for k, e in enumerate(entries) if e.id == first_kept), len(entries)) if first_kept else len(entries)
+    kept = (
+        next((k for k, e in enumerate(entries) if e.id == first_kept), len(entries))
+        if first_kept
+        else len(entries)
+    )
     seen: set[str] = set()
     out: list[int] = []
     for k in range(kept - 1, -1, -1):
@@ -456,8 +627,10 @@ def _mark_microcompacted(entries: list[Any], microcompacted: dict[str, Any]) -> 
     for k, e in enumerate(entries):
         m = getattr(e, "message", None)
         if isinstance(m, ToolResultMessage) and m.toolCallId in microcompacted:
-            details = {**(m.details if isinstance(m.details, dict) else {}),
-                       "claudeCode": {"microcompacted": microcompacted[m.toolCallId]}}
+            details = {
+                **(m.details if isinstance(m.details, dict) else {}),
+                "claudeCode": {"microcompacted": microcompacted[m.toolCallId]},
+            }
             entries[k] = e.model_copy(update={"message": m.model_copy(update={"details": details})})
 
 
@@ -467,10 +640,19 @@ def _assistant_block(b: Any, tool_names: dict[str, str]) -> dict[str, Any]:
     t = b.get("type")
     if t == "tool_use":
         tool_names[b.get("id", "")] = b.get("name", "")
-        return {"type": "toolCall", "id": b.get("id", ""), "name": b.get("name", ""), "arguments": b.get("input") or {}}
+        return {
+            "type": "toolCall",
+            "id": b.get("id", ""),
+            "name": b.get("name", ""),
+            "arguments": b.get("input") or {},
+        }
     if t == "thinking":  # the signature kept as pi keeps it (``thinkingSignature``)
         sig = b.get("signature")
-        return {"type": "thinking", "thinking": b.get("thinking", ""), **({"thinkingSignature": sig} if sig else {})}
+        return {
+            "type": "thinking",
+            "thinking": b.get("thinking", ""),
+            **({"thinkingSignature": sig} if sig else {}),
+        }
     if t == "text":
         return {"type": "text", "text": b.get("text", "")}
     return dict(b)

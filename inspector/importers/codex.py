@@ -82,12 +82,28 @@ CODEX_SUMMARY_PREFIX = (
 )
 
 ENVELOPE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-_OUTPUTS = ("reasoning", "message", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+_OUTPUTS = (
+    "reasoning",
+    "message",
+    "function_call",
+    "custom_tool_call",
+    "local_shell_call",
+    "web_search_call",
+)
 # user-role messages Codex writes itself (its "contextual user messages"): not a user turn, not kept
 # as a user message by its compaction; compared lower-cased, after leading whitespace
-_CONTEXT_MARKERS = ("<environment_context>", "<user_instructions>", "# agents.md instructions", "<instructions>",
-                    "<turn_aborted>", "<user_shell_command>", "<skill>", "<subagent_notification>", "<plugins>",
-                    "<subagents>")
+_CONTEXT_MARKERS = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# agents.md instructions",
+    "<instructions>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<skill>",
+    "<subagent_notification>",
+    "<plugins>",
+    "<subagents>",
+)
 ENCRYPTED_SUMMARY = "(server-side compaction: Codex stored the summary encrypted; it cannot be read)"
 
 
@@ -97,8 +113,12 @@ def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
     if first.get("type") in ENVELOPE_TYPES and "payload" in first:
         return True
     # legacy: a bare session line with the instructions Codex ran with
-    return ("type" not in first and "id" in first and "timestamp" in first
-            and ("instructions" in first or "git" in first))
+    return (
+        "type" not in first
+        and "id" in first
+        and "timestamp" in first
+        and ("instructions" in first or "git" in first)
+    )
 
 
 def parse(data: bytes, source: str | None) -> Session:
@@ -118,8 +138,11 @@ def _text_of(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(str(c.get("text", "")) for c in content
-                     if isinstance(c, dict) and c.get("type") in ("input_text", "output_text", "text"))
+    return "\n".join(
+        str(c.get("text", ""))
+        for c in content
+        if isinstance(c, dict) and c.get("type") in ("input_text", "output_text", "text")
+    )
 
 
 def _user_blocks(content: Any) -> list[dict[str, Any]]:
@@ -156,8 +179,10 @@ def _arguments(raw: Any) -> Any:
 def _items(raw: list[Any]) -> list[dict[str, Any]] | None:
     """An output written as content items (``[{type: input_text|output_text, text} |
     {type: input_image, image_url}]``) as pi content blocks; None if it is some other list."""
-    if not raw or not all(isinstance(c, dict) and c.get("type") in ("input_text", "output_text", "text", "input_image")
-                          for c in raw):
+    if not raw or not all(
+        isinstance(c, dict) and c.get("type") in ("input_text", "output_text", "text", "input_image")
+        for c in raw
+    ):
         return None
     return _user_blocks(raw)
 
@@ -165,6 +190,7 @@ def _items(raw: list[Any]) -> list[dict[str, Any]] | None:
 def _output(raw: Any) -> tuple[list[dict[str, Any]], bool]:
     """A tool output's content blocks and whether it failed. Codex writes an output as a string, as
     content items, or (some versions) as ``{content, success}`` whose content is either of those."""
+
     def text(t: str) -> list[dict[str, Any]]:
         return [{"type": "text", "text": t}]
 
@@ -211,7 +237,7 @@ def _history_truncate(text: str, mode: str, limit: int) -> str | None:
     if len(raw) <= budget_bytes:
         return None
     head = raw[: budget_bytes // 2].decode("utf-8", "ignore")
-    tail = raw[len(raw) - (budget_bytes - budget_bytes // 2):].decode("utf-8", "ignore")
+    tail = raw[len(raw) - (budget_bytes - budget_bytes // 2) :].decode("utf-8", "ignore")
     if mode == "tokens":
         removed = f"{(len(raw) - budget_bytes + 3) // 4} tokens"
     else:
@@ -227,7 +253,7 @@ def _truncate_middle(text: str, tokens: int) -> str:
     if len(raw) <= budget:
         return text
     head = raw[: budget // 2].decode("utf-8", "ignore")
-    tail = raw[len(raw) - budget // 2:].decode("utf-8", "ignore")
+    tail = raw[len(raw) - budget // 2 :].decode("utf-8", "ignore")
     removed = (len(raw) - budget + 3) // 4
     return f"{head}…{removed} tokens truncated…{tail}"
 
@@ -259,7 +285,9 @@ class _Importer:
 
     def _add(self, line: int, ts: Any, obj: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
         self.n_ids += 1
-        eid = f"cx{line:06d}" + (f"-{self.n_ids}" if self.raw and self.raw[-1]["id"].startswith(f"cx{line:06d}") else "")
+        eid = f"cx{line:06d}" + (
+            f"-{self.n_ids}" if self.raw and self.raw[-1]["id"].startswith(f"cx{line:06d}") else ""
+        )
         self.index[eid] = len(self.raw)
         self.raw.append({**obj, "id": eid, "parentId": self.head, "timestamp": ts, **(extra or {})})
         self.lines.append(line)
@@ -292,8 +320,15 @@ class _Importer:
 
     def _assistant(self, line: int, ts: Any) -> dict[str, Any]:
         if self.pending is None:
-            self.pending = {"role": "assistant", "content": [], "api": "openai-responses", "provider": self.provider,
-                            "model": self.model, "timestamp": iso_to_ms(ts), "_ts": ts}
+            self.pending = {
+                "role": "assistant",
+                "content": [],
+                "api": "openai-responses",
+                "provider": self.provider,
+                "model": self.model,
+                "timestamp": iso_to_ms(ts),
+                "_ts": ts,
+            }
             self.pending_line = line
         return self.pending
 
@@ -302,8 +337,14 @@ class _Importer:
 
     # -- items ------------------------------------------------------------------------------
 
-    def response_item(self, line: int, ts: Any, p: dict[str, Any], extra: dict[str, Any] | None = None,
-                      summary: str | None = None) -> None:
+    def response_item(
+        self,
+        line: int,
+        ts: Any,
+        p: dict[str, Any],
+        extra: dict[str, Any] | None = None,
+        summary: str | None = None,
+    ) -> None:
         t = p.get("type")
         if t == "message" and p.get("role") in ("user", "developer", "system"):
             self._flush()
@@ -313,11 +354,22 @@ class _Importer:
             blocks = _user_blocks(p.get("content"))
             if p.get("role") != "user" or text.lstrip().lower().startswith(_CONTEXT_MARKERS):
                 kind = "codex/context" if p.get("role") == "user" else f"codex/{p.get('role')}"
-                self._add(line, ts, {"type": "custom_message", "customType": kind, "content": blocks,
-                                     "display": False}, extra)
+                self._add(
+                    line,
+                    ts,
+                    {"type": "custom_message", "customType": kind, "content": blocks, "display": False},
+                    extra,
+                )
             else:
-                self._add(line, ts, {"type": "message", "message": {"role": "user", "content": blocks,
-                                                                   "timestamp": iso_to_ms(ts)}}, extra)
+                self._add(
+                    line,
+                    ts,
+                    {
+                        "type": "message",
+                        "message": {"role": "user", "content": blocks, "timestamp": iso_to_ms(ts)},
+                    },
+                    extra,
+                )
         elif t == "message":  # assistant
             if extra:
                 self._flush()
@@ -343,27 +395,51 @@ class _Importer:
             else:
                 name, args = "web_search", jv if isinstance(jv := p.get("action"), dict) else {}
             self.tool_names[cid] = name
-            self._assistant(line, ts)["content"].append({"type": "toolCall", "id": cid, "name": name, "arguments": args})
+            self._assistant(line, ts)["content"].append(
+                {"type": "toolCall", "id": cid, "name": name, "arguments": args}
+            )
         elif t in ("function_call_output", "custom_tool_call_output"):
             self._flush()
             cid = str(p.get("call_id", ""))
             if cid not in self.tool_names:
-                self.issues.append(LoadIssue("orphan-output", "warning",
-                                             f"tool output for call_id {cid!r}, which no earlier call has", line=line))
+                self.issues.append(
+                    LoadIssue(
+                        "orphan-output",
+                        "warning",
+                        f"tool output for call_id {cid!r}, which no earlier call has",
+                        line=line,
+                    )
+                )
             blocks, failed = _output(p.get("output"))
-            tr: dict[str, Any] = {"role": "toolResult", "toolCallId": cid, "toolName": self.tool_names.get(cid, ""),
-                                  "content": blocks, "isError": failed, "timestamp": iso_to_ms(ts)}
+            tr: dict[str, Any] = {
+                "role": "toolResult",
+                "toolCallId": cid,
+                "toolName": self.tool_names.get(cid, ""),
+                "content": blocks,
+                "isError": failed,
+                "timestamp": iso_to_ms(ts),
+            }
             if self.truncation is not None and len(blocks) == 1 and blocks[0]["type"] == "text":
                 cut = _history_truncate(blocks[0]["text"], *self.truncation)
                 if cut is not None:  # the model saw it cut: keep the whole output in details
                     tr["content"] = [{"type": "text", "text": cut}]
-                    tr["details"] = {"codex": {"truncated": list(self.truncation), "output": blocks[0]["text"]}}
+                    tr["details"] = {
+                        "codex": {"truncated": list(self.truncation), "output": blocks[0]["text"]}
+                    }
             self._add(line, ts, {"type": "message", "message": tr}, extra)
         elif t == "compaction":  # server-side compaction: an encrypted summary
             self._flush()
-            self._add(line, ts, {"type": "compaction", "summary": ENCRYPTED_SUMMARY, "firstKeptEntryId": None,
-                                 "tokensBefore": self.context_tokens,
-                                 "details": {"agent": "codex", "encrypted": True}})
+            self._add(
+                line,
+                ts,
+                {
+                    "type": "compaction",
+                    "summary": ENCRYPTED_SUMMARY,
+                    "firstKeptEntryId": None,
+                    "tokensBefore": self.context_tokens,
+                    "details": {"agent": "codex", "encrypted": True},
+                },
+            )
         else:
             self._skip(f"response item {t!r}")
 
@@ -380,10 +456,17 @@ class _Importer:
             if not isinstance(u, dict):
                 return
             cached = int(u.get("cached_input_tokens") or 0)
-            usage = {"input": int(u.get("input_tokens") or 0) - cached, "output": int(u.get("output_tokens") or 0),
-                     "cacheRead": cached, "cacheWrite": 0, "totalTokens": int(u.get("total_tokens") or 0)}
+            usage = {
+                "input": int(u.get("input_tokens") or 0) - cached,
+                "output": int(u.get("output_tokens") or 0),
+                "cacheRead": cached,
+                "cacheWrite": 0,
+                "totalTokens": int(u.get("total_tokens") or 0),
+            }
             if u.get("reasoning_output_tokens"):
-                usage["reasoning"] = int(u["reasoning_output_tokens"])  # part of output, kept apart as pi does
+                usage["reasoning"] = int(
+                    u["reasoning_output_tokens"]
+                )  # part of output, kept apart as pi does
             self.context_tokens = usage["totalTokens"]
             if self.pending is not None:
                 self.pending["usage"] = usage
@@ -423,21 +506,40 @@ class _Importer:
         details: dict[str, Any] = {"agent": "codex"}
         # a remote (server-side) compaction writes no message: its summary is the encrypted
         # `compaction` item inside the replacement history, which this entry stands for
-        remote = isinstance(hist, list) and any(isinstance(i, dict) and i.get("type") == "compaction" for i in hist)
+        remote = isinstance(hist, list) and any(
+            isinstance(i, dict) and i.get("type") == "compaction" for i in hist
+        )
         if remote and not summary.strip():
             summary, details["encrypted"] = ENCRYPTED_SUMMARY, True
-        self._add(line, ts, {"type": "compaction", "summary": summary, "firstKeptEntryId": None,
-                             "tokensBefore": self.context_tokens, "details": details})
+        self._add(
+            line,
+            ts,
+            {
+                "type": "compaction",
+                "summary": summary,
+                "firstKeptEntryId": None,
+                "tokensBefore": self.context_tokens,
+                "details": details,
+            },
+        )
         if isinstance(hist, list):
             for item in hist:
                 if isinstance(item, dict) and item.get("type") != "compaction":
-                    self.response_item(line, ts, item, extra={"codex": {"replacementHistory": True}}, summary=summary)
+                    self.response_item(
+                        line, ts, item, extra={"codex": {"replacementHistory": True}}, summary=summary
+                    )
             self._flush()
         elif rebuilt:
             for text in rebuilt:
-                self._add(line, ts, {"type": "message", "message": {"role": "user", "content": text,
-                                                                   "timestamp": iso_to_ms(ts)}},
-                          {"codex": {"rebuiltHistory": True}})
+                self._add(
+                    line,
+                    ts,
+                    {
+                        "type": "message",
+                        "message": {"role": "user", "content": text, "timestamp": iso_to_ms(ts)},
+                    },
+                    {"codex": {"rebuiltHistory": True}},
+                )
 
     def _rebuilt_user_messages(self) -> list[str]:
         """What Codex puts back after a compaction recorded without ``replacement_history``
@@ -448,8 +550,13 @@ class _Importer:
         for k in self._history():
             if self._is_user_turn(k):
                 c = self.raw[k]["message"].get("content")
-                text = c if isinstance(c, str) else "".join(str(b.get("text", "")) for b in c
-                                                            if isinstance(b, dict) and b.get("type") == "text")
+                text = (
+                    c
+                    if isinstance(c, str)
+                    else "".join(
+                        str(b.get("text", "")) for b in c if isinstance(b, dict) and b.get("type") == "text"
+                    )
+                )
                 if not text.startswith(CODEX_SUMMARY_PREFIX):
                     texts.append(text)
         kept: list[str] = []
@@ -468,8 +575,13 @@ class _Importer:
 
     def turn_context(self, line: int, ts: Any, p: dict[str, Any]) -> None:
         tp = p.get("truncation_policy")
-        if isinstance(tp, dict) and tp.get("mode") in ("tokens", "bytes") and isinstance(tp.get("limit"), int) \
-                and not isinstance(tp.get("limit"), bool) and tp["limit"] > 0:
+        if (
+            isinstance(tp, dict)
+            and tp.get("mode") in ("tokens", "bytes")
+            and isinstance(tp.get("limit"), int)
+            and not isinstance(tp.get("limit"), bool)
+            and tp["limit"] > 0
+        ):
             self.truncation = (tp["mode"], tp["limit"])
         model = p.get("model")
         if isinstance(model, str) and model and model != self.model:
@@ -489,9 +601,18 @@ class _Importer:
                 o = _parse_json(raw.decode("utf-8", "replace").lstrip("\ufeff"))
             except (ValueError, RecursionError) as e:
                 last = n == len(rows) and not data.endswith(b"\n")
-                self.issues.append(LoadIssue("truncated-line" if last else "malformed-json", "error",
-                                             ("the last line is cut off mid-JSON; skipped" if last else
-                                              f"not valid JSON, skipped: {str(e)[:160]}"), line=n))
+                self.issues.append(
+                    LoadIssue(
+                        "truncated-line" if last else "malformed-json",
+                        "error",
+                        (
+                            "the last line is cut off mid-JSON; skipped"
+                            if last
+                            else f"not valid JSON, skipped: {str(e)[:160]}"
+                        ),
+                        line=n,
+                    )
+                )
                 continue
             if not isinstance(o, dict):
                 self.issues.append(LoadIssue("not-an-object", "error", "skipped: not a JSON object", line=n))
@@ -505,8 +626,14 @@ class _Importer:
                 self.line(n, o, legacy)
             except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
                 self.pending = None  # a line of an unexpected shape: reported, the rest still loads
-                self.issues.append(LoadIssue("invalid-line", "warning", f"not a rollout line this importer can read "
-                                             f"({type(e).__name__}); skipped", line=n))
+                self.issues.append(
+                    LoadIssue(
+                        "invalid-line",
+                        "warning",
+                        f"not a rollout line this importer can read ({type(e).__name__}); skipped",
+                        line=n,
+                    )
+                )
         self._flush()
         return self._finish(legacy)
 
@@ -524,8 +651,14 @@ class _Importer:
             if fmt is not None:
                 self.foreign.append((n, fmt))
             else:
-                self.issues.append(LoadIssue("not-codex", "warning", f"line without a payload object (type {kind!r}); "
-                                             "skipped", line=n))
+                self.issues.append(
+                    LoadIssue(
+                        "not-codex",
+                        "warning",
+                        f"line without a payload object (type {kind!r}); skipped",
+                        line=n,
+                    )
+                )
             return
         if kind == "session_meta":
             if self.meta:
@@ -552,28 +685,53 @@ class _Importer:
         for obj, line in zip(self.raw, self.lines, strict=True):
             entries.append(_to_entry(obj, line, len(entries), self.issues))
             lines.append(line)
-        issues = [LoadIssue("format", "info", f"{LABEL}{' (legacy layout)' if legacy else ''}, imported into the pi "
-                                              "session model")]
+        issues = [
+            LoadIssue(
+                "format",
+                "info",
+                f"{LABEL}{' (legacy layout)' if legacy else ''}, imported into the pi session model",
+            )
+        ]
         if not meta:
-            issues.append(LoadIssue("no-session-meta", "warning", "no session_meta line: session id and cwd unknown"))
+            issues.append(
+                LoadIssue("no-session-meta", "warning", "no session_meta line: session id and cwd unknown")
+            )
         issues.extend(foreign_issues(self.foreign, LABEL))
         if meta.get("forked_from_id"):
-            issues.append(LoadIssue("fork", "info", f"forked from session {meta['forked_from_id']} (its history may be "
-                                                    "repeated at the start of this file)"))
+            issues.append(
+                LoadIssue(
+                    "fork",
+                    "info",
+                    f"forked from session {meta['forked_from_id']} (its history may be "
+                    "repeated at the start of this file)",
+                )
+            )
         src = meta.get("source")
         if isinstance(src, dict) and "subagent" in src:
             issues.append(LoadIssue("subagent", "info", "a sub-agent's rollout (source.subagent)"))
         for line, n in self.rollbacks:
-            issues.append(LoadIssue("rollback", "info", f"the user rolled back {n} turn(s): Codex dropped them from "
-                                    "its history; they stay in the tree as an abandoned branch", line=line))
+            issues.append(
+                LoadIssue(
+                    "rollback",
+                    "info",
+                    f"the user rolled back {n} turn(s): Codex dropped them from "
+                    "its history; they stay in the tree as an abandoned branch",
+                    line=line,
+                )
+            )
         if self.skipped:
             listed = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
             issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
+
         def text(v: Any) -> str | None:
             return v if isinstance(v, str) else None
 
-        header_fields: dict[str, Any] = {"id": str(meta.get("id") or "codex"), "version": 3,
-                                         "timestamp": text(meta.get("timestamp")), "cwd": text(meta.get("cwd"))}
+        header_fields: dict[str, Any] = {
+            "id": str(meta.get("id") or "codex"),
+            "version": 3,
+            "timestamp": text(meta.get("timestamp")),
+            "cwd": text(meta.get("cwd")),
+        }
         if self.window:
             header_fields["contextWindow"] = self.window
         related = related_sessions(meta)

@@ -88,7 +88,9 @@ def list_local_sessions(agent: str, dirs: list[Path] | None = None, limit: int =
         if agent == "pi":
             for f in base.glob("*/*.jsonl"):
                 if (m := _stat(f)) is not None:
-                    out.append(LocalSession(agent, f, "/" + f.parent.name.strip("-").replace("-", "/"), None, *m))
+                    out.append(
+                        LocalSession(agent, f, "/" + f.parent.name.strip("-").replace("-", "/"), None, *m)
+                    )
         elif agent == "claude-code":
             for f in base.glob("*/*.jsonl"):  # sub-agents live one level deeper, or as agent-*.jsonl
                 if f.name.startswith("agent-") or (m := _stat(f)) is None:
@@ -139,7 +141,9 @@ def _codex_project(s: LocalSession) -> LocalSession:
     first = _first_line(s.path) or {}
     payload = first.get("payload") if isinstance(first.get("payload"), dict) else first
     cwd = payload.get("cwd") if isinstance(payload, dict) else None
-    return LocalSession(s.agent, s.path, cwd if isinstance(cwd, str) else "", s.title, s.modified, s.size, s.ref)
+    return LocalSession(
+        s.agent, s.path, cwd if isinstance(cwd, str) else "", s.title, s.modified, s.size, s.ref
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,10 +205,15 @@ def opencode_db_sessions(db: Path) -> list[LocalSession]:
         cols = _columns(con, "session")
         if "id" not in cols:
             return []
-        want = [c for c in ("id", "directory", "title", "time_updated", "time_created", "parent_id") if c in cols]
+        want = [
+            c for c in ("id", "directory", "title", "time_updated", "time_created", "parent_id") if c in cols
+        ]
         rows = con.execute(f"select {', '.join(want)} from session").fetchall()
-        counts = dict(con.execute("select session_id, count(*) from message group by session_id").fetchall()) \
-            if "session_id" in _columns(con, "message") else {}
+        counts = (
+            dict(con.execute("select session_id, count(*) from message group by session_id").fetchall())
+            if "session_id" in _columns(con, "message")
+            else {}
+        )
     except sqlite3.Error:
         return []
     finally:
@@ -220,13 +229,26 @@ def opencode_db_sessions(db: Path) -> list[LocalSession]:
         title = d.get("title") if isinstance(d.get("title"), str) else None
         if d.get("parent_id"):
             title = f"{title or ''} (sub-agent)".strip()
-        out.append(LocalSession("opencode", db, str(d.get("directory") or ""), title, when,
-                                int(counts.get(d["id"], 0)), ref=str(d["id"])))
+        out.append(
+            LocalSession(
+                "opencode",
+                db,
+                str(d.get("directory") or ""),
+                title,
+                when,
+                int(counts.get(d["id"], 0)),
+                ref=str(d["id"]),
+            )
+        )
     return out
 
 
-_SESSION_TIME = {"time_created": "created", "time_updated": "updated", "time_compacting": "compacting",
-                 "time_archived": "archived"}
+_SESSION_TIME = {
+    "time_created": "created",
+    "time_updated": "updated",
+    "time_compacting": "compacting",
+    "time_archived": "archived",
+}
 _SESSION_NAMES = {"project_id": "projectID", "parent_id": "parentID"}
 
 
@@ -257,10 +279,13 @@ def opencode_db_export(db: Path, session_id: str) -> bytes:
         messages = []
         parts: dict[str, list[dict[str, Any]]] = {}
         for pid, mid, data in con.execute(
-                "select id, message_id, data from part where session_id = ? order by id", (session_id,)):
+            "select id, message_id, data from part where session_id = ? order by id", (session_id,)
+        ):
             p = _json_obj(data)
             parts.setdefault(mid, []).append({"id": pid, "sessionID": session_id, "messageID": mid, **p})
-        for mid, data in con.execute("select id, data from message where session_id = ? order by id", (session_id,)):
+        for mid, data in con.execute(
+            "select id, data from message where session_id = ? order by id", (session_id,)
+        ):
             m = _json_obj(data)
             info_of: dict[str, Any] = {"id": mid, "sessionID": session_id, **m}
             messages.append({"info": info_of, "parts": parts.get(mid, [])})
@@ -292,8 +317,11 @@ def opencode_storage_sessions(storage: Path) -> list[LocalSession]:
         if info.get("parentID"):
             title = f"{title or ''} (sub-agent)".strip()
         n_msgs = len(list((storage / "message" / info["id"]).glob("*.json")))
-        out.append(LocalSession("opencode", f, str(info.get("directory") or ""), title, st[0], n_msgs,
-                                ref=info["id"]))
+        out.append(
+            LocalSession(
+                "opencode", f, str(info.get("directory") or ""), title, st[0], n_msgs, ref=info["id"]
+            )
+        )
     return out
 
 

@@ -74,8 +74,12 @@ def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
     if first is not None:
         return isinstance(first.get("info"), dict) and isinstance(first.get("messages"), list)
     h = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return (h.startswith(b"{") and b'"messages"' in h and b'"info"' in h
-            and (b'"ses_' in h or b'"sessionID"' in h or b'"directory"' in h))
+    return (
+        h.startswith(b"{")
+        and b'"messages"' in h
+        and b'"info"' in h
+        and (b'"ses_' in h or b'"sessionID"' in h or b'"directory"' in h)
+    )
 
 
 def parse(data: bytes, source: str | None) -> Session:
@@ -113,8 +117,12 @@ def _usage(tokens: Any) -> dict[str, Any] | None:
     def num(v: Any) -> int:
         return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
 
-    u = {"input": num(tokens.get("input")), "output": num(tokens.get("output")) + num(tokens.get("reasoning")),
-         "cacheRead": num(cache.get("read")), "cacheWrite": num(cache.get("write"))}
+    u = {
+        "input": num(tokens.get("input")),
+        "output": num(tokens.get("output")) + num(tokens.get("reasoning")),
+        "cacheRead": num(cache.get("read")),
+        "cacheWrite": num(cache.get("write")),
+    }
     u["totalTokens"] = sum(u.values())
     if num(tokens.get("reasoning")):
         u["reasoning"] = num(tokens.get("reasoning"))  # as pi records it (part of output)
@@ -155,14 +163,22 @@ class _Importer:
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
-            self.issues.append(LoadIssue("malformed-json", "error", f"not valid JSON at line {e.lineno} column "
-                                         f"{e.colno}: {e.msg}; nothing could be read", line=e.lineno))
+            self.issues.append(
+                LoadIssue(
+                    "malformed-json",
+                    "error",
+                    f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg}; nothing could be read",
+                    line=e.lineno,
+                )
+            )
             return self._finish({})
         except RecursionError:
             self.issues.append(LoadIssue("malformed-json", "error", "nested too deeply to read", line=1))
             return self._finish({})
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
-            self.issues.append(LoadIssue("not-opencode", "error", "not an OpenCode export: no 'messages' list", line=1))
+            self.issues.append(
+                LoadIssue("not-opencode", "error", "not an OpenCode export: no 'messages' list", line=1)
+            )
             return self._finish(doc if isinstance(doc, dict) else {})
         info = jv if isinstance(jv := doc.get("info"), dict) else {}
         locate = _Locator(text)
@@ -173,10 +189,20 @@ class _Importer:
             mi = msg.get("info") if isinstance(msg, dict) else None
             parts = msg.get("parts") if isinstance(msg, dict) else None
             line = locate.line_of(jv) if isinstance(mi, dict) and isinstance(jv := mi.get("id"), str) else 1
-            if not isinstance(mi, dict) or not isinstance(parts, list) or mi.get("role") not in ("user", "assistant"):
-                self.issues.append(LoadIssue("invalid-message", "warning", f"message {k + 1} is not an OpenCode "
-                                             "message (info with a user/assistant role, and parts); skipped",
-                                             line=line))
+            if (
+                not isinstance(mi, dict)
+                or not isinstance(parts, list)
+                or mi.get("role") not in ("user", "assistant")
+            ):
+                self.issues.append(
+                    LoadIssue(
+                        "invalid-message",
+                        "warning",
+                        f"message {k + 1} is not an OpenCode "
+                        "message (info with a user/assistant role, and parts); skipped",
+                        line=line,
+                    )
+                )
                 continue
             parts = [p for p in parts if isinstance(p, dict)]
             mid = str(mi.get("id") or f"m{k}")
@@ -188,8 +214,15 @@ class _Importer:
                 else:
                     self._assistant(mid, line, mi, parts, locate)
             except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
-                self.issues.append(LoadIssue("invalid-message", "warning", f"message {k + 1} has a shape this "
-                                             f"importer cannot read ({type(e).__name__}); skipped", line=line))
+                self.issues.append(
+                    LoadIssue(
+                        "invalid-message",
+                        "warning",
+                        f"message {k + 1} has a shape this "
+                        f"importer cannot read ({type(e).__name__}); skipped",
+                        line=line,
+                    )
+                )
         self._revert(info, doc["messages"], locate)
         info = {k: info[k] for k in ("id", "title", "directory", "parentID", "time") if k in info}
         if self.dcp:
@@ -204,13 +237,25 @@ class _Importer:
         replay = DcpReplay(messages)
         self.dcp = replay.run()
         n = sum(len(v) for v in self.dcp.values())
-        self.issues.append(LoadIssue("dcp", "info", f"the DCP plugin compressed {n} range(s) of messages in "
-                                     f"{len(self.dcp)} call(s); each is replayed from the call after it: the range "
-                                     "left out, DCP's summary message in its place (the recorded pruning)"))
+        self.issues.append(
+            LoadIssue(
+                "dcp",
+                "info",
+                f"the DCP plugin compressed {n} range(s) of messages in "
+                f"{len(self.dcp)} call(s); each is replayed from the call after it: the range "
+                "left out, DCP's summary message in its place (the recorded pruning)",
+            )
+        )
         if replay.problems:
-            self.issues.append(LoadIssue("dcp", "warning", f"{len(replay.problems)} DCP range(s) name messages this "
-                                         f"export does not number that way ({', '.join(replay.problems[:5])}); "
-                                         "they are not replayed"))
+            self.issues.append(
+                LoadIssue(
+                    "dcp",
+                    "warning",
+                    f"{len(replay.problems)} DCP range(s) name messages this "
+                    f"export does not number that way ({', '.join(replay.problems[:5])}); "
+                    "they are not replayed",
+                )
+            )
 
     def _dcp_details(self, part_id: str) -> dict[str, Any] | None:
         """A compress call's blocks as entry ranges, for its tool result's ``details``."""
@@ -222,8 +267,15 @@ class _Importer:
             first = self.first_entry.get(self.mid_at.get(b.lo, ""))
             after = self.first_entry.get(self.mid_at.get(b.hi + 1, ""), len(self.raw))
             if first is not None:
-                out.append({"block": b.id, "first": first, "last": after - 1, "summary": b.summary,
-                            "consumes": list(b.consumes)})
+                out.append(
+                    {
+                        "block": b.id,
+                        "first": first,
+                        "last": after - 1,
+                        "summary": b.summary,
+                        "consumes": list(b.consumes),
+                    }
+                )
         return {"dcp": {"blocks": out}} if out else None
 
     def _revert(self, info: dict[str, Any], messages: list[Any], locate: _Locator) -> None:
@@ -234,17 +286,32 @@ class _Importer:
         mid = rv.get("messageID") if isinstance(rv, dict) else None
         if not isinstance(mid, str):
             return
-        ids = [m["info"].get("id") if isinstance(m, dict) and isinstance(m.get("info"), dict) else None
-               for m in messages]
+        ids = [
+            m["info"].get("id") if isinstance(m, dict) and isinstance(m.get("info"), dict) else None
+            for m in messages
+        ]
         if mid not in ids:
-            self.issues.append(LoadIssue("revert", "info", f"the session records an undo from message {mid:.60}, "
-                                         "which is not in the export"))
+            self.issues.append(
+                LoadIssue(
+                    "revert",
+                    "info",
+                    f"the session records an undo from message {mid:.60}, which is not in the export",
+                )
+            )
             return
         n = len(ids) - ids.index(mid)
-        part = " (from one of its parts)" if isinstance(rv, dict) and isinstance(rv.get("partID"), str) else ""
-        self.issues.append(LoadIssue("revert", "info", f"a pending undo: OpenCode drops this message{part} and the "
-                                     f"{n - 1} after it when the next prompt starts; they are shown as recorded",
-                                     line=locate.line_of(mid)))
+        part = (
+            " (from one of its parts)" if isinstance(rv, dict) and isinstance(rv.get("partID"), str) else ""
+        )
+        self.issues.append(
+            LoadIssue(
+                "revert",
+                "info",
+                f"a pending undo: OpenCode drops this message{part} and the "
+                f"{n - 1} after it when the next prompt starts; they are shown as recorded",
+                line=locate.line_of(mid),
+            )
+        )
 
     # -- messages -----------------------------------------------------------------------------
 
@@ -279,17 +346,24 @@ class _Importer:
                 self._skip(f"{t} part")
         if blocks:
             content: Any = blocks[0]["text"] if len(blocks) == 1 and blocks[0]["type"] == "text" else blocks
-            self._add(f"oc-{mid}", line, ts, {"type": "message", "message": {"role": "user", "content": content,
-                                                                            "timestamp": ts}})
+            self._add(
+                f"oc-{mid}",
+                line,
+                ts,
+                {"type": "message", "message": {"role": "user", "content": content, "timestamp": ts}},
+            )
 
     def _model(self, mid: str, line: int, ts: Any, provider: Any, model: Any) -> None:
         key = (provider if isinstance(provider, str) else None, model if isinstance(model, str) else None)
         if key[1] and key != self.model:
-            self._add(f"oc-{mid}-model", line, ts, {"type": "model_change", "provider": key[0], "modelId": key[1]})
+            self._add(
+                f"oc-{mid}-model", line, ts, {"type": "model_change", "provider": key[0], "modelId": key[1]}
+            )
             self.model = key
 
-    def _assistant(self, mid: str, line: int, mi: dict[str, Any], parts: list[dict[str, Any]],
-                   locate: _Locator) -> None:
+    def _assistant(
+        self, mid: str, line: int, mi: dict[str, Any], parts: list[dict[str, Any]], locate: _Locator
+    ) -> None:
         ts = _time(mi)
         provider, model = mi.get("providerID"), mi.get("modelID")
         if mi.get("summary") is True:
@@ -307,11 +381,28 @@ class _Importer:
                 if k is not None and k < len(self.raw):
                     first_kept = self.raw[k]["id"]
                 elif k is None:  # (k == len: the tail starts at the request itself, so nothing is kept)
-                    self.issues.append(LoadIssue("retained-tail", "warning", f"this compaction keeps the messages from "
-                                                 f"{tail!s:.60}, which is not before it in the export; the replay keeps "
-                                                 "nothing", line=line0))
-            self._add(f"oc-{mid}", line0, ts0, {"type": "compaction", "summary": text, "firstKeptEntryId": first_kept,
-                                                "tokensBefore": self.context_tokens, "details": details})
+                    self.issues.append(
+                        LoadIssue(
+                            "retained-tail",
+                            "warning",
+                            f"this compaction keeps the messages from "
+                            f"{tail!s:.60}, which is not before it in the export; the replay keeps "
+                            "nothing",
+                            line=line0,
+                        )
+                    )
+            self._add(
+                f"oc-{mid}",
+                line0,
+                ts0,
+                {
+                    "type": "compaction",
+                    "summary": text,
+                    "firstKeptEntryId": first_kept,
+                    "tokensBefore": self.context_tokens,
+                    "details": details,
+                },
+            )
             return
         if self.pending_compaction is not None:  # a compaction request that got no summary
             self.pending_compaction = None
@@ -349,15 +440,27 @@ class _Importer:
                 elif t == "tool":
                     st = jv if isinstance(jv := p.get("state"), dict) else {}
                     cid = str(p.get("callID") or p.get("id") or f"{mid}-{len(tools)}")
-                    content.append({"type": "toolCall", "id": cid, "name": str(p.get("tool", "")),
-                                    "arguments": jv if isinstance(jv := st.get("input"), dict) else {}})
+                    content.append(
+                        {
+                            "type": "toolCall",
+                            "id": cid,
+                            "name": str(p.get("tool", "")),
+                            "arguments": jv if isinstance(jv := st.get("input"), dict) else {},
+                        }
+                    )
                     tools.append(p)
                 else:
                     self._skip(f"{t} part")
             error = mi.get("error") if k == len(steps) - 1 else None
-            am: dict[str, Any] = {"role": "assistant", "content": content, "api": "opencode",
-                                  "provider": provider, "model": model, "timestamp": _time(fin) or ts,
-                                  "stopReason": "toolUse" if tools else ("error" if error else "stop")}
+            am: dict[str, Any] = {
+                "role": "assistant",
+                "content": content,
+                "api": "opencode",
+                "provider": provider,
+                "model": model,
+                "timestamp": _time(fin) or ts,
+                "stopReason": "toolUse" if tools else ("error" if error else "stop"),
+            }
             if usage is not None:
                 am["usage"] = usage
                 self.context_tokens = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]
@@ -392,8 +495,14 @@ class _Importer:
         if dcp is not None:
             details = {**(details or {}), **dcp}
         when = _time(st, "end") or _time(st, "start")
-        tr: dict[str, Any] = {"role": "toolResult", "toolCallId": cid, "toolName": str(p.get("tool", "")),
-                              "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": when}
+        tr: dict[str, Any] = {
+            "role": "toolResult",
+            "toolCallId": cid,
+            "toolName": str(p.get("tool", "")),
+            "content": [{"type": "text", "text": text}],
+            "isError": is_error,
+            "timestamp": when,
+        }
         if details is not None:
             tr["details"] = details
         self._add(f"oc-{p.get('id') or cid}", line, when, {"type": "message", "message": tr})
@@ -410,10 +519,13 @@ class _Importer:
         if self.skipped:
             listed = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
             issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
-        header = SessionHeader(id=str(info.get("id") or "opencode"), version=3, timestamp=_iso(_time(info) if isinstance(
-                                   info, dict) else None),
-                               cwd=info.get("directory") if isinstance(info.get("directory"), str) else None,
-                               **({"dcp": True} if info.get("dcp") else {}))
+        header = SessionHeader(
+            id=str(info.get("id") or "opencode"),
+            version=3,
+            timestamp=_iso(_time(info) if isinstance(info, dict) else None),
+            cwd=info.get("directory") if isinstance(info.get("directory"), str) else None,
+            **({"dcp": True} if info.get("dcp") else {}),
+        )
         return _build(header, entries, list(self.lines), [*issues, *self.issues], self.source, 3, False)
 
 

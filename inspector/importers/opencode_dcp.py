@@ -82,7 +82,7 @@ def restore(summary: str) -> str:
     m = _RESTORE_HEAD.match(summary)
     if not m:
         return summary
-    body = re.sub(r"^(?:\r?\n)+", "", summary[m.end():])
+    body = re.sub(r"^(?:\r?\n)+", "", summary[m.end() :])
     return re.sub(r"(?:\r?\n)+$", "", _RESTORE_TAIL.sub("", body))
 
 
@@ -93,9 +93,15 @@ def wrap(block_id: int, body: str) -> str:
 
 
 def _compress_parts(msg: dict[str, Any]) -> list[dict[str, Any]]:
-    return [p for p in _parts(msg) if isinstance(p, dict) and p.get("type") == "tool"
-            and p.get("tool") == "compress" and isinstance(p.get("state"), dict)
-            and p["state"].get("status") == "completed"]
+    return [
+        p
+        for p in _parts(msg)
+        if isinstance(p, dict)
+        and p.get("type") == "tool"
+        and p.get("tool") == "compress"
+        and isinstance(p.get("state"), dict)
+        and p["state"].get("status") == "completed"
+    ]
 
 
 def _parts(msg: dict[str, Any]) -> list[Any]:
@@ -115,7 +121,11 @@ def _entries(args: Any) -> list[dict[str, Any]]:
         return []
     c = args.get("content")
     items = c if isinstance(c, list) else [c] if isinstance(c, dict) else [args]
-    return [x for x in items if isinstance(x, dict) and all(isinstance(x.get(k), str) for k in ("startId", "endId", "summary"))]
+    return [
+        x
+        for x in items
+        if isinstance(x, dict) and all(isinstance(x.get(k), str) for k in ("startId", "endId", "summary"))
+    ]
 
 
 def _steps(msg: dict[str, Any]) -> list[list[dict[str, Any]]]:
@@ -195,15 +205,21 @@ class Replay:
             self.active = [x for x in self.active if x not in b.consumes] + [b.id]
         self.calls[str(part.get("id") or part.get("callID"))] = made
 
-    def _block(self, j: int, entry: dict[str, Any], a: tuple[int, int | None], z: tuple[int, int | None]) -> Block:
+    def _block(
+        self, j: int, entry: dict[str, Any], a: tuple[int, int | None], z: tuple[int, int | None]
+    ) -> Block:
         sel = [i for i in range(a[0], z[0] + 1) if not ignored(self.msgs[i])]
-        required = sorted((b for b in self.active if self.blocks[b].anchor in sel), key=lambda b: (self.blocks[b].anchor, b))
+        required = sorted(
+            (b for b in self.active if self.blocks[b].anchor in sel), key=lambda b: (self.blocks[b].anchor, b)
+        )
         boundary = {x for x in (a[1], z[1]) if x is not None}
         body, consumed = self._expand(entry["summary"], required, a[1], z[1])
         missing = [b for b in required if b not in boundary and b not in consumed]
         if missing:
-            body += ("\n\nThe following previously compressed summaries were also part of this conversation section:"
-                     + "".join(f"\n### (b{b})\n{restore(self.blocks[b].summary)}" for b in missing))
+            body += (
+                "\n\nThe following previously compressed summaries were also part of this conversation section:"
+                + "".join(f"\n### (b{b})\n{restore(self.blocks[b].summary)}" for b in missing)
+            )
             consumed += missing
         body += self._protected(sel)
         bid = len(self.blocks) + 1
@@ -213,7 +229,9 @@ class Replay:
         self.blocks[bid] = block
         return block
 
-    def _expand(self, summary: str, required: list[int], start: int | None, end: int | None) -> tuple[str, list[int]]:
+    def _expand(
+        self, summary: str, required: list[int], start: int | None, end: int | None
+    ) -> tuple[str, list[int]]:
         """Placeholders replaced, boundary blocks put in (``injectBlockPlaceholders``)."""
         consumed: list[int] = []
         out, cursor = "", 0
@@ -221,7 +239,7 @@ class Replay:
             b = int(m.group(1) or m.group(2))
             if b not in required or b in consumed:
                 continue
-            out += summary[cursor:m.start()] + restore(self.blocks[b].summary)
+            out += summary[cursor : m.start()] + restore(self.blocks[b].summary)
             cursor = m.end()
             consumed.append(b)
         text = out + summary[cursor:] if consumed else summary
@@ -246,4 +264,8 @@ class Replay:
                     out = st.get("output") if st.get("status") == "completed" else ""
                     if out:
                         outs.append(f"\n### Tool: {p['tool']}\n{out if isinstance(out, str) else out!r}")
-        return "\n\nThe following protected tools were used in this conversation as well:" + "".join(outs) if outs else ""
+        return (
+            "\n\nThe following protected tools were used in this conversation as well:" + "".join(outs)
+            if outs
+            else ""
+        )

@@ -43,26 +43,68 @@ from .recorded import RecordedPolicy
 
 POLICIES: dict[str, CompactionPolicy] = {
     p.name: p
-    for p in (RecordedPolicy(), PiPolicy(), EarlyPolicy(), OpenCodePolicy(), CodexPolicy(), ClaudeCodePolicy(),
-              NeverPolicy())
+    for p in (
+        RecordedPolicy(),
+        PiPolicy(),
+        EarlyPolicy(),
+        OpenCodePolicy(),
+        CodexPolicy(),
+        ClaudeCodePolicy(),
+        NeverPolicy(),
+    )
 }
 
-__all__ = ["CLAUDE_CODE_AUTOCOMPACT_BUFFER", "CLAUDE_CODE_SUMMARY_OUTPUT_MAX", "CLAUDE_CODE_SUMMARY_PREFIX",
-           "CODEX_SUMMARY_PREFIX", "CODEX_USER_MESSAGE_MAX_TOKENS", "OPENCODE_SUMMARY_QUESTION", "POLICIES",
-           "Compacted", "CompactionPolicy", "CompactionRequest", "PolicyInfo", "PolicySettings", "RunningContext",
-           "SimulatedPath", "Trigger", "TriggerState", "describe", "get_policy", "policy_fields", "rule_policy", "trigger_threshold"]
+__all__ = [
+    "CLAUDE_CODE_AUTOCOMPACT_BUFFER",
+    "CLAUDE_CODE_SUMMARY_OUTPUT_MAX",
+    "CLAUDE_CODE_SUMMARY_PREFIX",
+    "CODEX_SUMMARY_PREFIX",
+    "CODEX_USER_MESSAGE_MAX_TOKENS",
+    "OPENCODE_SUMMARY_QUESTION",
+    "POLICIES",
+    "Compacted",
+    "CompactionPolicy",
+    "CompactionRequest",
+    "PolicyInfo",
+    "PolicySettings",
+    "RunningContext",
+    "SimulatedPath",
+    "Trigger",
+    "TriggerState",
+    "describe",
+    "get_policy",
+    "policy_fields",
+    "rule_policy",
+    "trigger_threshold",
+]
 
 
 class Trigger(TriggerState):
     """A replay's trigger state, which can also ask any policy by name (tests, teaching)."""
 
-    def after_answer(self, policy: str, tokens: int, window: int, reserve: int, settings: BaseModel, *,
-                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+    def after_answer(
+        self,
+        policy: str,
+        tokens: int,
+        window: int,
+        reserve: int,
+        settings: BaseModel,
+        *,
+        aborted: bool,
+        needs_follow_up: bool,
+    ) -> tuple[bool, str]:
         """Does ``policy`` compact after this answer? Returns (decision, plain-words reason).
         ``settings``: the flat :class:`PolicySettings`."""
         p = get_policy(policy)
-        return p.after_answer(self, tokens, window, reserve, p.own_settings(settings),
-                              aborted=aborted, needs_follow_up=needs_follow_up)
+        return p.after_answer(
+            self,
+            tokens,
+            window,
+            reserve,
+            p.own_settings(settings),
+            aborted=aborted,
+            needs_follow_up=needs_follow_up,
+        )
 
 
 def get_policy(name: str) -> CompactionPolicy:

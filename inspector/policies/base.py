@@ -178,8 +178,14 @@ class CompactionPolicy:
 
     def describe(self) -> dict[str, Any]:
         i = self.info
-        return {"name": i.name, "title": i.title, "source": i.source, "description": i.description,
-                "beyondSource": i.beyond_source, "unverified": i.unverified}
+        return {
+            "name": i.name,
+            "title": i.title,
+            "source": i.source,
+            "description": i.description,
+            "beyondSource": i.beyond_source,
+            "unverified": i.unverified,
+        }
 
     # -- settings ----------------------------------------------------------------------------------
     def own_settings(self, flat: BaseModel) -> BaseModel:
@@ -198,8 +204,17 @@ class CompactionPolicy:
         """What :meth:`threshold` is, in a few words (a figure's line label)."""
         return self.name
 
-    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
-                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+    def after_answer(
+        self,
+        trigger: TriggerState,
+        tokens: int,
+        window: int,
+        reserve: int,
+        settings: Any,
+        *,
+        aborted: bool,
+        needs_follow_up: bool,
+    ) -> tuple[bool, str]:
         """Does it compact after this answer? (decision, plain-words reason)."""
         return False, ""
 
@@ -212,16 +227,27 @@ class CompactionPolicy:
 # -- helpers the non-pi policies share ----------------------------------------------------------------
 
 
-def prep_for(messages: Sequence[ContextMessage], comp: CompactionSettings, previous: str | None) -> CompactionPreparation:
+def prep_for(
+    messages: Sequence[ContextMessage], comp: CompactionSettings, previous: str | None
+) -> CompactionPreparation:
     """A preparation over plain context messages, for summarizers (non-pi policies)."""
     ops = FileOps()
     for cm in messages:
         extract_file_ops(cm.message, ops)
     return CompactionPreparation(
-        firstKeptEntryId="", first_kept_path_index=-1, messagesToSummarize=tuple(messages),
-        turnPrefixMessages=(), isSplitTurn=False, tokensBefore=0, previousSummary=previous,
-        fileOps=ops, settings=comp, cut=CutPoint(0, -1, False), boundary_start=0,
-        prev_compaction_path_index=-1, pi_version="0.73",
+        firstKeptEntryId="",
+        first_kept_path_index=-1,
+        messagesToSummarize=tuple(messages),
+        turnPrefixMessages=(),
+        isSplitTurn=False,
+        tokensBefore=0,
+        previousSummary=previous,
+        fileOps=ops,
+        settings=comp,
+        cut=CutPoint(0, -1, False),
+        boundary_start=0,
+        prev_compaction_path_index=-1,
+        pi_version="0.73",
     )
 
 

@@ -39,12 +39,14 @@ class ClaudeCodeSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_output: int = Field(
-        CLAUDE_CODE_SUMMARY_OUTPUT_MAX, ge=0, description="the model's output limit (capped at "
-        "20,000) reserved for the summary (reported)."
+        CLAUDE_CODE_SUMMARY_OUTPUT_MAX,
+        ge=0,
+        description="the model's output limit (capped at 20,000) reserved for the summary (reported).",
     )
     buffer: int = Field(
-        CLAUDE_CODE_AUTOCOMPACT_BUFFER, ge=0, description="compact this many tokens below the "
-        "effective window (reported 13,000)."
+        CLAUDE_CODE_AUTOCOMPACT_BUFFER,
+        ge=0,
+        description="compact this many tokens below the effective window (reported 13,000).",
     )
 
 
@@ -59,7 +61,7 @@ class ClaudeCodePolicy(CompactionPolicy):
         "third-party analyses of Claude Code 2.1.x services/compact/autoCompact.ts (not public)",
         "At window − min(max output, 20k) − 13k (167k of 200k): the summary replaces everything.",
         unverified="Claude Code's source is not public; the threshold constants and what is kept come from "
-                   "third-party analyses. The files it re-attaches after compacting are not reproduced.",
+        "third-party analyses. The files it re-attaches after compacting are not reproduced.",
     )
     Settings = ClaudeCodeSettings
     prefix = "claude_"
@@ -71,22 +73,40 @@ class ClaudeCodePolicy(CompactionPolicy):
     def threshold_label(self, settings: Any) -> str:
         return "window − output reserve − buffer (Claude Code, reported)"
 
-    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
-                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+    def after_answer(
+        self,
+        trigger: TriggerState,
+        tokens: int,
+        window: int,
+        reserve: int,
+        settings: Any,
+        *,
+        aborted: bool,
+        needs_follow_up: bool,
+    ) -> tuple[bool, str]:
         limit = claude_code_threshold(window, settings)
         if tokens >= limit:
-            return True, (f"context {tokens:,} ≥ window − min(max output, 20k) − buffer = {limit:,} "
-                          "(Claude Code's auto-compact threshold, as reported)")
+            return True, (
+                f"context {tokens:,} ≥ window − min(max output, 20k) − buffer = {limit:,} "
+                "(Claude Code's auto-compact threshold, as reported)"
+            )
         return False, ""
 
     def compact(self, req: CompactionRequest) -> Compacted | None:
         """The whole context is summarised; the summary alone continues."""
         msgs = req.context.msgs
-        earlier = [c for c in msgs if c.entry_index is None and isinstance(c.message, UserMessage)
-                   and text_of(c.message).startswith(CLAUDE_CODE_SUMMARY_PREFIX)]
-        prev = text_of(earlier[-1].message)[len(CLAUDE_CODE_SUMMARY_PREFIX) + 1:] if earlier else None
+        earlier = [
+            c
+            for c in msgs
+            if c.entry_index is None
+            and isinstance(c.message, UserMessage)
+            and text_of(c.message).startswith(CLAUDE_CODE_SUMMARY_PREFIX)
+        ]
+        prev = text_of(earlier[-1].message)[len(CLAUDE_CODE_SUMMARY_PREFIX) + 1 :] if earlier else None
         rest = [c for c in msgs if not any(c is e for e in earlier)]
         s = req.summarize(prep_for(rest, req.compaction, prev))
-        req.context.reset([ContextMessage(synthetic_text(CLAUDE_CODE_SUMMARY_PREFIX + "\n" + s["text"]), None)])
+        req.context.reset(
+            [ContextMessage(synthetic_text(CLAUDE_CODE_SUMMARY_PREFIX + "\n" + s["text"]), None)]
+        )
         story = f"Claude Code (as reported) summarised all {len(msgs)} messages; only the summary continues"
         return Compacted({**s, "story": story}, None, [c.entry_index for c in msgs], [story])

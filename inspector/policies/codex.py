@@ -29,7 +29,13 @@ from .base import (
     text_of,
 )
 
-__all__ = ["CODEX_SUMMARY_PREFIX", "CODEX_USER_MESSAGE_MAX_TOKENS", "CodexPolicy", "CodexSettings", "codex_limit"]
+__all__ = [
+    "CODEX_SUMMARY_PREFIX",
+    "CODEX_USER_MESSAGE_MAX_TOKENS",
+    "CodexPolicy",
+    "CodexSettings",
+    "codex_limit",
+]
 
 
 class CodexSettings(BaseModel):
@@ -67,8 +73,17 @@ class CodexPolicy(CompactionPolicy):
     def threshold_label(self, settings: Any) -> str:
         return f"{settings.fraction:.0%} of window (Codex)"
 
-    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
-                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+    def after_answer(
+        self,
+        trigger: TriggerState,
+        tokens: int,
+        window: int,
+        reserve: int,
+        settings: Any,
+        *,
+        aborted: bool,
+        needs_follow_up: bool,
+    ) -> tuple[bool, str]:
         limit = codex_limit(window, settings)
         if tokens >= limit and needs_follow_up:
             return True, f"context {tokens:,} ≥ auto-compact limit {limit:,} with tool calls pending (Codex)"
@@ -81,7 +96,11 @@ class CodexPolicy(CompactionPolicy):
         kept: list[ContextMessage] = []
         used = 0
         for c in reversed(req.context.msgs):
-            if not isinstance(c.message, UserMessage) or c.entry_index is None or _is_codex_summary(c.message):
+            if (
+                not isinstance(c.message, UserMessage)
+                or c.entry_index is None
+                or _is_codex_summary(c.message)
+            ):
                 continue
             t = req.context.counter.count(c.message)
             if used + t <= budget:
@@ -90,11 +109,17 @@ class CodexPolicy(CompactionPolicy):
                 continue
             remaining = budget - used
             if remaining > 0:
-                text = "".join(b.text for b in c.message.content if isinstance(b, TextContent)) if not isinstance(
-                    c.message.content, str) else c.message.content
+                text = (
+                    "".join(b.text for b in c.message.content if isinstance(b, TextContent))
+                    if not isinstance(c.message.content, str)
+                    else c.message.content
+                )
                 cut = text[: remaining * 4]
-                kept.append(ContextMessage(synthetic_text(cut + f"\n…{max(0, t - remaining)} tokens truncated…"),
-                                           c.entry_index))
+                kept.append(
+                    ContextMessage(
+                        synthetic_text(cut + f"\n…{max(0, t - remaining)} tokens truncated…"), c.entry_index
+                    )
+                )
             break
         kept.reverse()
         return kept
@@ -104,8 +129,16 @@ class CodexPolicy(CompactionPolicy):
         s = req.summarize(prep_for(msgs, req.compaction, None))
         budget = req.settings.user_tokens  # type: ignore[attr-defined]
         kept = self._kept_user_messages(req, budget)
-        req.context.reset([*kept, ContextMessage(synthetic_text(CODEX_SUMMARY_PREFIX + "\n" + s["text"]), None)])
-        story = (f"Codex kept {len(kept)} recent user message(s) (≤ {budget:,} tokens) and a summary; the "
-                 f"other {len(msgs) - len(kept)} messages (answers, tool calls and outputs) were dropped")
-        return Compacted({**s, "story": story}, kept[0].entry_index if kept else None, [c.entry_index for c in msgs],
-                         [story])
+        req.context.reset(
+            [*kept, ContextMessage(synthetic_text(CODEX_SUMMARY_PREFIX + "\n" + s["text"]), None)]
+        )
+        story = (
+            f"Codex kept {len(kept)} recent user message(s) (≤ {budget:,} tokens) and a summary; the "
+            f"other {len(msgs) - len(kept)} messages (answers, tool calls and outputs) were dropped"
+        )
+        return Compacted(
+            {**s, "story": story},
+            kept[0].entry_index if kept else None,
+            [c.entry_index for c in msgs],
+            [story],
+        )

@@ -66,8 +66,17 @@ class OpenCodePolicy(CompactionPolicy):
     def threshold_label(self, settings: Any) -> str:
         return "window − max output (OpenCode)"
 
-    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
-                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+    def after_answer(
+        self,
+        trigger: TriggerState,
+        tokens: int,
+        window: int,
+        reserve: int,
+        settings: Any,
+        *,
+        aborted: bool,
+        needs_follow_up: bool,
+    ) -> tuple[bool, str]:
         usable = opencode_usable(window, settings)
         if tokens >= usable:
             return True, f"context {tokens:,} ≥ usable {usable:,} = window − max output (OpenCode isOverflow)"
@@ -80,7 +89,9 @@ class OpenCodePolicy(CompactionPolicy):
         if not req.settings.tail:  # type: ignore[attr-defined]
             return tail_start
         budget = opencode_tail_budget(opencode_usable(req.window, req.settings))
-        starts = [i for i, c in enumerate(msgs) if isinstance(c.message, UserMessage) and c.entry_index is not None]
+        starts = [
+            i for i, c in enumerate(msgs) if isinstance(c.message, UserMessage) and c.entry_index is not None
+        ]
         used = 0
         for s in reversed(starts):
             size = sum(req.context.counter.count(c.message) for c in msgs[s:tail_start])
@@ -94,14 +105,34 @@ class OpenCodePolicy(CompactionPolicy):
         msgs = req.context.msgs
         tail_start = self._tail_start(req)
         head, tail = msgs[:tail_start], msgs[tail_start:]
-        prev = next((c.message.content[0].text for c in head if c.entry_index is None  # type: ignore[union-attr]
-                     and isinstance(c.message, AssistantMessage) and c.message.content), None)
+        prev = next(
+            (
+                c.message.content[0].text  # type: ignore[union-attr]
+                for c in head
+                if c.entry_index is None and isinstance(c.message, AssistantMessage) and c.message.content
+            ),
+            None,
+        )
         s = req.summarize(prep_for(head, req.compaction, prev))
-        req.context.reset([ContextMessage(synthetic_text(OPENCODE_SUMMARY_QUESTION), None),
-                           ContextMessage(synthetic_text(s["text"], "assistant"), None), *tail])
-        how = (" (tail budget clamp(usable × 25%, 2k, 15k))" if req.settings.tail  # type: ignore[attr-defined]
-               else " (classic: no tail)")
-        story = (f"OpenCode summarised the {len(head)} oldest messages and kept a tail of {len(tail)} "
-                 f"message(s) of whole recent turns" + how)
-        return Compacted({**s, "story": story}, tail[0].entry_index if tail else None,
-                         [c.entry_index for c in head], [story])
+        req.context.reset(
+            [
+                ContextMessage(synthetic_text(OPENCODE_SUMMARY_QUESTION), None),
+                ContextMessage(synthetic_text(s["text"], "assistant"), None),
+                *tail,
+            ]
+        )
+        how = (
+            " (tail budget clamp(usable × 25%, 2k, 15k))"
+            if req.settings.tail  # type: ignore[attr-defined]
+            else " (classic: no tail)"
+        )
+        story = (
+            f"OpenCode summarised the {len(head)} oldest messages and kept a tail of {len(tail)} "
+            f"message(s) of whole recent turns" + how
+        )
+        return Compacted(
+            {**s, "story": story},
+            tail[0].entry_index if tail else None,
+            [c.entry_index for c in head],
+            [story],
+        )

@@ -40,8 +40,17 @@ class PiPolicy(CompactionPolicy):
     def threshold_label(self, settings: Any) -> str:
         return "window − reserveTokens (pi compacts above)"
 
-    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
-                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+    def after_answer(
+        self,
+        trigger: TriggerState,
+        tokens: int,
+        window: int,
+        reserve: int,
+        settings: Any,
+        *,
+        aborted: bool,
+        needs_follow_up: bool,
+    ) -> tuple[bool, str]:
         if aborted:
             return False, "aborted answers never trigger pi's compaction"
         limit = window - reserve
@@ -55,8 +64,12 @@ class PiPolicy(CompactionPolicy):
         path, ctx = req.path, req.context
         est = req.estimate
         prep = prepare_compaction(
-            path.entries, req.compaction, path_indexes=path.indexes, pi_version=req.pi_version,
-            context=[c.message for c in ctx.msgs], positions=path.positions,
+            path.entries,
+            req.compaction,
+            path_indexes=path.indexes,
+            pi_version=req.pi_version,
+            context=[c.message for c in ctx.msgs],
+            positions=path.positions,
             tokens=lambda i: est(path.entries[i].message),  # type: ignore[union-attr]
         )
         if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
@@ -64,14 +77,21 @@ class PiPolicy(CompactionPolicy):
         s = req.summarize(prep)
         n_sim = sum(1 for i in path.indexes if i is None) + 1
         entry = make_compaction_entry(
-            prep, s["text"], parent_id=path.entries[-1].id if path.entries else None,
+            prep,
+            s["text"],
+            parent_id=path.entries[-1].id if path.entries else None,
             entry_id=f"__sim_compaction_{n_sim}__",
         )
         path.append(entry, None)
         ctx.reset(path.context_after_last())
         summarized = [m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)]
-        story = cut_story(req.session, [i if i is not None else -1 for i in path.indexes[:-1]], path.entries[:-1],
-                          prep, req.compaction.keepRecentTokens)
+        story = cut_story(
+            req.session,
+            [i if i is not None else -1 for i in path.indexes[:-1]],
+            path.entries[:-1],
+            prep,
+            req.compaction.keepRecentTokens,
+        )
         return Compacted(s, req.session.index_of(prep.firstKeptEntryId), summarized, story)
 
 
@@ -79,7 +99,10 @@ class EarlySettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     red_fraction: float = Field(
-        0.70, gt=0, le=1.5, description="request compaction when context ≥ this fraction of the window (turn-aware red)."
+        0.70,
+        gt=0,
+        le=1.5,
+        description="request compaction when context ≥ this fraction of the window (turn-aware red).",
     )
 
 
@@ -101,8 +124,17 @@ class EarlyPolicy(PiPolicy):
     def threshold_label(self, settings: Any) -> str:
         return f"red zone ({settings.red_fraction:.0%})"
 
-    def after_answer(self, trigger: TriggerState, tokens: int, window: int, reserve: int, settings: Any, *,
-                     aborted: bool, needs_follow_up: bool) -> tuple[bool, str]:
+    def after_answer(
+        self,
+        trigger: TriggerState,
+        tokens: int,
+        window: int,
+        reserve: int,
+        settings: Any,
+        *,
+        aborted: bool,
+        needs_follow_up: bool,
+    ) -> tuple[bool, str]:
         red = int(settings.red_fraction * window)
         if tokens < red:
             if trigger.latched:

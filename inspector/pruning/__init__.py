@@ -23,12 +23,29 @@ from .turn_aware import TurnAware
 
 REGISTRY: dict[str, Strategy] = {
     s.name: s
-    for s in (NoPruning(), Recorded(), OpenCodePrune(), PiContextPruning(), TurnAware(), Dcp(), ContextEditing(),
-              ClaudeCodeMicrocompact())
+    for s in (
+        NoPruning(),
+        Recorded(),
+        OpenCodePrune(),
+        PiContextPruning(),
+        TurnAware(),
+        Dcp(),
+        ContextEditing(),
+        ClaudeCodeMicrocompact(),
+    )
 }
 
-__all__ = ["REGISTRY", "CallInfo", "Decision", "PruneResult", "PruneStats", "Strategy", "get_strategy",
-           "list_strategies", "parse_settings"]
+__all__ = [
+    "REGISTRY",
+    "CallInfo",
+    "Decision",
+    "PruneResult",
+    "PruneStats",
+    "Strategy",
+    "get_strategy",
+    "list_strategies",
+    "parse_settings",
+]
 
 
 def get_strategy(name: str) -> Strategy:
@@ -66,7 +83,9 @@ def parse_settings(strategy: Strategy, values: dict[str, Any]) -> BaseModel:
     for k, v in values.items():
         key = k.replace("-", "_").lower()
         if key not in fields:
-            raise KeyError(f"{strategy.name} has no setting {k!r}; its settings: {', '.join(fields) or '(none)'}")
+            raise KeyError(
+                f"{strategy.name} has no setting {k!r}; its settings: {', '.join(fields) or '(none)'}"
+            )
         data[key] = _coerce(fields[key], v) if isinstance(v, str) else v
     try:
         return strategy.Settings(**data)

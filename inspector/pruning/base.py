@@ -249,7 +249,7 @@ class GrowingSet:
         """The entries this version has and ``older`` has not, when ``older`` is an earlier
         version of the same log (None otherwise)."""
         if older._log is self._log and older._n <= self._n:
-            return self._log[older._n: self._n]
+            return self._log[older._n : self._n]
         return None
 
     def __eq__(self, other: object) -> bool:
@@ -326,7 +326,9 @@ class Plan:
     def insert(self, before: int, cm: ContextMessage) -> None:
         self.inserted.append((before, cm))
 
-    def finish(self, state: Any = None, events: Sequence[dict[str, Any]] = (), notes: Sequence[str] = ()) -> PruneResult:
+    def finish(
+        self, state: Any = None, events: Sequence[dict[str, Any]] = (), notes: Sequence[str] = ()
+    ) -> PruneResult:
         count = self.counter.count
         out: list[ContextMessage] = []
         decisions: list[Decision] = []
@@ -344,7 +346,9 @@ class Plan:
             m = cm.message
             tool = getattr(m, "toolName", None) if isinstance(m, ToolResultMessage) else None
             if i in self.dropped:
-                decisions.append(Decision(i, cm.entry_index, str(m.role), tool, "dropped", t, 0, None, self.dropped[i]))
+                decisions.append(
+                    Decision(i, cm.entry_index, str(m.role), tool, "dropped", t, 0, None, self.dropped[i])
+                )
                 pruned_tokens += t
                 n_dropped += 1
                 continue
@@ -355,16 +359,31 @@ class Plan:
                 after_total += ta
                 pruned_tokens += t - ta
                 n_pruned += 1
-                decisions.append(Decision(i, cm.entry_index, str(m.role), tool, "pruned", t, ta, marker, reason))
+                decisions.append(
+                    Decision(i, cm.entry_index, str(m.role), tool, "pruned", t, ta, marker, reason)
+                )
                 continue
             out.append(cm)
             after_total += t
-            decisions.append(Decision(i, cm.entry_index, str(m.role), tool, "kept", t, t, None,
-                                      self.reasons.get(i, "not a candidate")))
+            decisions.append(
+                Decision(
+                    i,
+                    cm.entry_index,
+                    str(m.role),
+                    tool,
+                    "kept",
+                    t,
+                    t,
+                    None,
+                    self.reasons.get(i, "not a candidate"),
+                )
+            )
         for _, cm in inserts[k:]:
             out.append(cm)
             after_total += count(cm.message)
-        stats = PruneStats(before_total, after_total, self.scanned, self.protected, pruned_tokens, n_pruned, n_dropped)
+        stats = PruneStats(
+            before_total, after_total, self.scanned, self.protected, pruned_tokens, n_pruned, n_dropped
+        )
         return PruneResult(tuple(out), tuple(decisions), stats, state, tuple(events), tuple(notes))
 
 

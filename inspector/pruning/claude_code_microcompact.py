@@ -36,8 +36,12 @@ COMPACTABLE = ("Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", 
 class MicrocompactSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    gap_minutes: float = Field(60, ge=0, le=10_000, description="Clear when the last answer is older than this (reported 60).")
-    keep_recent: int = Field(5, ge=1, le=1000, description="Most recent compactable results kept (reported 5, at least 1).")
+    gap_minutes: float = Field(
+        60, ge=0, le=10_000, description="Clear when the last answer is older than this (reported 60)."
+    )
+    keep_recent: int = Field(
+        5, ge=1, le=1000, description="Most recent compactable results kept (reported 5, at least 1)."
+    )
     tools: tuple[str, ...] = Field(COMPACTABLE, description="Compactable tools (case-insensitive).")
 
 
@@ -51,37 +55,62 @@ class ClaudeCodeMicrocompact(Strategy):
     source = "third-party analyses of Claude Code 2.1.x services/compact/microCompact.ts (not public)"
     description = "After an hour idle, clear all but the 5 most recent Read/Bash/Grep/… results (persists)."
     verified = False
-    unverified_notes = ("Reported by third-party source analyses; threshold, count, tools and placeholder "
-                        "are not documented by Anthropic. Tool names of pi are mapped by us.")
+    unverified_notes = (
+        "Reported by third-party source analyses; threshold, count, tools and placeholder "
+        "are not documented by Anthropic. Tool names of pi are mapped by us."
+    )
     Settings = MicrocompactSettings
 
     def runner(self, settings: Any, counter: Any) -> MicrocompactRunner:
         return MicrocompactRunner(self, settings, counter)
 
-    def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
-              counter: Any) -> PruneResult:
+    def apply(
+        self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo, counter: Any
+    ) -> PruneResult:
         s: MicrocompactSettings = settings
         cleared: Any = state if isinstance(state, (frozenset, GrowingSet)) else GrowingSet()
         plan = Plan(messages, counter)
         tools = {t.lower() for t in s.tools}
-        results = [i for i, cm in enumerate(messages) if cm.role == "toolResult"
-                   and getattr(cm.message, "toolName", "").lower() in tools]
-        last_answer = max((t for cm in messages if isinstance(cm.message, AssistantMessage)
-                           and (t := _ms(cm.message)) is not None), default=None)
+        results = [
+            i
+            for i, cm in enumerate(messages)
+            if cm.role == "toolResult" and getattr(cm.message, "toolName", "").lower() in tools
+        ]
+        last_answer = max(
+            (
+                t
+                for cm in messages
+                if isinstance(cm.message, AssistantMessage) and (t := _ms(cm.message)) is not None
+            ),
+            default=None,
+        )
         now = max((t for cm in messages if (t := _ms(cm.message)) is not None), default=None)
         events: list[dict[str, Any]] = []
         if last_answer is not None and now is not None and now - last_answer > s.gap_minutes * 60_000:
-            old = results[:-s.keep_recent]
-            newly = frozenset(messages[i].entry_index for i in old if messages[i].entry_index is not None) - cleared
+            old = results[: -s.keep_recent]
+            newly = (
+                frozenset(messages[i].entry_index for i in old if messages[i].entry_index is not None)
+                - cleared
+            )
             if newly:
                 cleared = cleared | newly
-                events.append({"type": "prune_pass", "strategy": self.name, "items": len(newly),
-                               "idleMinutes": round((now - last_answer) / 60_000, 1)})
+                events.append(
+                    {
+                        "type": "prune_pass",
+                        "strategy": self.name,
+                        "items": len(newly),
+                        "idleMinutes": round((now - last_answer) / 60_000, 1),
+                    }
+                )
         for i in results:
             if messages[i].entry_index in cleared:
-                plan.prune(i, with_text(messages[i], MARKER), MARKER,
-                           f"cleared after more than {s.gap_minutes:g} idle minutes (cache cold); not one of the "
-                           f"{s.keep_recent} most recent compactable results")
+                plan.prune(
+                    i,
+                    with_text(messages[i], MARKER),
+                    MARKER,
+                    f"cleared after more than {s.gap_minutes:g} idle minutes (cache cold); not one of the "
+                    f"{s.keep_recent} most recent compactable results",
+                )
             else:
                 plan.keep(i, "recent, or no idle gap long enough yet")
         return plan.finish(state=cleared, events=events)
@@ -119,7 +148,9 @@ class MicrocompactRunner(IncrementalRunner):
                 if cm.entry_index in self.agg:
                     self._prune(msgs, i, with_text(cm, MARKER))
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         s: MicrocompactSettings = self.settings
         cleared: Any = state if isinstance(state, (frozenset, GrowingSet)) else self.agg
         self._sync(msgs, cleared)
@@ -127,13 +158,22 @@ class MicrocompactRunner(IncrementalRunner):
         last, now = self.last_answer, self.now
         if last is not None and now is not None and now - last > s.gap_minutes * 60_000:
             old = max(0, len(self.results) - s.keep_recent)  # all but the most recent keep_recent
-            newly = [e for e in dict.fromkeys(msgs[i].entry_index for i in self.results[self.done:old])
-                     if e is not None and e not in cleared]
+            newly = [
+                e
+                for e in dict.fromkeys(msgs[i].entry_index for i in self.results[self.done : old])
+                if e is not None and e not in cleared
+            ]
             self.done = max(self.done, old)
             if newly:
                 cleared = cleared | newly
-                events.append({"type": "prune_pass", "strategy": ClaudeCodeMicrocompact.name, "items": len(newly),
-                               "idleMinutes": round((now - last) / 60_000, 1)})
+                events.append(
+                    {
+                        "type": "prune_pass",
+                        "strategy": ClaudeCodeMicrocompact.name,
+                        "items": len(newly),
+                        "idleMinutes": round((now - last) / 60_000, 1),
+                    }
+                )
                 self._sync(msgs, cleared)
         return events, cleared
 

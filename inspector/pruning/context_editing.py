@@ -40,9 +40,13 @@ _EDITED = IdMemo()
 class ContextEditingSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    trigger: int = Field(100000, ge=0, le=2_000_000, description="Act when input tokens exceed this (trigger).")
+    trigger: int = Field(
+        100000, ge=0, le=2_000_000, description="Act when input tokens exceed this (trigger)."
+    )
     keep: int = Field(3, ge=0, le=1000, description="Most recent tool uses whose results are kept (keep).")
-    clear_at_least: int = Field(0, ge=0, le=2_000_000, description="Only clear if at least this many tokens go.")
+    clear_at_least: int = Field(
+        0, ge=0, le=2_000_000, description="Only clear if at least this many tokens go."
+    )
     exclude_tools: tuple[str, ...] = Field((), description="Tools whose results are never cleared.")
     clear_tool_inputs: bool = Field(False, description="Also clear the tool calls' inputs.")
 
@@ -51,28 +55,36 @@ class ContextEditing(Strategy):
     name = "context-editing"
     title = "Anthropic context editing (clear_tool_uses)"
     source = "Anthropic API docs: context editing, clear_tool_uses_20250919"
-    description = "Over 100k input tokens, clear all but the 3 most recent tool results, oldest first (server-side)."
+    description = (
+        "Over 100k input tokens, clear all but the 3 most recent tool results, oldest first (server-side)."
+    )
     verified = False
-    unverified_notes = ("Placeholder text, > vs >= at the trigger, and clear_at_least handling are not "
-                        "documented; see the module docstring.")
+    unverified_notes = (
+        "Placeholder text, > vs >= at the trigger, and clear_at_least handling are not "
+        "documented; see the module docstring."
+    )
     Settings = ContextEditingSettings
 
     def runner(self, settings: Any, counter: Any) -> ContextEditingRunner:
         return ContextEditingRunner(self, settings, counter)
 
-    def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
-              counter: Any) -> PruneResult:
+    def apply(
+        self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo, counter: Any
+    ) -> PruneResult:
         s: ContextEditingSettings = settings
         plan = Plan(messages, counter)
-        tokens = call.context_tokens if call.context_tokens is not None else sum(
-            plan.tokens(i) for i in range(len(messages)))
+        tokens = (
+            call.context_tokens
+            if call.context_tokens is not None
+            else sum(plan.tokens(i) for i in range(len(messages)))
+        )
         results = [i for i, cm in enumerate(messages) if cm.role == "toolResult"]
         plan.scanned = sum(plan.tokens(i) for i in results)
         if tokens <= s.trigger:
             for i in results:
                 plan.keep(i, f"input {tokens:,} tokens, not over the trigger {s.trigger:,}")
             return plan.finish()
-        keep_set = set(results[-s.keep:]) if s.keep else set()
+        keep_set = set(results[-s.keep :]) if s.keep else set()
         eligible = []
         for i in results:
             if i in keep_set:
@@ -86,18 +98,31 @@ class ContextEditing(Strategy):
         if not eligible or clearable < s.clear_at_least:
             for i in eligible:
                 plan.keep(i, f"clearable, but {clearable:,} tokens < clear_at_least {s.clear_at_least:,}")
-            return plan.finish(events=[{"type": "prune_skipped", "strategy": self.name,
-                                        "reason": f"{clearable:,} clearable < clear_at_least {s.clear_at_least:,}"}])
+            return plan.finish(
+                events=[
+                    {
+                        "type": "prune_skipped",
+                        "strategy": self.name,
+                        "reason": f"{clearable:,} clearable < clear_at_least {s.clear_at_least:,}",
+                    }
+                ]
+            )
         cleared_ids = set()
         for i in eligible:  # oldest first
-            plan.prune(i, with_text(messages[i], MARKER), MARKER,
-                       f"input {tokens:,} > trigger {s.trigger:,}; older than the {s.keep} most recent tool uses")
+            plan.prune(
+                i,
+                with_text(messages[i], MARKER),
+                MARKER,
+                f"input {tokens:,} > trigger {s.trigger:,}; older than the {s.keep} most recent tool uses",
+            )
             cleared_ids.add(messages[i].message.toolCallId)  # type: ignore[union-attr]
         if s.clear_tool_inputs:
             for i, cm in enumerate(messages):
                 new = _inputs_cleared(cm, cleared_ids)
                 if new is not None:
-                    plan.prune(i, new, "{}", "clear_tool_inputs: the cleared tool uses' arguments are sent as {}")
+                    plan.prune(
+                        i, new, "{}", "clear_tool_inputs: the cleared tool uses' arguments are sent as {}"
+                    )
         return plan.finish(events=[{"type": "context_edit", "strategy": self.name, "cleared": len(eligible)}])
 
 
@@ -110,9 +135,20 @@ def _inputs_cleared(cm: ContextMessage, cleared_ids: Any) -> ContextMessage | No
     ids = tuple(b.id for b in m.content if isinstance(b, ToolCall) and b.id in cleared_ids)
     if not ids:
         return None
-    new = _EDITED.get(m, ids, lambda: m.model_copy(update={"content": [
-        b.model_copy(update={"arguments": {}}) if isinstance(b, ToolCall) and b.id in cleared_ids
-        else b for b in m.content]}))
+    new = _EDITED.get(
+        m,
+        ids,
+        lambda: m.model_copy(
+            update={
+                "content": [
+                    b.model_copy(update={"arguments": {}})
+                    if isinstance(b, ToolCall) and b.id in cleared_ids
+                    else b
+                    for b in m.content
+                ]
+            }
+        ),
+    )
     return ContextMessage(new, cm.entry_index)
 
 
@@ -147,7 +183,9 @@ class ContextEditingRunner(IncrementalRunner):
             if any(cid in self.ids for cid in calls):
                 self._redo_caller(msgs, i)
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         s: ContextEditingSettings = self.settings
         tokens = call.context_tokens if call.context_tokens is not None else self.total
         if tokens <= s.trigger:
@@ -157,8 +195,13 @@ class ContextEditingRunner(IncrementalRunner):
         eligible, clearable = self.n_clearable[m], self.clearable[m]
         if not eligible or clearable < s.clear_at_least:
             self._clear_upto(msgs, 0)
-            return [{"type": "prune_skipped", "strategy": ContextEditing.name,
-                     "reason": f"{clearable:,} clearable < clear_at_least {s.clear_at_least:,}"}], None
+            return [
+                {
+                    "type": "prune_skipped",
+                    "strategy": ContextEditing.name,
+                    "reason": f"{clearable:,} clearable < clear_at_least {s.clear_at_least:,}",
+                }
+            ], None
         self._clear_upto(msgs, m)
         return [{"type": "context_edit", "strategy": ContextEditing.name, "cleared": eligible}], None
 

@@ -58,7 +58,9 @@ from .runner import IncrementalRunner
 OUTPUT_MARKER = "[Output removed to save context - information superseded or no longer needed]"
 ERROR_INPUT_MARKER = "[input removed due to failed tool call]"
 QUESTION_MARKER = "[questions removed - see output for user's answers]"
-WRITE_MARKER = "[content removed to save context, this is not what was written to the file, but a placeholder]"
+WRITE_MARKER = (
+    "[content removed to save context, this is not what was written to the file, but a placeholder]"
+)
 
 
 class DcpSettings(BaseModel):
@@ -66,9 +68,13 @@ class DcpSettings(BaseModel):
 
     deduplication: bool = Field(True, description="Mark all but the newest of identical tool calls.")
     purge_errors: bool = Field(True, description="Remove the inputs of failed calls after N turns.")
-    purge_error_turns: int = Field(4, ge=1, le=100, description="Age in LLM steps before a failed call's inputs go.")
+    purge_error_turns: int = Field(
+        4, ge=1, le=100, description="Age in LLM steps before a failed call's inputs go."
+    )
     supersede_writes: bool = Field(False, description="Remove a write's content once the file is read again.")
-    protected_tools: tuple[str, ...] = Field((), description="Tools no rule marks (each rule's protectedTools).")
+    protected_tools: tuple[str, ...] = Field(
+        (), description="Tools no rule marks (each rule's protectedTools)."
+    )
 
 
 def _sort_keys(v: Any) -> Any:
@@ -117,9 +123,20 @@ def with_args(cm: ContextMessage, by_id: dict[str, tuple[Any, ...]]) -> ContextM
     m = cm.message
     assert isinstance(m, AssistantMessage)
     key = tuple(sorted((cid, v[1]) for cid, v in by_id.items()))
-    new = _EDITED.get(m, key, lambda: m.model_copy(update={"content": [
-        b.model_copy(update={"arguments": by_id[b.id][0]}) if isinstance(b, ToolCall) and b.id in by_id else b
-        for b in m.content]}))
+    new = _EDITED.get(
+        m,
+        key,
+        lambda: m.model_copy(
+            update={
+                "content": [
+                    b.model_copy(update={"arguments": by_id[b.id][0]})
+                    if isinstance(b, ToolCall) and b.id in by_id
+                    else b
+                    for b in m.content
+                ]
+            }
+        ),
+    )
     return ContextMessage(new, cm.entry_index)
 
 
@@ -141,15 +158,18 @@ class Dcp(Strategy):
     name = "dcp"
     title = "Dynamic Context Pruning (deterministic rules)"
     source = "Opencode-DCP/opencode-dynamic-context-pruning v3.0.4 lib/strategies/*, lib/messages/prune.ts, fbd75bce"
-    description = ("Deduplicate identical tool calls (keep the newest), strip the inputs of failed calls after 4 "
-                   "LLM steps, optionally supersede a write by a later read.")
+    description = (
+        "Deduplicate identical tool calls (keep the newest), strip the inputs of failed calls after 4 "
+        "LLM steps, optionally supersede a write by a later read."
+    )
     Settings = DcpSettings
 
     def runner(self, settings: Any, counter: Any) -> DcpRunner:
         return DcpRunner(self, settings, counter)
 
-    def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
-              counter: Any) -> PruneResult:
+    def apply(
+        self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo, counter: Any
+    ) -> PruneResult:
         s: DcpSettings = settings
         plan = Plan(messages, counter)
         start = after_last_compaction(messages)
@@ -171,8 +191,14 @@ class Dcp(Strategy):
         self._render(marked, calls, results, messages, plan, s)
         return plan.finish()
 
-    def _mark(self, calls: list[tuple[int, int, ToolCall]], results: dict[str, int],
-              messages: Sequence[ContextMessage], current: int, s: DcpSettings) -> dict[str, tuple[str, str]]:
+    def _mark(
+        self,
+        calls: list[tuple[int, int, ToolCall]],
+        results: dict[str, int],
+        messages: Sequence[ContextMessage],
+        current: int,
+        s: DcpSettings,
+    ) -> dict[str, tuple[str, str]]:
         """Marked call ids → (rule, reason), in DCP's order: dedup, supersede writes, purge errors."""
         marked: dict[str, tuple[str, str]] = {}
         eligible = [(i, t, c) for i, t, c in calls if c.name not in s.protected_tools]
@@ -182,8 +208,14 @@ class Dcp(Strategy):
                 newest[signature(c)] = c.id
             for _, _, c in eligible:
                 if newest[signature(c)] != c.id:
-                    marked.setdefault(c.id, ("dedup", f"the same {c.name} call with the same arguments is made again "
-                                                      "later (deduplication keeps the newest)"))
+                    marked.setdefault(
+                        c.id,
+                        (
+                            "dedup",
+                            f"the same {c.name} call with the same arguments is made again "
+                            "later (deduplication keeps the newest)",
+                        ),
+                    )
         if s.supersede_writes:
             last_read: dict[str, int] = {}
             for k, (_, _, c) in enumerate(calls):
@@ -193,18 +225,34 @@ class Dcp(Strategy):
             for k, (_, _, c) in enumerate(calls):
                 f = _file_of(c)
                 if c.name == "write" and f and last_read.get(f, -1) > k and c.name not in s.protected_tools:
-                    marked.setdefault(c.id, ("supersede", "write superseded by a later read of the same file"))
+                    marked.setdefault(
+                        c.id, ("supersede", "write superseded by a later read of the same file")
+                    )
         if s.purge_errors:
             for _, t, c in eligible:
                 r = results.get(c.id)
-                if r is not None and getattr(messages[r].message, "isError", False) and current - t >= s.purge_error_turns:
-                    marked.setdefault(c.id, ("purge", f"failed at least {s.purge_error_turns} LLM steps ago "
-                                                      "(purge errors)"))
+                if (
+                    r is not None
+                    and getattr(messages[r].message, "isError", False)
+                    and current - t >= s.purge_error_turns
+                ):
+                    marked.setdefault(
+                        c.id, ("purge", f"failed at least {s.purge_error_turns} LLM steps ago (purge errors)")
+                    )
         return marked
 
-    def _render(self, marked: dict[str, tuple[str, str]], calls: list[tuple[int, int, ToolCall]],
-                results: dict[str, int], messages: Sequence[ContextMessage], plan: Plan, s: DcpSettings) -> None:
-        new_args: dict[int, dict[str, tuple[Any, str, str]]] = {}  # assistant position -> id -> (args, marker, why)
+    def _render(
+        self,
+        marked: dict[str, tuple[str, str]],
+        calls: list[tuple[int, int, ToolCall]],
+        results: dict[str, int],
+        messages: Sequence[ContextMessage],
+        plan: Plan,
+        s: DcpSettings,
+    ) -> None:
+        new_args: dict[
+            int, dict[str, tuple[Any, str, str]]
+        ] = {}  # assistant position -> id -> (args, marker, why)
         for i, _, c in calls:
             if c.id not in marked:
                 continue
@@ -220,7 +268,11 @@ class Dcp(Strategy):
                 plan.keep(r, "a failed call's error text is kept (its inputs go)")
             elif c.name == "question":
                 if "questions" in args:
-                    new_args.setdefault(i, {})[c.id] = ({**args, "questions": QUESTION_MARKER}, QUESTION_MARKER, why)
+                    new_args.setdefault(i, {})[c.id] = (
+                        {**args, "questions": QUESTION_MARKER},
+                        QUESTION_MARKER,
+                        why,
+                    )
             elif c.name in ("edit", "write"):
                 if rule == "supersede" and "content" in args:
                     new_args.setdefault(i, {})[c.id] = ({**args, "content": WRITE_MARKER}, WRITE_MARKER, why)
@@ -327,7 +379,9 @@ class DcpRunner(IncrementalRunner):
             elif f and c.call.name == "write" and c.eligible:
                 self.writes.setdefault(f, []).append(c)
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         n = self.settings.purge_error_turns
         while self.failed and self.turn - self.failed[0][0] >= n:
             c = heapq.heappop(self.failed)[2]
@@ -345,8 +399,11 @@ class DcpRunner(IncrementalRunner):
             args = c.call.arguments if isinstance(c.call.arguments, dict) else {}
             if getattr(msgs[r].message, "isError", False):
                 if any(isinstance(v, str) for v in args.values()):
-                    effect = ("args", {k: ERROR_INPUT_MARKER if isinstance(v, str) else v for k, v in args.items()},
-                              ERROR_INPUT_MARKER)
+                    effect = (
+                        "args",
+                        {k: ERROR_INPUT_MARKER if isinstance(v, str) else v for k, v in args.items()},
+                        ERROR_INPUT_MARKER,
+                    )
             elif name == "question":
                 if "questions" in args:
                     effect = ("args", {**args, "questions": QUESTION_MARKER}, QUESTION_MARKER)

@@ -22,6 +22,7 @@ class NoPruning(Strategy):
     description = "Nothing is pruned: every message is sent as pi builds the context."
     Settings = NoSettings
 
-    def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
-              counter: Any) -> PruneResult:
+    def apply(
+        self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo, counter: Any
+    ) -> PruneResult:
         return Plan(messages, counter).finish()

@@ -62,11 +62,21 @@ _ESTIMATES = IdMemo()  # OpenCode's estimate per tool result object
 class OpenCodeSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    prune_protect: int = Field(40000, ge=0, le=1_000_000,
-                               description="PRUNE_PROTECT: newest tool-output tokens always kept (crossing output pruned).")
-    prune_minimum: int = Field(20000, ge=0, le=1_000_000,
-                               description="PRUNE_MINIMUM: prune only if more than this many tokens would go (strict >).")
-    protected_turns: int = Field(2, ge=0, le=50, description="Recent user turns never touched (hard-coded 2 in OpenCode).")
+    prune_protect: int = Field(
+        40000,
+        ge=0,
+        le=1_000_000,
+        description="PRUNE_PROTECT: newest tool-output tokens always kept (crossing output pruned).",
+    )
+    prune_minimum: int = Field(
+        20000,
+        ge=0,
+        le=1_000_000,
+        description="PRUNE_MINIMUM: prune only if more than this many tokens would go (strict >).",
+    )
+    protected_turns: int = Field(
+        2, ge=0, le=50, description="Recent user turns never touched (hard-coded 2 in OpenCode)."
+    )
     protected_tools: tuple[str, ...] = Field(("skill",), description="Tools never pruned and not counted.")
 
 
@@ -91,15 +101,18 @@ class OpenCodePrune(Strategy):
     name = "opencode"
     title = "OpenCode prune"
     source = "sst/opencode packages/opencode/src/session/compaction.ts (prune), fd78ec63"
-    description = ("After each prompt's final answer: keep the newest 40k tool-output tokens and the last 2 "
-                   "turns, clear older outputs if more than 20k tokens would go; cleared outputs stay cleared.")
+    description = (
+        "After each prompt's final answer: keep the newest 40k tool-output tokens and the last 2 "
+        "turns, clear older outputs if more than 20k tokens would go; cleared outputs stay cleared."
+    )
     Settings = OpenCodeSettings
 
     def runner(self, settings: Any, counter: Any) -> OpenCodeRunner:
         return OpenCodeRunner(self, settings, counter)
 
-    def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
-              counter: Any) -> PruneResult:
+    def apply(
+        self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo, counter: Any
+    ) -> PruneResult:
         s: OpenCodeSettings = settings
         compacted: Any = state if isinstance(state, (frozenset, GrowingSet)) else GrowingSet()
         events: list[dict[str, Any]] = []
@@ -113,8 +126,14 @@ class OpenCodePrune(Strategy):
             reasons = p.reasons
             if p.marked:
                 compacted = compacted | p.marked
-                events.append({"type": "prune_pass", "strategy": self.name, "items": len(p.marked),
-                               "estimate": p.estimate})
+                events.append(
+                    {
+                        "type": "prune_pass",
+                        "strategy": self.name,
+                        "items": len(p.marked),
+                        "estimate": p.estimate,
+                    }
+                )
             elif p.skipped:
                 events.append({"type": "prune_skipped", "strategy": self.name, "reason": p.skipped})
         for i, cm in enumerate(messages):
@@ -124,8 +143,11 @@ class OpenCodePrune(Strategy):
                 why = reasons.get(i) or "cleared by an earlier OpenCode prune pass (pruning persists)"
                 plan.prune(i, with_text(cm, MARKER), MARKER, why)
             else:
-                plan.keep(i, reasons.get(i) or "not cleared by any prune pass so far (prune runs after a "
-                                                "prompt's final answer)")
+                plan.keep(
+                    i,
+                    reasons.get(i)
+                    or "not cleared by any prune pass so far (prune runs after a prompt's final answer)",
+                )
         return plan.finish(state=compacted, events=events)
 
     def pass_(self, messages: Sequence[ContextMessage], s: OpenCodeSettings, compacted: Any) -> _Pass:
@@ -166,17 +188,26 @@ class OpenCodePrune(Strategy):
                 protected.append(i)
                 reasons[i] = f"within the newest {s.prune_protect:,} tool-output tokens (PRUNE_PROTECT)"
         if pruned > s.prune_minimum:
-            why = (f"past the newest {s.prune_protect:,} tool-output tokens (PRUNE_PROTECT); the pass found "
-                   f"{pruned:,} > PRUNE_MINIMUM {s.prune_minimum:,}")
+            why = (
+                f"past the newest {s.prune_protect:,} tool-output tokens (PRUNE_PROTECT); the pass found "
+                f"{pruned:,} > PRUNE_MINIMUM {s.prune_minimum:,}"
+            )
             for i in to_prune:
                 reasons[i] = why
-            marked = frozenset(messages[i].entry_index for i in to_prune if messages[i].entry_index is not None)
+            marked = frozenset(
+                messages[i].entry_index for i in to_prune if messages[i].entry_index is not None
+            )
             return _Pass(marked, reasons, scanned, protected, pruned, "")  # type: ignore[arg-type]
         for i in to_prune:
-            reasons[i] = (f"past PRUNE_PROTECT, but the pass found only {pruned:,} tokens to clear, not more "
-                          f"than PRUNE_MINIMUM {s.prune_minimum:,}")
-        skipped = (f"only {pruned:,} tokens prunable, not more than PRUNE_MINIMUM {s.prune_minimum:,}"
-                   if total else "")
+            reasons[i] = (
+                f"past PRUNE_PROTECT, but the pass found only {pruned:,} tokens to clear, not more "
+                f"than PRUNE_MINIMUM {s.prune_minimum:,}"
+            )
+        skipped = (
+            f"only {pruned:,} tokens prunable, not more than PRUNE_MINIMUM {s.prune_minimum:,}"
+            if total
+            else ""
+        )
         return _Pass(frozenset(), reasons, scanned, protected, pruned, skipped)
 
 
@@ -228,7 +259,9 @@ class OpenCodeRunner(IncrementalRunner):
                     if counted:
                         self.cleared.append(i)
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         s: OpenCodeSettings = self.settings
         compacted: Any = state if isinstance(state, (frozenset, GrowingSet)) else self.agg
         self._sync(msgs, compacted)
@@ -238,12 +271,23 @@ class OpenCodeRunner(IncrementalRunner):
             if pruned > s.prune_minimum:
                 if marked:
                     compacted = compacted | marked
-                    events.append({"type": "prune_pass", "strategy": OpenCodePrune.name, "items": len(marked),
-                                   "estimate": pruned})
+                    events.append(
+                        {
+                            "type": "prune_pass",
+                            "strategy": OpenCodePrune.name,
+                            "items": len(marked),
+                            "estimate": pruned,
+                        }
+                    )
             elif total:
-                events.append({"type": "prune_skipped", "strategy": OpenCodePrune.name,
-                               "reason": f"only {pruned:,} tokens prunable, not more than PRUNE_MINIMUM "
-                                         f"{s.prune_minimum:,}"})
+                events.append(
+                    {
+                        "type": "prune_skipped",
+                        "strategy": OpenCodePrune.name,
+                        "reason": f"only {pruned:,} tokens prunable, not more than PRUNE_MINIMUM "
+                        f"{s.prune_minimum:,}",
+                    }
+                )
             self._sync(msgs, compacted)
         return events, compacted
 
@@ -270,7 +314,9 @@ class OpenCodeRunner(IncrementalRunner):
         if pruned <= s.prune_minimum:
             return frozenset(), pruned, total
         msgs = self._msgs
-        marked = frozenset(e for j in range(lo, t + 1) if (e := msgs[self.counted[j]].entry_index) is not None)
+        marked = frozenset(
+            e for j in range(lo, t + 1) if (e := msgs[self.counted[j]].entry_index) is not None
+        )
         return marked, pruned, total
 
     def _sync(self, msgs: Sequence[ContextMessage], compacted: Any) -> None:

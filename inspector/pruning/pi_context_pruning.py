@@ -52,14 +52,25 @@ _DETAIL_KEYS = ("path", "command", "pattern", "query")
 class PiContextPruningSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    prune_protect: int = Field(40000, ge=0, le=1_000_000,
-                               description="PRUNE_PROTECT: older tool-output tokens kept (the crossing output is kept).")
-    prune_minimum: int = Field(20000, ge=0, le=1_000_000,
-                               description="PRUNE_MINIMUM: prune only if candidates total at least this (>=).")
-    protected_turns: int = Field(2, ge=0, le=50, description="PROTECTED_TURNS: recent user turns never pruned.")
+    prune_protect: int = Field(
+        40000,
+        ge=0,
+        le=1_000_000,
+        description="PRUNE_PROTECT: older tool-output tokens kept (the crossing output is kept).",
+    )
+    prune_minimum: int = Field(
+        20000,
+        ge=0,
+        le=1_000_000,
+        description="PRUNE_MINIMUM: prune only if candidates total at least this (>=).",
+    )
+    protected_turns: int = Field(
+        2, ge=0, le=50, description="PROTECTED_TURNS: recent user turns never pruned."
+    )
     protected_tools: tuple[str, ...] = Field((), description="PROTECTED_TOOLS: never pruned, not counted.")
-    prunable_tools: tuple[str, ...] = Field(PRUNABLE_DEFAULT,
-                                            description="PRUNABLE_TOOLS: tools eligible (empty = all not protected).")
+    prunable_tools: tuple[str, ...] = Field(
+        PRUNABLE_DEFAULT, description="PRUNABLE_TOOLS: tools eligible (empty = all not protected)."
+    )
 
 
 def marker_for(tokens: int, tool: str, args: Any) -> str:
@@ -90,15 +101,18 @@ class PiContextPruning(Strategy):
     name = "pi-context-pruning"
     title = "pi-context-pruning (pi extension)"
     source = "FammasMaz/pi-context-pruning extensions/context-pruning/pruner.ts, a9a247fe"
-    description = ("Before every call: protect the last 2 user turns and the next 40k tokens of tool output "
-                   "(crossing output kept); if at least 20k more tokens are older, replace them with markers.")
+    description = (
+        "Before every call: protect the last 2 user turns and the next 40k tokens of tool output "
+        "(crossing output kept); if at least 20k more tokens are older, replace them with markers."
+    )
     Settings = PiContextPruningSettings
 
     def runner(self, settings: Any, counter: Any) -> PiContextPruningRunner:
         return PiContextPruningRunner(self, settings, counter)
 
-    def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
-              counter: Any) -> PruneResult:
+    def apply(
+        self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo, counter: Any
+    ) -> PruneResult:
         s: PiContextPruningSettings = settings
         plan = Plan(messages, counter)
         user_turns = protected_tokens = prunable_tokens = 0
@@ -127,7 +141,9 @@ class PiContextPruning(Strategy):
             if protected_tokens < s.prune_protect:
                 protected_tokens += tokens
                 plan.protected += plan.tokens(i)
-                plan.keep(i, f"within the newest {s.prune_protect:,} older tool-output tokens (PRUNE_PROTECT)")
+                plan.keep(
+                    i, f"within the newest {s.prune_protect:,} older tool-output tokens (PRUNE_PROTECT)"
+                )
                 continue
             candidates.append((i, tokens))
             prunable_tokens += tokens
@@ -135,11 +151,19 @@ class PiContextPruning(Strategy):
         events: list[dict[str, Any]] = []
         if not candidates or prunable_tokens < minimum:
             for i, _ in candidates:
-                plan.keep(i, f"past PRUNE_PROTECT, but only {prunable_tokens:,} tokens prunable < PRUNE_MINIMUM "
-                             f"{minimum:,}")
+                plan.keep(
+                    i,
+                    f"past PRUNE_PROTECT, but only {prunable_tokens:,} tokens prunable < PRUNE_MINIMUM "
+                    f"{minimum:,}",
+                )
             if candidates:
-                events.append({"type": "prune_skipped", "strategy": self.name,
-                               "reason": f"{prunable_tokens:,} prunable < PRUNE_MINIMUM {minimum:,}"})
+                events.append(
+                    {
+                        "type": "prune_skipped",
+                        "strategy": self.name,
+                        "reason": f"{prunable_tokens:,} prunable < PRUNE_MINIMUM {minimum:,}",
+                    }
+                )
             return plan.finish(events=events)
         for i, tokens in candidates:
             cm = messages[i]
@@ -148,9 +172,13 @@ class PiContextPruning(Strategy):
                 plan.keep(i, "error results are never pruned (checked when applying)")
                 continue
             marker = marker_for(tokens, m.toolName, _args_for(messages, i, m.toolCallId))  # type: ignore[union-attr]
-            plan.prune(i, with_text(cm, marker), marker,
-                       f"past the protected {s.prune_protect:,} tokens (PRUNE_PROTECT); {prunable_tokens:,} ≥ "
-                       f"PRUNE_MINIMUM {minimum:,}" + (" (forced by /prune: minimum 0)" if call.force else ""))
+            plan.prune(
+                i,
+                with_text(cm, marker),
+                marker,
+                f"past the protected {s.prune_protect:,} tokens (PRUNE_PROTECT); {prunable_tokens:,} ≥ "
+                f"PRUNE_MINIMUM {minimum:,}" + (" (forced by /prune: minimum 0)" if call.force else ""),
+            )
         return plan.finish(events=events)
 
 
@@ -187,11 +215,13 @@ class PiContextPruningRunner(IncrementalRunner):
                 self.prunable.append(i)
                 self.cum.append(self.cum[-1] + pi_estimate(cm.message))
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         s: PiContextPruningSettings = self.settings
         p = s.protected_turns
         # outputs before the P-th newest user message are past the protected turns
-        bound = (len(msgs) if p == 0 else self.users[-p] if len(self.users) >= p else -1)
+        bound = len(msgs) if p == 0 else self.users[-p] if len(self.users) >= p else -1
         lo = bisect_right(self.prunable, self.summary)
         hi = max(lo, bisect_left(self.prunable, bound))
         cum = self.cum
@@ -204,8 +234,13 @@ class PiContextPruningRunner(IncrementalRunner):
         events: list[dict[str, Any]] = []
         if end == lo or prunable_tokens < minimum:
             if end > lo:
-                events.append({"type": "prune_skipped", "strategy": PiContextPruning.name,
-                               "reason": f"{prunable_tokens:,} prunable < PRUNE_MINIMUM {minimum:,}"})
+                events.append(
+                    {
+                        "type": "prune_skipped",
+                        "strategy": PiContextPruning.name,
+                        "reason": f"{prunable_tokens:,} prunable < PRUNE_MINIMUM {minimum:,}",
+                    }
+                )
             self._set_run(msgs, lo, lo)
         else:
             self._set_run(msgs, lo, end)

@@ -49,7 +49,10 @@ def recorded_prune(m: Any) -> RecordedPrune | None:
     """The agent's own pruning mark on a tool result, if it has one."""
     if not isinstance(m, ToolResultMessage) or not isinstance(m.details, dict):
         return None
-    for agent, key, field in (("OpenCode", "opencode", "compacted"), ("Claude Code", "claudeCode", "microcompacted")):
+    for agent, key, field in (
+        ("OpenCode", "opencode", "compacted"),
+        ("Claude Code", "claudeCode", "microcompacted"),
+    ):
         d = m.details.get(key)
         at = d.get(field) if isinstance(d, dict) else None
         if (ms := finite_ms(at)) is not None:
@@ -62,7 +65,11 @@ def dcp_blocks(m: Any) -> list[dict[str, Any]]:
     d = m.details if isinstance(m, ToolResultMessage) and isinstance(m.details, dict) else None
     dcp = d.get("dcp") if d is not None else None
     blocks = dcp.get("blocks") if isinstance(dcp, dict) else None
-    return [b for b in blocks if isinstance(b, dict) and isinstance(b.get("block"), int)] if isinstance(blocks, list) else []
+    return (
+        [b for b in blocks if isinstance(b, dict) and isinstance(b.get("block"), int)]
+        if isinstance(blocks, list)
+        else []
+    )
 
 
 def records_pruning(m: Any) -> bool:
@@ -84,7 +91,11 @@ def _apply_dcp(plan: Plan, messages: Sequence[ContextMessage]) -> None:
     for bid, b in sorted(blocks.items()):
         if bid in consumed or not isinstance(b.get("first"), int) or not isinstance(b.get("last"), int):
             continue
-        hit = [i for i, cm in enumerate(messages) if cm.entry_index is not None and b["first"] <= cm.entry_index <= b["last"]]
+        hit = [
+            i
+            for i, cm in enumerate(messages)
+            if cm.entry_index is not None and b["first"] <= cm.entry_index <= b["last"]
+        ]
         for i in hit:
             plan.drop(i, f"DCP compressed it into block b{bid} (recorded)")
         if hit:
@@ -103,19 +114,25 @@ class Recorded(Strategy):
     name = "recorded"
     title = "As recorded (the agent's own pruning)"
     source = "the session file (OpenCode time.compacted; the DCP plugin's compress; Claude Code microcompact_boundary)"
-    description = ("Tool outputs the agent itself cleared, and ranges DCP compressed, from the moment the file says "
-                   "it did.")
+    description = (
+        "Tool outputs the agent itself cleared, and ranges DCP compressed, from the moment the file says "
+        "it did."
+    )
     Settings = RecordedSettings
 
     def runner(self, settings: Any, counter: Any) -> RecordedRunner:
         return RecordedRunner(self, settings, counter)
 
-    def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
-              counter: Any) -> PruneResult:
+    def apply(
+        self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo, counter: Any
+    ) -> PruneResult:
         plan = Plan(messages, counter)
         _apply_dcp(plan, messages)
-        now = call.time_ms if call.time_ms is not None else max(
-            (t for cm in messages if (t := _ms(cm.message)) is not None), default=None)
+        now = (
+            call.time_ms
+            if call.time_ms is not None
+            else max((t for cm in messages if (t := _ms(cm.message)) is not None), default=None)
+        )
         for i, cm in enumerate(messages):
             r = recorded_prune(cm.message)
             if r is None or i in plan.dropped:
@@ -156,7 +173,9 @@ class RecordedRunner(IncrementalRunner):
             if r.at <= self.now:
                 self._prune(msgs, i, with_text(cm, r.marker))
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         now = call.time_ms if call.time_ms is not None else self.newest
         now = _ALWAYS if now is None else now
         if self.marks and now != self.now:

@@ -187,7 +187,9 @@ class IncrementalRunner(Runner):
     def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
         raise NotImplementedError
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         raise NotImplementedError
 
     def _prune(self, msgs: Sequence[ContextMessage], pos: int, new: ContextMessage) -> None:
@@ -294,5 +296,7 @@ class PlainRunner(IncrementalRunner):
     def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
         pass
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         return [], state

@@ -65,12 +65,20 @@ PACKET_HEADER = "[resume packet — context manager ledger]"
 class TurnAwareSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    recent_turns: int = Field(6, ge=1, le=100, description="Turns kept in the green zone (halved in yellow, 1 in red).")
+    recent_turns: int = Field(
+        6, ge=1, le=100, description="Turns kept in the green zone (halved in yellow, 1 in red)."
+    )
     yellow: float = Field(0.50, gt=0, le=1.5, description="Pressure (context ÷ window) where yellow starts.")
-    red: float = Field(0.70, gt=0, le=1.5, description="Pressure where red starts (keep newest turn, request compaction).")
+    red: float = Field(
+        0.70, gt=0, le=1.5, description="Pressure where red starts (keep newest turn, request compaction)."
+    )
     compact: float = Field(0.85, gt=0, le=1.5, description="Pressure where the compact zone starts.")
-    distill_green: int = Field(4000, ge=0, le=1_000_000, description="Green: distill older tool results above this many tokens.")
-    distill_yellow: int = Field(1000, ge=0, le=1_000_000, description="Yellow: distill older tool results above this many tokens.")
+    distill_green: int = Field(
+        4000, ge=0, le=1_000_000, description="Green: distill older tool results above this many tokens."
+    )
+    distill_yellow: int = Field(
+        1000, ge=0, le=1_000_000, description="Yellow: distill older tool results above this many tokens."
+    )
     distill_head_chars: int = Field(400, ge=0, le=20000, description="Characters of a distilled output kept.")
     packet_items: int = Field(6, ge=1, le=50, description="Newest ledger items per slot in the packet.")
 
@@ -110,8 +118,14 @@ _SLOTS = {
     "blocked": "blockers",
     "blockers": "blockers",
 }
-_TITLES = (("goal", "Goal"), ("constraints", "Constraints"), ("decisions", "Decisions"), ("tasks", "Tasks"),
-           ("blockers", "Blockers"), ("requests", "Earlier requests (dropped turns)"))
+_TITLES = (
+    ("goal", "Goal"),
+    ("constraints", "Constraints"),
+    ("decisions", "Decisions"),
+    ("tasks", "Tasks"),
+    ("blockers", "Blockers"),
+    ("requests", "Earlier requests (dropped turns)"),
+)
 _HEADING = re.compile(r"^#{2,3}\s+(.*?)\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*]\s+(?:\[[ xX]\]\s+)?|\d+\.\s+)")
 
@@ -178,8 +192,10 @@ def request_item(cm: ContextMessage) -> LedgerItem | None:
 def distilled_text(cm: ContextMessage, est: int, s: TurnAwareSettings) -> str:
     text = result_text(cm.message)  # type: ignore[arg-type]
     head = text[: s.distill_head_chars]
-    header = (f"[distilled {cm.message.toolName} output: ~{est:,} tokens, "  # type: ignore[union-attr]
-              f"{text.count(chr(10)) + 1:,} lines; first {len(head):,} characters follow]")
+    header = (
+        f"[distilled {cm.message.toolName} output: ~{est:,} tokens, "  # type: ignore[union-attr]
+        f"{text.count(chr(10)) + 1:,} lines; first {len(head):,} characters follow]"
+    )
     return f"{header}\n{head}"
 
 
@@ -196,8 +212,15 @@ def packet_message(text: str) -> CustomMessage:
     return m
 
 
-def latch(st: TurnAwareState, compaction_id: Any, zone: str, pressure: float, tokens: int, known: bool,
-          events: list[dict[str, Any]]) -> TurnAwareState:
+def latch(
+    st: TurnAwareState,
+    compaction_id: Any,
+    zone: str,
+    pressure: float,
+    tokens: int,
+    known: bool,
+    events: list[dict[str, Any]],
+) -> TurnAwareState:
     """The early-compaction latch after this call (appends the request event when it fires)."""
     latched = st.latched
     if compaction_id != st.last_compaction:
@@ -206,8 +229,15 @@ def latch(st: TurnAwareState, compaction_id: Any, zone: str, pressure: float, to
         latched = False  # pressure fell below the trigger zone: re-armed
     elif known and not latched:
         latched = True
-        events.append({"type": "early_compaction_requested", "strategy": TurnAware.name, "zone": zone,
-                       "pressure": round(pressure, 4), "tokens": tokens})
+        events.append(
+            {
+                "type": "early_compaction_requested",
+                "strategy": TurnAware.name,
+                "zone": zone,
+                "pressure": round(pressure, 4),
+                "tokens": tokens,
+            }
+        )
     return TurnAwareState(latched, compaction_id)
 
 
@@ -218,27 +248,37 @@ class TurnAware(Strategy):
     name = "turn-aware"
     title = "Turn-aware + lean packet (context-manager design)"
     source = "seeds/context-manager-design.md (no public implementation; thresholds ours)"
-    description = ("Keep a suffix of whole recent turns that shrinks as pressure grows, distill bulky older "
-                   "outputs, replace raw summaries by one ledger packet, request compaction early at red.")
+    description = (
+        "Keep a suffix of whole recent turns that shrinks as pressure grows, distill bulky older "
+        "outputs, replace raw summaries by one ledger packet, request compaction early at red."
+    )
     verified = False
-    unverified_notes = ("A design document, not a released system: zone thresholds, turn counts, distillation "
-                        "and the packet's format are our choice.")
+    unverified_notes = (
+        "A design document, not a released system: zone thresholds, turn counts, distillation "
+        "and the packet's format are our choice."
+    )
     Settings = TurnAwareSettings
 
     def runner(self, settings: Any, counter: Any) -> TurnAwareRunner:
         return TurnAwareRunner(self, settings, counter)
 
-    def apply(self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo,
-              counter: Any) -> PruneResult:
+    def apply(
+        self, messages: Sequence[ContextMessage], settings: Any, state: Any, call: CallInfo, counter: Any
+    ) -> PruneResult:
         s: TurnAwareSettings = settings
         st = state if isinstance(state, TurnAwareState) else TurnAwareState()
         plan = Plan(messages, counter)
         known = call.context_tokens is not None
-        tokens = call.context_tokens if call.context_tokens is not None else sum(plan.tokens(i) for i in range(len(messages)))
+        tokens = (
+            call.context_tokens
+            if call.context_tokens is not None
+            else sum(plan.tokens(i) for i in range(len(messages)))
+        )
         pressure = tokens / call.context_window if call.context_window else 0.0
         zone = zone_of(pressure, s)
-        events: list[dict[str, Any]] = [{"type": "zone", "strategy": self.name, "zone": zone,
-                                         "pressure": round(pressure, 4)}]
+        events: list[dict[str, Any]] = [
+            {"type": "zone", "strategy": self.name, "zone": zone, "pressure": round(pressure, 4)}
+        ]
         items: list[LedgerItem] = []
         compaction_id = st.last_compaction
 
@@ -280,17 +320,25 @@ class TurnAware(Strategy):
                 est = estimate_tokens(cm.message)
                 if est > distill:
                     distilled = distilled_text(cm, est, s)
-                    plan.prune(i, with_text(cm, distilled), distilled,
-                               f"bulky output (over {distill:,} tokens) in an older kept turn ({zone} zone)")
+                    plan.prune(
+                        i,
+                        with_text(cm, distilled),
+                        distilled,
+                        f"bulky output (over {distill:,} tokens) in an older kept turn ({zone} zone)",
+                    )
                     continue
             plan.keep(i, f"in one of the {keep_n} most recent turns kept in the {zone} zone")
 
         # 3. one lean packet in place of the raw summaries and the dropped turns
         if items:
-            plan.insert(0, ContextMessage(packet_message(render_packet(merge_ledger(items, s.packet_items))), None))
+            plan.insert(
+                0, ContextMessage(packet_message(render_packet(merge_ledger(items, s.packet_items))), None)
+            )
 
         # 4. early compaction, once per pressure episode
-        return plan.finish(state=latch(st, compaction_id, zone, pressure, tokens, known, events), events=events)
+        return plan.finish(
+            state=latch(st, compaction_id, zone, pressure, tokens, known, events), events=events
+        )
 
 
 class _PrefixLedger:
@@ -402,15 +450,18 @@ class TurnAwareRunner(IncrementalRunner):
                 self.big.append(i)
                 self.est[i] = est
 
-    def _decide(self, msgs: Sequence[ContextMessage], state: Any, call: Any) -> tuple[list[dict[str, Any]], Any]:
+    def _decide(
+        self, msgs: Sequence[ContextMessage], state: Any, call: Any
+    ) -> tuple[list[dict[str, Any]], Any]:
         s: TurnAwareSettings = self.settings
         st = state if isinstance(state, TurnAwareState) else TurnAwareState()
         known = call.context_tokens is not None
         tokens = call.context_tokens if known else self.total
         pressure = tokens / call.context_window if call.context_window else 0.0
         zone = zone_of(pressure, s)
-        events: list[dict[str, Any]] = [{"type": "zone", "strategy": TurnAware.name, "zone": zone,
-                                         "pressure": round(pressure, 4)}]
+        events: list[dict[str, Any]] = [
+            {"type": "zone", "strategy": TurnAware.name, "zone": zone, "pressure": round(pressure, 4)}
+        ]
         first_kept, newest = self._turns(turns_kept(zone, s))
         self._reshape(msgs, (first_kept, newest, s.distill_green if zone == "green" else s.distill_yellow))
         self._packet(first_kept)
@@ -439,9 +490,9 @@ class TurnAwareRunner(IncrementalRunner):
             todo.update(range(min(fk0, fk1), max(fk0, fk1)))
         big = self.big
         if d0 != d1:
-            todo.update(big[bisect_left(big, min(fk0, fk1)):bisect_left(big, max(nw0, nw1))])
+            todo.update(big[bisect_left(big, min(fk0, fk1)) : bisect_left(big, max(nw0, nw1))])
         elif nw0 != nw1:
-            todo.update(big[bisect_left(big, min(nw0, nw1)):bisect_left(big, max(nw0, nw1))])
+            todo.update(big[bisect_left(big, min(nw0, nw1)) : bisect_left(big, max(nw0, nw1))])
         for p in todo:
             self._fate_of(msgs, p)
 

@@ -104,7 +104,9 @@ def continues_earlier(session: Session, path: Sequence[int]) -> bool:
     return isinstance(parent, str) and bool(parent) and session.index_of(parent) is None
 
 
-def _observe(session: Session, r: Replay, cal: Calibration, providers: bool) -> tuple[list[Observed], list[dict[str, int]]]:
+def _observe(
+    session: Session, r: Replay, cal: Calibration, providers: bool
+) -> tuple[list[Observed], list[dict[str, int]]]:
     sent = SentCounter(session, session_counter(session, "tiktoken"), rules_for(session, providers))
     observed: list[Observed] = []
     parts: list[dict[str, int]] = []
@@ -114,11 +116,23 @@ def _observe(session: Session, r: Replay, cal: Calibration, providers: bool) -> 
         m = session.entries[st.entry_index].message  # type: ignore[union-attr]
         events.extend(st.events)
         rec = recorded_prompt(m) if isinstance(m, AssistantMessage) else None
-        if rec is not None and isinstance(m, AssistantMessage) and m.usage is not None:  # a recorded prompt has usage
+        if (
+            rec is not None and isinstance(m, AssistantMessage) and m.usage is not None
+        ):  # a recorded prompt has usage
             count = sent.count(r.step_detail(k).after, m)
-            observed.append(Observed(st.step, st.entry_index, rec, count.tokens, cal.tokens(count.tokens, count.items),
-                                     tuple(events), previous, float(m.usage.cacheRead or 0),
-                                     count.parts.get(REINJECTED, 0)))
+            observed.append(
+                Observed(
+                    st.step,
+                    st.entry_index,
+                    rec,
+                    count.tokens,
+                    cal.tokens(count.tokens, count.items),
+                    tuple(events),
+                    previous,
+                    float(m.usage.cacheRead or 0),
+                    count.parts.get(REINJECTED, 0),
+                )
+            )
             parts.append(dict(count.parts))
             events = []
         previous = m
@@ -128,7 +142,9 @@ def _observe(session: Session, r: Replay, cal: Calibration, providers: bool) -> 
 def check(session: Session, *, leaf: int | None = None, send_rules: bool = True) -> ReconCheck:
     """Compare every recorded prompt on the branch ending at ``leaf`` with the rebuilt context
     (``send_rules=False``: counted as pi holds it, without :mod:`inspector.sent`'s rules)."""
-    r = replay(session, ReplaySettings(compaction="recorded", strategy="recorded", counter="tiktoken", leaf=leaf))
+    r = replay(
+        session, ReplaySettings(compaction="recorded", strategy="recorded", counter="tiktoken", leaf=leaf)
+    )
     cal = session_calibration(session, send_rules)
     observed, parts = _observe(session, r, cal, send_rules)
     max_rec = max((o.recorded for o in observed), default=0)
@@ -137,20 +153,44 @@ def check(session: Session, *, leaf: int | None = None, send_rules: bool = True)
     flags, carried, odd = flag_calls(observed, limit, mid)
     dropped, stops = reasoning_dropped(observed, parts, flags, cal.ratio, limit)
     if any(dropped):
-        observed, parts, flags, carried, odd = _without_reasoning(observed, parts, dropped, stops, cal, limit, mid)
-    calls = tuple(Call(o.step, o.entry_index, round(o.recorded), o.sent, round(o.calibrated), round(d), round(u),
-                       round(o.recorded - o.calibrated - d), p, f)
-                  for o, p, f, d, u in zip(observed, parts, flags, carried, odd, strict=True))
+        observed, parts, flags, carried, odd = _without_reasoning(
+            observed, parts, dropped, stops, cal, limit, mid
+        )
+    calls = tuple(
+        Call(
+            o.step,
+            o.entry_index,
+            round(o.recorded),
+            o.sent,
+            round(o.calibrated),
+            round(d),
+            round(u),
+            round(o.recorded - o.calibrated - d),
+            p,
+            f,
+        )
+        for o, p, f, d, u in zip(observed, parts, flags, carried, odd, strict=True)
+    )
     return _summarise(calls, cal, limit, round(max_rec), mid, r)
 
 
-def _without_reasoning(observed: list[Observed], parts: list[dict[str, int]], dropped: list[int], stops: list[int],
-                       cal: Calibration, limit: int, mid: bool
-                       ) -> tuple[list[Observed], list[dict[str, int]], list[Flag | None], list[float], list[float]]:
+def _without_reasoning(
+    observed: list[Observed],
+    parts: list[dict[str, int]],
+    dropped: list[int],
+    stops: list[int],
+    cal: Calibration,
+    limit: int,
+    mid: bool,
+) -> tuple[list[Observed], list[dict[str, int]], list[Flag | None], list[float], list[float]]:
     """The calls again, the reasoning the provider stopped counting left out (:mod:`.regimes`)."""
-    observed = [replace(o, sent=o.sent - d, calibrated=o.calibrated - cal.ratio * d)
-                for o, d in zip(observed, dropped, strict=True)]
-    parts = [{**p, "reasoning no longer sent back": -d} if d else p for p, d in zip(parts, dropped, strict=True)]
+    observed = [
+        replace(o, sent=o.sent - d, calibrated=o.calibrated - cal.ratio * d)
+        for o, d in zip(observed, dropped, strict=True)
+    ]
+    parts = [
+        {**p, "reasoning no longer sent back": -d} if d else p for p, d in zip(parts, dropped, strict=True)
+    ]
     flags, carried, odd = flag_calls(observed, limit, mid)
     for i in stops:
         f = flags[i]
@@ -159,15 +199,23 @@ def _without_reasoning(observed: list[Observed], parts: list[dict[str, int]], dr
     return observed, parts, flags, carried, odd
 
 
-def _summarise(calls: tuple[Call, ...], cal: Calibration, limit: int, max_rec: int, mid: bool, r: Replay) -> ReconCheck:
+def _summarise(
+    calls: tuple[Call, ...], cal: Calibration, limit: int, max_rec: int, mid: bool, r: Replay
+) -> ReconCheck:
     offsets = [c.offset for c in calls]
     clean = [c.offset for c in calls if c.flag is None]
     fifth = max(1, len(clean) // 5)
     drift = round(quantile(clean[-fifth:], 0.5) - quantile(clean[:fifth], 0.5)) if len(clean) >= 5 else 0
     return ReconCheck(
-        calls=calls, calibration=cal, threshold=limit, max_recorded=max_rec,
-        offset_median=round(quantile(offsets, 0.5)), offset_p10=round(quantile(offsets, 0.1)),
+        calls=calls,
+        calibration=cal,
+        threshold=limit,
+        max_recorded=max_rec,
+        offset_median=round(quantile(offsets, 0.5)),
+        offset_p10=round(quantile(offsets, 0.1)),
         offset_p90=round(quantile(offsets, 0.9)),
         spread_excluding_flagged=round(quantile(clean, 0.9) - quantile(clean, 0.1)),
-        drift=drift, mid_session=mid, replay=r,
+        drift=drift,
+        mid_session=mid,
+        replay=r,
     )

@@ -75,8 +75,9 @@ def threshold(max_recorded: float) -> int:
     return max(2_000, round(0.015 * max_recorded))
 
 
-def flag_calls(calls: Sequence[Observed], limit: int, mid_session: bool
-               ) -> tuple[list[Flag | None], list[float], list[float]]:
+def flag_calls(
+    calls: Sequence[Observed], limit: int, mid_session: bool
+) -> tuple[list[Flag | None], list[float], list[float]]:
     """Each call's flag (or None), the departure carried at it, and the part of that departure no
     entry explains (the *context changes not in the file*). A compaction rebuilds the context
     from what the agent kept, so the departures carried before it end there: the offset is then
@@ -90,8 +91,17 @@ def flag_calls(calls: Sequence[Observed], limit: int, mid_session: bool
     for i, c in enumerate(calls):
         offset = c.recorded - c.calibrated
         if i == 0:
-            flag = Flag(c.step, c.entry_index, "mid-session start", round(offset),
-                        "the file continues an earlier session: its first recorded prompt is the baseline") if mid_session else None
+            flag = (
+                Flag(
+                    c.step,
+                    c.entry_index,
+                    "mid-session start",
+                    round(offset),
+                    "the file continues an earlier session: its first recorded prompt is the baseline",
+                )
+                if mid_session
+                else None
+            )
             departure = offset if mid_session else 0.0
         elif base is not None and any(e.type == "compaction" for e in c.events):
             residual = offset - base
@@ -117,32 +127,55 @@ def _base(calls: Sequence[Observed], n: int = 5) -> float | None:
 
 def classify(c: Observed, prev: Observed, jump: float) -> Flag:
     kinds = {e.type for e in c.events}
-    appended = (c.calibrated - prev.calibrated)
+    appended = c.calibrated - prev.calibrated
     n = round(jump)
     if "compaction" in kinds:
-        note = (f"; the files Claude Code attaches again after it are estimated from their last reads "
-                f"({c.reinjected:,} tokens)") if c.reinjected else ""
-        return Flag(c.step, c.entry_index, "compaction", n, "a recorded compaction took effect here, and the context "
-                    "after it differs from the one rebuilt (summary, kept messages)" + note)
+        note = (
+            (
+                f"; the files Claude Code attaches again after it are estimated from their last reads "
+                f"({c.reinjected:,} tokens)"
+            )
+            if c.reinjected
+            else ""
+        )
+        return Flag(
+            c.step,
+            c.entry_index,
+            "compaction",
+            n,
+            "a recorded compaction took effect here, and the context "
+            "after it differs from the one rebuilt (summary, kept messages)" + note,
+        )
     if kinds & {"pruned", "unpruned"}:
         return Flag(c.step, c.entry_index, "prune", n, "a recorded prune took effect here")
     if appended > 0 and abs(jump) <= DRIFT_SHARE * appended:
-        return Flag(c.step, c.entry_index, "tokenizer drift", n,
-                    f"the {round(appended):,} tokens appended count differently than this session's fitted ratio")
+        return Flag(
+            c.step,
+            c.entry_index,
+            "tokenizer drift",
+            n,
+            f"the {round(appended):,} tokens appended count differently than this session's fitted ratio",
+        )
     return Flag(c.step, c.entry_index, "context change not in the file", n, _unexplained(c, prev, jump))
 
 
 def _unexplained(c: Observed, prev: Observed, jump: float) -> str:
     amount = f"about {abs(jump) / 1000:.0f}k" if abs(jump) >= 1000 else f"{abs(round(jump))}"
     if jump > 0 and _server_tools(c.previous_answer):
-        return (f"the agent sent {amount} more tokens than this file explains (a server-side tool, web search, "
-                "added results the file does not store)")
-    text = (f"the agent sent {amount} {'fewer' if jump < 0 else 'more'} tokens than this file explains "
-            "(an extension or the transport changed the context)")
+        return (
+            f"the agent sent {amount} more tokens than this file explains (a server-side tool, web search, "
+            "added results the file does not store)"
+        )
+    text = (
+        f"the agent sent {amount} {'fewer' if jump < 0 else 'more'} tokens than this file explains "
+        "(an extension or the transport changed the context)"
+    )
     if prev.cache_read > 0 and c.cache_read < 0.5 * prev.recorded:
         text += "; the cache read collapsed: the provider saw a different prefix"
     return text
 
 
 def _server_tools(m: Any) -> bool:
-    return isinstance(m, AssistantMessage) and any(isinstance(b, ToolCall) and b.name in SERVER_TOOLS for b in m.content)
+    return isinstance(m, AssistantMessage) and any(
+        isinstance(b, ToolCall) and b.name in SERVER_TOOLS for b in m.content
+    )

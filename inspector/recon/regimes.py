@@ -29,7 +29,11 @@ def reasoning(parts: dict[str, int]) -> int:
 def _slope(kept: Sequence[float], grown: Sequence[float]) -> float:
     """How the offset moves per token of reasoning added, call to call (least squares over the
     steps that added reasoning, steps more than four median absolute deviations out left out)."""
-    steps = [(kept[i] - kept[i - 1], grown[i] - grown[i - 1]) for i in range(1, len(kept)) if grown[i] > grown[i - 1]]
+    steps = [
+        (kept[i] - kept[i - 1], grown[i] - grown[i - 1])
+        for i in range(1, len(kept))
+        if grown[i] > grown[i - 1]
+    ]
     if not steps:
         return 0.0
     moves = sorted(d for d, _ in steps)
@@ -43,8 +47,14 @@ def _segment_end(flags: Sequence[Flag | None], s: int) -> int:
     return next((j for j in range(s + 1, len(flags)) if flags[j] is not None), len(flags))
 
 
-def _stops_counting(observed: Sequence[Observed], parts: Sequence[dict[str, int]], flags: Sequence[Flag | None],
-                    s: int, ratio: float, limit: int) -> bool | None:
+def _stops_counting(
+    observed: Sequence[Observed],
+    parts: Sequence[dict[str, int]],
+    flags: Sequence[Flag | None],
+    s: int,
+    ratio: float,
+    limit: int,
+) -> bool | None:
     """At the unexplained change at call ``s``: does the provider stop counting reasoning (True),
     keep counting it (False), or can the calls up to the next flag not tell (None)?"""
     e = _segment_end(flags, s)
@@ -55,8 +65,13 @@ def _stops_counting(observed: Sequence[Observed], parts: Sequence[dict[str, int]
     return _slope(kept, grown) <= -ratio / 2
 
 
-def reasoning_dropped(observed: Sequence[Observed], parts: Sequence[dict[str, int]], flags: Sequence[Flag | None],
-                      ratio: float, limit: int) -> tuple[list[int], list[int]]:
+def reasoning_dropped(
+    observed: Sequence[Observed],
+    parts: Sequence[dict[str, int]],
+    flags: Sequence[Flag | None],
+    ratio: float,
+    limit: int,
+) -> tuple[list[int], list[int]]:
     """Per call, the reasoning tokens (tiktoken) the provider did not count, and the calls where
     it stopped counting. From a stop on: what the context's reasoning grew by since then (what
     was there is in the carried departure); after a compaction, all of it. The reading is decided

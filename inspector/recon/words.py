@@ -6,8 +6,13 @@ from collections import Counter
 
 from .check import ReconCheck
 
-_PLURAL = {"mid-session start": "mid-session starts", "compaction": "compactions", "prune": "prunes",
-           "tokenizer drift": "tokenizer drifts", "context change not in the file": "context changes not in the file"}
+_PLURAL = {
+    "mid-session start": "mid-session starts",
+    "compaction": "compactions",
+    "prune": "prunes",
+    "tokenizer drift": "tokenizer drifts",
+    "context change not in the file": "context changes not in the file",
+}
 
 
 def _k(n: float) -> str:
@@ -15,7 +20,7 @@ def _k(n: float) -> str:
 
 
 def verdict(c: ReconCheck) -> str:
-    """"tracks the recorded prompt within ±2.1k tokens" / "departs at 4 calls: …"."""
+    """ "tracks the recorded prompt within ±2.1k tokens" / "departs at 4 calls: …"."""
     if not c.calls:
         return "no call records its prompt: there is nothing to check the rebuilt context against"
     within = f"within ±{_k(c.spread_excluding_flagged / 2)} tokens"
@@ -36,5 +41,7 @@ def step_note(c: ReconCheck, step: int) -> str | None:
     if f.cause == "context change not in the file":
         return f"{f.detail[0].upper()}{f.detail[1:]}."
     sign = "more" if f.tokens > 0 else "fewer"
-    return (f"The recorded prompt moved {_k(abs(f.tokens))} tokens {sign} than the rebuilt context here "
-            f"({f.cause}: {f.detail}).")
+    return (
+        f"The recorded prompt moved {_k(abs(f.tokens))} tokens {sign} than the rebuilt context here "
+        f"({f.cause}: {f.detail})."
+    )

@@ -80,8 +80,9 @@ def session_counter(session: Session, name: str) -> CachedCounter:
 _WARMING: dict[tuple[int, str], weakref.ref[Session]] = {}  # weak: a warmed session is not kept alive
 
 
-def warm_session(session: Session, what: Sequence[str] = ("facts", "tiktoken"), delay: float = 1.0
-                 ) -> threading.Thread | None:
+def warm_session(
+    session: Session, what: Sequence[str] = ("facts", "tiktoken"), delay: float = 1.0
+) -> threading.Thread | None:
     """Fill the per-message caches later replays of ``session`` read, in a background thread,
     once per session, starting after ``delay`` seconds (the page being drawn keeps the CPU):
     ``facts``, what the offline summarizer extracts from each message (a first what-if policy

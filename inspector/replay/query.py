@@ -36,16 +36,26 @@ def prune_at(
         settings = parse_settings(strat, settings)
     settings = settings or strat.Settings()
     li = session.resolve(leaf)
-    rs = ReplaySettings(strategy=strategy_name, strategy_settings=tuple(sorted(settings.model_dump().items())),
-                        counter=counter, context_window=context_window, leaf=li)
+    rs = ReplaySettings(
+        strategy=strategy_name,
+        strategy_settings=tuple(sorted(settings.model_dump().items())),
+        counter=counter,
+        context_window=context_window,
+        leaf=li,
+    )
     r = replay(session, rs)
     if at_step is not None:
         if not 0 <= at_step < len(r.steps):
             raise KeyError(f"step {at_step} out of range: this branch has {len(r.steps)} model calls")
         d = r.step_detail(at_step)
         if d.prune is None:  # strategy "none": the replay does not call it
-            return strat.apply(d.before, settings, None, CallInfo(at_step, True, context_window, None),
-                               session_counter(session, counter))
+            return strat.apply(
+                d.before,
+                settings,
+                None,
+                CallInfo(at_step, True, context_window, None),
+                session_counter(session, counter),
+            )
         return d.prune
     ctx = build_session_context(session, li).messages
     c = session_counter(session, counter)
@@ -55,8 +65,12 @@ def prune_at(
         last = r.steps[-1]
         d = r.step_detail(last.step)
         state = d.prune.state if d.prune is not None else None
-        new_prompt = any(cm.role == "user" and cm.entry_index is not None and cm.entry_index > last.entry_index
-                         for cm in ctx)
+        new_prompt = any(
+            cm.role == "user" and cm.entry_index is not None and cm.entry_index > last.entry_index
+            for cm in ctx
+        )
     tokens = sum(c.count_many([m.message for m in ctx]))
-    call = CallInfo(step=len(r.steps), new_prompt=new_prompt, context_window=context_window, context_tokens=tokens)
+    call = CallInfo(
+        step=len(r.steps), new_prompt=new_prompt, context_window=context_window, context_tokens=tokens
+    )
     return strat.apply(ctx, settings, state, call, c)

@@ -55,7 +55,12 @@ class Pruned(Event):
     """The first 50 cleared entries."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "items": self.items, "tokens": self.tokens, "entryIndexes": list(self.entry_indexes)}
+        return {
+            "type": self.type,
+            "items": self.items,
+            "tokens": self.tokens,
+            "entryIndexes": list(self.entry_indexes),
+        }
 
 
 @dataclass(frozen=True)
@@ -130,10 +135,20 @@ class SimulatedCompaction(Event):
     tokens_after: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "simulated": True, "policy": self.policy, "kind": self.kind, "reason": self.reason,
-                "firstKeptEntryIndex": self.first_kept_entry_index, "summarizedMessages": self.summarized_messages,
-                "summaryTokens": self.summary_tokens, "summarizer": self.summarizer, "fellBack": self.fell_back,
-                "error": self.error, "tokensAfter": self.tokens_after}
+        return {
+            "type": self.type,
+            "simulated": True,
+            "policy": self.policy,
+            "kind": self.kind,
+            "reason": self.reason,
+            "firstKeptEntryIndex": self.first_kept_entry_index,
+            "summarizedMessages": self.summarized_messages,
+            "summaryTokens": self.summary_tokens,
+            "summarizer": self.summarizer,
+            "fellBack": self.fell_back,
+            "error": self.error,
+            "tokensAfter": self.tokens_after,
+        }
 
 
 @dataclass(frozen=True)
@@ -148,9 +163,16 @@ class RecordedCompaction(Event):
     tokens_before: int | float
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "simulated": False, "policy": "recorded", "entryIndex": self.entry_index,
-                "firstKeptEntryIndex": self.first_kept_entry_index, "summaryTokens": self.summary_tokens,
-                "tokensAfter": self.tokens_after, "tokensBefore": self.tokens_before}
+        return {
+            "type": self.type,
+            "simulated": False,
+            "policy": "recorded",
+            "entryIndex": self.entry_index,
+            "firstKeptEntryIndex": self.first_kept_entry_index,
+            "summaryTokens": self.summary_tokens,
+            "tokensAfter": self.tokens_after,
+            "tokensBefore": self.tokens_before,
+        }
 
 
 @dataclass(frozen=True)

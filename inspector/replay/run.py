@@ -73,27 +73,44 @@ def recorded_usage(m: AssistantMessage) -> tuple[int | float | None, int | float
     u = m.usage
     if u is None:
         return None, None
-    return clamp(clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)), clamp(calculate_context_tokens(u))
+    return clamp(clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)), clamp(
+        calculate_context_tokens(u)
+    )
 
 
 class ReplayRun:
     """One replay of ``session`` under ``settings``: the state carried from call to call."""
 
-    def __init__(self, session: Session, settings: ReplaySettings, *, summarize: SummaryFn | None = None,
-                 summaries: SummaryCache | None = None, incremental: bool | None = None,
-                 progress: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        settings: ReplaySettings,
+        *,
+        summarize: SummaryFn | None = None,
+        summaries: SummaryCache | None = None,
+        incremental: bool | None = None,
+        progress: Callable[[float], None] | None = None,
+    ) -> None:
         self.t0 = time.perf_counter()
         self.session, self.settings, self.progress = session, settings, progress
         self.policy = get_policy(settings.compaction)
         self.own = self.policy.own_settings(settings.policy)
-        self.summarize = summarize or self._default_summarize(summaries if summaries is not None else SummaryCache())
+        self.summarize = summarize or self._default_summarize(
+            summaries if summaries is not None else SummaryCache()
+        )
         self.usage_mode = settings.counter == "usage"
         self.counter = session_counter(session, settings.counter)
         self.strategy = effective_strategy(settings, session)
-        self.runner = make_runner(self.strategy, strategy_settings(settings), self.counter, self.usage_mode,
-                                  switches.INCREMENTAL if incremental is None else incremental)
-        self.compaction = CompactionSettings(enabled=True, reserveTokens=settings.reserve_tokens,
-                                             keepRecentTokens=settings.keep_recent_tokens)
+        self.runner = make_runner(
+            self.strategy,
+            strategy_settings(settings),
+            self.counter,
+            self.usage_mode,
+            switches.INCREMENTAL if incremental is None else incremental,
+        )
+        self.compaction = CompactionSettings(
+            enabled=True, reserveTokens=settings.reserve_tokens, keepRecentTokens=settings.keep_recent_tokens
+        )
         self.window = settings.context_window
         self.path = session.path(settings.leaf)
         self.price = input_price_per_token(session)
@@ -113,6 +130,7 @@ class ReplayRun:
 
         def summarize(prep: CompactionPreparation, st: ReplaySettings) -> dict[str, Any]:
             return cache.summary(prep, st, style, self.session)
+
         return summarize
 
     # -- the walk -------------------------------------------------------------------------------------
@@ -124,8 +142,15 @@ class ReplayRun:
             self.entry(entries[ei], ei)
         if self.progress is not None:
             self.progress(1.0)
-        return Replay(self.settings, tuple(self.steps), self.metrics(), tuple(self.path), tuple(self.summaries),
-                      self.session, time.perf_counter() - self.t0)
+        return Replay(
+            self.settings,
+            tuple(self.steps),
+            self.metrics(),
+            tuple(self.path),
+            tuple(self.summaries),
+            self.session,
+            time.perf_counter() - self.t0,
+        )
 
     def entry(self, e: AnyEntry, ei: int) -> None:
         if isinstance(e, CompactionEntry):
@@ -154,12 +179,24 @@ class ReplayRun:
         self.sim.append(e, ei)
         self.ctx.reset(self.sim.context_after_last())
         self.compactions += 1
-        ev = RecordedCompaction(ei, self.session.index_of(e.firstKeptEntryId), self.counter.count_text(e.summary),
-                                self.ctx.total, clamp(e.tokensBefore))
+        ev = RecordedCompaction(
+            ei,
+            self.session.index_of(e.firstKeptEntryId),
+            self.counter.count_text(e.summary),
+            self.ctx.total,
+            clamp(e.tokensBefore),
+        )
         self.pending.append(ev)
-        self.summaries.append({**ev.to_json(), "step": len(self.steps), "text": e.summary,
-                               "summarizedEntryIndexes": [], "_before": before,
-                               "_after": (self.ctx.msgs, len(self.ctx.msgs))})
+        self.summaries.append(
+            {
+                **ev.to_json(),
+                "step": len(self.steps),
+                "text": e.summary,
+                "summarizedEntryIndexes": [],
+                "_before": before,
+                "_after": (self.ctx.msgs, len(self.ctx.msgs)),
+            }
+        )
 
     # -- one model call -------------------------------------------------------------------------------
     def model_call(self, m: AssistantMessage, ei: int) -> None:
@@ -173,8 +210,9 @@ class ReplayRun:
         pruned_items = self.pruning_events(res, before, tokens)
         self.overflow_after(tokens)
         pruned = res is not None and self.runner is not None
-        self.pending += self.rereads.calls(tool_calls(m), lambda i: i in self.ctx.entries and not (
-            pruned and self.runner.is_pruned(i)))
+        self.pending += self.rereads.calls(
+            tool_calls(m), lambda i: i in self.ctx.entries and not (pruned and self.runner.is_pruned(i))
+        )
         if self.usage_mode:
             tokens = self.usage_tokens(seg, length)
         self.record_step(m, ei, k, tokens, before, pruned_items, (seg, length, state_before, call))
@@ -190,11 +228,15 @@ class ReplayRun:
         out = self.runner.call(self.ctx.msgs, state, ci)
         return ci, out, out.tokens
 
-    def overflow_before(self, k: int, state: Any, time_ms: Any, first: tuple[Any, Any, int]) -> tuple[Any, Any, int]:
+    def overflow_before(
+        self, k: int, state: Any, time_ms: Any, first: tuple[Any, Any, int]
+    ) -> tuple[Any, Any, int]:
         """The request would fail with a context overflow: compact, then retry the call."""
         tokens = first[2]
         self.pending.append(Overflow(tokens, self.window, "compaction"))
-        if self.compact(k, f"context {tokens:,} > window {self.window:,}: overflow, compact and retry", "overflow"):
+        if self.compact(
+            k, f"context {tokens:,} > window {self.window:,}: overflow, compact and retry", "overflow"
+        ):
             return self.prune(k, state, time_ms)
         return first
 
@@ -222,16 +264,38 @@ class ReplayRun:
             return clamp_int(self.runner.usage_tokens(self.ctx.msgs))
         return clamp_int(estimate_context_tokens([c.message for c in seg[:length]]).tokens)
 
-    def record_step(self, m: AssistantMessage, ei: int, k: int, tokens: int, before: int, pruned_items: int,
-                    pinned: tuple[list[ContextMessage], int, Any, Any]) -> None:
+    def record_step(
+        self,
+        m: AssistantMessage,
+        ei: int,
+        k: int,
+        tokens: int,
+        before: int,
+        pruned_items: int,
+        pinned: tuple[list[ContextMessage], int, Any, Any],
+    ) -> None:
         seg, length, state, call = pinned
         rin, rtot = recorded_usage(m)
-        self.steps.append(Step(
-            step=k, entry_index=ei, stop_reason=m.stopReason, tokens=tokens, tokens_before_pruning=before,
-            recorded_input=rin, recorded_total=rtot, messages=length, pruned_items=pruned_items,
-            pruned_tokens=before - tokens, events=tuple(self.pending), cost=tokens * self.price(m),
-            _segment=seg, _length=length, _state=state, _call=call,
-        ))
+        self.steps.append(
+            Step(
+                step=k,
+                entry_index=ei,
+                stop_reason=m.stopReason,
+                tokens=tokens,
+                tokens_before_pruning=before,
+                recorded_input=rin,
+                recorded_total=rtot,
+                messages=length,
+                pruned_items=pruned_items,
+                pruned_tokens=before - tokens,
+                events=tuple(self.pending),
+                cost=tokens * self.price(m),
+                _segment=seg,
+                _length=length,
+                _state=state,
+                _call=call,
+            )
+        )
         self.pending = []
         self.new_prompt = False
 
@@ -241,8 +305,13 @@ class ReplayRun:
         if not self.policy.simulated:
             return
         do, reason = self.policy.after_answer(
-            self.trigger, tokens + self.counter.count(m), self.window, self.settings.reserve_tokens, self.own,
-            aborted=m.stopReason == "aborted", needs_follow_up=bool(tool_calls(m)),
+            self.trigger,
+            tokens + self.counter.count(m),
+            self.window,
+            self.settings.reserve_tokens,
+            self.own,
+            aborted=m.stopReason == "aborted",
+            needs_follow_up=bool(tool_calls(m)),
         )
         if do:
             self.compact(k + 1, reason, "threshold")
@@ -258,9 +327,19 @@ class ReplayRun:
             return self.summarize(p, self.settings)
 
         pi_counter = self.counter if self.counter.name == "pi" else session_counter(self.session, "pi")
-        done = self.policy.compact(CompactionRequest(
-            self.ctx, self.sim, self.session, summarize_seen, self.compaction, self.settings.pi_version,
-            pi_counter.count, self.window, self.own))
+        done = self.policy.compact(
+            CompactionRequest(
+                self.ctx,
+                self.sim,
+                self.session,
+                summarize_seen,
+                self.compaction,
+                self.settings.pi_version,
+                pi_counter.count,
+                self.window,
+                self.own,
+            )
+        )
         if done is None:
             self.pending.append(CompactionSkipped("nothing to compact", reason))
             return False
@@ -268,13 +347,31 @@ class ReplayRun:
         self.compactions += 1
         self.summary_tokens += int(s.get("input_tokens", 0)) + int(s.get("output_tokens", 0))
         self.trigger.compacted()
-        ev = SimulatedCompaction(self.settings.compaction, kind, reason, done.first_kept, len(done.summarized),
-                                 self.counter.count_text(s["text"]), s.get("label"), bool(s.get("fell_back")),
-                                 s.get("error"), self.ctx.total)
+        ev = SimulatedCompaction(
+            self.settings.compaction,
+            kind,
+            reason,
+            done.first_kept,
+            len(done.summarized),
+            self.counter.count_text(s["text"]),
+            s.get("label"),
+            bool(s.get("fell_back")),
+            s.get("error"),
+            self.ctx.total,
+        )
         self.pending.append(ev)
-        self.summaries.append({**ev.to_json(), "step": step_no, "text": s["text"],
-                               "summarizedEntryIndexes": done.summarized, "story": done.story, "_before": before,
-                               "_after": (self.ctx.msgs, len(self.ctx.msgs)), "_prep": preps[-1] if preps else None})
+        self.summaries.append(
+            {
+                **ev.to_json(),
+                "step": step_no,
+                "text": s["text"],
+                "summarizedEntryIndexes": done.summarized,
+                "story": done.story,
+                "_before": before,
+                "_after": (self.ctx.msgs, len(self.ctx.msgs)),
+                "_prep": preps[-1] if preps else None,
+            }
+        )
         return True
 
     # -- the totals -----------------------------------------------------------------------------------
@@ -319,5 +416,11 @@ def replay(
     context at every call (the reference the incremental runners are tested against; default
     :data:`~inspector.replay.settings.INCREMENTAL`)."""
     with gc_paused():
-        return ReplayRun(session, settings or ReplaySettings(), summarize=summarize, summaries=summaries,
-                         incremental=incremental, progress=progress).run()
+        return ReplayRun(
+            session,
+            settings or ReplaySettings(),
+            summarize=summarize,
+            summaries=summaries,
+            incremental=incremental,
+            progress=progress,
+        ).run()

@@ -28,21 +28,39 @@ class ReplaySettings(BaseModel):
 
     compaction: PolicyName = Field("recorded", description="recorded, or a what-if compaction policy.")
     strategy: str = Field("none", description="Pruning strategy applied before every model call.")
-    strategy_settings: tuple[tuple[str, Any], ...] = Field((), description="Strategy settings (key, value) pairs.")
+    strategy_settings: tuple[tuple[str, Any], ...] = Field(
+        (), description="Strategy settings (key, value) pairs."
+    )
     context_window: int = Field(200000, ge=1000, description="The model's context window in tokens.")
-    reserve_tokens: int = Field(16384, ge=0, description="pi reserveTokens: compact when context > window − reserve.")
-    keep_recent_tokens: int = Field(20000, ge=0, description="pi keepRecentTokens: recent tokens kept verbatim.")
-    counter: str = Field("pi", description="Token counter: pi (chars/4 estimate), tiktoken, calibrated (tiktoken × "
-                                           "the session's own fitted ratio) or usage (pi's usage-based context size: "
-                                           "last recorded usage + estimates after it).")
+    reserve_tokens: int = Field(
+        16384, ge=0, description="pi reserveTokens: compact when context > window − reserve."
+    )
+    keep_recent_tokens: int = Field(
+        20000, ge=0, description="pi keepRecentTokens: recent tokens kept verbatim."
+    )
+    counter: str = Field(
+        "pi",
+        description="Token counter: pi (chars/4 estimate), tiktoken, calibrated (tiktoken × "
+        "the session's own fitted ratio) or usage (pi's usage-based context size: "
+        "last recorded usage + estimates after it).",
+    )
     summarizer: str = Field("offline", description="Summarizer for simulated compactions.")
-    summarizer_model: str | None = Field(None, description="LLM summarizers: the model (default: the summarizer's).")
-    summarizer_base_url: str | None = Field(None, description="OpenAI-compatible summarizer: the endpoint's base URL.")
+    summarizer_model: str | None = Field(
+        None, description="LLM summarizers: the model (default: the summarizer's)."
+    )
+    summarizer_base_url: str | None = Field(
+        None, description="OpenAI-compatible summarizer: the endpoint's base URL."
+    )
     summarizer_api_key: SecretStr | None = Field(
-        None, exclude=True, repr=False,
+        None,
+        exclude=True,
+        repr=False,
         description="A key for the summarizer's base URL itself (typed in the app, or the CLI's environment); "
-                    "held in memory only, never dumped.")
-    summarizer_redact: bool = Field(True, description="Redact secrets from the text sent to an LLM summarizer.")
+        "held in memory only, never dumped.",
+    )
+    summarizer_redact: bool = Field(
+        True, description="Redact secrets from the text sent to an LLM summarizer."
+    )
     pi_version: str = Field("0.73", description="pi's prepareCompaction rule: 0.73 or 0.58.")
     policy: PolicySettings = Field(default_factory=PolicySettings)
     leaf: int | None = Field(None, description="Entry index of the branch's leaf (None: pi's default leaf).")
@@ -70,8 +88,12 @@ def effective_settings(settings: ReplaySettings) -> ReplaySettings:
     update: dict[str, Any] = {}
     policy = get_policy(settings.compaction)
     if not policy.simulated:
-        update.update(keep_recent_tokens=d.keep_recent_tokens, reserve_tokens=d.reserve_tokens,
-                      pi_version=d.pi_version, summarizer=d.summarizer)
+        update.update(
+            keep_recent_tokens=d.keep_recent_tokens,
+            reserve_tokens=d.reserve_tokens,
+            pi_version=d.pi_version,
+            summarizer=d.summarizer,
+        )
     elif not policy.pi_cut:
         update.update(keep_recent_tokens=d.keep_recent_tokens, pi_version=d.pi_version)
     if update.get("summarizer", settings.summarizer) == "offline":

@@ -49,4 +49,6 @@ def make_runner(strat: Any, strat_settings: Any, counter: Any, usage_mode: bool,
     and no runner's bookkeeping is needed."""
     if strat is None:
         return PlainRunner(None, None, counter) if usage_mode and incremental else None
-    return strat.runner(strat_settings, counter) if incremental else FullRunner(strat, strat_settings, counter)
+    return (
+        strat.runner(strat_settings, counter) if incremental else FullRunner(strat, strat_settings, counter)
+    )

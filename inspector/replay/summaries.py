@@ -28,9 +28,11 @@ def prep_key(prep: CompactionPreparation, settings: ReplaySettings, style: str) 
     see :class:`SummaryCache`); messages built in memory (summaries of other policies) by content."""
     h = hashlib.sha256()
     key = settings.summarizer_api_key.get_secret_value() if settings.summarizer_api_key is not None else ""
-    h.update(f"{settings.summarizer}|{settings.summarizer_model}|{settings.summarizer_base_url}|{style}|"
-             f"{settings.summarizer_redact}|{hashlib.sha256(key.encode()).hexdigest()}|"
-             f"{prep.settings.reserveTokens}|{prep.isSplitTurn}|".encode())
+    h.update(
+        f"{settings.summarizer}|{settings.summarizer_model}|{settings.summarizer_base_url}|{style}|"
+        f"{settings.summarizer_redact}|{hashlib.sha256(key.encode()).hexdigest()}|"
+        f"{prep.settings.reserveTokens}|{prep.isSplitTurn}|".encode()
+    )
     h.update((prep.previousSummary or "").encode("utf-8", "surrogatepass"))
     for part in (prep.messagesToSummarize, b"|", prep.turnPrefixMessages):
         if isinstance(part, bytes):
@@ -78,8 +80,16 @@ def make_summary(prep: CompactionPreparation, settings: ReplaySettings, style: s
         r, m = prep.fileOps.lists()
         n = len(prep.messagesToSummarize) + len(prep.turnPrefixMessages)
         text = f"[placeholder summary of {n} messages]" + format_file_operations(r, m)
-        out = {"text": text, "label": "placeholder", "input_tokens": 0, "output_tokens": 0, "calls": 0,
-               "cost": 0.0, "error": None, "fell_back": False}
+        out = {
+            "text": text,
+            "label": "placeholder",
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "calls": 0,
+            "cost": 0.0,
+            "error": None,
+            "fell_back": False,
+        }
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -100,8 +110,13 @@ class SummaryCache:
         with self._lock:
             self._items.clear()
 
-    def summary(self, prep: CompactionPreparation, settings: ReplaySettings, style: str = "pi",
-                session: Session | None = None) -> dict[str, Any]:
+    def summary(
+        self,
+        prep: CompactionPreparation,
+        settings: ReplaySettings,
+        style: str = "pi",
+        session: Session | None = None,
+    ) -> dict[str, Any]:
         key = prep_key(prep, settings, style)
         hit = self._items.get(key)
         if hit is not None and hit[0] is session:
@@ -114,8 +129,13 @@ class SummaryCache:
         return out
 
 
-def default_summary(prep: CompactionPreparation, settings: ReplaySettings, style: str = "pi",
-                    session: Session | None = None, cache: SummaryCache | None = None) -> dict[str, Any]:
+def default_summary(
+    prep: CompactionPreparation,
+    settings: ReplaySettings,
+    style: str = "pi",
+    session: Session | None = None,
+    cache: SummaryCache | None = None,
+) -> dict[str, Any]:
     """Summarise a preparation with the configured summarizer, through ``cache`` when given."""
     if cache is None:
         return make_summary(prep, settings, style)

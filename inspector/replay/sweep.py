@@ -62,7 +62,11 @@ def sweep(
 _FIRST = ("pi", "codex", "opencode", "claude-code")
 #: the rows of :func:`compare_agents`: the session as recorded, then each agent (:mod:`inspector.agents`)
 #: in the order the comparison has always shown them, then any agent added since
-COMPARED: tuple[str, ...] = ("recorded", *(a for a in _FIRST if a in AGENTS), *(a for a in AGENTS if a not in _FIRST))
+COMPARED: tuple[str, ...] = (
+    "recorded",
+    *(a for a in _FIRST if a in AGENTS),
+    *(a for a in AGENTS if a not in _FIRST),
+)
 
 
 def agent_config(name: str) -> tuple[str, str, str]:

@@ -31,8 +31,20 @@ from ..replay.results import Reread
 from .extract import entry_facts
 from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
 
-__all__ = ["CATEGORIES", "KINDS", "CompactionRetention", "Needed", "Redo", "RetentionReport", "Span",
-           "compare_summaries", "first_need_step", "retention", "score_text", "spans"]
+__all__ = [
+    "CATEGORIES",
+    "KINDS",
+    "CompactionRetention",
+    "Needed",
+    "Redo",
+    "RetentionReport",
+    "Span",
+    "compare_summaries",
+    "first_need_step",
+    "retention",
+    "score_text",
+    "spans",
+]
 
 
 @dataclass(frozen=True)
@@ -68,8 +80,10 @@ def _file_lists(session: Any, ei: int | None) -> tuple[tuple[str, ...], tuple[st
     rf, mf = details.get("readFiles"), details.get("modifiedFiles")
     if not isinstance(rf, list) and not isinstance(mf, list):
         return None
-    return (tuple(str(x) for x in rf or () if isinstance(x, str)),
-            tuple(str(x) for x in mf or () if isinstance(x, str)))
+    return (
+        tuple(str(x) for x in rf or () if isinstance(x, str)),
+        tuple(str(x) for x in mf or () if isinstance(x, str)),
+    )
 
 
 def spans(replay: Any) -> list[Span]:
@@ -90,15 +104,34 @@ def spans(replay: Any) -> list[Span]:
         after = _pinned(rec, "_after")
         kept = tuple(m.entry_index for m in after if not _is_summary(m))
         kept_set = set(kept)
-        summarised = tuple(m.entry_index for m in _pinned(rec, "_before")
-                           if not _is_summary(m) and m.entry_index not in kept_set)
+        summarised = tuple(
+            m.entry_index
+            for m in _pinned(rec, "_before")
+            if not _is_summary(m) and m.entry_index not in kept_set
+        )
         recorded = not rec.get("simulated")
         ei = rec.get("entryIndex") if recorded else (path[start - 1] if start > 0 else -1)
-        last_user = next((path[p] for p in range(start - 1, -1, -1)
-                          if entry_facts(replay.session, path[p]).role == "user"), None)
-        out.append(Span(k, int(ei if ei is not None else -1), "recorded" if recorded else "simulated",
-                        int(rec.get("step", 0)), summarised, kept, tuple(path[start:end]), last_user,
-                        _file_lists(replay.session, rec.get("entryIndex")) if recorded else None))
+        last_user = next(
+            (
+                path[p]
+                for p in range(start - 1, -1, -1)
+                if entry_facts(replay.session, path[p]).role == "user"
+            ),
+            None,
+        )
+        out.append(
+            Span(
+                k,
+                int(ei if ei is not None else -1),
+                "recorded" if recorded else "simulated",
+                int(rec.get("step", 0)),
+                summarised,
+                kept,
+                tuple(path[start:end]),
+                last_user,
+                _file_lists(replay.session, rec.get("entryIndex")) if recorded else None,
+            )
+        )
     return out
 
 
@@ -107,8 +140,12 @@ def _step_positions(replay: Any) -> list[int]:
     return [pos.get(s.entry_index, -1) for s in replay.steps]
 
 
-def first_need_step(replay: Any, c: CompactionRetention, step_pos: Sequence[int] | None = None,
-                    pos: dict[int, int] | None = None) -> int | None:
+def first_need_step(
+    replay: Any,
+    c: CompactionRetention,
+    step_pos: Sequence[int] | None = None,
+    pos: dict[int, int] | None = None,
+) -> int | None:
     """The first model call at or after the first use of a file, identifier or error ``c`` forgot
     (None: none). Instructions and the open task are left out: they stand from the first call on."""
     used = [n for n in c.forgotten if n.kind in USED_KINDS]
@@ -125,31 +162,56 @@ def _positions(replay: Any) -> dict[int, int]:
     return {ei: p for p, ei in enumerate(replay.path)}
 
 
-def _rereads(replay: Any, span: Span, step_pos: Sequence[int], pos: dict[int, int] | None = None
-             ) -> list[tuple[int, Reread]]:
+def _rereads(
+    replay: Any, span: Span, step_pos: Sequence[int], pos: dict[int, int] | None = None
+) -> list[tuple[int, Reread]]:
     if not span.horizon:
         return []
     pos = pos if pos is not None else _positions(replay)
     a, b = pos[span.horizon[0]], pos[span.horizon[-1]]
     lo, hi = bisect.bisect_left(step_pos, a), bisect.bisect_right(step_pos, b)
-    return [(replay.steps[k].entry_index, ev) for k in range(lo, hi) for ev in replay.steps[k].events
-            if isinstance(ev, Reread)]
+    return [
+        (replay.steps[k].entry_index, ev)
+        for k in range(lo, hi)
+        for ev in replay.steps[k].events
+        if isinstance(ev, Reread)
+    ]
 
 
 def _label(rec: dict[str, Any]) -> str:
     return "recorded" if not rec.get("simulated") else f"{rec.get('summarizer') or 'summary'} (this replay)"
 
 
-def score_text(replay: Any, span: Span, text: str, label: str, use_details: bool = True,
-               items: Any = None, rd: Redo | None = None) -> CompactionRetention:
+def score_text(
+    replay: Any,
+    span: Span,
+    text: str,
+    label: str,
+    use_details: bool = True,
+    items: Any = None,
+    rd: Redo | None = None,
+) -> CompactionRetention:
     """Score one summary ``text`` of ``span`` (``use_details``: the recorded compaction's file lists
     stand for the text's own blocks)."""
     if items is None:
         items = needed_items(replay.session, span)
     if rd is None:
         rd = redo(replay.session, span, _rereads(replay, span, _step_positions(replay)))
-    sp = span if use_details else Span(span.index, span.entry_index, span.source, span.step, span.summarised,
-                                       span.kept, span.horizon, span.last_user, None)
+    sp = (
+        span
+        if use_details
+        else Span(
+            span.index,
+            span.entry_index,
+            span.source,
+            span.step,
+            span.summarised,
+            span.kept,
+            span.horizon,
+            span.last_user,
+            None,
+        )
+    )
     return judge(replay.session, sp, items, text, label, rd)
 
 
@@ -190,8 +252,9 @@ def _prep_of(replay: Any, index: int) -> Any:
     return compaction_view(replay, index).prep
 
 
-def compare_summaries(replay: Any, index: int, llm: Any = None, styles: Sequence[str] | None = None,
-                      summaries: Any = None) -> list[CompactionRetention]:
+def compare_summaries(
+    replay: Any, index: int, llm: Any = None, styles: Sequence[str] | None = None, summaries: Any = None
+) -> list[CompactionRetention]:
     """Compaction ``index`` of ``replay`` scored under each summary of the same span: its own
     (recorded, or this replay's), the offline summarizer's, and — when ``llm`` is
     :class:`inspector.replay.ReplaySettings` naming an LLM summarizer — that summarizer's in each

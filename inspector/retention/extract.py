@@ -75,7 +75,8 @@ EXTENSIONS = frozenset(
     "py pyi ts tsx js jsx mjs cjs json jsonl md rst txt toml yaml yml ini cfg conf sh bash zsh fish go rs "
     "java kt kts scala c h cc cpp hpp cs rb php swift m mm sql html htm css scss less vue svelte lock "
     "xml csv tsv env ipynb gradle proto graphql tf lua r pl ex exs erl hs ml clj dart nim zig dockerfile "
-    "mk cmake properties gitignore".split())
+    "mk cmake properties gitignore".split()
+)
 
 _TOKEN = re.compile(r"[\w./~@+-]+\(?")
 _IDENT_SPLIT = re.compile(r"[~@+-]+")
@@ -83,13 +84,25 @@ _HUMP = re.compile(r"[a-z][A-Z]")
 _ERROR_LINE = re.compile(
     r"^(?:E\s+)?(?:[\w.]*(?:Error|Exception|Failure)\b[:(].*|(?:error|ERROR|Error|fatal|FATAL|FAIL|FAILED)"
     r"(?:\[[\w-]+\])?[: ].*|.*\b(?:No such file or directory|command not found|Permission denied|"
-    r"Segmentation fault|not found: .+|cannot find module .+)\b.*)$", re.I | re.M)
+    r"Segmentation fault|not found: .+|cannot find module .+)\b.*)$",
+    re.I | re.M,
+)
 _INSTRUCTION = re.compile(
     r"\b(?:don'?t|do not|never|always|must(?:n'?t| not)?|make sure|avoid|only (?:use|touch|change|edit)|"
     r"instead of|prefer|stick (?:to|with)|remember to|from now on|(?:we|i) (?:have )?decided|"
-    r"let'?s (?:go with|use|keep))\b", re.I)
-ERROR_WORDS = ("error", "exception", "fail", "fatal", "no such file", "not found", "permission denied",
-               "segmentation fault")
+    r"let'?s (?:go with|use|keep))\b",
+    re.I,
+)
+ERROR_WORDS = (
+    "error",
+    "exception",
+    "fail",
+    "fatal",
+    "no such file",
+    "not found",
+    "permission denied",
+    "segmentation fault",
+)
 """Words one of which an error line holds (lower case)."""
 _ERROR_HINT = re.compile("|".join(ERROR_WORDS), re.I)
 _PYTEST_E = re.compile(r"^E\s+")
@@ -99,11 +112,13 @@ STOPWORDS = frozenset(
     "the and for with that this from into then than they them their there these those what when where which "
     "while will would should could have has had was were are been being not but all any can our out use "
     "using used you your it's its also just only make sure please don't do does did let's lets now one two "
-    "some such very more most other each same here about after before again any".split())
+    "some such very more most other each same here about after before again any".split()
+)
 BRANDS = frozenset(
     "JavaScript TypeScript GitHub GitLab OpenAI PyPI macOS iOS iPhone YouTube LinkedIn PostgreSQL MySQL SQLite "
     "FastAPI NumPy PyTorch OpenCode ClaudeCode DeepSeek OpenRouter LangChain WebSocket PowerShell VSCode "
-    "DevOps README".split())
+    "DevOps README".split()
+)
 
 
 @dataclass(frozen=True)
@@ -212,8 +227,9 @@ def _token_idents(raw: str) -> tuple[str, ...]:
         head, dot, rest = tok.partition(".")
         if dot and head in ("this", "self", "cls"):  # an attribute: its name, not the receiver
             tok = rest
-        if _ident_ok(tok) or (call and len(tok) >= 4 and tok.isidentifier() and not tok.istitle()
-                              and not tok.isalpha()):
+        if _ident_ok(tok) or (
+            call and len(tok) >= 4 and tok.isidentifier() and not tok.istitle() and not tok.isalpha()
+        ):
             out.append(tok)
     return tuple(out)
 
@@ -222,7 +238,11 @@ def identifiers_in(text: str, tokens: set[str] | None = None) -> set[str]:
     """Code-shaped tokens of ``text`` (see the module docstring)."""
     out: set[str] = set()
     for raw in _tokens(text) if tokens is None else tokens:
-        if "/" in raw or len(raw) < 4 or (raw.isalpha() and (raw.islower() or raw.isupper() or raw.istitle())):
+        if (
+            "/" in raw
+            or len(raw) < 4
+            or (raw.isalpha() and (raw.islower() or raw.isupper() or raw.istitle()))
+        ):
             continue  # a path, too short, or a plain word
         out.update(_token_idents(raw))
     return out
@@ -326,15 +346,16 @@ def _assistant(m: AssistantMessage) -> Facts:
             touches.append((p, FILE_TOOLS[name]))
         patch = args.get("input") if name == "apply_patch" else None
         if isinstance(patch, str):
-            touches.extend((f, "write" if op == "Add" else "edit") for op, f in _PATCH_FILE.findall(patch[:MAX_CHARS]))
+            touches.extend(
+                (f, "write" if op == "Add" else "edit") for op, f in _PATCH_FILE.findall(patch[:MAX_CHARS])
+            )
         cmd = args.get("command", args.get("cmd"))
         cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
         if name in SHELL_TOOLS and isinstance(cmd, str) and cmd.strip():
             commands.append((b.id, norm(cmd)))
             touches.extend((t, "bash") for t in _command_files(cmd))
     text = "\n".join(texts)[:MAX_CHARS]
-    return Facts("assistant", tuple(touches), *_scan(text),
-                 commands=tuple(commands), text=norm(text).lower())
+    return Facts("assistant", tuple(touches), *_scan(text), commands=tuple(commands), text=norm(text).lower())
 
 
 def _command_files(cmd: str) -> list[str]:
@@ -359,19 +380,31 @@ def facts_of(message: Any) -> Facts:
         return _assistant(message)
     if isinstance(message, UserMessage):
         text = _text(message.content)
-        return Facts("user", (), *_scan(text),
-                     instructions=instructions_in(text), text=norm(text).lower())
+        return Facts("user", (), *_scan(text), instructions=instructions_in(text), text=norm(text).lower())
     if isinstance(message, ToolResultMessage):
         text = _text(message.content, MAX_OUTPUT_CHARS)
-        return Facts("toolResult", (), *_scan(text),
-                     errors_in(text, message.isError) if message.isError or message.toolName.lower() not in QUIET_TOOLS
-                     else (), failed=message.isError, call_id=message.toolCallId,
-                     text=norm(text[:20_000]).lower())
+        return Facts(
+            "toolResult",
+            (),
+            *_scan(text),
+            errors_in(text, message.isError)
+            if message.isError or message.toolName.lower() not in QUIET_TOOLS
+            else (),
+            failed=message.isError,
+            call_id=message.toolCallId,
+            text=norm(text[:20_000]).lower(),
+        )
     if isinstance(message, BashExecutionMessage):
         text = f"{message.command}\n{message.output}"[:MAX_OUTPUT_CHARS]
         failed = message.exitCode not in (0, None)
-        return Facts("bash", (), *_scan(text),
-                     errors_in(message.output[:MAX_CHARS], failed), failed=failed, text=norm(text[:20_000]).lower())
+        return Facts(
+            "bash",
+            (),
+            *_scan(text),
+            errors_in(message.output[:MAX_CHARS], failed),
+            failed=failed,
+            text=norm(text[:20_000]).lower(),
+        )
     content = getattr(message, "content", None)
     text = _text(content)
     return Facts("other", (), *_scan(text), text=norm(text).lower())

@@ -27,16 +27,23 @@ from .score import CATEGORIES, CompactionRetention, Span, Survivors, where
 
 PROBES = {
     "recall": "Which specific errors, error messages, functions, classes, variables and values from the earlier "
-              "work does the summary state? List each one exactly as written.",
+    "work does the summary state? List each one exactly as written.",
     "artifacts": "Which files were read, created or modified? List every path.",
     "continuation": "What task was in progress, and what is the very next step?",
     "decisions": "Which instructions, constraints and decisions from the user must later work respect?",
 }
-PROBE_OF = {"files": "artifacts", "identifiers": "recall", "errors": "recall", "instructions": "decisions",
-            "task": "continuation"}
-SYSTEM = ("You are given only the summary a coding agent wrote when it compacted an earlier part of a session. "
-          "Answer every question from the summary alone. When the summary does not say, answer 'not stated'. "
-          "Answer under the headings ## recall, ## artifacts, ## continuation and ## decisions, in that order.")
+PROBE_OF = {
+    "files": "artifacts",
+    "identifiers": "recall",
+    "errors": "recall",
+    "instructions": "decisions",
+    "task": "continuation",
+}
+SYSTEM = (
+    "You are given only the summary a coding agent wrote when it compacted an earlier part of a session. "
+    "Answer every question from the summary alone. When the summary does not say, answer 'not stated'. "
+    "Answer under the headings ## recall, ## artifacts, ## continuation and ## decisions, in that order."
+)
 _HEAD = re.compile(r"^#+\s*(recall|artifacts|continuation|decisions)\b.*$", re.I | re.M)
 
 
@@ -60,7 +67,7 @@ def answers_of(raw: str) -> dict[str, str]:
     out = {k: "" for k in PROBES}
     marks = list(_HEAD.finditer(raw))
     for m, nxt in zip(marks, [*marks[1:], None], strict=True):
-        out[m.group(1).lower()] = raw[m.end(): nxt.start() if nxt else len(raw)].strip()
+        out[m.group(1).lower()] = raw[m.end() : nxt.start() if nxt else len(raw)].strip()
     return out
 
 
@@ -68,8 +75,19 @@ def _survivors(text: str) -> Survivors:
     from .extract import identifiers_in, norm, paths_in, words
 
     empty: frozenset[str] = frozenset()
-    return Survivors(norm(text).lower(), frozenset(paths_in(text)), frozenset(identifiers_in(text)),
-                     frozenset(words(text)), empty, empty, empty, empty, empty, "", empty)
+    return Survivors(
+        norm(text).lower(),
+        frozenset(paths_in(text)),
+        frozenset(identifiers_in(text)),
+        frozenset(words(text)),
+        empty,
+        empty,
+        empty,
+        empty,
+        empty,
+        "",
+        empty,
+    )
 
 
 def grade(c: CompactionRetention, answers: dict[str, str], label: str) -> ProbeResult:
@@ -92,7 +110,9 @@ def probe(c: CompactionRetention, summary_text: str, summarizer: Any, use_cache:
     system, user = prompt(summary_text)
     if getattr(summarizer, "redact", True):
         system, user = redact_text(system), redact_text(user)
-    key = cache.cache_key("retention-probe", summarizer.provider, summarizer.model, summarizer.base_url, system, user)
+    key = cache.cache_key(
+        "retention-probe", summarizer.provider, summarizer.model, summarizer.base_url, system, user
+    )
     hit = cache.get(key) if use_cache else None
     if hit is not None and isinstance(hit.get("text"), str):
         return grade(c, answers_of(hit["text"]), f"{summarizer.label} (cached)")

@@ -70,8 +70,12 @@ class Needed:
         return bool(self.where)
 
     def as_dict(self, details: bool = False) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind, "item": self.item, "introducedAt": self.introduced_at,
-                             "neededAt": self.needed_at}
+        d: dict[str, Any] = {
+            "kind": self.kind,
+            "item": self.item,
+            "introducedAt": self.introduced_at,
+            "neededAt": self.needed_at,
+        }
         if details:
             d |= {"evidence": self.evidence, "where": list(self.where)}
         return d
@@ -91,8 +95,12 @@ class Redo:
     items: tuple[dict[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {"rereads": self.rereads, "reruns": self.reruns, "failingReruns": self.failing_reruns,
-                "items": list(self.items)}
+        return {
+            "rereads": self.rereads,
+            "reruns": self.reruns,
+            "failingReruns": self.failing_reruns,
+            "items": list(self.items),
+        }
 
 
 @dataclass(frozen=True)
@@ -160,13 +168,21 @@ class CompactionRetention:
 
     def as_dict(self, details: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "entryIndex": self.span.entry_index, "source": self.span.source, "recall": self.recall(),
-            "needed": len(self.needed), "forgotten": [n.as_dict(details) for n in self.forgotten],
+            "entryIndex": self.span.entry_index,
+            "source": self.span.source,
+            "recall": self.recall(),
+            "needed": len(self.needed),
+            "forgotten": [n.as_dict(details) for n in self.forgotten],
         }
         if details:
-            d |= {"step": self.span.step, "summary": self.summary_label, "overall": self.overall,
-                  "kept": [n.as_dict(True) for n in self.needed if n.kept], "redo": self.redo.as_dict(),
-                  "files": list(self.files)}
+            d |= {
+                "step": self.span.step,
+                "summary": self.summary_label,
+                "overall": self.overall,
+                "kept": [n.as_dict(True) for n in self.needed if n.kept],
+                "redo": self.redo.as_dict(),
+                "files": list(self.files),
+            }
         return d
 
 
@@ -190,10 +206,14 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
         listed = set(span.file_lists[0]) | set(span.file_lists[1])
     kept = [entry_facts(session, i) for i in span.kept]
     return Survivors(
-        prose=norm(prose).lower(), prose_paths=frozenset(paths_in(prose)), prose_idents=frozenset(identifiers_in(prose)),
-        prose_words=frozenset(words(prose)), files=frozenset(listed),
+        prose=norm(prose).lower(),
+        prose_paths=frozenset(paths_in(prose)),
+        prose_idents=frozenset(identifiers_in(prose)),
+        prose_words=frozenset(words(prose)),
+        files=frozenset(listed),
         files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
-        kept_paths=frozenset().union(*(f.paths for f in kept)) | frozenset(p for f in kept for p, _ in f.touches),
+        kept_paths=frozenset().union(*(f.paths for f in kept))
+        | frozenset(p for f in kept for p, _ in f.touches),
         kept_idents=frozenset().union(*(f.idents for f in kept)),
         kept_errors=frozenset(e for f in kept for e in f.errors),
         kept_text="\n".join(f.text for f in kept if f.role in ("user", "assistant", "toolResult")),
@@ -340,8 +360,12 @@ def _merge_named(files: dict[str, Any]) -> None:
 
 
 def _role_name(f: Facts) -> str:
-    return {"toolResult": "a tool output", "user": "a user message", "assistant": "an assistant message",
-            "bash": "a ! command"}.get(f.role, "a message")
+    return {
+        "toolResult": "a tool output",
+        "user": "a user message",
+        "assistant": "an assistant message",
+        "bash": "a ! command",
+    }.get(f.role, "a message")
 
 
 def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str]]:
@@ -356,7 +380,9 @@ def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str
     for x, (i, how) in cand["identifiers"].items():
         j = u.idents.get(x)
         if j is not None:
-            out.append(("identifiers", x, i, j, f"{how}; used at entry {j} before any new tool output showed it"))
+            out.append(
+                ("identifiers", x, i, j, f"{how}; used at entry {j} before any new tool output showed it")
+            )
     for e, (i, how) in cand["errors"].items():
         j = u.errors.get(e)
         q = _first_quote(_error_key(e), u)
@@ -366,12 +392,26 @@ def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str
             out.append(("errors", e, i, q, f"{how}; referred to at entry {q}"))
     if u.first_call is not None:
         for s, (i, how) in cand["instructions"].items():
-            out.append(("instructions", s, i, u.first_call, f"{how}; stands for every later call, from entry "
-                                                               f"{u.first_call}"))
+            out.append(
+                (
+                    "instructions",
+                    s,
+                    i,
+                    u.first_call,
+                    f"{how}; stands for every later call, from entry {u.first_call}",
+                )
+            )
         if not u.starts_with_user:
             for t, (i, how) in cand["task"].items():
-                out.append(("task", t, i, u.first_call, f"{how}; still open: the agent carries on at entry "
-                                                          f"{u.first_call}"))
+                out.append(
+                    (
+                        "task",
+                        t,
+                        i,
+                        u.first_call,
+                        f"{how}; still open: the agent carries on at entry {u.first_call}",
+                    )
+                )
     out.sort(key=lambda x: (x[3], KINDS.index(x[0]), x[2], x[1]))
     return out
 
@@ -384,8 +424,9 @@ def redo(session: Any, span: Span, reread_events: Iterable[tuple[int, Any]]) -> 
     for ei, ev in reread_events:
         if ev.earlier_entry_index in summarised:  # a replay's Reread event
             rereads += 1
-            items.append({"kind": "reread", "item": ev.path, "introducedAt": ev.earlier_entry_index,
-                          "redoneAt": ei})
+            items.append(
+                {"kind": "reread", "item": ev.path, "introducedAt": ev.earlier_entry_index, "redoneAt": ei}
+            )
     status = _command_status(session, (*span.summarised, *span.horizon))
     before: dict[str, tuple[int, bool]] = {}
     for i in span.summarised:
@@ -398,8 +439,14 @@ def redo(session: Any, span: Span, reread_events: Iterable[tuple[int, Any]]) -> 
                 reruns += 1
                 was, now = before[cmd][1], status.get(cid, False)
                 failing += was and now
-                items.append({"kind": "failing rerun" if was and now else "rerun", "item": cmd,
-                              "introducedAt": before[cmd][0], "redoneAt": i})
+                items.append(
+                    {
+                        "kind": "failing rerun" if was and now else "rerun",
+                        "item": cmd,
+                        "introducedAt": before[cmd][0],
+                        "redoneAt": i,
+                    }
+                )
     return Redo(rereads, reruns, failing, tuple(items))
 
 
@@ -413,8 +460,14 @@ def _command_status(session: Any, indexes: Iterable[int]) -> dict[str, bool]:
     return out
 
 
-def judge(session: Any, span: Span, items: Sequence[tuple[str, str, int, int, str]], summary_text: str,
-          label: str, rd: Redo) -> CompactionRetention:
+def judge(
+    session: Any,
+    span: Span,
+    items: Sequence[tuple[str, str, int, int, str]],
+    summary_text: str,
+    label: str,
+    rd: Redo,
+) -> CompactionRetention:
     """Score ``items`` against one summary text of ``span``."""
     sv = survivors(session, span, summary_text)
     needed = tuple(Needed(k, x, i, j, ev, where(k, x, sv)) for k, x, i, j, ev in items)
@@ -429,6 +482,14 @@ def judge(session: Any, span: Span, items: Sequence[tuple[str, str, int, int, st
     files = []
     for p, (i, ops) in touched.items():
         w = where("files", p, sv)
-        files.append({"path": p, "ops": ops, "introducedAt": i, "needed": p in needed_files,
-                      "where": list(w), "kept": bool(w)})
+        files.append(
+            {
+                "path": p,
+                "ops": ops,
+                "introducedAt": i,
+                "needed": p in needed_files,
+                "where": list(w),
+                "kept": bool(w),
+            }
+        )
     return CompactionRetention(span, label, needed, rd, tuple(files))

@@ -58,7 +58,7 @@ def _cut(buf: bytearray | bytes, start: int, end: int) -> int:
         k = e
         while buf[k - 1] == 0x5C:
             k -= 1
-        window = bytes(buf[max(start, e - 12):e])
+        window = bytes(buf[max(start, e - 12) : e])
         if (e - k) % 2 == 0 and b"\\u" not in window[-5:] and not _HIGH_SURROGATE_TAIL.search(window):
             return e
         e -= 1
@@ -82,7 +82,7 @@ def _places(value: Any, keys: dict[str, list[str]]) -> list[tuple[Any, Any]] | N
     stack = [value]
     while stack:
         node = stack.pop()
-        for k, v in (node.items() if isinstance(node, dict) else enumerate(node)):
+        for k, v in node.items() if isinstance(node, dict) else enumerate(node):
             if isinstance(v, str) and v in keys:
                 out.append((node, k))
             elif isinstance(v, (dict, list)):

@@ -8,8 +8,20 @@ from typing import Any
 from ..agents import AGENTS
 from .tree import LoadIssue
 
-PI_TYPES = frozenset({"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary",
-                      "custom", "custom_message", "label", "session_info"})
+PI_TYPES = frozenset(
+    {
+        "session",
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "system", "attachment"})
 MAX_LISTED = 20
@@ -39,10 +51,23 @@ def _label(fmt: str) -> str:
 
 def foreign_issues(found: list[tuple[int, str]], host_label: str) -> list[LoadIssue]:
     """One located warning per foreign line (the first ``MAX_LISTED``), then a count of the rest."""
-    out = [LoadIssue("foreign-line", "warning", f"a line of another format ({_label(fmt)}) inside a "
-                     f"{host_label}; not imported", line=n) for n, fmt in found[:MAX_LISTED]]
+    out = [
+        LoadIssue(
+            "foreign-line",
+            "warning",
+            f"a line of another format ({_label(fmt)}) inside a {host_label}; not imported",
+            line=n,
+        )
+        for n, fmt in found[:MAX_LISTED]
+    ]
     if len(found) > MAX_LISTED:
         rest = found[MAX_LISTED:]
-        out.append(LoadIssue("foreign-line", "warning", f"{len(rest)} more line(s) of another format, lines "
-                             f"{rest[0][0]}…{rest[-1][0]}; not imported", line=rest[0][0]))
+        out.append(
+            LoadIssue(
+                "foreign-line",
+                "warning",
+                f"{len(rest)} more line(s) of another format, lines {rest[0][0]}…{rest[-1][0]}; not imported",
+                line=rest[0][0],
+            )
+        )
     return out

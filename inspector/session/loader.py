@@ -124,8 +124,10 @@ def load_session(
         with open_regular(p) as f:  # a FIFO or device is refused, never read (it could block)
             size = os.fstat(f.fileno()).st_size
             if size > max_bytes:
-                raise SessionLoadError(f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
-                                       "(set INSPECTOR_MAX_BYTES to raise it)")
+                raise SessionLoadError(
+                    f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
+                    "(set INSPECTOR_MAX_BYTES to raise it)"
+                )
             return _parse_lines(_read_lines(f, max_line_bytes), source=str(p), max_line_bytes=max_line_bytes)
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
@@ -170,7 +172,9 @@ def _read_lines(f: Any, max_line_bytes: int) -> Iterator[bytes | bytearray | _Lo
         buf = None  # hold no reference to a long line once it has been read
 
 
-def parse_session(data: bytes | str, *, source: str | None = None, max_line_bytes: int | None = None) -> Session:
+def parse_session(
+    data: bytes | str, *, source: str | None = None, max_line_bytes: int | None = None
+) -> Session:
     """Parse session text (bytes or str) into a :class:`Session`. Never raises on bad input."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
@@ -187,7 +191,9 @@ def _split_keep_lf(data: bytes) -> list[bytes]:
     return out
 
 
-def _parse_lines(raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int) -> Session:
+def _parse_lines(
+    raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int
+) -> Session:
     with gc_paused(freeze=True):
         return _parse_lines_inner(raw_lines, source=source, max_line_bytes=max_line_bytes)
 
@@ -206,7 +212,7 @@ def _read_header(
                 "not-a-session",
                 "error",
                 f"not a pi session: line {line} is {_describe(obj, '')}, not a session header "
-                "{\"type\": \"session\", \"id\": ...}; pi would treat this file as empty. "
+                '{"type": "session", "id": ...}; pi would treat this file as empty. '
                 "Entries that look like pi entries are kept below.",
                 line=line,
             )
@@ -257,24 +263,36 @@ def _slow_line(b: bytes | bytearray, n: int, issues: list[LoadIssue], blank: lis
     except UnicodeDecodeError as e:
         text = b.decode("utf-8", "replace")
         issues.append(
-            LoadIssue("invalid-utf8", "warning",
-                      f"invalid UTF-8 at byte {e.start} of the line; read with U+FFFD as pi does", line=n)
+            LoadIssue(
+                "invalid-utf8",
+                "warning",
+                f"invalid UTF-8 at byte {e.start} of the line; read with U+FFFD as pi does",
+                line=n,
+            )
         )
     try:
         return _parse_json(text)
     except (ValueError, RecursionError) as e:
         if not has_newline:  # only the last line can lack its newline
             issues.append(
-                LoadIssue("truncated-line", "error",
-                          "the last line is cut off mid-JSON (was the file being written, or did a "
-                          f"write crash?); skipped ({_ms_hint(e)})", line=n)
+                LoadIssue(
+                    "truncated-line",
+                    "error",
+                    "the last line is cut off mid-JSON (was the file being written, or did a "
+                    f"write crash?); skipped ({_ms_hint(e)})",
+                    line=n,
+                )
             )
         else:
-            issues.append(LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {_ms_hint(e)}", line=n))
+            issues.append(
+                LoadIssue("malformed-json", "error", f"not valid JSON, skipped: {_ms_hint(e)}", line=n)
+            )
         return _SKIP
 
 
-def _parse_lines_inner(raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int) -> Session:
+def _parse_lines_inner(
+    raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int
+) -> Session:
     issues: list[LoadIssue] = []
     parsed: list[tuple[int, dict[str, Any]]] = []  # (line number, object) in file order
     blank: list[int] = []
@@ -291,9 +309,15 @@ def _parse_lines_inner(raw_lines: Iterable[bytes | bytearray | _LongLine], *, so
     for n, b in enumerate(raw_lines, start=1):
         seen_any = True
         if isinstance(b, _LongLine) or len(b) > max_line_bytes + 2:  # a _LongLine is always over the limit
-            issues.append(LoadIssue("line-too-long", "error",
-                                    f"line is {len(b):,} bytes, over the limit of {max_line_bytes:,} "
-                                    "(set INSPECTOR_MAX_LINE_BYTES to raise it); skipped", line=n))
+            issues.append(
+                LoadIssue(
+                    "line-too-long",
+                    "error",
+                    f"line is {len(b):,} bytes, over the limit of {max_line_bytes:,} "
+                    "(set INSPECTOR_MAX_LINE_BYTES to raise it); skipped",
+                    line=n,
+                )
+            )
             continue
         if n == 1 and b.startswith(b"\xef\xbb\xbf"):
             b = b[3:]
@@ -312,7 +336,12 @@ def _parse_lines_inner(raw_lines: Iterable[bytes | bytearray | _LongLine], *, so
             crlf += 1
         if type(value) is not dict:
             issues.append(
-                LoadIssue("not-an-object", "error", f"skipped: {_describe(value, b.decode('utf-8', 'replace'))}", line=n)
+                LoadIssue(
+                    "not-an-object",
+                    "error",
+                    f"skipped: {_describe(value, b.decode('utf-8', 'replace'))}",
+                    line=n,
+                )
             )
             continue
         if first is None:
@@ -322,7 +351,11 @@ def _parse_lines_inner(raw_lines: Iterable[bytes | bytearray | _LongLine], *, so
                 continue
         if stream:
             if value.get("type") == "session":
-                issues.append(LoadIssue("extra-header", "warning", "a second session header, ignored (as pi does)", line=n))
+                issues.append(
+                    LoadIssue(
+                        "extra-header", "warning", "a second session header, ignored (as pi does)", line=n
+                    )
+                )
                 continue
             entries.append(_to_entry(value, n, len(entries), issues))
             lines.append(n)
@@ -335,7 +368,9 @@ def _parse_lines_inner(raw_lines: Iterable[bytes | bytearray | _LongLine], *, so
         listed = ", ".join(str(x) for x in blank[:_MAX_LISTED])
         more = f" and {len(blank) - _MAX_LISTED} more" if len(blank) > _MAX_LISTED else ""
         issues.append(
-            LoadIssue("blank-lines", "info", f"{len(blank)} blank line(s) skipped: {listed}{more}", line=blank[0])
+            LoadIssue(
+                "blank-lines", "info", f"{len(blank)} blank line(s) skipped: {listed}{more}", line=blank[0]
+            )
         )
 
     if not seen_any:
@@ -358,7 +393,11 @@ def _parse_lines_inner(raw_lines: Iterable[bytes | bytearray | _LongLine], *, so
         _migrate_v2_to_v3(objs)
         for o, (ln, _) in zip(objs[1:], parsed, strict=True):
             if o.get("type") == "session":
-                issues.append(LoadIssue("extra-header", "warning", "a second session header, ignored (as pi does)", line=ln))
+                issues.append(
+                    LoadIssue(
+                        "extra-header", "warning", "a second session header, ignored (as pi does)", line=ln
+                    )
+                )
                 continue
             entries.append(_to_entry(o, ln, len(entries), issues))
             lines.append(ln)
@@ -372,14 +411,17 @@ def _foreign_lines(entries: list[Any], lines: list[int]) -> list[LoadIssue]:
     found: list[tuple[int, str]] = []
     for e, n in zip(entries, lines, strict=True):
         if isinstance(e, OpaqueEntry):
-
             fmt = foreign_format(e.raw(), "pi")
             if fmt is not None:
                 found.append((n, fmt))
     if not found:
         return []
-    return [dataclasses.replace(i, message=i.message.replace("not imported", "kept as an opaque entry, as pi "
-                                                             "keeps it")) for i in foreign_issues(found, "pi session")]
+    return [
+        dataclasses.replace(
+            i, message=i.message.replace("not imported", "kept as an opaque entry, as pi keeps it")
+        )
+        for i in foreign_issues(found, "pi session")
+    ]
 
 
 def _first_error(err: ValidationError) -> str:
@@ -453,7 +495,13 @@ def _build(
         eid = e.id
         if not isinstance(eid, str):
             issues.append(
-                LoadIssue("missing-id", "warning", "entry has no string id; nothing can point at it", line=lines[i], entry_index=i)
+                LoadIssue(
+                    "missing-id",
+                    "warning",
+                    "entry has no string id; nothing can point at it",
+                    line=lines[i],
+                    entry_index=i,
+                )
             )
             continue
         if eid in by_id:
@@ -509,7 +557,7 @@ def _build(
             i = parents[i]
         if i >= 0 and state[i] == 1:  # closed a cycle at i; cut the link that closed it
             closer = walk[-1]
-            cyc = walk[walk.index(i):]
+            cyc = walk[walk.index(i) :]
             parents[closer] = -1
             issues.append(
                 LoadIssue(

@@ -35,8 +35,21 @@ _DISCRIMINATORS = ("type", "role")
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 _NO_EXTRA: dict[str, Any] = {}
 _STRINGS: dict[str, str] = {}
-_REPEATED_NAMES = frozenset({"api", "provider", "model", "stopReason", "toolName", "name", "customType",
-                             "thinkingLevel", "modelId", "cwd", "mimeType"})
+_REPEATED_NAMES = frozenset(
+    {
+        "api",
+        "provider",
+        "model",
+        "stopReason",
+        "toolName",
+        "name",
+        "customType",
+        "thinkingLevel",
+        "modelId",
+        "cwd",
+        "mimeType",
+    }
+)
 _REPEATED: dict[type, tuple[str, ...]] = {}
 
 

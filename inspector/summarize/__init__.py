@@ -31,12 +31,30 @@ SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 NO_PRIOR_HISTORY = "No prior history."
 NO_BRANCH_CONTENT = "No content to summarize"
 BRANCH_MAX_TOKENS = 2048
-SUMMARIZERS: dict[str, type] = {"offline": OfflineSummarizer, "openai": OpenAISummarizer,
-                                "anthropic": AnthropicSummarizer}
+SUMMARIZERS: dict[str, type] = {
+    "offline": OfflineSummarizer,
+    "openai": OpenAISummarizer,
+    "anthropic": AnthropicSummarizer,
+}
 
-__all__ = ["LABEL", "NO_BRANCH_CONTENT", "NO_PRIOR_HISTORY", "SPLIT_TURN_SEPARATOR", "STYLES", "MissingExtra",
-           "SliceSettings", "Summarizer", "SummaryRequest", "SummaryResult", "SummaryUsage", "compaction_prompts",
-           "compare_slice_strategies", "get_summarizer", "summarize_branch", "summarize_compaction"]
+__all__ = [
+    "LABEL",
+    "NO_BRANCH_CONTENT",
+    "NO_PRIOR_HISTORY",
+    "SPLIT_TURN_SEPARATOR",
+    "STYLES",
+    "MissingExtra",
+    "SliceSettings",
+    "Summarizer",
+    "SummaryRequest",
+    "SummaryResult",
+    "SummaryUsage",
+    "compaction_prompts",
+    "compare_slice_strategies",
+    "get_summarizer",
+    "summarize_branch",
+    "summarize_compaction",
+]
 
 
 def get_summarizer(name: str = "offline", **options: Any) -> Any:
@@ -53,14 +71,29 @@ def _titled(title: str, prompt: str) -> str:
     return f"===== {title} =====\n{prompt}"
 
 
-def _combine(parts: list[SummaryResult], text: str, label: str, prompt: str, seconds: float,
-             titles: list[str] | None = None) -> SummaryResult:
+def _combine(
+    parts: list[SummaryResult],
+    text: str,
+    label: str,
+    prompt: str,
+    seconds: float,
+    titles: list[str] | None = None,
+) -> SummaryResult:
     usage = sum((p.usage for p in parts), SummaryUsage()).wall(seconds)
     named = len(parts) > 1 and titles is not None
-    errors = [f"{t}: {p.error}" if named else p.error for t, p in zip(titles or [""] * len(parts), parts, strict=True)
-              if p.error]
-    return SummaryResult(text, usage, parts[0].summarizer if parts else label, prompt, "; ".join(errors) or None,
-                         any(p.fell_back for p in parts))
+    errors = [
+        f"{t}: {p.error}" if named else p.error
+        for t, p in zip(titles or [""] * len(parts), parts, strict=True)
+        if p.error
+    ]
+    return SummaryResult(
+        text,
+        usage,
+        parts[0].summarizer if parts else label,
+        prompt,
+        "; ".join(errors) or None,
+        any(p.fell_back for p in parts),
+    )
 
 
 def _present(style: str, parts: list[SummaryResult], text: str) -> str:
@@ -68,32 +101,55 @@ def _present(style: str, parts: list[SummaryResult], text: str) -> str:
     return text if any(p.fell_back or p.summarizer == LABEL for p in parts) else present(style, text)
 
 
-def _requests(prep: CompactionPreparation, style: str, custom_instructions: str | None
-              ) -> tuple[SummaryRequest, SummaryRequest | None]:
+def _requests(
+    prep: CompactionPreparation, style: str, custom_instructions: str | None
+) -> tuple[SummaryRequest, SummaryRequest | None]:
     """pi's two requests: history (0.8 × reserve) and, for a split turn, turn prefix (0.5 × reserve)."""
     reserve = prep.settings.reserveTokens
-    hist = SummaryRequest(prep.messagesToSummarize, prep.previousSummary, custom_instructions, int(0.8 * reserve),
-                          "history", style)
-    pre = (SummaryRequest(prep.turnPrefixMessages, None, None, int(0.5 * reserve), "turn_prefix", style)
-           if prep.isSplitTurn and prep.turnPrefixMessages else None)
+    hist = SummaryRequest(
+        prep.messagesToSummarize,
+        prep.previousSummary,
+        custom_instructions,
+        int(0.8 * reserve),
+        "history",
+        style,
+    )
+    pre = (
+        SummaryRequest(prep.turnPrefixMessages, None, None, int(0.5 * reserve), "turn_prefix", style)
+        if prep.isSplitTurn and prep.turnPrefixMessages
+        else None
+    )
     return hist, pre
 
 
-def compaction_prompts(prep: CompactionPreparation, *, style: str = "pi", custom_instructions: str | None = None,
-                       redact: bool = True) -> str:
+def compaction_prompts(
+    prep: CompactionPreparation,
+    *,
+    style: str = "pi",
+    custom_instructions: str | None = None,
+    redact: bool = True,
+) -> str:
     """Every prompt an LLM summarizer sends for ``prep`` (single-shot), exactly, with titles
     (secrets redacted, as they are sent, unless ``redact`` is off)."""
     hist, pre = _requests(prep, style, custom_instructions)
-    parts = [_titled("history summary", render_prompt(hist))] if prep.messagesToSummarize or pre is None else []
+    parts = (
+        [_titled("history summary", render_prompt(hist))] if prep.messagesToSummarize or pre is None else []
+    )
     if pre is not None:
         parts.append(_titled("turn-prefix summary", render_prompt(pre)))
     text = "\n\n".join(parts)
     return redact_text(text) if redact else text
 
 
-def summarize_compaction(prep: CompactionPreparation, summarizer: Any, *, style: str = "pi",
-                         custom_instructions: str | None = None, slices: str = "single-shot",
-                         slice_settings: SliceSettings | None = None) -> SummaryResult:
+def summarize_compaction(
+    prep: CompactionPreparation,
+    summarizer: Any,
+    *,
+    style: str = "pi",
+    custom_instructions: str | None = None,
+    slices: str = "single-shot",
+    slice_settings: SliceSettings | None = None,
+) -> SummaryResult:
     """The summary pi's ``compact()`` would store for ``prep``. ``slices`` other than single-shot
     makes the history summary with that strategy of the research note. ``prompt`` holds the
     prompts sent (none by the offline summarizer: see :func:`compaction_prompts`)."""
@@ -116,39 +172,67 @@ def summarize_compaction(prep: CompactionPreparation, summarizer: Any, *, style:
                 pre = pool.submit(summarizer.summarize, pre_req).result()
                 hist = hist_f.result() if hist_f else None
         parts = [hist, pre] if hist else [pre]
-        titles = (["history summary" + (f", {slices}" if slices != "single-shot" else "")] if hist else []) + \
-            ["turn-prefix summary"]
-        text = _present(style, parts, (hist.text if hist else NO_PRIOR_HISTORY) + SPLIT_TURN_SEPARATOR + pre.text)
+        titles = (
+            ["history summary" + (f", {slices}" if slices != "single-shot" else "")] if hist else []
+        ) + ["turn-prefix summary"]
+        text = _present(
+            style, parts, (hist.text if hist else NO_PRIOR_HISTORY) + SPLIT_TURN_SEPARATOR + pre.text
+        )
     else:
         hist = history()
         parts, titles = [hist], ["history summary" + (f", {slices}" if slices != "single-shot" else "")]
         text = _present(style, parts, hist.text)
     prompt = "\n\n".join(_titled(t, p.prompt) for t, p in zip(titles, parts, strict=True) if p.prompt)
     r, m = prep.fileOps.lists()
-    return _combine(parts, text + format_file_operations(r, m), label, prompt, time.perf_counter() - t0, titles)
+    return _combine(
+        parts, text + format_file_operations(r, m), label, prompt, time.perf_counter() - t0, titles
+    )
 
 
-def compare_slice_strategies(prep: CompactionPreparation, summarizer: Any, *, style: str = "pi",
-                             custom_instructions: str | None = None,
-                             slice_settings: SliceSettings | None = None) -> list[dict[str, Any]]:
+def compare_slice_strategies(
+    prep: CompactionPreparation,
+    summarizer: Any,
+    *,
+    style: str = "pi",
+    custom_instructions: str | None = None,
+    slice_settings: SliceSettings | None = None,
+) -> list[dict[str, Any]]:
     """The research note's comparison for ``prep``: pi's history request (0.8 × reserve)
     summarised by every slice strategy, one row each (:func:`inspector.summarize.slices.compare`)."""
     hist, _ = _requests(prep, style, custom_instructions)
     return compare_slices(hist, summarizer, slice_settings or SliceSettings())
 
 
-def summarize_branch(prep: BranchPreparation, summarizer: Any, *, style: str = "pi",
-                     custom_instructions: str | None = None, replace_instructions: bool = False,
-                     max_tokens: int = BRANCH_MAX_TOKENS) -> SummaryResult:
+def summarize_branch(
+    prep: BranchPreparation,
+    summarizer: Any,
+    *,
+    style: str = "pi",
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    max_tokens: int = BRANCH_MAX_TOKENS,
+) -> SummaryResult:
     """The summary pi's ``generateBranchSummary`` would store for the entries in ``prep``."""
     label = getattr(summarizer, "label", LABEL)
     if not prep.messages:
         return SummaryResult(NO_BRANCH_CONTENT, summarizer=label)
     t0 = time.perf_counter()
-    req = SummaryRequest(prep.messages, None, custom_instructions, max_tokens, "branch", style,
-                         replace_instructions=replace_instructions)
+    req = SummaryRequest(
+        prep.messages,
+        None,
+        custom_instructions,
+        max_tokens,
+        "branch",
+        style,
+        replace_instructions=replace_instructions,
+    )
     res = summarizer.summarize(req)
     r, m = prep.fileOps.lists()
     text = BRANCH_SUMMARY_PREAMBLE + _present(style, [res], res.text) + format_file_operations(r, m)
-    return _combine([res], text, label, _titled("branch summary", res.prompt) if res.prompt else "",
-                    time.perf_counter() - t0)
+    return _combine(
+        [res],
+        text,
+        label,
+        _titled("branch summary", res.prompt) if res.prompt else "",
+        time.perf_counter() - t0,
+    )

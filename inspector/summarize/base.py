@@ -44,10 +44,18 @@ class SummaryUsage:
 
     def __add__(self, other: SummaryUsage) -> SummaryUsage:
         """Sum of two usages (seconds add up: use :meth:`wall` for calls made in parallel)."""
-        cost = None if self.cost_usd is None and other.cost_usd is None else \
-            (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
-        return SummaryUsage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                            self.calls + other.calls, self.seconds + other.seconds, cost)
+        cost = (
+            None
+            if self.cost_usd is None and other.cost_usd is None
+            else (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        )
+        return SummaryUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.calls + other.calls,
+            self.seconds + other.seconds,
+            cost,
+        )
 
     def wall(self, seconds: float) -> SummaryUsage:
         return SummaryUsage(self.input_tokens, self.output_tokens, self.calls, seconds, self.cost_usd)

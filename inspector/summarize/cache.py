@@ -67,7 +67,10 @@ def put(key: str, value: dict[str, Any]) -> None:
         _private_dir(root, fix="INSPECTOR_CACHE_DIR" not in os.environ)  # never chmod a folder the user named
         _private_dir(d, fix=True)
         safe = {k: redact_text(v) if isinstance(v, str) else v for k, v in value.items()}
-        write_atomic(d / f"{key}.json", json.dumps(safe, ensure_ascii=False).encode("utf-8", "backslashreplace"),
-                     mode=0o600)
+        write_atomic(
+            d / f"{key}.json",
+            json.dumps(safe, ensure_ascii=False).encode("utf-8", "backslashreplace"),
+            mode=0o600,
+        )
     except (OSError, WriteRefused):
         pass  # a cache that cannot be written is only slower

@@ -42,13 +42,32 @@ from .prompts import build_prompt, extract_summary
 
 # USD per 1M output tokens (list prices), matched by substring like pricing.PRICE_TABLE.
 OUTPUT_PRICE_TABLE: tuple[tuple[str, float], ...] = (
-    ("opus-4-5", 25.0), ("opus-4-1", 75.0), ("opus", 75.0), ("sonnet", 15.0), ("haiku-4", 5.0), ("haiku", 4.0),
-    ("gpt-5-mini", 2.0), ("gpt-5", 10.0), ("gpt-4.1", 8.0), ("gpt-4o-mini", 0.6), ("gpt-4o", 10.0), ("o3", 8.0),
-    ("gemini-2.5-pro", 10.0), ("gemini", 2.5),
+    ("opus-4-5", 25.0),
+    ("opus-4-1", 75.0),
+    ("opus", 75.0),
+    ("sonnet", 15.0),
+    ("haiku-4", 5.0),
+    ("haiku", 4.0),
+    ("gpt-5-mini", 2.0),
+    ("gpt-5", 10.0),
+    ("gpt-4.1", 8.0),
+    ("gpt-4o-mini", 0.6),
+    ("gpt-4o", 10.0),
+    ("o3", 8.0),
+    ("gemini-2.5-pro", 10.0),
+    ("gemini", 2.5),
 )
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
-_PLAIN_HEADERS = {"host", "accept", "accept-encoding", "connection", "content-type", "content-length", "user-agent",
-                  "anthropic-version"}
+_PLAIN_HEADERS = {
+    "host",
+    "accept",
+    "accept-encoding",
+    "connection",
+    "content-type",
+    "content-length",
+    "user-agent",
+    "anthropic-version",
+}
 
 
 class MissingExtra(RuntimeError):
@@ -70,10 +89,20 @@ class _LlmSummarizer:
     default_key_env = ""
     default_model = ""
 
-    def __init__(self, model: str = "", base_url: str | None = None, api_key_env: str | None = None,
-                 timeout: float = 120.0, max_retries: int = 3, use_cache: bool = True,
-                 cancel: threading.Event | None = None, input_price: float | None = None,
-                 output_price: float | None = None, api_key: str | None = None, redact: bool = True) -> None:
+    def __init__(
+        self,
+        model: str = "",
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        use_cache: bool = True,
+        cancel: threading.Event | None = None,
+        input_price: float | None = None,
+        output_price: float | None = None,
+        api_key: str | None = None,
+        redact: bool = True,
+    ) -> None:
         """``input_price`` / ``output_price`` in USD per 1M tokens (default: list prices by model name);
         ``api_key`` a key for ``base_url`` itself; ``redact`` False sends secrets unredacted."""
         self.model = model or self.default_model
@@ -85,8 +114,10 @@ class _LlmSummarizer:
         self.max_retries = max_retries
         self.use_cache = use_cache
         self.cancel = cancel
-        self.prices = (input_price / 1e6 if input_price is not None else table_price(self.model),
-                       output_price / 1e6 if output_price is not None else _output_price(self.model))
+        self.prices = (
+            input_price / 1e6 if input_price is not None else table_price(self.model),
+            output_price / 1e6 if output_price is not None else _output_price(self.model),
+        )
         self.name = self.provider
         self.label = f"{self.provider}:{self.model}"
         self._client_obj: Any = None
@@ -112,12 +143,15 @@ class _LlmSummarizer:
         if not endpoints.is_configured(self.provider, self.base_url):
             if self._local():
                 return ""
-            raise RuntimeError(f"{self.base_url} is not a base URL configured for this server, so the server's "
-                               "key is not sent there: give its own API key, or configure it (INSPECTOR_LLM_BASE_URLS)")
+            raise RuntimeError(
+                f"{self.base_url} is not a base URL configured for this server, so the server's "
+                "key is not sent there: give its own API key, or configure it (INSPECTOR_LLM_BASE_URLS)"
+            )
         key = os.environ.get(self.api_key_env, "")
         if not key and not self._local():
-            raise RuntimeError(f"set the {self.api_key_env} environment variable to use the {self.provider} "
-                               "summarizer")
+            raise RuntimeError(
+                f"set the {self.api_key_env} environment variable to use the {self.provider} summarizer"
+            )
         return key
 
     def _client(self) -> Any:
@@ -192,9 +226,14 @@ class _LlmSummarizer:
         if self.use_cache:
             hit = cache.get(key)
             if hit is not None and isinstance(hit.get("text"), str):
-                return SummaryResult(hit["text"], SummaryUsage(int(hit.get("input_tokens", 0)),
-                                                               int(hit.get("output_tokens", 0)), 0, 0.0, 0.0),
-                                     f"{self.label} (cached)", prompt)
+                return SummaryResult(
+                    hit["text"],
+                    SummaryUsage(
+                        int(hit.get("input_tokens", 0)), int(hit.get("output_tokens", 0)), 0, 0.0, 0.0
+                    ),
+                    f"{self.label} (cached)",
+                    prompt,
+                )
         t0 = time.perf_counter()
         try:
             raw, tin, tout = self._run(lambda: self._request(system, user, req.max_tokens))
@@ -203,9 +242,14 @@ class _LlmSummarizer:
                 raise ValueError("the answer had no text")
         except Exception as e:  # any failure: say so, and stand in with the offline summary
             off = OfflineSummarizer().summarize(req)
-            return SummaryResult(off.text, SummaryUsage(0, 0, 1, time.perf_counter() - t0, None),
-                                 f"{self.label} failed → {OFFLINE_LABEL}", prompt,
-                                 error=f"{self.provider} summarizer failed: {self._describe(e)}", fell_back=True)
+            return SummaryResult(
+                off.text,
+                SummaryUsage(0, 0, 1, time.perf_counter() - t0, None),
+                f"{self.label} failed → {OFFLINE_LABEL}",
+                prompt,
+                error=f"{self.provider} summarizer failed: {self._describe(e)}",
+                fell_back=True,
+            )
         usage = SummaryUsage(tin, tout, 1, time.perf_counter() - t0, self._cost(tin, tout))
         if self.use_cache:
             cache.put(key, {"text": text, "input_tokens": tin, "output_tokens": tout, "model": self.model})
@@ -239,16 +283,23 @@ class OpenAISummarizer(_LlmSummarizer):
     def _make_client(self, key: str) -> Any:
         import openai
 
-        return openai.OpenAI(api_key=key or "no-key", base_url=self.base_url, timeout=self.timeout,
-                             max_retries=self.max_retries, **self._http_options(key))
+        return openai.OpenAI(
+            api_key=key or "no-key",
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            **self._http_options(key),
+        )
 
     def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
         # OpenAI's own API wants max_completion_tokens (newer models refuse max_tokens); compatible
         # servers (Ollama, vLLM, LM Studio, llama.cpp) widely read max_tokens.
         limit = {"max_completion_tokens" if self._official() else "max_tokens": max_tokens}
         r = self._client().chat.completions.create(
-            model=self.model, messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-            **limit)
+            model=self.model,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            **limit,
+        )
         if not r.choices:
             raise ValueError("the answer had no choices")
         text = r.choices[0].message.content or ""
@@ -268,12 +319,21 @@ class AnthropicSummarizer(_LlmSummarizer):
     def _make_client(self, key: str) -> Any:
         import anthropic
 
-        return anthropic.Anthropic(api_key=key, base_url=self.base_url, timeout=self.timeout,
-                                   max_retries=self.max_retries, **self._http_options(key))
+        return anthropic.Anthropic(
+            api_key=key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            **self._http_options(key),
+        )
 
     def _request(self, system: str, user: str, max_tokens: int) -> tuple[str, int, int]:
-        r = self._client().messages.create(model=self.model, max_tokens=max_tokens, system=system,
-                                           messages=[{"role": "user", "content": user}])
+        r = self._client().messages.create(
+            model=self.model,
+            max_tokens=max_tokens,
+            system=system,
+            messages=[{"role": "user", "content": user}],
+        )
         text = "\n".join(b.text for b in r.content if getattr(b, "type", "") == "text")
         return text, int(r.usage.input_tokens or 0), int(r.usage.output_tokens or 0)
 

@@ -44,21 +44,32 @@ __all__ = ["LABEL", "OfflineSummarizer", "estimate"]
 
 _WS = re.compile(r"\s+")
 _SENTENCE = re.compile(r"(?<=[^\d\s][.!?])\s+|\n+")  # not after a list number ("1. ")
-_CONSTRAINT = re.compile(r"\b(must|never|don'?t|do not|always|should not|shouldn'?t|avoid|make sure|prefer|"
-                         r"no need to)\b", re.I)
+_CONSTRAINT = re.compile(
+    r"\b(must|never|don'?t|do not|always|should not|shouldn'?t|avoid|make sure|prefer|"
+    r"no need to)\b",
+    re.I,
+)
 _CODE_LIKE = re.compile(r"[{}\\]|\":|^\s*[/$>]")
 _ACTION = re.compile(r"^(now |ok,? |good,? )?(let me|let's|i need to)\b", re.I)
-_DECISION = re.compile(r"\b(instead of|rather than|the fix is|the approach|the plan is|decided|decide to|"
-                       r"better to|we should|switch(?:ed|ing)? to|chose|going with)\b", re.I)
-_PLAN = re.compile(r"^(next|then|now|after that|finally)\b|\b(I'll|I will|need to|still need|remaining|todo|"
-                   r"next step)\b", re.I)
+_DECISION = re.compile(
+    r"\b(instead of|rather than|the fix is|the approach|the plan is|decided|decide to|"
+    r"better to|we should|switch(?:ed|ing)? to|chose|going with)\b",
+    re.I,
+)
+_PLAN = re.compile(
+    r"^(next|then|now|after that|finally)\b|\b(I'll|I will|need to|still need|remaining|todo|"
+    r"next step)\b",
+    re.I,
+)
 _MILESTONE = re.compile(r"\bgit\s+(commit|push|merge|tag)\b")
 _COMMIT_MSG = re.compile(r"\bgit\s+commit\b.*?-m\s+(\"(?:[^\"\\]|\\.)*\"|'[^']*')")
 _CD = re.compile(r"^\s*cd\s+\S+\s*&&\s*")
 _SPLIT_DECISION = re.compile(r":\s+| because | since | so that | — ")
-_STOP = frozenset("about above after also and any are but can does each focus for from have how include into keep "
-                  "make more most only other please should some summary sure than that the their them then there "
-                  "these they this those what when where which while with would your".split())
+_STOP = frozenset(
+    "about above after also and any are but can does each focus for from have how include into keep "
+    "make more most only other please should some summary sure than that the their them then there "
+    "these they this those what when where which while with would your".split()
+)
 LATEST_MAX = 2000
 
 
@@ -173,7 +184,9 @@ class _IdMemo:
         self.limit = limit
         self._d: dict[tuple[int, str], tuple[object, object]] = {}
 
-    def get(self, obj: object, key: str, make: Callable[..., Any]) -> Any:  # make(): a lambda may bind by default
+    def get(
+        self, obj: object, key: str, make: Callable[..., Any]
+    ) -> Any:  # make(): a lambda may bind by default
         hit = self._d.get((id(obj), key))
         if hit is not None and hit[0] is obj:
             return hit[1]
@@ -191,8 +204,11 @@ def _user_facts(m: UserMessage) -> tuple[str, list[str]]:
     t = _text(m.content).strip()
     if not t or not _CONSTRAINT.search(t):  # (a sentence's match is a match in the whole text)
         return t, []
-    prose = "\n".join(par for par in re.split(r"\n\s*\n", t)  # paragraphs of pasted logs/code out
-                      if not any(_CODE_LIKE.search(ln) for ln in par.splitlines()))
+    prose = "\n".join(
+        par
+        for par in re.split(r"\n\s*\n", t)  # paragraphs of pasted logs/code out
+        if not any(_CODE_LIKE.search(ln) for ln in par.splitlines())
+    )
     return t, [_one_line(s, 200) for s in _sentences(prose) if _CONSTRAINT.search(s) and len(s.split()) <= 50]
 
 
@@ -238,8 +254,14 @@ def _collect(req: SummaryRequest) -> _Facts:
                 if want_lines:
                     f.lines.extend(t.splitlines())
                 f.decisions.extend(decisions)
-            f.failed_last = (f"The last answer ended with {m.stopReason}" + (f": {_one_line(m.errorMessage, 200)}"
-                             if m.errorMessage else "")) if m.stopReason in ("error", "aborted") else None
+            f.failed_last = (
+                (
+                    f"The last answer ended with {m.stopReason}"
+                    + (f": {_one_line(m.errorMessage, 200)}" if m.errorMessage else "")
+                )
+                if m.stopReason in ("error", "aborted")
+                else None
+            )
         elif isinstance(m, ToolResultMessage):
             call = calls.get(m.toolCallId)
             target = _target(call)
@@ -248,23 +270,33 @@ def _collect(req: SummaryRequest) -> _Facts:
             if want_lines:
                 f.lines.extend(body.splitlines()[:200])
             if m.isError:
-                first = _MEMO.get(m, "first", lambda body=body: next(
-                    (ln for ln in body.splitlines() if ln.strip()), "(no message)"))
+                first = _MEMO.get(
+                    m,
+                    "first",
+                    lambda body=body: next((ln for ln in body.splitlines() if ln.strip()), "(no message)"),
+                )
                 f.errors.pop(key, None)
-                f.errors[key] = f"`{_one_line(f'{m.toolName} {target}', 120)}` failed: {_one_line(first, 200)}"
+                f.errors[key] = (
+                    f"`{_one_line(f'{m.toolName} {target}', 120)}` failed: {_one_line(first, 200)}"
+                )
             else:
                 f.errors.pop(key, None)
                 if m.toolName in ("edit", "write") and target:
                     f.edits.setdefault(target, []).append(m.toolName)
                 if m.toolName == "bash" and _MILESTONE.search(target):
                     msg = _COMMIT_MSG.search(target)
-                    f.milestones.append(f"Committed {_one_line(msg.group(1), 160)}" if msg
-                                        else f"Ran `{_one_line(_CD.sub('', target), 160)}`")
+                    f.milestones.append(
+                        f"Committed {_one_line(msg.group(1), 160)}"
+                        if msg
+                        else f"Ran `{_one_line(_CD.sub('', target), 160)}`"
+                    )
         elif isinstance(m, BashExecutionMessage):
             status = "cancelled" if m.cancelled else f"exit code {m.exitCode}" if m.exitCode else "ok"
             f.ran.append(f"The user ran `{_one_line(m.command, 160)}` ({status})")
             if m.exitCode not in (None, 0):
-                f.errors[("!", m.command)] = f"`{_one_line(m.command, 120)}` (run by the user) exited {m.exitCode}"
+                f.errors[("!", m.command)] = (
+                    f"`{_one_line(m.command, 120)}` (run by the user) exited {m.exitCode}"
+                )
         elif isinstance(m, (BranchSummaryMessage, CompactionSummaryMessage)):
             f.summaries.append(m.summary)
     return f
@@ -309,10 +341,14 @@ def _sections(req: SummaryRequest, f: _Facts) -> Sections:
 
     if req.kind == "turn_prefix":
         first = _one_line(f.requests[0], LATEST_MAX) if f.requests else ""
-        return {"Original Request": items([first], keep=True),
-                "Early Progress": items(done + f.decisions[-6:] + f.constraints[-4:]),
-                "Context for Suffix": items(f.ran[-3:] + blocked + f.statements[-3:] + plans + focus)}
-    in_progress = [latest] + ([f"Latest message from the user: {last_msg}"] if last_msg and last_msg != latest else [])
+        return {
+            "Original Request": items([first], keep=True),
+            "Early Progress": items(done + f.decisions[-6:] + f.constraints[-4:]),
+            "Context for Suffix": items(f.ran[-3:] + blocked + f.statements[-3:] + plans + focus),
+        }
+    in_progress = [latest] + (
+        [f"Latest message from the user: {last_msg}"] if last_msg and last_msg != latest else []
+    )
     return {
         "Goal": items([_one_line(r, 240) for r in substantive[-6:]]),
         "Constraints & Preferences": items(f.constraints[-8:]),
@@ -347,5 +383,9 @@ class OfflineSummarizer:
         if req.messages or not earlier:
             acc = merge(acc, _sections(req, f))
         text = fit(acc, layout, req.max_tokens)
-        return SummaryResult(text=text, usage=SummaryUsage(0, estimate(text), 0, time.perf_counter() - t0, 0.0),
-                             summarizer=LABEL, prompt="")
+        return SummaryResult(
+            text=text,
+            usage=SummaryUsage(0, estimate(text), 0, time.perf_counter() - t0, 0.0),
+            summarizer=LABEL,
+            prompt="",
+        )

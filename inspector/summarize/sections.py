@@ -18,8 +18,16 @@ from dataclasses import dataclass
 from ..jsjson import utf16_len, utf16_slice
 from ..tokens import get_counter
 
-HISTORY = ("Goal", "Constraints & Preferences", "Done", "In Progress", "Blocked", "Key Decisions", "Next Steps",
-           "Critical Context")
+HISTORY = (
+    "Goal",
+    "Constraints & Preferences",
+    "Done",
+    "In Progress",
+    "Blocked",
+    "Key Decisions",
+    "Next Steps",
+    "Critical Context",
+)
 BRANCH = HISTORY[:-1]
 TURN_PREFIX = ("Original Request", "Early Progress", "Context for Suffix")
 _PROGRESS = ("Done", "In Progress", "Blocked")
@@ -27,13 +35,29 @@ _MARK = {"Done": "- [x] ", "In Progress": "- [ ] ", "Goal": "", "Original Reques
 
 # heading words (lower case, first match wins) -> pi section
 _HEADINGS = (
-    ("in progress", "In Progress"), ("current task", "In Progress"), ("current work", "In Progress"),
-    ("active", "In Progress"), ("original request", "Goal"), ("primary request", "Goal"), ("goal", "Goal"),
-    ("objective", "Goal"), ("constraint", "Constraints & Preferences"), ("preference", "Constraints & Preferences"),
-    ("instruction", "Constraints & Preferences"), ("requirement", "Constraints & Preferences"),
-    ("early progress", "Done"), ("done", "Done"), ("completed", "Done"), ("accomplished", "Done"),
-    ("blocked", "Blocked"), ("blocker", "Blocked"), ("decision", "Key Decisions"), ("next step", "Next Steps"),
-    ("next move", "Next Steps"), ("pending", "Next Steps"), ("critical context", "Critical Context"),
+    ("in progress", "In Progress"),
+    ("current task", "In Progress"),
+    ("current work", "In Progress"),
+    ("active", "In Progress"),
+    ("original request", "Goal"),
+    ("primary request", "Goal"),
+    ("goal", "Goal"),
+    ("objective", "Goal"),
+    ("constraint", "Constraints & Preferences"),
+    ("preference", "Constraints & Preferences"),
+    ("instruction", "Constraints & Preferences"),
+    ("requirement", "Constraints & Preferences"),
+    ("early progress", "Done"),
+    ("done", "Done"),
+    ("completed", "Done"),
+    ("accomplished", "Done"),
+    ("blocked", "Blocked"),
+    ("blocker", "Blocked"),
+    ("decision", "Key Decisions"),
+    ("next step", "Next Steps"),
+    ("next move", "Next Steps"),
+    ("pending", "Next Steps"),
+    ("critical context", "Critical Context"),
     ("context for suffix", "Critical Context"),
 )
 _FILE_BLOCK = re.compile(r"<(read|modified)-files>.*?</\1-files>", re.S)
@@ -106,10 +130,10 @@ def _items(lines: list[str]) -> list[str]:
     for lines_ in items:
         marker = _LIST.match(lines_[0])
         width = len(marker.group(0)) if marker else 0  # continuation lines are indented by the marker
-        rest = [ln[min(width, len(ln) - len(ln.lstrip(" "))):] for ln in lines_[1:]]
+        rest = [ln[min(width, len(ln) - len(ln.lstrip(" "))) :] for ln in lines_[1:]]
         first = lines_[0][width:]  # the marker (anchored at the start) cut off
         check = _CHECK.match(first)
-        first = (first[check.end():] if check else first).strip()
+        first = (first[check.end() :] if check else first).strip()
         text = "\n".join([first, *rest]).strip()
         if text and norm(text) not in _NONE:
             out.append(text)
@@ -123,8 +147,9 @@ def parse_summary(text: str) -> dict[str, list[str]]:
     text = _FILE_BLOCK.sub("", text)
     for prefix in (BRANCH_SUMMARY_PREAMBLE, CODEX_SUMMARY_PREFIX):
         text = text.removeprefix(prefix)
-    text = "\n".join(ln for ln in text.splitlines()
-                     if ln.strip() not in ("---", "**Turn Context (split turn):**"))
+    text = "\n".join(
+        ln for ln in text.splitlines() if ln.strip() not in ("---", "**Turn Context (split turn):**")
+    )
     out: dict[str, list[str]] = {}
     for heading, body in _blocks(text):
         sec = _section_of(heading) if heading else None

@@ -100,11 +100,19 @@ class _Meter:
         errors = [r.error for r in results if r.error]
         prompt = "\n\n".join(f"----- call: {t} -----\n{p}" for _, t, p, _, _ in calls if p)
         label = results[0].summarizer if results else getattr(self.summarizer, "label", "")
-        return SummaryResult(text, SummaryUsage(tin, tout, len(results), seconds, sum(costs) if costs else None),
-                             label, prompt, "; ".join(errors) or None, any(r.fell_back for r in results))
+        return SummaryResult(
+            text,
+            SummaryUsage(tin, tout, len(results), seconds, sum(costs) if costs else None),
+            label,
+            prompt,
+            "; ".join(errors) or None,
+            any(r.fell_back for r in results),
+        )
 
 
-def run(strategy: str, req: SummaryRequest, summarizer: Any, s: SliceSettings = SliceSettings()) -> SummaryResult:
+def run(
+    strategy: str, req: SummaryRequest, summarizer: Any, s: SliceSettings = SliceSettings()
+) -> SummaryResult:
     """The history summary for ``req`` (messages, previous summary, instructions, budget, style)
     made with ``strategy``."""
     if strategy not in STRATEGIES:
@@ -117,8 +125,16 @@ def run(strategy: str, req: SummaryRequest, summarizer: Any, s: SliceSettings = 
     n, budgets = len(slices), slice_budgets(slices, s)
 
     def slice_req(i: int, parts: tuple[str, ...] = ()) -> SummaryRequest:
-        return replace(req, messages=slices[i], previous_summary=None, max_tokens=budgets[i], kind="slice",
-                       slice_index=i, slice_count=n, parts=parts)
+        return replace(
+            req,
+            messages=slices[i],
+            previous_summary=None,
+            max_tokens=budgets[i],
+            kind="slice",
+            slice_index=i,
+            slice_count=n,
+            parts=parts,
+        )
 
     if strategy == "parallel-stitch":
         with ThreadPoolExecutor(max_workers=max(1, s.max_workers), thread_name_prefix="slice") as pool:
@@ -135,7 +151,9 @@ def run(strategy: str, req: SummaryRequest, summarizer: Any, s: SliceSettings = 
         running, covered = req.previous_summary, 0
         for i in range(n):
             covered += budgets[i]
-            step = replace(req, messages=slices[i], previous_summary=running, max_tokens=min(req.max_tokens, covered))
+            step = replace(
+                req, messages=slices[i], previous_summary=running, max_tokens=min(req.max_tokens, covered)
+            )
             running = call(step, f"slice {i + 1} of {n}, rolling update")
         text = running or ""
     return call.result(text, time.perf_counter() - t0)
@@ -146,23 +164,40 @@ def compare(req: SummaryRequest, summarizer: Any, s: SliceSettings = SliceSettin
     rows = []
     for strategy in STRATEGIES:
         r = run(strategy, req, summarizer, s)
-        rows.append({"strategy": strategy, "inputTokens": r.usage.input_tokens, "outputTokens": r.usage.output_tokens,
-                     "calls": r.usage.calls, "timeMs": round(r.usage.seconds * 1000), "costUsd": r.usage.cost_usd,
-                     "slices": len(segment(req.messages, s)) if strategy != "single-shot" else 1,
-                     "summarizer": r.summarizer, "error": r.error})
+        rows.append(
+            {
+                "strategy": strategy,
+                "inputTokens": r.usage.input_tokens,
+                "outputTokens": r.usage.output_tokens,
+                "calls": r.usage.calls,
+                "timeMs": round(r.usage.seconds * 1000),
+                "costUsd": r.usage.cost_usd,
+                "slices": len(segment(req.messages, s)) if strategy != "single-shot" else 1,
+                "summarizer": r.summarizer,
+                "error": r.error,
+            }
+        )
     return rows
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
     """The note's table: Strategy | Input Tokens | Output Tokens | API Calls | Time (ms)."""
     head = ("Strategy", "Input Tokens", "Output Tokens", "API Calls", "Time (ms)")
-    body = [(r["strategy"], str(r["inputTokens"]), str(r["outputTokens"]), str(r["calls"]), str(r["timeMs"]))
-            for r in rows]
+    body = [
+        (r["strategy"], str(r["inputTokens"]), str(r["outputTokens"]), str(r["calls"]), str(r["timeMs"]))
+        for r in rows
+    ]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
 
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w)
-                                 in enumerate(zip(cells, widths, strict=True))) + " |"
+        return (
+            "| "
+            + " | ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            )
+            + " |"
+        )
 
     sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(head), sep, *(line(b) for b in body)])

@@ -19,8 +19,13 @@ from .state import memo
 COLOURS = {"read": "#2ca02c", "write": "#ff7f0e", "uncached": "#7f7f7f"}
 LABELS = {"read": "cache read", "write": "cache written", "uncached": "uncached input"}
 PLOT_CONFIG = {"displaylogo": False, "displayModeBar": False}
-CAUSES = {"prune": "a prune", "unprune": "an undone prune", "compaction": "a compaction",
-          "ttl": "the cache expiring", "change": "a change"}
+CAUSES = {
+    "prune": "a prune",
+    "unprune": "an undone prune",
+    "compaction": "a compaction",
+    "ttl": "the cache expiring",
+    "change": "a change",
+}
 
 
 def report(r: Any) -> CacheReport:
@@ -34,17 +39,37 @@ def report(r: Any) -> CacheReport:
 def split_figure(c: CacheReport, k: int) -> go.Figure:
     """One call's prompt as stacked bars: predicted (and recorded, when the session has it)."""
     s = c.steps[k]
-    rows: list[tuple[str, dict[str, int]]] = [("predicted", {"read": s.read, "write": s.write, "uncached": s.uncached})]
+    rows: list[tuple[str, dict[str, int]]] = [
+        ("predicted", {"read": s.read, "write": s.write, "uncached": s.uncached})
+    ]
     if s.recorded_read is not None:
-        rows.append(("recorded", {"read": s.recorded_read, "write": s.recorded_write or 0,
-                                  "uncached": s.recorded_input or 0}))
-    data = [{"type": "bar", "orientation": "h", "name": LABELS[part], "y": [name for name, _ in rows],
-             "x": [v[part] for _, v in rows], "marker": {"color": COLOURS[part]},
-             "hovertemplate": f"%{{y}}: %{{x:,}} tokens {LABELS[part]}<extra></extra>"} for part in LABELS]
-    layout = {"barmode": "stack", "height": 90 + 34 * len(rows), "margin": {"l": 10, "r": 10, "t": 26, "b": 10},
-              "title": {"text": f"Prompt cache at call {k}", "font": {"size": 13}},
-              "xaxis": {"tickformat": ",~s"}, "yaxis": {"autorange": "reversed"},
-              "legend": {"orientation": "h", "y": -0.35}}
+        rows.append(
+            (
+                "recorded",
+                {"read": s.recorded_read, "write": s.recorded_write or 0, "uncached": s.recorded_input or 0},
+            )
+        )
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": LABELS[part],
+            "y": [name for name, _ in rows],
+            "x": [v[part] for _, v in rows],
+            "marker": {"color": COLOURS[part]},
+            "hovertemplate": f"%{{y}}: %{{x:,}} tokens {LABELS[part]}<extra></extra>",
+        }
+        for part in LABELS
+    ]
+    layout = {
+        "barmode": "stack",
+        "height": 90 + 34 * len(rows),
+        "margin": {"l": 10, "r": 10, "t": 26, "b": 10},
+        "title": {"text": f"Prompt cache at call {k}", "font": {"size": 13}},
+        "xaxis": {"tickformat": ",~s"},
+        "yaxis": {"autorange": "reversed"},
+        "legend": {"orientation": "h", "y": -0.35},
+    }
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -55,13 +80,26 @@ def invalidation_trace(r: Any, c: CacheReport, top: float | None = None) -> dict
         return None
     top = top or float("inf")
     ys = [min(r.steps[s.step].tokens, top * 0.985) for s in inv]
-    text = [f"cache invalidated by {CAUSES.get(s.invalidation['cause'], s.invalidation['cause'])}: "  # type: ignore[index]
-            f"{s.invalidation['tokensRewritten']:,} tokens written again, +${s.invalidation['premiumUsd']:,.4f}"  # type: ignore[index]
-            for s in inv]
-    return {"type": "scatter", "mode": "markers", "name": "cache invalidated", "x": [s.step for s in inv], "y": ys,
-            "text": text, "marker": {"symbol": "diamond-wide", "size": 11, "color": "#9467bd",
-                                     "line": {"width": 1, "color": "#fff"}},
-            "hovertemplate": "step %{x}: %{text}<extra></extra>"}
+    text = [
+        f"cache invalidated by {CAUSES.get(s.invalidation['cause'], s.invalidation['cause'])}: "  # type: ignore[index]
+        f"{s.invalidation['tokensRewritten']:,} tokens written again, +${s.invalidation['premiumUsd']:,.4f}"  # type: ignore[index]
+        for s in inv
+    ]
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": "cache invalidated",
+        "x": [s.step for s in inv],
+        "y": ys,
+        "text": text,
+        "marker": {
+            "symbol": "diamond-wide",
+            "size": 11,
+            "color": "#9467bd",
+            "line": {"width": 1, "color": "#fff"},
+        },
+        "hovertemplate": "step %{x}: %{text}<extra></extra>",
+    }
 
 
 def story(r: Any, c: CacheReport, k: int) -> list[str]:
@@ -70,21 +108,32 @@ def story(r: Any, c: CacheReport, k: int) -> list[str]:
     if s.family == "none":
         return ["Prompt cache: no cache model for this provider; every input token is priced in full."]
     if s.prompt == 0:
-        return ["Prompt cache: this call failed before the model read it (no usage recorded), so nothing was "
-                "read, written or billed."]
-    out = [f"Prompt cache ({s.family}): {s.read:,} tokens read from the cache, {s.write:,} written, "
-           f"{s.uncached:,} uncached; this call's input bills ${s.cost:,.4f}."]
+        return [
+            "Prompt cache: this call failed before the model read it (no usage recorded), so nothing was "
+            "read, written or billed."
+        ]
+    out = [
+        f"Prompt cache ({s.family}): {s.read:,} tokens read from the cache, {s.write:,} written, "
+        f"{s.uncached:,} uncached; this call's input bills ${s.cost:,.4f}."
+    ]
     inv = s.invalidation
     if inv is not None:
         who = CAUSES.get(inv["cause"], inv["cause"])
         at = f" at entry {inv['brokenAtEntryIndex']}" if inv.get("brokenAtEntryIndex") is not None else ""
-        idle = f" after {inv['idleSeconds'] / 60:.1f} idle minutes" if inv["cause"] == "ttl" and inv.get(
-            "idleSeconds") is not None else ""
-        out.append(f"The cached prefix broke here: {who}{at}{idle} made {inv['tokensRewritten']:,} tokens be "
-                   f"written again, costing ${inv['premiumUsd']:,.4f} more than reading them.")
+        idle = (
+            f" after {inv['idleSeconds'] / 60:.1f} idle minutes"
+            if inv["cause"] == "ttl" and inv.get("idleSeconds") is not None
+            else ""
+        )
+        out.append(
+            f"The cached prefix broke here: {who}{at}{idle} made {inv['tokensRewritten']:,} tokens be "
+            f"written again, costing ${inv['premiumUsd']:,.4f} more than reading them."
+        )
     if s.recorded_read is not None:
-        out.append(f"Recorded by the provider: {s.recorded_read:,} read, {s.recorded_write or 0:,} written."
-                   + (f" They disagree: {s.disagreement}." if s.disagreement else ""))
+        out.append(
+            f"Recorded by the provider: {s.recorded_read:,} read, {s.recorded_write or 0:,} written."
+            + (f" They disagree: {s.disagreement}." if s.disagreement else "")
+        )
     return out
 
 
@@ -93,23 +142,37 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
 
     def pct(v: float | None) -> str:
         return "—" if v is None else f"{v:.1%}"
-    rows = [("Billed input cost (prompt cache priced)", f"${m['billedCostUsd']:,.4f}"),
-            ("Recorded input cost", "—" if m["recordedBilledCostUsd"] is None else f"${m['recordedBilledCostUsd']:,.4f}"),
-            ("Cache hit rate", pct(m["cacheHitRate"])),
-            ("Invalidations", f"{m['invalidations']:,}"),
-            ("Tokens written again after them", f"{m['tokensRewritten']:,}"),
-            ("Invalidation premium", f"${m['invalidationPremiumUsd']:,.4f}"),
-            ("Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)", pct(m["cacheReadError"])),
-            ("Billed cost error vs recorded", pct(m["billedCostError"]))]
+
+    rows = [
+        ("Billed input cost (prompt cache priced)", f"${m['billedCostUsd']:,.4f}"),
+        (
+            "Recorded input cost",
+            "—" if m["recordedBilledCostUsd"] is None else f"${m['recordedBilledCostUsd']:,.4f}",
+        ),
+        ("Cache hit rate", pct(m["cacheHitRate"])),
+        ("Invalidations", f"{m['invalidations']:,}"),
+        ("Tokens written again after them", f"{m['tokensRewritten']:,}"),
+        ("Invalidation premium", f"${m['invalidationPremiumUsd']:,.4f}"),
+        ("Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)", pct(m["cacheReadError"])),
+        ("Billed cost error vs recorded", pct(m["billedCostError"])),
+    ]
     return [{"metric": a, "value": b} for a, b in rows]
 
 
 def compare_rows(runs: Sequence[tuple[str, Any, CacheReport]]) -> list[dict[str, Any]]:
     """Configurations ranked by billed cost, beside the blended figure that ignores the cache."""
-    rows = [{"configuration": name, "billed cost ($)": round(c.billed_cost, 4),
-             "blended cost ($)": round(r.metrics.cost_usd, 4), "cache hit rate": round(c.hit_rate or 0.0, 3),
-             "invalidations": len(c.invalidations), "input tokens": r.metrics.total_input_tokens,
-             "re-reads": r.metrics.rereads} for name, r, c in runs]
+    rows = [
+        {
+            "configuration": name,
+            "billed cost ($)": round(c.billed_cost, 4),
+            "blended cost ($)": round(r.metrics.cost_usd, 4),
+            "cache hit rate": round(c.hit_rate or 0.0, 3),
+            "invalidations": len(c.invalidations),
+            "input tokens": r.metrics.total_input_tokens,
+            "re-reads": r.metrics.rereads,
+        }
+        for name, r, c in runs
+    ]
     rows.sort(key=lambda x: x["billed cost ($)"])
     for i, row in enumerate(rows):
         row["rank"] = i + 1
@@ -131,9 +194,16 @@ def batch_configs(settings: Any) -> list[tuple[str, Any]]:
     own = settings.strategy_dict() if strat == settings.strategy else {}
     out = [("no pruning", settings.model_copy(update={"strategy": "none", "strategy_settings": ()}))]
     for m in BATCHES:
-        cfg = settings.model_copy(update={"strategy": strat}).with_strategy_settings({**own, "prune_minimum": m})
-        out.append((f"{strat}: " + ("every turn (PRUNE_MINIMUM 0)" if m == 0 else f"in batches (PRUNE_MINIMUM {m:,})"),
-                    cfg))
+        cfg = settings.model_copy(update={"strategy": strat}).with_strategy_settings(
+            {**own, "prune_minimum": m}
+        )
+        out.append(
+            (
+                f"{strat}: "
+                + ("every turn (PRUNE_MINIMUM 0)" if m == 0 else f"in batches (PRUNE_MINIMUM {m:,})"),
+                cfg,
+            )
+        )
     return out
 
 
@@ -144,10 +214,16 @@ def verdict(m: dict[str, Any], disagreeing: int) -> str | None:
     """One sentence: how far the cache model follows this session's recorded cache usage."""
     if m["cacheReadError"] is None:
         return None
-    cost = "" if m["billedCostError"] is None else f", billed input cost {m['billedCostError']:+.1%} of the recorded"
-    return (f"Prompt cache: replayed as recorded, the model predicts the recorded cache reads within "
-            f"{abs(m['cacheReadTotalError']):.1%} in total ({m['cacheReadError']:.1%} call by call{cost}); "
-            f"{disagreeing:,} call(s) disagree, each with its likely cause on the Replay page.")
+    cost = (
+        ""
+        if m["billedCostError"] is None
+        else f", billed input cost {m['billedCostError']:+.1%} of the recorded"
+    )
+    return (
+        f"Prompt cache: replayed as recorded, the model predicts the recorded cache reads within "
+        f"{abs(m['cacheReadTotalError']):.1%} in total ({m['cacheReadError']:.1%} call by call{cost}); "
+        f"{disagreeing:,} call(s) disagree, each with its likely cause on the Replay page."
+    )
 
 
 def load_verdict(s: Any) -> None:
@@ -170,9 +246,11 @@ def step_panel(r: Any, k: int) -> None:
         st.caption("Prompt cache: no cache model for this provider.")
         return
     st.plotly_chart(split_figure(c, k), key="cache_split", config=PLOT_CONFIG)
-    st.caption(f"What was sent, split the way the provider bills it ({c.steps[k].family} rule; sizes: {c.sizes}, "
-               f"retention: {c.retention}). Green is read from the cache (about a tenth of the price), orange written "
-               "to it (Anthropic: 1.25×), grey full-price input. The recorded bar is what the provider reported.")
+    st.caption(
+        f"What was sent, split the way the provider bills it ({c.steps[k].family} rule; sizes: {c.sizes}, "
+        f"retention: {c.retention}). Green is read from the cache (about a tenth of the price), orange written "
+        "to it (Anthropic: 1.25×), grey full-price input. The recorded bar is what the provider reported."
+    )
 
 
 def mark_timeline(fig: go.Figure, r: Any) -> go.Figure:
@@ -192,11 +270,13 @@ def run_panel(r: Any) -> None:
     c = report(r)
     with st.expander("Prompt cache: billed cost, and the model checked against the recorded cache usage"):
         st.dataframe(pd.DataFrame(metrics_rows(c)), hide_index=True)
-        st.caption("The blended cost in the run metrics prices every input token alike. Here each provider's own "
-                   "cache rule is applied (Anthropic: breakpoints as pi places them, 5 min or 1 h; OpenAI: "
-                   "automatic from 1,024 tokens in 128-token steps) and priced at the session's recorded rates "
-                   "where it has them. The check compares each call's predicted cache reads with the recorded "
-                   "ones; the calls below disagree, each with its likely cause.")
+        st.caption(
+            "The blended cost in the run metrics prices every input token alike. Here each provider's own "
+            "cache rule is applied (Anthropic: breakpoints as pi places them, 5 min or 1 h; OpenAI: "
+            "automatic from 1,024 tokens in 128-token steps) and priced at the session's recorded rates "
+            "where it has them. The check compares each call's predicted cache reads with the recorded "
+            "ones; the calls below disagree, each with its likely cause."
+        )
         dis = c.disagreements()
         if dis:
             st.dataframe(pd.DataFrame(dis), hide_index=True, height=min(400, 35 * len(dis) + 38))
@@ -210,9 +290,17 @@ def sweep_rows(session: Any, cells: Sequence[Any]) -> list[dict[str, Any]]:
     """A sweep's cells with the cache model's billed cost, best first, the cost frontier flagged."""
     from ..cache.sweep import billed_metrics, rank
 
-    rows = [{**c.values, **billed_metrics(session, c.settings), "blended cost": c.metrics.cost_usd,
-             "rereads": c.metrics.rereads, "overflows": c.metrics.overflows, "compactions": c.metrics.compactions}
-            for c in cells]
+    rows = [
+        {
+            **c.values,
+            **billed_metrics(session, c.settings),
+            "blended cost": c.metrics.cost_usd,
+            "rereads": c.metrics.rereads,
+            "overflows": c.metrics.overflows,
+            "compactions": c.metrics.compactions,
+        }
+        for c in cells
+    ]
     return rank(rows, "billed")
 
 
@@ -223,8 +311,10 @@ def sweep_panel(session: Any, cells: Sequence[Any]) -> None:
         return
     rows = memo("sweep_billed", tuple(c.settings for c in cells), lambda: sweep_rows(session, cells))
     st.dataframe(pd.DataFrame(rows), hide_index=True)
-    st.caption("frontier: no other cell is as cheap with as few re-reads, overflows and compactions — the settings "
-               "worth choosing between.")
+    st.caption(
+        "frontier: no other cell is as cheap with as few re-reads, overflows and compactions — the settings "
+        "worth choosing between."
+    )
 
 
 def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None:
@@ -235,10 +325,16 @@ def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None
     rows = compare_rows([(name, r, report(r)) for name, r in runs])
     st.markdown("**Ranked by billed cost** (the provider's prompt cache priced)")
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_billed")
-    st.caption("Pruning saves tokens, but every prune that changes an old message makes the next call write the "
-               "cache again from there. Batch-style pruning (a large PRUNE_MINIMUM: prune rarely, more at once) "
-               "breaks the cache less often than pruning every turn.")
-    if settings is not None and st.toggle("Batch-style pruning against pruning every turn", key="cmp_batches"):
+    st.caption(
+        "Pruning saves tokens, but every prune that changes an old message makes the next call write the "
+        "cache again from there. Batch-style pruning (a large PRUNE_MINIMUM: prune rarely, more at once) "
+        "breaks the cache less often than pruning every turn."
+    )
+    if settings is not None and st.toggle(
+        "Batch-style pruning against pruning every turn", key="cmp_batches"
+    ):
         batch = [(name, current_replay(cfg, f"Replaying {name}")) for name, cfg in batch_configs(settings)]
-        st.dataframe(pd.DataFrame(compare_rows([(n, r, report(r)) for n, r in batch if r is not None])),
-                     hide_index=True)
+        st.dataframe(
+            pd.DataFrame(compare_rows([(n, r, report(r)) for n, r in batch if r is not None])),
+            hide_index=True,
+        )

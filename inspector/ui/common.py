@@ -72,17 +72,28 @@ def message_list(rows: list[dict[str, Any]], items: list[Any], key: str, focus: 
     if not rows:
         st.caption("None.")
         return
-    default_sel: Any = {"selection": {"rows": [focus]}} if focus is not None else None  # streamlit's own TypedDict
-    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key if focus is None else f"{key}_f{focus}",
-                      height=min(420, 35 * len(rows) + 38), on_select="rerun", selection_mode="single-row",
-                      selection_default=default_sel, column_config=MESSAGE_COLUMNS)
+    default_sel: Any = (
+        {"selection": {"rows": [focus]}} if focus is not None else None
+    )  # streamlit's own TypedDict
+    ev = st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        key=key if focus is None else f"{key}_f{focus}",
+        height=min(420, 35 * len(rows) + 38),
+        on_select="rerun",
+        selection_mode="single-row",
+        selection_default=default_sel,
+        column_config=MESSAGE_COLUMNS,
+    )
     picked = [i for i in (ev.selection.rows if ev is not None else []) if 0 <= i < len(rows)]
     if not picked:
         st.caption("Select a row to read that message in full.")
         return
     cm, row = items[picked[0]], rows[picked[0]]
-    st.markdown(f"**{esc(views.message_label(cm, row.get('#'), row.get('tokens') or 0))}**"
-                + (f" — {esc(str(row.get('status', '')))}: {esc(row['why'])}" if row.get("why") else ""))
+    st.markdown(
+        f"**{esc(views.message_label(cm, row.get('#'), row.get('tokens') or 0))}**"
+        + (f" — {esc(str(row.get('status', '')))}: {esc(row['why'])}" if row.get("why") else "")
+    )
     text = views.full_text(cm.message)
     st.code(text, language=None, wrap_lines=True, height=min(600, 80 + 18 * min(30, text.count("\n"))))
 
@@ -96,8 +107,11 @@ def reconstruction(s: Any, leaf: int | None = None) -> Any:
     records its prompt or the session is too long to check on a page."""
     from inspector.recon import check
 
-    calls = memo("calls", None, lambda: sum(1 for e in s.entries if getattr(getattr(e, "message", None), "role", "")
-                                               == "assistant"))
+    calls = memo(
+        "calls",
+        None,
+        lambda: sum(1 for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "assistant"),
+    )
     if not calls or calls > RECON_MAX_CALLS:
         return None
     c = memo("recon", leaf, lambda: check(s, leaf=leaf))

@@ -30,5 +30,9 @@ def guard() -> Iterator[None]:
     except Exception as e:  # Streamlit's st.stop/st.rerun are BaseExceptions: they pass
         ref = secrets.token_hex(4)
         LOG.error("page error, reference %s: %s", ref, type(e).__name__, exc_info=e)
-        st.exception(PageError(f"Something went wrong while drawing this page (reference {ref}). The details "
-                               "are in the server's log; reloading the page or loading another session may help."))
+        st.exception(
+            PageError(
+                f"Something went wrong while drawing this page (reference {ref}). The details "
+                "are in the server's log; reloading the page or loading another session may help."
+            )
+        )

@@ -40,10 +40,20 @@ KIND_COLORS = {
     "custom / bash": "#B279A2",
     "injected": "#E45756",
 }
-EVENT_SYMBOLS = {"compaction": "diamond", "pruned": "triangle-down", "overflow": "x", "branch_summary": "star",
-                 "reread": "circle-open"}
+EVENT_SYMBOLS = {
+    "compaction": "diamond",
+    "pruned": "triangle-down",
+    "overflow": "x",
+    "branch_summary": "star",
+    "reread": "circle-open",
+}
 #: what became of a message at a compaction (see inspector.compaction_view); kept ones keep their kind's colour
-PART_COLORS = {"summarised": "#A0A0A0", "turn prefix": "#D4A017", "previous summary": "#9BC995", "dropped": "#E2E2E2"}
+PART_COLORS = {
+    "summarised": "#A0A0A0",
+    "turn prefix": "#D4A017",
+    "previous summary": "#9BC995",
+    "dropped": "#E2E2E2",
+}
 SEGMENT_COLORS = {**KIND_COLORS, **PART_COLORS}
 MAX_SEGMENTS = 400
 # distinct colours for overlaid configurations (colour-blind friendly: Okabe–Ito)
@@ -57,13 +67,15 @@ def app_icon() -> Any:
     from PIL import Image
 
     img = np.zeros((32, 32, 4), dtype=np.uint8)
-    rows = [(4, 11, [(2, 14, "#4C78A8"), (14, 22, "#F58518"), (22, 30, "#72B7B2")]),
-            (13, 20, [(2, 10, "#54A24B"), (10, 18, "#F58518"), (18, 24, "#72B7B2")]),
-            (22, 29, [(2, 8, "#54A24B"), (8, 13, "#72B7B2")])]
+    rows = [
+        (4, 11, [(2, 14, "#4C78A8"), (14, 22, "#F58518"), (22, 30, "#72B7B2")]),
+        (13, 20, [(2, 10, "#54A24B"), (10, 18, "#F58518"), (18, 24, "#72B7B2")]),
+        (22, 29, [(2, 8, "#54A24B"), (8, 13, "#72B7B2")]),
+    ]
     for y0, y1, segs in rows:
         for x0, x1, color in segs:
-            rgb = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
-            img[y0:y1, x0:x1 - 1] = [*rgb, 255]
+            rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
+            img[y0:y1, x0 : x1 - 1] = [*rgb, 255]
     return Image.fromarray(img, "RGBA")
 
 
@@ -99,8 +111,11 @@ def message_text(m: Any, limit: int = 300) -> str:
             elif isinstance(b, ThinkingContent):
                 parts.append("(thinking) " + b.thinking)
             elif isinstance(b, ToolCall):
-                parts.append(f"{b.name}({', '.join(f'{k}=' + str(v)[:60] for k, v in (b.arguments or {}).items())})"
-                             if isinstance(b.arguments, dict) else b.name)
+                parts.append(
+                    f"{b.name}({', '.join(f'{k}=' + str(v)[:60] for k, v in (b.arguments or {}).items())})"
+                    if isinstance(b.arguments, dict)
+                    else b.name
+                )
         t = " · ".join(parts)
         if m.stopReason in ("aborted", "error"):
             t = f"[{m.stopReason}] {t}"
@@ -118,25 +133,38 @@ def _hover_text(t: str) -> str:
     return "<br>".join(html.escape(x[:120]) for x in lines)
 
 
-def _segments(msgs: Sequence[ContextMessage], tokens: Sequence[int], pruned: set[int] | None = None,
-              parts: Sequence[str] | None = None, hatched: set[int] | None = None) -> list[dict[str, Any]]:
+def _segments(
+    msgs: Sequence[ContextMessage],
+    tokens: Sequence[int],
+    pruned: set[int] | None = None,
+    parts: Sequence[str] | None = None,
+    hatched: set[int] | None = None,
+) -> list[dict[str, Any]]:
     """One segment per message: its colour key (``parts[k]`` when that is not "kept", else the
     message's kind), tokens, hover label and text; ``hatched`` positions are drawn hatched."""
     segs = []
     for k, (cm, t) in enumerate(zip(msgs, tokens, strict=True)):
         m = cm.message
         part = parts[k] if parts is not None else "kept"
-        segs.append({
-            "kind": ("summary" if part == "summary" else message_kind(cm, pruned is not None and k in pruned)
-                     if part == "kept" else part),
-            "hatch": hatched is not None and k in hatched,
-            "tokens": t,
-            "label": f"#{k} {cm.role}" + (f" · {m.toolName}" if isinstance(m, ToolResultMessage) else "")
-                     + (f" · entry {cm.entry_index}" if cm.entry_index is not None else " · injected")
-                     + (f" · {part}" if part not in ("kept", "summary") else ""),
-            "text": message_text(m),
-            "count": 1,
-        })
+        segs.append(
+            {
+                "kind": (
+                    "summary"
+                    if part == "summary"
+                    else message_kind(cm, pruned is not None and k in pruned)
+                    if part == "kept"
+                    else part
+                ),
+                "hatch": hatched is not None and k in hatched,
+                "tokens": t,
+                "label": f"#{k} {cm.role}"
+                + (f" · {m.toolName}" if isinstance(m, ToolResultMessage) else "")
+                + (f" · entry {cm.entry_index}" if cm.entry_index is not None else " · injected")
+                + (f" · {part}" if part not in ("kept", "summary") else ""),
+                "text": message_text(m),
+                "count": 1,
+            }
+        )
     if len(segs) <= MAX_SEGMENTS:
         return segs
     # Downsample: merge neighbours of the same kind until few enough remain (detail on zoom is
@@ -146,7 +174,11 @@ def _segments(msgs: Sequence[ContextMessage], tokens: Sequence[int], pruned: set
     floor = total / MAX_SEGMENTS
     for s in segs:
         last = merged[-1] if merged else None
-        if last and (last["kind"], last["hatch"]) == (s["kind"], s["hatch"]) and min(last["tokens"], s["tokens"]) < floor:
+        if (
+            last
+            and (last["kind"], last["hatch"]) == (s["kind"], s["hatch"])
+            and min(last["tokens"], s["tokens"]) < floor
+        ):
             last["tokens"] += s["tokens"]
             last["count"] += 1
             last["label"] = last["label"].split(" (+")[0] + f" (+{last['count'] - 1} more)"
@@ -170,25 +202,46 @@ def _bar_traces(rows: Sequence[tuple[str, list[dict[str, Any]]]]) -> list[dict[s
             d = by_kind.setdefault((seg["kind"], seg["hatch"]), {"x": [], "base": [], "hover": []})
             d["x"].append(seg["tokens"])
             d["base"].append(start)
-            d["hover"].append(f"<b>{html.escape(seg['label'])}</b><br>{seg['tokens']:,} tokens<br>"
-                              f"{_hover_text(seg['text'])}")
+            d["hover"].append(
+                f"<b>{html.escape(seg['label'])}</b><br>{seg['tokens']:,} tokens<br>"
+                f"{_hover_text(seg['text'])}"
+            )
             start += seg["tokens"]
-        for (kind, hatch), d in sorted(by_kind.items(), key=lambda kv: (list(SEGMENT_COLORS).index(kv[0][0]),
-                                                                        kv[0][1])):
+        for (kind, hatch), d in sorted(
+            by_kind.items(), key=lambda kv: (list(SEGMENT_COLORS).index(kv[0][0]), kv[0][1])
+        ):
             name = PRUNED_LEGEND if hatch else kind
             marker: dict[str, Any] = {"color": SEGMENT_COLORS[kind], "line": {"width": 0.3, "color": "white"}}
             if hatch:
-                marker["pattern"] = {"shape": "/", "fgcolor": "rgba(0,0,0,0.6)", "size": 6, "solidity": 0.3,
-                                     "fillmode": "overlay"}  # over the kind's colour
-            data.append({"type": "bar", "orientation": "h", "y": [row_name] * len(d["x"]), "x": d["x"],
-                         "base": d["base"], "name": name, "legendgroup": name, "showlegend": name not in legend,
-                         "marker": marker, "hovertext": d["hover"], "hovertemplate": "%{hovertext}<extra></extra>"})
+                marker["pattern"] = {
+                    "shape": "/",
+                    "fgcolor": "rgba(0,0,0,0.6)",
+                    "size": 6,
+                    "solidity": 0.3,
+                    "fillmode": "overlay",
+                }  # over the kind's colour
+            data.append(
+                {
+                    "type": "bar",
+                    "orientation": "h",
+                    "y": [row_name] * len(d["x"]),
+                    "x": d["x"],
+                    "base": d["base"],
+                    "name": name,
+                    "legendgroup": name,
+                    "showlegend": name not in legend,
+                    "marker": marker,
+                    "hovertext": d["hover"],
+                    "hovertemplate": "%{hovertext}<extra></extra>",
+                }
+            )
             legend.add(name)
     return data
 
 
-def _threshold_marks(window: int | None, reserve: int | None, keep_at: float | None
-                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _threshold_marks(
+    window: int | None, reserve: int | None, keep_at: float | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The window (red), the reserve zone before it (shaded) and where keepRecentTokens starts
     counting back (dotted): lines, and their labels stacked in three rows above the plot so they
     never overlap."""
@@ -198,8 +251,20 @@ def _threshold_marks(window: int | None, reserve: int | None, keep_at: float | N
         shapes.append(_vline(window, "#d62728", 2))
         notes.append({**_note(window, 1.0, f"window {window:,}", "bottom"), "yshift": 0})
         if reserve:
-            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": window - reserve, "x1": window,
-                           "y0": 0, "y1": 1, "fillcolor": "#d62728", "opacity": 0.08, "line": {"width": 0}})
+            shapes.append(
+                {
+                    "type": "rect",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": window - reserve,
+                    "x1": window,
+                    "y0": 0,
+                    "y1": 1,
+                    "fillcolor": "#d62728",
+                    "opacity": 0.08,
+                    "line": {"width": 0},
+                }
+            )
             notes.append({**_note(window - reserve, 1.0, f"reserve {reserve:,} →", "bottom"), "yshift": 15})
     if keep_at is not None:
         shapes.append({**_vline(keep_at, "#555", 1), "line": {"color": "#555", "dash": "dot"}})
@@ -207,7 +272,9 @@ def _threshold_marks(window: int | None, reserve: int | None, keep_at: float | N
     return shapes, notes
 
 
-def _cut_marks(cuts: Sequence[tuple[str, float]], row: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _cut_marks(
+    cuts: Sequence[tuple[str, float]], row: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A cut: a line across bar ``row`` only, labelled below it; the leftmost label extends left,
     the others right, each on its own line."""
     shapes: list[dict[str, Any]] = []
@@ -217,12 +284,33 @@ def _cut_marks(cuts: Sequence[tuple[str, float]], row: int) -> tuple[list[dict[s
     for rank, i in enumerate(order):
         label, x = cuts[i]
         color, dash = styles[i % len(styles)]
-        shapes.append({"type": "line", "xref": "x", "yref": "y", "x0": x, "x1": x, "y0": row - 0.42,
-                       "y1": row + 0.42, "line": {"color": color, "width": 2.5, "dash": dash}})
-        notes.append({"x": x, "y": row, "xref": "x", "yref": "y", "yanchor": "top", "yshift": -16 - 14 * rank,
-                      "xanchor": "right" if rank == 0 and len(cuts) > 1 else "left", "showarrow": False,
-                      "text": html.escape(label), "font": {"size": 11, "color": color},
-                      "bgcolor": "rgba(255,255,255,0.85)"})
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "y",
+                "x0": x,
+                "x1": x,
+                "y0": row - 0.42,
+                "y1": row + 0.42,
+                "line": {"color": color, "width": 2.5, "dash": dash},
+            }
+        )
+        notes.append(
+            {
+                "x": x,
+                "y": row,
+                "xref": "x",
+                "yref": "y",
+                "yanchor": "top",
+                "yshift": -16 - 14 * rank,
+                "xanchor": "right" if rank == 0 and len(cuts) > 1 else "left",
+                "showarrow": False,
+                "text": html.escape(label),
+                "font": {"size": 11, "color": color},
+                "bgcolor": "rgba(255,255,255,0.85)",
+            }
+        )
     return shapes, notes
 
 
@@ -233,8 +321,18 @@ def _marker_ticks(segs: list[dict[str, Any]], row: int) -> list[dict[str, Any]]:
     for seg in segs:
         if seg["kind"] == "pruned marker":
             x = start + seg["tokens"] / 2
-            out.append({"type": "line", "xref": "x", "yref": "y", "x0": x, "x1": x, "y0": row - 0.3, "y1": row + 0.3,
-                        "line": {"color": "#555", "width": 1}})
+            out.append(
+                {
+                    "type": "line",
+                    "xref": "x",
+                    "yref": "y",
+                    "x0": x,
+                    "x1": x,
+                    "y0": row - 0.3,
+                    "y1": row + 0.3,
+                    "line": {"color": "#555", "width": 1},
+                }
+            )
         start += seg["tokens"]
     return out
 
@@ -289,14 +387,30 @@ def compaction_bars(
     context the policy saw, coloured by what became of each message (summarised, turn prefix,
     previous summary, or kept — by kind), with every cut drawn across it; the context right after
     (the summary, then what was kept); and, when given, what the call then sends."""
-    rows = [("before compaction", _segments([p.message for p in view.before], [p.tokens for p in view.before],
-                                            parts=[p.part for p in view.before])),
-            ("after compaction", _segments([p.message for p in view.after], [p.tokens for p in view.after],
-                                           parts=[p.part for p in view.after]))]
+    rows = [
+        (
+            "before compaction",
+            _segments(
+                [p.message for p in view.before],
+                [p.tokens for p in view.before],
+                parts=[p.part for p in view.before],
+            ),
+        ),
+        (
+            "after compaction",
+            _segments(
+                [p.message for p in view.after],
+                [p.tokens for p in view.after],
+                parts=[p.part for p in view.after],
+            ),
+        ),
+    ]
     if sent is not None and sent_tokens is not None:
         rows.append(("sent to the model", _segments(sent, sent_tokens, pruned_positions)))
     shapes, notes = _threshold_marks(window, reserve, None)
-    cut_shapes, cut_notes = _cut_marks([(c.label + f" (entry {c.entry_index})", c.offset) for c in view.cuts], 0)
+    cut_shapes, cut_notes = _cut_marks(
+        [(c.label + f" (entry {c.entry_index})", c.offset) for c in view.cuts], 0
+    )
     if len(rows) > 2:
         shapes += _marker_ticks(rows[2][1], 2)
     totals = [view.tokens_before, view.tokens_after, sum(sent_tokens) if sent_tokens is not None else 0]
@@ -305,40 +419,86 @@ def compaction_bars(
     return fig
 
 
-def _bars_figure(rows: Sequence[tuple[str, list[dict[str, Any]]]], shapes: list[dict[str, Any]],
-                 notes: list[dict[str, Any]], totals: Sequence[int], window: int | None, title: str,
-                 zoom: bool) -> go.Figure:
+def _bars_figure(
+    rows: Sequence[tuple[str, list[dict[str, Any]]]],
+    shapes: list[dict[str, Any]],
+    notes: list[dict[str, Any]],
+    totals: Sequence[int],
+    window: int | None,
+    title: str,
+    zoom: bool,
+) -> go.Figure:
     xaxis: dict[str, Any] = {"title": {"text": "tokens"}, "tickformat": ",~s"}
     if zoom:
         right = max(*totals, 1) * 1.04
         xaxis["range"] = [0, right]
         if window and window > right:
-            notes.append({**_note(1, 1, f"window {window:,} is off the chart →", "bottom", "right", "paper"),
-                          "yshift": 0})
+            notes.append(
+                {
+                    **_note(1, 1, f"window {window:,} is off the chart →", "bottom", "right", "paper"),
+                    "yshift": 0,
+                }
+            )
     elif window:
         xaxis["range"] = [0, max(window, *totals) * 1.02]
-    layout = {"barmode": "overlay", "height": 290, "margin": {"l": 10, "r": 10, "t": 95 if title else 60, "b": 30},
-              "title": {"text": html.escape(title), "y": 0.98, "yanchor": "top"} if title else None, "xaxis": xaxis,
-              "legend": {"orientation": "h", "y": -0.3, "x": 0, "title": {"text": "message: "}},
-              "bargap": 0.35, "shapes": shapes, "annotations": notes,
-              "yaxis": {"range": [-0.5, len(rows) - 0.5], "autorange": "reversed"}}
-    return go.Figure({"data": _bar_traces(rows), "layout": {k: v for k, v in layout.items() if v is not None}})
+    layout = {
+        "barmode": "overlay",
+        "height": 290,
+        "margin": {"l": 10, "r": 10, "t": 95 if title else 60, "b": 30},
+        "title": {"text": html.escape(title), "y": 0.98, "yanchor": "top"} if title else None,
+        "xaxis": xaxis,
+        "legend": {"orientation": "h", "y": -0.3, "x": 0, "title": {"text": "message: "}},
+        "bargap": 0.35,
+        "shapes": shapes,
+        "annotations": notes,
+        "yaxis": {"range": [-0.5, len(rows) - 0.5], "autorange": "reversed"},
+    }
+    return go.Figure(
+        {"data": _bar_traces(rows), "layout": {k: v for k, v in layout.items() if v is not None}}
+    )
 
 
 def _vline(x: float, color: str, width: float) -> dict[str, Any]:
-    return {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
-            "line": {"color": color, "width": width}}
+    return {
+        "type": "line",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x,
+        "x1": x,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": color, "width": width},
+    }
 
 
 def _hline(y: float, color: str, dash: str = "solid") -> dict[str, Any]:
-    return {"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": y, "y1": y,
-            "line": {"color": color, "width": 1.5, "dash": dash}}
+    return {
+        "type": "line",
+        "xref": "paper",
+        "yref": "y",
+        "x0": 0,
+        "x1": 1,
+        "y0": y,
+        "y1": y,
+        "line": {"color": color, "width": 1.5, "dash": dash},
+    }
 
 
-def _note(x: float, y: float, text: str, yanchor: str, xanchor: str = "right", xref: str = "x",
-          yref: str = "paper") -> dict[str, Any]:
-    return {"x": x, "y": y, "xref": xref, "yref": yref, "text": text, "showarrow": False, "xanchor": xanchor,
-            "yanchor": yanchor, "font": {"size": 11, "color": "#555"}, "bgcolor": "rgba(255,255,255,0.85)"}
+def _note(
+    x: float, y: float, text: str, yanchor: str, xanchor: str = "right", xref: str = "x", yref: str = "paper"
+) -> dict[str, Any]:
+    return {
+        "x": x,
+        "y": y,
+        "xref": xref,
+        "yref": yref,
+        "text": text,
+        "showarrow": False,
+        "xanchor": xanchor,
+        "yanchor": yanchor,
+        "font": {"size": 11, "color": "#555"},
+        "bgcolor": "rgba(255,255,255,0.85)",
+    }
 
 
 MAX_TIMELINE_POINTS = 1500
@@ -351,7 +511,7 @@ def downsample(steps: Sequence[Any], limit: int = MAX_TIMELINE_POINTS) -> list[A
     if n <= limit:
         return list(steps)
     size = -(-n // limit)
-    out = [max(steps[i:i + size], key=lambda st: st.tokens) for i in range(0, n, size)]
+    out = [max(steps[i : i + size], key=lambda st: st.tokens) for i in range(0, n, size)]
     if out[0] is not steps[0]:
         out.insert(0, steps[0])
     if out[-1] is not steps[-1]:
@@ -374,16 +534,28 @@ def trigger_line(settings: Any, agent: str = "pi") -> tuple[int, str] | None:
     return t, label
 
 
-EVENT_COLORS = {"compaction": "#2ca02c", "pruned": "#7f7f7f", "overflow": "#d62728", "branch_summary": "#E45756",
-                "reread": "#9467bd"}
-EVENT_LANES = {"compaction": "compactions", "pruned": "pruning", "overflow": "overflows",
-               "branch_summary": "branch summaries", "reread": "re-reads"}
+EVENT_COLORS = {
+    "compaction": "#2ca02c",
+    "pruned": "#7f7f7f",
+    "overflow": "#d62728",
+    "branch_summary": "#E45756",
+    "reread": "#9467bd",
+}
+EVENT_LANES = {
+    "compaction": "compactions",
+    "pruned": "pruning",
+    "overflow": "overflows",
+    "branch_summary": "branch summaries",
+    "reread": "re-reads",
+}
 MAX_LANE_MARKERS = 50
 CLIP = 1.12
 """The timeline's y axis ends at this multiple of the window; values above it are marked, not drawn."""
 
 
-def _lane_points(steps: Sequence[Any], etype: str, limit: int = MAX_LANE_MARKERS) -> list[tuple[int, int, int]]:
+def _lane_points(
+    steps: Sequence[Any], etype: str, limit: int = MAX_LANE_MARKERS
+) -> list[tuple[int, int, int]]:
     """(first step, last step, events) per bucket of at most ``limit`` buckets that holds an event."""
     size = max(1, -(-len(steps) // limit))
     out: dict[int, list[int]] = {}
@@ -406,27 +578,50 @@ def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]
             continue
         lane = EVENT_LANES[etype]
         lanes.append(lane)
-        data.append({"type": "scatter", "mode": "markers+text", "x": [a for a, _, _ in pts], "y": [lane] * len(pts),
-                     "yaxis": "y2", "name": lane, "showlegend": False,
-                     "text": [str(c) if c > 1 else "" for _, _, c in pts], "textposition": "middle center",
-                     "textfont": {"size": 8, "color": "white" if symbol != "circle-open" else "#333"},
-                     "customdata": [[b, c] for _, b, c in pts],
-                     "marker": {"symbol": symbol, "size": [min(22, 9 + 3 * len(str(c))) for _, _, c in pts],
-                                "color": EVENT_COLORS[etype], "line": {"width": 1.5, "color": EVENT_COLORS[etype]}},
-                     "hovertemplate": f"steps %{{x}}–%{{customdata[0]}}: %{{customdata[1]}} × "
-                                      f"{etype.replace('_', ' ')}<extra></extra>"})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers+text",
+                "x": [a for a, _, _ in pts],
+                "y": [lane] * len(pts),
+                "yaxis": "y2",
+                "name": lane,
+                "showlegend": False,
+                "text": [str(c) if c > 1 else "" for _, _, c in pts],
+                "textposition": "middle center",
+                "textfont": {"size": 8, "color": "white" if symbol != "circle-open" else "#333"},
+                "customdata": [[b, c] for _, b, c in pts],
+                "marker": {
+                    "symbol": symbol,
+                    "size": [min(22, 9 + 3 * len(str(c))) for _, _, c in pts],
+                    "color": EVENT_COLORS[etype],
+                    "line": {"width": 1.5, "color": EVENT_COLORS[etype]},
+                },
+                "hovertemplate": f"steps %{{x}}–%{{customdata[0]}}: %{{customdata[1]}} × "
+                f"{etype.replace('_', ' ')}<extra></extra>",
+            }
+        )
     return data, lanes
 
 
-def _clip_marks(xs: Sequence[int], ys: Sequence[float | None], top: float, name: str) -> dict[str, Any] | None:
+def _clip_marks(
+    xs: Sequence[int], ys: Sequence[float | None], top: float, name: str
+) -> dict[str, Any] | None:
     """Markers at the top edge for the points of a series above the chart, with their real value."""
     over = [(x, y) for x, y in zip(xs, ys, strict=True) if y is not None and y > top]
     if not over:
         return None
-    return {"type": "scatter", "mode": "markers", "x": [x for x, _ in over], "y": [top * 0.985] * len(over),
-            "customdata": [y for _, y in over], "name": f"{name}: above the chart", "showlegend": False,
-            "marker": {"symbol": "triangle-up", "size": 7, "color": "#d62728"},
-            "hovertemplate": f"step %{{x}}<br>{html.escape(name)}: %{{customdata:,}} (clipped)<extra></extra>"}
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "x": [x for x, _ in over],
+        "y": [top * 0.985] * len(over),
+        "customdata": [y for _, y in over],
+        "name": f"{name}: above the chart",
+        "showlegend": False,
+        "marker": {"symbol": "triangle-up", "size": 7, "color": "#d62728"},
+        "hovertemplate": f"step %{{x}}<br>{html.escape(name)}: %{{customdata:,}} (clipped)<extra></extra>",
+    }
 
 
 def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[str, Any]]:
@@ -434,14 +629,29 @@ def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[
     and errored calls have no recorded point (their usage is 0 or partial)."""
     xs = [s.step for s in steps]
     data: list[dict[str, Any]] = [
-        {"type": "scatter", "mode": "lines+markers", "x": xs, "y": [s.tokens for s in steps],
-         "name": f"{name} (sent)", "line": {"color": "#4C78A8", "width": 2},
-         "marker": {"size": 4 if len(steps) < 300 else 2},
-         "hovertemplate": "step %{x}<br>%{y:,} tokens sent<extra></extra>"}]
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "x": xs,
+            "y": [s.tokens for s in steps],
+            "name": f"{name} (sent)",
+            "line": {"color": "#4C78A8", "width": 2},
+            "marker": {"size": 4 if len(steps) < 300 else 2},
+            "hovertemplate": "step %{x}<br>%{y:,} tokens sent<extra></extra>",
+        }
+    ]
     if any(s.tokens_before_pruning != s.tokens for s in steps):
-        data.append({"type": "scatter", "mode": "lines", "x": xs, "y": [s.tokens_before_pruning for s in steps],
-                     "name": "before pruning", "line": {"color": "#9ecae9", "dash": "dot"},
-                     "hovertemplate": "step %{x}<br>%{y:,} before pruning<extra></extra>"})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": xs,
+                "y": [s.tokens_before_pruning for s in steps],
+                "name": "before pruning",
+                "line": {"color": "#9ecae9", "dash": "dot"},
+                "hovertemplate": "step %{x}<br>%{y:,} before pruning<extra></extra>",
+            }
+        )
     from ..compaction_view import trigger_series
 
     trig = trigger_series(replay)
@@ -449,22 +659,44 @@ def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[
         label, vals = trig
         pts = [(s.step, vals[s.step]) for s in steps if vals[s.step] is not None]
         recorded = get_policy(replay.settings.compaction).as_recorded
-        data.append({"type": "scatter", "mode": "lines", "x": [a for a, _ in pts], "y": [b for _, b in pts],
-                     "name": label, "line": {"color": "#F58518", "width": 1.5} if recorded
-                     else {"color": "#8c2d04", "width": 1, "dash": "dash"},
-                     "hovertemplate": f"step %{{x}}<br>{html.escape(label)}: %{{y:,}}<extra></extra>"})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": [a for a, _ in pts],
+                "y": [b for _, b in pts],
+                "name": label,
+                "line": {"color": "#F58518", "width": 1.5}
+                if recorded
+                else {"color": "#8c2d04", "width": 1, "dash": "dash"},
+                "hovertemplate": f"step %{{x}}<br>{html.escape(label)}: %{{y:,}}<extra></extra>",
+            }
+        )
     if not get_policy(replay.settings.compaction).as_recorded:
-        rec = [(s.step, s.recorded_input) for s in steps if s.recorded_input is not None
-               and s.stop_reason not in ("aborted", "error")]
+        rec = [
+            (s.step, s.recorded_input)
+            for s in steps
+            if s.recorded_input is not None and s.stop_reason not in ("aborted", "error")
+        ]
         if rec:
-            data.append({"type": "scatter", "mode": "lines", "x": [a for a, _ in rec], "y": [b for _, b in rec],
-                         "name": "recorded usage (prompt)", "line": {"color": "#F58518", "width": 1.5},
-                         "hovertemplate": "step %{x}<br>recorded %{y:,}<extra></extra>"})
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "x": [a for a, _ in rec],
+                    "y": [b for _, b in rec],
+                    "name": "recorded usage (prompt)",
+                    "line": {"color": "#F58518", "width": 1.5},
+                    "hovertemplate": "step %{x}<br>recorded %{y:,}<extra></extra>",
+                }
+            )
     return data
 
 
 RECON_FILL = "rgba(245,133,24,0.16)"
-UNEXPLAINED = "context change not in the file"  # inspector.recon.UNEXPLAINED (figures stay engine-import free)
+UNEXPLAINED = (
+    "context change not in the file"  # inspector.recon.UNEXPLAINED (figures stay engine-import free)
+)
 
 
 def _recon_traces(check: Any, lo: int, hi: int) -> list[dict[str, Any]]:
@@ -479,23 +711,54 @@ def _recon_traces(check: Any, lo: int, hi: int) -> list[dict[str, Any]]:
     mid = [check.offset_median + c.expected for c in band]
     xs = [c.step for c in band]
     out: list[dict[str, Any]] = [
-        {"type": "scatter", "mode": "lines", "x": xs, "y": [m + half for m in mid], "line": {"width": 0},
-         "hoverinfo": "skip", "showlegend": False, "name": "expected prompt (upper)"},
-        {"type": "scatter", "mode": "lines", "x": xs, "y": [m - half for m in mid], "line": {"width": 0},
-         "fill": "tonexty", "fillcolor": RECON_FILL, "customdata": mid,
-         "name": "expected prompt (check: rebuilt as sent + fitted constant, ± spread)",
-         "hovertemplate": f"step %{{x}}<br>expected prompt %{{customdata:,.0f}} ± {half:,.0f}<extra></extra>"}]
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "x": xs,
+            "y": [m + half for m in mid],
+            "line": {"width": 0},
+            "hoverinfo": "skip",
+            "showlegend": False,
+            "name": "expected prompt (upper)",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "x": xs,
+            "y": [m - half for m in mid],
+            "line": {"width": 0},
+            "fill": "tonexty",
+            "fillcolor": RECON_FILL,
+            "customdata": mid,
+            "name": "expected prompt (check: rebuilt as sent + fitted constant, ± spread)",
+            "hovertemplate": f"step %{{x}}<br>expected prompt %{{customdata:,.0f}} ± {half:,.0f}<extra></extra>",
+        },
+    ]
     odd = [c for c in calls if c.flag is not None and c.flag.cause == UNEXPLAINED]
     if odd:
-        out.append({"type": "scatter", "mode": "markers", "x": [c.step for c in odd], "y": [c.recorded for c in odd],
-                    "customdata": [html.escape(c.flag.detail) for c in odd], "name": "the file cannot explain this call",
-                    "marker": {"symbol": "x-thin-open", "size": 11, "color": "#b30000", "line": {"width": 2}},
-                    "hovertemplate": "step %{x}: %{customdata}<extra></extra>"})
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": [c.step for c in odd],
+                "y": [c.recorded for c in odd],
+                "customdata": [html.escape(c.flag.detail) for c in odd],
+                "name": "the file cannot explain this call",
+                "marker": {"symbol": "x-thin-open", "size": 11, "color": "#b30000", "line": {"width": 2}},
+                "hovertemplate": "step %{x}: %{customdata}<extra></extra>",
+            }
+        )
     return out
 
 
-def timeline(replay: Any, *, current_step: int | None = None, name: str = "replayed",
-             x_range: tuple[int, int] | None = None, recon: Any = None) -> go.Figure:
+def timeline(
+    replay: Any,
+    *,
+    current_step: int | None = None,
+    name: str = "replayed",
+    x_range: tuple[int, int] | None = None,
+    recon: Any = None,
+) -> go.Figure:
     """Context tokens at every model call: replayed vs recorded usage, what triggers the policy,
     its threshold, and the events in lanes below. The y axis ends just above the window; what
     rises beyond it is marked at the top edge. ``x_range`` (first, last step) shows a part of a
@@ -504,7 +767,7 @@ def timeline(replay: Any, *, current_step: int | None = None, name: str = "repla
     session) adds the residual band and marks the calls the file cannot explain."""
     all_steps = replay.steps
     lo, hi = x_range if x_range else (0, len(all_steps) - 1)
-    shown = all_steps[max(0, lo):hi + 1]
+    shown = all_steps[max(0, lo) : hi + 1]
     steps = downsample(shown)
     st = replay.settings
     top = st.context_window * CLIP
@@ -521,27 +784,62 @@ def timeline(replay: Any, *, current_step: int | None = None, name: str = "repla
         notes.append(_note(0.01, trig[0], f"{trig[1]}: {trig[0]:,}", "top", "left", "paper", "y"))
     if clips:
         peak = max(max(c["customdata"]) for c in clips)
-        notes.append(_note(1, 1, f"▲ above the chart: up to {peak:,.0f} ({peak / st.context_window:.1f}× the "
-                           "window)", "bottom", "right", "paper", "paper"))
+        notes.append(
+            _note(
+                1,
+                1,
+                f"▲ above the chart: up to {peak:,.0f} ({peak / st.context_window:.1f}× the window)",
+                "bottom",
+                "right",
+                "paper",
+                "paper",
+            )
+        )
     if current_step is not None and 0 <= current_step < len(all_steps):
         shapes.append({**_vline(current_step, "#333", 1)})
         cur = all_steps[current_step]
-        data.append({"type": "scatter", "mode": "markers", "x": [cur.step], "y": [min(cur.tokens, top * 0.985)],
-                     "name": "this step",
-                     "marker": {"size": 13, "color": "rgba(0,0,0,0)", "line": {"width": 2, "color": "#111"}},
-                     "hovertemplate": "step %{x} (shown)<extra></extra>"})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": [cur.step],
+                "y": [min(cur.tokens, top * 0.985)],
+                "name": "this step",
+                "marker": {"size": 13, "color": "rgba(0,0,0,0)", "line": {"width": 2, "color": "#111"}},
+                "hovertemplate": "step %{x} (shown)<extra></extra>",
+            }
+        )
     split = 0.08 * len(lanes) + (0.04 if lanes else 0)
     layout: dict[str, Any] = {
-        "height": 360 + 26 * len(lanes), "margin": {"l": 10, "r": 10, "t": 28, "b": 30},
-        "xaxis": {"title": {"text": "model call (step)"}, "anchor": "y2" if lanes else "y",
-                  **({"range": [x_range[0] - 0.5, x_range[1] + 0.5]} if x_range else {})},
-        "yaxis": {"title": {"text": "context tokens"}, "tickformat": ",~s", "range": [0, top],
-                  "domain": [split, 1], "fixedrange": True},
-        "legend": {"orientation": "h", "y": -0.2}, "hovermode": "closest",
-        "clickmode": "event+select", "shapes": shapes, "annotations": notes}
+        "height": 360 + 26 * len(lanes),
+        "margin": {"l": 10, "r": 10, "t": 28, "b": 30},
+        "xaxis": {
+            "title": {"text": "model call (step)"},
+            "anchor": "y2" if lanes else "y",
+            **({"range": [x_range[0] - 0.5, x_range[1] + 0.5]} if x_range else {}),
+        },
+        "yaxis": {
+            "title": {"text": "context tokens"},
+            "tickformat": ",~s",
+            "range": [0, top],
+            "domain": [split, 1],
+            "fixedrange": True,
+        },
+        "legend": {"orientation": "h", "y": -0.2},
+        "hovermode": "closest",
+        "clickmode": "event+select",
+        "shapes": shapes,
+        "annotations": notes,
+    }
     if lanes:
-        layout["yaxis2"] = {"domain": [0, split - 0.04], "type": "category", "categoryarray": lanes[::-1],
-                            "fixedrange": True, "tickfont": {"size": 10}, "showgrid": True}
+        layout["yaxis2"] = {
+            "domain": [0, split - 0.04],
+            "type": "category",
+            "categoryarray": lanes[::-1],
+            "fixedrange": True,
+            "tickfont": {"size": 10},
+            "showgrid": True,
+        }
     return go.Figure({"data": data + clips + lanes_data, "layout": layout})
 
 
@@ -551,30 +849,60 @@ def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:
     for k, (name, r) in enumerate(replays):
         color = SERIES_COLORS[k % len(SERIES_COLORS)]
         steps = downsample(r.steps)
-        data.append({"type": "scatter", "mode": "lines", "x": [s.step for s in steps], "y": [s.tokens for s in steps],
-                     "name": html.escape(name), "legendgroup": str(k), "line": {"color": color, "width": 2},
-                     "hovertemplate": f"{html.escape(name)}<br>step %{{x}}<br>%{{y:,}} tokens<extra></extra>"})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": [s.step for s in steps],
+                "y": [s.tokens for s in steps],
+                "name": html.escape(name),
+                "legendgroup": str(k),
+                "line": {"color": color, "width": 2},
+                "hovertemplate": f"{html.escape(name)}<br>step %{{x}}<br>%{{y:,}} tokens<extra></extra>",
+            }
+        )
         pts = [(s.step, s.tokens) for s in r.steps if any(e.type == "compaction" for e in s.events)]
         if pts:
-            data.append({"type": "scatter", "mode": "markers", "x": [a for a, _ in pts], "y": [b for _, b in pts],
-                         "name": "compaction", "legendgroup": str(k), "showlegend": False,
-                         "marker": {"symbol": "diamond", "size": 9, "color": color, "line": {"width": 1, "color": "#333"}},
-                         "hovertemplate": f"{html.escape(name)}<br>compaction before step %{{x}}<extra></extra>"})
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "x": [a for a, _ in pts],
+                    "y": [b for _, b in pts],
+                    "name": "compaction",
+                    "legendgroup": str(k),
+                    "showlegend": False,
+                    "marker": {
+                        "symbol": "diamond",
+                        "size": 9,
+                        "color": color,
+                        "line": {"width": 1, "color": "#333"},
+                    },
+                    "hovertemplate": f"{html.escape(name)}<br>compaction before step %{{x}}<extra></extra>",
+                }
+            )
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
     windows = sorted({r.settings.context_window for _, r in replays})
     for w in windows:
         shapes.append(_hline(w, "#d62728"))
         notes.append(_note(1, w, f"window {w:,}", "bottom", "right", "paper", "y"))
-    layout = {"height": 360, "margin": {"l": 10, "r": 10, "t": 20, "b": 30}, "hovermode": "closest",
-              "xaxis": {"title": {"text": "model call (step)"}},
-              "yaxis": {"title": {"text": "context tokens"}, "tickformat": ",~s"},
-              "legend": {"orientation": "h", "y": -0.22}, "shapes": shapes, "annotations": notes}
+    layout = {
+        "height": 360,
+        "margin": {"l": 10, "r": 10, "t": 20, "b": 30},
+        "hovermode": "closest",
+        "xaxis": {"title": {"text": "model call (step)"}},
+        "yaxis": {"title": {"text": "context tokens"}, "tickformat": ",~s"},
+        "legend": {"orientation": "h", "y": -0.22},
+        "shapes": shapes,
+        "annotations": notes,
+    }
     return go.Figure({"data": data, "layout": layout})
 
 
-def sweep_heatmap(cells: Sequence[Any], x: str, y: str, metric: str,
-                  current: dict[str, Any] | None = None) -> go.Figure:
+def sweep_heatmap(
+    cells: Sequence[Any], x: str, y: str, metric: str, current: dict[str, Any] | None = None
+) -> go.Figure:
     """A metric over a two-setting grid, the value written in each cell; ``current`` (the
     sidebar's values of x and y) is outlined when it is on the grid."""
     xs = sorted({c.values[x] for c in cells})
@@ -583,25 +911,57 @@ def sweep_heatmap(cells: Sequence[Any], x: str, y: str, metric: str,
     for c in cells:
         z[ys.index(c.values[y])][xs.index(c.values[x])] = getattr(c.metrics, metric)
     fmt = "%{z:,.4f}" if metric.endswith("usd") else "%{z:,.0f}"
-    data: list[dict[str, Any]] = [{
-        "type": "heatmap", "z": z, "x": [f"{v:,}" for v in xs], "y": [f"{v:,}" for v in ys],
-        "colorscale": "Viridis", "colorbar": {"title": {"text": metric.replace("_", " ")}},
-        "texttemplate": fmt, "textfont": {"size": 11},
-        "hovertemplate": f"{x} = %{{x}}<br>{y} = %{{y}}<br>{metric.replace('_', ' ')} = {fmt}<extra></extra>"}]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "heatmap",
+            "z": z,
+            "x": [f"{v:,}" for v in xs],
+            "y": [f"{v:,}" for v in ys],
+            "colorscale": "Viridis",
+            "colorbar": {"title": {"text": metric.replace("_", " ")}},
+            "texttemplate": fmt,
+            "textfont": {"size": 11},
+            "hovertemplate": f"{x} = %{{x}}<br>{y} = %{{y}}<br>{metric.replace('_', ' ')} = {fmt}<extra></extra>",
+        }
+    ]
     # an invisible marker on every cell: heatmap cells cannot be selected, markers can (a click
     # then names the cell by its index in ``cells``)
-    data.append({"type": "scatter", "mode": "markers", "x": [f"{c.values[x]:,}" for c in cells],
-                 "y": [f"{c.values[y]:,}" for c in cells], "customdata": list(range(len(cells))),
-                 "marker": {"symbol": "square", "size": 36, "color": "rgba(0,0,0,0)"}, "showlegend": False,
-                 "hovertemplate": f"{x} = %{{x}}<br>{y} = %{{y}}<br>click to apply<extra></extra>"})
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": [f"{c.values[x]:,}" for c in cells],
+            "y": [f"{c.values[y]:,}" for c in cells],
+            "customdata": list(range(len(cells))),
+            "marker": {"symbol": "square", "size": 36, "color": "rgba(0,0,0,0)"},
+            "showlegend": False,
+            "hovertemplate": f"{x} = %{{x}}<br>{y} = %{{y}}<br>click to apply<extra></extra>",
+        }
+    )
     shapes = []
     if current and current.get(x) in xs and current.get(y) in ys:
         i, j = xs.index(current[x]), ys.index(current[y])
-        shapes.append({"type": "rect", "xref": "x", "yref": "y", "x0": i - 0.5, "x1": i + 0.5, "y0": j - 0.5,
-                       "y1": j + 0.5, "line": {"color": "#d62728", "width": 3}})
-    layout = {"height": 440, "margin": {"l": 10, "r": 10, "t": 20, "b": 30}, "shapes": shapes,
-              "clickmode": "event+select", "hovermode": "closest",
-              "xaxis": {"title": {"text": x}, "type": "category"}, "yaxis": {"title": {"text": y}, "type": "category"}}
+        shapes.append(
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "y",
+                "x0": i - 0.5,
+                "x1": i + 0.5,
+                "y0": j - 0.5,
+                "y1": j + 0.5,
+                "line": {"color": "#d62728", "width": 3},
+            }
+        )
+    layout = {
+        "height": 440,
+        "margin": {"l": 10, "r": 10, "t": 20, "b": 30},
+        "shapes": shapes,
+        "clickmode": "event+select",
+        "hovermode": "closest",
+        "xaxis": {"title": {"text": x}, "type": "category"},
+        "yaxis": {"title": {"text": y}, "type": "category"},
+    }
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -609,8 +969,9 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def tree_lanes(session: Any, *, highlight: Sequence[int] = (), current_path: Sequence[int] = (),
-               max_nodes: int = 3000) -> go.Figure:
+def tree_lanes(
+    session: Any, *, highlight: Sequence[int] = (), current_path: Sequence[int] = (), max_nodes: int = 3000
+) -> go.Figure:
     """The tree as lanes (git-graph style): a lane per leaf, only "interesting" entries drawn
     (roots, forks, first entries of branches, leaves, compactions, branch summaries, labels);
     chains between them collapsed into one line. ``current_path`` (the replayed branch) is drawn
@@ -640,9 +1001,18 @@ def tree_lanes(session: Any, *, highlight: Sequence[int] = (), current_path: Seq
                 ex += [p, i, None]
                 ey += [lane.get(p, 0), lane.get(i, 0), None]
         if ex:
-            data.append({"type": "scatter", "x": ex, "y": ey, "mode": "lines", "hoverinfo": "skip",
-                         "line": {"color": "#333" if dark else "#c8c8c8", "width": 2.5 if dark else 2},
-                         "name": "replayed branch" if dark else "other branches", "showlegend": True})
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": ex,
+                    "y": ey,
+                    "mode": "lines",
+                    "hoverinfo": "skip",
+                    "line": {"color": "#333" if dark else "#c8c8c8", "width": 2.5 if dark else 2},
+                    "name": "replayed branch" if dark else "other branches",
+                    "showlegend": True,
+                }
+            )
 
     def kind(i: int) -> str:
         t = str(session.entries[i].type)
@@ -656,9 +1026,14 @@ def tree_lanes(session: Any, *, highlight: Sequence[int] = (), current_path: Seq
             return "labelled"
         return "leaf" if i in leaves else "entry"
 
-    styles = {"entry": ("#4C78A8", "circle"), "leaf": ("#4C78A8", "square"), "fork point": ("#333", "diamond"),
-              "labelled": ("#B279A2", "circle"), "compaction": ("#54A24B", "circle"),
-              "branch summary": ("#E45756", "star")}
+    styles = {
+        "entry": ("#4C78A8", "circle"),
+        "leaf": ("#4C78A8", "square"),
+        "fork point": ("#333", "diamond"),
+        "labelled": ("#B279A2", "circle"),
+        "compaction": ("#54A24B", "circle"),
+        "branch summary": ("#E45756", "star"),
+    }
     by_kind: dict[str, list[int]] = {}
     for i in nodes:
         by_kind.setdefault(kind(i), []).append(i)
@@ -671,26 +1046,57 @@ def tree_lanes(session: Any, *, highlight: Sequence[int] = (), current_path: Seq
             e = session.entries[i]
             role = getattr(getattr(e, "message", None), "role", None)
             lbl = session.labels.get(i)
-            texts.append(f"entry {i} · {html.escape(str(e.type))}{' · ' + html.escape(str(role)) if role else ''}"
-                         f"{' · label: ' + html.escape(lbl) if lbl else ''}"
-                         f"{' · fork' if i in forks else ''}{' · leaf' if i in leaves else ''}")
+            texts.append(
+                f"entry {i} · {html.escape(str(e.type))}{' · ' + html.escape(str(role)) if role else ''}"
+                f"{' · label: ' + html.escape(lbl) if lbl else ''}"
+                f"{' · fork' if i in forks else ''}{' · leaf' if i in leaves else ''}"
+            )
         labels = [html.escape(_short(session.labels[i], 24)) if i in session.labels else "" for i in ids]
-        data.append({"type": "scatter", "x": ids, "y": [lane.get(i, 0) for i in ids],
-                     "mode": "markers+text" if any(labels) else "markers", "text": labels,
-                     "textposition": "top center", "textfont": {"size": 10, "color": "#555"},
-                     "name": kind_name, "customdata": ids, "hovertext": texts, "hovertemplate": "%{hovertext}<extra></extra>",
-                     "marker": {"color": color, "symbol": symbol,
-                                "size": [15 if i in highlight else 10 for i in ids],
-                                "line": {"width": [2.5 if i in highlight else 1 for i in ids],
-                                         "color": ["#d62728" if i in highlight else "white" for i in ids]}}})
+        data.append(
+            {
+                "type": "scatter",
+                "x": ids,
+                "y": [lane.get(i, 0) for i in ids],
+                "mode": "markers+text" if any(labels) else "markers",
+                "text": labels,
+                "textposition": "top center",
+                "textfont": {"size": 10, "color": "#555"},
+                "name": kind_name,
+                "customdata": ids,
+                "hovertext": texts,
+                "hovertemplate": "%{hovertext}<extra></extra>",
+                "marker": {
+                    "color": color,
+                    "symbol": symbol,
+                    "size": [15 if i in highlight else 10 for i in ids],
+                    "line": {
+                        "width": [2.5 if i in highlight else 1 for i in ids],
+                        "color": ["#d62728" if i in highlight else "white" for i in ids],
+                    },
+                },
+            }
+        )
     n = max(1, len(leaves))
     last = max(nodes, default=1) or 1
-    layout = {"height": min(900, max(240, 70 * n + 110)), "margin": {"l": 10, "r": 10, "t": 30, "b": 30},
-              "xaxis": {"title": {"text": "entry (file order)"}, "zeroline": False,
-                        "range": [-0.04 * last, last * 1.08]},
-              "yaxis": {"title": {"text": "branch (by leaf)"}, "tickmode": "array", "tickvals": list(range(n)),
-                        "ticktext": [f"→ {x}" for x in leaves], "automargin": True, "range": [-0.6, n - 0.3],
-                        "zeroline": False},
-              "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-              "clickmode": "event+select", "hovermode": "closest"}
+    layout = {
+        "height": min(900, max(240, 70 * n + 110)),
+        "margin": {"l": 10, "r": 10, "t": 30, "b": 30},
+        "xaxis": {
+            "title": {"text": "entry (file order)"},
+            "zeroline": False,
+            "range": [-0.04 * last, last * 1.08],
+        },
+        "yaxis": {
+            "title": {"text": "branch (by leaf)"},
+            "tickmode": "array",
+            "tickvals": list(range(n)),
+            "ticktext": [f"→ {x}" for x in leaves],
+            "automargin": True,
+            "range": [-0.6, n - 0.3],
+            "zeroline": False,
+        },
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        "clickmode": "event+select",
+        "hovermode": "closest",
+    }
     return go.Figure({"data": data, "layout": layout})

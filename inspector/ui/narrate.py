@@ -59,24 +59,31 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
-def recorded_cut_story(session: Any, compaction_index: int, keep: int, reserve: int, pi_version: str = "0.73"
-                       ) -> list[str]:
+def recorded_cut_story(
+    session: Any, compaction_index: int, keep: int, reserve: int, pi_version: str = "0.73"
+) -> list[str]:
     """Why a recorded compaction's cut is where it is: pi's cut rule replayed at the entry
     before the compaction with the sidebar's keepRecentTokens, compared with the recorded cut."""
     e = session.entries[compaction_index]
     parent = session.parents[compaction_index]
     if parent is None or parent < 0:
         return []
-    plan = explain_compaction(session, parent, CompactionSettings(keepRecentTokens=keep, reserveTokens=reserve),
-                              pi_version=pi_version)
+    plan = explain_compaction(
+        session,
+        parent,
+        CompactionSettings(keepRecentTokens=keep, reserveTokens=reserve),
+        pi_version=pi_version,
+    )
     recorded = session.index_of(getattr(e, "firstKeptEntryId", None))
     if plan is None:
         return ["pi would not compact at this point with these settings (nothing before the cut)."]
     out = [f"Replaying pi's cut rule here with keepRecentTokens = {keep:,}:"]
     out += plan.steps[:-1] if plan.steps else []
     if plan.firstKeptEntryIndex == recorded:
-        out.append(f"That is exactly where the session's own compaction cut: the kept part starts at entry "
-                   f"{recorded}.")
+        out.append(
+            f"That is exactly where the session's own compaction cut: the kept part starts at entry "
+            f"{recorded}."
+        )
     else:
         from ..compaction_view import recorded_cut_reason
 
@@ -91,30 +98,49 @@ def agent_compaction_story(session: Any, compaction_index: int, summarised: int)
     agent = AGENTS[session.format].short_title if session.format in AGENTS else session.format
     kept = session.index_of(getattr(e, "firstKeptEntryId", None))
     details = e.details if isinstance(getattr(e, "details", None), dict) else {}
-    out = [f"{agent} compacted here, as its file records; its cut rule is not pi's, so pi's is not replayed. "
-           f"The summary generated here summarises the same {_plural(summarised, 'message')}."]
+    out = [
+        f"{agent} compacted here, as its file records; its cut rule is not pi's, so pi's is not replayed. "
+        f"The summary generated here summarises the same {_plural(summarised, 'message')}."
+    ]
     if details.get("encrypted"):
         out.append("The summary was made on the server and stored encrypted: its text cannot be read.")
     if kept is not None:
-        why = {"claude-code": " (the boundary's preservedSegment)", "opencode": " (the compaction's tail_start_id)"}
-        out.append(f"It kept the messages from entry {kept} verbatim{why.get(session.format, '')}: they follow the "
-                   "summary in the context.")
+        why = {
+            "claude-code": " (the boundary's preservedSegment)",
+            "opencode": " (the compaction's tail_start_id)",
+        }
+        out.append(
+            f"It kept the messages from entry {kept} verbatim{why.get(session.format, '')}: they follow the "
+            "summary in the context."
+        )
     else:
-        after = session.entries[compaction_index + 1:]
-        marked = [x for x in after if isinstance(getattr(x, "codex", None), dict)
-                  and (x.codex.get("replacementHistory") or x.codex.get("rebuiltHistory"))]
+        after = session.entries[compaction_index + 1 :]
+        marked = [
+            x
+            for x in after
+            if isinstance(getattr(x, "codex", None), dict)
+            and (x.codex.get("replacementHistory") or x.codex.get("rebuiltHistory"))
+        ]
         if session.format == "codex" and marked:
             rebuilt = any(x.codex.get("rebuiltHistory") for x in marked)
-            out.append(f"Codex continued with {_plural(len(marked), 'message')} after it — "
-                       + ("the user messages it rebuilds (no replacement_history in the file)" if rebuilt
-                          else "its replacement_history, re-emitted after the compaction")
-                       + ": Codex puts the summary after them, pi's context before.")
+            out.append(
+                f"Codex continued with {_plural(len(marked), 'message')} after it — "
+                + (
+                    "the user messages it rebuilds (no replacement_history in the file)"
+                    if rebuilt
+                    else "its replacement_history, re-emitted after the compaction"
+                )
+                + ": Codex puts the summary after them, pi's context before."
+            )
         else:
             out.append("It kept nothing verbatim: the summary alone stands for everything before it.")
     if getattr(e, "tokensBefore", 0):
         post = details.get("postTokens")
-        out.append(f"The context was {int(e.tokensBefore):,} tokens before it"
-                   + (f" and {post:,} right after" if isinstance(post, int) else "") + ", as the agent recorded.")
+        out.append(
+            f"The context was {int(e.tokensBefore):,} tokens before it"
+            + (f" and {post:,} right after" if isinstance(post, int) else "")
+            + ", as the agent recorded."
+        )
     return out
 
 
@@ -138,8 +164,10 @@ def prune_story(detail: Any, newly: Sequence[int] = (), limit: int = 4) -> list[
         after = sum(d.tokens_after for d in ds)
         fresh = sum(1 for d in ds if d.entry_index in new)
         verb = "replaced by a short marker" if action == "pruned" else "dropped"
-        out.append(f"{_plural(len(ds), 'message')} ({what}) {verb}: {before:,} → {after:,} tokens. Why: {reason}."
-                   + (f" ({fresh:,} of them for the first time at this call.)" if fresh and fresh != len(ds) else ""))
+        out.append(
+            f"{_plural(len(ds), 'message')} ({what}) {verb}: {before:,} → {after:,} tokens. Why: {reason}."
+            + (f" ({fresh:,} of them for the first time at this call.)" if fresh and fresh != len(ds) else "")
+        )
     if len(groups) > limit:
         out.append(f"…and {len(groups) - limit} other reason(s); see the message list below.")
     return out
@@ -153,12 +181,16 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
     out: list[str] = []
     prev = replay.steps[k - 1] if k > 0 else None
     if prev is None:
-        out.append(f"This is the first model call on this branch: the context holds {_plural(st.messages, 'message')}, "
-                   f"{st.tokens:,} tokens.")
+        out.append(
+            f"This is the first model call on this branch: the context holds {_plural(st.messages, 'message')}, "
+            f"{st.tokens:,} tokens."
+        )
     else:
         delta = st.tokens - prev.tokens
-        out.append(f"Since the previous call the context went from {prev.tokens:,} to {st.tokens:,} tokens "
-                   f"({delta:+,}).")
+        out.append(
+            f"Since the previous call the context went from {prev.tokens:,} to {st.tokens:,} tokens "
+            f"({delta:+,})."
+        )
     if st.stop_reason in ("aborted", "error"):
         out.append(f"This call ended {st.stop_reason}: pi ignores its usage when deciding to compact.")
     newly: list[int] = []
@@ -180,13 +212,17 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
     fmt = getattr(getattr(replay, "session", None), "format", "pi")
     pol = get_policy(s.compaction)
     if pol.as_recorded and fmt != "pi":
-        out.append("The compactions replayed are the ones the agent recorded in its file; when it would compact "
-                   "is not in the file (pick its policy in the sidebar, or the agent preset, to see its threshold).")
+        out.append(
+            "The compactions replayed are the ones the agent recorded in its file; when it would compact "
+            "is not in the file (pick its policy in the sidebar, or the agent preset, to see its threshold)."
+        )
     elif (pol.as_recorded or pol is get_policy("pi")) and st.tokens:
         trig = s.context_window - s.reserve_tokens
         if trig > 0:
-            out.append(f"pi compacts after an answer once the context exceeds window − reserveTokens = {trig:,} "
-                       f"tokens; this call is at {st.tokens / trig:.0%} of that.")
+            out.append(
+                f"pi compacts after an answer once the context exceeds window − reserveTokens = {trig:,} "
+                f"tokens; this call is at {st.tokens / trig:.0%} of that."
+            )
     return out
 
 
@@ -195,10 +231,12 @@ def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
     s = replay.settings
     match e:
         case SimulatedCompaction():
-            out = [f"A compaction was simulated ({e.policy}) because {e.reason}. "
-                   f"{_plural(e.summarized_messages, 'message')} were summarised into "
-                   f"{e.summary_tokens:,} tokens by the {e.summarizer} summarizer; "
-                   f"the context is now {e.tokens_after:,} tokens."]
+            out = [
+                f"A compaction was simulated ({e.policy}) because {e.reason}. "
+                f"{_plural(e.summarized_messages, 'message')} were summarised into "
+                f"{e.summary_tokens:,} tokens by the {e.summarizer} summarizer; "
+                f"the context is now {e.tokens_after:,} tokens."
+            ]
             if e.fell_back:
                 out.append(f"The summarizer failed ({e.error}); the offline summary was used instead.")
             rec = next((x for x in replay.summaries if x.get("step") == k and x.get("simulated")), None)
@@ -206,32 +244,50 @@ def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
                 out.append("Where the cut landed: " + " ".join(rec["story"]))
             return out
         case RecordedCompaction():
-            return [f"The session's own compaction (entry {e.entry_index}) takes effect: everything "
-                    f"before entry {e.first_kept_entry_index} is replaced by its summary "
-                    f"({e.summary_tokens:,} tokens); pi measured {e.tokens_before:,.0f} tokens before it.",
-                    *recorded_cut_story(replay.session, e.entry_index, s.keep_recent_tokens, s.reserve_tokens,
-                                        s.pi_version)]
+            return [
+                f"The session's own compaction (entry {e.entry_index}) takes effect: everything "
+                f"before entry {e.first_kept_entry_index} is replaced by its summary "
+                f"({e.summary_tokens:,} tokens); pi measured {e.tokens_before:,.0f} tokens before it.",
+                *recorded_cut_story(
+                    replay.session, e.entry_index, s.keep_recent_tokens, s.reserve_tokens, s.pi_version
+                ),
+            ]
         case Overflow():
-            return [f"Overflow: {e.tokens:,} tokens is more than the {e.window:,}-token window"
-                    + (" — the request would fail, so the policy compacts and retries." if e.before
-                       else " — a provider would reject this request.")]
+            return [
+                f"Overflow: {e.tokens:,} tokens is more than the {e.window:,}-token window"
+                + (
+                    " — the request would fail, so the policy compacts and retries."
+                    if e.before
+                    else " — a provider would reject this request."
+                )
+            ]
         case Pruned():
             st = replay.steps[k]
-            return [f"Pruning ({s.strategy}) newly removed or shortened {_plural(e.items, 'message')} "
-                    f"before this call; the model gets {st.tokens:,} of the {st.tokens_before_pruning:,} tokens "
-                    "of the full context."]
+            return [
+                f"Pruning ({s.strategy}) newly removed or shortened {_plural(e.items, 'message')} "
+                f"before this call; the model gets {st.tokens:,} of the {st.tokens_before_pruning:,} tokens "
+                "of the full context."
+            ]
         case Unpruned():
-            return [f"{_plural(e.items, 'message')} pruned at the previous call are sent in full again "
-                    "(the strategy decides afresh at every call)."]
+            return [
+                f"{_plural(e.items, 'message')} pruned at the previous call are sent in full again "
+                "(the strategy decides afresh at every call)."
+            ]
         case BranchSummary():
-            return [f"A branch summary (entry {e.entry_index}, {e.tokens:,} tokens) carries over "
-                    "what the abandoned branch did."]
+            return [
+                f"A branch summary (entry {e.entry_index}, {e.tokens:,} tokens) carries over "
+                "what the abandoned branch did."
+            ]
         case Reread():
-            return [f"This call reads {e.path} again, whose earlier output (entry "
-                    f"{e.earlier_entry_index}) the model no longer sees — pruned or summarised away."]
+            return [
+                f"This call reads {e.path} again, whose earlier output (entry "
+                f"{e.earlier_entry_index}) the model no longer sees — pruned or summarised away."
+            ]
         case RecordedCompactionSetAside():
-            return [f"The session's own compaction at entry {e.entry_index} is set aside: this what-if "
-                    "replay decides for itself when to compact."]
+            return [
+                f"The session's own compaction at entry {e.entry_index} is set aside: this what-if "
+                "replay decides for itself when to compact."
+            ]
         case CompactionSkipped():
             return [f"The policy wanted to compact ({e.trigger}), but there was nothing to summarise."]
         case StrategyEvent():
@@ -243,13 +299,17 @@ def _strategy_sentences(d: dict[str, Any], strategy: str) -> list[str]:
     """What an event a pruning strategy reported means (in its own fields)."""
     t = d.get("type")
     if t == "prune_pass":
-        return [f"{strategy} ran a prune pass after the previous prompt's final answer and marked "
-                f"{_plural(d.get('items', 0), 'output')} (≈{d.get('estimate', 0):,} tokens by its own estimate)."]
+        return [
+            f"{strategy} ran a prune pass after the previous prompt's final answer and marked "
+            f"{_plural(d.get('items', 0), 'output')} (≈{d.get('estimate', 0):,} tokens by its own estimate)."
+        ]
     if t == "prune_skipped":
         return [f"{d.get('strategy')} found candidates but did not prune: {d.get('reason')}."]
     if t == "early_compaction_requested":
-        return [f"Turn-aware pruning reached the {d.get('zone')} zone and requested an early compaction "
-                "(once per pressure episode)."]
+        return [
+            f"Turn-aware pruning reached the {d.get('zone')} zone and requested an early compaction "
+            "(once per pressure episode)."
+        ]
     if t == "zone":
         return [f"Turn-aware zone: {d.get('zone')} (context at {d.get('pressure', 0):.0%} of the window)."]
     return []

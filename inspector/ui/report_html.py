@@ -55,18 +55,21 @@ class _Text:
         return v
 
     def fig(self, fig: Any) -> str:
-        return pio.to_html(self.value(fig.to_plotly_json()), full_html=False, include_plotlyjs=False,
-                           config=_FIG_CONFIG)
+        return pio.to_html(
+            self.value(fig.to_plotly_json()), full_html=False, include_plotlyjs=False, config=_FIG_CONFIG
+        )
 
 
 def _page(title: str, body: str, plotly: bool = False) -> str:
     from plotly.offline import get_plotlyjs
 
     lib = f"<script type='text/javascript'>{get_plotlyjs()}</script>" if plotly else ""
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline' "
-            f"'unsafe-eval'; style-src 'unsafe-inline'; img-src data:; font-src data:\">"
-            f"<style>{_CSS}</style>{lib}</head><body>{body}</body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; script-src 'unsafe-inline' "
+        f"'unsafe-eval'; style-src 'unsafe-inline'; img-src data:; font-src data:\">"
+        f"<style>{_CSS}</style>{lib}</head><body>{body}</body></html>"
+    )
 
 
 def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None = None) -> str:
@@ -75,13 +78,18 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
     t = _Text(redact)
     s = replay.settings
     m = replay.metrics
-    rows = "".join(f"<tr><th>{html.escape(k.replace('_', ' '))}</th><td class='num'>{t(v)}</td></tr>"
-                   for k, v in m.model_dump().items())
+    rows = "".join(
+        f"<tr><th>{html.escape(k.replace('_', ' '))}</th><td class='num'>{t(v)}</td></tr>"
+        for k, v in m.model_dump().items()
+    )
     sets = "".join(f"<tr><th>{html.escape(k)}</th><td>{t(v)}</td></tr>" for k, v in s.model_dump().items())
-    parts = [f"<h1>Context Inspector — replay</h1><p class='muted'>{t(session.source)} · "
-             f"{len(replay.steps):,} model calls</p>",
-             f"<h2>Settings</h2><table>{sets}</table><h2>Metrics</h2><table>{rows}</table>",
-             "<h2>Context tokens per call</h2>", t.fig(figures.timeline(replay))]
+    parts = [
+        f"<h1>Context Inspector — replay</h1><p class='muted'>{t(session.source)} · "
+        f"{len(replay.steps):,} model calls</p>",
+        f"<h2>Settings</h2><table>{sets}</table><h2>Metrics</h2><table>{rows}</table>",
+        "<h2>Context tokens per call</h2>",
+        t.fig(figures.timeline(replay)),
+    ]
     if replay.steps:
         k = len(replay.steps) - 1
         d = replay.step_detail(k)
@@ -89,17 +97,33 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
 
         c = session_counter(session, s.counter)
         parts.append(f"<h2>Context at the last call ({k})</h2>")
-        parts.append(t.fig(figures.context_bars(d.before, c.count_many([x.message for x in d.before]), d.after,
-                                                c.count_many([x.message for x in d.after]),
-                                                window=s.context_window, reserve=s.reserve_tokens)))
+        parts.append(
+            t.fig(
+                figures.context_bars(
+                    d.before,
+                    c.count_many([x.message for x in d.before]),
+                    d.after,
+                    c.count_many([x.message for x in d.after]),
+                    window=s.context_window,
+                    reserve=s.reserve_tokens,
+                )
+            )
+        )
     ev_rows = "".join(
         f"<tr><td class='num'>{st.step}</td><td class='num'>{st.entry_index}</td><td>{t(e.type)}</td>"
         f"<td>{t(e.get('reason') or e.get('path') or '')}</td></tr>"
-        for st in replay.steps for e in st.events if e.type not in ("zone",))
-    parts.append(f"<h2>Events</h2><table><tr><th>step</th><th>entry</th><th>event</th><th>detail</th></tr>{ev_rows}</table>")
+        for st in replay.steps
+        for e in st.events
+        if e.type not in ("zone",)
+    )
+    parts.append(
+        f"<h2>Events</h2><table><tr><th>step</th><th>entry</th><th>event</th><th>detail</th></tr>{ev_rows}</table>"
+    )
     for rec in replay.summaries:
-        parts.append(f"<h3>Compaction before call {rec['step']} ({'simulated' if rec.get('simulated') else 'recorded'})"
-                     f"</h3><pre>{t(rec['text'])}</pre>")
+        parts.append(
+            f"<h3>Compaction before call {rec['step']} ({'simulated' if rec.get('simulated') else 'recorded'})"
+            f"</h3><pre>{t(rec['text'])}</pre>"
+        )
     return _page("Context Inspector — replay", "".join(parts), plotly=True)
 
 
@@ -108,12 +132,16 @@ def doctor_html(session: Any, report: Any, redact: Callable[[str], str] | None =
     rows = "".join(
         f"<tr><td class='{f.severity}'>{f.severity}</td><td>{t(f.kind)}</td>"
         f"<td>{t(', '.join(map(str, f.entries[:10])))}</td><td>{t(', '.join(map(str, f.lines[:10])))}</td>"
-        f"<td>{t(f.message)}</td></tr>" for f in report.findings)
+        f"<td>{t(f.message)}</td></tr>"
+        for f in report.findings
+    )
     ctx = build_session_context(session, report.leaf) if report.leaf is not None else None
     counts = report.counts()
-    body = (f"<h1>Context Inspector — doctor</h1><p class='muted'>{t(session.source)} · "
-            f"{len(session.entries):,} entries · context {len(ctx.messages) if ctx else 0} messages · "
-            f"{counts.get('error', 0)} error(s), {counts.get('warning', 0)} warning(s), {counts.get('info', 0)} info</p>"
-            f"<table><tr><th>severity</th><th>kind</th><th>entries</th><th>lines</th><th>explanation</th></tr>"
-            f"{rows}</table>")
+    body = (
+        f"<h1>Context Inspector — doctor</h1><p class='muted'>{t(session.source)} · "
+        f"{len(session.entries):,} entries · context {len(ctx.messages) if ctx else 0} messages · "
+        f"{counts.get('error', 0)} error(s), {counts.get('warning', 0)} warning(s), {counts.get('info', 0)} info</p>"
+        f"<table><tr><th>severity</th><th>kind</th><th>entries</th><th>lines</th><th>explanation</th></tr>"
+        f"{rows}</table>"
+    )
     return _page("Context Inspector — doctor", body)

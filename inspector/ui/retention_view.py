@@ -34,9 +34,11 @@ BIG = 5000
 the timeline (the first read of a 20k-entry session takes seconds)."""
 _WARMING: set[int] = set()
 LABELS = {"files": "Files", "identifiers": "Identifiers", "errors": "Errors", "instructions": "Instructions"}
-HOW = ("Deterministic heuristics, offline (docs/retention.md): an item is *needed* when the branch after "
-       "the compaction (up to the next one) touches, uses, repeats or quotes it, and *kept* when the summary's "
-       "prose, its file lists or the messages kept verbatim name it.")
+HOW = (
+    "Deterministic heuristics, offline (docs/retention.md): an item is *needed* when the branch after "
+    "the compaction (up to the next one) touches, uses, repeats or quotes it, and *kept* when the summary's "
+    "prose, its file lists or the messages kept verbatim name it."
+)
 
 
 def report(r: Any) -> Any:
@@ -83,13 +85,27 @@ def mark_timeline(fig: go.Figure, r: Any) -> go.Figure:
         xs.append(step)
         ys.append(r.steps[step].tokens)
         first = min(used, key=lambda n: n.needed_at)
-        texts.append(f"compaction {k + 1} forgot {len(c.forgotten)} item(s); first used here: {first.kind[:-1]} "
-                     f"{_short(first.item, 60)}")
+        texts.append(
+            f"compaction {k + 1} forgot {len(c.forgotten)} item(s); first used here: {first.kind[:-1]} "
+            f"{_short(first.item, 60)}"
+        )
     if xs:
-        fig.add_trace(go.Scatter(
-            x=xs, y=ys, mode="markers", name="first use of a forgotten item",
-            marker={"symbol": "triangle-down", "size": 13, "color": MARK_COLOR, "line": {"width": 1, "color": "#333"}},
-            text=[t.replace("<", "‹") for t in texts], hovertemplate="step %{x}<br>%{text}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="markers",
+                name="first use of a forgotten item",
+                marker={
+                    "symbol": "triangle-down",
+                    "size": 13,
+                    "color": MARK_COLOR,
+                    "line": {"width": 1, "color": "#333"},
+                },
+                text=[t.replace("<", "‹") for t in texts],
+                hovertemplate="step %{x}<br>%{text}<extra></extra>",
+            )
+        )
     return fig
 
 
@@ -131,8 +147,14 @@ def summary_retention(r: Any, i: int) -> None:
     st.markdown("**What the summary kept of what the session needed later**")
     st.caption(HOW)
     _scores(c, rep.first_need_steps[i])
-    tabs = st.tabs([f"Forgotten ({len(c.forgotten)})", "Summary, highlighted", "Files of the span",
-                    "Other summaries of this span"])
+    tabs = st.tabs(
+        [
+            f"Forgotten ({len(c.forgotten)})",
+            "Summary, highlighted",
+            "Files of the span",
+            "Other summaries of this span",
+        ]
+    )
     with tabs[0]:
         _forgotten(r, c, i)
     with tabs[1]:
@@ -154,14 +176,24 @@ def _scores(c: CompactionRetention, first: int | None) -> None:
         n = sum(1 for x in c.needed if x.kind == k)
         col.metric(f"{LABELS[k]} kept", _pct(rec[k]), help=f"{n} needed later ('—': none).")
     task = [x for x in c.needed if x.kind == "task"]
-    m[-2].metric("Open task", ("kept" if task[0].kept else "lost") if task else "—",
-                 help="The last user request before the cut, when the agent was still on it.")
-    m[-1].metric("Overall", _pct(c.overall), help=f"{len(c.needed) - len(c.forgotten)} of {len(c.needed)} items.")
+    m[-2].metric(
+        "Open task",
+        ("kept" if task[0].kept else "lost") if task else "—",
+        help="The last user request before the cut, when the agent was still on it.",
+    )
+    m[-1].metric(
+        "Overall", _pct(c.overall), help=f"{len(c.needed) - len(c.forgotten)} of {len(c.needed)} items."
+    )
     rd = c.redo
-    st.caption(f"Work redone after the cut: {rd.rereads} re-read(s) of files read before it, {rd.reruns} command(s) "
-               f"run again, {rd.failing_reruns} of them failing again."
-               + (f" First call that used a forgotten file, identifier or error: {first}." if first is not None
-                  else ""))
+    st.caption(
+        f"Work redone after the cut: {rd.rereads} re-read(s) of files read before it, {rd.reruns} command(s) "
+        f"run again, {rd.failing_reruns} of them failing again."
+        + (
+            f" First call that used a forgotten file, identifier or error: {first}."
+            if first is not None
+            else ""
+        )
+    )
 
 
 def _open(r: Any, entry: int) -> None:
@@ -171,25 +203,57 @@ def _open(r: Any, entry: int) -> None:
 
 def _forgotten(r: Any, c: CompactionRetention, i: int) -> None:
     if not c.forgotten:
-        st.success("Nothing the session needed later was lost." if c.needed else
-                   "The session needed nothing from the summarised span later (or nothing came after it).")
+        st.success(
+            "Nothing the session needed later was lost."
+            if c.needed
+            else "The session needed nothing from the summarised span later (or nothing came after it)."
+        )
         return
-    rows = [{"kind": n.kind, "item": n.item, "introduced at": n.introduced_at, "needed at": n.needed_at,
-             "evidence": n.evidence} for n in c.forgotten]
-    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"ret_forgot_{i}", on_select="rerun",
-                      selection_mode="single-row", height=min(360, 35 * len(rows) + 38),
-                      column_config={"item": st.column_config.TextColumn(width="large"),
-                                     "evidence": st.column_config.TextColumn(width="large")})
+    rows = [
+        {
+            "kind": n.kind,
+            "item": n.item,
+            "introduced at": n.introduced_at,
+            "needed at": n.needed_at,
+            "evidence": n.evidence,
+        }
+        for n in c.forgotten
+    ]
+    ev = st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        key=f"ret_forgot_{i}",
+        on_select="rerun",
+        selection_mode="single-row",
+        height=min(360, 35 * len(rows) + 38),
+        column_config={
+            "item": st.column_config.TextColumn(width="large"),
+            "evidence": st.column_config.TextColumn(width="large"),
+        },
+    )
     picked = [x for x in (ev.selection.rows if ev is not None else []) if 0 <= x < len(rows)]
     n = c.forgotten[picked[0] if picked else 0]
-    st.caption("Select a row, then open either entry in the replay." if not picked else
-               f"{n.kind}: {_short(n.item, 80)}".replace("[", "(").replace("]", ")"))
+    st.caption(
+        "Select a row, then open either entry in the replay."
+        if not picked
+        else f"{n.kind}: {_short(n.item, 80)}".replace("[", "(").replace("]", ")")
+    )
     pages = st.session_state.get("_pages", {})
     with st.container(horizontal=True):
-        for label, entry in ((f"Open entry {n.introduced_at} (introduced)", n.introduced_at),
-                             (f"Open entry {n.needed_at} (needed)", n.needed_at)):
-            if st.button(label, key=f"ret_go_{i}_{label}", icon=":material/play_circle:", on_click=_open,
-                         args=(r, entry)) and "replay" in pages:
+        for label, entry in (
+            (f"Open entry {n.introduced_at} (introduced)", n.introduced_at),
+            (f"Open entry {n.needed_at} (needed)", n.needed_at),
+        ):
+            if (
+                st.button(
+                    label,
+                    key=f"ret_go_{i}_{label}",
+                    icon=":material/play_circle:",
+                    on_click=_open,
+                    args=(r, entry),
+                )
+                and "replay" in pages
+            ):
                 st.switch_page(pages["replay"])
 
 
@@ -235,31 +299,66 @@ def _highlighted(c: CompactionRetention, text: str) -> None:
         st.markdown(body[:60000])
     missing = [n for n in c.needed if not n.kept]
     if missing:
-        st.markdown("**Missing:** " + " · ".join(f":red-background[{esc(_short(n.item, 80))}]" for n in missing[:60])
-                    + (f" … and {len(missing) - 60} more" if len(missing) > 60 else ""))
+        st.markdown(
+            "**Missing:** "
+            + " · ".join(f":red-background[{esc(_short(n.item, 80))}]" for n in missing[:60])
+            + (f" … and {len(missing) - 60} more" if len(missing) > 60 else "")
+        )
 
 
 def _files(c: CompactionRetention) -> None:
     if not c.files:
         st.caption("No file was read, written or edited in the summarised span.")
         return
-    rows = [{"file": f["path"], "operations": ", ".join(f["ops"]), "needed later": f["needed"],
-             "kept in": ", ".join(f["where"]) or "dropped"} for f in c.files]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, height=min(360, 35 * len(rows) + 38),
-                 column_config={"file": st.column_config.TextColumn(width="large")})
+    rows = [
+        {
+            "file": f["path"],
+            "operations": ", ".join(f["ops"]),
+            "needed later": f["needed"],
+            "kept in": ", ".join(f["where"]) or "dropped",
+        }
+        for f in c.files
+    ]
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        height=min(360, 35 * len(rows) + 38),
+        column_config={"file": st.column_config.TextColumn(width="large")},
+    )
 
 
 def _compare(r: Any, i: int) -> None:
     llm = r.settings if r.settings.summarizer != "offline" else None
-    st.caption("The same needed items, scored against other summaries of the same messages: this compaction's own, "
-               "the offline summarizer's" + (f", and {r.settings.summarizer}'s in each prompt style (cached; "
-                                             "asked only when you click)" if llm else
-                                             " (pick an LLM summarizer in the sidebar to add its prompt styles)") + ".")
+    st.caption(
+        "The same needed items, scored against other summaries of the same messages: this compaction's own, "
+        "the offline summarizer's"
+        + (
+            f", and {r.settings.summarizer}'s in each prompt style (cached; asked only when you click)"
+            if llm
+            else " (pick an LLM summarizer in the sidebar to add its prompt styles)"
+        )
+        + "."
+    )
     key = f"ret_cmp_{i}_{llm is not None}"
     if llm is not None and not st.session_state.get(key):
-        st.button("Score the LLM's summaries", key=f"{key}_btn", on_click=lambda: st.session_state.update({key: True}))
+        st.button(
+            "Score the LLM's summaries",
+            key=f"{key}_btn",
+            on_click=lambda: st.session_state.update({key: True}),
+        )
         llm = None
-    cs = memo("retention_cmp", (r.settings, i, id(r), llm is not None), lambda: compare_summaries(r, i, llm, summaries=summary_cache()))
-    rows = [{"summary": x.summary_label, **{LABELS[k]: _pct(v) for k, v in x.recall().items()},
-             "overall": _pct(x.overall), "forgotten": len(x.forgotten)} for x in cs]
+    cs = memo(
+        "retention_cmp",
+        (r.settings, i, id(r), llm is not None),
+        lambda: compare_summaries(r, i, llm, summaries=summary_cache()),
+    )
+    rows = [
+        {
+            "summary": x.summary_label,
+            **{LABELS[k]: _pct(v) for k, v in x.recall().items()},
+            "overall": _pct(x.overall),
+            "forgotten": len(x.forgotten),
+        }
+        for x in cs
+    ]
     st.dataframe(pd.DataFrame(rows), hide_index=True)

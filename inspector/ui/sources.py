@@ -26,7 +26,9 @@ def roots() -> list[Path]:
     from ..importers.discover import all_agent_dirs
 
     env = os.environ.get("INSPECTOR_ROOTS")
-    items = [Path(x).expanduser() for x in env.split(os.pathsep) if x] if env else [*all_agent_dirs(), SAMPLES]
+    items = (
+        [Path(x).expanduser() for x in env.split(os.pathsep) if x] if env else [*all_agent_dirs(), SAMPLES]
+    )
     return [p.resolve() for p in items]
 
 
@@ -73,8 +75,10 @@ def local_sessions(limit: int = 300) -> dict[str, list[Any]]:
     from ..importers.discover import agent_dirs, list_local_sessions
 
     allowed = roots()
-    return {a: list_local_sessions(a, [d for d in agent_dirs(a) if d.is_dir() and is_allowed(d, allowed)], limit)
-            for a in AGENTS}
+    return {
+        a: list_local_sessions(a, [d for d in agent_dirs(a) if d.is_dir() and is_allowed(d, allowed)], limit)
+        for a in AGENTS
+    }
 
 
 @dataclass(frozen=True)

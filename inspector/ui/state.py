@@ -83,8 +83,7 @@ class _Lru:
 def caches() -> dict[str, _Lru]:
     """The process-wide caches: ``sessions`` (digest → Session), ``replays`` ((digest, settings) → Replay),
     ``meta`` (digest → (name, origin): what a reload needs to reopen a session)."""
-    return {"sessions": _Lru(MAX_SESSIONS), "replays": _Lru(MAX_REPLAYS), "misc": _Lru(64),
-            "meta": _Lru(64)}
+    return {"sessions": _Lru(MAX_SESSIONS), "replays": _Lru(MAX_REPLAYS), "misc": _Lru(64), "meta": _Lru(64)}
 
 
 @st.cache_resource
@@ -106,9 +105,13 @@ def parse_for_display(data: bytes, name: str) -> Session:
     if not lines:
         return session
     where = ", ".join(map(str, lines[:20])) + (f" and {len(lines) - 20} more" if len(lines) > 20 else "")
-    note = LoadIssue("lone-surrogate", "warning", f"lone UTF-16 surrogate escape(s) (\\udXXX, not part of a pair) on "
-                     f"line(s) {where}: shown here as U+FFFD; the command line keeps and counts them as pi does",
-                     line=lines[0])
+    note = LoadIssue(
+        "lone-surrogate",
+        "warning",
+        f"lone UTF-16 surrogate escape(s) (\\udXXX, not part of a pair) on "
+        f"line(s) {where}: shown here as U+FFFD; the command line keeps and counts them as pi does",
+        line=lines[0],
+    )
     return dataclasses.replace(session, issues=(note, *session.issues))
 
 
@@ -157,7 +160,9 @@ def current_session() -> Session | None:
         if data is None or hashlib.sha256(data).hexdigest() != digest:
             return None
     # data is None only when the session is cached (then it is not parsed again)
-    return caches()["sessions"].get(digest, lambda: parse_for_display(data if data is not None else b"", name))
+    return caches()["sessions"].get(
+        digest, lambda: parse_for_display(data if data is not None else b"", name)
+    )
 
 
 def _read_origin(origin: tuple[str, str] | None) -> bytes | None:
@@ -185,15 +190,27 @@ def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None
         hit = caches()["meta"].find(lambda d: str(d).startswith(sid) and d in caches()["sessions"])
         if hit is not None:
             digest, (name, origin) = hit
-            st.session_state.update({"session_digest": digest, "session_name": name, "session_origin": origin,
-                                     "session_bytes": None})
+            st.session_state.update(
+                {
+                    "session_digest": digest,
+                    "session_name": name,
+                    "session_origin": origin,
+                    "session_bytes": None,
+                }
+            )
             s = current_session()  # the cached session just made current
             st.session_state["session_window"] = recorded_context_window(s) if s is not None else None
             return None
     data = _read_origin(ref)
     if data is None:
-        return ("The link names a session that is not on this machine (an upload, or a file outside the allowed "
-                "folders): load it here.") if sid or ref else None
+        return (
+            (
+                "The link names a session that is not on this machine (an upload, or a file outside the allowed "
+                "folders): load it here."
+            )
+            if sid or ref
+            else None
+        )
     assert ref is not None
     try:
         digest = load_bytes(data, ref[1], ref)
@@ -207,7 +224,9 @@ def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None
 def _replay_key(settings: ReplaySettings) -> tuple[Any, ReplaySettings]:
     """Replays are cached by the settings they depend on: a change that cannot alter the replay
     (keepRecentTokens without simulated compactions, say) reuses it (:func:`effective_settings`)."""
-    return st.session_state.get("session_digest"), effective_settings(settings) if rp.settings.REUSE else settings
+    return st.session_state.get("session_digest"), effective_settings(
+        settings
+    ) if rp.settings.REUSE else settings
 
 
 def replay_is_cached(settings: ReplaySettings) -> bool:

@@ -31,15 +31,29 @@ def step_bars(replay: Any, k: int, counter: Any, detail: Any = None, zoom: bool 
     comps = compactions_at(replay, k)
     if comps:
         v = compaction_view(replay, comps[0])
-        return figures.compaction_bars(v, d.after, sent_tokens, pruned_positions=views.pruned_positions(d),
-                                       window=settings.context_window, reserve=settings.reserve_tokens,
-                                       title=f"Compaction before model call {k} (entry {replay.steps[k].entry_index})",
-                                       zoom=zoom)
+        return figures.compaction_bars(
+            v,
+            d.after,
+            sent_tokens,
+            pruned_positions=views.pruned_positions(d),
+            window=settings.context_window,
+            reserve=settings.reserve_tokens,
+            title=f"Compaction before model call {k} (entry {replay.steps[k].entry_index})",
+            zoom=zoom,
+        )
     before_tokens = counter.count_many([c.message for c in d.before])
     pruned = {row["#"] for row in views.pruned_rows(d, counter)}
     return figures.context_bars(
-        d.before, before_tokens, d.after, sent_tokens, pruned_positions=views.pruned_positions(d),
-        pruned_before=pruned, window=settings.context_window, reserve=settings.reserve_tokens,
+        d.before,
+        before_tokens,
+        d.after,
+        sent_tokens,
+        pruned_positions=views.pruned_positions(d),
+        pruned_before=pruned,
+        window=settings.context_window,
+        reserve=settings.reserve_tokens,
         keep_recent=keep_recent_line(settings),
         cuts=_next_cuts(replay, k, d, before_tokens),
-        title=f"Context at model call {k} (entry {replay.steps[k].entry_index})", zoom=zoom)
+        title=f"Context at model call {k} (entry {replay.steps[k].entry_index})",
+        zoom=zoom,
+    )

@@ -43,11 +43,17 @@ WINDOW_PRESETS: dict[str, int | None] = {
     "Small local model (32k)": 32_768,
     "Custom": None,
 }
-COUNTERS = {"pi": "pi estimate (chars ÷ 4)", "tiktoken": "tiktoken (cl100k_base)",
-            "calibrated": "calibrated (tiktoken fitted to this session's usage)",
-            "usage": "recorded usage (pi's context size)"}
-SUMMARIZERS = {"offline": "offline extractive (no network)", "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
-               "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)"}
+COUNTERS = {
+    "pi": "pi estimate (chars ÷ 4)",
+    "tiktoken": "tiktoken (cl100k_base)",
+    "calibrated": "calibrated (tiktoken fitted to this session's usage)",
+    "usage": "recorded usage (pi's context size)",
+}
+SUMMARIZERS = {
+    "offline": "offline extractive (no network)",
+    "openai": "OpenAI-compatible (needs OPENAI_API_KEY)",
+    "anthropic": "Anthropic (needs ANTHROPIC_API_KEY)",
+}
 PI_VERSIONS = {"0.73": "pi 0.73 (current)", "0.58": "pi 0.58"}
 DEFAULTS = ReplaySettings()
 PAGE_PARAMS = ("screen",)
@@ -87,9 +93,14 @@ def _json(v: Any) -> str:
 
 def to_query(settings: ReplaySettings) -> dict[str, str]:
     """The URL query parameters describing ``settings`` (strategy/policy fields only when changed)."""
-    qs = {"window": str(settings.context_window), "reserve": str(settings.reserve_tokens),
-          "keep": str(settings.keep_recent_tokens), "counter": settings.counter, "strategy": settings.strategy,
-          "compaction": settings.compaction}
+    qs = {
+        "window": str(settings.context_window),
+        "reserve": str(settings.reserve_tokens),
+        "keep": str(settings.keep_recent_tokens),
+        "counter": settings.counter,
+        "strategy": settings.strategy,
+        "compaction": settings.compaction,
+    }
     if settings.summarizer != DEFAULTS.summarizer:
         qs["summarizer"] = settings.summarizer
     if settings.pi_version != DEFAULTS.pi_version:
@@ -110,7 +121,7 @@ def to_query(settings: ReplaySettings) -> dict[str, str]:
 def query_string(qs: Mapping[str, str]) -> str:
     from urllib.parse import urlencode
 
-    return "?" + urlencode(dict(qs), safe=",.:[]\"")
+    return "?" + urlencode(dict(qs), safe=',.:[]"')
 
 
 def _validated(model: type[BaseModel], raw: dict[str, Any], problems: list[str], what: str) -> dict[str, Any]:
@@ -159,9 +170,13 @@ def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         out["reserve"] = r
     if (kp := as_int("keep", 0, 2_000_000)) is not None:
         out["keep"] = kp
-    for name, key, allowed in (("counter", "counter", COUNTERS), ("strategy", "strategy", REGISTRY),
-                               ("compaction", "compaction", POLICIES), ("summarizer", "summarizer", SUMMARIZERS),
-                               ("pi", "pi_version", PI_VERSIONS)):
+    for name, key, allowed in (
+        ("counter", "counter", COUNTERS),
+        ("strategy", "strategy", REGISTRY),
+        ("compaction", "compaction", POLICIES),
+        ("summarizer", "summarizer", SUMMARIZERS),
+        ("pi", "pi_version", PI_VERSIONS),
+    ):
         if name in q:
             if q[name] in allowed:
                 out[key] = q[name]
@@ -206,8 +221,11 @@ def pi_settings_updates(data: bytes) -> tuple[dict[str, Any], list[str]]:
                 said.append(f"{src} = {v:,}")
         # the file describes pi: its numbers only act under pi's policy
         out["compaction"] = "never" if comp.get("enabled") is False else "pi"
-        said.append("compaction disabled (policy: Never)" if comp.get("enabled") is False
-                    else "policy: pi (the file describes pi's compaction)")
+        said.append(
+            "compaction disabled (policy: Never)"
+            if comp.get("enabled") is False
+            else "policy: pi (the file describes pi's compaction)"
+        )
     pruning = cfg.get("contextPruning")
     if isinstance(pruning, dict) and isinstance(pruning.get("enabled"), bool):
         name = "pi-context-pruning" if pruning["enabled"] else "none"
@@ -234,8 +252,11 @@ def _agent_preset(agent: Agent) -> tuple[str, dict[str, Any], str]:
 #: Each agent's own behaviour as sidebar settings: (label, widget updates, what it means), from
 #: :mod:`inspector.agents`, after the session as recorded
 AGENT_PRESETS: dict[str, tuple[str, dict[str, Any], str]] = {
-    "recorded": ("As recorded", {"compaction": "recorded", "strategy": "recorded"},
-                 "the session's own compactions and the pruning its agent recorded"),
+    "recorded": (
+        "As recorded",
+        {"compaction": "recorded", "strategy": "recorded"},
+        "the session's own compactions and the pruning its agent recorded",
+    ),
     **{name: _agent_preset(a) for name, a in AGENTS.items()},
 }
 
@@ -252,17 +273,25 @@ def agent_preset_updates(name: str, window: int | None = None) -> dict[str, Any]
 
 
 #: what the sidebar's widgets hold before the user touches them
-WIDGET_DEFAULTS: dict[str, Any] = {"compaction": "recorded", "strategy": "recorded", "keep": 20_000,
-                                   "reserve": 16_384}
+WIDGET_DEFAULTS: dict[str, Any] = {
+    "compaction": "recorded",
+    "strategy": "recorded",
+    "keep": 20_000,
+    "reserve": 16_384,
+}
 CUSTOM = "custom"
 #: settings that belong to the model, not to the agent: a preset is in effect whatever they are
 MODEL_KEYS = frozenset({"window_preset", "window_custom"})
 
 
-def _at_defaults(values: Mapping[str, Any], prefix: str, model: type[BaseModel], fields: list[str] | None = None
-                 ) -> bool:
-    return all(values.get(f"{prefix}{k}", widget_value(f.default)) == widget_value(f.default)
-               for k, f in model.model_fields.items() if fields is None or k in fields)
+def _at_defaults(
+    values: Mapping[str, Any], prefix: str, model: type[BaseModel], fields: list[str] | None = None
+) -> bool:
+    return all(
+        values.get(f"{prefix}{k}", widget_value(f.default)) == widget_value(f.default)
+        for k, f in model.model_fields.items()
+        if fields is None or k in fields
+    )
 
 
 def preset_in_effect(values: Mapping[str, Any] | Any) -> str:  # Any: st.session_state is no Mapping to mypy
@@ -286,12 +315,16 @@ def inert_settings(compaction: str) -> dict[str, str]:
     """The compaction controls that change nothing under ``compaction``, each with the reason."""
     pol = get_policy(compaction)
     if not pol.simulated:
-        why = ("the session's own compactions stand" if pol.as_recorded
-               else "this policy never compacts")
-        return {k: f"No effect under '{POLICIES[compaction].title}': {why}." for k in ("keep", "reserve", "summarizer")}
+        why = "the session's own compactions stand" if pol.as_recorded else "this policy never compacts"
+        return {
+            k: f"No effect under '{POLICIES[compaction].title}': {why}."
+            for k in ("keep", "reserve", "summarizer")
+        }
     if not pol.pi_cut:
-        return {"keep": f"No effect under '{POLICIES[compaction].title}': keepRecentTokens is pi's; this policy "
-                        "keeps what its own rule says."}
+        return {
+            "keep": f"No effect under '{POLICIES[compaction].title}': keepRecentTokens is pi's; this policy "
+            "keeps what its own rule says."
+        }
     return {}
 
 
@@ -303,17 +336,22 @@ def noop_warnings(settings: ReplaySettings) -> dict[str, str]:
 
     out: dict[str, str] = {}
     if get_policy(settings.compaction).pi_cut:
-        t = trigger_threshold(settings.compaction, settings.context_window, settings.policy, settings.reserve_tokens)
+        t = trigger_threshold(
+            settings.compaction, settings.context_window, settings.policy, settings.reserve_tokens
+        )
         if t is not None and 0 < t <= settings.keep_recent_tokens:
-            out["keep"] = (f"keepRecentTokens {settings.keep_recent_tokens:,} ≥ the {t:,}-token threshold where this "
-                           "policy compacts: when it triggers, everything since the last compaction is within "
-                           "keepRecentTokens, so there is nothing (or little) to summarise. Lower keepRecentTokens "
-                           "or use a larger window.")
+            out["keep"] = (
+                f"keepRecentTokens {settings.keep_recent_tokens:,} ≥ the {t:,}-token threshold where this "
+                "policy compacts: when it triggers, everything since the last compaction is within "
+                "keepRecentTokens, so there is nothing (or little) to summarise. Lower keepRecentTokens "
+                "or use a larger window."
+            )
     protect = settings.strategy_dict().get("prune_protect")
     if isinstance(protect, int) and protect >= settings.context_window:
         out[f"set.{settings.strategy}.prune_protect"] = (
             f"PRUNE_PROTECT {protect:,} ≥ the {settings.context_window:,}-token window: the newest tool outputs it "
-            "protects always cover the whole context, so this strategy never prunes.")
+            "protects always cover the whole context, so this strategy never prunes."
+        )
     return out
 
 

@@ -28,7 +28,9 @@ def pruned_positions(detail: Any) -> set[int]:
     """Positions in ``detail.after`` of messages the strategy replaced by a marker."""
     if detail.prune is None:
         return set()
-    pruned = {d.entry_index for d in detail.prune.decisions if d.action == "pruned" and d.entry_index is not None}
+    pruned = {
+        d.entry_index for d in detail.prune.decisions if d.action == "pruned" and d.entry_index is not None
+    }
     return {i for i, cm in enumerate(detail.after) if cm.entry_index in pruned}
 
 
@@ -45,18 +47,34 @@ def message_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str
     for i, (cm, t) in enumerate(zip(detail.before, tokens, strict=True)):
         d = decisions.get(i)
         m = cm.message
-        rows.append({"#": i, "entry": cm.entry_index, "kind": message_kind(cm),
-                     "tool": m.toolName if isinstance(m, ToolResultMessage) else "",
-                     "tokens": t, "sent": d.tokens_after if d else t,
-                     "status": d.action if d else "kept",
-                     "why": d.reason if d and d.reason != UNREMARKABLE else "",
-                     "text": message_text(m, preview).replace("\n", " ⏎ ")})
+        rows.append(
+            {
+                "#": i,
+                "entry": cm.entry_index,
+                "kind": message_kind(cm),
+                "tool": m.toolName if isinstance(m, ToolResultMessage) else "",
+                "tokens": t,
+                "sent": d.tokens_after if d else t,
+                "status": d.action if d else "kept",
+                "why": d.reason if d and d.reason != UNREMARKABLE else "",
+                "text": message_text(m, preview).replace("\n", " ⏎ "),
+            }
+        )
     for cm in detail.after:
         if cm.entry_index is None:
-            rows.append({"#": None, "entry": None, "kind": message_kind(cm), "tool": "", "tokens": 0,
-                         "sent": counter.count(cm.message), "status": "injected",
-                         "why": "added by the strategy or the compaction",
-                         "text": message_text(cm.message, preview).replace("\n", " ⏎ ")})
+            rows.append(
+                {
+                    "#": None,
+                    "entry": None,
+                    "kind": message_kind(cm),
+                    "tool": "",
+                    "tokens": 0,
+                    "sent": counter.count(cm.message),
+                    "status": "injected",
+                    "why": "added by the strategy or the compaction",
+                    "text": message_text(cm.message, preview).replace("\n", " ⏎ "),
+                }
+            )
     return rows
 
 
@@ -70,7 +88,11 @@ def _blocks_text(content: Any) -> str:
         elif isinstance(b, ThinkingContent):
             out.append(f"[thinking]\n{b.thinking}\n[/thinking]")
         elif isinstance(b, ToolCall):
-            args = b.arguments if isinstance(b.arguments, str) else json.dumps(b.arguments, indent=2, ensure_ascii=False)
+            args = (
+                b.arguments
+                if isinstance(b.arguments, str)
+                else json.dumps(b.arguments, indent=2, ensure_ascii=False)
+            )
             out.append(f"[tool call {b.name} · id {b.id}]\n{args}")
         elif isinstance(b, ImageContent):
             out.append(f"[image {b.mimeType}, {len(b.data):,} base64 characters]")
@@ -88,15 +110,19 @@ def full_text(m: Any) -> str:
         tail = f"\n\n[error] {m.errorMessage}" if m.errorMessage else ""
         if m.usage is not None:
             u = m.usage
-            tail += (f"\n\n[usage] input {u.input:,} · output {u.output:,} · cache read {u.cacheRead:,} · "
-                     f"cache write {u.cacheWrite:,}")
+            tail += (
+                f"\n\n[usage] input {u.input:,} · output {u.output:,} · cache read {u.cacheRead:,} · "
+                f"cache write {u.cacheWrite:,}"
+            )
         return f"{head}\n{_blocks_text(m.content)}{tail}"
     if isinstance(m, ToolResultMessage):
         head = f"[output of {m.toolName} · call {m.toolCallId}" + (" · error]" if m.isError else "]")
         return f"{head}\n{_blocks_text(m.content)}"
     if isinstance(m, BashExecutionMessage):
-        return (f"[! command · exit {m.exitCode}" + (" · cancelled" if m.cancelled else "") + "]\n$ "
-                f"{m.command}\n{m.output}")
+        return (
+            f"[! command · exit {m.exitCode}" + (" · cancelled" if m.cancelled else "") + "]\n$ "
+            f"{m.command}\n{m.output}"
+        )
     if role in ("compactionSummary", "branchSummary"):
         return f"[{role}]\n{getattr(m, 'summary', '')}"
     if role == "custom":
@@ -133,17 +159,35 @@ def pruned_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str,
         if d.action == "kept" or not 0 <= d.position < len(detail.before):
             continue
         m = detail.before[d.position].message
-        out.append({"#": d.position, "entry": d.entry_index, "tool": getattr(m, "toolName", "") or d.role,
-                    "tokens": d.tokens_before, "sent": d.tokens_after, "status": d.action, "why": d.reason,
-                    "text": message_text(m, preview).replace("\n", " ⏎ ")})
+        out.append(
+            {
+                "#": d.position,
+                "entry": d.entry_index,
+                "tool": getattr(m, "toolName", "") or d.role,
+                "tokens": d.tokens_before,
+                "sent": d.tokens_after,
+                "status": d.action,
+                "why": d.reason,
+                "text": message_text(m, preview).replace("\n", " ⏎ "),
+            }
+        )
     return out
 
 
 def summarised_rows(view: Any, preview: int = 160) -> list[dict[str, Any]]:
     """The messages of a compaction's context that do not survive verbatim, with what became of each."""
-    return [{"#": p.position, "entry": p.message.entry_index, "became": p.part, "kind": message_kind(p.message),
-             "tool": getattr(p.message.message, "toolName", "") or "", "tokens": p.tokens,
-             "text": message_text(p.message.message, preview).replace("\n", " ⏎ ")} for p in view.summarised]
+    return [
+        {
+            "#": p.position,
+            "entry": p.message.entry_index,
+            "became": p.part,
+            "kind": message_kind(p.message),
+            "tool": getattr(p.message.message, "toolName", "") or "",
+            "tokens": p.tokens,
+            "text": message_text(p.message.message, preview).replace("\n", " ⏎ "),
+        }
+        for p in view.summarised
+    ]
 
 
 def offset_of_entry(msgs: Sequence[Any], tokens: Sequence[int], entry: int) -> int | None:
@@ -216,9 +260,15 @@ def metrics_rows(runs: Sequence[tuple[str, Any]]) -> list[dict[str, str]]:
 
 def sweep_axes(strategy: Any) -> list[str]:
     """Numeric settings a sweep can vary: the strategy's int settings, then pi's thresholds."""
-    own = [] if strategy is None else [
-        k for k, f in strategy.Settings.model_fields.items()
-        if isinstance(f.default, int) and not isinstance(f.default, bool)]
+    own = (
+        []
+        if strategy is None
+        else [
+            k
+            for k, f in strategy.Settings.model_fields.items()
+            if isinstance(f.default, int) and not isinstance(f.default, bool)
+        ]
+    )
     return own + ["keep_recent_tokens", "reserve_tokens", "context_window"]
 
 
@@ -275,7 +325,9 @@ def entry_label(session: Any, i: int, preview: int = 60) -> str:
     text = message_text(m, preview) if m is not None else entry_detail(session, e)
     text = text if len(text) <= preview else text[: preview - 1] + "…"
     lbl = session.labels.get(i)
-    return (f"{i} · {what}" + (f" [{lbl}]" if lbl else "") + (f" · {text}" if text else "")).replace("\n", " ")
+    return (f"{i} · {what}" + (f" [{lbl}]" if lbl else "") + (f" · {text}" if text else "")).replace(
+        "\n", " "
+    )
 
 
 def tree_rows(session: Any, current_path: Sequence[int] = (), limit: int = 20_000) -> list[dict[str, Any]]:
@@ -291,10 +343,16 @@ def tree_rows(session: Any, current_path: Sequence[int] = (), limit: int = 20_00
         kids = session.children[i]
         e = session.entries[i]
         role = getattr(getattr(e, "message", None), "role", None)  # an opaque message may be any JSON
-        rows.append({"entry": i, "tree": own + ("● " if i in on else "○ ") + entry_label(session, i, 80),
-                     "type": (f"{e.type}/{role}" if role is not None else str(e.type)),
-                     "label": session.labels.get(i, ""), "on branch": i in on,
-                     "children": len(kids)})
+        rows.append(
+            {
+                "entry": i,
+                "tree": own + ("● " if i in on else "○ ") + entry_label(session, i, 80),
+                "type": (f"{e.type}/{role}" if role is not None else str(e.type)),
+                "label": session.labels.get(i, ""),
+                "on branch": i in on,
+                "children": len(kids),
+            }
+        )
         if len(kids) > 1:
             for n, c in reversed(list(enumerate(kids))):
                 last = n == len(kids) - 1

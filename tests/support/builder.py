@@ -10,7 +10,12 @@ class SessionBuilder:
     """Builds pi v3 JSONL in memory: linear by default, ``parent=`` to branch."""
 
     def __init__(self, version: int | None = 3) -> None:
-        header: dict[str, Any] = {"type": "session", "id": "test-session", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+        header: dict[str, Any] = {
+            "type": "session",
+            "id": "test-session",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/p",
+        }
         if version is not None:
             header["version"] = version
         self.lines: list[dict[str, Any]] = [header]
@@ -33,8 +38,14 @@ class SessionBuilder:
     def user(self, text: str, **kw: Any) -> str:
         return self.msg("user", content=text, **kw)
 
-    def assistant(self, text: str = "", tools: list[tuple[str, dict[str, Any]]] = (), usage: int | None = None,
-                  stop: str = "stop", **kw: Any) -> str:
+    def assistant(
+        self,
+        text: str = "",
+        tools: list[tuple[str, dict[str, Any]]] = (),
+        usage: int | None = None,
+        stop: str = "stop",
+        **kw: Any,
+    ) -> str:
         content: list[dict[str, Any]] = []
         if text:
             content.append({"type": "text", "text": text})
@@ -43,14 +54,31 @@ class SessionBuilder:
             cid = f"c{self.n + 1}_{k}"
             self.pending_calls.append(cid)
             content.append({"type": "toolCall", "id": cid, "name": name, "arguments": args})
-        extra: dict[str, Any] = {"provider": "anthropic", "model": "m", "stopReason": "toolUse" if tools and stop == "stop" else stop}
+        extra: dict[str, Any] = {
+            "provider": "anthropic",
+            "model": "m",
+            "stopReason": "toolUse" if tools and stop == "stop" else stop,
+        }
         if usage is not None:
-            extra["usage"] = {"input": usage, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": usage}
+            extra["usage"] = {
+                "input": usage,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": usage,
+            }
         return self.msg("assistant", content=content, **extra, **kw)
 
     def tool_result(self, text: str, tool: str = "read", is_error: bool = False, **kw: Any) -> str:
         cid = self.pending_calls.pop(0) if getattr(self, "pending_calls", None) else "c"
-        return self.msg("toolResult", toolCallId=cid, toolName=tool, content=[{"type": "text", "text": text}], isError=is_error, **kw)
+        return self.msg(
+            "toolResult",
+            toolCallId=cid,
+            toolName=tool,
+            content=[{"type": "text", "text": text}],
+            isError=is_error,
+            **kw,
+        )
 
     def text(self) -> str:
         return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in self.lines)

@@ -27,7 +27,15 @@ from typing import Any
 # meta fields that describe the program and its run, not the session
 PROGRAM_META = frozenset({"oracle", "piPackage", "node", "note", "engine"})
 
-ENTRY_FIELDS = ("type", "role", "parentIndex", "tokens", "isError", "usageContextTokens", "firstKeptEntryIndex")
+ENTRY_FIELDS = (
+    "type",
+    "role",
+    "parentIndex",
+    "tokens",
+    "isError",
+    "usageContextTokens",
+    "firstKeptEntryIndex",
+)
 SPAN_FIELDS = ("count", "tokens", "entryIndexes", "roles", "serializedChars", "serializedSha256")
 
 
@@ -96,8 +104,11 @@ class Comparison:
 
     def disagreeing(self) -> list[str]:
         """One line per group with a difference: its name, count and first differences."""
-        return [f"{name}: {g.agree}/{g.checks} agree; " + "; ".join(g.first_differences[:3])
-                for name, g in self.groups.items() if g.agree != g.checks]
+        return [
+            f"{name}: {g.agree}/{g.checks} agree; " + "; ".join(g.first_differences[:3])
+            for name, g in self.groups.items()
+            if g.agree != g.checks
+        ]
 
     def report(self) -> str:
         lines = []
@@ -139,13 +150,19 @@ def _main(c: Comparison, pi: dict[str, Any], ours: dict[str, Any]) -> None:
         _compaction(c, comp, ours_by_keep.get(comp["keepRecentTokens"], {}))
 
     def asked(row: dict[str, Any]) -> str:
-        return json.dumps([row.get("contextTokens"), row.get("contextWindow"), row.get("settings")], sort_keys=True)
+        return json.dumps(
+            [row.get("contextTokens"), row.get("contextWindow"), row.get("settings")], sort_keys=True
+        )
 
     ours_answers = {asked(row): row.get("result") for row in ours.get("shouldCompact") or ()}
     for row in pi.get("shouldCompact") or ():
         c.check("shouldCompact", asked(row), row.get("result"), ours_answers.get(asked(row)))
-    c.check("serialize", "wholeContext.sha256", at(pi, "serializeWholeContext", "sha256"),
-            at(ours, "serializeWholeContext", "sha256"))
+    c.check(
+        "serialize",
+        "wholeContext.sha256",
+        at(pi, "serializeWholeContext", "sha256"),
+        at(ours, "serializeWholeContext", "sha256"),
+    )
 
 
 def _entries(c: Comparison, pi: dict[str, Any], ours: dict[str, Any]) -> None:
@@ -167,8 +184,12 @@ def _context(c: Comparison, pi: dict[str, Any], ours: dict[str, Any]) -> None:
         for f in ("role", "entryIndex", "tokens"):
             c.check("context.messages", f"[{i}].{f}", m.get(f), at(mine, i, f))
     for f in ("tokens", "usageTokens", "trailingTokens", "lastUsageEntryIndex"):
-        c.check("contextTokens", f, at(pi, "contextTokens", "estimateContextTokens", f),
-                at(ours, "contextTokens", "estimateContextTokens", f))
+        c.check(
+            "contextTokens",
+            f,
+            at(pi, "contextTokens", "estimateContextTokens", f),
+            at(ours, "contextTokens", "estimateContextTokens", f),
+        )
 
 
 def _compaction(c: Comparison, pi: dict[str, Any], ours: dict[str, Any]) -> None:
@@ -188,8 +209,12 @@ def _compaction(c: Comparison, pi: dict[str, Any], ours: dict[str, Any]) -> None
 
 def _branch(c: Comparison, pi: dict[str, Any], ours: dict[str, Any]) -> None:
     c.check("branch", "commonAncestorIndex", pi.get("commonAncestorIndex"), ours.get("commonAncestorIndex"))
-    c.check("branch", "entriesToSummarize", [e.get("index") for e in pi.get("entriesToSummarize") or ()],
-            [e.get("index") for e in ours.get("entriesToSummarize") or ()])
+    c.check(
+        "branch",
+        "entriesToSummarize",
+        [e.get("index") for e in pi.get("entriesToSummarize") or ()],
+        [e.get("index") for e in ours.get("entriesToSummarize") or ()],
+    )
     ours_by_budget = _by(ours.get("prepareBranchEntries"), "tokenBudget")
     for prep in pi.get("prepareBranchEntries") or ():
         mine = ours_by_budget.get(prep["tokenBudget"], {})
@@ -200,8 +225,9 @@ def _branch(c: Comparison, pi: dict[str, Any], ours: dict[str, Any]) -> None:
             c.check(f"{group}.fileOps", f, at(prep, "fileOps", f), at(mine, "fileOps", f))
 
 
-def strict_differences(pi: Any, ours: Any, *, skip_meta: frozenset[str] = PROGRAM_META,
-                       limit: int = 12) -> list[str]:
+def strict_differences(
+    pi: Any, ours: Any, *, skip_meta: frozenset[str] = PROGRAM_META, limit: int = 12
+) -> list[str]:
     """Every field pi printed, present in ours with the same value, and no other field in ours
     (``meta`` fields in ``skip_meta`` aside); the first ``limit`` differences, each with its path."""
     out: list[str] = []

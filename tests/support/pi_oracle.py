@@ -63,7 +63,11 @@ class Job:
         if self.out.is_file():
             return {"json": self.out.read_text(encoding="utf-8")}
         err = Path(f"{self.out}.err")
-        return {"error": err.read_text(encoding="utf-8") if err.is_file() else "the harness stopped before this run"}
+        return {
+            "error": err.read_text(encoding="utf-8")
+            if err.is_file()
+            else "the harness stopped before this run"
+        }
 
 
 @dataclass(frozen=True)
@@ -76,8 +80,12 @@ class PiOracle:
         """The JSON text pi's code prints for these arguments (see ``pi-oracle.mjs --help``)."""
         with tempfile.TemporaryDirectory(prefix="pi-oracle-run-") as tmp:
             out = Path(tmp) / "out.json"
-            r = subprocess.run(["node", str(SCRIPT), "--modules", str(self.modules), "--out", str(out), *args],
-                               capture_output=True, text=True, timeout=300)
+            r = subprocess.run(
+                ["node", str(SCRIPT), "--modules", str(self.modules), "--out", str(out), *args],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert r.returncode == 0, f"pi-oracle {' '.join(args)} failed:\n{r.stderr[-3000:]}"
             return out.read_text(encoding="utf-8")
 
@@ -91,11 +99,21 @@ class PiOracle:
         procs = []
         for k in range(n):
             batch = work / f"jobs-{k}.json"
-            batch.write_text(json.dumps([{"args": list(j.args), "out": str(j.out)} for j in jobs[k::n]]),
-                             encoding="utf-8")
+            batch.write_text(
+                json.dumps([{"args": list(j.args), "out": str(j.out)} for j in jobs[k::n]]), encoding="utf-8"
+            )
             log = open(work / f"jobs-{k}.log", "w+", encoding="utf-8")  # closed below
-            procs.append((subprocess.Popen(["node", str(SCRIPT), "--modules", str(self.modules), "--batch", str(batch)],
-                                           stdout=log, stderr=subprocess.STDOUT, cwd=work), log))
+            procs.append(
+                (
+                    subprocess.Popen(
+                        ["node", str(SCRIPT), "--modules", str(self.modules), "--batch", str(batch)],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        cwd=work,
+                    ),
+                    log,
+                )
+            )
         for p, log in procs:
             try:
                 p.wait(timeout=900)
@@ -120,12 +138,19 @@ def install(dest: Path) -> PiOracle:
     for name in ("package.json", "package-lock.json"):
         shutil.copy(PI_ORACLE_SRC / name, dest / name)
     try:
-        r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=dest,
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=dest,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     except subprocess.TimeoutExpired as e:
         raise Unavailable("npm ci of tools/pi-oracle took over 10 minutes") from e
     if r.returncode != 0:
-        raise Unavailable("npm ci of tools/pi-oracle failed: " + ((r.stderr or "") + (r.stdout or "")).strip()[-600:])
+        raise Unavailable(
+            "npm ci of tools/pi-oracle failed: " + ((r.stderr or "") + (r.stdout or "")).strip()[-600:]
+        )
     if not matches_lock(dest / "node_modules"):
         raise Unavailable("npm ci of tools/pi-oracle did not install the pinned pi packages")
     return PiOracle(dest / "node_modules")
@@ -193,8 +218,10 @@ def _ours_text(run: FixtureRun) -> str:
 
 def _fixture_runs() -> tuple[FixtureRun, ...]:
     rows = json.loads((PI_EXPECTED / "runs.json").read_text(encoding="utf-8"))
-    return tuple(FixtureRun(r["expected"], r["session"], tuple(r["args"]), tuple(r.get("refs", ())), r.get("migrated"))
-                 for r in rows)
+    return tuple(
+        FixtureRun(r["expected"], r["session"], tuple(r["args"]), tuple(r.get("refs", ())), r.get("migrated"))
+        for r in rows
+    )
 
 
 FIXTURE_RUNS = _fixture_runs()

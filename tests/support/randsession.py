@@ -34,28 +34,147 @@ from typing import Any
 
 __all__ = ["random_session", "RAW_NUMBERS"]
 
-ASCII = ["the", "a", "function", "return", "x", "const", "id", "42", "foo_bar", "path/to", "{", "}", "()",
-         "=>", "#", ";", "'", "\\", '"', "\t", "\n", "  ", "<b>", "&amp;", "</summary>", "`", "```"]
-UNICODE = ["γάμμα", "naïve", "日本語", "ünïcödé", "ｆｕｌｌ", "e\u0301", "\u2028", "\u2029", "\ufeff", "\u00a0",
-           "\x00", "\x1f", "\x7f", "\u200b", "Ω", "ß", "İ", "ﬁ", "\uffff", "\ue000"]
+ASCII = [
+    "the",
+    "a",
+    "function",
+    "return",
+    "x",
+    "const",
+    "id",
+    "42",
+    "foo_bar",
+    "path/to",
+    "{",
+    "}",
+    "()",
+    "=>",
+    "#",
+    ";",
+    "'",
+    "\\",
+    '"',
+    "\t",
+    "\n",
+    "  ",
+    "<b>",
+    "&amp;",
+    "</summary>",
+    "`",
+    "```",
+]
+UNICODE = [
+    "γάμμα",
+    "naïve",
+    "日本語",
+    "ünïcödé",
+    "ｆｕｌｌ",
+    "e\u0301",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\u00a0",
+    "\x00",
+    "\x1f",
+    "\x7f",
+    "\u200b",
+    "Ω",
+    "ß",
+    "İ",
+    "ﬁ",
+    "\uffff",
+    "\ue000",
+]
 ASTRAL = ["😀", "𝕏", "👩‍💻", "🇫🇷", "𝄞", "\U0010ffff", "🏳️‍🌈", "👍🏽", "𠜎", "\U0001f9d1\u200d\U0001f52c"]
-LONE = ["\ud800", "\udfff", "\ud83d"]  # lone surrogates: JSON-escaped in the file, as JSON.stringify writes them
+LONE = [
+    "\ud800",
+    "\udfff",
+    "\ud83d",
+]  # lone surrogates: JSON-escaped in the file, as JSON.stringify writes them
 
-PATHS = ["src/a.ts", "src/b.ts", "src/B.ts", "README.md", "a.md", "Z.md", "docs/😀.md", "docs/𝕏.md",
-         "docs/ｆ.md", "docs/\uffff.md", "src/ü.py", "/abs/x.py", "./rel", "dir/", "a b.txt", "src/a.ts "]
+PATHS = [
+    "src/a.ts",
+    "src/b.ts",
+    "src/B.ts",
+    "README.md",
+    "a.md",
+    "Z.md",
+    "docs/😀.md",
+    "docs/𝕏.md",
+    "docs/ｆ.md",
+    "docs/\uffff.md",
+    "src/ü.py",
+    "/abs/x.py",
+    "./rel",
+    "dir/",
+    "a b.txt",
+    "src/a.ts ",
+]
 TOOLS = ["read", "write", "edit", "bash", "grep", "ls", "find", "mcp__x__y", "Read", ""]
-KEYS = ["b", "2", "1", "a", "10", "01", "-1", "1.5", "0", "4294967294", "4294967295", "9007199254740993",
-        "", " 1", "path", "𝕏", "__proto__", "constructor", "z", "A"]
+KEYS = [
+    "b",
+    "2",
+    "1",
+    "a",
+    "10",
+    "01",
+    "-1",
+    "1.5",
+    "0",
+    "4294967294",
+    "4294967295",
+    "9007199254740993",
+    "",
+    " 1",
+    "path",
+    "𝕏",
+    "__proto__",
+    "constructor",
+    "z",
+    "A",
+]
 # Number literals as they can appear in a session file, with the value JSON.parse gives them.
-RAW_NUMBERS = ["1.0", "2.5e-7", "2.5e-07", "1e21", "1e+21", "1E21", "1e20", "1e-7", "0.000001", "0.1",
-               "0.30000000000000004", "-0", "-0.0", "0.0", "5e-324", "1.7976931348623157e308",
-               "123456789012345678901", "9007199254740993", "-9007199254740993", "18446744073709551616",
-               "1e16", "123456789.123456789", "1.50", "100e-2", "4.35", "1e-6", "-1.5e-10", "1.7e308",
-               "0.1e1", "12345678901234567890123456789", "7", "-12"]
+RAW_NUMBERS = [
+    "1.0",
+    "2.5e-7",
+    "2.5e-07",
+    "1e21",
+    "1e+21",
+    "1E21",
+    "1e20",
+    "1e-7",
+    "0.000001",
+    "0.1",
+    "0.30000000000000004",
+    "-0",
+    "-0.0",
+    "0.0",
+    "5e-324",
+    "1.7976931348623157e308",
+    "123456789012345678901",
+    "9007199254740993",
+    "-9007199254740993",
+    "18446744073709551616",
+    "1e16",
+    "123456789.123456789",
+    "1.50",
+    "100e-2",
+    "4.35",
+    "1e-6",
+    "-1.5e-10",
+    "1.7e308",
+    "0.1e1",
+    "12345678901234567890123456789",
+    "7",
+    "-12",
+]
 # Not here: literals beyond the double range such as 1e400 (JSON.parse makes them Infinity, which
 # JSON.stringify, hence pi, never writes).
-IMG = {"type": "image", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-       "mimeType": "image/png"}
+IMG = {
+    "type": "image",
+    "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "mimeType": "image/png",
+}
 
 
 class _Raw:
@@ -166,8 +285,10 @@ class _Gen:
             if rng.random() < 0.5:
                 args["oldText"], args["newText"] = self.text(), self.text()
             else:
-                args["edits"] = [{"oldText": self.text(), "newText": self.text(), "2": 1, "1": 2}
-                                 for _ in range(rng.randint(0, 3))]
+                args["edits"] = [
+                    {"oldText": self.text(), "newText": self.text(), "2": 1, "1": 2}
+                    for _ in range(rng.randint(0, 3))
+                ]
         elif name == "bash":
             args["command"] = self.text(rng.randint(0, 80))
             if rng.random() < 0.5:
@@ -177,8 +298,10 @@ class _Gen:
         return args
 
     def details(self, reads: int, writes: int) -> dict[str, Any]:
-        d: dict[str, Any] = {"readFiles": self.rng.sample(PATHS, self.rng.randint(0, reads)),
-                             "modifiedFiles": self.rng.sample(PATHS, self.rng.randint(0, writes))}
+        d: dict[str, Any] = {
+            "readFiles": self.rng.sample(PATHS, self.rng.randint(0, reads)),
+            "modifiedFiles": self.rng.sample(PATHS, self.rng.randint(0, writes)),
+        }
         if self.rng.random() < 0.2:  # extensions add their own keys; pi prints details as they are
             d.update(self.obj(1))
             d[self.rng.choice(KEYS)] = self.number()
@@ -186,8 +309,12 @@ class _Gen:
 
     def usage(self) -> dict[str, Any]:
         rng = self.rng
-        u: dict[str, Any] = {"input": rng.choice([0, rng.randint(0, 200000)]), "output": rng.randint(0, 8000),
-                             "cacheRead": rng.choice([0, rng.randint(0, 150000)]), "cacheWrite": rng.randint(0, 9000)}
+        u: dict[str, Any] = {
+            "input": rng.choice([0, rng.randint(0, 200000)]),
+            "output": rng.randint(0, 8000),
+            "cacheRead": rng.choice([0, rng.randint(0, 150000)]),
+            "cacheWrite": rng.randint(0, 9000),
+        }
         r = rng.random()
         if r < 0.5:
             u["totalTokens"] = u["input"] + u["output"] + u["cacheRead"] + u["cacheWrite"]
@@ -196,8 +323,13 @@ class _Gen:
         elif r < 0.75:
             u["totalTokens"] = rng.randint(1, 300000)
         if rng.random() < 0.8:
-            u["cost"] = {"input": rng.random() / 10, "output": 0.00015, "cacheRead": 0, "cacheWrite": 1e-7,
-                         "total": self.number() if rng.random() < 0.3 else rng.random()}
+            u["cost"] = {
+                "input": rng.random() / 10,
+                "output": 0.00015,
+                "cacheRead": 0,
+                "cacheWrite": 1e-7,
+                "total": self.number() if rng.random() < 0.3 else rng.random(),
+            }
         return u
 
     def assistant(self, ts: int, want_tools: bool) -> dict[str, Any]:
@@ -227,7 +359,9 @@ class _Gen:
                 name = rng.choice(TOOLS)
                 cid = f"toolu_{rng.getrandbits(48):012x}"
                 calls.append((cid, name))
-                blocks.append({"type": "toolCall", "id": cid, "name": name, "arguments": self.tool_args(name)})
+                blocks.append(
+                    {"type": "toolCall", "id": cid, "name": name, "arguments": self.tool_args(name)}
+                )
         stop = "toolUse" if calls else "stop"
         r = rng.random()
         if r < 0.08:
@@ -236,10 +370,13 @@ class _Gen:
             stop = "error"
         elif r < 0.18:
             stop = "length"
-        msg: dict[str, Any] = {"role": "assistant", "content": blocks,
-                               "api": rng.choice(["anthropic-messages", "openai-responses"]),
-                               "provider": rng.choice(["anthropic", "openai", "google"]),
-                               "model": rng.choice(["claude-x", "gpt-y", "gemini-z"])}
+        msg: dict[str, Any] = {
+            "role": "assistant",
+            "content": blocks,
+            "api": rng.choice(["anthropic-messages", "openai-responses"]),
+            "provider": rng.choice(["anthropic", "openai", "google"]),
+            "model": rng.choice(["claude-x", "gpt-y", "gemini-z"]),
+        }
         if rng.random() < 0.97:  # pi always writes a usage; a message without one is kept rare
             msg["usage"] = self.usage()
         msg["stopReason"] = stop
@@ -261,7 +398,9 @@ class _Gen:
 
     def tool_result(self, ts: int) -> dict[str, Any]:
         rng = self.rng
-        cid, name = self.pending.pop(0) if self.pending else (f"toolu_{rng.getrandbits(32):x}", rng.choice(TOOLS))
+        cid, name = (
+            self.pending.pop(0) if self.pending else (f"toolu_{rng.getrandbits(32):x}", rng.choice(TOOLS))
+        )
         content: list[dict[str, Any]] = []
         for _ in range(rng.choice([0, 1, 1, 1, 2, 3])):
             r = rng.random()
@@ -282,7 +421,11 @@ class _Gen:
 
     def bash(self, ts: int) -> dict[str, Any]:
         rng = self.rng
-        m: dict[str, Any] = {"role": "bashExecution", "command": self.text(rng.randint(0, 120)), "output": self.text()}
+        m: dict[str, Any] = {
+            "role": "bashExecution",
+            "command": self.text(rng.randint(0, 120)),
+            "output": self.text(),
+        }
         if rng.random() < 0.9:
             m["exitCode"] = rng.choice([0, 0, 1, 2, 127, 130, None, -1])
         m["cancelled"] = rng.random() < 0.15
@@ -298,11 +441,18 @@ class _Gen:
         rng = self.rng
         if rng.random() < 0.5:
             return self.text()
-        return [IMG if rng.random() < 0.3 else {"type": "text", "text": self.text()} for _ in range(rng.randint(0, 3))]
+        return [
+            IMG if rng.random() < 0.3 else {"type": "text", "text": self.text()}
+            for _ in range(rng.randint(0, 3))
+        ]
 
     def custom_role(self, ts: int, role: str = "custom") -> dict[str, Any]:
-        m: dict[str, Any] = {"role": role, "customType": self.rng.choice(["ext", "hook", "note"]),
-                             "content": self.custom_content(), "display": self.rng.random() < 0.6}
+        m: dict[str, Any] = {
+            "role": role,
+            "customType": self.rng.choice(["ext", "hook", "note"]),
+            "content": self.custom_content(),
+            "display": self.rng.random() < 0.6,
+        }
         if self.rng.random() < 0.3:
             m["details"] = self.obj()
         m["timestamp"] = ts
@@ -317,7 +467,9 @@ class _Gen:
         elif prev_role == "toolResult" and rng.random() < 0.75:
             role = "assistant"
         else:
-            role = rng.choices(["user", "assistant", "toolResult", "bashExecution", "custom"], [5, 4, 1, 1, 1])[0]
+            role = rng.choices(
+                ["user", "assistant", "toolResult", "bashExecution", "custom"], [5, 4, 1, 1, 1]
+            )[0]
         if role == "user":
             return self.user(ts)
         if role == "assistant":
@@ -343,8 +495,11 @@ class _Gen:
         rng = self.rng
         raw: list[str] = []
         compact = rng.random() < 0.7
-        text = json.dumps(self.encode(obj, raw), ensure_ascii=rng.random() < 0.3 or self.lone,
-                          separators=(",", ":") if compact else (", ", ": "))
+        text = json.dumps(
+            self.encode(obj, raw),
+            ensure_ascii=rng.random() < 0.3 or self.lone,
+            separators=(",", ":") if compact else (", ", ": "),
+        )
         # a placeholder comes out as "\u0000RAW7\u0000" (json always escapes the NUL)
         return _PLACEHOLDER.sub(lambda m: raw[int(m[1])], text) if raw else text
 
@@ -372,7 +527,9 @@ def random_session(rng: random.Random) -> str:
         header["version"] = version
     elif rng.random() < 0.3:
         header["version"] = 1
-    header["id"] = f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-8000-{rng.getrandbits(48):012x}"
+    header["id"] = (
+        f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-8000-{rng.getrandbits(48):012x}"
+    )
     header["timestamp"] = "2026-01-01T00:00:00.000Z"
     header["cwd"] = rng.choice(["/p", "/home/u/𝕏 project"])
     if version == 1 and rng.random() < 0.5:  # old headers carried these; pi ignores them
@@ -402,8 +559,11 @@ def random_session(rng: random.Random) -> str:
         nonlocal clock, leaf
         # equal timestamps happen, but not on the entries pi's oracle finds again by timestamp
         # (the messages pi rebuilds from custom_message, branch_summary and compaction entries)
-        clock += rng.choice([1, 7, 1000] if kind in ("custom_message", "branch_summary", "compaction")
-                            else [0, 0, 1, 7, 1000, 1000, 45000, 3_600_000])
+        clock += rng.choice(
+            [1, 7, 1000]
+            if kind in ("custom_message", "branch_summary", "compaction")
+            else [0, 0, 1, 7, 1000, 1000, 45000, 3_600_000]
+        )
         e: dict[str, Any] = {"type": kind}
         if version >= 2:
             eid = new_id()
@@ -417,8 +577,17 @@ def random_session(rng: random.Random) -> str:
         entries.append(e)
         return e
 
-    kinds = ["message", "model_change", "thinking_level_change", "compaction", "branch_summary", "custom",
-             "custom_message", "label", "session_info"]
+    kinds = [
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    ]
     weights = [40, 1.5, 1.5, 2.5, 1, 1, 1.5, 1, 1]
     if version == 1:
         kinds, weights = kinds[:4], weights[:4]
@@ -447,15 +616,24 @@ def random_session(rng: random.Random) -> str:
             add("message", message=m)
             continue
         if kind == "model_change":
-            add("model_change", provider=rng.choice(["anthropic", "openai"]), modelId=rng.choice(["m-a", "m-b", "𝕏"]))
+            add(
+                "model_change",
+                provider=rng.choice(["anthropic", "openai"]),
+                modelId=rng.choice(["m-a", "m-b", "𝕏"]),
+            )
         elif kind == "thinking_level_change":
-            add("thinking_level_change", thinkingLevel=rng.choice(["off", "minimal", "low", "medium", "high", "xhigh"]))
+            add(
+                "thinking_level_change",
+                thinkingLevel=rng.choice(["off", "minimal", "low", "medium", "high", "xhigh"]),
+            )
         elif kind == "compaction":
             fields: dict[str, Any] = {"summary": g.text(rng.randint(0, 3000))}
             if version == 1:
                 # index into the parsed file, header included (0 = the header itself)
                 k = len(entries)
-                fields["firstKeptEntryIndex"] = rng.choice([rng.randint(1, max(1, k)), max(1, k - rng.randint(0, 5)), 0])
+                fields["firstKeptEntryIndex"] = rng.choice(
+                    [rng.randint(1, max(1, k)), max(1, k - rng.randint(0, 5)), 0]
+                )
             else:
                 own = path_of(leaf)
                 others = [i for i in ids if i not in set(own)]
@@ -477,15 +655,23 @@ def random_session(rng: random.Random) -> str:
             add("compaction", **fields)
             g.pending = []
         elif kind == "branch_summary":
-            e = add("branch_summary", fromId=rng.choice(ids[:-1] or ["root"]) if rng.random() < 0.3 else (leaf or "root"),
-                    summary=rng.choice(["", g.text(rng.randint(1, 800))]))
+            e = add(
+                "branch_summary",
+                fromId=rng.choice(ids[:-1] or ["root"]) if rng.random() < 0.3 else (leaf or "root"),
+                summary=rng.choice(["", g.text(rng.randint(1, 800))]),
+            )
             if rng.random() < 0.5:
                 e["details"] = g.details(3, 3)
         elif kind == "custom":
-            add("custom", customType=rng.choice(["ext", "todo"]), data=g.obj() if rng.random() < 0.8 else None)
+            add(
+                "custom", customType=rng.choice(["ext", "todo"]), data=g.obj() if rng.random() < 0.8 else None
+            )
         elif kind == "custom_message":
-            fields = {"customType": rng.choice(["note", "ext"]), "content": g.custom_content(),
-                      "display": rng.random() < 0.5}
+            fields = {
+                "customType": rng.choice(["note", "ext"]),
+                "content": g.custom_content(),
+                "display": rng.random() < 0.5,
+            }
             if rng.random() < 0.3:
                 fields["details"] = g.obj()
             add("custom_message", **fields)

@@ -37,9 +37,12 @@ def sent_counts(session: Any) -> list[tuple[int, int]]:
     return out
 
 
-def recorded_builder(calls: int, ratio: float = 1.0, overhead: int = 0, drop_at: int | None = None,
-                     drop: int = 0) -> SessionBuilder:
+def recorded_builder(
+    calls: int, ratio: float = 1.0, overhead: int = 0, drop_at: int | None = None, drop: int = 0
+) -> SessionBuilder:
     sent = sent_counts(coding_session(calls).session())
-    usage = [round(SYSTEM + ratio * s + overhead * n - (drop if drop_at is not None and k >= drop_at else 0))
-             for k, (s, n) in enumerate(sent)]
+    usage = [
+        round(SYSTEM + ratio * s + overhead * n - (drop if drop_at is not None and k >= drop_at else 0))
+        for k, (s, n) in enumerate(sent)
+    ]
     return coding_session(calls, usage)

@@ -29,7 +29,9 @@ KEEP_RECENT_TOKENS = 20_000
 def compaction_summary(w: Writer) -> str:
     rng = w.rng
     reqs = w.requests[-12:] or ["Keep improving tasklane."]
-    done = "\n".join(f"- [x] {r.split('. ')[0][:160]}" for r in reqs[:-1]) or "- [x] Read the relevant modules"
+    done = (
+        "\n".join(f"- [x] {r.split('. ')[0][:160]}" for r in reqs[:-1]) or "- [x] Read the relevant modules"
+    )
     mods = w.project.modified[-6:]
     return (
         f"## Goal\n{reqs[-1][:400]}\n\n"
@@ -48,11 +50,13 @@ def compaction_summary(w: Writer) -> str:
 
 
 def branch_summary(w: Writer, abandoned: str) -> str:
-    return (f"## Goal\n{abandoned[:300]}\n\n## Progress\n### Done\n- [x] {w.syn.sentence()}\n\n"
-            f"### In Progress\n- [ ] {w.syn.sentence()}\n\n### Blocked\n- The approach needed changes in "
-            f"`{w.rng.choice(w.project.paths)}` the user did not want\n\n## Key Decisions\n"
-            "- **Abandoned this branch**: the user went back to try something simpler\n\n"
-            f"## Next Steps\n1. {w.syn.sentence()}")
+    return (
+        f"## Goal\n{abandoned[:300]}\n\n## Progress\n### Done\n- [x] {w.syn.sentence()}\n\n"
+        f"### In Progress\n- [ ] {w.syn.sentence()}\n\n### Blocked\n- The approach needed changes in "
+        f"`{w.rng.choice(w.project.paths)}` the user did not want\n\n## Key Decisions\n"
+        "- **Abandoned this branch**: the user went back to try something simpler\n\n"
+        f"## Next Steps\n1. {w.syn.sentence()}"
+    )
 
 
 def generate(entries: int, out: Path, seed: int = 1) -> dict[str, int]:
@@ -64,8 +68,14 @@ def generate(entries: int, out: Path, seed: int = 1) -> dict[str, int]:
             write(line)
             write(b"\n")
 
-        w = Writer(emit, seed=seed, session_id=f"019cae41-0000-7000-8000-{seed:012x}", id_prefix="e",
-                   project=Project(seed, extra_modules=170), sig_bytes=(64, 256))
+        w = Writer(
+            emit,
+            seed=seed,
+            session_id=f"019cae41-0000-7000-8000-{seed:012x}",
+            id_prefix="e",
+            project=Project(seed, extra_modules=170),
+            sig_bytes=(64, 256),
+        )
         rng = w.rng
         threshold = CONTEXT_WINDOW - RESERVE_TOKENS
 
@@ -81,15 +91,19 @@ def generate(entries: int, out: Path, seed: int = 1) -> dict[str, int]:
             if w.n >= next_fork and len(users) >= 3:
                 # /tree back to the second-to-last request: the last two turns become a side branch
                 i = users[-2]
-                w.branch_back_to_user(i, branch_summary(w, w.requests[-2]),
-                                      label="retry" if rng.random() < 0.3 else None)
+                w.branch_back_to_user(
+                    i, branch_summary(w, w.requests[-2]), label="retry" if rng.random() < 0.3 else None
+                )
                 next_fork = w.n + rng.randint(2000, 5000)
             rounds = max(1, min(rng.randint(3, 15), (left - 2) // 2))
             w.random_turn(rounds, think=0.4, big=0.045, partial=0.2, stop_when=full)
             x = rng.random()
             if x < 0.03:
-                w.bash(rng.choice(["git status", "npm test", "git stash list", "ls dist"]),
-                       w.out.git_status() if rng.random() < 0.5 else w.out.vitest(w.ms), rng.choice([0, 0, 0, 1]))
+                w.bash(
+                    rng.choice(["git status", "npm test", "git stash list", "ls dist"]),
+                    w.out.git_status() if rng.random() < 0.5 else w.out.vitest(w.ms),
+                    rng.choice([0, 0, 0, 1]),
+                )
             elif x < 0.04:
                 w.label(w.leaf or "", rng.choice(["checkpoint", "works", "before refactor", "review me"]))
             elif x < 0.045:
@@ -97,13 +111,27 @@ def generate(entries: int, out: Path, seed: int = 1) -> dict[str, int]:
             elif x < 0.048:
                 w.model_change(rng.choice(["claude-sonnet-4-5", "claude-opus-4-5"]))
             elif x < 0.056:
-                w.user("Also " + w.request(rng.sample(w.project.paths, 1), rng.choice(["cache", "query", "board"])))
-                w.step(text="I'll start by", thinking="First I need to", stop="aborted", error="Request was aborted")
+                w.user(
+                    "Also "
+                    + w.request(rng.sample(w.project.paths, 1), rng.choice(["cache", "query", "board"]))
+                )
+                w.step(
+                    text="I'll start by",
+                    thinking="First I need to",
+                    stop="aborted",
+                    error="Request was aborted",
+                )
             elif x < 0.06:
                 w.user("Go on.")
-                w.step(stop="error", error='529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}')
+                w.step(
+                    stop="error",
+                    error='529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+                )
             elif x < 0.065:
-                w.custom("todo", {"todos": [{"id": k, "done": rng.random() < 0.5} for k in range(rng.randint(1, 6))]})
+                w.custom(
+                    "todo",
+                    {"todos": [{"id": k, "done": rng.random() < 0.5} for k in range(rng.randint(1, 6))]},
+                )
             elif x < 0.068:
                 w.custom_message("reminder", f"Reminder: {w.syn.sentence()}", display=True)
             if full():
@@ -122,8 +150,10 @@ def main() -> int:
     args = ap.parse_args()
     t = time.perf_counter()
     st = generate(args.entries, Path(args.out), args.seed)
-    print(f"wrote {args.out}: {st['entries']:,} entries, {Path(args.out).stat().st_size / 1e6:.1f} MB, "
-          f"{st['compactions']} compactions, {st['branches']} branches, {time.perf_counter() - t:.1f} s")
+    print(
+        f"wrote {args.out}: {st['entries']:,} entries, {Path(args.out).stat().st_size / 1e6:.1f} MB, "
+        f"{st['compactions']} compactions, {st['branches']} branches, {time.perf_counter() - t:.1f} s"
+    )
     return 0
 
 

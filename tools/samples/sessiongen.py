@@ -44,9 +44,21 @@ CWD = "/home/dev/tasklane"
 
 # USD per million tokens: input, output, cache read, cache write (list prices)
 MODELS: dict[str, dict[str, Any]] = {
-    "claude-sonnet-4-5": {"api": "anthropic-messages", "provider": "anthropic", "price": (3.0, 15.0, 0.30, 3.75)},
-    "claude-opus-4-5": {"api": "anthropic-messages", "provider": "anthropic", "price": (5.0, 25.0, 0.50, 6.25)},
-    "claude-haiku-4-5": {"api": "anthropic-messages", "provider": "anthropic", "price": (1.0, 5.0, 0.10, 1.25)},
+    "claude-sonnet-4-5": {
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "price": (3.0, 15.0, 0.30, 3.75),
+    },
+    "claude-opus-4-5": {
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "price": (5.0, 25.0, 0.50, 6.25),
+    },
+    "claude-haiku-4-5": {
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "price": (1.0, 5.0, 0.10, 1.25),
+    },
 }
 MAX_BYTES = 50 * 1024  # pi's DEFAULT_MAX_BYTES for read / bash output
 MAX_LINES = 2000  # pi's DEFAULT_MAX_LINES
@@ -104,14 +116,22 @@ def tiny_png(width: int = 24, height: int = 16, seed: int = 1) -> str:
             raw.extend(colours[(x // 6 + y // 8) % len(colours)])
 
     def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+        return (
+            struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+        )
 
-    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-           + chunk(b"IDAT", zlib.compress(bytes(raw), 9)) + chunk(b"IEND", b""))
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(bytes(raw), 9))
+        + chunk(b"IEND", b"")
+    )
     return base64.b64encode(png).decode("ascii")
 
 
-def truncate_head(text: str, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> tuple[str, dict[str, Any] | None]:
+def truncate_head(
+    text: str, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES
+) -> tuple[str, dict[str, Any] | None]:
     """pi's ``truncateHead`` (reads): complete lines from the start within both limits."""
     total_bytes = len(text.encode("utf-8"))
     lines = text.split("\n")
@@ -128,13 +148,24 @@ def truncate_head(text: str, max_lines: int = MAX_LINES, max_bytes: int = MAX_BY
         out.append(line)
         size += b
     content = "\n".join(out)
-    return content, {"content": content, "truncated": True, "truncatedBy": by, "totalLines": len(lines),
-                     "totalBytes": total_bytes, "outputLines": len(out), "outputBytes": len(content.encode("utf-8")),
-                     "lastLinePartial": False, "firstLineExceedsLimit": False, "maxLines": max_lines,
-                     "maxBytes": max_bytes}
+    return content, {
+        "content": content,
+        "truncated": True,
+        "truncatedBy": by,
+        "totalLines": len(lines),
+        "totalBytes": total_bytes,
+        "outputLines": len(out),
+        "outputBytes": len(content.encode("utf-8")),
+        "lastLinePartial": False,
+        "firstLineExceedsLimit": False,
+        "maxLines": max_lines,
+        "maxBytes": max_bytes,
+    }
 
 
-def truncate_tail(text: str, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> tuple[str, dict[str, Any] | None]:
+def truncate_tail(
+    text: str, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES
+) -> tuple[str, dict[str, Any] | None]:
     """pi's ``truncateTail`` (bash): complete lines from the end within both limits."""
     total_bytes = len(text.encode("utf-8"))
     lines = text.split("\n")
@@ -157,40 +188,187 @@ def truncate_tail(text: str, max_lines: int = MAX_LINES, max_bytes: int = MAX_BY
         size += b
     out.reverse()
     content = "\n".join(out)
-    return content, {"content": content, "truncated": True, "truncatedBy": by, "totalLines": len(lines),
-                     "totalBytes": total_bytes, "outputLines": len(out), "outputBytes": len(content.encode("utf-8")),
-                     "lastLinePartial": partial, "firstLineExceedsLimit": False, "maxLines": max_lines,
-                     "maxBytes": max_bytes}
+    return content, {
+        "content": content,
+        "truncated": True,
+        "truncatedBy": by,
+        "totalLines": len(lines),
+        "totalBytes": total_bytes,
+        "outputLines": len(out),
+        "outputBytes": len(content.encode("utf-8")),
+        "lastLinePartial": partial,
+        "firstLineExceedsLimit": False,
+        "maxLines": max_lines,
+        "maxBytes": max_bytes,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
 # vocabulary
 # ---------------------------------------------------------------------------------------------
-NOUNS = ["task", "board", "column", "tag", "filter", "query", "token", "cache", "entry", "store", "route",
-         "session", "event", "report", "reminder", "comment", "project", "view", "cursor", "batch", "job",
-         "schedule", "member", "attachment", "field", "rule", "snapshot", "change", "webhook", "template"]
-VERBS = ["parse", "load", "save", "build", "resolve", "normalize", "validate", "format", "render", "apply",
-         "merge", "find", "list", "create", "update", "remove", "sync", "encode", "decode", "compare",
-         "collect", "flush", "invalidate", "schedule", "match", "expand", "sort", "group", "diff", "hydrate"]
-FIELDS = [("title", "string"), ("status", "TaskStatus"), ("due", "string | null"), ("tags", "string[]"),
-          ("createdAt", "string"), ("updatedAt", "string"), ("boardId", "string"), ("position", "number"),
-          ("priority", "Priority"), ("assignee", "string | undefined"), ("archived", "boolean"),
-          ("estimate", "number | null"), ("parentId", "string | null"), ("version", "number"),
-          ("labels", "readonly Label[]"), ("meta", "Record<string, unknown>"), ("expiresAt", "number"),
-          ("hits", "number"), ("ttlMs", "number"), ("key", "string"), ("columnId", "string"),
-          ("timezone", "string"), ("weight", "number"), ("source", "'cli' | 'http' | 'sync'")]
-COMMON = {"import", "export", "string", "number", "return", "logger", "options", "Record", "function", "boolean",
-          "undefined", "unknown", "readonly", "private", "describe", "expect", "toBeDefined", "makeTask", "parseQuery",
-          "matches", "updatedAt", "createdAt", "status", "strict", "continue", "duplicate", "length", "throw",
-          "toISOString", "debug"}
+NOUNS = [
+    "task",
+    "board",
+    "column",
+    "tag",
+    "filter",
+    "query",
+    "token",
+    "cache",
+    "entry",
+    "store",
+    "route",
+    "session",
+    "event",
+    "report",
+    "reminder",
+    "comment",
+    "project",
+    "view",
+    "cursor",
+    "batch",
+    "job",
+    "schedule",
+    "member",
+    "attachment",
+    "field",
+    "rule",
+    "snapshot",
+    "change",
+    "webhook",
+    "template",
+]
+VERBS = [
+    "parse",
+    "load",
+    "save",
+    "build",
+    "resolve",
+    "normalize",
+    "validate",
+    "format",
+    "render",
+    "apply",
+    "merge",
+    "find",
+    "list",
+    "create",
+    "update",
+    "remove",
+    "sync",
+    "encode",
+    "decode",
+    "compare",
+    "collect",
+    "flush",
+    "invalidate",
+    "schedule",
+    "match",
+    "expand",
+    "sort",
+    "group",
+    "diff",
+    "hydrate",
+]
+FIELDS = [
+    ("title", "string"),
+    ("status", "TaskStatus"),
+    ("due", "string | null"),
+    ("tags", "string[]"),
+    ("createdAt", "string"),
+    ("updatedAt", "string"),
+    ("boardId", "string"),
+    ("position", "number"),
+    ("priority", "Priority"),
+    ("assignee", "string | undefined"),
+    ("archived", "boolean"),
+    ("estimate", "number | null"),
+    ("parentId", "string | null"),
+    ("version", "number"),
+    ("labels", "readonly Label[]"),
+    ("meta", "Record<string, unknown>"),
+    ("expiresAt", "number"),
+    ("hits", "number"),
+    ("ttlMs", "number"),
+    ("key", "string"),
+    ("columnId", "string"),
+    ("timezone", "string"),
+    ("weight", "number"),
+    ("source", "'cli' | 'http' | 'sync'"),
+]
+COMMON = {
+    "import",
+    "export",
+    "string",
+    "number",
+    "return",
+    "logger",
+    "options",
+    "Record",
+    "function",
+    "boolean",
+    "undefined",
+    "unknown",
+    "readonly",
+    "private",
+    "describe",
+    "expect",
+    "toBeDefined",
+    "makeTask",
+    "parseQuery",
+    "matches",
+    "updatedAt",
+    "createdAt",
+    "status",
+    "strict",
+    "continue",
+    "duplicate",
+    "length",
+    "throw",
+    "toISOString",
+    "debug",
+}
 ERRORS = ["QueryError", "StoreError", "ValidationError", "NotFoundError", "ConflictError", "TypeError"]
-TAG_WORDS = ["bug", "ops", "ui", "backend", "café", "urgent", "docs", "infra", "q2", "naïve-search",
-             "日本語", "design", "mobile", "perf", "security", "résumé"]
-TITLES = ["Fix flaky sync test", "Write release notes", "Migrate boards to v3 schema", "Triage inbox",
-          "Review PR #412", "Update café menu board", "Plan Q2 roadmap", "Rotate API keys", "Draft onboarding doc",
-          "日本語のラベルを修正", "Investigate slow list query", "Archive done columns", "Résumé template polish",
-          "Add due-date reminders", "Bump TypeScript to 5.7", "Clean up stale webhooks", "Export CSV for finance",
-          "Pair on parser refactor", "Backfill createdAt", "Check Zoë's access request"]
+TAG_WORDS = [
+    "bug",
+    "ops",
+    "ui",
+    "backend",
+    "café",
+    "urgent",
+    "docs",
+    "infra",
+    "q2",
+    "naïve-search",
+    "日本語",
+    "design",
+    "mobile",
+    "perf",
+    "security",
+    "résumé",
+]
+TITLES = [
+    "Fix flaky sync test",
+    "Write release notes",
+    "Migrate boards to v3 schema",
+    "Triage inbox",
+    "Review PR #412",
+    "Update café menu board",
+    "Plan Q2 roadmap",
+    "Rotate API keys",
+    "Draft onboarding doc",
+    "日本語のラベルを修正",
+    "Investigate slow list query",
+    "Archive done columns",
+    "Résumé template polish",
+    "Add due-date reminders",
+    "Bump TypeScript to 5.7",
+    "Clean up stale webhooks",
+    "Export CSV for finance",
+    "Pair on parser refactor",
+    "Backfill createdAt",
+    "Check Zoë's access request",
+]
 
 
 def _pick(r: random.Random, seq: Sequence[Any]) -> Any:
@@ -227,11 +405,24 @@ class Synth:
         out += [a for a in anchors if a.startswith("import ")] + [""]
         anchors = [a for a in anchors if not a.startswith("import ")]
         size = sum(len(x) + 1 for x in out)
-        blocks = [self._interface, self._function, self._function, self._class, self._table, self._async_fn,
-                  self._switch_fn, self._const_re, self._arrow]
+        blocks = [
+            self._interface,
+            self._function,
+            self._function,
+            self._class,
+            self._table,
+            self._async_fn,
+            self._switch_fn,
+            self._const_re,
+            self._arrow,
+        ]
         placed = 0
         while size < target or placed < len(anchors):
-            if anchors and placed < len(anchors) and (size > target * (placed + 1) / (len(anchors) + 1) or size >= target):
+            if (
+                anchors
+                and placed < len(anchors)
+                and (size > target * (placed + 1) / (len(anchors) + 1) or size >= target)
+            ):
                 block = anchors[placed].split("\n") + [""]
                 placed += 1
             else:
@@ -254,60 +445,104 @@ class Synth:
         arg = noun
         f1, f2 = (x[0] for x in r.sample(FIELDS, 2))
         err = _pick(r, ERRORS)
-        lines = ["/**", f" * {self.sentence()}", f" * @throws {err} when the {noun} has no `{f1}`.", " */",
-                 f"export function {verb}{n}({arg}: {n}Record, options: {n}Options = {{}}): {n}Record {{",
-                 f"  const {f1} = {arg}.{f1} ?? options.{f1};",
-                 f"  if ({f1} === undefined || {f1} === null) {{",
-                 f"    throw new {err}(`{noun} ${{{arg}.id}} has no {f1}`);", "  }"]
+        lines = [
+            "/**",
+            f" * {self.sentence()}",
+            f" * @throws {err} when the {noun} has no `{f1}`.",
+            " */",
+            f"export function {verb}{n}({arg}: {n}Record, options: {n}Options = {{}}): {n}Record {{",
+            f"  const {f1} = {arg}.{f1} ?? options.{f1};",
+            f"  if ({f1} === undefined || {f1} === null) {{",
+            f"    throw new {err}(`{noun} ${{{arg}.id}} has no {f1}`);",
+            "  }",
+        ]
         for _ in range(r.randint(1, 4)):
             k = r.randrange(5)
             v = _pick(r, ["next", "item", "row", "candidate", "current"])
             if k == 0:
-                lines += [f"  for (const {v} of options.{plural(noun)} ?? []) {{",
-                          f"    if ({v}.{f2} === {arg}.{f2}) {{",
-                          f'      logger.debug("{verb} {noun}: duplicate {f2}", {{ id: {v}.id }});',
-                          "      continue;", "    }", f"    {v}.{f1} = {f1};", "  }"]
+                lines += [
+                    f"  for (const {v} of options.{plural(noun)} ?? []) {{",
+                    f"    if ({v}.{f2} === {arg}.{f2}) {{",
+                    f'      logger.debug("{verb} {noun}: duplicate {f2}", {{ id: {v}.id }});',
+                    "      continue;",
+                    "    }",
+                    f"    {v}.{f1} = {f1};",
+                    "  }",
+                ]
             elif k == 1:
                 lines += [f"  const {v} = options.{f2} ? normalize{cap(f2)}(options.{f2}) : {arg}.{f2};"]
             elif k == 2:
-                lines += [f"  if (options.strict && !{arg}.{f2}) {{",
-                          f'    logger.warn("{noun} without {f2}", {{ id: {arg}.id }});', "  }"]
+                lines += [
+                    f"  if (options.strict && !{arg}.{f2}) {{",
+                    f'    logger.warn("{noun} without {f2}", {{ id: {arg}.id }});',
+                    "  }",
+                ]
             elif k == 3:
                 lines += [f"  // {self.sentence().rstrip('.')}"]
             else:
-                lines += [f"  const {v}Count = ({arg}.{f2} as unknown as unknown[] | undefined)?.length ?? 0;"]
+                lines += [
+                    f"  const {v}Count = ({arg}.{f2} as unknown as unknown[] | undefined)?.length ?? 0;"
+                ]
         lines += [f"  return {{ ...{arg}, {f1}, updatedAt: new Date().toISOString() }};", "}", ""]
         return lines
 
     def _class(self, noun: str) -> list[str]:
         r = self.r
         n = cap(noun)
-        lines = [f"export class {n}Registry {{", f"  private readonly items = new Map<string, {n}Record>();",
-                 "  private version = 0;", "",
-                 f"  constructor(private readonly store: Store, private readonly ttlMs = {r.choice([500, 1000, 30000, 60000])}) {{}}",
-                 ""]
-        for verb in r.sample(["get", "set", "delete", "has", "clear", "refresh", "snapshot"], r.randint(2, 4)):
+        lines = [
+            f"export class {n}Registry {{",
+            f"  private readonly items = new Map<string, {n}Record>();",
+            "  private version = 0;",
+            "",
+            f"  constructor(private readonly store: Store, private readonly ttlMs = {r.choice([500, 1000, 30000, 60000])}) {{}}",
+            "",
+        ]
+        for verb in r.sample(
+            ["get", "set", "delete", "has", "clear", "refresh", "snapshot"], r.randint(2, 4)
+        ):
             if verb == "get":
-                lines += [f"  get(id: string): {n}Record | undefined {{", "    const hit = this.items.get(id);",
-                          "    if (hit && hit.expiresAt > Date.now()) return hit;", "    this.items.delete(id);",
-                          "    return undefined;", "  }", ""]
+                lines += [
+                    f"  get(id: string): {n}Record | undefined {{",
+                    "    const hit = this.items.get(id);",
+                    "    if (hit && hit.expiresAt > Date.now()) return hit;",
+                    "    this.items.delete(id);",
+                    "    return undefined;",
+                    "  }",
+                    "",
+                ]
             elif verb == "set":
-                lines += [f"  set(id: string, value: {n}Record): void {{",
-                          "    this.items.set(id, { ...value, expiresAt: Date.now() + this.ttlMs });",
-                          "    this.version += 1;", "  }", ""]
+                lines += [
+                    f"  set(id: string, value: {n}Record): void {{",
+                    "    this.items.set(id, { ...value, expiresAt: Date.now() + this.ttlMs });",
+                    "    this.version += 1;",
+                    "  }",
+                    "",
+                ]
             elif verb == "refresh":
-                lines += [f"  async refresh(id: string): Promise<{n}Record | undefined> {{",
-                          f'    const row = await this.store.get<{n}Record>("{plural(noun)}", id);',
-                          "    if (row) this.set(id, row);", "    return row;", "  }", ""]
+                lines += [
+                    f"  async refresh(id: string): Promise<{n}Record | undefined> {{",
+                    f'    const row = await this.store.get<{n}Record>("{plural(noun)}", id);',
+                    "    if (row) this.set(id, row);",
+                    "    return row;",
+                    "  }",
+                    "",
+                ]
             else:
-                lines += [f"  {verb}(id: string): boolean {{", f"    // {self.sentence().rstrip('.')}",
-                          "    return this.items.delete(id);", "  }", ""]
+                lines += [
+                    f"  {verb}(id: string): boolean {{",
+                    f"    // {self.sentence().rstrip('.')}",
+                    "    return this.items.delete(id);",
+                    "  }",
+                    "",
+                ]
         return lines[:-1] + ["}", ""]
 
     def _table(self, noun: str) -> list[str]:
         r = self.r
-        keys = r.sample(["open", "todo", "doing", "blocked", "done", "archived", "wontfix", "review", "draft"],
-                        r.randint(4, 7))
+        keys = r.sample(
+            ["open", "todo", "doing", "blocked", "done", "archived", "wontfix", "review", "draft"],
+            r.randint(4, 7),
+        )
         lines = [f"export const {noun.upper()}_ALIASES: Record<string, {cap(noun)}Kind> = {{"]
         lines += [f'  "{k}": "{_pick(r, ["todo", "doing", "done", "blocked"])}",' for k in keys]
         return lines + ["};", ""]
@@ -316,45 +551,72 @@ class Synth:
         r = self.r
         n = cap(noun)
         cols = ", ".join(x[0] for x in r.sample(FIELDS, 4))
-        return [f"export async function load{n}s(db: Database, boardId: string, limit = {r.choice([50, 100, 500])}): Promise<{n}Record[]> {{",
-                "  try {",
-                f"    const rows = await db.all<{n}Row>(",
-                f'      "SELECT id, {cols} FROM {plural(noun)} WHERE board_id = ? ORDER BY position LIMIT ?",',
-                "      [boardId, limit],", "    );",
-                f"    return rows.map(rowTo{n});",
-                "  } catch (err) {",
-                f'    logger.error("load{n}s failed", {{ boardId, err }});',
-                f"    throw new StoreError(`cannot load {plural(noun)} for board ${{boardId}}`, {{ cause: err }});",
-                "  }", "}", ""]
+        return [
+            f"export async function load{n}s(db: Database, boardId: string, limit = {r.choice([50, 100, 500])}): Promise<{n}Record[]> {{",
+            "  try {",
+            f"    const rows = await db.all<{n}Row>(",
+            f'      "SELECT id, {cols} FROM {plural(noun)} WHERE board_id = ? ORDER BY position LIMIT ?",',
+            "      [boardId, limit],",
+            "    );",
+            f"    return rows.map(rowTo{n});",
+            "  } catch (err) {",
+            f'    logger.error("load{n}s failed", {{ boardId, err }});',
+            f"    throw new StoreError(`cannot load {plural(noun)} for board ${{boardId}}`, {{ cause: err }});",
+            "  }",
+            "}",
+            "",
+        ]
 
     def _switch_fn(self, noun: str) -> list[str]:
         r = self.r
-        kinds = r.sample(["WORD", "STRING", "NUMBER", "DATE", "COLON", "LT", "GT", "LPAREN", "RPAREN", "NOT"], 4)
+        kinds = r.sample(
+            ["WORD", "STRING", "NUMBER", "DATE", "COLON", "LT", "GT", "LPAREN", "RPAREN", "NOT"], 4
+        )
         lines = [f"function describe{cap(noun)}Token(token: Token): string {{", "  switch (token.kind) {"]
         for k in kinds:
-            lines += [f'    case "{k}":', f"      return `{k.lower()} ${{JSON.stringify(token.text)}} at ${{token.pos}}`;"]
+            lines += [
+                f'    case "{k}":',
+                f"      return `{k.lower()} ${{JSON.stringify(token.text)}} at ${{token.pos}}`;",
+            ]
         return lines + ["    default:", "      return `token at ${token.pos}`;", "  }", "}", ""]
 
     def _const_re(self, noun: str) -> list[str]:
         r = self.r
-        pat = _pick(r, [r"/^\d{4}-\d{2}-\d{2}$/", r"/[A-Za-z_][\w-]*/y", r"/\s+/g", r"/^#[0-9a-f]{6}$/i",
-                        r"/^(?<field>[a-z]+)(?<op>[:<>=]{1,2})(?<value>.+)$/"])
-        return [f"const {noun.upper()}_{_pick(r, ['PATTERN', 'RE', 'MATCHER'])} = {pat};",
-                f"const DEFAULT_{noun.upper()}_LIMIT = {r.choice([20, 50, 100, 250])};", ""]
+        pat = _pick(
+            r,
+            [
+                r"/^\d{4}-\d{2}-\d{2}$/",
+                r"/[A-Za-z_][\w-]*/y",
+                r"/\s+/g",
+                r"/^#[0-9a-f]{6}$/i",
+                r"/^(?<field>[a-z]+)(?<op>[:<>=]{1,2})(?<value>.+)$/",
+            ],
+        )
+        return [
+            f"const {noun.upper()}_{_pick(r, ['PATTERN', 'RE', 'MATCHER'])} = {pat};",
+            f"const DEFAULT_{noun.upper()}_LIMIT = {r.choice([20, 50, 100, 250])};",
+            "",
+        ]
 
     def _arrow(self, noun: str) -> list[str]:
         r = self.r
         f1 = _pick(r, FIELDS)[0]
-        return [f"export const by{cap(f1)} = (a: {cap(noun)}Record, b: {cap(noun)}Record): number =>",
-                f"  String(a.{f1} ?? \"\").localeCompare(String(b.{f1} ?? \"\"), \"en\", {{ numeric: true }});", ""]
+        return [
+            f"export const by{cap(f1)} = (a: {cap(noun)}Record, b: {cap(noun)}Record): number =>",
+            f'  String(a.{f1} ?? "").localeCompare(String(b.{f1} ?? ""), "en", {{ numeric: true }});',
+            "",
+        ]
 
     # -- tests ---------------------------------------------------------------------------------
     def test_module(self, path: str, target: int, anchors: Sequence[str] = ()) -> str:
         r = self.r
         stem = path.rsplit("/", 1)[-1].split(".")[0]
-        out = ['import { describe, expect, it, beforeEach } from "vitest";',
-               f'import {{ parseQuery, tokenize }} from "../src/query/{_pick(r, ["parser", "lexer"])}";',
-               'import { makeTask, makeBoard } from "./helpers";', ""]
+        out = [
+            'import { describe, expect, it, beforeEach } from "vitest";',
+            f'import {{ parseQuery, tokenize }} from "../src/query/{_pick(r, ["parser", "lexer"])}";',
+            'import { makeTask, makeBoard } from "./helpers";',
+            "",
+        ]
         size = sum(len(x) + 1 for x in out)
         anchors = list(anchors)
         while size < target or anchors:
@@ -363,17 +625,25 @@ class Synth:
             else:
                 block = [f'describe("{stem} {_pick(r, VERBS)} {_pick(r, NOUNS)}", () => {{']
                 if r.random() < 0.3:
-                    block += ["  let board: Board;", "  beforeEach(() => {", '    board = makeBoard({ name: "Inbox" });',
-                              "  });", ""]
+                    block += [
+                        "  let board: Board;",
+                        "  beforeEach(() => {",
+                        '    board = makeBoard({ name: "Inbox" });',
+                        "  });",
+                        "",
+                    ]
                 for _ in range(r.randint(2, 6)):
                     f1, _t = _pick(r, FIELDS)
                     tag = _pick(r, TAG_WORDS)
-                    block += [f'  it("{self.behaviour()}", () => {{',
-                              f'    const task = makeTask({{ title: "{_pick(r, TITLES)}", tags: ["{tag}"] }});',
-                              f'    const q = parseQuery("{_pick(r, ["tag", "status", "due", "title"])}:{tag}");',
-                              f"    expect(q.matches(task)).toBe({_pick(r, ['true', 'false'])});",
-                              f'    expect(task.{f1}).{_pick(r, ["toBeDefined()", "not.toBeNull()", "toMatchSnapshot()"])};',
-                              "  });", ""]
+                    block += [
+                        f'  it("{self.behaviour()}", () => {{',
+                        f'    const task = makeTask({{ title: "{_pick(r, TITLES)}", tags: ["{tag}"] }});',
+                        f'    const q = parseQuery("{_pick(r, ["tag", "status", "due", "title"])}:{tag}");',
+                        f"    expect(q.matches(task)).toBe({_pick(r, ['true', 'false'])});",
+                        f"    expect(task.{f1}).{_pick(r, ['toBeDefined()', 'not.toBeNull()', 'toMatchSnapshot()'])};",
+                        "  });",
+                        "",
+                    ]
                 block = block[:-1] + ["});", ""]
             out.extend(block)
             size += sum(len(x) + 1 for x in block)
@@ -381,29 +651,41 @@ class Synth:
 
     def behaviour(self) -> str:
         r = self.r
-        return _pick(r, ["parses {a} filters", "keeps {a} order stable", "rejects an empty {a}",
-                         "treats {a} case-insensitively", "handles unicode in {a} names",
-                         "returns no {a} when the board is empty", "invalidates the {a} after an edit",
-                         "round-trips {a} through JSON", "sorts {a} by due date then position"]).format(
-            a=plural(_pick(r, NOUNS)))
+        return _pick(
+            r,
+            [
+                "parses {a} filters",
+                "keeps {a} order stable",
+                "rejects an empty {a}",
+                "treats {a} case-insensitively",
+                "handles unicode in {a} names",
+                "returns no {a} when the board is empty",
+                "invalidates the {a} after an edit",
+                "round-trips {a} through JSON",
+                "sorts {a} by due date then position",
+            ],
+        ).format(a=plural(_pick(r, NOUNS)))
 
     # -- prose -----------------------------------------------------------------------------------
     def sentence(self) -> str:
         r = self.r
-        t = _pick(r, [
-            "The {n} is {vd} before it is written to the store, so readers never see a half-built {n}.",
-            "Use `--{f}` to {v} only the {ns} that match a query.",
-            "Each {n} keeps a `version` counter; a stale write fails with `ConflictError`.",
-            "{N}s are cached for `ttlMs` milliseconds and dropped on the next write to the same board.",
-            "Dates are stored as ISO strings in UTC and shown in the user's timezone.",
-            "When the {n} comes from the HTTP API, its `source` field is set to `http`.",
-            "This keeps the hot path allocation-free for boards with thousands of {ns}.",
-            "Unknown fields are kept as-is so that older clients do not lose data.",
-            "{N} ids are ULIDs: they sort by creation time.",
-            "Errors carry the offending position so the CLI can underline it.",
-            "The {n} list is {vd} lazily the first time a view needs it.",
-            "Tags are compared after NFC normalisation, so `café` and `café` are the same tag.",
-        ])
+        t = _pick(
+            r,
+            [
+                "The {n} is {vd} before it is written to the store, so readers never see a half-built {n}.",
+                "Use `--{f}` to {v} only the {ns} that match a query.",
+                "Each {n} keeps a `version` counter; a stale write fails with `ConflictError`.",
+                "{N}s are cached for `ttlMs` milliseconds and dropped on the next write to the same board.",
+                "Dates are stored as ISO strings in UTC and shown in the user's timezone.",
+                "When the {n} comes from the HTTP API, its `source` field is set to `http`.",
+                "This keeps the hot path allocation-free for boards with thousands of {ns}.",
+                "Unknown fields are kept as-is so that older clients do not lose data.",
+                "{N} ids are ULIDs: they sort by creation time.",
+                "Errors carry the offending position so the CLI can underline it.",
+                "The {n} list is {vd} lazily the first time a view needs it.",
+                "Tags are compared after NFC normalisation, so `café` and `café` are the same tag.",
+            ],
+        )
         n = _pick(r, NOUNS)
         v = _pick(r, VERBS)
         return t.format(n=n, N=cap(n), ns=plural(n), v=v, vd=past(v), f=_pick(r, FIELDS)[0].lower())
@@ -420,15 +702,26 @@ class Synth:
                 k = r.randrange(4)
                 n = _pick(r, NOUNS)
                 if k == 0:
-                    block = [f"## {cap(_pick(r, VERBS))} {plural(n)}", "", " ".join(self.sentence() for _ in range(r.randint(2, 5))), ""]
+                    block = [
+                        f"## {cap(_pick(r, VERBS))} {plural(n)}",
+                        "",
+                        " ".join(self.sentence() for _ in range(r.randint(2, 5))),
+                        "",
+                    ]
                 elif k == 1:
-                    block = ["```sh", f"tasklane {_pick(r, ['list', 'add', 'edit', 'move', 'export'])} "
-                             f"--{_pick(r, FIELDS)[0].lower()} {_pick(r, TAG_WORDS)} --board {_pick(r, ['inbox', 'ops', 'café'])}",
-                             "```", ""]
+                    block = [
+                        "```sh",
+                        f"tasklane {_pick(r, ['list', 'add', 'edit', 'move', 'export'])} "
+                        f"--{_pick(r, FIELDS)[0].lower()} {_pick(r, TAG_WORDS)} --board {_pick(r, ['inbox', 'ops', 'café'])}",
+                        "```",
+                        "",
+                    ]
                 elif k == 2:
                     block = ["| option | default | meaning |", "|---|---|---|"]
                     for f, _t in r.sample(FIELDS, r.randint(3, 7)):
-                        block.append(f"| `--{f.lower()}` | `{_pick(r, ['none', '50', 'false', 'utc', 'table'])}` | {self.sentence()} |")
+                        block.append(
+                            f"| `--{f.lower()}` | `{_pick(r, ['none', '50', 'false', 'utc', 'table'])}` | {self.sentence()} |"
+                        )
                     block.append("")
                 else:
                     block = [f"- {self.sentence()}" for _ in range(r.randint(2, 5))] + [""]
@@ -457,12 +750,18 @@ class Synth:
         r = self.r
         items = []
         for i in range(n):
-            items.append({"id": "01J" + "".join(r.choices(CROCKFORD, k=23)), "title": _pick(r, TITLES),
-                          "status": _pick(r, ["todo", "doing", "done", "blocked"]),
-                          "due": None if r.random() < 0.3 else f"2026-0{r.randint(3, 6)}-{r.randint(10, 28)}",
-                          "tags": r.sample(TAG_WORDS, r.randint(0, 3)), "position": i,
-                          "estimate": None if r.random() < 0.5 else round(r.uniform(0.5, 8), 1),
-                          "createdAt": f"2026-02-{r.randint(10, 28)}T{r.randint(8, 18):02d}:{r.randint(0, 59):02d}:00.000Z"})
+            items.append(
+                {
+                    "id": "01J" + "".join(r.choices(CROCKFORD, k=23)),
+                    "title": _pick(r, TITLES),
+                    "status": _pick(r, ["todo", "doing", "done", "blocked"]),
+                    "due": None if r.random() < 0.3 else f"2026-0{r.randint(3, 6)}-{r.randint(10, 28)}",
+                    "tags": r.sample(TAG_WORDS, r.randint(0, 3)),
+                    "position": i,
+                    "estimate": None if r.random() < 0.5 else round(r.uniform(0.5, 8), 1),
+                    "createdAt": f"2026-02-{r.randint(10, 28)}T{r.randint(8, 18):02d}:{r.randint(0, 59):02d}:00.000Z",
+                }
+            )
         return orjson.dumps(items, option=orjson.OPT_INDENT_2).decode()
 
 
@@ -471,18 +770,40 @@ class Synth:
 # ---------------------------------------------------------------------------------------------
 # path, kind, approximate size in bytes
 CORE_FILES: list[tuple[str, str, int]] = [
-    ("package.json", "package", 0), ("tsconfig.json", "tsconfig", 0), ("README.md", "md", 5200),
-    ("CHANGELOG.md", "changelog", 7000), ("docs/cli.md", "md", 21000), ("docs/query-language.md", "md", 11000),
-    ("src/cli.ts", "ts", 4200), ("src/cli/args.ts", "ts", 6500), ("src/cli/commands/list.ts", "ts", 5200),
-    ("src/cli/commands/edit.ts", "ts", 4800), ("src/cli/commands/export.ts", "ts", 3600),
-    ("src/query/lexer.ts", "ts", 9500), ("src/query/parser.ts", "ts", 27000), ("src/query/eval.ts", "ts", 8200),
-    ("src/store/db.ts", "ts", 17000), ("src/store/cache.ts", "ts", 13500), ("src/store/migrations.ts", "ts", 10500),
-    ("src/model/task.ts", "ts", 3800), ("src/model/board.ts", "ts", 4400), ("src/output/table.ts", "ts", 16000),
-    ("src/output/csv.ts", "ts", 3100), ("src/ui/board.ts", "ts", 12500), ("src/ui/format.ts", "ts", 5200),
-    ("src/utils/dates.ts", "ts", 4600), ("src/utils/slug.ts", "ts", 1800), ("src/utils/logger.ts", "ts", 2600),
-    ("src/types.ts", "ts", 3000), ("test/query.test.ts", "test", 10500), ("test/lexer.test.ts", "test", 5600),
-    ("test/cache.test.ts", "test", 6200), ("test/cli.test.ts", "test", 7400), ("test/helpers.ts", "ts", 2400),
-    ("test/fixtures/tasks.json", "fixture", 36000), ("scripts/render-board.mjs", "ts", 2800),
+    ("package.json", "package", 0),
+    ("tsconfig.json", "tsconfig", 0),
+    ("README.md", "md", 5200),
+    ("CHANGELOG.md", "changelog", 7000),
+    ("docs/cli.md", "md", 21000),
+    ("docs/query-language.md", "md", 11000),
+    ("src/cli.ts", "ts", 4200),
+    ("src/cli/args.ts", "ts", 6500),
+    ("src/cli/commands/list.ts", "ts", 5200),
+    ("src/cli/commands/edit.ts", "ts", 4800),
+    ("src/cli/commands/export.ts", "ts", 3600),
+    ("src/query/lexer.ts", "ts", 9500),
+    ("src/query/parser.ts", "ts", 27000),
+    ("src/query/eval.ts", "ts", 8200),
+    ("src/store/db.ts", "ts", 17000),
+    ("src/store/cache.ts", "ts", 13500),
+    ("src/store/migrations.ts", "ts", 10500),
+    ("src/model/task.ts", "ts", 3800),
+    ("src/model/board.ts", "ts", 4400),
+    ("src/output/table.ts", "ts", 16000),
+    ("src/output/csv.ts", "ts", 3100),
+    ("src/ui/board.ts", "ts", 12500),
+    ("src/ui/format.ts", "ts", 5200),
+    ("src/utils/dates.ts", "ts", 4600),
+    ("src/utils/slug.ts", "ts", 1800),
+    ("src/utils/logger.ts", "ts", 2600),
+    ("src/types.ts", "ts", 3000),
+    ("test/query.test.ts", "test", 10500),
+    ("test/lexer.test.ts", "test", 5600),
+    ("test/cache.test.ts", "test", 6200),
+    ("test/cli.test.ts", "test", 7400),
+    ("test/helpers.ts", "ts", 2400),
+    ("test/fixtures/tasks.json", "fixture", 36000),
+    ("scripts/render-board.mjs", "ts", 2800),
 ]
 AREAS = ["server", "sync", "plugins", "reports", "api", "jobs", "importers", "notify", "search", "auth"]
 
@@ -490,8 +811,13 @@ AREAS = ["server", "sync", "plugins", "reports", "api", "jobs", "importers", "no
 class Project:
     """A deterministic virtual TypeScript project; files are synthesised lazily and then mutated."""
 
-    def __init__(self, seed: int, extra_modules: int = 0, anchors: dict[str, list[str]] | None = None,
-                 scale: float = 1.0) -> None:
+    def __init__(
+        self,
+        seed: int,
+        extra_modules: int = 0,
+        anchors: dict[str, list[str]] | None = None,
+        scale: float = 1.0,
+    ) -> None:
         self.seed = seed
         self.anchors = anchors or {}
         self.specs: dict[str, tuple[str, int]] = {p: (k, int(s * scale)) for p, k, s in CORE_FILES}
@@ -502,7 +828,9 @@ class Project:
             size = int(min(90000, max(500, r.lognormvariate(7.9, 0.95))))
             self.specs.setdefault(name, ("ts", size))
             if r.random() < 0.35:
-                self.specs.setdefault(f"test/{area}/{name.rsplit('/', 1)[-1][:-3]}.test.ts", ("test", size // 2 + 800))
+                self.specs.setdefault(
+                    f"test/{area}/{name.rsplit('/', 1)[-1][:-3]}.test.ts", ("test", size // 2 + 800)
+                )
         self.files: dict[str, str] = {}
         self.modified: list[str] = []  # in order of first modification (for git status)
         self.paths = sorted(self.specs)
@@ -522,8 +850,13 @@ class Project:
             elif kind == "test":
                 t = syn.test_module(path, size, anchors)
             elif kind == "md":
-                t = syn.markdown(_pick(syn.r, ["tasklane", "The tasklane CLI", "Query language"]) if path != "README.md"
-                                 else "tasklane", size, anchors)
+                t = syn.markdown(
+                    _pick(syn.r, ["tasklane", "The tasklane CLI", "Query language"])
+                    if path != "README.md"
+                    else "tasklane",
+                    size,
+                    anchors,
+                )
             elif kind == "changelog":
                 t = syn.changelog(size)
             elif kind == "fixture":
@@ -561,26 +894,39 @@ class Project:
         for _ in range(30):
             i = r.randrange(len(lines))
             n = r.randint(1, 4)
-            old = "\n".join(lines[i:i + n])
+            old = "\n".join(lines[i : i + n])
             if len(old.strip()) < 12 or self.files[path].count(old) != 1:
                 continue
             k = r.randrange(6)
             if k == 5 and n > 1:
                 new = lines[i]  # drop the following lines
             elif k == 5 or k == 0:
-                new = old.replace("===", "!==", 1) if "===" in old else old + "\n  // keep in sync with docs/cli.md"
+                new = (
+                    old.replace("===", "!==", 1)
+                    if "===" in old
+                    else old + "\n  // keep in sync with docs/cli.md"
+                )
             elif k == 1:
-                new = old.replace("const ", "let ", 1) if "const " in old else old.rstrip() + " // TODO: revisit"
+                new = (
+                    old.replace("const ", "let ", 1)
+                    if "const " in old
+                    else old.rstrip() + " // TODO: revisit"
+                )
             elif k == 2:
                 ind = re.match(r"\s*", lines[i]).group(0)  # type: ignore[union-attr]
                 new = f"{ind}if (options.dryRun) return undefined;\n" + old
             elif k == 3:
-                new = re.sub(r"\b(\w+)\b", lambda m: m.group(1) + "Next" if m.group(1) in NOUNS else m.group(1), old, count=1)
+                new = re.sub(
+                    r"\b(\w+)\b",
+                    lambda m: m.group(1) + "Next" if m.group(1) in NOUNS else m.group(1),
+                    old,
+                    count=1,
+                )
                 if new == old:
                     new = old + "\n"
             else:
                 ind = re.match(r"\s*", lines[i]).group(0)  # type: ignore[union-attr]
-                new = old + f"\n{ind}logger.debug(\"{_pick(r, VERBS)} done\", {{ ms: Date.now() - started }});"
+                new = old + f'\n{ind}logger.debug("{_pick(r, VERBS)} done", {{ ms: Date.now() - started }});'
             if new != old:
                 return old, new
         return lines[0], lines[0] + "\n// tasklane"
@@ -592,11 +938,19 @@ class Project:
         out: set[str] = set()
         for p in self.paths:
             if p.startswith(pre):
-                rest = p[len(pre):]
+                rest = p[len(pre) :]
                 out.add(rest.split("/", 1)[0] + ("/" if "/" in rest else ""))
         if not d:
-            out |= {".git/", ".gitignore", "node_modules/", "dist/", ".eslintrc.cjs", "vitest.config.ts",
-                    "package-lock.json", ".pi/"}
+            out |= {
+                ".git/",
+                ".gitignore",
+                "node_modules/",
+                "dist/",
+                ".eslintrc.cjs",
+                "vitest.config.ts",
+                "package-lock.json",
+                ".pi/",
+            }
         return sorted(out, key=str.lower)
 
     def find(self, pattern: str) -> list[str]:
@@ -682,8 +1036,13 @@ class Outputs:
     def clock(self, ms: int) -> str:
         return datetime.fromtimestamp(ms // 1000, UTC).strftime("%H:%M:%S")
 
-    def vitest(self, ms: int, failures: Sequence[dict[str, Any]] = (), verbose: bool = False,
-               files: Sequence[str] | None = None) -> str:
+    def vitest(
+        self,
+        ms: int,
+        failures: Sequence[dict[str, Any]] = (),
+        verbose: bool = False,
+        files: Sequence[str] | None = None,
+    ) -> str:
         r = self.r
         tests = files or self.p.tests
         lines = ["", f" RUN  v2.1.8 {CWD}", ""]
@@ -713,21 +1072,36 @@ class Outputs:
                         lines.append(f"   × {f['suite']} > {f['name']} {r.randint(1, 12)}ms")
                         lines.append(f"     → {f['message']}")
         for f in failures:
-            lines += ["", "⎯" * 24 + f" Failed Tests {len(failures)} " + "⎯" * 24, "",
-                      f" FAIL  {f['file']} > {f['suite']} > {f['name']}", f"{f['error']}: {f['message']}", ""]
+            lines += [
+                "",
+                "⎯" * 24 + f" Failed Tests {len(failures)} " + "⎯" * 24,
+                "",
+                f" FAIL  {f['file']} > {f['suite']} > {f['name']}",
+                f"{f['error']}: {f['message']}",
+                "",
+            ]
             if "expected" in f:
-                lines += ["- Expected", "+ Received", ""] + [f"- {x}" for x in f["expected"]] + [f"+ {x}" for x in f["received"]] + [""]
+                lines += (
+                    ["- Expected", "+ Received", ""]
+                    + [f"- {x}" for x in f["expected"]]
+                    + [f"+ {x}" for x in f["received"]]
+                    + [""]
+                )
             lines.append(f" ❯ {f['file']}:{f['line']}:{f.get('col', 21)}")
             for k, src in enumerate(f.get("source", []), start=f["line"] - len(f.get("source", [])) + 1):
                 lines.append(f"    {k:>3}| {src}")
             lines.append("       |" + " " * f.get("col", 21) + "^")
             lines.append("")
         nfiles = len(tests)
-        lines += ["", f" Test Files  {str(len(failed_files)) + ' failed | ' if failed_files else ''}{nfiles - len(failed_files)} passed ({nfiles})",
-                  f"      Tests  {str(failed) + ' failed | ' if failed else ''}{total - failed} passed ({total})",
-                  f"   Start at  {self.clock(ms)}",
-                  f"   Duration  {r.uniform(0.8, 4.5):.2f}s (transform {r.randint(90, 400)}ms, setup 0ms, collect "
-                  f"{r.randint(200, 900)}ms, tests {r.randint(20, 300)}ms, environment 0ms, prepare {r.randint(100, 500)}ms)", ""]
+        lines += [
+            "",
+            f" Test Files  {str(len(failed_files)) + ' failed | ' if failed_files else ''}{nfiles - len(failed_files)} passed ({nfiles})",
+            f"      Tests  {str(failed) + ' failed | ' if failed else ''}{total - failed} passed ({total})",
+            f"   Start at  {self.clock(ms)}",
+            f"   Duration  {r.uniform(0.8, 4.5):.2f}s (transform {r.randint(90, 400)}ms, setup 0ms, collect "
+            f"{r.randint(200, 900)}ms, tests {r.randint(20, 300)}ms, environment 0ms, prepare {r.randint(100, 500)}ms)",
+            "",
+        ]
         return "\n".join(lines)
 
     def random_failure(self) -> dict[str, Any]:
@@ -735,31 +1109,53 @@ class Outputs:
         t = _pick(r, self.p.tests)
         f1 = _pick(r, FIELDS)[0]
         line = r.randint(12, 240)
-        return {"file": t, "suite": f"{_pick(r, VERBS)}{cap(_pick(r, NOUNS))}", "name": self.syn.behaviour(),
-                "error": "AssertionError", "message": f"expected '{_pick(r, TAG_WORDS)}' to be '{_pick(r, TAG_WORDS)}' // Object.is equality",
-                "expected": [f'"{_pick(r, TAG_WORDS)}"'], "received": [f'"{_pick(r, TAG_WORDS)}"'], "line": line, "col": 24,
-                "source": [f"  it(\"{self.syn.behaviour()}\", () => {{", f"    const got = run(\"{f1}\")",
-                           f"    expect(got.{f1}).toBe(expected.{f1})"]}
+        return {
+            "file": t,
+            "suite": f"{_pick(r, VERBS)}{cap(_pick(r, NOUNS))}",
+            "name": self.syn.behaviour(),
+            "error": "AssertionError",
+            "message": f"expected '{_pick(r, TAG_WORDS)}' to be '{_pick(r, TAG_WORDS)}' // Object.is equality",
+            "expected": [f'"{_pick(r, TAG_WORDS)}"'],
+            "received": [f'"{_pick(r, TAG_WORDS)}"'],
+            "line": line,
+            "col": 24,
+            "source": [
+                f'  it("{self.syn.behaviour()}", () => {{',
+                f'    const got = run("{f1}")',
+                f"    expect(got.{f1}).toBe(expected.{f1})",
+            ],
+        }
 
     def tsc(self, errors: Sequence[tuple[str, int, int, str]]) -> str:
-        return "\n".join(f"{p}({ln},{col}): error {msg}" for p, ln, col, msg in errors) + \
-            (f"\n\nFound {len(errors)} error{'s' if len(errors) != 1 else ''} in {len({e[0] for e in errors})} file"
-             f"{'s' if len({e[0] for e in errors}) != 1 else ''}.\n" if errors else "")
+        return "\n".join(f"{p}({ln},{col}): error {msg}" for p, ln, col, msg in errors) + (
+            f"\n\nFound {len(errors)} error{'s' if len(errors) != 1 else ''} in {len({e[0] for e in errors})} file"
+            f"{'s' if len({e[0] for e in errors}) != 1 else ''}.\n"
+            if errors
+            else ""
+        )
 
     def random_tsc_errors(self, n: int) -> list[tuple[str, int, int, str]]:
         r = self.r
         src = [p for p in self.p.paths if p.startswith("src/") and p.endswith(".ts")]
-        msgs = ["TS2339: Property '{f}' does not exist on type '{N}Record'.",
-                "TS2345: Argument of type 'string | undefined' is not assignable to parameter of type 'string'.\n  Type 'undefined' is not assignable to type 'string'.",
-                "TS2322: Type 'number | null' is not assignable to type 'number'.",
-                "TS7006: Parameter '{n}' implicitly has an 'any' type.",
-                "TS2554: Expected 2 arguments, but got 1.",
-                "TS18048: '{n}.{f}' is possibly 'undefined'."]
+        msgs = [
+            "TS2339: Property '{f}' does not exist on type '{N}Record'.",
+            "TS2345: Argument of type 'string | undefined' is not assignable to parameter of type 'string'.\n  Type 'undefined' is not assignable to type 'string'.",
+            "TS2322: Type 'number | null' is not assignable to type 'number'.",
+            "TS7006: Parameter '{n}' implicitly has an 'any' type.",
+            "TS2554: Expected 2 arguments, but got 1.",
+            "TS18048: '{n}.{f}' is possibly 'undefined'.",
+        ]
         out = []
         for _ in range(n):
             n_ = _pick(r, NOUNS)
-            out.append((_pick(r, src), r.randint(5, 400), r.randint(3, 40),
-                        _pick(r, msgs).format(f=_pick(r, FIELDS)[0], N=cap(n_), n=n_)))
+            out.append(
+                (
+                    _pick(r, src),
+                    r.randint(5, 400),
+                    r.randint(3, 40),
+                    _pick(r, msgs).format(f=_pick(r, FIELDS)[0], N=cap(n_), n=n_),
+                )
+            )
         return out
 
     def eslint(self, problems: Sequence[tuple[str, int, int, str, str, str]]) -> str:
@@ -774,18 +1170,27 @@ class Outputs:
             out.append("")
         errs = sum(1 for p in problems if p[3] == "error")
         warns = len(problems) - errs
-        out.append(f"✖ {len(problems)} problems ({errs} error{'s' if errs != 1 else ''}, {warns} warning{'s' if warns != 1 else ''})")
+        out.append(
+            f"✖ {len(problems)} problems ({errs} error{'s' if errs != 1 else ''}, {warns} warning{'s' if warns != 1 else ''})"
+        )
         if errs:
             out.append(f"  {errs} error and 0 warnings potentially fixable with the `--fix` option.")
         return "\n".join(out) + "\n"
 
     def git_status(self) -> str:
         mods = self.p.modified[-12:]
-        lines = ["On branch fix/query-due-filter", "Your branch is up to date with 'origin/fix/query-due-filter'.", ""]
+        lines = [
+            "On branch fix/query-due-filter",
+            "Your branch is up to date with 'origin/fix/query-due-filter'.",
+            "",
+        ]
         if not mods:
             return "\n".join(lines + ["nothing to commit, working tree clean"])
-        lines += ["Changes not staged for commit:", '  (use "git add <file>..." to update what will be committed)',
-                  '  (use "git restore <file>..." to discard changes in working directory)']
+        lines += [
+            "Changes not staged for commit:",
+            '  (use "git add <file>..." to update what will be committed)',
+            '  (use "git restore <file>..." to discard changes in working directory)',
+        ]
         lines += [f"\tmodified:   {m}" for m in mods]
         return "\n".join(lines + ["", 'no changes added to commit (use "git add" and/or "git commit -a")'])
 
@@ -794,46 +1199,81 @@ class Outputs:
         out = []
         for p in paths:
             lines = self.p.text(p).split("\n")
-            out += [f"diff --git a/{p} b/{p}", f"index {r.getrandbits(28):07x}..{r.getrandbits(28):07x} 100644",
-                    f"--- a/{p}", f"+++ b/{p}"]
+            out += [
+                f"diff --git a/{p} b/{p}",
+                f"index {r.getrandbits(28):07x}..{r.getrandbits(28):07x} 100644",
+                f"--- a/{p}",
+                f"+++ b/{p}",
+            ]
             for _ in range(hunks):
                 i = r.randrange(max(1, len(lines) - 10))
-                ctx = lines[i:i + 7]
-                out.append(f"@@ -{i + 1},{len(ctx)} +{i + 1},{len(ctx) + 1} @@ {_pick(r, ['export function', 'class', 'describe('])}")
+                ctx = lines[i : i + 7]
+                out.append(
+                    f"@@ -{i + 1},{len(ctx)} +{i + 1},{len(ctx) + 1} @@ {_pick(r, ['export function', 'class', 'describe('])}"
+                )
                 for k, line in enumerate(ctx):
                     if k == 3:
                         out.append(f"-{line}")
                         out.append(f"+{line.replace('const', 'let')}  // changed")
-                        out.append(f"+  logger.debug(\"{_pick(r, VERBS)}\")")
+                        out.append(f'+  logger.debug("{_pick(r, VERBS)}")')
                     else:
                         out.append(f" {line}")
         return "\n".join(out)
 
     def git_log(self, n: int) -> str:
         r = self.r
-        return "\n".join(f"{r.getrandbits(28):07x} {_pick(r, ['fix', 'feat', 'chore', 'docs', 'test', 'refactor'])}"
-                         f"({_pick(r, ['query', 'store', 'cli', 'ui', 'sync'])}): {self.syn.sentence()[:-1].lower()}"
-                         for _ in range(n))
+        return "\n".join(
+            f"{r.getrandbits(28):07x} {_pick(r, ['fix', 'feat', 'chore', 'docs', 'test', 'refactor'])}"
+            f"({_pick(r, ['query', 'store', 'cli', 'ui', 'sync'])}): {self.syn.sentence()[:-1].lower()}"
+            for _ in range(n)
+        )
 
     def npm_install(self, lines_n: int) -> str:
         r = self.r
         out = []
         for _ in range(lines_n):
             k = r.randrange(4)
-            pkg = _pick(r, ["inflight", "glob", "rimraf", "@humanwhocodes/config-array", "are-we-there-yet",
-                            "gauge", "npmlog", "uuid", "querystring", "sourcemap-codec", "abab", "domexception"])
+            pkg = _pick(
+                r,
+                [
+                    "inflight",
+                    "glob",
+                    "rimraf",
+                    "@humanwhocodes/config-array",
+                    "are-we-there-yet",
+                    "gauge",
+                    "npmlog",
+                    "uuid",
+                    "querystring",
+                    "sourcemap-codec",
+                    "abab",
+                    "domexception",
+                ],
+            )
             if k == 0:
-                out.append(f"npm warn deprecated {pkg}@{r.randint(1, 9)}.{r.randint(0, 20)}.{r.randint(0, 9)}: "
-                           "This module is not supported, and leaks memory. Do not use it.")
+                out.append(
+                    f"npm warn deprecated {pkg}@{r.randint(1, 9)}.{r.randint(0, 20)}.{r.randint(0, 9)}: "
+                    "This module is not supported, and leaks memory. Do not use it."
+                )
             elif k == 1:
-                out.append(f"npm http fetch GET 200 https://registry.npmjs.org/{pkg} {r.randint(8, 900)}ms (cache revalidated)")
+                out.append(
+                    f"npm http fetch GET 200 https://registry.npmjs.org/{pkg} {r.randint(8, 900)}ms (cache revalidated)"
+                )
             elif k == 2:
-                out.append(f"npm info run {pkg}@{r.randint(1, 5)}.{r.randint(0, 9)}.0 install node_modules/{pkg} node-gyp-build")
+                out.append(
+                    f"npm info run {pkg}@{r.randint(1, 5)}.{r.randint(0, 9)}.0 install node_modules/{pkg} node-gyp-build"
+                )
             else:
                 out.append(f"npm timing reifyNode:node_modules/{pkg} Completed in {r.randint(1, 400)}ms")
-        out += ["", f"added {r.randint(180, 420)} packages, and audited {r.randint(420, 520)} packages in {r.randint(4, 40)}s", "",
-                f"{r.randint(60, 120)} packages are looking for funding", "  run `npm fund` for details", "",
-                "found 0 vulnerabilities"]
+        out += [
+            "",
+            f"added {r.randint(180, 420)} packages, and audited {r.randint(420, 520)} packages in {r.randint(4, 40)}s",
+            "",
+            f"{r.randint(60, 120)} packages are looking for funding",
+            "  run `npm fund` for details",
+            "",
+            "found 0 vulnerabilities",
+        ]
         return "\n".join(out)
 
     def tasks_json(self, n: int) -> str:
@@ -842,9 +1282,17 @@ class Outputs:
     def bench(self) -> str:
         r = self.r
         rows = ["query                         ops/s      p50      p99", "-" * 56]
-        for q in ["status:open", "tag:café", "due<2026-04-01", "title:\"release notes\"", "tag:日本語 OR tag:ui",
-                  "not status:done and due>today"]:
-            rows.append(f"{q:<28} {r.randint(8000, 240000):>7,}  {r.uniform(0.003, 0.4):.3f}ms  {r.uniform(0.05, 3):.3f}ms")
+        for q in [
+            "status:open",
+            "tag:café",
+            "due<2026-04-01",
+            'title:"release notes"',
+            "tag:日本語 OR tag:ui",
+            "not status:done and due>today",
+        ]:
+            rows.append(
+                f"{q:<28} {r.randint(8000, 240000):>7,}  {r.uniform(0.003, 0.4):.3f}ms  {r.uniform(0.05, 3):.3f}ms"
+            )
         return "\n".join(rows)
 
     def build(self) -> str:
@@ -912,9 +1360,17 @@ class _Item:
 class Writer:
     """Appends pi v3 entries and streams each line (bytes, no newline) to ``emit``."""
 
-    def __init__(self, emit: Callable[[bytes], None], seed: int, session_id: str, id_prefix: str,
-                 project: Project | None = None, model: str = "claude-sonnet-4-5", system_tokens: int = 3400,
-                 sig_bytes: tuple[int, int] = (96, 320)) -> None:
+    def __init__(
+        self,
+        emit: Callable[[bytes], None],
+        seed: int,
+        session_id: str,
+        id_prefix: str,
+        project: Project | None = None,
+        model: str = "claude-sonnet-4-5",
+        system_tokens: int = 3400,
+        sig_bytes: tuple[int, int] = (96, 320),
+    ) -> None:
         self.emit = emit
         self.rng = random.Random(seed)
         self.project = project or Project(seed)
@@ -939,7 +1395,9 @@ class Writer:
         self.read_set: set[str] = set()
         self.mod_set: set[str] = set()
         self.stats = {"entries": 0, "compactions": 0, "branches": 0}
-        self.emit(dumps({"type": "session", "version": 3, "id": session_id, "timestamp": iso(self.ms), "cwd": CWD}))
+        self.emit(
+            dumps({"type": "session", "version": 3, "id": session_id, "timestamp": iso(self.ms), "cwd": CWD})
+        )
 
     # -- low level ---------------------------------------------------------------------------
     def new_id(self) -> str:
@@ -955,7 +1413,12 @@ class Writer:
         return obj["id"]
 
     def _head(self, type_: str, ms: int | None = None) -> dict[str, Any]:
-        return {"type": type_, "id": self.new_id(), "parentId": self.leaf, "timestamp": iso(self.ms if ms is None else ms)}
+        return {
+            "type": type_,
+            "id": self.new_id(),
+            "parentId": self.leaf,
+            "timestamp": iso(self.ms if ms is None else ms),
+        }
 
     def wait(self, lo_s: float, hi_s: float) -> None:
         self.ms += int(self.rng.uniform(lo_s, hi_s) * 1000)
@@ -1002,12 +1465,19 @@ class Writer:
     def custom(self, custom_type: str, data: Any) -> str:
         self.ms += self.rng.randint(5, 60)
         head = self._head("custom")
-        obj = {"type": "custom", "customType": custom_type, "data": data, "id": head["id"],
-               "parentId": head["parentId"], "timestamp": head["timestamp"]}
+        obj = {
+            "type": "custom",
+            "customType": custom_type,
+            "data": data,
+            "id": head["id"],
+            "parentId": head["parentId"],
+            "timestamp": head["timestamp"],
+        }
         return self._append(obj, "custom")
 
-    def custom_message(self, custom_type: str, content: str | list[dict[str, Any]], display: bool = True,
-                       details: Any = None) -> str:
+    def custom_message(
+        self, custom_type: str, content: str | list[dict[str, Any]], display: bool = True, details: Any = None
+    ) -> str:
         self.ms += self.rng.randint(5, 60)
         head = self._head("custom_message")
         obj = {"type": "custom_message", "customType": custom_type, "content": content, "display": display}
@@ -1028,16 +1498,31 @@ class Writer:
         self.wait(*pause)
         return self._message({"role": "user", "content": content, "timestamp": self.ms}, "user", self.ms + 2)
 
-    def bash(self, command: str, output: str, exit_code: int = 0, pause: tuple[float, float] = (8, 40)) -> str:
+    def bash(
+        self, command: str, output: str, exit_code: int = 0, pause: tuple[float, float] = (8, 40)
+    ) -> str:
         """A command the user ran with ``!`` (a bashExecution message)."""
         self.wait(*pause)
         self.ms += self.rng.randint(300, 6000)
-        msg = {"role": "bashExecution", "command": command, "output": output, "exitCode": exit_code,
-               "cancelled": False, "truncated": False, "timestamp": self.ms}
+        msg = {
+            "role": "bashExecution",
+            "command": command,
+            "output": output,
+            "exitCode": exit_code,
+            "cancelled": False,
+            "truncated": False,
+            "timestamp": self.ms,
+        }
         return self._message(msg, "bash", self.ms + 1)
 
-    def assistant(self, text: str = "", calls: Sequence[tuple[str, dict[str, Any]]] = (), thinking: str = "",
-                  stop: str | None = None, error: str | None = None) -> tuple[str, list[str]]:
+    def assistant(
+        self,
+        text: str = "",
+        calls: Sequence[tuple[str, dict[str, Any]]] = (),
+        thinking: str = "",
+        stop: str | None = None,
+        error: str | None = None,
+    ) -> tuple[str, list[str]]:
         """An assistant message (usage computed from the context); returns its id and the tool call ids."""
         rng = self.rng
         content: list[dict[str, Any]] = []
@@ -1070,14 +1555,33 @@ class Writer:
             usage_vals = (fresh, output, cache_read, cache_write)
         inp, outp, cr, cw = usage_vals
         pi, po, pr, pw = m["price"]
-        cost = {"input": inp * pi / 1e6, "output": outp * po / 1e6, "cacheRead": cr * pr / 1e6, "cacheWrite": cw * pw / 1e6}
+        cost = {
+            "input": inp * pi / 1e6,
+            "output": outp * po / 1e6,
+            "cacheRead": cr * pr / 1e6,
+            "cacheWrite": cw * pw / 1e6,
+        }
         cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
-        usage = {"input": inp, "output": outp, "cacheRead": cr, "cacheWrite": cw, "totalTokens": inp + outp + cr + cw,
-                 "cost": cost}
+        usage = {
+            "input": inp,
+            "output": outp,
+            "cacheRead": cr,
+            "cacheWrite": cw,
+            "totalTokens": inp + outp + cr + cw,
+            "cost": cost,
+        }
         duration = 700 + output * rng.randint(9, 16) if stop_reason != "error" else rng.randint(400, 2500)
         self.ms = start + duration
-        msg: dict[str, Any] = {"role": "assistant", "content": content, "api": m["api"], "provider": m["provider"],
-                               "model": self.model, "usage": usage, "stopReason": stop_reason, "timestamp": start}
+        msg: dict[str, Any] = {
+            "role": "assistant",
+            "content": content,
+            "api": m["api"],
+            "provider": m["provider"],
+            "model": self.model,
+            "usage": usage,
+            "stopReason": stop_reason,
+            "timestamp": start,
+        }
         if stop_reason not in ("error",):
             msg["responseId"] = "msg_01" + "".join(rng.choices(B62, k=22))
         if error:
@@ -1093,11 +1597,23 @@ class Writer:
         item.mods = tuple(a["path"] for n, a in calls if n in ("edit", "write") and "path" in a)
         return eid, ids
 
-    def tool_result(self, call_id: str, tool: str, content: str | list[dict[str, Any]], is_error: bool = False,
-                    details: Any = None, run_ms: int | None = None) -> str:
+    def tool_result(
+        self,
+        call_id: str,
+        tool: str,
+        content: str | list[dict[str, Any]],
+        is_error: bool = False,
+        details: Any = None,
+        run_ms: int | None = None,
+    ) -> str:
         self.ms += run_ms if run_ms is not None else self.rng.randint(4, 60)
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        msg: dict[str, Any] = {"role": "toolResult", "toolCallId": call_id, "toolName": tool, "content": blocks}
+        msg: dict[str, Any] = {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": tool,
+            "content": blocks,
+        }
         if details is not None:
             msg["details"] = details
         msg["isError"] = is_error
@@ -1112,16 +1628,28 @@ class Writer:
         if name == "read":
             path = args["path"]
             if path.endswith(".png"):
-                return ([{"type": "text", "text": "Read image file [image/png]"},
-                         {"type": "image", "data": tiny_png(seed=len(path)), "mimeType": "image/png"}], False, None, 12)
+                return (
+                    [
+                        {"type": "text", "text": "Read image file [image/png]"},
+                        {"type": "image", "data": tiny_png(seed=len(path)), "mimeType": "image/png"},
+                    ],
+                    False,
+                    None,
+                    12,
+                )
             if not p.exists(path):
                 return f"ENOENT: no such file or directory, access '{CWD}/{path}'", True, None, 3
             lines = p.text(path).split("\n")
             start = max(0, int(args.get("offset", 1)) - 1)
             if start >= len(lines):
-                return f"Offset {args['offset']} is beyond end of file ({len(lines)} lines total)", True, None, 3
+                return (
+                    f"Offset {args['offset']} is beyond end of file ({len(lines)} lines total)",
+                    True,
+                    None,
+                    3,
+                )
             limit = args.get("limit")
-            sel = lines[start:start + limit] if limit else lines[start:]
+            sel = lines[start : start + limit] if limit else lines[start:]
             text, trunc = truncate_head("\n".join(sel))
             if trunc:
                 end = start + trunc["outputLines"]
@@ -1140,28 +1668,56 @@ class Writer:
             for e in edits:
                 n = text.count(e["oldText"])
                 if n == 0:
-                    return (f"Could not find the exact text in {path}. The old text must match exactly including all "
-                            "whitespace and newlines."), True, None, 3
+                    return (
+                        (
+                            f"Could not find the exact text in {path}. The old text must match exactly including all "
+                            "whitespace and newlines."
+                        ),
+                        True,
+                        None,
+                        3,
+                    )
                 if n > 1:
-                    return (f"Found {n} occurrences of the text in {path}. The text must be unique. Please provide "
-                            "more context to make it unique."), True, None, 3
+                    return (
+                        (
+                            f"Found {n} occurrences of the text in {path}. The text must be unique. Please provide "
+                            "more context to make it unique."
+                        ),
+                        True,
+                        None,
+                        3,
+                    )
             first = text.index(edits[0]["oldText"])
             for e in edits:
                 p.replace(path, e["oldText"], e["newText"])
             line = text.count("\n", 0, first) + 1
             diff = _diff(text, edits, line)
-            return (f"Successfully replaced {len(edits)} block(s) in {path}.", False,
-                    {"diff": diff, "firstChangedLine": line}, rng.randint(4, 20))
+            return (
+                f"Successfully replaced {len(edits)} block(s) in {path}.",
+                False,
+                {"diff": diff, "firstChangedLine": line},
+                rng.randint(4, 20),
+            )
         if name == "write":
             p.write(args["path"], args["content"])
-            return f"Successfully wrote {_jslen(args['content'])} bytes to {args['path']}", False, None, rng.randint(2, 9)
+            return (
+                f"Successfully wrote {_jslen(args['content'])} bytes to {args['path']}",
+                False,
+                None,
+                rng.randint(2, 9),
+            )
         if name == "ls":
             d = args.get("path", ".")
             entries = p.listdir(d)
             return ("\n".join(entries) if entries else "(empty directory)"), False, None, rng.randint(2, 8)
         if name == "find":
             hits = p.find(args["pattern"])
-            return ("\n".join(hits) if hits else "No files found matching pattern"), False, None, rng.randint(20, 120)
+            return (
+                ("\n".join(hits) if hits else "No files found matching pattern"),
+                False,
+                None,
+                rng.randint(20, 120),
+            )
         if name == "grep":
             hits = p.grep(args["pattern"], args.get("path", ""))
             if not hits:
@@ -1184,8 +1740,10 @@ class Writer:
             how = "" if trunc["truncatedBy"] == "lines" else f" ({fmt_size(MAX_BYTES)} limit)"
             if trunc["lastLinePartial"]:
                 line_size = fmt_size(len(output.rsplit("\n", 1)[-1].encode("utf-8")))
-                text += (f"\n\n[Showing last {fmt_size(trunc['outputBytes'])} of line {e} (line is {line_size}). "
-                         f"Full output: {full}]")
+                text += (
+                    f"\n\n[Showing last {fmt_size(trunc['outputBytes'])} of line {e} (line is {line_size}). "
+                    f"Full output: {full}]"
+                )
             else:
                 text += f"\n\n[Showing lines {s}-{e} of {trunc['totalLines']}{how}. Full output: {full}]"
         text = text or "(no output)"
@@ -1193,8 +1751,14 @@ class Writer:
             return f"{text}\n\nCommand exited with code {exit_code}", True, details
         return text, False, details
 
-    def step(self, calls: Sequence[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], Any]] = (), text: str = "",
-             thinking: str = "", stop: str | None = None, error: str | None = None) -> str:
+    def step(
+        self,
+        calls: Sequence[tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], Any]] = (),
+        text: str = "",
+        thinking: str = "",
+        stop: str | None = None,
+        error: str | None = None,
+    ) -> str:
         """One model call and its tool results. A call may carry its result: a ``(output, exitCode)``
         pair for bash, a string or content list, or a dict with content/isError/details/ms."""
         plain = [(c[0], c[1]) for c in calls]
@@ -1236,7 +1800,7 @@ class Writer:
     def tokens_before(self) -> int:
         """pi's estimateContextTokens: the last assistant usage on the path plus the estimate of what follows."""
         trailing = 0
-        for it in reversed(self.path[self.last_compaction_pos + 1:]):
+        for it in reversed(self.path[self.last_compaction_pos + 1 :]):
             if it.kind == "assistant" and it.usage_total:
                 return it.usage_total + trailing
             trailing += it.est
@@ -1254,8 +1818,12 @@ class Writer:
         tb = tokens_before if tokens_before is not None else self.tokens_before()
         self.ms += self.rng.randint(15000, 60000)  # the summarising call
         obj = self._head("compaction")
-        obj.update(summary=summary, firstKeptEntryId=self.path[k].id, tokensBefore=tb,
-                   details={"readFiles": read, "modifiedFiles": mods})
+        obj.update(
+            summary=summary,
+            firstKeptEntryId=self.path[k].id,
+            tokensBefore=tb,
+            details={"readFiles": read, "modifiedFiles": mods},
+        )
         before_k = self.path[k - 1].cum if k else 0
         self.path = self.path[k:]
         eid = self._append(obj, "compaction", 0)
@@ -1280,8 +1848,11 @@ class Writer:
         self.wait(20, 90)
         summary += file_blocks(sorted(reads - mods), sorted(mods))
         obj = self._head("branch_summary")
-        obj.update(fromId=target.id, summary=summary,
-                   details={"readFiles": sorted(reads - mods), "modifiedFiles": sorted(mods)})
+        obj.update(
+            fromId=target.id,
+            summary=summary,
+            details={"readFiles": sorted(reads - mods), "modifiedFiles": sorted(mods)},
+        )
         eid = self._append(obj, "branch", math.ceil(_jslen(summary) / 4))
         self.cached = min(self.cached, self.system_tokens)
         self.stats["branches"] += 1
@@ -1293,9 +1864,17 @@ class Writer:
         return [i for i in range(self.last_compaction_pos + 2, len(self.path)) if self.path[i].kind == "user"]
 
     # -- random, realistic turns ------------------------------------------------------------------------
-    def random_turn(self, rounds: int, think: float = 0.5, big: float = 0.06, parallel: float = 0.18,
-                    partial: float = 0.2, request: str | None = None, focus: Sequence[str] | None = None,
-                    stop_when: Callable[[], bool] | None = None) -> str:
+    def random_turn(
+        self,
+        rounds: int,
+        think: float = 0.5,
+        big: float = 0.06,
+        parallel: float = 0.18,
+        partial: float = 0.2,
+        request: str | None = None,
+        focus: Sequence[str] | None = None,
+        stop_when: Callable[[], bool] | None = None,
+    ) -> str:
         """A user request and ``rounds`` model calls (explore, edit, test, fix), then an answer.
         ``big`` is the chance that a read or bash output is 10–50 KB, ``partial`` that a read has an
         offset and a limit; ``stop_when`` ends the turn early (the context is full). Returns the
@@ -1329,7 +1908,9 @@ class Writer:
                 elif k < 0.6:
                     calls.append(("grep", {"pattern": self.grep_pattern(_pick(rng, focus)), "path": "src"}))
                 elif k < 0.7:
-                    calls.append(("find", {"pattern": _pick(rng, ["*.test.ts", "src/**/*.ts", "**/*cache*", "*.md"])}))
+                    calls.append(
+                        ("find", {"pattern": _pick(rng, ["*.test.ts", "src/**/*.ts", "**/*cache*", "*.md"])})
+                    )
                 elif k < 0.78:
                     calls.append(("ls", {"path": _pick(rng, ["src", "src/query", "test", ".", "src/store"])}))
                 else:
@@ -1347,7 +1928,12 @@ class Writer:
                     name = f"test/{target.split('/')[-1].removesuffix('.ts')}.test.ts"
                     if len(p.tests) >= 60 and name not in p.tests:
                         name = _pick(rng, p.tests)  # rewrite an existing test file
-                    calls.append(("write", {"path": name, "content": self.syn.test_module(name, rng.randint(600, 3000))}))
+                    calls.append(
+                        (
+                            "write",
+                            {"path": name, "content": self.syn.test_module(name, rng.randint(600, 3000))},
+                        )
+                    )
                 elif k < 0.85:
                     calls.append(("read", self.read_args(target, big)))
                 else:
@@ -1363,7 +1949,10 @@ class Writer:
             thinking = self.thinking(calls, topic) if rng.random() < think else ""
             text = self.narration(calls) if rng.random() < 0.35 else ""
             self.step(calls, text=text, thinking=thinking)
-        self.step(text=self.answer(focus, topic), thinking=self.thinking([], topic) if rng.random() < think * 0.5 else "")
+        self.step(
+            text=self.answer(focus, topic),
+            thinking=self.thinking([], topic) if rng.random() < think * 0.5 else "",
+        )
         return uid
 
     def read_args(self, path: str, big: float) -> dict[str, Any]:
@@ -1382,30 +1971,56 @@ class Writer:
         rng = self.rng
         text = self.project.text(path)
         start = rng.randrange(max(1, len(text) - 3000))
-        words = [x for x in re.findall(r"[A-Za-z_][A-Za-z0-9_]{5,}", text[start:start + 3000]) if x not in COMMON]
+        words = [
+            x for x in re.findall(r"[A-Za-z_][A-Za-z0-9_]{5,}", text[start : start + 3000]) if x not in COMMON
+        ]
         return _pick(rng, words) if words else _pick(rng, NOUNS) + "Registry"
 
-    def random_bash(self, big: float, failing: bool, prefer_test: bool = False) -> tuple[str, dict[str, Any], Any]:
+    def random_bash(
+        self, big: float, failing: bool, prefer_test: bool = False
+    ) -> tuple[str, dict[str, Any], Any]:
         rng = self.rng
         o = self.out
         if rng.random() < big:
             k = rng.randrange(5)
             if k == 0:
-                return ("bash", {"command": "npm install", "timeout": 300}, (o.npm_install(rng.randint(150, 700)), 0))
+                return (
+                    "bash",
+                    {"command": "npm install", "timeout": 300},
+                    (o.npm_install(rng.randint(150, 700)), 0),
+                )
             if k == 1:
-                return ("bash", {"command": "npx vitest run --reporter=verbose"}, (o.vitest(self.ms, verbose=True), 0))
+                return (
+                    "bash",
+                    {"command": "npx vitest run --reporter=verbose"},
+                    (o.vitest(self.ms, verbose=True), 0),
+                )
             if k == 2:
                 n = rng.randint(40, 160)
-                return ("bash", {"command": f"curl -s 'localhost:4317/api/tasks?limit={n}' | jq ."}, (o.tasks_json(n), 0))
+                return (
+                    "bash",
+                    {"command": f"curl -s 'localhost:4317/api/tasks?limit={n}' | jq ."},
+                    (o.tasks_json(n), 0),
+                )
             if k == 3:
                 mods = self.project.modified[-6:] or self.project.paths[:4]
                 return ("bash", {"command": "git diff"}, (o.git_diff(mods, hunks=rng.randint(4, 12)), 0))
-            return ("bash", {"command": "git log -p -n 5 -- src/"}, (o.git_log(5) + "\n" + o.git_diff(rng.sample(self.project.paths, 4), 6), 0))
+            return (
+                "bash",
+                {"command": "git log -p -n 5 -- src/"},
+                (o.git_log(5) + "\n" + o.git_diff(rng.sample(self.project.paths, 4), 6), 0),
+            )
         k = rng.random() if not prefer_test else rng.random() * 0.5
         if k < 0.35:
             fails = [o.random_failure() for _ in range(rng.randint(1, 3))] if failing else []
-            return ("bash", {"command": _pick(rng, ["npm test", "npx vitest run", "npm test -- --silent"]), "timeout": 120},
-                    (o.vitest(self.ms, fails), 1 if fails else 0))
+            return (
+                "bash",
+                {
+                    "command": _pick(rng, ["npm test", "npx vitest run", "npm test -- --silent"]),
+                    "timeout": 120,
+                },
+                (o.vitest(self.ms, fails), 1 if fails else 0),
+            )
         if k < 0.5:
             errs = o.random_tsc_errors(rng.randint(1, 4)) if failing and rng.random() < 0.6 else []
             return ("bash", {"command": "npx tsc --noEmit"}, (o.tsc(errs), 2 if errs else 0))
@@ -1414,38 +2029,72 @@ class Writer:
         if k < 0.68:
             return ("bash", {"command": "git log --oneline -n 12"}, (o.git_log(12), 0))
         if k < 0.76:
-            probs = [(_pick(rng, self.project.paths), rng.randint(3, 300), rng.randint(1, 30),
-                      _pick(rng, ["error", "warning"]),
-                      _pick(rng, ["'opts' is defined but never used", "Unexpected any. Specify a different type",
-                                  "Missing return type on function", "Prefer const over let"]),
-                      _pick(rng, ["@typescript-eslint/no-unused-vars", "@typescript-eslint/no-explicit-any",
-                                  "prefer-const"])) for _ in range(rng.randint(1, 5))]
-            return ("bash", {"command": "npm run lint"}, (o.eslint(probs), 1 if any(x[3] == "error" for x in probs) else 0))
+            probs = [
+                (
+                    _pick(rng, self.project.paths),
+                    rng.randint(3, 300),
+                    rng.randint(1, 30),
+                    _pick(rng, ["error", "warning"]),
+                    _pick(
+                        rng,
+                        [
+                            "'opts' is defined but never used",
+                            "Unexpected any. Specify a different type",
+                            "Missing return type on function",
+                            "Prefer const over let",
+                        ],
+                    ),
+                    _pick(
+                        rng,
+                        [
+                            "@typescript-eslint/no-unused-vars",
+                            "@typescript-eslint/no-explicit-any",
+                            "prefer-const",
+                        ],
+                    ),
+                )
+                for _ in range(rng.randint(1, 5))
+            ]
+            return (
+                "bash",
+                {"command": "npm run lint"},
+                (o.eslint(probs), 1 if any(x[3] == "error" for x in probs) else 0),
+            )
         if k < 0.84:
             return ("bash", {"command": "node scripts/bench-query.mjs"}, (o.bench(), 0))
         if k < 0.92:
             return ("bash", {"command": "npm run build"}, (o.build(), 0))
         path = _pick(rng, self.project.paths)
-        return ("bash", {"command": f"wc -l {path} && head -n 30 {path}"},
-                (f"{self.project.text(path).count(chr(10)) + 1} {path}\n" + "\n".join(self.project.text(path).split("\n")[:30]), 0))
+        return (
+            "bash",
+            {"command": f"wc -l {path} && head -n 30 {path}"},
+            (
+                f"{self.project.text(path).count(chr(10)) + 1} {path}\n"
+                + "\n".join(self.project.text(path).split("\n")[:30]),
+                0,
+            ),
+        )
 
     def request(self, focus: Sequence[str], topic: str) -> str:
         rng = self.rng
         f = focus[0]
-        t = _pick(rng, [
-            "The {t} handling in `{f}` is wrong when the board is empty: `tasklane list` prints nothing and exits 0. "
-            "Can you make it print \"(no tasks)\" and add a test?",
-            "Refactor `{f}` so the {t} logic is not duplicated with {g}. Keep the public API the same.",
-            "`npm test` is flaky on CI in the {t} tests. Find out why and fix it — I suspect timezones.",
-            "Add a `--{t}` option to `tasklane list` (see `{f}`), document it in docs/cli.md.",
-            "Why is `{f}` so slow with 10k tasks? Profile it with scripts/bench-query.mjs and fix the hot spot.",
-            "Rename `{t}` to `{t}Ref` in `{f}` and everywhere it is used. Don't touch the migrations.",
-            "The {t} cache in `{f}` never expires entries; add a TTL (default 30s) and tests.",
-            "Please review `{f}` for bugs around {t}s and fix what you find. Run the tests when done.",
-            "Tags with accents (`café`, `naïve`) and CJK (`日本語`) break the {t} filter in `{f}`. Fix it.",
-            "Make `{f}` handle {t}s with a null due date — they should sort last, not first.",
-            "Continue with the {t} work: next is `{f}`. Same approach as before.",
-        ])
+        t = _pick(
+            rng,
+            [
+                "The {t} handling in `{f}` is wrong when the board is empty: `tasklane list` prints nothing and exits 0. "
+                'Can you make it print "(no tasks)" and add a test?',
+                "Refactor `{f}` so the {t} logic is not duplicated with {g}. Keep the public API the same.",
+                "`npm test` is flaky on CI in the {t} tests. Find out why and fix it — I suspect timezones.",
+                "Add a `--{t}` option to `tasklane list` (see `{f}`), document it in docs/cli.md.",
+                "Why is `{f}` so slow with 10k tasks? Profile it with scripts/bench-query.mjs and fix the hot spot.",
+                "Rename `{t}` to `{t}Ref` in `{f}` and everywhere it is used. Don't touch the migrations.",
+                "The {t} cache in `{f}` never expires entries; add a TTL (default 30s) and tests.",
+                "Please review `{f}` for bugs around {t}s and fix what you find. Run the tests when done.",
+                "Tags with accents (`café`, `naïve`) and CJK (`日本語`) break the {t} filter in `{f}`. Fix it.",
+                "Make `{f}` handle {t}s with a null due date — they should sort last, not first.",
+                "Continue with the {t} work: next is `{f}`. Same approach as before.",
+            ],
+        )
         return t.format(t=topic, f=f, g=focus[-1] if len(focus) > 1 else "src/store/db.ts")
 
     def thinking(self, calls: Sequence[Any], topic: str) -> str:
@@ -1454,16 +2103,23 @@ class Writer:
         for c in calls[:3]:
             name, args = c[0], c[1]
             target = args.get("path") or args.get("command") or args.get("pattern")
-            parts.append(_pick(rng, [
-                f"I need to see `{target}` before changing anything — the {topic} logic probably lives there.",
-                f"Let me {name} `{target}`; if the {topic} handling is where I think it is, the fix is small.",
-                f"The previous output suggests the problem is in how {plural(topic)} are compared. {name} `{target}` next.",
-                f"Running `{target}` will tell me whether the change broke anything else.",
-                f"I'll {name} `{target}` to confirm the hypothesis: the {topic} is normalised twice.",
-            ]))
+            parts.append(
+                _pick(
+                    rng,
+                    [
+                        f"I need to see `{target}` before changing anything — the {topic} logic probably lives there.",
+                        f"Let me {name} `{target}`; if the {topic} handling is where I think it is, the fix is small.",
+                        f"The previous output suggests the problem is in how {plural(topic)} are compared. {name} `{target}` next.",
+                        f"Running `{target}` will tell me whether the change broke anything else.",
+                        f"I'll {name} `{target}` to confirm the hypothesis: the {topic} is normalised twice.",
+                    ],
+                )
+            )
         if not parts:
-            parts.append(f"Everything the user asked for is done: the {topic} changes are in and the checks pass. "
-                         "Summarise what changed and mention anything they should double-check.")
+            parts.append(
+                f"Everything the user asked for is done: the {topic} changes are in and the checks pass. "
+                "Summarise what changed and mention anything they should double-check."
+            )
         for _ in range(rng.randint(0, 3)):
             parts.append(self.syn.sentence())
         return " ".join(parts)
@@ -1472,18 +2128,30 @@ class Writer:
         rng = self.rng
         name, args = calls[0][0], calls[0][1]
         target = args.get("path") or args.get("command") or args.get("pattern")
-        return _pick(rng, [f"Let me look at `{target}`.", f"Now I'll run `{target}`.", f"Checking `{target}`.",
-                           f"Found it. Updating `{target}`.", "Let me check the tests.", f"I'll {name} that next."])
+        return _pick(
+            rng,
+            [
+                f"Let me look at `{target}`.",
+                f"Now I'll run `{target}`.",
+                f"Checking `{target}`.",
+                f"Found it. Updating `{target}`.",
+                "Let me check the tests.",
+                f"I'll {name} that next.",
+            ],
+        )
 
     def answer(self, focus: Sequence[str], topic: str) -> str:
         rng = self.rng
         bullets = "\n".join(f"- `{f}`: {self.syn.sentence()}" for f in focus)
-        return _pick(rng, [
-            f"Done. Summary of the {topic} changes:\n\n{bullets}\n\nAll tests pass (`npm test`).",
-            f"I've made the change.\n\n{bullets}\n\nI also ran `npx tsc --noEmit` — no type errors.",
-            f"Fixed. The root cause was in how {plural(topic)} were compared.\n\n{bullets}\n\n"
-            f"One thing to double-check: {self.syn.sentence()}",
-        ])
+        return _pick(
+            rng,
+            [
+                f"Done. Summary of the {topic} changes:\n\n{bullets}\n\nAll tests pass (`npm test`).",
+                f"I've made the change.\n\n{bullets}\n\nI also ran `npx tsc --noEmit` — no type errors.",
+                f"Fixed. The root cause was in how {plural(topic)} were compared.\n\n{bullets}\n\n"
+                f"One thing to double-check: {self.syn.sentence()}",
+            ],
+        )
 
 
 def file_blocks(read: Sequence[str], modified: Sequence[str]) -> str:

@@ -75,18 +75,32 @@ def _compare_agents() -> None:
 def compare_page(settings: ReplaySettings) -> None:
     s = need_session()
     st.title("Compare & tune")
-    st.caption("Several configurations replayed on the same session and branch. Configuration A starts from the "
-               "sidebar; the others change pruning, compaction and keepRecentTokens.")
-    st.button("Compare the agents: pi, Codex CLI, OpenCode, Claude Code", key="cmp_agents",
-              on_click=_compare_agents, help="Sets the four configurations to each agent's own pruning and "
-                                              "compaction (the sidebar's window and thresholds apply to all).")
-    count = int(st.segmented_control("Configurations", [2, 3, 4], key="cmp_n", default=2,
-                                     persist_state="session") or 2)
+    st.caption(
+        "Several configurations replayed on the same session and branch. Configuration A starts from the "
+        "sidebar; the others change pruning, compaction and keepRecentTokens."
+    )
+    st.button(
+        "Compare the agents: pi, Codex CLI, OpenCode, Claude Code",
+        key="cmp_agents",
+        on_click=_compare_agents,
+        help="Sets the four configurations to each agent's own pruning and "
+        "compaction (the sidebar's window and thresholds apply to all).",
+    )
+    count = int(
+        st.segmented_control("Configurations", [2, 3, 4], key="cmp_n", default=2, persist_state="session")
+        or 2
+    )
     strategies = us.strategies()
     names = list(strategies) or ["none"]
     configs: list[tuple[str, ReplaySettings]] = []
     presets = [(settings.strategy, settings.compaction)]
-    for p in (("opencode", "pi"), ("pi-context-pruning", "pi"), ("none", "pi"), ("dcp", "pi"), ("none", "never")):
+    for p in (
+        ("opencode", "pi"),
+        ("pi-context-pruning", "pi"),
+        ("none", "pi"),
+        ("dcp", "pi"),
+        ("none", "never"),
+    ):
         if p not in presets and (p[0] in names or p[0] == "none"):
             presets.append(p)
     cols = st.columns(count, gap="medium")
@@ -94,44 +108,86 @@ def compare_page(settings: ReplaySettings) -> None:
         with col:
             st.markdown(f"**{'ABCD'[i]}**")
             ds, dp = presets[i]
-            strat = st.selectbox("Pruning", names, key=f"cmp_strat_{i}", persist_state="session",
-                                 index=names.index(ds) if ds in names else 0, format_func=strategy_title)
-            pol = st.selectbox("Compaction", list(POLICIES), key=f"cmp_pol_{i}", persist_state="session",
-                               index=list(POLICIES).index(dp), format_func=lambda n: POLICIES[n].title)
-            keep = int(st.number_input("keepRecentTokens", 0, 2_000_000, step=1000, key=f"cmp_keep_{i}",
-                                       persist_state="session",
-                                       **default(f"cmp_keep_{i}", settings.keep_recent_tokens)))
+            strat = st.selectbox(
+                "Pruning",
+                names,
+                key=f"cmp_strat_{i}",
+                persist_state="session",
+                index=names.index(ds) if ds in names else 0,
+                format_func=strategy_title,
+            )
+            pol = st.selectbox(
+                "Compaction",
+                list(POLICIES),
+                key=f"cmp_pol_{i}",
+                persist_state="session",
+                index=list(POLICIES).index(dp),
+                format_func=lambda n: POLICIES[n].title,
+            )
+            keep = int(
+                st.number_input(
+                    "keepRecentTokens",
+                    0,
+                    2_000_000,
+                    step=1000,
+                    key=f"cmp_keep_{i}",
+                    persist_state="session",
+                    **default(f"cmp_keep_{i}", settings.keep_recent_tokens),
+                )
+            )
             cfg = variant_settings(settings, strat, pol, keep)
             configs.append((f"{'ABCD'[i]}: {strategy_title(strat)} / {POLICIES[pol].title}", cfg))
     runs = [(name, current_replay(cfg, f"Replaying {name}")) for name, cfg in configs]
     rows = views.metrics_rows(runs) + retention_view.compare_rows(runs)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_table", height=35 * len(rows) + 38,
-                 column_config={"metric": st.column_config.TextColumn(width="medium")})
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        key="cmp_table",
+        height=35 * len(rows) + 38,
+        column_config={"metric": st.column_config.TextColumn(width="medium")},
+    )
     cache_view.compare_panel(runs, settings)
     st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)
 
     st.subheader("Sweep two settings")
     swept = strategies.get(settings.strategy)  # the sidebar's strategy: its own settings are axes too
-    st.caption("Replays the session on a grid of two settings (the rest as in the sidebar) and colours each cell "
-               "by a metric. The axes are pi's thresholds and the sidebar strategy's own numeric settings"
-               + (" (choose OpenCode prune in the sidebar for PRUNE_PROTECT × PRUNE_MINIMUM)"
-                  if settings.strategy == "none" else "")
-               + ". Click a cell to apply its settings to the sidebar; the outlined cell is the current setting.")
+    st.caption(
+        "Replays the session on a grid of two settings (the rest as in the sidebar) and colours each cell "
+        "by a metric. The axes are pi's thresholds and the sidebar strategy's own numeric settings"
+        + (
+            " (choose OpenCode prune in the sidebar for PRUNE_PROTECT × PRUNE_MINIMUM)"
+            if settings.strategy == "none"
+            else ""
+        )
+        + ". Click a cell to apply its settings to the sidebar; the outlined cell is the current setting."
+    )
     if POLICIES[settings.compaction].as_recorded:
-        st.warning("The sidebar's compaction policy is 'As recorded': the session's own compactions stand, so "
-                   "keepRecentTokens, reserveTokens and the window change nothing. Choose a what-if policy (pi) "
-                   "to sweep them.", icon=":material/info:")
+        st.warning(
+            "The sidebar's compaction policy is 'As recorded': the session's own compactions stand, so "
+            "keepRecentTokens, reserveTokens and the window change nothing. Choose a what-if policy (pi) "
+            "to sweep them.",
+            icon=":material/info:",
+        )
     axes = views.sweep_axes(swept)
-    current = {**settings.strategy_dict(), "keep_recent_tokens": settings.keep_recent_tokens,
-               "reserve_tokens": settings.reserve_tokens, "context_window": settings.context_window}
+    current = {
+        **settings.strategy_dict(),
+        "keep_recent_tokens": settings.keep_recent_tokens,
+        "reserve_tokens": settings.reserve_tokens,
+        "context_window": settings.context_window,
+    }
     if swept is not None:
         for k, f in swept.Settings.model_fields.items():
             current.setdefault(k, f.default)
     c = st.columns(3)
     x = c[0].selectbox("X axis", axes, index=0, key="sw_x")
     y = c[1].selectbox("Y axis", axes, index=min(1, len(axes) - 1), key="sw_y")
-    metric = c[2].selectbox("Colour by", list(views.METRIC_LABELS), index=1, key="sw_metric",
-                            format_func=lambda m: views.METRIC_LABELS[m])
+    metric = c[2].selectbox(
+        "Colour by",
+        list(views.METRIC_LABELS),
+        index=1,
+        key="sw_metric",
+        format_func=lambda m: views.METRIC_LABELS[m],
+    )
 
     def bounds(axis: str) -> tuple[Any, Any]:
         if swept is not None and axis in swept.Settings.model_fields:
@@ -139,13 +195,25 @@ def compare_page(settings: ReplaySettings) -> None:
         return (1000, None) if axis == "context_window" else (0, None)
 
     c2 = st.columns(2)
-    xs_raw = c2[0].text_input(f"{x} values", key=f"sw_vals_{x}", **default(
-        f"sw_vals_{x}", ", ".join(str(v) for v in views.sweep_values(x, current.get(x), *bounds(x)))))
-    ys_raw = c2[1].text_input(f"{y} values", key=f"sw_vals_{y}_y", **default(
-        f"sw_vals_{y}_y", ", ".join(str(v) for v in views.sweep_values(y, current.get(y), *bounds(y)))))
+    xs_raw = c2[0].text_input(
+        f"{x} values",
+        key=f"sw_vals_{x}",
+        **default(
+            f"sw_vals_{x}", ", ".join(str(v) for v in views.sweep_values(x, current.get(x), *bounds(x)))
+        ),
+    )
+    ys_raw = c2[1].text_input(
+        f"{y} values",
+        key=f"sw_vals_{y}_y",
+        **default(
+            f"sw_vals_{y}_y", ", ".join(str(v) for v in views.sweep_values(y, current.get(y), *bounds(y)))
+        ),
+    )
 
     def parse(raw: str) -> list[int]:
-        return sorted({int(v.replace("_", "").replace(",", "")) for v in re.split(r"[,\s]+", raw) if v.strip()})
+        return sorted(
+            {int(v.replace("_", "").replace(",", "")) for v in re.split(r"[,\s]+", raw) if v.strip()}
+        )
 
     if st.button("Run sweep", key="sw_run", type="primary"):
         try:
@@ -163,19 +231,35 @@ def compare_page(settings: ReplaySettings) -> None:
 
             cells = sweep(s, settings, grid, progress=progress, summaries=summary_cache())
             bar.empty()
-            st.session_state["sweep"] = {"x": x, "y": y, "cells": cells, "strategy": settings.strategy,
-                                         "base": settings}
+            st.session_state["sweep"] = {
+                "x": x,
+                "y": y,
+                "cells": cells,
+                "strategy": settings.strategy,
+                "base": settings,
+            }
             st.session_state.pop("sw_pick", None)
     sw = st.session_state.get("sweep")
     if sw:
         sx, sy, cells = sw["x"], sw["y"], sw["cells"]
         if views.sweep_is_stale(sw["base"], settings, sx, sy):
-            st.warning("The sidebar changed since this sweep ran (other than the swept settings): run it again "
-                       "to update.", icon=":material/update:")
-        st.plotly_chart(figures.sweep_heatmap(cells, sx, sy, metric, current), key="heat", config=PLOT_CONFIG,
-                        on_select=_heat_picked, selection_mode="points")
-        labels = [f"{sx} = {c.values[sx]:,}, {sy} = {c.values[sy]:,} → "
-                  f"{views.fmt_metric(metric, getattr(c.metrics, metric))}" for c in cells]
+            st.warning(
+                "The sidebar changed since this sweep ran (other than the swept settings): run it again "
+                "to update.",
+                icon=":material/update:",
+            )
+        st.plotly_chart(
+            figures.sweep_heatmap(cells, sx, sy, metric, current),
+            key="heat",
+            config=PLOT_CONFIG,
+            on_select=_heat_picked,
+            selection_mode="points",
+        )
+        labels = [
+            f"{sx} = {c.values[sx]:,}, {sy} = {c.values[sy]:,} → "
+            f"{views.fmt_metric(metric, getattr(c.metrics, metric))}"
+            for c in cells
+        ]
         with st.container(horizontal=True, vertical_alignment="bottom"):
             st.selectbox("Cell", range(len(cells)), format_func=lambda i: labels[i], key="sw_pick", width=520)
             st.button("Apply to the sidebar", key="sw_apply", on_click=_apply_cell)

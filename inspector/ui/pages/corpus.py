@@ -33,8 +33,11 @@ from inspector.ui.state import NotASession, load_bytes, set_widgets
 
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d"]}
 SWEEP_KEYS = ("keep_recent_tokens", "reserve_tokens", "context_window")
-DEFAULT_VALUES = {"keep_recent_tokens": "10000, 20000, 40000, 80000", "reserve_tokens": "8192, 16384, 32768, 65536",
-                  "context_window": "128000, 200000, 272000, 400000"}
+DEFAULT_VALUES = {
+    "keep_recent_tokens": "10000, 20000, 40000, 80000",
+    "reserve_tokens": "8192, 16384, 32768, 65536",
+    "context_window": "128000, 200000, 272000, 400000",
+}
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
@@ -63,10 +66,13 @@ def _load_corpus(raw: str, local: bool, workers: int) -> None:
         st.error(us.esc(str(e)))
         return
     if refused:
-        st.warning(f"{refused} file(s) outside the allowed folders were left out (set INSPECTOR_ROOTS to allow more).")
+        st.warning(
+            f"{refused} file(s) outside the allowed folders were left out (set INSPECTOR_ROOTS to allow more)."
+        )
     if not items:
         return
     bar = st.progress(0.0, text="Loading the corpus…")
+
     def loaded(d: int, n: int) -> None:
         bar.progress(d / max(1, n), text=f"Loading the corpus… {d:,}/{n:,} sessions")
 
@@ -125,7 +131,9 @@ def _open(key: str, values: dict[str, Any] | None = None, policy: str | None = N
 def _overview(rows: list[dict[str, Any]]) -> None:
     t = totals(rows)
     c = st.columns(6)
-    c[0].metric("Sessions", f"{t['sessions']:,}", help=", ".join(f"{a}: {n}" for a, n in sorted(t["agents"].items())))
+    c[0].metric(
+        "Sessions", f"{t['sessions']:,}", help=", ".join(f"{a}: {n}" for a, n in sorted(t["agents"].items()))
+    )
     c[1].metric("Model calls", f"{t['calls']:,}")
     c[2].metric("Compactions", f"{t['compactions']:,}")
     c[3].metric("Median peak context", f"{t['medianPeakContext'] or 0:,}")
@@ -136,30 +144,61 @@ def _overview(rows: list[dict[str, Any]]) -> None:
     pick = f[0].multiselect("Agents", agents, default=agents, key="corpus_agents")
     needle = f[1].text_input("Name contains", key="corpus_filter")
     shown = [r for r in rows if (r["agent"] in pick or r["error"]) and needle.lower() in r["path"].lower()]
-    table = pd.DataFrame([{
-        "session": Path(r["path"]).name, "agent": r["agent"], "model": r["model"], "calls": r["calls"],
-        "peak context": r["peakContext"], "compactions": r["compactions"], "prunes": r["prunes"],
-        "recorded cost $": r["recordedCost"], "cache hit %": None if r["cacheHitRate"] is None else
-        round(100 * r["cacheHitRate"], 1), "errors": (r["findings"] or {}).get("error", 0),
-        "warnings": (r["findings"] or {}).get("warning", 0), "load issues": r["loadIssues"],
-        "size KB": round((r["size"] or 0) / 1024), "error": r["error"] or "", "path": r["path"]} for r in shown])
-    ev = st.dataframe(table, hide_index=True, key="corpus_table", on_select="rerun", selection_mode="single-row",
-                      height=min(420, 36 * (len(shown) + 1)),
-                      column_config={"recorded cost $": st.column_config.NumberColumn(format="%.2f")})
+    table = pd.DataFrame(
+        [
+            {
+                "session": Path(r["path"]).name,
+                "agent": r["agent"],
+                "model": r["model"],
+                "calls": r["calls"],
+                "peak context": r["peakContext"],
+                "compactions": r["compactions"],
+                "prunes": r["prunes"],
+                "recorded cost $": r["recordedCost"],
+                "cache hit %": None if r["cacheHitRate"] is None else round(100 * r["cacheHitRate"], 1),
+                "errors": (r["findings"] or {}).get("error", 0),
+                "warnings": (r["findings"] or {}).get("warning", 0),
+                "load issues": r["loadIssues"],
+                "size KB": round((r["size"] or 0) / 1024),
+                "error": r["error"] or "",
+                "path": r["path"],
+            }
+            for r in shown
+        ]
+    )
+    ev = st.dataframe(
+        table,
+        hide_index=True,
+        key="corpus_table",
+        on_select="rerun",
+        selection_mode="single-row",
+        height=min(420, 36 * (len(shown) + 1)),
+        column_config={"recorded cost $": st.column_config.NumberColumn(format="%.2f")},
+    )
     picked = ev.selection.rows if ev is not None else []
     if picked:
         key = shown[picked[0]]["path"]
-        st.button(f"Open {us.esc(Path(key).name)} on Replay", key="corpus_open", type="primary",
-                  on_click=_open, args=(key,))
+        st.button(
+            f"Open {us.esc(Path(key).name)} on Replay",
+            key="corpus_open",
+            type="primary",
+            on_click=_open,
+            args=(key,),
+        )
     else:
         st.caption("Click a column header to sort; select a row to open that session on Replay.")
     peaks = [r["peakContext"] for r in rows if r["peakContext"]]
     at = [t for r in rows for t in r["tokensAtCompaction"] or []]
     h = st.columns(2)
-    h[0].plotly_chart(histogram(peaks, "Peak context per session", "tokens"), key="corpus_peaks", config=PLOT_CONFIG)
+    h[0].plotly_chart(
+        histogram(peaks, "Peak context per session", "tokens"), key="corpus_peaks", config=PLOT_CONFIG
+    )
     if at:
-        h[1].plotly_chart(histogram(at, f"Tokens at compaction ({len(at)} compactions)", "tokens before"),
-                          key="corpus_at", config=PLOT_CONFIG)
+        h[1].plotly_chart(
+            histogram(at, f"Tokens at compaction ({len(at)} compactions)", "tokens before"),
+            key="corpus_at",
+            config=PLOT_CONFIG,
+        )
     else:
         h[1].caption("No compaction recorded in these sessions.")
 
@@ -176,13 +215,20 @@ def _values(raw: str) -> list[int]:
 def _sweep_form(items: list[CorpusItem], settings: ReplaySettings, workers: int) -> None:
     c = st.columns(3)
     policies = [p for p in POLICIES if p != "recorded"]
-    policy = c[0].selectbox("Compaction", policies, index=policies.index("pi"), key="cs_policy",
-                            format_func=lambda n: POLICIES[n].title)
+    policy = c[0].selectbox(
+        "Compaction",
+        policies,
+        index=policies.index("pi"),
+        key="cs_policy",
+        format_func=lambda n: POLICIES[n].title,
+    )
     x = c[1].selectbox("X axis", SWEEP_KEYS, index=0, key="cs_x")
     y = c[2].selectbox("Y axis", ["(none)", *SWEEP_KEYS], index=3, key="cs_y")
     c2 = st.columns(2)
     xs = c2[0].text_input(f"{x} values", DEFAULT_VALUES[x], key=f"cs_vals_x_{x}")
-    ys = c2[1].text_input(f"{y} values", DEFAULT_VALUES.get(y, ""), key=f"cs_vals_y_{y}", disabled=y == "(none)")
+    ys = c2[1].text_input(
+        f"{y} values", DEFAULT_VALUES.get(y, ""), key=f"cs_vals_y_{y}", disabled=y == "(none)"
+    )
     if not st.button("Run the corpus sweep", key="cs_run", type="primary"):
         return
     try:
@@ -197,6 +243,7 @@ def _sweep_form(items: list[CorpusItem], settings: ReplaySettings, workers: int)
     n = len(items) * (len(grid[x]) * len(grid.get(y, [0])) + 1)
     bar = st.progress(0.0, text=f"Sweeping {n:,} session × setting pairs…")
     try:
+
         def swept(d: int, t: int) -> None:
             bar.progress(d / max(1, t), text=f"Sweeping… {d:,}/{t:,} session × setting pairs")
 
@@ -224,24 +271,53 @@ def _heat_picked() -> None:
 def _sweep_results(sw: dict[str, Any]) -> None:
     res, keys = sw["result"], sw["keys"]
     agg = res.aggregate()
-    st.caption(f"{len(res.plan.items)} sessions × {len(agg)} settings, {POLICIES[sw['policy']].title} compaction; "
-               "“worse” = more input tokens or more overflows than the session as recorded (its own compactions "
-               "and pruning). Billed cost is the replay's, at list prices.")
-    metric = st.selectbox("Colour by", list(AGGREGATE_METRICS), index=list(AGGREGATE_METRICS).index("cost_total"), key="cs_metric",
-                          format_func=lambda m: AGGREGATE_METRICS[m][0])
+    st.caption(
+        f"{len(res.plan.items)} sessions × {len(agg)} settings, {POLICIES[sw['policy']].title} compaction; "
+        "“worse” = more input tokens or more overflows than the session as recorded (its own compactions "
+        "and pruning). Billed cost is the replay's, at list prices."
+    )
+    metric = st.selectbox(
+        "Colour by",
+        list(AGGREGATE_METRICS),
+        index=list(AGGREGATE_METRICS).index("cost_total"),
+        key="cs_metric",
+        format_func=lambda m: AGGREGATE_METRICS[m][0],
+    )
     c = st.columns([3, 2])
-    c[0].plotly_chart(aggregate_heatmap(agg, keys, metric), key="cs_heat", config=PLOT_CONFIG, on_select=_heat_picked,
-                      selection_mode="points")
+    c[0].plotly_chart(
+        aggregate_heatmap(agg, keys, metric),
+        key="cs_heat",
+        config=PLOT_CONFIG,
+        on_select=_heat_picked,
+        selection_mode="points",
+    )
     c[1].plotly_chart(frontier(agg), key="cs_front", config=PLOT_CONFIG)
-    table = pd.DataFrame([{**a["settings"], "sessions": a["sessions"], "median input": a["inputTokens"]["median"],
-                           "p90 input": a["inputTokens"]["p90"], "cost $": a["costUsd"]["total"],
-                           "compactions": a["compactions"], "overflows": a["overflows"], "re-reads": a["rereads"],
-                           "pruned tokens": a["prunedTokens"], "worse than recorded": a["worseThanRecorded"]}
-                          for a in agg])
+    table = pd.DataFrame(
+        [
+            {
+                **a["settings"],
+                "sessions": a["sessions"],
+                "median input": a["inputTokens"]["median"],
+                "p90 input": a["inputTokens"]["p90"],
+                "cost $": a["costUsd"]["total"],
+                "compactions": a["compactions"],
+                "overflows": a["overflows"],
+                "re-reads": a["rereads"],
+                "pruned tokens": a["prunedTokens"],
+                "worse than recorded": a["worseThanRecorded"],
+            }
+            for a in agg
+        ]
+    )
     st.dataframe(table, hide_index=True, key="cs_table")
     labels = [", ".join(f"{k} = {v:,}" for k, v in a["settings"].items()) for a in agg]
-    i = st.selectbox("Setting", range(len(agg)), format_func=lambda k: labels[k], key="cs_cell",
-                     help="Or click a cell of the heatmap.")
+    i = st.selectbox(
+        "Setting",
+        range(len(agg)),
+        format_func=lambda k: labels[k],
+        key="cs_cell",
+        help="Or click a cell of the heatmap.",
+    )
     _hurt(agg[i], sw["policy"])
     for path, err in res.failed:
         st.warning(us.esc(f"{Path(path).name} could not be swept: {err}"))
@@ -252,15 +328,29 @@ def _hurt(a: dict[str, Any], policy: str) -> None:
         st.success("No session is worse than as recorded under this setting.")
         return
     st.markdown(f"**{a['worseThanRecorded']} session(s) worse than recorded** — the most hurt first:")
-    rows = pd.DataFrame([{"session": Path(w["session"]).name, "input tokens +": w["inputTokensDelta"],
-                          "× recorded": w["inputTokensRatio"], "overflows +": w["overflowsDelta"],
-                          "re-reads +": w["reReadsDelta"]} for w in a["worse"]])
+    rows = pd.DataFrame(
+        [
+            {
+                "session": Path(w["session"]).name,
+                "input tokens +": w["inputTokensDelta"],
+                "× recorded": w["inputTokensRatio"],
+                "overflows +": w["overflowsDelta"],
+                "re-reads +": w["reReadsDelta"],
+            }
+            for w in a["worse"]
+        ]
+    )
     ev = st.dataframe(rows, hide_index=True, key="cs_hurt", on_select="rerun", selection_mode="single-row")
     picked = ev.selection.rows if ev is not None else []
     if picked:
         w = a["worse"][picked[0]]
-        st.button(f"Open {us.esc(Path(w['session']).name)} on Replay with this setting", key="cs_open",
-                  type="primary", on_click=_open, args=(w["session"], a["settings"], policy))
+        st.button(
+            f"Open {us.esc(Path(w['session']).name)} on Replay with this setting",
+            key="cs_open",
+            type="primary",
+            on_click=_open,
+            args=(w["session"], a["settings"], policy),
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,17 +362,32 @@ def corpus_page(settings: ReplaySettings) -> None:
     if st.session_state.pop("_corpus_goto", False) and "_pages" in st.session_state:
         st.switch_page(st.session_state["_pages"]["replay"])
     st.title("Corpus")
-    st.caption("Many sessions at once: an overview of each, and sweeps of pi's thresholds over all of them. "
-               "Sessions load on a process pool; only files inside the allowed folders are read. The command line "
-               "does the same on Dask and keeps results in DuckDB: `inspector corpus`, `inspector sweep CORPUS…`.")
+    st.caption(
+        "Many sessions at once: an overview of each, and sweeps of pi's thresholds over all of them. "
+        "Sessions load on a process pool; only files inside the allowed folders are read. The command line "
+        "does the same on Dask and keeps results in DuckDB: `inspector corpus`, `inspector sweep CORPUS…`."
+    )
     if err := st.session_state.pop("_corpus_error", None):
         st.error(us.esc(err))
     c = st.columns([4, 2, 1])
-    raw = c[0].text_area("Folders, files or globs (one per line)", "sample_sessions", key="corpus_specs", height=68)
-    local = c[1].checkbox("Add the sessions on this machine", key="corpus_local",
-                          help="Every session `inspector sessions` finds for pi, Claude Code, Codex and OpenCode.")
-    workers = int(c[2].number_input("Workers", 0, 64, CORES, key="corpus_workers",
-                                    help="Worker processes (0: in the app's own process)."))
+    raw = c[0].text_area(
+        "Folders, files or globs (one per line)", "sample_sessions", key="corpus_specs", height=68
+    )
+    local = c[1].checkbox(
+        "Add the sessions on this machine",
+        key="corpus_local",
+        help="Every session `inspector sessions` finds for pi, Claude Code, Codex and OpenCode.",
+    )
+    workers = int(
+        c[2].number_input(
+            "Workers",
+            0,
+            64,
+            CORES,
+            key="corpus_workers",
+            help="Worker processes (0: in the app's own process).",
+        )
+    )
     if c[1].button("Load corpus", key="corpus_load", type="primary"):
         _load_corpus(raw, local, workers)
     corpus = st.session_state.get("corpus")
@@ -290,8 +395,16 @@ def corpus_page(settings: ReplaySettings) -> None:
         st.info("Load a corpus: a folder of session files (searched recursively), files, or globs.")
         return
     # a control, not st.tabs: the view chosen survives the rerun a button starts
-    view = st.segmented_control("View", ["Overview", "Corpus sweep"], default="Overview", key="corpus_view",
-                                label_visibility="collapsed") or "Overview"
+    view = (
+        st.segmented_control(
+            "View",
+            ["Overview", "Corpus sweep"],
+            default="Overview",
+            key="corpus_view",
+            label_visibility="collapsed",
+        )
+        or "Overview"
+    )
     if view == "Overview":
         _overview(corpus["rows"])
         return

@@ -20,9 +20,13 @@ from inspector.ui.urlstate import esc
 def doctor_page(settings: ReplaySettings) -> None:
     s = need_session()
     st.title("Doctor")
-    st.caption("What looks wrong on the replayed branch: tool calls without results, overflows, loops, re-reads, "
-               "summaries that forgot files…")
-    rep = memo("doctor", settings.leaf, lambda: diagnose(s, settings.leaf if settings.leaf is not None else "leaf"))
+    st.caption(
+        "What looks wrong on the replayed branch: tool calls without results, overflows, loops, re-reads, "
+        "summaries that forgot files…"
+    )
+    rep = memo(
+        "doctor", settings.leaf, lambda: diagnose(s, settings.leaf if settings.leaf is not None else "leaf")
+    )
     counts = rep.counts()
     m = st.columns(3)
     m[0].metric("Errors", counts.get("error", 0))
@@ -32,15 +36,31 @@ def doctor_page(settings: ReplaySettings) -> None:
         st.success("Nothing wrong found on this branch.")
         return
     cwd = getattr(s.header, "cwd", None)
-    rows = [{"severity": f.severity, "kind": f.kind, "entries": ", ".join(map(str, f.entries[:8])),
-             "lines": ", ".join(map(str, f.lines[:8])), "explanation": views.relative_paths(f.message, cwd)}
-            for f in rep.findings]
+    rows = [
+        {
+            "severity": f.severity,
+            "kind": f.kind,
+            "entries": ", ".join(map(str, f.entries[:8])),
+            "lines": ", ".join(map(str, f.lines[:8])),
+            "explanation": views.relative_paths(f.message, cwd),
+        }
+        for f in rep.findings
+    ]
     if any(row["explanation"] != f.message for row, f in zip(rows, rep.findings, strict=True)):
         st.caption(esc(f"Paths are relative to the session's folder, {cwd}."))
-    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, height=min(420, 36 * (len(rows) + 1)), key="doctor_table",
-                      on_select="rerun", selection_mode="single-row",
-                      column_config={"explanation": st.column_config.TextColumn(
-                          width="large", help="Select a row to read it in full and open it in the replay")})
+    ev = st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        height=min(420, 36 * (len(rows) + 1)),
+        key="doctor_table",
+        on_select="rerun",
+        selection_mode="single-row",
+        column_config={
+            "explanation": st.column_config.TextColumn(
+                width="large", help="Select a row to read it in full and open it in the replay"
+            )
+        },
+    )
     picked = ev.selection.rows if ev is not None else []
     with_entries = [i for i, f in enumerate(rep.findings) if f.entries]
     if picked:
@@ -52,9 +72,14 @@ def doctor_page(settings: ReplaySettings) -> None:
         return
     default_pick = picked[0] if picked and picked[0] in with_entries else with_entries[0]
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        pick = st.selectbox("Show a finding in the replay", with_entries, width=520, key=f"doc_pick_{default_pick}",
-                            index=with_entries.index(default_pick),
-                            format_func=lambda i: f"{rep.findings[i].kind} · entry {rep.findings[i].entries[0]}")
+        pick = st.selectbox(
+            "Show a finding in the replay",
+            with_entries,
+            width=520,
+            key=f"doc_pick_{default_pick}",
+            index=with_entries.index(default_pick),
+            format_func=lambda i: f"{rep.findings[i].kind} · entry {rep.findings[i].entries[0]}",
+        )
         go = st.button("Open in Replay", key="doc_go", icon=":material/play_circle:")
     if go:
         entry = rep.findings[pick].entries[0]

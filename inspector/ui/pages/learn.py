@@ -70,15 +70,21 @@ def _control(s: learn.Screen, session: Any) -> Any:
         names = {t: f"entry {t}" + (" (the fork point)" if i == 0 else "") for i, t in enumerate(rng)}
         if key not in st.session_state:
             st.session_state[key] = start
-        return st.selectbox(c.label, rng, format_func=names.get, key=key, help=c.help,
-                            on_change=_hide_reveal, args=(s.key,))
+        return st.selectbox(
+            c.label, rng, format_func=names.get, key=key, help=c.help, on_change=_hide_reveal, args=(s.key,)
+        )
     lo, hi, step = rng
-    return st.slider(c.label, lo, hi, step=step, key=key, help=c.help, on_change=_hide_reveal, args=(s.key,), **kw)
+    return st.slider(
+        c.label, lo, hi, step=step, key=key, help=c.help, on_change=_hide_reveal, args=(s.key,), **kw
+    )
 
 
 def _reveal(session: Any, s: learn.Screen, value: Any, more: dict[str, Any]) -> learn.Reveal:
-    return memo("learn", (s.key, value, tuple(sorted(more.items()))),
-                lambda: learn.reveal(session, s.key, value, **more))
+    return memo(
+        "learn",
+        (s.key, value, tuple(sorted(more.items()))),
+        lambda: learn.reveal(session, s.key, value, **more),
+    )
 
 
 def _figure(s: learn.Screen, rv: learn.Reveal) -> None:
@@ -86,13 +92,22 @@ def _figure(s: learn.Screen, rv: learn.Reveal) -> None:
         frames = rv.extra["frames"]
         upto = len(frames)
         if s.key == "cut" and frames:
-            upto = st.slider("Walk step (one message each, newest first)", 0, len(frames), len(frames),
-                             key="learn_walk", help="Step through pi's backward walk; ▶ on the chart plays it.")
+            upto = st.slider(
+                "Walk step (one message each, newest first)",
+                0,
+                len(frames),
+                len(frames),
+                key="learn_walk",
+                help="Step through pi's backward walk; ▶ on the chart plays it.",
+            )
         fig = learn_figures.cut_walk(frames, rv.values["keep"], rv.values["first_kept"], upto)
         if upto < len(frames):
             f = frames[upto - 1] if upto else None
-            st.caption(f"After {upto} message(s): {f.total:,} of {rv.values['keep']:,} tokens walked (entry {f.entry})."
-                       if f else "The walk starts at the newest message.")
+            st.caption(
+                f"After {upto} message(s): {f.total:,} of {rv.values['keep']:,} tokens walked (entry {f.entry})."
+                if f
+                else "The walk starts at the newest message."
+            )
     else:
         fig = learn_figures.screen_figure(rv)
     if fig is not None:
@@ -102,12 +117,20 @@ def _figure(s: learn.Screen, rv: learn.Reveal) -> None:
 def _answer(s: learn.Screen, rv: learn.Reveal) -> None:
     guess = st.radio(s.question, rv.choices, index=None, key=f"learn_guess_{s.key}", horizontal=True)
     shown = f"learn_shown_{s.key}"
-    st.button("Reveal", key=f"learn_reveal_{s.key}", icon=":material/visibility:", type="primary",
-              on_click=lambda: st.session_state.update({shown: True}))
+    st.button(
+        "Reveal",
+        key=f"learn_reveal_{s.key}",
+        icon=":material/visibility:",
+        type="primary",
+        on_click=lambda: st.session_state.update({shown: True}),
+    )
     if not st.session_state.get(shown):
         return
-    verdict = "" if guess is None else (" — your answer is right." if guess == rv.answer else
-                                        f" — you said {guess}.")
+    verdict = (
+        ""
+        if guess is None
+        else (" — your answer is right." if guess == rv.answer else f" — you said {guess}.")
+    )
     st.success(esc(f"Answer: {rv.answer}") + esc(verdict), icon=":material/lightbulb:")
     st.markdown("\n".join("- " + esc(line) for line in rv.explanation))
     _details(s, rv)
@@ -125,14 +148,19 @@ def _details(s: learn.Screen, rv: learn.Reveal) -> None:
         c[1].caption("Turn-prefix summary")
         c[1].code(rv.extra["prefix"], language=None, wrap_lines=True, height=320)
     elif s.key == "keeps":
-        st.dataframe([{"file": f, "listed as": "read"} for f in v["read_files"]]
-                     + [{"file": f, "listed as": "modified"} for f in v["modified_files"]], hide_index=True)
+        st.dataframe(
+            [{"file": f, "listed as": "read"} for f in v["read_files"]]
+            + [{"file": f, "listed as": "modified"} for f in v["modified_files"]],
+            hide_index=True,
+        )
         if "retention_recall" in v:
             st.subheader("Retention: what the session's own compaction carried over")
             recall = {k: "—" if x is None else f"{x:.0%}" for k, x in v["retention_recall"].items()}
-            st.caption(f"Of the {v['retention_needed']} item(s) the branch used after the compaction at entry "
-                       f"{v['retention_entry']} that it had met before it, the share still in the summary or the "
-                       "kept part, by kind (our heuristics, issue 21: docs/retention.md). Forgotten items below.")
+            st.caption(
+                f"Of the {v['retention_needed']} item(s) the branch used after the compaction at entry "
+                f"{v['retention_entry']} that it had met before it, the share still in the summary or the "
+                "kept part, by kind (our heuristics, issue 21: docs/retention.md). Forgotten items below."
+            )
             st.dataframe([recall], hide_index=True)
             st.dataframe(v["retention_forgotten"], hide_index=True)
     elif s.key == "branch":
@@ -142,12 +170,31 @@ def _details(s: learn.Screen, rv: learn.Reveal) -> None:
 
 def _nav(n: int) -> None:
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        st.button("Previous", key="learn_prev", icon=":material/chevron_left:", on_click=_go, args=(n - 1,),
-                  disabled=n <= 1)
-        st.selectbox("Screen", list(range(1, N + 1)), key="learn_pick", on_change=_picked,
-                     format_func=lambda i: f"{i}. {learn.SCREENS[i - 1].title}", width=360)
-        st.button("Next", key="learn_next", icon=":material/chevron_right:", icon_position="right",
-                  on_click=_go, args=(n + 1,), disabled=n >= N)
+        st.button(
+            "Previous",
+            key="learn_prev",
+            icon=":material/chevron_left:",
+            on_click=_go,
+            args=(n - 1,),
+            disabled=n <= 1,
+        )
+        st.selectbox(
+            "Screen",
+            list(range(1, N + 1)),
+            key="learn_pick",
+            on_change=_picked,
+            format_func=lambda i: f"{i}. {learn.SCREENS[i - 1].title}",
+            width=360,
+        )
+        st.button(
+            "Next",
+            key="learn_next",
+            icon=":material/chevron_right:",
+            icon_position="right",
+            on_click=_go,
+            args=(n + 1,),
+            disabled=n >= N,
+        )
 
 
 def learn_page() -> None:
@@ -159,30 +206,46 @@ def learn_page() -> None:
     s = learn.SCREENS[n - 1]
     session = _session()
     st.title("Learn")
-    st.caption(f"How compaction works, one idea per screen, on the bundled session {learn.LEARN_SAMPLE} "
-               f"({len(session.entries):,} entries). Move the control, answer, then reveal. Share this screen: "
-               f"add ?screen={n} to the address. The sidebar's settings do not apply here (each screen sets its "
-               "own); \"Open in Replay\" carries them over.")
+    st.caption(
+        f"How compaction works, one idea per screen, on the bundled session {learn.LEARN_SAMPLE} "
+        f"({len(session.entries):,} entries). Move the control, answer, then reveal. Share this screen: "
+        f"add ?screen={n} to the address. The sidebar's settings do not apply here (each screen sets its "
+        'own); "Open in Replay" carries them over.'
+    )
     _nav(n)
     st.header(f"{n}. {s.title}")
     st.markdown(esc(s.idea))
-    st.info(f"**The rule ({esc(s.system)}).** {esc(s.rule)}  \nSource: {us.code(s.source)}", icon=":material/gavel:")
+    st.info(
+        f"**The rule ({esc(s.system)}).** {esc(s.rule)}  \nSource: {us.code(s.source)}",
+        icon=":material/gavel:",
+    )
     value = _control(s, session)
     more: dict[str, Any] = {}
     if s.key == "pruning":
-        more["minimum"] = st.slider("PRUNE_MINIMUM", 0, 40_000, step=5_000, key="learn_pruning_minimum",
-                                    on_change=_hide_reveal, args=(s.key,),
-                                    help="Prune only when at least this many tokens would go.",
-                                    **({} if "learn_pruning_minimum" in st.session_state
-                                       else {"value": learn.PRUNE_MINIMUM_DEFAULT}))
+        more["minimum"] = st.slider(
+            "PRUNE_MINIMUM",
+            0,
+            40_000,
+            step=5_000,
+            key="learn_pruning_minimum",
+            on_change=_hide_reveal,
+            args=(s.key,),
+            help="Prune only when at least this many tokens would go.",
+            **({} if "learn_pruning_minimum" in st.session_state else {"value": learn.PRUNE_MINIMUM_DEFAULT}),
+        )
     rv = _reveal(session, s, value, more)
     _figure(s, rv)
     _answer(s, rv)
     if s.coming:
         st.warning(esc(f"Coming: {s.coming}"), icon=":material/construction:")
-    st.button(f"Open in Replay at model call {rv.replay_step}", key="learn_to_replay", icon=":material/play_circle:",
-              on_click=_to_replay, args=(rv.replay_settings, rv.replay_step),
-              help="The same session, step and settings on the Replay page (sets the sidebar).")
+    st.button(
+        f"Open in Replay at model call {rv.replay_step}",
+        key="learn_to_replay",
+        icon=":material/play_circle:",
+        on_click=_to_replay,
+        args=(rv.replay_settings, rv.replay_step),
+        help="The same session, step and settings on the Replay page (sets the sidebar).",
+    )
 
 
 learn_page()

@@ -29,8 +29,9 @@ def _load(data: bytes, name: str, origin: tuple[str, str] | None) -> bool:
         load_bytes(data, name, origin)
         return True
     except NotASession as e:
-        st.session_state["_load_error"] = str(e) + (" The session that was open stays open."
-                                                    if current_session() is not None else "")
+        st.session_state["_load_error"] = str(e) + (
+            " The session that was open stays open." if current_session() is not None else ""
+        )
         return False
 
 
@@ -55,8 +56,13 @@ def _local_sessions() -> None:
     found = sources.local_sessions()
     have = [a for a, xs in found.items() if xs]
     if not have:
-        st.caption("No local sessions of " + ", ".join(a.title for a in AGENTS.values()) + " found in the allowed folders ("
-                   + ", ".join(us.code(str(d)) for a in AGENTS for d in agent_dirs(a)) + ").")
+        st.caption(
+            "No local sessions of "
+            + ", ".join(a.title for a in AGENTS.values())
+            + " found in the allowed folders ("
+            + ", ".join(us.code(str(d)) for a in AGENTS for d in agent_dirs(a))
+            + ")."
+        )
         return
     st.markdown("**Sessions on this machine** (newest first)")
     for a, tab in zip(have, st.tabs([f"{AGENTS[a].title} ({len(found[a])})" for a in have]), strict=True):
@@ -66,11 +72,24 @@ def _local_sessions() -> None:
 
 def _local_table(agent: str, items: list[Any]) -> None:
     key = "pi" if agent == "pi" else agent.replace("-", "_")
-    rows = [{"project": x.project, "name": (sources._name_of(x.path) if agent == "pi" else x.title) or "",
-             "modified": x.modified, "size (MB)" if x.ref is None else "messages": round(x.size / 1e6, 2)
-             if x.ref is None else x.size, "file": x.ref or x.path.name} for x in items]
-    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, height=min(300, 36 * (len(rows) + 1)),
-                      key=f"{key}_table", on_select="rerun", selection_mode="single-row")
+    rows = [
+        {
+            "project": x.project,
+            "name": (sources._name_of(x.path) if agent == "pi" else x.title) or "",
+            "modified": x.modified,
+            "size (MB)" if x.ref is None else "messages": round(x.size / 1e6, 2) if x.ref is None else x.size,
+            "file": x.ref or x.path.name,
+        }
+        for x in items
+    ]
+    ev = st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        height=min(300, 36 * (len(rows) + 1)),
+        key=f"{key}_table",
+        on_select="rerun",
+        selection_mode="single-row",
+    )
     picked = ev.selection.rows if ev is not None else []
     if not picked:
         st.caption("Select a row to load that session.")
@@ -109,8 +128,9 @@ def _subagents(main: Path) -> None:
     if not found:
         return
     with st.expander(f"{len(found)} sub-agent transcript(s) of this session"):
-        pick = st.selectbox("Sub-agent", [str(p) for p in found], key="subagent_pick",
-                            format_func=lambda p: Path(p).name)
+        pick = st.selectbox(
+            "Sub-agent", [str(p) for p in found], key="subagent_pick", format_func=lambda p: Path(p).name
+        )
         if st.button("Load this sub-agent", key="load_subagent") and _load_local(pick):
             st.rerun()  # this is drawn below the loaded session's summary
 
@@ -135,8 +155,10 @@ def _codex_related(related: dict[str, str]) -> None:
 
 def load_page() -> None:
     st.title("Load a session")
-    st.caption("A pi session (JSONL), a Claude Code transcript, a Codex CLI rollout or an OpenCode export; the "
-               "format is recognised from the content. The file is only read, never written.")
+    st.caption(
+        "A pi session (JSONL), a Claude Code transcript, a Codex CLI rollout or an OpenCode export; the "
+        "format is recognised from the content. The file is only read, never written."
+    )
     for key in ("_preload_error", "_load_error"):
         if err := st.session_state.pop(key, None):
             st.error(esc(err), icon=":material/error:")
@@ -145,18 +167,29 @@ def load_page() -> None:
         st.subheader("Bundled samples")
         names = [p.name for p in sources.sample_files()]
         if names:
-            st.selectbox("Sample session", names, index=names.index("coding-session.jsonl")
-                         if "coding-session.jsonl" in names else 0, key="sample_choice")
+            st.selectbox(
+                "Sample session",
+                names,
+                index=names.index("coding-session.jsonl") if "coding-session.jsonl" in names else 0,
+                key="sample_choice",
+            )
             st.button("Load sample", type="primary", key="load_sample", on_click=_load_sample)
         else:
             st.caption("No samples in sample_sessions/.")
-        st.file_uploader("…or upload a session file (loaded at once)", type=["jsonl", "json", "txt"], key="upload",
-                         on_change=_load_upload)
+        st.file_uploader(
+            "…or upload a session file (loaded at once)",
+            type=["jsonl", "json", "txt"],
+            key="upload",
+            on_change=_load_upload,
+        )
     with c2:
         st.subheader("Local file")
         roots = sources.roots()
-        st.caption("Only files inside these folders can be opened: " + ", ".join(us.code(str(r)) for r in roots)
-                   + " (set `INSPECTOR_ROOTS` to change them).")
+        st.caption(
+            "Only files inside these folders can be opened: "
+            + ", ".join(us.code(str(r)) for r in roots)
+            + " (set `INSPECTOR_ROOTS` to change them)."
+        )
         raw = st.text_input("Path", key="local_path", placeholder="sample_sessions/long-session.jsonl")
         if st.button("Load path", key="load_path"):
             _load_local(raw, roots)
@@ -166,25 +199,36 @@ def load_page() -> None:
         return
     st.divider()
     info = memo("info", None, lambda: session_info(s, counters=("pi",)))
-    st.subheader(esc(st.session_state.get("session_name", "session")) + (f" — {esc(info.name)}" if info.name else ""),
-                 anchor=False)  # no anchor link made of session text
+    st.subheader(
+        esc(st.session_state.get("session_name", "session")) + (f" — {esc(info.name)}" if info.name else ""),
+        anchor=False,
+    )  # no anchor link made of session text
     m = st.columns(6)
     m[0].metric("Entries", f"{info.entries:,}")
     m[1].metric("Branches (leaves)", len(info.leaves))
-    m[2].metric("Context messages", f"{info.contextMessages:,}", help="Messages pi would send at the default leaf.")
+    m[2].metric(
+        "Context messages", f"{info.contextMessages:,}", help="Messages pi would send at the default leaf."
+    )
     m[3].metric("Context tokens (pi)", f"{info.contextTokens['pi']:,}", help="pi's chars ÷ 4 estimate.")
     m[4].metric("Compactions", len(info.compactions))
     m[5].metric("Load issues", len(info.issues))
-    st.caption((f"Format: pi v{info.originalVersion}" + (" (migrated in memory)" if info.migrated else "")
-                if info.format == "pi" else f"Format: {info.formatLabel}, imported into pi's session model")
-               + (esc(f" · model {info.model.get('provider')}/{info.model.get('modelId')}") if info.model else "")
-               + (esc(f" · cwd {info.cwd}") if info.cwd else ""))
+    st.caption(
+        (
+            f"Format: pi v{info.originalVersion}" + (" (migrated in memory)" if info.migrated else "")
+            if info.format == "pi"
+            else f"Format: {info.formatLabel}, imported into pi's session model"
+        )
+        + (esc(f" · model {info.model.get('provider')}/{info.model.get('modelId')}") if info.model else "")
+        + (esc(f" · cwd {info.cwd}") if info.cwd else "")
+    )
     recon = reconstruction(s)
     if recon is not None:
         from inspector.recon import verdict
 
-        st.caption(f"Reconstruction: the context rebuilt here {esc(verdict(recon))} (`inspector check` for the "
-                   "detail; the calls it cannot explain are marked on the Replay timeline).")
+        st.caption(
+            f"Reconstruction: the context rebuilt here {esc(verdict(recon))} (`inspector check` for the "
+            "detail; the calls it cannot explain are marked on the Replay timeline)."
+        )
     cache_view.load_verdict(s)
     if s.format == "claude-code":
         _subagents(Path(st.session_state.get("session_name", "")))
@@ -194,34 +238,71 @@ def load_page() -> None:
     marked = memo("recorded_prunes", None, lambda: recorded_prune_count(s))
     if marked:
         shown = st.session_state["_settings"].strategy == "recorded"
-        st.info(f"The agent itself cleared {marked:,} tool output(s) in this session (recorded in the file). "
-                + ("They are cleared in the replay (pruning: As recorded)." if shown else
-                   "The pruning strategy in the sidebar is not 'As recorded', so the replay does not clear them: "
-                   "choose it (or the agent preset 'As recorded') to see them cleared."), icon=":material/info:")
+        st.info(
+            f"The agent itself cleared {marked:,} tool output(s) in this session (recorded in the file). "
+            + (
+                "They are cleared in the replay (pruning: As recorded)."
+                if shown
+                else "The pruning strategy in the sidebar is not 'As recorded', so the replay does not clear them: "
+                "choose it (or the agent preset 'As recorded') to see them cleared."
+            ),
+            icon=":material/info:",
+        )
     c1, c2 = st.columns([1, 2], gap="large")
     with c1:
         st.markdown("**Entries by type**")
-        st.dataframe(pd.DataFrame(sorted(info.byType.items(), key=lambda kv: -kv[1]), columns=["type", "count"]),
-                     hide_index=True)
+        st.dataframe(
+            pd.DataFrame(sorted(info.byType.items(), key=lambda kv: -kv[1]), columns=["type", "count"]),
+            hide_index=True,
+        )
     with c2:
         if info.issues:
-            st.markdown(f"**Load issues ({len(info.issues)})** — every valid entry was kept; line numbers are the "
-                        "file's (1-based)")
+            st.markdown(
+                f"**Load issues ({len(info.issues)})** — every valid entry was kept; line numbers are the "
+                "file's (1-based)"
+            )
             # an issue about the whole file has no line: an empty cell, not "None"
-            st.dataframe(pd.DataFrame([{"line": "" if i.line is None else str(i.line), "severity": i.severity,
-                                        "kind": i.kind, "message": i.message} for i in info.issues]),
-                         hide_index=True, key="issues_table",
-                         column_config={"line": st.column_config.TextColumn(width="small"),
-                                        "message": st.column_config.TextColumn(width="large")})
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "line": "" if i.line is None else str(i.line),
+                            "severity": i.severity,
+                            "kind": i.kind,
+                            "message": i.message,
+                        }
+                        for i in info.issues
+                    ]
+                ),
+                hide_index=True,
+                key="issues_table",
+                column_config={
+                    "line": st.column_config.TextColumn(width="small"),
+                    "message": st.column_config.TextColumn(width="large"),
+                },
+            )
         else:
             st.success("No load issues: every line was read.")
         if info.compactions:
             st.markdown("**Compactions in the file**")
-            st.dataframe(pd.DataFrame([{"entry": c.index, "first kept entry": c.firstKeptEntryIndex,
-                                        "tokens before": int(c.tokensBefore), "summary chars": c.summaryChars,
-                                        "on the default branch": c.onCurrentPath} for c in info.compactions]),
-                         hide_index=True)
-    st.page_link(st.session_state["_pages"]["replay"], label="Replay this session", icon=":material/play_circle:")
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "entry": c.index,
+                            "first kept entry": c.firstKeptEntryIndex,
+                            "tokens before": int(c.tokensBefore),
+                            "summary chars": c.summaryChars,
+                            "on the default branch": c.onCurrentPath,
+                        }
+                        for c in info.compactions
+                    ]
+                ),
+                hide_index=True,
+            )
+    st.page_link(
+        st.session_state["_pages"]["replay"], label="Replay this session", icon=":material/play_circle:"
+    )
 
 
 load_page()

@@ -40,10 +40,14 @@ def _beyond_notes(settings: ReplaySettings) -> list[str]:
     if strat is not None and not strat.verified:
         notes.append(f"pruning '{strat.title}' goes beyond a verified source ({strat.unverified_notes})")
     if POLICIES[settings.compaction].unverified:
-        notes.append(f"compaction policy '{POLICIES[settings.compaction].title}' is reported by third parties, "
-                     "not verified")
+        notes.append(
+            f"compaction policy '{POLICIES[settings.compaction].title}' is reported by third parties, "
+            "not verified"
+        )
     if POLICIES[settings.compaction].beyond_source:
-        notes.append(f"compaction policy '{POLICIES[settings.compaction].title}' is our design, not a released agent's")
+        notes.append(
+            f"compaction policy '{POLICIES[settings.compaction].title}' is our design, not a released agent's"
+        )
     return notes
 
 
@@ -56,8 +60,12 @@ STEP_BUTTONS = (
     ("next_event", "Event", ":material/skip_next:", "event", 1, "Shift+Right"),
     ("next_compaction", "Compaction", ":material/keyboard_double_arrow_right:", "compaction", 1, "PageDown"),
 )
-STEP_HELP = {"call": "the {} model call", "event": "the {} call where something happened: compaction, pruning, "
-             "overflow, re-read… (a skipped prune only with the switch on)", "compaction": "the {} compaction"}
+STEP_HELP = {
+    "call": "the {} model call",
+    "event": "the {} call where something happened: compaction, pruning, "
+    "overflow, re-read… (a skipped prune only with the switch on)",
+    "compaction": "the {} compaction",
+}
 
 
 def _goto(target: str, direction: int) -> None:
@@ -98,48 +106,91 @@ def _step_controls(k: int, n: int, nav: dict[str, list[int]]) -> None:
                 disabled = k == 0 if d < 0 else k >= n - 1
             else:
                 disabled = views.neighbour(nav[target], k, d) is None
-            st.button(label, key=key, icon=icon, on_click=_goto, args=(target, d), disabled=disabled,
-                      shortcut=shortcut, icon_position="left" if d < 0 else "right",
-                      help=STEP_HELP[target].format("previous" if d < 0 else "next") + f" ({shortcut})")
-        st.toggle("Skipped prunes count as events", key="nav_skipped", persist_state="session",
-                  help="A prune (or compaction) the strategy considered and did not make. Off: Event skips it.")
+            st.button(
+                label,
+                key=key,
+                icon=icon,
+                on_click=_goto,
+                args=(target, d),
+                disabled=disabled,
+                shortcut=shortcut,
+                icon_position="left" if d < 0 else "right",
+                help=STEP_HELP[target].format("previous" if d < 0 else "next") + f" ({shortcut})",
+            )
+        st.toggle(
+            "Skipped prunes count as events",
+            key="nav_skipped",
+            persist_state="session",
+            help="A prune (or compaction) the strategy considered and did not make. Off: Event skips it.",
+        )
     if n > 1:
-        st.slider("Model call (step)", 0, n - 1, key="step", on_change=_slider_moved,
-                  help="Each step is one call to the model (one assistant message) on the replayed branch. "
-                       "Keys: ← → one call, Shift+← → one event, PageUp/PageDown one compaction.")
+        st.slider(
+            "Model call (step)",
+            0,
+            n - 1,
+            key="step",
+            on_change=_slider_moved,
+            help="Each step is one call to the model (one assistant message) on the replayed branch. "
+            "Keys: ← → one call, Shift+← → one event, PageUp/PageDown one compaction.",
+        )
 
 
 def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any = None) -> None:
     step = r.steps[k]
     m = st.columns(6)
     call = recon.call_at(step.step) if recon is not None else None
-    if call is not None and call.unexplained:  # the file cannot explain what was sent: the recorded figure stands
-        m[0].metric("Tokens sent (recorded)", f"{call.recorded:,}", help="This file cannot explain what the agent "
-                    f"sent here: about {abs(call.unexplained):,} tokens {'fewer' if call.unexplained < 0 else 'more'} "
-                    f"than the context rebuilt from it ({step.tokens:,} by the chosen counter), since an earlier "
-                    "change the reconstruction check found. The recorded prompt is the figure to trust.")
+    if (
+        call is not None and call.unexplained
+    ):  # the file cannot explain what was sent: the recorded figure stands
+        m[0].metric(
+            "Tokens sent (recorded)",
+            f"{call.recorded:,}",
+            help="This file cannot explain what the agent "
+            f"sent here: about {abs(call.unexplained):,} tokens {'fewer' if call.unexplained < 0 else 'more'} "
+            f"than the context rebuilt from it ({step.tokens:,} by the chosen counter), since an earlier "
+            "change the reconstruction check found. The recorded prompt is the figure to trust.",
+        )
     else:
-        m[0].metric("Tokens sent", f"{step.tokens:,}", help="Context the model receives at this call, after pruning "
-                    "(by the chosen counter).",
-                    delta=f"{step.tokens - r.steps[k - 1].tokens:+,}" if k else None, delta_color="inverse")
+        m[0].metric(
+            "Tokens sent",
+            f"{step.tokens:,}",
+            help="Context the model receives at this call, after pruning (by the chosen counter).",
+            delta=f"{step.tokens - r.steps[k - 1].tokens:+,}" if k else None,
+            delta_color="inverse",
+        )
     recorded = step.recorded_input is not None and step.stop_reason not in ("aborted", "error")
-    m[1].metric("Recorded prompt", f"{step.recorded_input:,.0f}" if recorded else "—",
-                help="What the provider reported for this call (input + cache read + cache write); none for an "
-                     "aborted or failed call.")
+    m[1].metric(
+        "Recorded prompt",
+        f"{step.recorded_input:,.0f}" if recorded else "—",
+        help="What the provider reported for this call (input + cache read + cache write); none for an "
+        "aborted or failed call.",
+    )
     m[2].metric("Window used", f"{step.tokens / settings.context_window:.0%}")
     m[3].metric("Messages", f"{len(d.after):,}")
-    m[4].metric("Pruned away", f"{step.pruned_tokens:,}", help="Tokens the pruning strategy keeps out of this call.")
-    m[5].metric("Entry", f"{step.entry_index}" + (f" ({step.stop_reason})" if step.stop_reason in ("aborted", "error")
-                                                   else ""), help="The assistant message answering this call.")
+    m[4].metric(
+        "Pruned away", f"{step.pruned_tokens:,}", help="Tokens the pruning strategy keeps out of this call."
+    )
+    m[5].metric(
+        "Entry",
+        f"{step.entry_index}"
+        + (f" ({step.stop_reason})" if step.stop_reason in ("aborted", "error") else ""),
+        help="The assistant message answering this call.",
+    )
 
 
 def _zoom(total: int, window: int) -> bool:
-    return st.toggle("Zoom to the messages", key="bars_zoom", persist_state="session",
-                     help="Fit the bars to the context instead of the whole window.",
-                     **default("bars_zoom", total < window / 8))
+    return st.toggle(
+        "Zoom to the messages",
+        key="bars_zoom",
+        persist_state="session",
+        help="Fit the bars to the context instead of the whole window.",
+        **default("bars_zoom", total < window / 8),
+    )
 
 
-def _next_cuts(r: Any, k: int, d: Any, before_tokens: list[int], settings: ReplaySettings) -> list[tuple[str, float]]:
+def _next_cuts(
+    r: Any, k: int, d: Any, before_tokens: list[int], settings: ReplaySettings
+) -> list[tuple[str, float]]:
     """Where the compaction before the next call cuts, placed on this call's context."""
     out: list[tuple[str, float]] = []
     for i in compactions_at(r, k + 1):
@@ -156,51 +207,84 @@ def _plain_bars(r: Any, k: int, d: Any, settings: ReplaySettings, counter: Any) 
     after_tokens = counter.count_many([c.message for c in d.after])
     pruned = {row["#"] for row in views.pruned_rows(d, counter)}
     fig = figures.context_bars(
-        d.before, before_tokens, d.after, after_tokens, pruned_positions=views.pruned_positions(d),
-        pruned_before=pruned, window=settings.context_window, reserve=settings.reserve_tokens,
+        d.before,
+        before_tokens,
+        d.after,
+        after_tokens,
+        pruned_positions=views.pruned_positions(d),
+        pruned_before=pruned,
+        window=settings.context_window,
+        reserve=settings.reserve_tokens,
         keep_recent=keep_recent_line(settings),
         cuts=_next_cuts(r, k, d, before_tokens, settings),
         title=f"Context at model call {k} (entry {r.steps[k].entry_index})",
-        zoom=_zoom(sum(before_tokens), settings.context_window))
+        zoom=_zoom(sum(before_tokens), settings.context_window),
+    )
     st.plotly_chart(fig, key="bars", config=PLOT_CONFIG)
-    st.caption("Top: the context as built from the session (hatched: what pruning replaces at this call); bottom: "
-               "what is sent after pruning (ticks: the markers pruning leaves). One segment per message, width = "
-               "tokens. Red line: the window; shaded: the reserve before it; dotted: where keepRecentTokens starts "
-               "counting back from the newest message (pi's policies); across the top bar, before a compaction: "
-               "where it will cut. The system prompt and tool definitions are not recorded in the session file, so "
-               "they are not shown.")
+    st.caption(
+        "Top: the context as built from the session (hatched: what pruning replaces at this call); bottom: "
+        "what is sent after pruning (ticks: the markers pruning leaves). One segment per message, width = "
+        "tokens. Red line: the window; shaded: the reserve before it; dotted: where keepRecentTokens starts "
+        "counting back from the newest message (pi's policies); across the top bar, before a compaction: "
+        "where it will cut. The system prompt and tool definitions are not recorded in the session file, so "
+        "they are not shown."
+    )
 
 
-def _compaction_moment(r: Any, k: int, d: Any, idxs: list[int], settings: ReplaySettings, counter: Any) -> None:
+def _compaction_moment(
+    r: Any, k: int, d: Any, idxs: list[int], settings: ReplaySettings, counter: Any
+) -> None:
     """At a compaction step: the context before and after it, the cut(s), and what was summarised."""
     sent_tokens = counter.count_many([c.message for c in d.after])
     for i in idxs:
         v = memo("cview", (settings, i), lambda i=i: compaction_view(r, i))
-        what = (f"simulated by the {POLICIES[v.policy].title} policy" if v.simulated
-                else f"recorded in the session (entry {v.entry_index})")
+        what = (
+            f"simulated by the {POLICIES[v.policy].title} policy"
+            if v.simulated
+            else f"recorded in the session (entry {v.entry_index})"
+        )
         st.subheader(f"Compaction {i + 1} of {len(r.summaries)}, {what}")
         m = st.columns(6)
         m[0].metric("Context before", f"{v.tokens_before:,}", help="The context the policy saw, as built.")
-        m[1].metric("Summarised", f"{v.summarised_tokens:,}", help="Tokens that do not survive verbatim: the "
-                    "summarised messages, a split turn's prefix, the previous summary.")
+        m[1].metric(
+            "Summarised",
+            f"{v.summarised_tokens:,}",
+            help="Tokens that do not survive verbatim: the "
+            "summarised messages, a split turn's prefix, the previous summary.",
+        )
         m[2].metric("Summarised msgs", f"{len(v.summarised):,}")
         m[3].metric("Kept", f"{v.kept_tokens:,}", help="Tokens kept verbatim after the summary.")
         m[4].metric("Summary", f"{v.summary_tokens:,}", help="The new summary, by the replay's counter.")
-        m[5].metric("Context after", f"{v.tokens_after:,}", help="The summary plus what was kept.",
-                    delta=f"{v.tokens_after - v.tokens_before:+,}", delta_color="inverse")
+        m[5].metric(
+            "Context after",
+            f"{v.tokens_after:,}",
+            help="The summary plus what was kept.",
+            delta=f"{v.tokens_after - v.tokens_before:+,}",
+            delta_color="inverse",
+        )
         fig = figures.compaction_bars(
-            v, d.after, sent_tokens, pruned_positions=views.pruned_positions(d), window=settings.context_window,
-            reserve=settings.reserve_tokens, title=f"Compaction before model call {k} (entry {r.steps[k].entry_index})",
-            zoom=_zoom(v.tokens_before, settings.context_window))
+            v,
+            d.after,
+            sent_tokens,
+            pruned_positions=views.pruned_positions(d),
+            window=settings.context_window,
+            reserve=settings.reserve_tokens,
+            title=f"Compaction before model call {k} (entry {r.steps[k].entry_index})",
+            zoom=_zoom(v.tokens_before, settings.context_window),
+        )
         st.plotly_chart(fig, key=f"bars_c{i}" if i != idxs[0] else "bars", config=PLOT_CONFIG)
-        st.caption("Top: the context the policy saw — grey: summarised, gold: a split turn's first part (summarised "
-                   "separately), light green: the previous summary; coloured by kind: kept. Lines: where the kept "
-                   "part starts (the cut). Middle: right after — the summary, then what was kept. Bottom: what this "
-                   "call sends (the messages since the compaction added, then pruning).")
+        st.caption(
+            "Top: the context the policy saw — grey: summarised, gold: a split turn's first part (summarised "
+            "separately), light green: the previous summary; coloured by kind: kept. Lines: where the kept "
+            "part starts (the cut). Middle: right after — the summary, then what was kept. Bottom: what this "
+            "call sends (the messages since the compaction added, then pruning)."
+        )
         if v.cut_note:
             st.info(esc(relative(v.cut_note)), icon=":material/call_split:")
-        with st.expander(f"The {len(v.summarised):,} messages that do not survive verbatim "
-                         f"({v.summarised_tokens:,} tokens)"):
+        with st.expander(
+            f"The {len(v.summarised):,} messages that do not survive verbatim "
+            f"({v.summarised_tokens:,} tokens)"
+        ):
             message_list(views.summarised_rows(v), [p.message for p in v.summarised], f"summarised_{i}")
         if st.button("Open on the Summaries page", key=f"to_summaries_{i}", icon=":material/summarize:"):
             st.session_state["sum_focus"] = i
@@ -212,8 +296,11 @@ def _pruned_here(r: Any, k: int, d: Any, counter: Any) -> None:
     if not rows:
         return
     new = any(isinstance(e, Pruned) for e in r.steps[k].events)
-    with st.expander(f"Pruned at this call: {len(rows):,} message(s), {sum(x['tokens'] for x in rows):,} → "
-                     f"{sum(x['sent'] for x in rows):,} tokens", expanded=new):
+    with st.expander(
+        f"Pruned at this call: {len(rows):,} message(s), {sum(x['tokens'] for x in rows):,} → "
+        f"{sum(x['sent'] for x in rows):,} tokens",
+        expanded=new,
+    ):
         for row in rows:
             row["why"] = relative(row["why"])
         message_list(rows, [d.before[row["#"]] for row in rows], "pruned_table")
@@ -226,8 +313,12 @@ def _context_table(d: Any, counter: Any) -> None:
     focus = st.session_state.get("focus_entry")
     at = next((i for i, row in enumerate(rows) if focus is not None and row["entry"] == focus), None)
     if focus is not None:
-        why = ("is highlighted below." if at is not None else "is not a message of this call's context (it is its "
-               "answer, a setting or label, or it was summarised away).")
+        why = (
+            "is highlighted below."
+            if at is not None
+            else "is not a message of this call's context (it is its "
+            "answer, a setting or label, or it was summarised away)."
+        )
         st.info(f"Entry {focus} {why}", icon=":material/my_location:")
     for row in rows:
         row["why"] = relative(row["why"])
@@ -245,14 +336,23 @@ def replay_page(settings: ReplaySettings) -> None:
     if not n:
         st.warning("This branch has no model calls (assistant messages) to replay.")
         return
-    nav = {"event": notable_steps(r, bool(st.session_state.get("nav_skipped"))), "compaction": compaction_steps(r)}
+    nav = {
+        "event": notable_steps(r, bool(st.session_state.get("nav_skipped"))),
+        "compaction": compaction_steps(r),
+    }
     st.session_state.update({"_n_steps": n, "_nav_event": nav["event"], "_nav_compaction": nav["compaction"]})
     if st.session_state.get("cur_step") is None:  # a new session or branch: open where something happens
         set_step(nav["event"][0] if nav["event"] else 0)
-    mode = "as recorded" if POLICIES[settings.compaction].as_recorded else f"what-if: {POLICIES[settings.compaction].title}"
-    st.caption(f"{n:,} model calls on this branch · compaction {mode} · pruning {strategy_title(settings.strategy)} · "
-               f"window {settings.context_window:,} tokens · counter {us.COUNTERS[settings.counter]} · replayed once in "
-               f"{r.seconds:.2f} s, then cached")
+    mode = (
+        "as recorded"
+        if POLICIES[settings.compaction].as_recorded
+        else f"what-if: {POLICIES[settings.compaction].title}"
+    )
+    st.caption(
+        f"{n:,} model calls on this branch · compaction {mode} · pruning {strategy_title(settings.strategy)} · "
+        f"window {settings.context_window:,} tokens · counter {us.COUNTERS[settings.counter]} · replayed once in "
+        f"{r.seconds:.2f} s, then cached"
+    )
     for note in _beyond_notes(settings):
         st.warning(f"Beyond the source systems: {note}.", icon=":material/science:")
     k = get_step(n)
@@ -299,45 +399,87 @@ def _timeline(r: Any, k: int, recon: Any = None) -> None:
         if not 0 <= lo <= hi <= n - 1:  # another branch or session: the whole run
             st.session_state["tl_range"] = (0, n - 1)
         with st.container(horizontal=True, vertical_alignment="bottom"):
-            x_range = st.slider("Calls on the timeline", 0, n - 1, key="tl_range", width=700,
-                                **default("tl_range", (0, n - 1)),
-                                help="Pick a range of calls to see them in detail (long runs are drawn as the peak "
-                                     "of each group of calls).")
-            st.button("Around this call", key="tl_around", on_click=_around, args=(k, n),
-                      icon=":material/center_focus_strong:")
+            x_range = st.slider(
+                "Calls on the timeline",
+                0,
+                n - 1,
+                key="tl_range",
+                width=700,
+                **default("tl_range", (0, n - 1)),
+                help="Pick a range of calls to see them in detail (long runs are drawn as the peak "
+                "of each group of calls).",
+            )
+            st.button(
+                "Around this call",
+                key="tl_around",
+                on_click=_around,
+                args=(k, n),
+                icon=":material/center_focus_strong:",
+            )
             st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
         x_range = (int(x_range[0]), int(x_range[1]))
-    st.plotly_chart(cache_view.mark_timeline(retention_view.mark_timeline(
-        figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r), r),
-                    key="timeline",
-                    on_select=_timeline_picked, selection_mode="points", config=PLOT_CONFIG)
-    st.caption(_timeline_caption(r) + (" Shaded: where the reconstruction check expects each recorded prompt "
-                                       "(the context rebuilt as the provider is sent it, calibrated to this "
-                                       "session, plus the constant no file stores); ✕: a call the file cannot "
-                                       "explain." if recon is not None else ""))
+    st.plotly_chart(
+        cache_view.mark_timeline(
+            retention_view.mark_timeline(
+                figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r
+            ),
+            r,
+        ),
+        key="timeline",
+        on_select=_timeline_picked,
+        selection_mode="points",
+        config=PLOT_CONFIG,
+    )
+    st.caption(
+        _timeline_caption(r)
+        + (
+            " Shaded: where the reconstruction check expects each recorded prompt "
+            "(the context rebuilt as the provider is sent it, calibrated to this "
+            "session, plus the constant no file stores); ✕: a call the file cannot "
+            "explain."
+            if recon is not None
+            else ""
+        )
+    )
 
 
 def _timeline_caption(r: Any) -> str:
     trig = trigger_series(r)
-    what = ("" if trig is None else
-            " The orange line is what pi's compaction compares with the dashed threshold: the recorded usage "
-            "(input + output + cache of each answer), not the estimate." if POLICIES[r.settings.compaction].as_recorded
-            else f" The dashed dark line is what the policy compares with the dashed threshold: {trig[0]}.")
-    return ("Context tokens at every call (aborted and failed calls have no recorded point). Click a point to jump "
-            "to that call. Solid red: the window; dashed: where the compaction policy triggers." + what
-            + " The axis ends just above the window: ▲ marks calls above it. Lanes below: events, counted per "
-              "group of calls.")
+    what = (
+        ""
+        if trig is None
+        else " The orange line is what pi's compaction compares with the dashed threshold: the recorded usage "
+        "(input + output + cache of each answer), not the estimate."
+        if POLICIES[r.settings.compaction].as_recorded
+        else f" The dashed dark line is what the policy compares with the dashed threshold: {trig[0]}."
+    )
+    return (
+        "Context tokens at every call (aborted and failed calls have no recorded point). Click a point to jump "
+        "to that call. Solid red: the window; dashed: where the compaction policy triggers."
+        + what
+        + " The axis ends just above the window: ▲ marks calls above it. Lanes below: events, counted per "
+        "group of calls."
+    )
 
 
 def _report_download(s: Any, r: Any) -> None:
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        fmt = st.segmented_control("Report", ["html", "json", "csv"], default="html", key="report_fmt",
-                                   persist_state="session") or "html"
+        fmt = (
+            st.segmented_control(
+                "Report", ["html", "json", "csv"], default="html", key="report_fmt", persist_state="session"
+            )
+            or "html"
+        )
         stem = Path(str(st.session_state.get("session_name", "session"))).stem or "session"
-        st.download_button("Download report", data=lambda: replay_report(s, r, fmt), file_name=f"{stem}-replay.{fmt}",
-                           mime={"html": "text/html", "json": "application/json", "csv": "text/csv"}[fmt],
-                           icon=":material/download:", key="report_dl",
-                           help="The same report as `inspector export replay` (secrets redacted).")
+        st.download_button(
+            "Download report",
+            data=lambda: replay_report(s, r, fmt),
+            file_name=f"{stem}-replay.{fmt}",
+            mime={"html": "text/html", "json": "application/json", "csv": "text/csv"}[fmt],
+            icon=":material/download:",
+            key="report_dl",
+            help="The same report as `inspector export replay` (secrets redacted).",
+        )
 
 
 replay_page(st.session_state["_settings"])

@@ -54,7 +54,7 @@ def _files_table(texts: dict[str, str]) -> pd.DataFrame:
     for f in files:
         row: dict[str, Any] = {"file": f}
         for name, fl in lists.items():
-            row[name] = ("modified" if f in fl["modified-files"] else "read" if f in fl["read-files"] else "—")
+            row[name] = "modified" if f in fl["modified-files"] else "read" if f in fl["read-files"] else "—"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -63,12 +63,17 @@ def _prompt_block(prep: Any, style: str, extra: str | None, reserve: int, rate: 
     """Every prompt an LLM summarizer sends for ``prep``, exactly (a split turn's prefix has its own)."""
     text = compaction_prompts(prep, style=style, custom_instructions=extra or None)
     tokens = (len(text) + 3) // 4
-    st.caption(f"{len(prep.messagesToSummarize):,} messages to summarise"
-               + (f" (+ a split turn's first {len(prep.turnPrefixMessages)} message(s), summarised by a second "
-                  "call)" if prep.turnPrefixMessages else "")
-               + f" · prompt ≈ {tokens:,} tokens (pi estimate) · answer budget {int(0.8 * reserve):,} tokens "
-                 "(0.8 × reserveTokens)"
-               + (f" · ≈ ${tokens * rate:.4f} input at the session's price" if rate else ""))
+    st.caption(
+        f"{len(prep.messagesToSummarize):,} messages to summarise"
+        + (
+            f" (+ a split turn's first {len(prep.turnPrefixMessages)} message(s), summarised by a second "
+            "call)"
+            if prep.turnPrefixMessages
+            else ""
+        )
+        + f" · prompt ≈ {tokens:,} tokens (pi estimate) · answer budget {int(0.8 * reserve):,} tokens "
+        "(0.8 × reserveTokens)" + (f" · ≈ ${tokens * rate:.4f} input at the session's price" if rate else "")
+    )
     st.code(text[:120000] + ("\n…" if len(text) > 120000 else ""), language=None, height=320)
 
 
@@ -80,9 +85,13 @@ def _summary_story(s: Any, rec: dict[str, Any], view: Any, settings: ReplaySetti
     if s.format != "pi":  # another agent's compaction: its own split, not pi's cut rule
         prep = view.prep
         return agent_compaction_story(s, ei, len(prep.messagesToSummarize) if prep else 0)
-    return memo("cut", (ei, settings.keep_recent_tokens, settings.pi_version),
-                lambda: recorded_cut_story(s, ei, settings.keep_recent_tokens, settings.reserve_tokens,
-                                           settings.pi_version))
+    return memo(
+        "cut",
+        (ei, settings.keep_recent_tokens, settings.pi_version),
+        lambda: recorded_cut_story(
+            s, ei, settings.keep_recent_tokens, settings.reserve_tokens, settings.pi_version
+        ),
+    )
 
 
 def _summary_texts(s: Any, r: Any, i: int, view: Any) -> dict[str, str]:
@@ -93,8 +102,10 @@ def _summary_texts(s: Any, r: Any, i: int, view: Any) -> dict[str, str]:
     if rec.get("simulated"):
         texts["generated"] = rec["text"]
         with cols[0]:
-            st.markdown(f"**Generated** · {esc(str(rec.get('summarizer')))} · {rec.get('summaryTokens', 0):,} "
-                        "tokens" + (" · fell back to offline" if rec.get("fellBack") else ""))
+            st.markdown(
+                f"**Generated** · {esc(str(rec.get('summarizer')))} · {rec.get('summaryTokens', 0):,} "
+                "tokens" + (" · fell back to offline" if rec.get("fellBack") else "")
+            )
             with st.container(height=420):
                 st.text(rec["text"])
         other = recorded_counterpart(r, i)
@@ -115,11 +126,16 @@ def _summary_texts(s: Any, r: Any, i: int, view: Any) -> dict[str, str]:
     with cols[1]:
         prep = view.prep
         if prep is not None and get_summarizer is not None:
-            gen = memo("gen", (rec.get("entryIndex"), view.prep.settings, view.prep.pi_version),
-                       lambda: summarize_compaction(prep, get_summarizer("offline")))
+            gen = memo(
+                "gen",
+                (rec.get("entryIndex"), view.prep.settings, view.prep.pi_version),
+                lambda: summarize_compaction(prep, get_summarizer("offline")),
+            )
             texts["generated"] = gen.text
-            st.markdown(f"**Generated here** (offline, of the same messages) · "
-                        f"{counter_for(s, 'pi').count_text(gen.text):,} tokens")
+            st.markdown(
+                f"**Generated here** (offline, of the same messages) · "
+                f"{counter_for(s, 'pi').count_text(gen.text):,} tokens"
+            )
             with st.container(height=420):
                 st.text(gen.text)
         else:
@@ -131,8 +147,16 @@ def _summary_compare(texts: dict[str, str]) -> None:
     if len(texts) == 2:
         t1, t2 = st.tabs(["Diff (recorded → generated)", "Files each summary lists"])
         with t1:
-            diff = "\n".join(difflib.unified_diff(texts["recorded"].splitlines(), texts["generated"].splitlines(),
-                                                  "recorded", "generated", lineterm="", n=1))
+            diff = "\n".join(
+                difflib.unified_diff(
+                    texts["recorded"].splitlines(),
+                    texts["generated"].splitlines(),
+                    "recorded",
+                    "generated",
+                    lineterm="",
+                    n=1,
+                )
+            )
             st.code(diff[:20000] or "(identical)", language="diff", height=300)
         with t2:
             ft = _files_table(texts)
@@ -153,8 +177,13 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
     rec = r.summaries[i]
     view = memo("cview", (settings, i), lambda: compaction_view(r, i))
     focus = rec.get("entryIndex") if rec.get("entryIndex") is not None else rec.get("firstKeptEntryIndex")
-    if st.button(f"Open model call {rec['step']} in Replay", key=f"sum_go_{i}", icon=":material/play_circle:",
-                 on_click=open_in_replay, args=(min(rec["step"], len(r.steps) - 1), focus)):
+    if st.button(
+        f"Open model call {rec['step']} in Replay",
+        key=f"sum_go_{i}",
+        icon=":material/play_circle:",
+        on_click=open_in_replay,
+        args=(min(rec["step"], len(r.steps) - 1), focus),
+    ):
         st.switch_page(st.session_state["_pages"]["replay"])
     if story := _summary_story(s, rec, view, settings):
         st.markdown("**Where the cut landed**\n" + "\n".join("- " + esc(relative(x)) for x in story))
@@ -162,15 +191,21 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
     m = st.columns(5)
     m[0].metric("Context before", f"{view.tokens_before:,}")
     m[1].metric("Summarised", f"{view.summarised_tokens:,}", help="Tokens that do not survive verbatim.")
-    m[2].metric("Summarised msgs", f"{len(view.summarised):,}",
-                help=f"Of which {len(prefix)} are a split turn's prefix, summarised by a second call." if prefix
-                else "No split turn.")
+    m[2].metric(
+        "Summarised msgs",
+        f"{len(view.summarised):,}",
+        help=f"Of which {len(prefix)} are a split turn's prefix, summarised by a second call."
+        if prefix
+        else "No split turn.",
+    )
     m[3].metric("Kept", f"{view.kept_tokens:,}")
     m[4].metric("Context after", f"{view.tokens_after:,}", help="The summary plus what was kept.")
     if view.cut_note:
         st.info(esc(relative(view.cut_note)), icon=":material/call_split:")
-    with st.expander(f"The {len(view.summarised):,} messages summarised" + (
-            f", of which {len(prefix)} are the split turn's prefix" if prefix else "")):
+    with st.expander(
+        f"The {len(view.summarised):,} messages summarised"
+        + (f", of which {len(prefix)} are the split turn's prefix" if prefix else "")
+    ):
         message_list(views.summarised_rows(view), [p.message for p in view.summarised], f"sum_list_{i}")
     _summary_compare(_summary_texts(s, r, i, view))
     retention_view.summary_retention(r, i)
@@ -182,28 +217,49 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
 def _compaction_title(recs: list[dict[str, Any]], i: int) -> str:
     rec = recs[i]
     keeps = rec.get("firstKeptEntryIndex")
-    return (f"Compaction {i + 1} of {len(recs)} ({'simulated' if rec.get('simulated') else 'recorded'}) before call "
-            f"{rec['step']}" + (f" · entry {rec.get('entryIndex')}" if rec.get("entryIndex") is not None else "")
-            + (f" · keeps from entry {keeps}" if keeps is not None else " · keeps nothing verbatim"))
+    return (
+        f"Compaction {i + 1} of {len(recs)} ({'simulated' if rec.get('simulated') else 'recorded'}) before call "
+        f"{rec['step']}"
+        + (f" · entry {rec.get('entryIndex')}" if rec.get("entryIndex") is not None else "")
+        + (f" · keeps from entry {keeps}" if keeps is not None else " · keeps nothing verbatim")
+    )
 
 
 def _pick_compaction(recs: list[dict[str, Any]]) -> int:
     """Every compaction in a table; the one shown in full below is picked there (or by the Replay
     page's link), the last one at first."""
-    rows = [{"#": i + 1, "call": rec["step"], "kind": "simulated" if rec.get("simulated") else "recorded",
-             "entry": rec.get("entryIndex"), "keeps from": rec.get("firstKeptEntryIndex"),
-             "tokens after": rec.get("tokensAfter"), "summary tokens": rec.get("summaryTokens"),
-             "why": rec.get("reason") or ""} for i, rec in enumerate(recs)]
+    rows = [
+        {
+            "#": i + 1,
+            "call": rec["step"],
+            "kind": "simulated" if rec.get("simulated") else "recorded",
+            "entry": rec.get("entryIndex"),
+            "keeps from": rec.get("firstKeptEntryIndex"),
+            "tokens after": rec.get("tokensAfter"),
+            "summary tokens": rec.get("summaryTokens"),
+            "why": rec.get("reason") or "",
+        }
+        for i, rec in enumerate(recs)
+    ]
     focus = st.session_state.get("sum_focus")  # set by the Replay page's link; kept until another one
     focus = focus if isinstance(focus, int) and 0 <= focus < len(recs) else None
     key = "sum_table" if focus is None else f"sum_table_f{focus}"
     pick = len(recs) - 1 if focus is None else focus
-    ev = st.dataframe(pd.DataFrame(rows), hide_index=True, key=key, on_select="rerun", selection_mode="single-row",
-                      selection_default={"selection": {"rows": [pick]}}, height=min(300, 35 * len(rows) + 38),
-                      placeholder="—",
-                      column_config={"entry": st.column_config.NumberColumn(format="%d"),
-                                     "keeps from": st.column_config.NumberColumn(format="%d"),
-                                     "why": st.column_config.TextColumn(width="large")})
+    ev = st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        key=key,
+        on_select="rerun",
+        selection_mode="single-row",
+        selection_default={"selection": {"rows": [pick]}},
+        height=min(300, 35 * len(rows) + 38),
+        placeholder="—",
+        column_config={
+            "entry": st.column_config.NumberColumn(format="%d"),
+            "keeps from": st.column_config.NumberColumn(format="%d"),
+            "why": st.column_config.TextColumn(width="large"),
+        },
+    )
     picked = [x for x in (ev.selection.rows if ev is not None else []) if 0 <= x < len(recs)]
     return picked[0] if picked else pick
 
@@ -217,11 +273,15 @@ def summaries_page(settings: ReplaySettings) -> None:
     recs = list(r.summaries)
     recorded = [x for x in recs if not x.get("simulated")]
     rate = _rate(s)
-    st.caption(f"{len(recs)} compaction(s) in this replay ({len(recorded)} recorded, {len(recs) - len(recorded)} "
-               f"simulated by the '{POLICIES[settings.compaction].title}' policy with the {settings.summarizer} "
-               "summarizer). Session text is shown as plain text.")
+    st.caption(
+        f"{len(recs)} compaction(s) in this replay ({len(recorded)} recorded, {len(recs) - len(recorded)} "
+        f"simulated by the '{POLICIES[settings.compaction].title}' policy with the {settings.summarizer} "
+        "summarizer). Session text is shown as plain text."
+    )
     if not recs:
-        st.info("No compaction in this replay. Pick a what-if policy (e.g. pi) or a smaller window in the sidebar.")
+        st.info(
+            "No compaction in this replay. Pick a what-if policy (e.g. pi) or a smaller window in the sidebar."
+        )
     if recs:
         i = _pick_compaction(recs)
         st.subheader(_compaction_title(recs, i))
@@ -233,22 +293,36 @@ def summaries_page(settings: ReplaySettings) -> None:
 def _compaction_now(s: Any, settings: ReplaySettings, rate: float) -> None:
     """The prompt of a compaction pi would make now, at the end of the replayed branch."""
     st.subheader("A compaction now, at the branch's end")
-    st.caption("The prompt an LLM summarizer would receive if pi compacted at the end of the replayed branch "
-               "with the sidebar's keepRecentTokens, in each system's style, with your own instructions.")
+    st.caption(
+        "The prompt an LLM summarizer would receive if pi compacted at the end of the replayed branch "
+        "with the sidebar's keepRecentTokens, in each system's style, with your own instructions."
+    )
     c1, c2 = st.columns([1, 2])
-    style = c1.selectbox("Prompt style", list(STYLES), key="sum_style",
-                         help="Each asks for the structure its system uses (written here in our own words).")
-    extra = c2.text_input("Custom instructions", key="sum_instructions",
-                          placeholder="e.g. focus on test output and the exact error messages")
+    style = c1.selectbox(
+        "Prompt style",
+        list(STYLES),
+        key="sum_style",
+        help="Each asks for the structure its system uses (written here in our own words).",
+    )
+    extra = c2.text_input(
+        "Custom instructions",
+        key="sum_instructions",
+        placeholder="e.g. focus on test output and the exact error messages",
+    )
     leaf = settings.leaf if settings.leaf is not None else s.default_leaf
-    prep = memo("prep_end", (leaf, settings.keep_recent_tokens, settings.reserve_tokens, settings.pi_version),
-                lambda: compaction_now(s, settings))
+    prep = memo(
+        "prep_end",
+        (leaf, settings.keep_recent_tokens, settings.reserve_tokens, settings.pi_version),
+        lambda: compaction_now(s, settings),
+    )
     if prep is None:
         st.info("pi would not compact here (the branch ends in a compaction or is empty).")
     elif not prep.messagesToSummarize and not prep.turnPrefixMessages:
-        st.info(f"Nothing to summarise at the branch's end: the newest {settings.keep_recent_tokens:,} tokens "
-                "(keepRecentTokens) reach back to the last compaction. Lower keepRecentTokens in the sidebar "
-                "to see a prompt.")
+        st.info(
+            f"Nothing to summarise at the branch's end: the newest {settings.keep_recent_tokens:,} tokens "
+            "(keepRecentTokens) reach back to the last compaction. Lower keepRecentTokens in the sidebar "
+            "to see a prompt."
+        )
     else:
         _prompt_block(prep, style, extra, settings.reserve_tokens, rate)
 

@@ -55,65 +55,116 @@ def tree_page(settings: ReplaySettings) -> None:
         return
     leaf = settings.leaf if settings.leaf is not None else s.default_leaf
     path = s.path(leaf) if leaf is not None else []
-    st.caption(f"{n:,} entries · {len(s.roots)} root(s) · {len(s.leaves)} branch end(s) · {len(s.fork_points)} "
-               f"fork point(s). Replaying the branch that ends at entry {leaf}"
-               + (" (pi's default: the last entry in the file)." if settings.leaf is None else " (chosen here)."))
-    st.plotly_chart(figures.tree_lanes(s, highlight=[leaf] if leaf is not None else [], current_path=path),
-                    key="lanes", config=PLOT_CONFIG, on_select=_lane_picked, selection_mode="points")
-    st.caption("One lane per branch end; long chains are collapsed to a line between forks, compactions, branch "
-               "summaries and labels. Click a point to pick that entry below.")
+    st.caption(
+        f"{n:,} entries · {len(s.roots)} root(s) · {len(s.leaves)} branch end(s) · {len(s.fork_points)} "
+        f"fork point(s). Replaying the branch that ends at entry {leaf}"
+        + (" (pi's default: the last entry in the file)." if settings.leaf is None else " (chosen here).")
+    )
+    st.plotly_chart(
+        figures.tree_lanes(s, highlight=[leaf] if leaf is not None else [], current_path=path),
+        key="lanes",
+        config=PLOT_CONFIG,
+        on_select=_lane_picked,
+        selection_mode="points",
+    )
+    st.caption(
+        "One lane per branch end; long chains are collapsed to a line between forks, compactions, branch "
+        "summaries and labels. Click a point to pick that entry below."
+    )
     c1, c2 = st.columns(2, gap="large")
     with c1:
         st.subheader("Replay a branch")
         st.caption("Any entry can end the replayed branch: the path from the root to it.")
-        e = int(st.number_input("Entry (file order)", 0, n - 1, key="tree_entry", **default("tree_entry", leaf or 0)))
+        e = int(
+            st.number_input(
+                "Entry (file order)", 0, n - 1, key="tree_entry", **default("tree_entry", leaf or 0)
+            )
+        )
         st.text(views.entry_label(s, e, 160))
         with st.container(horizontal=True):
-            st.button("Replay up to this entry", key="use_branch", type="primary", on_click=_set_branch, args=(e,))
-            st.button("Back to pi's default leaf", key="default_branch", on_click=_set_branch, args=(None,),
-                      disabled=settings.leaf is None)
+            st.button(
+                "Replay up to this entry", key="use_branch", type="primary", on_click=_set_branch, args=(e,)
+            )
+            st.button(
+                "Back to pi's default leaf",
+                key="default_branch",
+                on_click=_set_branch,
+                args=(None,),
+                disabled=settings.leaf is None,
+            )
     with c2:
         st.subheader("Branch summary preview")
-        st.caption("Leaving the branch at FROM for TO with pi's /tree: what the summary of the abandoned part "
-                   "would carry over. Select two rows in the list below, or type entries."
-                   + ({"codex": " Codex itself drops rolled-back turns without a summary: this is what pi would do.",
-                       "claude-code": " Claude Code itself keeps no summary of a rewound branch: this is what pi "
-                                      "would do."}.get(s.format, "")))
+        st.caption(
+            "Leaving the branch at FROM for TO with pi's /tree: what the summary of the abandoned part "
+            "would carry over. Select two rows in the list below, or type entries."
+            + (
+                {
+                    "codex": " Codex itself drops rolled-back turns without a summary: this is what pi would do.",
+                    "claude-code": " Claude Code itself keeps no summary of a rewound branch: this is what pi "
+                    "would do.",
+                }.get(s.format, "")
+            )
+        )
         dflt = views.default_branch_pair(s, leaf)
         cc = st.columns(2)
-        src = int(cc[0].number_input("From (old leaf)", 0, n - 1, key="bs_from", **default("bs_from", dflt[0])))
+        src = int(
+            cc[0].number_input("From (old leaf)", 0, n - 1, key="bs_from", **default("bs_from", dflt[0]))
+        )
         dst = int(cc[1].number_input("To (target)", 0, n - 1, key="bs_to", **default("bs_to", dflt[1])))
         col, prep = memo("branch", (src, dst), lambda: prepare_branch_summary(s, src, dst))
         r_, m_ = prep.fileOps.lists()
         if not col.entries:
-            st.info(f"Nothing to summarise: entry {src} is on the path to entry {dst} (common ancestor "
-                    f"{col.common_ancestor}).")
+            st.info(
+                f"Nothing to summarise: entry {src} is on the path to entry {dst} (common ancestor "
+                f"{col.common_ancestor})."
+            )
         else:
-            st.write(f"Common ancestor: entry {col.common_ancestor}. Abandoned: {len(col.entries):,} entries; the "
-                     f"summary reads the newest {len(prep.messages):,} message(s), {prep.totalTokens:,} tokens, "
-                     f"within pi's budget of {prep.budget:,} tokens.")
+            st.write(
+                f"Common ancestor: entry {col.common_ancestor}. Abandoned: {len(col.entries):,} entries; the "
+                f"summary reads the newest {len(prep.messages):,} message(s), {prep.totalTokens:,} tokens, "
+                f"within pi's budget of {prep.budget:,} tokens."
+            )
             if r_ or m_:
-                st.dataframe(pd.DataFrame([{"file": f, "read": f in r_, "modified": f in m_}
-                                           for f in sorted(set(r_) | set(m_))]), hide_index=True,
-                             height=min(250, 35 * len(set(r_) | set(m_)) + 38))
+                st.dataframe(
+                    pd.DataFrame(
+                        [{"file": f, "read": f in r_, "modified": f in m_} for f in sorted(set(r_) | set(m_))]
+                    ),
+                    hide_index=True,
+                    height=min(250, 35 * len(set(r_) | set(m_)) + 38),
+                )
             else:
                 st.caption("No file was read or modified on the abandoned part.")
             if get_summarizer is not None and prep.messages:
                 with st.expander("Preview the summary (offline summarizer)"):
-                    res = memo("branch_text", (src, dst), lambda: summarize_branch(prep, get_summarizer("offline")))
-                    st.caption("What pi would store in the branch_summary entry: its preamble, the summary, "
-                               "then the file lists.")
+                    res = memo(
+                        "branch_text", (src, dst), lambda: summarize_branch(prep, get_summarizer("offline"))
+                    )
+                    st.caption(
+                        "What pi would store in the branch_summary entry: its preamble, the summary, "
+                        "then the file lists."
+                    )
                     st.text(res.text)
     st.subheader("Entries, like pi's /tree")
-    st.caption("Depth-first, children by time; indented only below a fork (├─ └─). ● = on the replayed branch. "
-               "Select one row to pick an entry, two to preview a branch summary between them.")
+    st.caption(
+        "Depth-first, children by time; indented only below a fork (├─ └─). ● = on the replayed branch. "
+        "Select one row to pick an entry, two to preview a branch summary between them."
+    )
     rows = memo("tree_rows", tuple(path), lambda: views.tree_rows(s, path))
     st.session_state["_tree_order"] = [r["entry"] for r in rows]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="tree_table", on_select=_tree_rows_picked,
-                 selection_mode="multi-row", height=520, column_order=["tree", "type", "label"],
-                 column_config={"tree": st.column_config.TextColumn("entry", width=620),
-                                "type": st.column_config.TextColumn(width="medium"),
-                                "label": st.column_config.TextColumn(width="small")})
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        key="tree_table",
+        on_select=_tree_rows_picked,
+        selection_mode="multi-row",
+        height=520,
+        column_order=["tree", "type", "label"],
+        column_config={
+            "tree": st.column_config.TextColumn("entry", width=620),
+            "type": st.column_config.TextColumn(width="medium"),
+            "label": st.column_config.TextColumn(width="small"),
+        },
+    )
     if len(rows) < n:
         st.caption(f"The first {len(rows):,} of {n:,} entries are listed.")
 
