@@ -411,6 +411,18 @@ def _context_tokens(
     }
 
 
+def _context_record(session: Session, ctx: SessionContext) -> dict[str, Any]:
+    """The ``context`` record: the leaf's context, message by message."""
+    described = describe_messages(ctx.messages, session)
+    return {
+        "thinkingLevel": ctx.thinking_level,
+        "model": ctx.model,
+        "messageCount": len(ctx.messages),
+        "sumEstimateTokens": sum(d["tokens"] for d in described),
+        "messages": described,
+    }
+
+
 def oracle_main(
     session: Session,
     *,
@@ -443,7 +455,6 @@ def oracle_main(
         )
         for keep in keeps
     ]
-    described = describe_messages(ctx_msgs, session)
     first10 = convert_to_llm([m.message for m in ctx_msgs[:10]])
     whole = serialize_conversation(convert_to_llm(ctx.agent_messages))
     turn_starts = [find_turn_start_index(path_entries, i, boundary_start) for i in range(len(path_entries))]
@@ -461,13 +472,7 @@ def oracle_main(
             "boundary": boundary,
             "findTurnStartIndexFromBoundary": turn_starts,
         },
-        "context": {
-            "thinkingLevel": ctx.thinking_level,
-            "model": ctx.model,
-            "messageCount": len(ctx_msgs),
-            "sumEstimateTokens": sum(d["tokens"] for d in described),
-            "messages": described,
-        },
+        "context": _context_record(session, ctx),
         "contextTokens": _context_tokens(session, path, ctx, est, last_usage, context_window),
         "compaction": compactions,
         "shouldCompact": _should_compact(est.tokens, last_usage),
