@@ -306,6 +306,22 @@ def test_every_form_of_a_planted_reentry_is_found() -> None:
     assert reentries("cli", True, "from .. import __version__\n") == []
 
 
+def test_a_reentry_counts_where_the_package_imports_its_submodules(tmp_path: Path) -> None:
+    files = {
+        "__init__.py": "",
+        "quiet/__init__.py": '"""imports nothing"""\n',
+        "quiet/x.py": "from . import y\n",
+        "quiet/y.py": "",
+        "busy/__init__.py": "from .x import X\n",
+        "busy/x.py": "from . import y\nX = 1\n",
+        "busy/y.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert reentry_report(tmp_path) == {"busy": ["busy.x:1: from . import y"]}
+
+
 def test_a_module_in_no_layer_and_a_planted_cycle_are_found() -> None:
     assert layer_of("brand_new_module") is None
     assert violations({"brand_new_module": set()}, {"brand_new_module": None}) == [
