@@ -31,7 +31,9 @@ from ..numbers import clamp, finite_ms
 from ..replay.results import Pruned
 from ..session.models import AssistantMessage
 from ..session.tree import Session
-from . import anthropic, openai
+from .anthropic import rule as anthropic_rule
+from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
+from .openai import rule as openai_rule
 from .prices import Rates, openai_read_multiplier, rates_for, recorded_rates
 from .rule import NO_CACHE, CacheRule
 from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
@@ -232,9 +234,9 @@ def rule_for(m: Any, model: str, retention: str, long: frozenset[str] = frozense
         retention = "long" if fam in long else "short"
     name = getattr(m, "model", None)
     if fam == "anthropic":
-        return anthropic.rule(name, retention)
+        return anthropic_rule(name, retention)
     if fam == "openai":
-        return openai.rule(openai_read_multiplier(name), retention)
+        return openai_rule(openai_read_multiplier(name), retention)
     return NO_CACHE
 
 
@@ -304,7 +306,7 @@ def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float
     1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage; a
     single long answer between two calls is not enough (the idle time counts from call to call)."""
     votes: dict[str, list[bool]] = {}
-    shorts = {"anthropic": anthropic.rule(None).ttl_seconds, "openai": openai.IDLE_SECONDS}
+    shorts = {"anthropic": anthropic_rule(None).ttl_seconds, "openai": OPENAI_IDLE_SECONDS}
     for (_, p0, _, _, t0), (fam, _, read, _, t1) in zip(calls, calls[1:], strict=False):
         short = shorts.get(fam)
         if (
