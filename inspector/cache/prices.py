@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..numbers import clamp
+from ..numbers import MAX_TOKENS, clamp
 from ..pricing import table_price
 from ..session.models import AssistantMessage
 
@@ -50,33 +50,54 @@ class Rates:
         return read * self.read + write * self.write + uncached * self.input
 
 
-def _num(v: Any) -> float:
+def as_float(v: Any) -> float:
+    """``v`` as a finite float (:func:`inspector.numbers.clamp`; anything else 0.0); a plain int or
+    float in range — nearly every value — takes the short path."""
+    t = type(v)
+    if (t is int or t is float) and -MAX_TOKENS <= v <= MAX_TOKENS:
+        return float(v)
     return float(clamp(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+class RateSums:
+    """Recorded tokens and dollars per model and kind of token, summed answer by answer."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, list[float]] = {}
+
+    def add(
+        self, model: str, tokens: tuple[float, float, float], dollars: tuple[float, float, float]
+    ) -> None:
+        """One answer's (input, cache read, cache write) tokens and their recorded cost."""
+        s = self.sums.get(model)
+        if s is None:
+            s = self.sums[model] = [0.0] * 6
+        for i in range(3):
+            if tokens[i] > 0 and dollars[i] > 0:
+                s[2 * i] += tokens[i]
+                s[2 * i + 1] += dollars[i]
+
+    def rates(self) -> dict[str, tuple[float | None, float | None, float | None]]:
+        return {
+            k: tuple(s[2 * i + 1] / s[2 * i] if s[2 * i] > 0 else None for i in range(3))  # type: ignore[misc]
+            for k, s in self.sums.items()
+        }
 
 
 def recorded_rates(messages: list[Any]) -> dict[str, tuple[float | None, float | None, float | None]]:
     """Per model: (input, read, write) USD per token from the recorded ``usage.cost``, None where the
     session never paid for that kind of token."""
-    sums: dict[str, list[float]] = {}
+    sums = RateSums()
     for m in messages:
         if not isinstance(m, AssistantMessage) or m.usage is None or not isinstance(m.usage.cost, dict):
             continue
         u, c = m.usage, m.usage.cost
-        s = sums.setdefault(m.model or "", [0.0] * 6)
-        for i, (tok, dol) in enumerate(
-            (
-                (u.input, c.get("input")),
-                (u.cacheRead, c.get("cacheRead")),
-                (u.cacheWrite, c.get("cacheWrite")),
-            )
-        ):
-            if _num(tok) > 0 and _num(dol) > 0:
-                s[2 * i] += _num(tok)
-                s[2 * i + 1] += _num(dol)
-    return {
-        k: tuple(s[2 * i + 1] / s[2 * i] if s[2 * i] > 0 else None for i in range(3))  # type: ignore[misc]
-        for k, s in sums.items()
-    }
+        sums.add(
+            m.model or "",
+            (as_float(u.input), as_float(u.cacheRead), as_float(u.cacheWrite)),
+            (as_float(c.get("input")), as_float(c.get("cacheRead")), as_float(c.get("cacheWrite"))),
+        )
+    return sums.rates()
 
 
 def rates_for(

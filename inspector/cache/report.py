@@ -27,14 +27,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
-from ..numbers import clamp, finite_ms
+from ..numbers import finite_ms
 from ..replay.results import Pruned
-from ..session.models import AssistantMessage
+from ..session.models import AssistantMessage, MessageEntry, OpaqueBlock, ToolCall
 from ..session.tree import Session
 from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
 from .openai import rule as openai_rule
-from .prices import Rates, openai_read_multiplier, rates_for, recorded_rates
+from .prices import Rates, RateSums, as_float, openai_read_multiplier, rates_for
 from .rule import NO_CACHE, CacheRule
 from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
 
@@ -435,45 +435,50 @@ _FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
 
 
 def session_facts(session: Session) -> _Facts:
+    """Every answer's recorded usage, cost, time and cache family, and the session's recorded
+    rates (:func:`inspector.cache.prices.recorded_rates`), in one pass over the entries (memoised
+    per session: a sweep or the app's reruns read the file's usage once)."""
     hit = _FACTS.get(session)
     if hit is not None:
         return hit
-    msgs: list[tuple[int, Any]] = [
-        (i, am)
-        for i, e in enumerate(session.entries)
-        if isinstance(am := getattr(e, "message", None), AssistantMessage)
-    ]
+    msgs: dict[int, Any] = {}
     calls = {}
-    for i, m in msgs:
-        read, write, inp = _recorded_usage(m)
-        cost = _cost_dict(m)
+    families: dict[tuple[Any, Any, Any], str] = {}
+    sums = RateSums()
+    dcp = False
+    for i, e in enumerate(session.entries):
+        if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
+            continue
+        msgs[i] = m
+        who = (m.provider, m.api, m.model)
+        fam = families.get(who)
+        if fam is None:
+            fam = families[who] = family_of(m)
+        read = write = inp = None
+        cost = None
+        u = m.usage
+        if u is not None:
+            tokens = (as_float(u.input), as_float(u.cacheRead), as_float(u.cacheWrite))
+            inp, read, write = int(tokens[0]), int(tokens[1]), int(tokens[2])
+            c = u.cost
+            if isinstance(c, dict):
+                raw = (c.get("input"), c.get("cacheRead"), c.get("cacheWrite"))
+                dollars = (as_float(raw[0]), as_float(raw[1]), as_float(raw[2]))
+                if any(isinstance(v, (int, float)) for v in raw):
+                    cost = dollars[0] + dollars[1] + dollars[2]
+                sums.add(m.model or "", tokens, dollars)
         t = finite_ms(m.timestamp)
-        calls[i] = (family_of(m), read, write, inp, cost, t / 1000 if t is not None else None)
-    facts = _Facts(calls, dict(msgs), recorded_rates([m for _, m in msgs]), uses_dcp([m for _, m in msgs]))
+        calls[i] = (fam, read, write, inp, cost, t / 1000 if t is not None else None)
+        dcp = dcp or calls_compress(m)
+    facts = _Facts(calls, msgs, sums.rates(), dcp)
     _FACTS[session] = facts
     return facts
-
-
-def _cost_dict(m: Any) -> float | None:
-    c = m.usage.cost if m.usage is not None and isinstance(m.usage.cost, dict) else None
-    if c is not None and any(
-        isinstance(c.get(k), (int, float)) for k in ("input", "cacheRead", "cacheWrite")
-    ):
-        return sum(float(clamp(c.get(k) or 0)) for k in ("input", "cacheRead", "cacheWrite"))
-    return None
 
 
 def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
     """A failed or aborted call whose usage is all zero never reached the model: no cache read or
     write, nothing billed, and the next call follows the last one that did."""
     return st.stop_reason in ("error", "aborted") and read == 0 and write == 0 and inp == 0
-
-
-def _recorded_usage(m: Any) -> tuple[int | None, int | None, int | None]:
-    u = getattr(m, "usage", None)
-    if u is None:
-        return None, None, None
-    return int(clamp(u.cacheRead)), int(clamp(u.cacheWrite)), int(clamp(u.input))
 
 
 DCP_CAUSE = (
@@ -484,10 +489,19 @@ DCP_CAUSE = (
 
 def uses_dcp(messages: Sequence[Any]) -> bool:
     """Whether the session ran the DCP plugin (its ``compress`` tool was called)."""
+    return any(isinstance(m, AssistantMessage) and calls_compress(m) for m in messages)
+
+
+def calls_compress(m: AssistantMessage) -> bool:
     return any(
-        getattr(b, "name", None) == "compress"
-        for m in messages
-        if isinstance(m, AssistantMessage)
+        (
+            b.name
+            if isinstance(b, ToolCall)
+            else getattr(b, "name", None)
+            if isinstance(b, OpaqueBlock)
+            else None
+        )
+        == "compress"
         for b in m.content
     )
 
@@ -575,42 +589,48 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     recorded = facts.rates
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
+    per_model: dict[str, tuple[CacheRule, Rates, int]] = {}  # model → (rule, rates, fitted tail)
     shared = _Shared(replay)
     dcp = facts.dcp
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
     last_t: float | None = None
-    answers = facts.models
-    for k, st in enumerate(replay.steps):
+    answers, calls, steps = facts.models, facts.calls, replay.steps
+    hidden, size = fit.hidden, fit.size
+    prev_st = None
+    for k, st in enumerate(steps):
         m = answers[st.entry_index]
         name = m.model or ""
-        rule = rules.get(name) or rules.setdefault(name, rule_for(m, model, retention, long))
-        rate = rates.get(name) or rates.setdefault(
-            name,
-            rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)),
-        )
-        _, rec_read, rec_write, rec_in, rec_cost, t = facts.calls[st.entry_index]
-        if not_billed(st, rec_read, rec_write, rec_in):
+        got = per_model.get(name)
+        if got is None:
+            rule = rules[name] = rule_for(m, model, retention, long)
+            rate = rates[name] = rates_for(
+                name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)
+            )
+            got = per_model[name] = (rule, rate, fit.tail_of(rule.family))
+        rule, rate, fitted_tail = got
+        _, rec_read, rec_write, rec_in, rec_cost, t = calls[st.entry_index]
+        if rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in):
             out.append(
                 CacheStep(
                     k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None, None, None
                 )
             )
+            prev_st = st
             continue
-        prompt = int(st.recorded_input) if anchored and st.recorded_input else fit.size(st.tokens)
+        prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
         idle = t - last_t if t is not None and last_t is not None else None
         warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
-        tail = (
-            rec_in
-            if anchored and rec_in is not None and rule.family == "anthropic"
-            else fit.tail_of(rule.family)
-        )
-        cause, broke, shared_tokens = shared.at(k) if k > 0 else ("start", None, 0)
+        tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
+        if k == 0:
+            cause, broke, shared_tokens = "start", None, 0
+        elif not st.events and prev_st is not None and st._segment is prev_st._segment:
+            cause, broke, shared_tokens = None, None, 0  # the context only grew: nothing to compare
+        else:
+            cause, broke, shared_tokens = shared.at(k)
         reach = max(0, prev_prompt - prev_tail)  # what the previous call left in the cache
-        common = (
-            reach if cause is None else min(reach, fit.size(shared_tokens) if shared_tokens else fit.hidden)
-        )
-        read, write, uncached = rule.split(prompt, rule.reusable(common, reach, fit.hidden), warm, tail)
+        common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
+        read, write, uncached = rule.split(prompt, rule.reusable(common, reach, hidden), warm, tail)
         inv = None
         if k > 0 and rule.enabled and (cause is not None or not warm):
             inv = _invalidation(
@@ -625,7 +645,9 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         )
         dis = (
             _disagreement(k, read, rec_read, prompt, warm, idle, dcp, prev_prompt)
-            if rec_read is not None and rule.enabled
+            if rec_read is not None
+            and rule.enabled
+            and abs(read - rec_read) > max(DISAGREE_MIN, DISAGREE_SHARE * prompt)
             else None
         )
         out.append(
@@ -640,14 +662,14 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 rec_read,
                 rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
                 rec_in,
-                rate.cost(read, write, uncached),
+                read * rate.read + write * rate.write + uncached * rate.input,
                 rc,
                 idle,
                 inv,
                 dis,
             )
         )
-        prev_prompt, prev_tail, last_t = prompt, tail, t if t is not None else last_t
+        prev_prompt, prev_tail, last_t, prev_st = prompt, tail, t if t is not None else last_t, st
     sizes = (
         "recorded"
         if anchored and any(st.recorded_input for st in replay.steps)
