@@ -30,7 +30,7 @@ from ..gcpause import gc_paused
 from ..numbers import finite_ms
 from ..replay.results import Pruned
 from ..session.models import AssistantMessage, MessageEntry, OpaqueBlock, ToolCall
-from ..session.tree import Session
+from ..session.tree import Session, iso_to_ms
 from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
 from .openai import rule as openai_rule
@@ -278,8 +278,17 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
         facts = session_facts(replay.session).calls
         calls = []
         for s in base.steps:
-            fam, read, _, inp, _, t = facts[s.entry_index]
-            calls.append((fam, int(s.recorded_input or 0), read, inp, None if t is None else t * 1000))
+            fam, read, _, inp, _, t, end = facts[s.entry_index]
+            calls.append(
+                (
+                    fam,
+                    int(s.recorded_input or 0),
+                    read,
+                    inp,
+                    None if t is None else t * 1000,
+                    None if end is None else end * 1000,
+                )
+            )
         hidden = partial_reads([(c[1], c[2]) for c in calls])
         fit = replace(
             fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden
@@ -300,14 +309,16 @@ def partial_reads(calls: Sequence[tuple[int, int | None]]) -> int | None:
     return int(statistics.median(reads)) if len(reads) >= 2 else None
 
 
-def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float | None]]) -> frozenset[str]:
+def long_retention(calls: Sequence[tuple[Any, ...]]) -> frozenset[str]:
     """Families whose recorded calls, after more idle time than the short retention allows, mostly
     still read most of the previous prompt: the session ran with the long retention (Claude Code's
-    1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage; a
-    single long answer between two calls is not enough (the idle time counts from call to call)."""
+    1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage. Each
+    call is (family, prompt, read, input, start ms[, end ms]); the idle time runs from the previous
+    answer's end (its start when no end is known) to the next request (see :func:`idle_between`)."""
     votes: dict[str, list[bool]] = {}
     shorts = {"anthropic": anthropic_rule(None).ttl_seconds, "openai": OPENAI_IDLE_SECONDS}
-    for (_, p0, _, _, t0), (fam, _, read, _, t1) in zip(calls, calls[1:], strict=False):
+    for c0, (fam, _, read, _, t1, *_) in zip(calls, calls[1:], strict=False):
+        p0, t0 = c0[1], c0[5] if len(c0) > 5 and c0[5] is not None else c0[4]
         short = shorts.get(fam)
         if (
             short
@@ -319,6 +330,39 @@ def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float
         ):
             votes.setdefault(fam, []).append(read >= 0.5 * p0)
     return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
+
+
+def idle_between(prev_used: float, start: float) -> float:
+    """How long a cached prefix sat unused before a request: from when the previous request used
+    it (:func:`used_at`) to this request's start, never negative."""
+    return max(0.0, start - prev_used)
+
+
+def output_rate(timings: Sequence[tuple[float | None, float | None, float]]) -> float | None:
+    """The session's own output speed (tokens per second): the median over its answers of output
+    tokens ÷ (answer complete − request start), from (start ms, end ms, output tokens); None
+    when no answer has both times apart (other agents stamp one time per message)."""
+    rates = [o * 1000 / (e - t) for t, e, o in timings if t is not None and e is not None and e > t and o > 0]
+    return statistics.median(rates) if rates else None
+
+
+def used_at(start: float | None, end: float | None, output: float, rate: float | None) -> float | None:
+    """When a request read and refreshed the cache (ms): when the provider processed its prompt,
+    just before it began to answer — the answer's end less the time its output took at the
+    session's own rate (:func:`output_rate`), kept between the request's start and end.
+
+    Sources: Anthropic refreshes an entry "each time the cached content is used" and OpenAI keeps a
+    prefix for 5–10 minutes of "inactivity" (prompt-caching docs): the clock restarts when the
+    prompt is processed, not when the request was sent nor when its answer ends. pi stamps each
+    answer when its request begins (``message.timestamp``) and its entry when the answer is
+    complete, so a request that waited minutes before answering (a queue, a stall) used the cache
+    late. In the shared pi transcript 48d3…, a request whose 789-token answer took 9.2 minutes is
+    followed by a full read of its prompt under the 5-minute cache, while a 13-second answer
+    followed by 5 minutes of a running tool (5.1 minutes from its use to the next request) is
+    followed by a full write. Without two distinct times (or a rate), the start."""
+    if start is None or end is None or end <= start or rate is None or rate <= 0:
+        return start
+    return max(start, end - output * 1000 / rate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -423,8 +467,9 @@ class _Shared:
 class _Facts:
     """What the session file says about each answer, read once per session."""
 
-    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None]]
-    """entry index → (family, recorded read, write, input, recorded input cost, time in s)."""
+    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None]]
+    """entry index → (family, recorded read, write, input, recorded input cost, request start, when
+    the provider used the cache; times in s): see :func:`used_at`."""
     models: dict[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[str, tuple[float | None, float | None, float | None]]
@@ -445,6 +490,7 @@ def session_facts(session: Session) -> _Facts:
     calls = {}
     families: dict[tuple[Any, Any, Any], str] = {}
     sums = RateSums()
+    outputs: dict[int, float] = {}
     dcp = False
     for i, e in enumerate(session.entries):
         if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
@@ -468,8 +514,24 @@ def session_facts(session: Session) -> _Facts:
                     cost = dollars[0] + dollars[1] + dollars[2]
                 sums.add(m.model or "", tokens, dollars)
         t = finite_ms(m.timestamp)
-        calls[i] = (fam, read, write, inp, cost, t / 1000 if t is not None else None)
+        end = iso_to_ms(e.timestamp)
+        if t is not None and (end is None or end < t):
+            end = t
+        calls[i] = (fam, read, write, inp, cost, t, end)
+        outputs[i] = as_float(u.output) if u is not None else 0.0
         dcp = dcp or calls_compress(m)
+    rate = output_rate([(c[5], c[6], outputs[i]) for i, c in calls.items()])
+    for i, (fam, read, write, inp, cost, t, end) in calls.items():
+        used = used_at(t, end, outputs[i], rate)
+        calls[i] = (
+            fam,
+            read,
+            write,
+            inp,
+            cost,
+            t / 1000 if t is not None else None,
+            used / 1000 if used is not None else None,
+        )
     facts = _Facts(calls, msgs, sums.rates(), dcp)
     _FACTS[session] = facts
     return facts
@@ -609,7 +671,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             )
             got = per_model[name] = (rule, rate, fit.tail_of(rule.family))
         rule, rate, fitted_tail = got
-        _, rec_read, rec_write, rec_in, rec_cost, t = calls[st.entry_index]
+        _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[st.entry_index]
         if rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in):
             out.append(
                 CacheStep(
@@ -619,7 +681,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             prev_st = st
             continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
-        idle = t - last_t if t is not None and last_t is not None else None
+        idle = idle_between(last_t, t) if t is not None and last_t is not None else None
         warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
         tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
         if k == 0:
@@ -669,7 +731,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 dis,
             )
         )
-        prev_prompt, prev_tail, last_t, prev_st = prompt, tail, t if t is not None else last_t, st
+        prev_prompt, prev_tail, last_t, prev_st = prompt, tail, end if end is not None else last_t, st
     sizes = (
         "recorded"
         if anchored and any(st.recorded_input for st in replay.steps)
