@@ -34,7 +34,7 @@ from ..session.tree import Session, iso_to_ms
 from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
 from .openai import rule as openai_rule
-from .prices import Rates, RateSums, as_float, openai_read_multiplier, rates_for
+from .prices import LONG, Rates, RateSums, as_float, long_context, openai_read_multiplier, rates_for
 from .rule import NO_CACHE, CacheRule
 from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
 
@@ -472,7 +472,8 @@ class _Facts:
     the provider used the cache; times in s): see :func:`used_at`."""
     models: dict[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
-    rates: dict[str, tuple[float | None, float | None, float | None]]
+    rates: dict[Any, tuple[float | None, float | None, float | None]]
+    """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
     dcp: bool
 
 
@@ -671,6 +672,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             )
             got = per_model[name] = (rule, rate, fit.tail_of(rule.family))
         rule, rate, fitted_tail = got
+        tiered = long_context(name)
         _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[st.entry_index]
         if rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in):
             out.append(
@@ -681,6 +683,20 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             prev_st = st
             continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
+        if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
+            key = f"{name} (prompts over {tiered[0]:,})"
+            rate = rates.get(key) or rates.setdefault(
+                key,
+                rates_for(
+                    name,
+                    rule.family,
+                    rule.read_multiplier,
+                    rule.write_multiplier,
+                    recorded.get((name, LONG)),
+                    LONG,
+                    rate,
+                ),
+            )
         idle = idle_between(last_t, t) if t is not None and last_t is not None else None
         warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
         tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
