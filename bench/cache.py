@@ -108,7 +108,9 @@ def _short(cause: str) -> str:
         ("outlived", "cache lived longer"),
         ("expired sooner", "expired sooner"),
         ("kept more", "kept more"),
+        ("user interrupted", "interrupted request"),
         ("not in this file", "request not in file"),
+        ("only the system prompt", "conversation entry gone"),
         ("read less", "not in file"),
     ):
         if key in cause:

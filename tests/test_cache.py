@@ -317,3 +317,34 @@ def test_prompts_over_the_long_context_threshold_bill_at_the_long_rates():
     rates = recorded_rates([answer(1_000, 300_000, 1e-5), answer(1_000, 100_000, 5e-6)])
     assert rates["gpt-5.4"] == pytest.approx((5e-6, 5e-7, None))
     assert rates[("gpt-5.4", LONG)] == pytest.approx((1e-5, 1e-6, None))
+
+
+def test_a_read_longer_than_the_previous_prompt_after_an_interruption_is_explained():
+    b = SessionBuilder()
+    b.user("read the lexer")
+    b.assistant("", tools=[("read", {"path": "lexer.ts"})])
+    b.tool_result("x " * 4_000)
+    b.user("[Request interrupted by user]")
+    b.user("go on")
+    b.assistant("done")
+    answers = [x for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    for x, (read, write) in zip(answers, [(0, 5_000), (7_000, 500)], strict=True):
+        x["message"]["usage"] = {
+            "input": 2,
+            "output": 10,
+            "cacheRead": read,
+            "cacheWrite": write,
+            "totalTokens": 0,
+        }
+    c = cache_replay(replay(_sonnet(b).session(), ReplaySettings()))
+    assert c.steps[1].recorded_read == 7_000 and "interrupted" in c.steps[1].disagreement
+
+
+def test_a_read_of_only_the_shared_prefix_is_named():
+    from inspector.cache.report import _disagreement
+
+    why = _disagreement(5, 90_000, 9_600, 91_000, True, 12.0, hidden=9_600)
+    assert why is not None and "only the system prompt and tools" in why and "9,600" in why
+    assert "only the system prompt" not in (
+        _disagreement(5, 90_000, 40_000, 91_000, True, 12.0, hidden=9_600) or ""
+    )

@@ -29,7 +29,14 @@ from typing import Any, NamedTuple
 from ..gcpause import gc_paused
 from ..numbers import finite_ms
 from ..replay.results import Pruned
-from ..session.models import AssistantMessage, MessageEntry, OpaqueBlock, ToolCall
+from ..session.models import (
+    AssistantMessage,
+    CustomMessageEntry,
+    MessageEntry,
+    OpaqueBlock,
+    ToolCall,
+    UserMessage,
+)
 from ..session.tree import Session, iso_to_ms
 from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
@@ -475,6 +482,28 @@ class _Facts:
     rates: dict[Any, tuple[float | None, float | None, float | None]]
     """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
     dcp: bool
+    interrupted: frozenset[int] = frozenset()
+    """Answers preceded (since the previous answer) by an agent's interruption marker: a request
+    was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
+
+
+INTERRUPTED = ("[Request interrupted by user", "<turn_aborted>")
+"""Markers the agents write when the user stops a request: Claude Code's user message
+``[Request interrupted by user]`` (``… for tool use]``), Codex's ``<turn_aborted>`` context item."""
+
+
+def _interrupts(e: Any) -> bool:
+    if isinstance(e, MessageEntry):
+        if not isinstance(e.message, UserMessage):
+            return False
+        content = e.message.content
+    elif isinstance(e, CustomMessageEntry):
+        content = e.content
+    else:
+        return False
+    if isinstance(content, str):
+        return content.startswith(INTERRUPTED)
+    return any(isinstance(t := getattr(b, "text", None), str) and t.startswith(INTERRUPTED) for b in content)
 
 
 _FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
@@ -493,9 +522,15 @@ def session_facts(session: Session) -> _Facts:
     sums = RateSums()
     outputs: dict[int, float] = {}
     dcp = False
+    interrupted: set[int] = set()
+    cut = False
     for i, e in enumerate(session.entries):
         if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
+            cut = cut or _interrupts(e)
             continue
+        if cut:
+            interrupted.add(i)
+            cut = False
         msgs[i] = m
         who = (m.provider, m.api, m.model)
         fam = families.get(who)
@@ -533,7 +568,7 @@ def session_facts(session: Session) -> _Facts:
             t / 1000 if t is not None else None,
             used / 1000 if used is not None else None,
         )
-    facts = _Facts(calls, msgs, sums.rates(), dcp)
+    facts = _Facts(calls, msgs, sums.rates(), dcp, frozenset(interrupted))
     _FACTS[session] = facts
     return facts
 
@@ -602,6 +637,8 @@ def _disagreement(
     idle: float | None,
     dcp: bool = False,
     previous: int | None = None,
+    hidden: int = 0,
+    interrupted: bool = False,
 ) -> str | None:
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
@@ -611,6 +648,11 @@ def _disagreement(
             return "the cache was already warm (an earlier request with the same system prompt and tools)"
         if not warm:
             return f"the cache outlived the modelled lifetime ({mins})"
+        if previous is not None and rec > previous and interrupted:
+            return (
+                "more was read than the previous call sent: the request the user interrupted just before "
+                "(the agent's interruption marker is in the file; its usage is not) had written a longer prefix"
+            )
         if previous is not None and rec > previous:
             return (
                 "more was read than the previous call sent: a request not in this file (a retry, a side "
@@ -623,6 +665,12 @@ def _disagreement(
         return f"the cache had expired sooner than modelled ({mins})"
     if dcp:
         return DCP_CAUSE
+    if hidden and abs(rec - hidden) <= 128:
+        return (
+            f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
+            "this agent shares, cached apart): the conversation's own entry was gone although nothing "
+            "before it changed in the file (evicted, or the request went to another cache server)"
+        )
     return (
         "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
         "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere"
@@ -722,7 +770,18 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             else rate.cost(rec_read, rec_write or 0, rec_in or 0)
         )
         dis = (
-            _disagreement(k, read, rec_read, prompt, warm, idle, dcp, prev_prompt)
+            _disagreement(
+                k,
+                read,
+                rec_read,
+                prompt,
+                warm,
+                idle,
+                dcp,
+                prev_prompt,
+                hidden,
+                st.entry_index in facts.interrupted,
+            )
             if rec_read is not None
             and rule.enabled
             and abs(read - rec_read) > max(DISAGREE_MIN, DISAGREE_SHARE * prompt)
