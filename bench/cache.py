@@ -7,7 +7,8 @@ context at each prune), plus the real transcripts in ../shared when present.
 
 ``--check``: each session (the six shared real transcripts and the bundled samples that record
 cache usage by default) replayed as recorded: predicted against recorded cache reads (total and
-per call), billed input cost against the recorded one, and the disagreeing calls by cause.
+per call), billed input cost against the recorded one (over every call, and over the calls whose
+read the model predicts), and the disagreeing calls by cause.
 
 "first": the first replay of a freshly loaded session (it counts every message's tokens) and the
 first cache model on it (it reads the session's usage and fits its sizes; a what-if also replays
@@ -79,9 +80,9 @@ def check(files: list[Path]) -> int:
 
     print(
         "| file | agent | calls | recorded reads | predicted | total | per call | recorded cost | billed | error "
-        "| disagreeing calls (cause) |"
+        "| error, agreeing calls | disagreeing calls (cause) |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for f in files:
         s = load_any(f)
         c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
@@ -94,11 +95,20 @@ def check(files: list[Path]) -> int:
             f"| {f.name} | {getattr(s, 'format', '?')} | {len(c.steps):,} | {sum(x.recorded_read or 0 for x in rec):,} | "
             f"{sum(x.read for x in rec):,} | {m['cacheReadTotalError']:+.1%} | {m['cacheReadError']:.1%} | "
             f"${m['recordedBilledCostUsd']:,.2f} | ${sum(x.cost for x in rec):,.2f} | {m['billedCostError']:+.1%} | "
+            f"{_agreeing_error(c.steps)} | "
             + (", ".join(f"{n} {k}" for k, n in causes.most_common()) or "—")
             + " |",
             flush=True,
         )
     return 0
+
+
+def _agreeing_error(steps) -> str:  # type: ignore[no-untyped-def]
+    """Billed against recorded cost over the calls whose cache read the model predicts (within the
+    disagreement threshold): what is left when the listed calls are set aside."""
+    ok = [x for x in steps if x.recorded_read is not None and x.recorded_cost and not x.disagreement]
+    rec = sum(x.recorded_cost for x in ok)
+    return f"{(sum(x.cost for x in ok) - rec) / rec:+.1%}" if rec else "—"
 
 
 def _short(cause: str) -> str:

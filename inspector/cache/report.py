@@ -700,7 +700,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     recorded = facts.rates
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
-    per_model: dict[str, tuple[CacheRule, Rates, int]] = {}  # model → (rule, rates, fitted tail)
+    # model → (rule, rates, fitted tail, long-context threshold and multiplier)
+    per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None]] = {}
     shared = _Shared(replay)
     dcp = facts.dcp
     out: list[CacheStep] = []
@@ -718,9 +719,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             rate = rates[name] = rates_for(
                 name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)
             )
-            got = per_model[name] = (rule, rate, fit.tail_of(rule.family))
-        rule, rate, fitted_tail = got
-        tiered = long_context(name)
+            got = per_model[name] = (rule, rate, fit.tail_of(rule.family), long_context(name))
+        rule, rate, fitted_tail, tiered = got
         _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[st.entry_index]
         if rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in):
             out.append(
