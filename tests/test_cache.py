@@ -348,3 +348,16 @@ def test_a_read_of_only_the_shared_prefix_is_named():
     assert "only the system prompt" not in (
         _disagreement(5, 90_000, 40_000, 91_000, True, 12.0, hidden=9_600) or ""
     )
+
+
+def test_an_empty_answer_without_usage_is_no_call():
+    """OpenCode closes a run of steps with an empty assistant message and no tokens: no request, so
+    the next call reads what the last real one cached (as the shared OpenCode export records)."""
+    b = reading_session(3)
+    answers = [x for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    answers[3]["message"]["content"] = []  # "module 1 multiplies": empty, no usage
+    s = b.session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    empty, after = c.steps[3], c.steps[4]
+    assert (empty.prompt, empty.read, empty.write, empty.cost) == (0, 0, 0, 0.0)
+    assert after.read == c.steps[2].prompt > 1024

@@ -575,7 +575,10 @@ def session_facts(session: Session) -> _Facts:
 
 def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
     """A failed or aborted call whose usage is all zero never reached the model: no cache read or
-    write, nothing billed, and the next call follows the last one that did."""
+    write, nothing billed, and the next call follows the last one that did. So does an answer with
+    neither content nor usage (the cache loop tests it beside this): OpenCode exports the message that
+    closes a run of steps as an empty assistant message with no tokens, stamped like the step
+    before it — no request of its own."""
     return st.stop_reason in ("error", "aborted") and read == 0 and write == 0 and inp == 0
 
 
@@ -722,7 +725,9 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             got = per_model[name] = (rule, rate, fit.tail_of(rule.family), long_context(name))
         rule, rate, fitted_tail, tiered = got
         _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[st.entry_index]
-        if rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in):
+        if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
+            rec_in is None and not m.content
+        ):
             out.append(
                 CacheStep(
                     k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None, None, None
