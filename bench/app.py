@@ -212,7 +212,37 @@ def run(at: Any) -> float:
     return dt
 
 
-def measure(at: Any, ch: Change, base: Any, repeat: int, old: bool) -> float | None:
+def profiled(at: Any, limit: int = 70) -> float:
+    """``run(at)`` with the script's own thread under cProfile; prints the functions that took
+    longest (cumulative, then own time)."""
+    import cProfile
+    import io
+    import pstats
+
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    prof = cProfile.Profile()
+    original = ScriptRunner._run_script
+
+    def run_script(self: Any, rerun_data: Any) -> None:
+        prof.enable()
+        try:
+            original(self, rerun_data)
+        finally:
+            prof.disable()
+
+    ScriptRunner._run_script = run_script  # type: ignore[method-assign]
+    try:
+        return run(at)
+    finally:
+        ScriptRunner._run_script = original  # type: ignore[method-assign]
+        for order in ("cumulative", "tottime"):
+            buf = io.StringIO()
+            pstats.Stats(prof, stream=buf).strip_dirs().sort_stats(order).print_stats(limit)
+            print(buf.getvalue(), flush=True)
+
+
+def measure(at: Any, ch: Change, base: Any, repeat: int, old: bool, profile: bool = False) -> float | None:
     """Median rerun time of ``ch`` from its ``before`` state (caches put back after each try)."""
     times = []
     for _ in range(repeat):
@@ -221,7 +251,7 @@ def measure(at: Any, ch: Change, base: Any, repeat: int, old: bool) -> float | N
         try:
             if not set_widget(at, ch.key, ch.value):
                 return None
-            times.append(run(at))
+            times.append(profiled(at) if profile else run(at))
         finally:
             old_path(False)
             restore(saved)
@@ -281,7 +311,7 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
             run(at)
         base = widget_values(at, [ch.key]).get(ch.key)
         measure(at, ch, base, 1, old=False)  # warm-up (imports, lazily built tables), not counted
-        new = measure(at, ch, base, args.repeat, old=False)
+        new = measure(at, ch, base, args.repeat, old=False, profile=args.profile)
         skip = args.no_baseline or new is None or n > ch.old_up_to
         old = None if skip else measure(at, ch, base, args.baseline_repeat, old=True)
         for k in ch.before:
@@ -308,6 +338,9 @@ def main() -> int:
         "--no-baseline", action="store_true", help="skip the old path (it is slow at 50k entries)"
     )
     ap.add_argument("--only", default="", help="comma-separated substrings of the change names to run")
+    ap.add_argument(
+        "--profile", action="store_true", help="print a cProfile of each measured change (use with --only)"
+    )
     args = ap.parse_args()
 
     def out(line: str) -> None:

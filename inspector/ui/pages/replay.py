@@ -17,7 +17,7 @@ from inspector.compaction_view import compaction_steps, compaction_view, compact
 from inspector.policies import POLICIES
 from inspector.replay import Pruned, ReplaySettings
 from inspector.replay_report import replay_report
-from inspector.ui import cache_view, figures, retention_view, views
+from inspector.ui import cache_view, deferred, figures, retention_view, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import (
     PLOT_CONFIG,
@@ -26,6 +26,7 @@ from inspector.ui.common import (
     need_session,
     reconstruction,
     relative,
+    session_cwd,
     strategy_title,
 )
 from inspector.ui.narrate import notable_steps, step_story
@@ -301,8 +302,9 @@ def _pruned_here(r: Any, k: int, d: Any, counter: Any) -> None:
         f"{sum(x['sent'] for x in rows):,} tokens",
         expanded=new,
     ):
+        cwd = session_cwd()
         for row in rows:
-            row["why"] = relative(row["why"])
+            row["why"] = views.relative_paths(row["why"], cwd)
         message_list(rows, [d.before[row["#"]] for row in rows], "pruned_table")
 
 
@@ -320,8 +322,9 @@ def _context_table(d: Any, counter: Any) -> None:
             "answer, a setting or label, or it was summarised away)."
         )
         st.info(f"Entry {focus} {why}", icon=":material/my_location:")
+    cwd = session_cwd()
     for row in rows:
-        row["why"] = relative(row["why"])
+        row["why"] = views.relative_paths(row["why"], cwd)
     if not any(row["why"] for row in rows):
         for row in rows:
             del row["why"]
@@ -368,16 +371,25 @@ def replay_page(settings: ReplaySettings) -> None:
     else:
         _plain_bars(r, k, d, settings, counter)
     _pruned_here(r, k, d, counter)
-    _timeline(r, k, recon)
-    cache_view.step_panel(r, k)
+    later = deferred.Later(r)  # a long run's cache model and retention marks follow the page
+    _timeline(r, k, recon, later)
+    if later.cache:
+        cache_view.step_panel(r, k)
+    if later.pending:
+        later.note()
     st.subheader("What happened here")
-    story = memo("story", (settings, k), lambda: step_story(r, k, d, recon)) + cache_view.story_lines(r, k)
+    story = [
+        *memo("story", (settings, k), lambda: step_story(r, k, d, recon)),
+        *(cache_view.story_lines(r, k) if later.cache else []),
+    ]
     st.markdown("\n".join("- " + esc(relative(line)) for line in story))
     _context_table(d, counter)
     with st.expander("Run metrics (whole replay)"):
         st.dataframe(pd.DataFrame(views.metrics_rows([("value", r)])), hide_index=True)
-    cache_view.run_panel(r)
+    if later.cache:
+        cache_view.run_panel(r)
     _report_download(s, r)
+    later.start()
 
 
 LONG_RUN = 300  # calls beyond which the timeline gets a range selector
@@ -389,7 +401,7 @@ def _around(k: int, n: int) -> None:
     st.session_state["tl_range"] = (lo, min(n - 1, lo + 2 * half))
 
 
-def _timeline(r: Any, k: int, recon: Any = None) -> None:
+def _timeline(r: Any, k: int, recon: Any = None, later: Any = None) -> None:
     """The token timeline, full width; a long run gets a range selector (the calls in range are
     drawn in more detail than the whole run can be)."""
     n = len(r.steps)
@@ -418,13 +430,13 @@ def _timeline(r: Any, k: int, recon: Any = None) -> None:
             )
             st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
         x_range = (int(x_range[0]), int(x_range[1]))
+    fig = figures.timeline(r, current_step=k, x_range=x_range, recon=recon)
+    if later is None or later.retention:
+        fig = retention_view.mark_timeline(fig, r)
+    if later is None or later.cache:
+        fig = cache_view.mark_timeline(fig, r)
     st.plotly_chart(
-        cache_view.mark_timeline(
-            retention_view.mark_timeline(
-                figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r
-            ),
-            r,
-        ),
+        fig,
         key="timeline",
         on_select=_timeline_picked,
         selection_mode="points",
