@@ -27,6 +27,8 @@ from .state import caches
 
 DEFER_CALLS = 2_000
 """Runs with more model calls than this get their cache model and retention marks in the background."""
+ENABLED = True
+"""False: everything is computed before the page is drawn (benchmarks measure the path before this)."""
 POLL_SECONDS = 0.5
 
 _JOBS: dict[Hashable, threading.Thread] = {}
@@ -56,7 +58,7 @@ class Later:
 
     def __init__(self, r: Any) -> None:
         self.lru = caches()["misc"]
-        self.defer = len(r.steps) > DEFER_CALLS
+        self.defer = ENABLED and len(r.steps) > DEFER_CALLS
         self.todo: list[tuple[Hashable, Callable[[], Any]]] = []
         self.cache = self._ready(_memo_key("cache_report", (r.settings,)), lambda: cache_replay(r))
         needs_marks = bool(r.summaries) and (len(r.session.entries) <= BIG or facts_ready(r.session))

@@ -359,7 +359,9 @@ def replay_page(settings: ReplaySettings) -> None:
     for note in _beyond_notes(settings):
         st.warning(f"Beyond the source systems: {note}.", icon=":material/science:")
     k = get_step(n)
-    st.session_state["step"] = k  # before the slider is drawn (set by buttons, timeline, other pages)
+    set_step(k)  # before the slider is drawn (set by buttons, timeline, other pages, the URL)
+    if st.query_params.get("step") != str(k):  # kept in the URL: a reload or a shared link opens here
+        st.query_params["step"] = str(k)
     _step_controls(k, n, nav)
     d = r.step_detail(k)
     counter = counter_for(s, settings.counter)
