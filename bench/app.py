@@ -169,11 +169,15 @@ def old_path(on: bool, cold_facts: bool = False) -> None:
     for, not in the background after loading. The summarizer's speed-ups (same output) stay."""
     from inspector.replay import counters, settings
     from inspector.summarize import offline
-    from inspector.ui import deferred
 
     settings.INCREMENTAL = not on
     settings.REUSE = not on
-    deferred.ENABLED = not on
+    try:
+        from inspector.ui import deferred
+
+        deferred.ENABLED = not on
+    except ImportError:  # a tree from before it
+        pass
     if on:  # what restore() puts back
         for key in [k for k in counters._COUNTER_CACHE if k[1] == "tiktoken"]:
             del counters._COUNTER_CACHE[key]
@@ -271,8 +275,10 @@ def profiled(at: Any, limit: int = 70) -> float:
 
 def wait_for_deferred() -> float:
     """Wait for what the page left to the background (:mod:`inspector.ui.deferred`); seconds waited."""
-    from inspector.ui import deferred
-
+    try:
+        from inspector.ui import deferred
+    except ImportError:  # a tree from before it (to measure against)
+        return 0.0
     t = time.perf_counter()
     deferred.wait()
     return time.perf_counter() - t

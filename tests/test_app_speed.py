@@ -102,3 +102,16 @@ def test_merged_bar_segments_add_up_and_keep_marker_ticks() -> None:
     assert rows == {"as built": sum(toks), "sent to the model": sum(after_toks)}
     ticks = [sh for sh in spec["layout"]["shapes"] if sh["yref"] == "y"]
     assert ticks and len(ticks) <= len(segs)
+
+
+def test_pruned_positions_are_the_pruned_rows() -> None:
+    s = load_session(SAMPLE)
+    r = replay(s, ReplaySettings(strategy="opencode").with_strategy_settings({"prune_protect": 1000}))
+    c = session_counter(s, "pi")
+    seen = 0
+    for k in range(len(r.steps)):
+        d = r.step_detail(k)
+        rows = {row["#"] for row in views.pruned_rows(d, c)}
+        assert views.pruned_before(d) == rows
+        seen += bool(rows)
+    assert seen

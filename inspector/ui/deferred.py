@@ -42,15 +42,16 @@ def _memo_key(name: str, key: Hashable) -> Hashable:
     return (name, st.session_state.get("session_digest"), key)
 
 
-def _run(lru: Any, full: Hashable, make: Callable[[], Any]) -> None:
-    try:
-        lru.get(full, make)
-    except Exception:  # noqa: BLE001 - the page computes it again in the foreground and reports it
-        with _LOCK:
-            _FAILED.add(full)
-    finally:
-        with _LOCK:
-            _JOBS.pop(full, None)
+def _run(lru: Any, jobs: list[tuple[Hashable, Callable[[], Any]]]) -> None:
+    for full, make in jobs:
+        try:
+            lru.get(full, make)
+        except Exception:  # noqa: BLE001 - the page computes it again in the foreground and reports it
+            with _LOCK:
+                _FAILED.add(full)
+        finally:
+            with _LOCK:
+                _JOBS.pop(full, None)
 
 
 class Later:
@@ -90,13 +91,13 @@ class Later:
         if not self.todo:
             return
         with _LOCK:
-            for full, make in self.todo:
-                if full not in _JOBS:
-                    t = threading.Thread(
-                        target=_run, args=(self.lru, full, make), name="inspector-deferred", daemon=True
-                    )
-                    _JOBS[full] = t
-                    t.start()
+            jobs = [(full, make) for full, make in self.todo if full not in _JOBS]
+            if jobs:  # one thread for all of them: each start waits for the thread to run
+                t = threading.Thread(
+                    target=_run, args=(self.lru, jobs), name="inspector-deferred", daemon=True
+                )
+                _JOBS.update({full: t for full, _ in jobs})
+                t.start()
         keys = [full for full, _ in self.todo]
 
         @st.fragment(run_every=POLL_SECONDS)

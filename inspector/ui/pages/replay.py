@@ -206,7 +206,7 @@ def _next_cuts(
 def _plain_bars(r: Any, k: int, d: Any, settings: ReplaySettings, counter: Any) -> None:
     before_tokens = counter.count_many([c.message for c in d.before])
     after_tokens = counter.count_many([c.message for c in d.after])
-    pruned = {row["#"] for row in views.pruned_rows(d, counter)}
+    pruned = views.pruned_before(d)
     fig = figures.context_bars(
         d.before,
         before_tokens,
