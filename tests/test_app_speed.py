@@ -115,3 +115,13 @@ def test_pruned_positions_are_the_pruned_rows() -> None:
         assert views.pruned_before(d) == rows
         seen += bool(rows)
     assert seen
+
+
+def test_the_trigger_label_is_the_series_label() -> None:
+    from inspector.compaction_view import trigger_label, trigger_series
+
+    s = load_session(SAMPLE)
+    for policy in ("recorded", "pi", "codex", "never"):
+        r = replay(s, ReplaySettings(compaction=policy, context_window=40_000))
+        series = trigger_series(r)
+        assert trigger_label(r) == (series[0] if series is not None else None)

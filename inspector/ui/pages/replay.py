@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from inspector.compaction_view import compaction_steps, compaction_view, compactions_at, trigger_series
+from inspector.compaction_view import compaction_steps, compaction_view, compactions_at, trigger_label
 from inspector.policies import POLICIES
 from inspector.replay import Pruned, ReplaySettings
 from inspector.replay_report import replay_report
@@ -458,14 +458,14 @@ def _timeline(r: Any, k: int, recon: Any = None, later: Any = None) -> None:
 
 
 def _timeline_caption(r: Any) -> str:
-    trig = trigger_series(r)
+    label = trigger_label(r)
     what = (
         ""
-        if trig is None
+        if label is None
         else " The orange line is what pi's compaction compares with the dashed threshold: the recorded usage "
         "(input + output + cache of each answer), not the estimate."
         if POLICIES[r.settings.compaction].as_recorded
-        else f" The dashed dark line is what the policy compares with the dashed threshold: {trig[0]}."
+        else f" The dashed dark line is what the policy compares with the dashed threshold: {label}."
     )
     return (
         "Context tokens at every call (aborted and failed calls have no recorded point). Click a point to jump "
