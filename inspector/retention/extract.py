@@ -164,6 +164,11 @@ class Facts:
         """The entry's text, normalised and lower-cased (for phrase look-ups)."""
         return norm(self.source[: self.source_limit]).lower()
 
+    @property
+    def deep(self) -> bool:
+        """Have every token's paths and identifiers been read?"""
+        return "idents" in self.__dict__ and "paths" in self.__dict__
+
     def has_ident(self, name: str) -> bool:
         """Is ``name`` one of :attr:`idents`? (Without reading every token: :func:`find_ident`.)"""
         if "idents" in self.__dict__:
@@ -594,19 +599,25 @@ _MEMO: weakref.WeakKeyDictionary[Any, list[Facts | None]] = weakref.WeakKeyDicti
 _EMPTY = Facts("other")
 
 
-def facts_for(session: Any, indexes: Iterable[int] | None = None) -> list[Facts]:
+def facts_for(session: Any, indexes: Iterable[int] | None = None, deep: bool = False) -> list[Facts]:
     """The :class:`Facts` of every entry of ``session``, indexed by entry: read for ``indexes``
     (default: every entry) if not yet, memoised per session object. One pass; the entries not
-    read yet hold a placeholder (read them through this function or :func:`entry_facts`)."""
+    read yet hold a placeholder (read them through this function or :func:`entry_facts`).
+    ``deep``: read every token of those entries too (their :attr:`Facts.paths` and
+    :attr:`Facts.idents`; the app does it in the background), so that scoring compares sets instead
+    of searching texts."""
     memo = _MEMO.get(session)
     if memo is None:
         memo = [None] * len(session.entries)
         _MEMO[session] = memo
     entries = session.entries
     for i in range(len(entries)) if indexes is None else indexes:
-        if memo[i] is None:
+        f = memo[i]
+        if f is None:
             e = entries[i]
-            memo[i] = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
+            f = memo[i] = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
+        if deep and not f.deep:
+            f.paths, f.idents  # noqa: B018 - read (cached_property)
     return memo  # type: ignore[return-value]  # the entries asked for are read
 
 
@@ -616,9 +627,10 @@ def entry_facts(session: Any, index: int) -> Facts:
 
 
 def facts_ready(session: Any) -> bool:
-    """Has every entry of ``session`` been read (the first score is then quick)?"""
+    """Has every entry of ``session`` been read, every token included (``facts_for(session,
+    deep=True)``: scoring is then quick)?"""
     memo = _MEMO.get(session)
-    return memo is not None and None not in memo
+    return memo is not None and all(f is not None and f.deep for f in memo)
 
 
 def forget() -> None:

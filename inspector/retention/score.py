@@ -221,6 +221,7 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
         listed = set(span.file_lists[0]) | set(span.file_lists[1])
     facts = facts_for(session, span.kept)
     kept = [facts[i] for i in span.kept]
+    deep = all(f.deep for f in kept)  # their tokens read: sets; else their texts are searched
     return Survivors(
         prose=norm(prose).lower(),
         prose_paths=frozenset(paths_in(prose)),
@@ -228,12 +229,13 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
         prose_words=frozenset(words(prose)),
         files=frozenset(listed),
         files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
-        kept_paths=frozenset(p for f in kept for p, _ in f.touches),
-        kept_idents=frozenset(),
+        kept_paths=frozenset(p for f in kept for p, _ in f.touches)
+        | (frozenset().union(*(f.paths for f in kept)) if deep else frozenset()),
+        kept_idents=frozenset().union(*(f.idents for f in kept)) if deep else frozenset(),
         kept_errors=frozenset(e for f in kept for e in f.errors),
         kept_text="\n".join(f.text for f in kept if f.role in ("user", "assistant", "toolResult")),
         kept_words=frozenset().union(*(words(f.text) for f in kept if f.role == "user")),
-        kept_source="\x00".join(f.source for f in kept),
+        kept_source="" if deep else "\x00".join(f.source for f in kept),
     )
 
 
@@ -385,6 +387,8 @@ def _used_from_memory(facts: Sequence[Facts], span: Span, u: _Uses) -> dict[str,
     again. Only the horizon's names are looked for in the span (and in the horizon's outputs)."""
     if not u.idents:
         return {}
+    if all(facts[i].deep for i in span.summarised) and all(facts[i].deep for i in u.outputs):
+        return _used_from_memory_sets(facts, span, u)
     span_texts = _Texts(facts, span.summarised)
     outputs: _Texts | None = None
     out = {}
@@ -398,6 +402,30 @@ def _used_from_memory(facts: Sequence[Facts], span: Span, u: _Uses) -> dict[str,
         if k is not None:
             out[x] = (span.summarised[k], j)
     return out
+
+
+def _used_from_memory_sets(facts: Sequence[Facts], span: Span, u: _Uses) -> dict[str, tuple[int, int]]:
+    """:func:`_used_from_memory` when every token of the span and the horizon's outputs is read: the
+    same answer from set intersections."""
+    pending = set(u.idents)
+    first_shown: dict[str, int] = {}
+    for q, o in zip(u.output_pos, u.outputs, strict=True):
+        hits = facts[o].idents & pending
+        if hits:
+            first_shown.update(dict.fromkeys(hits, q))
+            pending -= hits
+            if not pending:
+                break
+    pending = {x for x, j in u.idents.items() if first_shown.get(x, len(span.horizon)) >= u.pos[j]}
+    first: dict[str, int] = {}
+    for i in span.summarised:
+        hits = facts[i].idents & pending
+        if hits:
+            first.update(dict.fromkeys(hits, i))
+            pending -= hits
+            if not pending:
+                break
+    return {x: (i, u.idents[x]) for x, i in first.items()}
 
 
 def _first_path_use(path: str, u: _Uses) -> int | None:
