@@ -226,6 +226,7 @@ def run_sweep(
     a new ``LocalCluster``). With ``out``, rows go to that DuckDB file as they arrive and pairs
     already there are skipped. ``progress(done, total)`` is called after each session (pairs);
     an exception it raises stops the sweep (what is written stays written)."""
+    from . import schedule
     from .engines import run_tasks
     from .store import Store
 
@@ -240,9 +241,15 @@ def run_sweep(
         computed = 0
         if progress:
             progress(finished, plan.pairs())
-        tasks = plan.tasks(done)
+        tasks = schedule.order(plan.tasks(done))
         for res in run_tasks(
-            session_task, tasks, engine=engine, workers=workers, scheduler=scheduler, options=engine_options
+            session_task,
+            tasks,
+            engine=engine,
+            workers=workers,
+            scheduler=scheduler,
+            options=engine_options,
+            warm=schedule.warm_for(plan.base),
         ):
             if res["error"] is not None:
                 failed[res["session"]] = res["error"]
