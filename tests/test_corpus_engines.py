@@ -116,3 +116,24 @@ def test_the_rows_do_not_depend_on_the_task_order(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(schedule, "order", lambda tasks: list(reversed(tasks)))
     reversed_ = run_sweep(items, base, grid, workers=0)
     assert ordered.rows == reversed_.rows and len(ordered.rows) == 5 * 3
+
+
+# -- a worker keeps no session between tasks --------------------------------------------------------
+
+
+def test_a_session_task_leaves_no_message_in_the_engines_memos(tmp_path: Path) -> None:
+    # the offline summarizer memoises facts per message object (holding the message): a worker
+    # that sweeps hundreds of sessions would keep every one of them alive without this
+    from inspector.corpus.generate import session_bytes
+    from inspector.corpus.sweep import SweepPlan, session_task
+    from inspector.replay import counters
+    from inspector.summarize import offline
+
+    (tmp_path / "s.jsonl").write_bytes(session_bytes("pi", 60, seed=4))
+    plan = SweepPlan.make(
+        resolve_corpus([str(tmp_path)]), ReplaySettings(compaction="pi"), {"context_window": [40000]}
+    )
+    (task,) = plan.tasks({})
+    res = session_task(*task)
+    assert res["error"] is None and any(r["compactions"] for r in res["rows"])  # summaries were written
+    assert offline._MEMO._d == {} and counters._COUNTER_CACHE == {}

@@ -113,10 +113,13 @@ def session_task(
 def release_caches() -> None:
     """Drop the replay engine's per-session caches (token counts, recorded-pruning flags,
     summaries) once a task is done, so a worker keeps no session alive between tasks."""
+    from .. import calibration
     from ..replay import counters, strategies
+    from ..summarize import offline
 
-    for cache in (counters._COUNTER_CACHE, strategies._RECORDS_PRUNING):
+    for cache in (counters._COUNTER_CACHE, strategies._RECORDS_PRUNING, calibration._CACHE):
         cache.clear()
+    offline._MEMO.clear()  # per-message facts of the offline summarizer: it holds the messages
 
 
 # ---------------------------------------------------------------------------------------------
