@@ -66,6 +66,15 @@ def _rss_mb(kb: int) -> float:
     return kb / 1024
 
 
+def _current_rss_mb() -> float:
+    """This process's resident set now (Linux), or its peak so far elsewhere."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(x.split()[1]) for x in f if x.startswith("VmRSS:")) / 1024
+    except (OSError, StopIteration):
+        return _rss_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
 # -- the corpus ----------------------------------------------------------------------------------
 
 
@@ -155,7 +164,7 @@ def own_load(path: str) -> dict[str, float]:
     from inspector.corpus.items import CorpusItem, load_item
     from inspector.replay import ReplaySettings, replay
 
-    base = _rss_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    base = _current_rss_mb()
     s = load_item(CorpusItem(path))
     replay(s, ReplaySettings(compaction="pi"))
     return {"imports_mb": base, "peak_mb": _rss_mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)}
