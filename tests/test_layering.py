@@ -234,9 +234,8 @@ def test_no_import_cycle() -> None:
     assert cycles(import_graph()) == []
 
 
-#: Packages whose submodules still import the package itself. To be removed when the cache2 branch
-#: (which owns inspector/cache/ and inspector/corpus/ this round) lands: then this is empty.
-REENTRY_ALLOWED = frozenset({"cache", "corpus"})
+#: Packages whose submodules still import the package itself (none since the cache2 branch).
+REENTRY_ALLOWED: frozenset[str] = frozenset()
 
 
 def test_no_submodule_imports_its_own_package() -> None:
