@@ -256,8 +256,8 @@ def run_sweep(
     a new ``LocalCluster``). With ``out``, rows go to that DuckDB file as they arrive and pairs
     already there are skipped. ``progress(done, total)`` is called after each session (pairs);
     an exception it raises stops the sweep (what is written stays written)."""
-    from . import schedule
     from .engines import run_tasks
+    from .schedule import order, warm_for
     from .store import Store
 
     plan = SweepPlan.make(items, base, grid)
@@ -271,7 +271,7 @@ def run_sweep(
         computed = 0
         if progress:
             progress(finished, plan.pairs())
-        tasks = schedule.order(plan.tasks(done))
+        tasks = order(plan.tasks(done))
         for res in run_tasks(
             session_task,
             tasks,
@@ -279,7 +279,7 @@ def run_sweep(
             workers=workers,
             scheduler=scheduler,
             options=engine_options,
-            warm=schedule.warm_for(plan.base),
+            warm=warm_for(plan.base),
         ):
             if res["error"] is not None:
                 failed[res["session"]] = res["error"]
