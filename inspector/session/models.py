@@ -101,11 +101,31 @@ class _Model(BaseModel):
     def raw(self) -> dict[str, Any]:
         """The JSON object this model stands for (fields as pi names them, unset ones left out)."""
         try:
-            return self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+            return _twin(self).model_dump(mode="json", exclude_unset=True, by_alias=True)
         except (PydanticSerializationError, RecursionError):
             # pydantic's serializer stops at a fixed depth; values nested deeper (tool arguments
             # thousands of levels deep, which pi reads and writes) are plain JSON data already.
             return _raw_deep(self)
+
+
+def _twin(m: _Model) -> _Model:
+    """A throwaway copy of ``m`` (and the models in it) for pydantic's serializer, which reads
+    ``__dict__``: reading it from a loaded model would give that model a dictionary for good
+    (:mod:`inspector.session.compact` stores loaded models without one)."""
+    t = object.__new__(type(m))
+    d: dict[str, Any] = {}
+    for name in type(m).model_fields:
+        v = getattr(m, name)
+        if isinstance(v, _Model):
+            v = _twin(v)
+        elif type(v) is list and v and isinstance(v[0], _Model):
+            v = [_twin(x) if isinstance(x, _Model) else x for x in v]
+        d[name] = v
+    object.__setattr__(t, "__dict__", d)
+    object.__setattr__(t, "__pydantic_fields_set__", m.__pydantic_fields_set__)
+    object.__setattr__(t, "__pydantic_extra__", m.__pydantic_extra__)
+    object.__setattr__(t, "__pydantic_private__", m.__pydantic_private__)
+    return t
 
 
 def _raw_deep(m: _Model) -> dict[str, Any]:
