@@ -127,13 +127,15 @@ def abandoned_leaf(session: Session) -> int:
 def branch_targets(session: Session) -> tuple[int, ...]:
     """Entries to navigate to from the abandoned leaf: the fork point, then earlier user messages
     of the main branch (each one summarises more of the old branch)."""
-    old = abandoned_leaf(session)
-    fork = session.common_ancestor(old, session.default_leaf)
+    old, main = abandoned_leaf(session), session.default_leaf
+    fork = None if main is None else session.common_ancestor(old, main)
+    if fork is None:
+        raise ValueError("the Learn session's branches share no entry")
     path = session.path(old)
     users = [
         i
         for i in path[: path.index(fork)]
-        if isinstance(session.entries[i], MessageEntry) and session.entries[i].message.role == "user"
+        if isinstance(e := session.entries[i], MessageEntry) and e.message.role == "user"
     ]
     comp = recorded_compaction(session)
     users = [i for i in users if i > comp - 40]  # the last few prompts before the fork
@@ -433,6 +435,7 @@ def _tokens(session: Session, k: int) -> Reveal:
     st = r.steps[k]
     rec = st.recorded_input
     est = st.tokens
+    why: tuple[str, ...]
     if rec is None or st.stop_reason in ("aborted", "error"):
         answer, diff = "no recorded usage", None
         why = (
@@ -540,8 +543,10 @@ def _prep_values(session: Session, leaf: int, keep: int) -> tuple[dict[str, Any]
         raise ValueError(f"pi would not compact at entry {leaf}")
     path = session.path(leaf)
     first_kept = path[prep.first_kept_path_index]
-    kept = [i for i in path[prep.first_kept_path_index :] if isinstance(session.entries[i], MessageEntry)]
-    kept_tokens = sum(estimate_tokens(session.entries[i].message) for i in kept)  # type: ignore[union-attr]
+    kept = [
+        e for i in path[prep.first_kept_path_index :] if isinstance(e := session.entries[i], MessageEntry)
+    ]
+    kept_tokens = sum(estimate_tokens(e.message) for e in kept)
     vals = {
         "keep": int(keep),
         "leaf": leaf,
@@ -603,6 +608,7 @@ def _split(session: Session, keep: int) -> Reveal:
     text = summarize_compaction(prep, get_summarizer("offline")).text
     history, _, prefix = text.partition(SPLIT_TURN_SEPARATOR) if prep.isSplitTurn else (text, "", "")
     vals = {**vals, "history_summary_chars": len(history), "prefix_summary_chars": len(prefix)}
+    why: tuple[str, ...]
     if prep.isSplitTurn:
         why = (
             f"The cut (entry {vals['first_kept']}) is inside the turn that started at entry "

@@ -42,6 +42,7 @@ from .context import (
 from .jsjson import utf8_bytes, utf16_len
 from .numbers import js_float
 from .session.models import (
+    AnyEntry,
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryEntry,
@@ -227,6 +228,201 @@ def _meta(session: Session, mode: str) -> dict[str, Any]:
     }
 
 
+def _boundary(path_entries: Sequence[AnyEntry], pi_version: str) -> tuple[int, dict[str, Any]]:
+    """Where ``prepareCompaction`` starts on the path (after the previous compaction), and the
+    ``path.boundary`` record: the rule of ``pi_version``, the previous compaction, the start."""
+    boundary_start, prev = compaction_boundary(path_entries, pi_version)
+    boundary: dict[str, Any] = {
+        "rule": "legacy" if pi_version == "0.58" else "kept",
+        "prevCompactionPathIndex": prev,
+        "boundaryStart": boundary_start,
+    }
+    if prev >= 0 and pi_version != "0.58":
+        boundary["firstKeptFound"] = boundary_start != prev + 1 or any(
+            e.id == path_entries[prev].firstKeptEntryId  # type: ignore[union-attr]
+            for e in path_entries
+        )
+    return boundary_start, boundary
+
+
+def _path_ref(path_entries: Sequence[AnyEntry], path: Sequence[int], pi_: int | None) -> dict[str, Any]:
+    """A path index, with the entry there (all None when it is off the path)."""
+    if pi_ is None or not 0 <= pi_ < len(path_entries):
+        return {"pathIndex": pi_, "entryIndex": None, "id": None, "type": None, "role": None}
+    e = path_entries[pi_]
+    return {
+        "pathIndex": pi_,
+        "entryIndex": path[pi_],
+        "id": e.id,
+        "type": e.type,
+        "role": e.message.role if isinstance(e, MessageEntry) else None,
+    }
+
+
+def _cut_points(
+    path_entries: Sequence[AnyEntry], path: Sequence[int], boundary_start: int, keep: int
+) -> tuple[Any, dict[str, Any]]:
+    """``findCutPoint`` from the boundary (and from 0 when the boundary is not 0): the cut, and its
+    ``findCutPoint`` / ``findCutPointFrom0`` records."""
+    cut = find_cut_point(path_entries, boundary_start, len(path_entries), keep)
+    kept_tokens = sum(
+        estimate_tokens(e.message)
+        for e in path_entries[cut.firstKeptEntryIndex :]
+        if isinstance(e, MessageEntry)
+    )
+    out: dict[str, Any] = {
+        "findCutPoint": {
+            "startIndex": boundary_start,
+            "endIndex": len(path_entries),
+            "firstKeptEntryIndex": cut.firstKeptEntryIndex,
+            "turnStartIndex": cut.turnStartIndex,
+            "isSplitTurn": cut.isSplitTurn,
+            "firstKept": _path_ref(path_entries, path, cut.firstKeptEntryIndex),
+            "turnStart": _path_ref(path_entries, path, cut.turnStartIndex),
+            "keptMessageEntryTokens": kept_tokens,
+        },
+    }
+    if boundary_start != 0:
+        c0 = find_cut_point(path_entries, 0, len(path_entries), keep)
+        out["findCutPointFrom0"] = {
+            "firstKeptEntryIndex": c0.firstKeptEntryIndex,
+            "turnStartIndex": c0.turnStartIndex,
+            "isSplitTurn": c0.isSplitTurn,
+            "firstKept": _path_ref(path_entries, path, c0.firstKeptEntryIndex),
+        }
+    return cut, out
+
+
+def _prepared(prep: Any, session: Session, max_text: int) -> dict[str, Any]:
+    """The ``prepareCompaction`` record of a preparation."""
+    return {
+        "firstKeptEntryId": prep.firstKeptEntryId,
+        "firstKeptEntryIndex": session.index_of(prep.firstKeptEntryId),
+        "firstKeptPathIndex": prep.first_kept_path_index,
+        "isSplitTurn": prep.isSplitTurn,
+        "tokensBefore": prep.tokensBefore,
+        "previousSummaryPresent": prep.previousSummary is not None,
+        "previousSummaryChars": utf16_len(prep.previousSummary) if prep.previousSummary is not None else None,
+        "messagesToSummarize": message_list_summary(prep.messagesToSummarize, session, max_text),
+        "turnPrefixMessages": message_list_summary(prep.turnPrefixMessages, session, max_text),
+        "fileOps": prep.fileOps.as_dict(),
+    }
+
+
+def _compaction_at(
+    session: Session,
+    path_entries: Sequence[AnyEntry],
+    path: Sequence[int],
+    leaf_idx: int | None,
+    boundary_start: int,
+    keep: int,
+    *,
+    reserve: int,
+    max_text: int,
+    pi_version: str,
+) -> dict[str, Any]:
+    """One ``compaction[]`` record: pi's cut and preparation at ``keep``, and the context after a
+    compaction with a placeholder summary."""
+    settings = CompactionSettings(enabled=True, reserveTokens=reserve, keepRecentTokens=keep)
+    cut, cut_points = _cut_points(path_entries, path, boundary_start, keep)
+    r: dict[str, Any] = {"keepRecentTokens": keep, "settings": _settings_dict(settings), **cut_points}
+    prep = prepare_compaction(path_entries, settings, path_indexes=path, pi_version=pi_version)
+    if prep is None:
+        r["prepareCompaction"] = None
+        return r
+    r["prepareCompaction"] = _prepared(prep, session, max_text)
+    r["consistency"] = {
+        "firstKeptMatchesFindCutPoint": prep.first_kept_path_index == cut.firstKeptEntryIndex,
+        "isSplitTurnMatches": prep.isSplitTurn == cut.isSplitTurn,
+    }
+    fake = make_compaction_entry(
+        prep,
+        "ORACLE PLACEHOLDER SUMMARY",
+        parent_id=session.entries[leaf_idx].id if leaf_idx is not None else None,
+        details={},
+    )
+    after = context_after_compaction(path_entries, path, fake)
+    r["afterCompaction"] = {
+        "messageCount": len(after.messages),
+        "entryIndexes": [
+            "compaction(new)" if m.entry_index is None else m.entry_index for m in after.messages
+        ],
+        "sumEstimateTokens": sum(estimate_tokens(m) for m in after.agent_messages),
+    }
+    return r
+
+
+def _should_compact(estimate: float, last_usage: Any) -> list[dict[str, Any]]:
+    """``shouldCompact`` at the oracle's 13 (tokens, window, settings) triples: the path's estimate
+    and recorded usage at three windows, then the edges of the threshold and of the settings."""
+    D = DEFAULT_COMPACTION_SETTINGS
+    triples: list[tuple[float, int, CompactionSettings]] = [
+        (estimate, 200000, D),
+        (estimate, 128000, D),
+        (estimate, 32000, D),
+        (calculate_context_tokens(last_usage) if last_usage is not None else 0, 200000, D),
+        (111616, 128000, D),
+        (111617, 128000, D),
+        (183616, 200000, D),
+        (183617, 200000, D),
+        (150000, 200000, D.model_copy(update={"enabled": False})),
+        (1000, 1000, D.model_copy(update={"reserveTokens": 0})),
+        (1001, 1000, D.model_copy(update={"reserveTokens": 0})),
+        (0, 0, D),
+        (-16383, 0, D),
+    ]
+    return [
+        {
+            "contextTokens": t,
+            "contextWindow": w,
+            "settings": _settings_dict(s),
+            "result": should_compact(t, w, s),
+        }
+        for t, w, s in triples
+    ]
+
+
+def _tree(session: Session) -> dict[str, Any]:
+    return {
+        "roots": list(session.roots),
+        "nodes": len(session.entries),
+        "leaves": len(session.leaves),
+        "maxDepth": max((d + 1 for _, d in session.walk()), default=0),
+        "branchPoints": list(session.fork_points),
+    }
+
+
+def _context_tokens(
+    session: Session, path: Sequence[int], ctx: SessionContext, est: Any, last_usage: Any, context_window: int
+) -> dict[str, Any]:
+    """The ``contextTokens`` record: the estimate, the last recorded usage on the path, and what
+    ``AgentSession.getContextUsage`` reports."""
+    last_usage_entry = (
+        ctx.messages[est.lastUsageIndex].entry_index if est.lastUsageIndex is not None else None
+    )
+    return {
+        "estimateContextTokens": {**est.as_dict(), "lastUsageEntryIndex": last_usage_entry},
+        "getLastAssistantUsageOnPath": (
+            {"usage": last_usage.raw(), "calculateContextTokens": calculate_context_tokens(last_usage)}
+            if last_usage is not None
+            else None
+        ),
+        "agentSessionGetContextUsage": context_usage(session, path, ctx, context_window),
+    }
+
+
+def _context_record(session: Session, ctx: SessionContext) -> dict[str, Any]:
+    """The ``context`` record: the leaf's context, message by message."""
+    described = describe_messages(ctx.messages, session)
+    return {
+        "thinkingLevel": ctx.thinking_level,
+        "model": ctx.model,
+        "messageCount": len(ctx.messages),
+        "sumEstimateTokens": sum(d["tokens"] for d in described),
+        "messages": described,
+    }
+
+
 def oracle_main(
     session: Session,
     *,
@@ -240,176 +436,46 @@ def oracle_main(
     leaf_idx = session.resolve(leaf) if leaf is not None else None
     path = session.path(leaf_idx) if leaf_idx is not None else []
     path_entries = session.entries_at(path)
-    path_set = set(path)
     ctx = context_from_path(path_entries, path) if path else SessionContext(messages=())
     ctx_msgs = ctx.messages
     est = estimate_context_tokens(ctx.agent_messages)
     last_usage = get_last_assistant_usage(path_entries)
-    boundary_start, prev = compaction_boundary(path_entries, pi_version)
-    boundary: dict[str, Any] = {
-        "rule": "legacy" if pi_version == "0.58" else "kept",
-        "prevCompactionPathIndex": prev,
-        "boundaryStart": boundary_start,
-    }
-    if prev >= 0 and pi_version != "0.58":
-        boundary["firstKeptFound"] = boundary_start != prev + 1 or any(
-            e.id == path_entries[prev].firstKeptEntryId  # type: ignore[union-attr]
-            for e in path_entries
+    boundary_start, boundary = _boundary(path_entries, pi_version)
+    compactions = [
+        _compaction_at(
+            session,
+            path_entries,
+            path,
+            leaf_idx,
+            boundary_start,
+            keep,
+            reserve=reserve,
+            max_text=max_text,
+            pi_version=pi_version,
         )
-
-    def path_ref(pi_: int | None) -> dict[str, Any]:
-        if pi_ is None or not 0 <= pi_ < len(path_entries):
-            return {"pathIndex": pi_, "entryIndex": None, "id": None, "type": None, "role": None}
-        e = path_entries[pi_]
-        return {
-            "pathIndex": pi_,
-            "entryIndex": path[pi_],
-            "id": e.id,
-            "type": e.type,
-            "role": e.message.role if isinstance(e, MessageEntry) else None,
-        }
-
-    compactions = []
-    for keep in keeps:
-        settings = CompactionSettings(enabled=True, reserveTokens=reserve, keepRecentTokens=keep)
-        cut = find_cut_point(path_entries, boundary_start, len(path_entries), keep)
-        kept_tokens = sum(
-            estimate_tokens(e.message)
-            for e in path_entries[cut.firstKeptEntryIndex :]
-            if isinstance(e, MessageEntry)
-        )
-        r: dict[str, Any] = {
-            "keepRecentTokens": keep,
-            "settings": _settings_dict(settings),
-            "findCutPoint": {
-                "startIndex": boundary_start,
-                "endIndex": len(path_entries),
-                "firstKeptEntryIndex": cut.firstKeptEntryIndex,
-                "turnStartIndex": cut.turnStartIndex,
-                "isSplitTurn": cut.isSplitTurn,
-                "firstKept": path_ref(cut.firstKeptEntryIndex),
-                "turnStart": path_ref(cut.turnStartIndex),
-                "keptMessageEntryTokens": kept_tokens,
-            },
-        }
-        if boundary_start != 0:
-            c0 = find_cut_point(path_entries, 0, len(path_entries), keep)
-            r["findCutPointFrom0"] = {
-                "firstKeptEntryIndex": c0.firstKeptEntryIndex,
-                "turnStartIndex": c0.turnStartIndex,
-                "isSplitTurn": c0.isSplitTurn,
-                "firstKept": path_ref(c0.firstKeptEntryIndex),
-            }
-        prep = prepare_compaction(path_entries, settings, path_indexes=path, pi_version=pi_version)
-        if prep is None:
-            r["prepareCompaction"] = None
-            compactions.append(r)
-            continue
-        r["prepareCompaction"] = {
-            "firstKeptEntryId": prep.firstKeptEntryId,
-            "firstKeptEntryIndex": session.index_of(prep.firstKeptEntryId),
-            "firstKeptPathIndex": prep.first_kept_path_index,
-            "isSplitTurn": prep.isSplitTurn,
-            "tokensBefore": prep.tokensBefore,
-            "previousSummaryPresent": prep.previousSummary is not None,
-            "previousSummaryChars": utf16_len(prep.previousSummary)
-            if prep.previousSummary is not None
-            else None,
-            "messagesToSummarize": message_list_summary(prep.messagesToSummarize, session, max_text),
-            "turnPrefixMessages": message_list_summary(prep.turnPrefixMessages, session, max_text),
-            "fileOps": prep.fileOps.as_dict(),
-        }
-        r["consistency"] = {
-            "firstKeptMatchesFindCutPoint": prep.first_kept_path_index == cut.firstKeptEntryIndex,
-            "isSplitTurnMatches": prep.isSplitTurn == cut.isSplitTurn,
-        }
-        fake = make_compaction_entry(
-            prep,
-            "ORACLE PLACEHOLDER SUMMARY",
-            parent_id=session.entries[leaf_idx].id if leaf_idx is not None else None,
-            details={},
-        )
-        after = context_after_compaction(path_entries, path, fake)
-        r["afterCompaction"] = {
-            "messageCount": len(after.messages),
-            "entryIndexes": [
-                "compaction(new)" if m.entry_index is None else m.entry_index for m in after.messages
-            ],
-            "sumEstimateTokens": sum(estimate_tokens(m) for m in after.agent_messages),
-        }
-        compactions.append(r)
-
-    D = DEFAULT_COMPACTION_SETTINGS
-    triples: list[tuple[float, int, CompactionSettings]] = [
-        (est.tokens, 200000, D),
-        (est.tokens, 128000, D),
-        (est.tokens, 32000, D),
-        (calculate_context_tokens(last_usage) if last_usage is not None else 0, 200000, D),
-        (111616, 128000, D),
-        (111617, 128000, D),
-        (183616, 200000, D),
-        (183617, 200000, D),
-        (150000, 200000, D.model_copy(update={"enabled": False})),
-        (1000, 1000, D.model_copy(update={"reserveTokens": 0})),
-        (1001, 1000, D.model_copy(update={"reserveTokens": 0})),
-        (0, 0, D),
-        (-16383, 0, D),
+        for keep in keeps
     ]
-    should = [
-        {
-            "contextTokens": t,
-            "contextWindow": w,
-            "settings": _settings_dict(s),
-            "result": should_compact(t, w, s),
-        }
-        for t, w, s in triples
-    ]
-
-    described = describe_messages(ctx_msgs, session)
     first10 = convert_to_llm([m.message for m in ctx_msgs[:10]])
     whole = serialize_conversation(convert_to_llm(ctx.agent_messages))
     turn_starts = [find_turn_start_index(path_entries, i, boundary_start) for i in range(len(path_entries))]
-    last_usage_entry = ctx_msgs[est.lastUsageIndex].entry_index if est.lastUsageIndex is not None else None
-
-    roots = session.roots
-    max_depth = max((d + 1 for _, d in session.walk()), default=0)
+    path_set = set(path)
     return {
         "meta": {**_meta(session, "main"), "prepareCompactionBoundaryRule": boundary["rule"]},
-        "defaults": _settings_dict(D),
+        "defaults": _settings_dict(DEFAULT_COMPACTION_SETTINGS),
         "leafId": session.entries[leaf_idx].id if leaf_idx is not None else None,
         "leafIndex": leaf_idx,
         "entries": [describe_entry(session, i, path_set) for i in range(len(session.entries))],
-        "tree": {
-            "roots": list(roots),
-            "nodes": len(session.entries),
-            "leaves": len(session.leaves),
-            "maxDepth": max_depth,
-            "branchPoints": list(session.fork_points),
-        },
+        "tree": _tree(session),
         "path": {
             "length": len(path),
             "entryIndexes": list(path),
             "boundary": boundary,
             "findTurnStartIndexFromBoundary": turn_starts,
         },
-        "context": {
-            "thinkingLevel": ctx.thinking_level,
-            "model": ctx.model,
-            "messageCount": len(ctx_msgs),
-            "sumEstimateTokens": sum(d["tokens"] for d in described),
-            "messages": described,
-        },
-        "contextTokens": {
-            "estimateContextTokens": {**est.as_dict(), "lastUsageEntryIndex": last_usage_entry},
-            "getLastAssistantUsageOnPath": (
-                {"usage": last_usage.raw(), "calculateContextTokens": calculate_context_tokens(last_usage)}
-                if last_usage is not None
-                else None
-            ),
-            "agentSessionGetContextUsage": context_usage(session, path, ctx, context_window),
-        },
+        "context": _context_record(session, ctx),
+        "contextTokens": _context_tokens(session, path, ctx, est, last_usage, context_window),
         "compaction": compactions,
-        "shouldCompact": should,
+        "shouldCompact": _should_compact(est.tokens, last_usage),
         "serializeFirst10": {"llmRoles": [m.role for m in first10], "text": serialize_conversation(first10)},
         "serializeWholeContext": {"chars": utf16_len(whole), "sha256": _sha256(whole)},
     }

@@ -77,6 +77,18 @@ def test_a_corpus_sweep_shows_the_heatmap_frontier_and_the_sessions_hurt(at: App
     assert len(front["data"][0]["x"]) == 4
     table = next(d.value for d in at.dataframe if "worse than recorded" in d.value.columns)
     assert len(table) == 4 and set(table["sessions"]) == {6}
+    # coloured by billed cost (the prompt cache) by default; the blended cost is one choice away
+    assert at.selectbox(key="cs_metric").value == "billed_total"
+    assert "billed cost" in heat["layout"]["title"]["text"]
+    assert sorted(float(x) for x in table["billed $"]) == sorted(
+        float(v) for r in heat["data"][0]["z"] for v in r
+    )
+    at.selectbox(key="cs_metric").set_value("cost_total").run()
+    heat = next(f for f in figures_of(at) if f["data"][0]["type"] == "heatmap")
+    assert "blended cost" in heat["layout"]["title"]["text"]
+    assert sorted(float(x) for x in table["blended $"]) == sorted(
+        float(v) for r in heat["data"][0]["z"] for v in r
+    )
     # a 30k window on sessions that reach far more overflows or compacts much more: pick that cell
     at.selectbox(key="cs_cell").set_value(1).run()  # keep 5000, window 200000
     at.selectbox(key="cs_cell").set_value(0).run()  # keep 5000, window 30000

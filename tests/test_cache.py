@@ -251,3 +251,113 @@ def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
         assert prunes
         for k in prunes:
             assert quick.at(k) == exact.at(k, exact=True), k
+
+
+# -- when the cache was used; long-context prices ------------------------------------------------
+
+
+def test_the_cache_is_used_when_the_answer_begins_not_when_the_request_was_sent():
+    from inspector.cache.report import output_rate, used_at
+
+    # the session's own speed: 50 tokens/s (the median of its answers)
+    assert output_rate([(0, 2_000, 100), (0, 4_000, 200), (0, 1_000, 500), (5, None, 9)]) == 50.0
+    assert output_rate([(0, 0, 100)]) is None  # one time per message (other agents): no rate
+    # a request that waited 9 minutes before a 20-second answer used the cache 20 s before its end
+    assert used_at(0, 560_000, 1_000, 50.0) == 540_000
+    assert used_at(0, 10_000, 5_000, 50.0) == 0  # never before it was sent
+    assert used_at(0, 10_000, 5_000, None) == 0 and used_at(7, 7, 10, 50.0) == 7
+
+
+def _timed(b: SessionBuilder, times: list[tuple[int, int, int]]) -> SessionBuilder:
+    """Each answer's (request start s, answer end s, output tokens), and its recorded usage."""
+    answers = [x for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    for x, (start, end, out) in zip(answers, times, strict=True):
+        x["message"]["timestamp"] = 1_767_225_600_000 + start * 1000
+        x["timestamp"] = f"2026-01-01T{end // 3600:02d}:{end % 3600 // 60:02d}:{end % 60:02d}.000Z"
+        x["message"]["usage"] = {"input": 0, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    return b
+
+
+def test_a_long_answer_is_not_idle_time():
+    """Three answers at 50 tokens/s; the second stalls 9 minutes before it answers. The third request
+    starts 9.5 minutes after the second was sent but 10 s after it used the cache: still warm under
+    the 5-minute lifetime (as the shared pi transcript 48d3… records)."""
+    b = reading_session(2)
+    s = _timed(b, [(0, 10, 500), (20, 20 + 560, 1_000), (590, 600, 500), (610, 620, 500)]).session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    third = c.steps[2]
+    assert third.idle_seconds == pytest.approx(30.0)  # from 560 s (580 − 1,000 / 50) to 590 s
+    assert third.read == c.steps[1].prompt > 1024 and third.invalidation is None
+    # measured from the request's start, the same call would have found the cache expired
+    late = _timed(reading_session(2), [(0, 10, 500), (20, 30, 1_000), (590, 600, 500), (610, 620, 500)])
+    c = cache_replay(replay(late.session(), ReplaySettings()))
+    assert c.steps[2].read == 0 and c.steps[2].invalidation["cause"] == "ttl"
+
+
+def test_prompts_over_the_long_context_threshold_bill_at_the_long_rates():
+    from inspector.cache.prices import LONG, long_context, rates_for, recorded_rates, tier_of
+
+    assert long_context("gpt-5.4") == (272_000, 2.0) and long_context("gpt-5") is None
+    assert tier_of("gpt-5.6-sol", 272_001) == LONG and tier_of("gpt-5.6-sol", 272_000) == ""
+    assert tier_of("claude-sonnet-4-5", 200_001) == LONG and tier_of("claude-opus-4-5", 900_000) == ""
+    normal = rates_for("gpt-5.4", "openai", 0.1, 1.0, (5e-6, 5e-7, None))
+    assert rates_for("gpt-5.4", "openai", 0.1, 1.0, None, LONG, normal).input == pytest.approx(1e-5)
+
+    # the session's own rates per tier: a call over 272K recorded at $10 / $1 per M, one below at $5 / $0.50
+    def answer(inp: int, read: int, rate: float) -> AssistantMessage:
+        return AssistantMessage(
+            model="gpt-5.4",
+            usage={
+                "input": inp,
+                "cacheRead": read,
+                "cost": {"input": inp * rate, "cacheRead": read * rate / 10, "cacheWrite": 0},
+            },
+        )
+
+    rates = recorded_rates([answer(1_000, 300_000, 1e-5), answer(1_000, 100_000, 5e-6)])
+    assert rates["gpt-5.4"] == pytest.approx((5e-6, 5e-7, None))
+    assert rates[("gpt-5.4", LONG)] == pytest.approx((1e-5, 1e-6, None))
+
+
+def test_a_read_longer_than_the_previous_prompt_after_an_interruption_is_explained():
+    b = SessionBuilder()
+    b.user("read the lexer")
+    b.assistant("", tools=[("read", {"path": "lexer.ts"})])
+    b.tool_result("x " * 4_000)
+    b.user("[Request interrupted by user]")
+    b.user("go on")
+    b.assistant("done")
+    answers = [x for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    for x, (read, write) in zip(answers, [(0, 5_000), (7_000, 500)], strict=True):
+        x["message"]["usage"] = {
+            "input": 2,
+            "output": 10,
+            "cacheRead": read,
+            "cacheWrite": write,
+            "totalTokens": 0,
+        }
+    c = cache_replay(replay(_sonnet(b).session(), ReplaySettings()))
+    assert c.steps[1].recorded_read == 7_000 and "interrupted" in c.steps[1].disagreement
+
+
+def test_a_read_of_only_the_shared_prefix_is_named():
+    from inspector.cache.report import _disagreement
+
+    why = _disagreement(5, 90_000, 9_600, 91_000, True, 12.0, hidden=9_600)
+    assert why is not None and "only the system prompt and tools" in why and "9,600" in why
+    assert "only the system prompt" not in (
+        _disagreement(5, 90_000, 40_000, 91_000, True, 12.0, hidden=9_600) or ""
+    )
+
+
+def test_an_empty_answer_without_usage_is_no_call():
+    """OpenCode closes a run of steps with an empty assistant message and no tokens: no request, so
+    the next call reads what the last real one cached (as the shared OpenCode export records)."""
+    b = reading_session(3)
+    answers = [x for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    answers[3]["message"]["content"] = []  # "module 1 multiplies": empty, no usage
+    s = b.session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    empty, after = c.steps[3], c.steps[4]
+    assert (empty.prompt, empty.read, empty.write, empty.cost) == (0, 0, 0, 0.0)
+    assert after.read == c.steps[2].prompt > 1024

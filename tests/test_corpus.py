@@ -197,8 +197,8 @@ def test_an_interrupted_sweep_resumes_without_recomputing(
     items = resolve_corpus([str(corpus)])
     out = str(tmp_path / "results.duckdb")
     replays: list[int] = []
-    real = corpus_sweep.sweep
-    monkeypatch.setattr(corpus_sweep, "sweep", lambda *a, **k: replays.append(1) or real(*a, **k))
+    real = corpus_sweep.replay
+    monkeypatch.setattr(corpus_sweep, "replay", lambda *a, **k: replays.append(1) or real(*a, **k))
 
     def stop_halfway(done: int, total: int) -> None:
         if done >= total // 2:
@@ -211,12 +211,47 @@ def test_an_interrupted_sweep_resumes_without_recomputing(
     assert 0 < len(kept) < len(in_process.rows)
     replays.clear()
     r = run_sweep(items, BASE, GRID, workers=0, out=out)
-    grid_pairs = 8 * len(r.plan.points)
     assert r.computed == len(in_process.rows) - len(kept)  # only what was missing
-    assert len(replays) == grid_pairs - first  # no grid point replayed twice
+    assert len(replays) == r.computed  # one replay per pair: its metrics and its billed cost
+    assert first + len(replays) == len(in_process.rows)  # no pair replayed twice
     assert r.rows == in_process.rows
     again = run_sweep(items, BASE, GRID, workers=0, out=out)
     assert again.computed == 0 and again.rows == in_process.rows  # the broken file alone is retried
+
+
+def test_each_row_carries_the_billed_cost_of_its_own_replay(corpus: Path, in_process: Any) -> None:
+    from inspector.cache import cache_replay
+    from inspector.corpus import load_item
+    from inspector.replay import replay
+
+    item = resolve_corpus([str(corpus / "*-pi.jsonl")])[0]
+    s = load_item(item)
+    for row in (r for r in in_process.rows if r["session"] == item.key):
+        c = cache_replay(replay(s, corpus_sweep.point_settings(in_process.plan.base, row["values"])))
+        assert row["billed_cost_usd"] == round(c.billed_cost, 6)
+        assert row["invalidations"] == len(c.invalidations)
+        assert row["billed_cost_usd"] > 0
+    for a in in_process.aggregate():
+        cells = [r for r in in_process.rows if r["values"] == a["settings"]]
+        assert a["billedSessions"] == 8
+        assert a["billedCostUsd"]["total"] == pytest.approx(
+            sum(r["billed_cost_usd"] for r in cells), abs=1e-3
+        )
+        assert a["invalidations"] == sum(r["invalidations"] for r in cells)
+        assert 0 < a["cacheHitRate"] < 1
+
+
+def test_a_results_file_without_billed_cost_gets_it(corpus: Path, tmp_path: Path, in_process: Any) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    items = resolve_corpus([str(corpus)])
+    out = str(tmp_path / "old.duckdb")
+    run_sweep(items, BASE, GRID, workers=0, out=out)
+    con = duckdb.connect(out)
+    for col in ("billed_cost_usd", "cache_hit_rate", "invalidations"):
+        con.execute(f"ALTER TABLE rows DROP COLUMN {col}")  # as issue 20's sweeps wrote it
+    con.close()
+    r = run_sweep(items, BASE, GRID, workers=0, out=out)
+    assert r.computed == len(in_process.rows) and r.rows == in_process.rows
 
 
 def test_results_is_a_dataframe_of_every_pair(corpus: Path, tmp_path: Path, in_process: Any) -> None:
@@ -270,6 +305,7 @@ def test_sweep_on_a_corpus_prints_the_interface_json(corpus: Path) -> None:
             "worseThanRecorded",
         } <= set(a)
         assert set(a["inputTokens"]) == {"median", "p90", "total"}
+        assert set(a["billedCostUsd"]) == {"median", "p90", "total"} and a["billedCostUsd"]["total"] > 0
         assert isinstance(a["sessions"], int) and isinstance(a["worseThanRecorded"], int)
     assert "pairs" in err  # the progress bar, on stderr
 
@@ -288,10 +324,11 @@ def test_sweep_on_a_corpus_as_csv_and_text(corpus: Path) -> None:
     )
     lines = out.strip().splitlines()
     assert code == 0 and lines[0].startswith("context_window,sessions,input_median") and len(lines) == 3
+    assert lines[0].endswith(",billed_median,billed_p90,billed_total,cache_hit_rate,invalidations")
     code, out, _ = run(
         "sweep", str(corpus), "--compaction", "pi", "--grid", "context_window=60000", "--workers", "0"
     )
-    assert code == 0 and "failed: " in out and "zz-broken.jsonl" in out
+    assert code == 0 and "failed: " in out and "zz-broken.jsonl" in out and "billed $" in out
 
 
 def test_corpus_prints_the_interface_json(corpus: Path) -> None:

@@ -460,3 +460,36 @@ def test_tool_outputs_are_cut_as_codex_cuts_them_into_its_history() -> None:
     cut = result(run({"mode": "bytes", "limit": 1000}))  # 1,200 bytes
     assert "…2800 chars truncated…" in cut.content[0].text
     assert result(run({"mode": "tokens", "limit": 10_000})).details is None  # fits: as written
+
+
+def test_a_repeated_token_count_is_no_new_call() -> None:
+    """Codex re-emits its last ``token_count`` when a turn is interrupted (the totals do not move,
+    as in the shared Codex transcript): the answer begun before the interruption made no recorded
+    call and gets no usage, instead of the previous call's counted twice."""
+    lines = SAMPLE.read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if '"call_id":"call_02","output"' in x)  # after a tool output
+    again = lines[at - 1]  # the token_count of the call before it
+    assert '"token_count"' in again
+
+    def item(payload: dict) -> str:  # type: ignore[type-arg]
+        return json.dumps(
+            {"timestamp": "2026-03-03T10:00:31.500Z", "type": "response_item", "payload": payload}
+        )
+
+    interrupted = [
+        item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Checking the failure."}]}),
+        again,
+        item(
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<turn_aborted>"}]}
+        ),
+    ]
+    s = parse_any(("\n".join([*lines[: at + 1], *interrupted, *lines[at + 1 :]]) + "\n").encode(), "x.jsonl")
+    answers = _messages(s, "assistant")
+    i = next(
+        k
+        for k, m in enumerate(answers)
+        if m.content and m.content[0].type == "thinking" and m.content[0].thinking == "Checking the failure."
+    )
+    assert answers[i - 1].usage is not None and answers[i - 1].usage.totalTokens == 12520
+    assert answers[i].usage is None
+    assert answers[i + 1].usage is not None and answers[i + 1].usage.totalTokens == 14110

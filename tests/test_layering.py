@@ -121,6 +121,52 @@ def imports_of(
     return found
 
 
+def reentries(module: str, is_package: bool, source: str, top: str = "inspector") -> list[str]:
+    """Each import in ``source`` (functions included) that goes through the package ``module`` belongs
+    to (for a package's ``__init__``: the package above it) rather than straight to a sibling module:
+    ``from . import name`` (a submodule or not), ``from inspector.pkg import name`` and ``import
+    inspector.pkg``. Each is ``"module:line: statement"``. The root package is not checked (everything
+    is inside it). ``from .sibling import name`` and ``import inspector.pkg.sibling`` are fine."""
+    here = module.split(".") if module else []
+    own = here[:-1]  # the package holding the module (a package's __init__: the one above it)
+    if not own:
+        return []
+    pkg = here if is_package else own
+    own_name = ".".join([top, *own])
+    out: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg[: len(pkg) - node.level + 1]
+                target = ".".join([top, *base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target == own_name:
+                names = ", ".join(a.name for a in node.names)
+                out.append(f"{module}:{node.lineno}: from {'.' * node.level or target} import {names}")
+        elif isinstance(node, ast.Import):
+            out += [f"{module}:{node.lineno}: import {a.name}" for a in node.names if a.name == own_name]
+    return out
+
+
+def reentry_report(root: Path = ROOT) -> dict[str, list[str]]:
+    """Package → the re-entries of its submodules, for every package whose ``__init__`` imports one
+    of its own submodules (there a re-entry closes a package ⇄ submodule cycle; the ``__init__`` of
+    ``ui``, which imports nothing, makes none)."""
+    mods = modules(root)
+    graph = import_graph(root)
+    out: dict[str, list[str]] = {}
+    for m, p in mods.items():
+        is_package = p.name == "__init__.py"
+        own = m.rsplit(".", 1)[0] if "." in m else ""
+        if not own or not any(t.startswith(own + ".") for t in graph[own]):
+            continue
+        found = reentries(m, is_package, p.read_text(encoding="utf-8"))
+        if found:
+            out.setdefault(own, []).extend(found)
+    return out
+
+
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     mods = modules(root)
     return {
@@ -188,6 +234,19 @@ def test_no_import_cycle() -> None:
     assert cycles(import_graph()) == []
 
 
+#: Packages whose submodules still import the package itself (none since the cache2 branch).
+REENTRY_ALLOWED: frozenset[str] = frozenset()
+
+
+def test_no_submodule_imports_its_own_package() -> None:
+    """A submodule imports its siblings directly (``from .settings import X``), never through its
+    package (``from . import settings``): the package's ``__init__`` imports the submodule, so going
+    back through the package is a package ⇄ submodule cycle (the graph above counts ``from . import
+    settings`` as an import of ``settings`` alone, so the cycle test does not see it)."""
+    report = reentry_report()
+    assert {p: lines for p, lines in report.items() if p not in REENTRY_ALLOWED} == {}
+
+
 def test_the_engine_never_imports_the_front_ends() -> None:
     graph = import_graph()
     front = layer_of("ui")
@@ -219,6 +278,47 @@ def test_absolute_imports_and_package_names_resolve() -> None:
         "replay.settings",
         "replay",
     }
+
+
+def test_every_form_of_a_planted_reentry_is_found() -> None:
+    src = (
+        "from . import settings\n"
+        "from .settings import X\n"
+        "import inspector.replay\n"
+        "import inspector.replay.settings as s\n"
+        "from inspector.replay import replay\n"
+        "from inspector.replay.settings import Y\n"
+        "from .. import compaction\n"
+        "def f():\n"
+        "    from . import query\n"
+    )
+    assert reentries("replay.run", False, src) == [
+        "replay.run:1: from . import settings",
+        "replay.run:3: import inspector.replay",
+        "replay.run:5: from inspector.replay import replay",
+        "replay.run:9: from . import query",
+    ]
+    # a subpackage's __init__ belongs to the package above it; the root package is not checked
+    assert reentries("ui.pages", True, "from .. import figures\nfrom . import tree\n") == [
+        "ui.pages:1: from .. import figures"
+    ]
+    assert reentries("cli", True, "from .. import __version__\n") == []
+
+
+def test_a_reentry_counts_where_the_package_imports_its_submodules(tmp_path: Path) -> None:
+    files = {
+        "__init__.py": "",
+        "quiet/__init__.py": '"""imports nothing"""\n',
+        "quiet/x.py": "from . import y\n",
+        "quiet/y.py": "",
+        "busy/__init__.py": "from .x import X\n",
+        "busy/x.py": "from . import y\nX = 1\n",
+        "busy/y.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert reentry_report(tmp_path) == {"busy": ["busy.x:1: from . import y"]}
 
 
 def test_a_module_in_no_layer_and_a_planted_cycle_are_found() -> None:

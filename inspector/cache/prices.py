@@ -5,6 +5,9 @@ usage.input``, ``cost.cacheRead / usage.cacheRead``, ``cost.cacheWrite / usage.c
 over the session's answers of the same model), then list prices: the input price from
 :data:`inspector.pricing.PRICE_TABLE` and the cache multipliers below.
 
+Long-context pricing (:data:`LONG_CONTEXT`): a call whose prompt is over a model's threshold is
+billed at its long-context rates — the session's recorded ones for that tier, else 2× the normal.
+
 Cached-input discounts (list prices read 2025-11 from the providers' pricing pages): Anthropic
 read 0.1×, write 1.25× (5 min) or 2× (1 h); OpenAI gpt-5 family and gpt-5-codex 0.1×, gpt-4.1
 and o3/o4-mini 0.25×, gpt-4o 0.5×, otherwise 0.5×.
@@ -15,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..numbers import clamp
+from ..numbers import MAX_TOKENS, clamp
 from ..pricing import table_price
 from ..session.models import AssistantMessage
 
@@ -31,6 +34,35 @@ OPENAI_READ: tuple[tuple[str, float], ...] = (
     ("gpt-4o", 0.5),
 )
 OPENAI_DEFAULT_READ = 0.5
+
+
+#: long-context pricing: (model name substring, prompt tokens above which a call is billed at the
+#: long-context rates, multiplier of the input, cache-read and cache-write rates)
+LONG_CONTEXT: tuple[tuple[str, int, float], ...] = (
+    # OpenAI pricing page: GPT-5.4 prompts over 272K input tokens are billed at 2× input (cached
+    # input too); the later gpt-5.x bill the same way in the recorded usage (the shared pi transcript
+    # d04d…: gpt-5.6-sol, 120 calls over 272K at $10 / $1.00 per M against $5 / $0.50 below)
+    ("gpt-5.4", 272_000, 2.0),
+    ("gpt-5.5", 272_000, 2.0),
+    ("gpt-5.6", 272_000, 2.0),
+    # Anthropic pricing (1M-token context of Sonnet 4 / 4.5): over 200K input tokens, 2× input,
+    # cache writes and cache reads
+    ("claude-sonnet-4", 200_000, 2.0),
+)
+LONG = "long"
+"""The tier of a call billed at a model's long-context rates (the normal tier is "")."""
+
+
+def long_context(model: str | None) -> tuple[int, float] | None:
+    """(threshold, multiplier) of a model with long-context pricing, else None."""
+    name = (model or "").lower()
+    return next(((n, x) for key, n, x in LONG_CONTEXT if key in name), None)
+
+
+def tier_of(model: str | None, prompt: float) -> str:
+    """:data:`LONG` when a prompt of ``prompt`` tokens is billed at the model's long-context rates."""
+    lc = long_context(model)
+    return LONG if lc is not None and prompt > lc[0] else ""
 
 
 def openai_read_multiplier(model: str | None) -> float:
@@ -50,33 +82,57 @@ class Rates:
         return read * self.read + write * self.write + uncached * self.input
 
 
-def _num(v: Any) -> float:
+def as_float(v: Any) -> float:
+    """``v`` as a finite float (:func:`inspector.numbers.clamp`; anything else 0.0); a plain int or
+    float in range — nearly every value — takes the short path."""
+    t = type(v)
+    if (t is int or t is float) and -MAX_TOKENS <= v <= MAX_TOKENS:
+        return float(v)
     return float(clamp(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
 
 
-def recorded_rates(messages: list[Any]) -> dict[str, tuple[float | None, float | None, float | None]]:
-    """Per model: (input, read, write) USD per token from the recorded ``usage.cost``, None where the
-    session never paid for that kind of token."""
-    sums: dict[str, list[float]] = {}
+class RateSums:
+    """Recorded tokens and dollars per model (and price tier, :func:`tier_of`) and kind of token,
+    summed answer by answer; keys are ``model`` or ``(model, tier)`` for the long-context tier."""
+
+    def __init__(self) -> None:
+        self.sums: dict[Any, list[float]] = {}
+
+    def add(
+        self, model: str, tokens: tuple[float, float, float], dollars: tuple[float, float, float]
+    ) -> None:
+        """One answer's (input, cache read, cache write) tokens and their recorded cost."""
+        tier = tier_of(model, tokens[0] + tokens[1] + tokens[2])
+        key: Any = (model, tier) if tier else model
+        s = self.sums.get(key)
+        if s is None:
+            s = self.sums[key] = [0.0] * 6
+        for i in range(3):
+            if tokens[i] > 0 and dollars[i] > 0:
+                s[2 * i] += tokens[i]
+                s[2 * i + 1] += dollars[i]
+
+    def rates(self) -> dict[Any, tuple[float | None, float | None, float | None]]:
+        return {
+            k: tuple(s[2 * i + 1] / s[2 * i] if s[2 * i] > 0 else None for i in range(3))  # type: ignore[misc]
+            for k, s in self.sums.items()
+        }
+
+
+def recorded_rates(messages: list[Any]) -> dict[Any, tuple[float | None, float | None, float | None]]:
+    """Per model (``(model, "long")`` for its long-context tier): (input, read, write) USD per token
+    from the recorded ``usage.cost``, None where the session never paid for that kind of token."""
+    sums = RateSums()
     for m in messages:
         if not isinstance(m, AssistantMessage) or m.usage is None or not isinstance(m.usage.cost, dict):
             continue
         u, c = m.usage, m.usage.cost
-        s = sums.setdefault(m.model or "", [0.0] * 6)
-        for i, (tok, dol) in enumerate(
-            (
-                (u.input, c.get("input")),
-                (u.cacheRead, c.get("cacheRead")),
-                (u.cacheWrite, c.get("cacheWrite")),
-            )
-        ):
-            if _num(tok) > 0 and _num(dol) > 0:
-                s[2 * i] += _num(tok)
-                s[2 * i + 1] += _num(dol)
-    return {
-        k: tuple(s[2 * i + 1] / s[2 * i] if s[2 * i] > 0 else None for i in range(3))  # type: ignore[misc]
-        for k, s in sums.items()
-    }
+        sums.add(
+            m.model or "",
+            (as_float(u.input), as_float(u.cacheRead), as_float(u.cacheWrite)),
+            (as_float(c.get("input")), as_float(c.get("cacheRead")), as_float(c.get("cacheWrite"))),
+        )
+    return sums.rates()
 
 
 def rates_for(
@@ -85,8 +141,22 @@ def rates_for(
     read_mult: float,
     write_mult: float,
     recorded: tuple[float | None, float | None, float | None] | None,
+    tier: str = "",
+    normal: Rates | None = None,
 ) -> Rates:
-    """The rates of one model: recorded ones where the session has them, the table's for the rest."""
+    """The rates of one model: recorded ones where the session has them, the table's for the rest.
+    The long-context tier: its recorded rates, else the normal tier's (``normal``) times the
+    model's long-context multiplier (:data:`LONG_CONTEXT`)."""
+    lc = long_context(model)
+    if tier == LONG and lc is not None and normal is not None:
+        x = lc[1]
+        rin, rread, rwrite = recorded or (None, None, None)
+        return Rates(
+            rin if rin is not None else normal.input * x,
+            rread if rread is not None else normal.read * x,
+            rwrite if rwrite is not None else normal.write * x,
+            "recorded" if rin is not None or rread is not None else f"{normal.source}, ×{x:g} over {lc[0]:,}",
+        )
     base = table_price(model) or 0.0
     rin, rread, rwrite = recorded or (None, None, None)
     inp = rin if rin is not None else base

@@ -27,12 +27,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
-from ..numbers import clamp, finite_ms
+from ..numbers import finite_ms
 from ..replay.results import Pruned
-from ..session.models import AssistantMessage
-from ..session.tree import Session
-from . import anthropic, openai
-from .prices import Rates, openai_read_multiplier, rates_for, recorded_rates
+from ..session.models import (
+    AssistantMessage,
+    CustomMessageEntry,
+    MessageEntry,
+    OpaqueBlock,
+    ToolCall,
+    UserMessage,
+)
+from ..session.tree import Session, iso_to_ms
+from .anthropic import rule as anthropic_rule
+from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
+from .openai import rule as openai_rule
+from .prices import LONG, Rates, RateSums, as_float, long_context, openai_read_multiplier, rates_for
 from .rule import NO_CACHE, CacheRule
 from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
 
@@ -232,9 +241,9 @@ def rule_for(m: Any, model: str, retention: str, long: frozenset[str] = frozense
         retention = "long" if fam in long else "short"
     name = getattr(m, "model", None)
     if fam == "anthropic":
-        return anthropic.rule(name, retention)
+        return anthropic_rule(name, retention)
     if fam == "openai":
-        return openai.rule(openai_read_multiplier(name), retention)
+        return openai_rule(openai_read_multiplier(name), retention)
     return NO_CACHE
 
 
@@ -276,8 +285,17 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
         facts = session_facts(replay.session).calls
         calls = []
         for s in base.steps:
-            fam, read, _, inp, _, t = facts[s.entry_index]
-            calls.append((fam, int(s.recorded_input or 0), read, inp, None if t is None else t * 1000))
+            fam, read, _, inp, _, t, end = facts[s.entry_index]
+            calls.append(
+                (
+                    fam,
+                    int(s.recorded_input or 0),
+                    read,
+                    inp,
+                    None if t is None else t * 1000,
+                    None if end is None else end * 1000,
+                )
+            )
         hidden = partial_reads([(c[1], c[2]) for c in calls])
         fit = replace(
             fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden
@@ -298,14 +316,16 @@ def partial_reads(calls: Sequence[tuple[int, int | None]]) -> int | None:
     return int(statistics.median(reads)) if len(reads) >= 2 else None
 
 
-def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float | None]]) -> frozenset[str]:
+def long_retention(calls: Sequence[tuple[Any, ...]]) -> frozenset[str]:
     """Families whose recorded calls, after more idle time than the short retention allows, mostly
     still read most of the previous prompt: the session ran with the long retention (Claude Code's
-    1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage; a
-    single long answer between two calls is not enough (the idle time counts from call to call)."""
+    1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage. Each
+    call is (family, prompt, read, input, start ms[, end ms]); the idle time runs from the previous
+    answer's end (its start when no end is known) to the next request (see :func:`idle_between`)."""
     votes: dict[str, list[bool]] = {}
-    shorts = {"anthropic": anthropic.rule(None).ttl_seconds, "openai": openai.IDLE_SECONDS}
-    for (_, p0, _, _, t0), (fam, _, read, _, t1) in zip(calls, calls[1:], strict=False):
+    shorts = {"anthropic": anthropic_rule(None).ttl_seconds, "openai": OPENAI_IDLE_SECONDS}
+    for c0, (fam, _, read, _, t1, *_) in zip(calls, calls[1:], strict=False):
+        p0, t0 = c0[1], c0[5] if len(c0) > 5 and c0[5] is not None else c0[4]
         short = shorts.get(fam)
         if (
             short
@@ -317,6 +337,39 @@ def long_retention(calls: Sequence[tuple[str, int, int | None, int | None, float
         ):
             votes.setdefault(fam, []).append(read >= 0.5 * p0)
     return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
+
+
+def idle_between(prev_used: float, start: float) -> float:
+    """How long a cached prefix sat unused before a request: from when the previous request used
+    it (:func:`used_at`) to this request's start, never negative."""
+    return max(0.0, start - prev_used)
+
+
+def output_rate(timings: Sequence[tuple[float | None, float | None, float]]) -> float | None:
+    """The session's own output speed (tokens per second): the median over its answers of output
+    tokens ÷ (answer complete − request start), from (start ms, end ms, output tokens); None
+    when no answer has both times apart (other agents stamp one time per message)."""
+    rates = [o * 1000 / (e - t) for t, e, o in timings if t is not None and e is not None and e > t and o > 0]
+    return statistics.median(rates) if rates else None
+
+
+def used_at(start: float | None, end: float | None, output: float, rate: float | None) -> float | None:
+    """When a request read and refreshed the cache (ms): when the provider processed its prompt,
+    just before it began to answer — the answer's end less the time its output took at the
+    session's own rate (:func:`output_rate`), kept between the request's start and end.
+
+    Sources: Anthropic refreshes an entry "each time the cached content is used" and OpenAI keeps a
+    prefix for 5–10 minutes of "inactivity" (prompt-caching docs): the clock restarts when the
+    prompt is processed, not when the request was sent nor when its answer ends. pi stamps each
+    answer when its request begins (``message.timestamp``) and its entry when the answer is
+    complete, so a request that waited minutes before answering (a queue, a stall) used the cache
+    late. In the shared pi transcript 48d3…, a request whose 789-token answer took 9.2 minutes is
+    followed by a full read of its prompt under the 5-minute cache, while a 13-second answer
+    followed by 5 minutes of a running tool (5.1 minutes from its use to the next request) is
+    followed by a full write. Without two distinct times (or a rate), the start."""
+    if start is None or end is None or end <= start or rate is None or rate <= 0:
+        return start
+    return max(start, end - output * 1000 / rate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,57 +474,112 @@ class _Shared:
 class _Facts:
     """What the session file says about each answer, read once per session."""
 
-    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None]]
-    """entry index → (family, recorded read, write, input, recorded input cost, time in s)."""
+    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None]]
+    """entry index → (family, recorded read, write, input, recorded input cost, request start, when
+    the provider used the cache; times in s): see :func:`used_at`."""
     models: dict[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
-    rates: dict[str, tuple[float | None, float | None, float | None]]
+    rates: dict[Any, tuple[float | None, float | None, float | None]]
+    """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
     dcp: bool
+    interrupted: frozenset[int] = frozenset()
+    """Answers preceded (since the previous answer) by an agent's interruption marker: a request
+    was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
+
+
+INTERRUPTED = ("[Request interrupted by user", "<turn_aborted>")
+"""Markers the agents write when the user stops a request: Claude Code's user message
+``[Request interrupted by user]`` (``… for tool use]``), Codex's ``<turn_aborted>`` context item."""
+
+
+def _interrupts(e: Any) -> bool:
+    if isinstance(e, MessageEntry):
+        if not isinstance(e.message, UserMessage):
+            return False
+        content = e.message.content
+    elif isinstance(e, CustomMessageEntry):
+        content = e.content
+    else:
+        return False
+    if isinstance(content, str):
+        return content.startswith(INTERRUPTED)
+    return any(isinstance(t := getattr(b, "text", None), str) and t.startswith(INTERRUPTED) for b in content)
 
 
 _FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
 
 
 def session_facts(session: Session) -> _Facts:
+    """Every answer's recorded usage, cost, time and cache family, and the session's recorded
+    rates (:func:`inspector.cache.prices.recorded_rates`), in one pass over the entries (memoised
+    per session: a sweep or the app's reruns read the file's usage once)."""
     hit = _FACTS.get(session)
     if hit is not None:
         return hit
-    msgs: list[tuple[int, Any]] = [
-        (i, am)
-        for i, e in enumerate(session.entries)
-        if isinstance(am := getattr(e, "message", None), AssistantMessage)
-    ]
+    msgs: dict[int, Any] = {}
     calls = {}
-    for i, m in msgs:
-        read, write, inp = _recorded_usage(m)
-        cost = _cost_dict(m)
+    families: dict[tuple[Any, Any, Any], str] = {}
+    sums = RateSums()
+    outputs: dict[int, float] = {}
+    dcp = False
+    interrupted: set[int] = set()
+    cut = False
+    for i, e in enumerate(session.entries):
+        if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
+            cut = cut or _interrupts(e)
+            continue
+        if cut:
+            interrupted.add(i)
+            cut = False
+        msgs[i] = m
+        who = (m.provider, m.api, m.model)
+        fam = families.get(who)
+        if fam is None:
+            fam = families[who] = family_of(m)
+        read = write = inp = None
+        cost = None
+        u = m.usage
+        if u is not None:
+            tokens = (as_float(u.input), as_float(u.cacheRead), as_float(u.cacheWrite))
+            inp, read, write = int(tokens[0]), int(tokens[1]), int(tokens[2])
+            c = u.cost
+            if isinstance(c, dict):
+                raw = (c.get("input"), c.get("cacheRead"), c.get("cacheWrite"))
+                dollars = (as_float(raw[0]), as_float(raw[1]), as_float(raw[2]))
+                if any(isinstance(v, (int, float)) for v in raw):
+                    cost = dollars[0] + dollars[1] + dollars[2]
+                sums.add(m.model or "", tokens, dollars)
         t = finite_ms(m.timestamp)
-        calls[i] = (family_of(m), read, write, inp, cost, t / 1000 if t is not None else None)
-    facts = _Facts(calls, dict(msgs), recorded_rates([m for _, m in msgs]), uses_dcp([m for _, m in msgs]))
+        end = iso_to_ms(e.timestamp)
+        if t is not None and (end is None or end < t):
+            end = t
+        calls[i] = (fam, read, write, inp, cost, t, end)
+        outputs[i] = as_float(u.output) if u is not None else 0.0
+        dcp = dcp or calls_compress(m)
+    rate = output_rate([(c[5], c[6], outputs[i]) for i, c in calls.items()])
+    for i, (fam, read, write, inp, cost, t, end) in calls.items():
+        used = used_at(t, end, outputs[i], rate)
+        calls[i] = (
+            fam,
+            read,
+            write,
+            inp,
+            cost,
+            t / 1000 if t is not None else None,
+            used / 1000 if used is not None else None,
+        )
+    facts = _Facts(calls, msgs, sums.rates(), dcp, frozenset(interrupted))
     _FACTS[session] = facts
     return facts
 
 
-def _cost_dict(m: Any) -> float | None:
-    c = m.usage.cost if m.usage is not None and isinstance(m.usage.cost, dict) else None
-    if c is not None and any(
-        isinstance(c.get(k), (int, float)) for k in ("input", "cacheRead", "cacheWrite")
-    ):
-        return sum(float(clamp(c.get(k) or 0)) for k in ("input", "cacheRead", "cacheWrite"))
-    return None
-
-
 def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
     """A failed or aborted call whose usage is all zero never reached the model: no cache read or
-    write, nothing billed, and the next call follows the last one that did."""
+    write, nothing billed, and the next call follows the last one that did. So does an answer with
+    neither content nor usage (the cache loop tests it beside this): OpenCode exports the message that
+    closes a run of steps as an empty assistant message with no tokens, stamped like the step
+    before it — no request of its own."""
     return st.stop_reason in ("error", "aborted") and read == 0 and write == 0 and inp == 0
-
-
-def _recorded_usage(m: Any) -> tuple[int | None, int | None, int | None]:
-    u = getattr(m, "usage", None)
-    if u is None:
-        return None, None, None
-    return int(clamp(u.cacheRead)), int(clamp(u.cacheWrite)), int(clamp(u.input))
 
 
 DCP_CAUSE = (
@@ -482,10 +590,19 @@ DCP_CAUSE = (
 
 def uses_dcp(messages: Sequence[Any]) -> bool:
     """Whether the session ran the DCP plugin (its ``compress`` tool was called)."""
+    return any(isinstance(m, AssistantMessage) and calls_compress(m) for m in messages)
+
+
+def calls_compress(m: AssistantMessage) -> bool:
     return any(
-        getattr(b, "name", None) == "compress"
-        for m in messages
-        if isinstance(m, AssistantMessage)
+        (
+            b.name
+            if isinstance(b, ToolCall)
+            else getattr(b, "name", None)
+            if isinstance(b, OpaqueBlock)
+            else None
+        )
+        == "compress"
         for b in m.content
     )
 
@@ -523,6 +640,8 @@ def _disagreement(
     idle: float | None,
     dcp: bool = False,
     previous: int | None = None,
+    hidden: int = 0,
+    interrupted: bool = False,
 ) -> str | None:
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
@@ -532,6 +651,11 @@ def _disagreement(
             return "the cache was already warm (an earlier request with the same system prompt and tools)"
         if not warm:
             return f"the cache outlived the modelled lifetime ({mins})"
+        if previous is not None and rec > previous and interrupted:
+            return (
+                "more was read than the previous call sent: the request the user interrupted just before "
+                "(the agent's interruption marker is in the file; its usage is not) had written a longer prefix"
+            )
         if previous is not None and rec > previous:
             return (
                 "more was read than the previous call sent: a request not in this file (a retry, a side "
@@ -544,6 +668,12 @@ def _disagreement(
         return f"the cache had expired sooner than modelled ({mins})"
     if dcp:
         return DCP_CAUSE
+    if hidden and abs(rec - hidden) <= 128:
+        return (
+            f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
+            "this agent shares, cached apart): the conversation's own entry was gone although nothing "
+            "before it changed in the file (evicted, or the request went to another cache server)"
+        )
     return (
         "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
         "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere"
@@ -573,42 +703,65 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     recorded = facts.rates
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
+    # model → (rule, rates, fitted tail, long-context threshold and multiplier)
+    per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None]] = {}
     shared = _Shared(replay)
     dcp = facts.dcp
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
     last_t: float | None = None
-    answers = facts.models
-    for k, st in enumerate(replay.steps):
+    answers, calls, steps = facts.models, facts.calls, replay.steps
+    hidden, size = fit.hidden, fit.size
+    prev_st = None
+    for k, st in enumerate(steps):
         m = answers[st.entry_index]
         name = m.model or ""
-        rule = rules.get(name) or rules.setdefault(name, rule_for(m, model, retention, long))
-        rate = rates.get(name) or rates.setdefault(
-            name,
-            rates_for(name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)),
-        )
-        _, rec_read, rec_write, rec_in, rec_cost, t = facts.calls[st.entry_index]
-        if not_billed(st, rec_read, rec_write, rec_in):
+        got = per_model.get(name)
+        if got is None:
+            rule = rules[name] = rule_for(m, model, retention, long)
+            rate = rates[name] = rates_for(
+                name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)
+            )
+            got = per_model[name] = (rule, rate, fit.tail_of(rule.family), long_context(name))
+        rule, rate, fitted_tail, tiered = got
+        _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[st.entry_index]
+        if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
+            rec_in is None and not m.content
+        ):
             out.append(
                 CacheStep(
                     k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None, None, None
                 )
             )
+            prev_st = st
             continue
-        prompt = int(st.recorded_input) if anchored and st.recorded_input else fit.size(st.tokens)
-        idle = t - last_t if t is not None and last_t is not None else None
+        prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
+        if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
+            key = f"{name} (prompts over {tiered[0]:,})"
+            rate = rates.get(key) or rates.setdefault(
+                key,
+                rates_for(
+                    name,
+                    rule.family,
+                    rule.read_multiplier,
+                    rule.write_multiplier,
+                    recorded.get((name, LONG)),
+                    LONG,
+                    rate,
+                ),
+            )
+        idle = idle_between(last_t, t) if t is not None and last_t is not None else None
         warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
-        tail = (
-            rec_in
-            if anchored and rec_in is not None and rule.family == "anthropic"
-            else fit.tail_of(rule.family)
-        )
-        cause, broke, shared_tokens = shared.at(k) if k > 0 else ("start", None, 0)
+        tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
+        if k == 0:
+            cause, broke, shared_tokens = "start", None, 0
+        elif not st.events and prev_st is not None and st._segment is prev_st._segment:
+            cause, broke, shared_tokens = None, None, 0  # the context only grew: nothing to compare
+        else:
+            cause, broke, shared_tokens = shared.at(k)
         reach = max(0, prev_prompt - prev_tail)  # what the previous call left in the cache
-        common = (
-            reach if cause is None else min(reach, fit.size(shared_tokens) if shared_tokens else fit.hidden)
-        )
-        read, write, uncached = rule.split(prompt, rule.reusable(common, reach, fit.hidden), warm, tail)
+        common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
+        read, write, uncached = rule.split(prompt, rule.reusable(common, reach, hidden), warm, tail)
         inv = None
         if k > 0 and rule.enabled and (cause is not None or not warm):
             inv = _invalidation(
@@ -622,8 +775,21 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             else rate.cost(rec_read, rec_write or 0, rec_in or 0)
         )
         dis = (
-            _disagreement(k, read, rec_read, prompt, warm, idle, dcp, prev_prompt)
-            if rec_read is not None and rule.enabled
+            _disagreement(
+                k,
+                read,
+                rec_read,
+                prompt,
+                warm,
+                idle,
+                dcp,
+                prev_prompt,
+                hidden,
+                st.entry_index in facts.interrupted,
+            )
+            if rec_read is not None
+            and rule.enabled
+            and abs(read - rec_read) > max(DISAGREE_MIN, DISAGREE_SHARE * prompt)
             else None
         )
         out.append(
@@ -638,14 +804,14 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 rec_read,
                 rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
                 rec_in,
-                rate.cost(read, write, uncached),
+                read * rate.read + write * rate.write + uncached * rate.input,
                 rc,
                 idle,
                 inv,
                 dis,
             )
         )
-        prev_prompt, prev_tail, last_t = prompt, tail, t if t is not None else last_t
+        prev_prompt, prev_tail, last_t, prev_st = prompt, tail, end if end is not None else last_t, st
     sizes = (
         "recorded"
         if anchored and any(st.recorded_input for st in replay.steps)

@@ -32,6 +32,11 @@ CSV_COLUMNS = [
     "rereads",
     "pruned_tokens",
     "worse_than_recorded",
+    "billed_median",
+    "billed_p90",
+    "billed_total",
+    "cache_hit_rate",
+    "invalidations",
 ]
 
 
@@ -117,6 +122,9 @@ def csv_row(a: dict[str, Any], keys: list[str]) -> list[Any]:
         a["rereads"],
         a["prunedTokens"],
         a["worseThanRecorded"],
+        *(a["billedCostUsd"][k] for k in ("median", "p90", "total")),
+        a["cacheHitRate"],
+        a["invalidations"],
     ]
 
 
@@ -131,6 +139,7 @@ def print_text(doc: dict[str, Any], keys: list[str], computed: int, out: str | N
         "input median",
         "input p90",
         "cost $",
+        "billed $",
         "compactions",
         "overflows",
         "re-reads",
@@ -146,6 +155,7 @@ def print_text(doc: dict[str, Any], keys: list[str], computed: int, out: str | N
             a["inputTokens"]["median"],
             a["inputTokens"]["p90"],
             round(a["costUsd"]["total"], 2),
+            round(a["billedCostUsd"]["total"], 2),
             a["compactions"],
             a["overflows"],
             a["rereads"],

@@ -15,8 +15,9 @@ from ..policies import trigger_threshold
 from ..replay import COMPARED, ReplaySettings, SweepCell, agent_config, compare_agents, parse_grid, sweep
 from ..session.tree import Session
 from ..visible import visible
-from . import corpus_sweep
 from .base import EXIT_USAGE, Command, fail, load_or_exit, print_json
+from .corpus_sweep import is_corpus
+from .corpus_sweep import run as run_corpus
 from .options import add_cache, add_engine, add_json, add_replay, replay_settings
 
 METRICS = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned", "rereads", "overflows"]
@@ -69,8 +70,8 @@ def _billed(
 
 
 def run(args: argparse.Namespace) -> int:
-    if corpus_sweep.is_corpus(args):
-        return corpus_sweep.run(args)
+    if is_corpus(args):
+        return run_corpus(args)
     if args.csv:
         fail("--csv is for a corpus sweep; use --json for one session", EXIT_USAGE)
     args.session = args.session[0]

@@ -3,7 +3,7 @@
 * :func:`histogram` — the distribution of one overview figure (peak context, tokens at compaction);
 * :func:`aggregate_heatmap` — a corpus sweep's aggregate metric over a grid of one or two settings,
   each cell carrying its index in the aggregate (``customdata``) so a click can select it;
-* :func:`frontier` — each setting's billed cost against its re-reads (marker size: overflows),
+* :func:`frontier` — each setting's billed cost (prompt cache) against its re-reads (marker size: overflows),
   with the Pareto frontier (no other setting is cheaper *and* re-reads less) drawn through.
 """
 
@@ -19,7 +19,8 @@ AGGREGATE_METRICS: dict[str, tuple[str, Callable[[dict[str, Any]], float]]] = {
     "input_median": ("median input tokens per session", lambda a: a["inputTokens"]["median"]),
     "input_p90": ("p90 input tokens per session", lambda a: a["inputTokens"]["p90"]),
     "input_total": ("total input tokens", lambda a: a["inputTokens"]["total"]),
-    "cost_total": ("total billed cost ($)", lambda a: a["costUsd"]["total"]),
+    "billed_total": ("total billed cost, prompt cache ($)", lambda a: a["billedCostUsd"]["total"]),
+    "cost_total": ("total blended cost, no cache ($)", lambda a: a["costUsd"]["total"]),
     "compactions": ("compactions", lambda a: a["compactions"]),
     "overflows": ("overflows", lambda a: a["overflows"]),
     "rereads": ("re-reads", lambda a: a["rereads"]),
@@ -92,9 +93,16 @@ def pareto(points: Sequence[tuple[float, float]]) -> list[int]:
     return out
 
 
+def _cost(a: dict[str, Any]) -> float:
+    """A setting's total billed cost with the prompt cache; the blended one for an aggregate
+    without it."""
+    billed = a.get("billedCostUsd")
+    return billed["total"] if billed and a.get("billedSessions", 1) else a["costUsd"]["total"]
+
+
 def frontier(agg: Sequence[dict[str, Any]]) -> go.Figure:
-    """Billed cost against re-reads, one marker per setting (size and colour: overflows)."""
-    pts = [(a["costUsd"]["total"], a["rereads"]) for a in agg]
+    """Billed cost (prompt cache) against re-reads, one marker per setting (size and colour: overflows)."""
+    pts = [(_cost(a), a["rereads"]) for a in agg]
     names = [
         ", ".join(f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in a["settings"].items())
         for a in agg
@@ -132,7 +140,7 @@ def frontier(agg: Sequence[dict[str, Any]]) -> go.Figure:
             hoverinfo="skip",
         )
     )
-    fig.update_xaxes(title="total billed cost ($, replayed)")
+    fig.update_xaxes(title="total billed cost ($, replayed with the prompt cache)")
     fig.update_yaxes(title="re-reads")
     fig.update_layout(showlegend=False)
     return _layout(fig, "Cost against re-reads (dotted: the frontier)", height=380)

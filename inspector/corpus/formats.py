@@ -23,6 +23,7 @@ Identifiers are derived from the seed, so the bytes are deterministic.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -68,6 +69,57 @@ def _jsonl(objs: list[dict[str, Any]]) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
+def _cc_tool_result(m: dict[str, Any]) -> dict[str, Any]:
+    """A pi tool result as Claude Code's user message holding one ``tool_result`` block."""
+    return {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": m["toolCallId"],
+                "content": _text(m["content"]),
+                "is_error": bool(m.get("isError")),
+            }
+        ],
+    }
+
+
+def _cc_blocks(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """pi's assistant content as Anthropic blocks (tools by Claude Code's names and arguments)."""
+    blocks = []
+    for b in content:
+        if b["type"] == "text":
+            blocks.append({"type": "text", "text": b["text"]})
+        elif b["type"] == "thinking":
+            blocks.append({"type": "thinking", "thinking": b["thinking"], "signature": "sig"})
+        elif b["type"] == "toolCall":
+            args = {CC_ARGS.get(k, k): v for k, v in b["arguments"].items()}
+            blocks.append(
+                {"type": "tool_use", "id": b["id"], "name": CC_TOOLS.get(b["name"], b["name"]), "input": args}
+            )
+    return blocks
+
+
+def _cc_assistant(m: dict[str, Any], n: int) -> dict[str, Any]:
+    """A pi assistant message as Claude Code's (``n``: lines so far, for an id it lacks)."""
+    u = m.get("usage") or {}
+    stops: dict[Any, str] = {"toolUse": "tool_use", "stop": "end_turn", "length": "max_tokens"}
+    return {
+        "id": m.get("responseId") or f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": m.get("model"),
+        "content": _cc_blocks(m["content"]),
+        "stop_reason": stops.get(m.get("stopReason"), "end_turn"),
+        "usage": {
+            "input_tokens": u.get("input", 0),
+            "output_tokens": u.get("output", 0),
+            "cache_read_input_tokens": u.get("cacheRead", 0),
+            "cache_creation_input_tokens": u.get("cacheWrite", 0),
+        },
+    }
+
+
 def claude_code(lines: list[dict[str, Any]], seed: int) -> bytes:
     sid = f"7d1c2b3a-0000-4000-8000-{seed:012x}"
     out: list[dict[str, Any]] = []
@@ -97,60 +149,9 @@ def claude_code(lines: list[dict[str, Any]], seed: int) -> bytes:
         if m["role"] == "user":
             add("user", {"role": "user", "content": _text(m["content"])}, ms)
         elif m["role"] == "toolResult":
-            add(
-                "user",
-                {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": m["toolCallId"],
-                            "content": _text(m["content"]),
-                            "is_error": bool(m.get("isError")),
-                        }
-                    ],
-                },
-                ms,
-            )
+            add("user", _cc_tool_result(m), ms)
         else:
-            u = m.get("usage") or {}
-            blocks = []
-            for b in m["content"]:
-                if b["type"] == "text":
-                    blocks.append({"type": "text", "text": b["text"]})
-                elif b["type"] == "thinking":
-                    blocks.append({"type": "thinking", "thinking": b["thinking"], "signature": "sig"})
-                elif b["type"] == "toolCall":
-                    args = {CC_ARGS.get(k, k): v for k, v in b["arguments"].items()}
-                    blocks.append(
-                        {
-                            "type": "tool_use",
-                            "id": b["id"],
-                            "name": CC_TOOLS.get(b["name"], b["name"]),
-                            "input": args,
-                        }
-                    )
-            stops: dict[Any, str] = {"toolUse": "tool_use", "stop": "end_turn", "length": "max_tokens"}
-            stop = stops.get(m.get("stopReason"), "end_turn")
-            add(
-                "assistant",
-                {
-                    "id": m.get("responseId") or f"msg_{len(out)}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": m.get("model"),
-                    "content": blocks,
-                    "stop_reason": stop,
-                    "usage": {
-                        "input_tokens": u.get("input", 0),
-                        "output_tokens": u.get("output", 0),
-                        "cache_read_input_tokens": u.get("cacheRead", 0),
-                        "cache_creation_input_tokens": u.get("cacheWrite", 0),
-                    },
-                },
-                ms,
-                requestId=f"req_{len(out)}",
-            )
+            add("assistant", _cc_assistant(m, len(out)), ms, requestId=f"req_{len(out)}")
     return _jsonl(out)
 
 
@@ -159,11 +160,9 @@ def claude_code(lines: list[dict[str, Any]], seed: int) -> bytes:
 # ---------------------------------------------------------------------------------------------
 
 
-def codex(lines: list[dict[str, Any]], seed: int) -> bytes:
-    msgs = _messages(lines)
-    t0 = int(msgs[0].get("timestamp") or 0) if msgs else 0
-    sid = f"0199a7c1-0000-7000-8000-{seed:012x}"
-    out: list[dict[str, Any]] = [
+def _codex_head(sid: str, t0: int) -> list[dict[str, Any]]:
+    """A rollout's first lines: ``session_meta`` and ``turn_context``."""
+    return [
         {
             "timestamp": _iso(t0),
             "type": "session_meta",
@@ -189,6 +188,73 @@ def codex(lines: list[dict[str, Any]], seed: int) -> bytes:
         },
     ]
 
+
+def _codex_output(m: dict[str, Any]) -> dict[str, Any]:
+    """A pi tool result as a ``function_call_output`` (its output JSON, as the shell tool writes it)."""
+    out_text = json.dumps(
+        {
+            "output": _text(m["content"]),
+            "metadata": {"exit_code": 1 if m.get("isError") else 0, "duration_seconds": 0.4},
+        }
+    )
+    return {"type": "function_call_output", "call_id": m["toolCallId"], "output": out_text}
+
+
+def _codex_items(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """pi's assistant content as response items: ``reasoning``, ``message``, ``function_call``."""
+    items = []
+    for b in content:
+        if b["type"] == "thinking":
+            items.append(
+                {
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": b["thinking"]}],
+                    "encrypted_content": "gAAAAB" + "x" * 24,
+                }
+            )
+        elif b["type"] == "text":
+            items.append(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": b["text"]}],
+                }
+            )
+        elif b["type"] == "toolCall":
+            items.append(
+                {
+                    "type": "function_call",
+                    "name": b["name"],
+                    "arguments": json.dumps(b["arguments"]),
+                    "call_id": b["id"],
+                }
+            )
+    return items
+
+
+def _codex_token_count(u: dict[str, Any], total: dict[str, int]) -> tuple[dict[str, Any], dict[str, int]]:
+    """The ``token_count`` event after a model call with pi's usage ``u``, and the new running total
+    (Codex counts cached input inside ``input_tokens``)."""
+    last = {
+        "input_tokens": u.get("input", 0) + u.get("cacheRead", 0) + u.get("cacheWrite", 0),
+        "cached_input_tokens": u.get("cacheRead", 0),
+        "output_tokens": u.get("output", 0),
+    }
+    last["total_tokens"] = last["input_tokens"] + last["output_tokens"]
+    total = {k: total[k] + last[k] for k in total}
+    event = {
+        "type": "token_count",
+        "info": {"total_token_usage": dict(total), "last_token_usage": last, "model_context_window": 272000},
+        "rate_limits": None,
+    }
+    return event, total
+
+
+def codex(lines: list[dict[str, Any]], seed: int) -> bytes:
+    msgs = _messages(lines)
+    t0 = int(msgs[0].get("timestamp") or 0) if msgs else 0
+    out = _codex_head(f"0199a7c1-0000-7000-8000-{seed:012x}", t0)
+
     def item(ms: int, payload: dict[str, Any], kind: str = "response_item") -> None:
         out.append({"timestamp": _iso(ms), "type": kind, "payload": payload})
 
@@ -200,70 +266,114 @@ def codex(lines: list[dict[str, Any]], seed: int) -> bytes:
             item(ms, {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
             item(ms, {"type": "user_message", "message": text, "images": []}, "event_msg")
         elif m["role"] == "toolResult":
-            out_text = json.dumps(
-                {
-                    "output": _text(m["content"]),
-                    "metadata": {"exit_code": 1 if m.get("isError") else 0, "duration_seconds": 0.4},
-                }
-            )
-            item(ms, {"type": "function_call_output", "call_id": m["toolCallId"], "output": out_text})
+            item(ms, _codex_output(m))
         else:
-            for b in m["content"]:
-                if b["type"] == "thinking":
-                    item(
-                        ms,
-                        {
-                            "type": "reasoning",
-                            "summary": [{"type": "summary_text", "text": b["thinking"]}],
-                            "encrypted_content": "gAAAAB" + "x" * 24,
-                        },
-                    )
-                elif b["type"] == "text":
-                    item(
-                        ms,
-                        {
-                            "type": "message",
-                            "role": "assistant",
-                            "content": [{"type": "output_text", "text": b["text"]}],
-                        },
-                    )
-                elif b["type"] == "toolCall":
-                    item(
-                        ms,
-                        {
-                            "type": "function_call",
-                            "name": b["name"],
-                            "arguments": json.dumps(b["arguments"]),
-                            "call_id": b["id"],
-                        },
-                    )
-            u = m.get("usage") or {}
-            last = {
-                "input_tokens": u.get("input", 0) + u.get("cacheRead", 0) + u.get("cacheWrite", 0),
-                "cached_input_tokens": u.get("cacheRead", 0),
-                "output_tokens": u.get("output", 0),
-            }
-            last["total_tokens"] = last["input_tokens"] + last["output_tokens"]
-            total = {k: total[k] + last[k] for k in total}
-            item(
-                ms,
-                {
-                    "type": "token_count",
-                    "info": {
-                        "total_token_usage": dict(total),
-                        "last_token_usage": last,
-                        "model_context_window": 272000,
-                    },
-                    "rate_limits": None,
-                },
-                "event_msg",
-            )
+            for payload in _codex_items(m["content"]):
+                item(ms, payload)
+            event, total = _codex_token_count(m.get("usage") or {}, total)
+            item(ms, event, "event_msg")
     return _jsonl(out)
 
 
 # ---------------------------------------------------------------------------------------------
 # OpenCode
 # ---------------------------------------------------------------------------------------------
+
+
+def _oc_tool_state(b: dict[str, Any], r: dict[str, Any] | None, ms: int) -> dict[str, Any]:
+    """A tool part's ``state``: the call ``b`` with its result ``r`` (completed, or error)."""
+    rms = int(r.get("timestamp") or ms) if r else ms
+    if r and r.get("isError"):
+        return {
+            "status": "error",
+            "input": b["arguments"],
+            "error": _text(r["content"]),
+            "time": {"start": ms, "end": rms},
+        }
+    return {
+        "status": "completed",
+        "input": b["arguments"],
+        "output": _text(r["content"]) if r else "",
+        "title": b["name"],
+        "metadata": {},
+        "time": {"start": ms, "end": rms},
+    }
+
+
+def _oc_tokens(u: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "input": u.get("input", 0),
+        "output": u.get("output", 0),
+        "reasoning": 0,
+        "cache": {"read": u.get("cacheRead", 0), "write": u.get("cacheWrite", 0)},
+    }
+
+
+def _oc_user(m: dict[str, Any], mid: str, sid: str, prt: str, ms: int) -> dict[str, Any]:
+    return {
+        "info": {"id": mid, "sessionID": sid, "role": "user", "time": {"created": ms}, "agent": "build"},
+        "parts": [
+            {"id": prt, "sessionID": sid, "messageID": mid, "type": "text", "text": _text(m["content"])}
+        ],
+    }
+
+
+def _oc_assistant(
+    m: dict[str, Any],
+    mid: str,
+    sid: str,
+    nid: Callable[[str], str],
+    results: dict[str, dict[str, Any]],
+    parent: str | None,
+) -> dict[str, Any]:
+    """A pi assistant message as OpenCode's: ``step-start``, a part per block (tool calls with their
+    results), ``step-finish`` with the usage. Part ids come from ``nid`` in that order."""
+    ms = int(m.get("timestamp") or 0)
+    parts: list[dict[str, Any]] = [
+        {"id": nid("prt"), "sessionID": sid, "messageID": mid, "type": "step-start"}
+    ]
+    for b in m["content"]:
+        base = {"id": nid("prt"), "sessionID": sid, "messageID": mid}
+        if b["type"] == "thinking":
+            parts.append(
+                {**base, "type": "reasoning", "text": b["thinking"], "time": {"start": ms, "end": ms}}
+            )
+        elif b["type"] == "text":
+            parts.append({**base, "type": "text", "text": b["text"]})
+        elif b["type"] == "toolCall":
+            state = _oc_tool_state(b, results.get(b["id"]), ms)
+            parts.append({**base, "type": "tool", "callID": b["id"], "tool": b["name"], "state": state})
+    u = m.get("usage") or {}
+    tokens = _oc_tokens(u)
+    finish = "tool-calls" if m.get("stopReason") == "toolUse" else "stop"
+    cost = (u.get("cost") or {}).get("total", 0.0)
+    parts.append(
+        {
+            "id": nid("prt"),
+            "sessionID": sid,
+            "messageID": mid,
+            "type": "step-finish",
+            "reason": finish,
+            "tokens": tokens,
+            "cost": cost,
+        }
+    )
+    info = {
+        "id": mid,
+        "sessionID": sid,
+        "role": "assistant",
+        "time": {"created": ms, "completed": ms},
+        "parentID": parent,
+        "modelID": m.get("model"),
+        "providerID": "anthropic",
+        "mode": "build",
+        "agent": "build",
+        "path": {"cwd": CWD, "root": CWD},
+        "cost": cost,
+        "tokens": tokens,
+        "finish": finish,
+    }
+    return {"info": info, "parts": parts}
 
 
 def opencode(lines: list[dict[str, Any]], seed: int) -> bytes:
@@ -279,104 +389,14 @@ def opencode(lines: list[dict[str, Any]], seed: int) -> bytes:
     out: list[dict[str, Any]] = []
     parent = None
     for m in msgs:
-        ms = int(m.get("timestamp") or 0)
         if m["role"] == "toolResult":
             continue
         mid = nid("msg")
         if m["role"] == "user":
             parent = mid
-            out.append(
-                {
-                    "info": {
-                        "id": mid,
-                        "sessionID": sid,
-                        "role": "user",
-                        "time": {"created": ms},
-                        "agent": "build",
-                    },
-                    "parts": [
-                        {
-                            "id": nid("prt"),
-                            "sessionID": sid,
-                            "messageID": mid,
-                            "type": "text",
-                            "text": _text(m["content"]),
-                        }
-                    ],
-                }
-            )
-            continue
-        parts: list[dict[str, Any]] = [
-            {"id": nid("prt"), "sessionID": sid, "messageID": mid, "type": "step-start"}
-        ]
-        for b in m["content"]:
-            base = {"id": nid("prt"), "sessionID": sid, "messageID": mid}
-            if b["type"] == "thinking":
-                parts.append(
-                    {**base, "type": "reasoning", "text": b["thinking"], "time": {"start": ms, "end": ms}}
-                )
-            elif b["type"] == "text":
-                parts.append({**base, "type": "text", "text": b["text"]})
-            elif b["type"] == "toolCall":
-                r = results.get(b["id"])
-                rms = int(r.get("timestamp") or ms) if r else ms
-                state = (
-                    {
-                        "status": "error",
-                        "input": b["arguments"],
-                        "error": _text(r["content"]),
-                        "time": {"start": ms, "end": rms},
-                    }
-                    if r and r.get("isError")
-                    else {
-                        "status": "completed",
-                        "input": b["arguments"],
-                        "output": _text(r["content"]) if r else "",
-                        "title": b["name"],
-                        "metadata": {},
-                        "time": {"start": ms, "end": rms},
-                    }
-                )
-                parts.append({**base, "type": "tool", "callID": b["id"], "tool": b["name"], "state": state})
-        u = m.get("usage") or {}
-        tokens = {
-            "input": u.get("input", 0),
-            "output": u.get("output", 0),
-            "reasoning": 0,
-            "cache": {"read": u.get("cacheRead", 0), "write": u.get("cacheWrite", 0)},
-        }
-        finish = "tool-calls" if m.get("stopReason") == "toolUse" else "stop"
-        parts.append(
-            {
-                "id": nid("prt"),
-                "sessionID": sid,
-                "messageID": mid,
-                "type": "step-finish",
-                "reason": finish,
-                "tokens": tokens,
-                "cost": (u.get("cost") or {}).get("total", 0.0),
-            }
-        )
-        out.append(
-            {
-                "info": {
-                    "id": mid,
-                    "sessionID": sid,
-                    "role": "assistant",
-                    "time": {"created": ms, "completed": ms},
-                    "parentID": parent,
-                    "modelID": m.get("model"),
-                    "providerID": "anthropic",
-                    "mode": "build",
-                    "agent": "build",
-                    "path": {"cwd": CWD, "root": CWD},
-                    "cost": (u.get("cost") or {}).get("total", 0.0),
-                    "tokens": tokens,
-                    "finish": finish,
-                },
-                "parts": parts,
-            }
-        )
+            out.append(_oc_user(m, mid, sid, nid("prt"), int(m.get("timestamp") or 0)))
+        else:
+            out.append(_oc_assistant(m, mid, sid, nid, results, parent))
     t0 = out[0]["info"]["time"]["created"] if out else 0
     doc = {
         "info": {

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from . import formats
+from .formats import claude_code, codex, opencode
 
 #: the mix of agents, in the order the seed's draws pick them
 AGENT_MIX: tuple[tuple[str, float], ...] = (
@@ -134,9 +134,9 @@ def session_bytes(agent: str, calls: int, seed: int) -> bytes:
     if agent == "pi":
         return b"".join(orjson.dumps(x) + b"\n" for x in lines)
     encode: dict[str, Callable[[list[dict[str, Any]], int], bytes]] = {
-        "claude-code": formats.claude_code,
-        "codex": formats.codex,
-        "opencode": formats.opencode,
+        "claude-code": claude_code,
+        "codex": codex,
+        "opencode": opencode,
     }
     return encode[agent](lines, seed)
 

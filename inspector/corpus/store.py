@@ -38,14 +38,22 @@ METRIC_FIELDS: tuple[str, ...] = (
 )
 """The numbers each row carries (fields of :class:`inspector.replay.Metrics`); defined with the rows'
 schema, so the store does not import the sweep that imports it."""
+CACHE_FIELDS: tuple[str, ...] = ("billed_cost_usd", "cache_hit_rate", "invalidations")
+"""The prompt-cache model's figures of the same replay (:mod:`inspector.cache`): billed cost, hit
+rate, invalidations. A results file written before they existed gets the columns (empty) and
+those rows are computed again."""
+ROW_FIELDS: tuple[str, ...] = METRIC_FIELDS + CACHE_FIELDS
 
-_TYPES = {"cost_usd": "DOUBLE"}
+_TYPES = {"cost_usd": "DOUBLE", "billed_cost_usd": "DOUBLE", "cache_hit_rate": "DOUBLE"}
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS rows (session VARCHAR NOT NULL, setting VARCHAR NOT NULL, agent VARCHAR, "
     "setting_values VARCHAR, "
     + ", ".join(f"{f} {_TYPES.get(f, 'BIGINT')}" for f in METRIC_FIELDS)
     + ", PRIMARY KEY (session, setting));"
-    "CREATE TABLE IF NOT EXISTS failures (session VARCHAR PRIMARY KEY, error VARCHAR);"
+    + "".join(
+        f"ALTER TABLE rows ADD COLUMN IF NOT EXISTS {f} {_TYPES.get(f, 'BIGINT')};" for f in CACHE_FIELDS
+    )
+    + "CREATE TABLE IF NOT EXISTS failures (session VARCHAR PRIMARY KEY, error VARCHAR);"
 )
 
 
@@ -72,7 +80,10 @@ class Store:
     def done(self, keys: Sequence[str]) -> dict[str, set[str]]:
         """The settings among ``keys`` each session already has rows for."""
         out: dict[str, set[str]] = {}
-        q = "SELECT session, setting FROM rows WHERE setting IN (SELECT unnest(?))"
+        q = (
+            "SELECT session, setting FROM rows WHERE setting IN (SELECT unnest(?)) "
+            "AND billed_cost_usd IS NOT NULL"
+        )
         for s, k in self.con.execute(q, [list(keys)]).fetchall():
             out.setdefault(s, set()).add(k)
         return out
@@ -87,14 +98,14 @@ class Store:
                 )
             else:
                 self.con.execute("DELETE FROM failures WHERE session = ?", [result["session"]])
-            cols = ["session", "setting", "agent", "setting_values", *METRIC_FIELDS]
+            cols = ["session", "setting", "agent", "setting_values", *ROW_FIELDS]
             data = [
                 [
                     r["session"],
                     r["setting"],
                     result["agent"],
                     json.dumps(r["values"], sort_keys=True),
-                    *(r[f] for f in METRIC_FIELDS),
+                    *(r.get(f) for f in ROW_FIELDS),
                 ]
                 for r in result["rows"]
             ]
@@ -111,7 +122,7 @@ class Store:
     def rows(self, keys: Sequence[str], sessions: Sequence[str]) -> list[dict[str, Any]]:
         """The rows of these settings and sessions, as the workers sent them."""
         cur = self.con.execute(
-            f"SELECT session, setting, setting_values, {', '.join(METRIC_FIELDS)} FROM rows "
+            f"SELECT session, setting, setting_values, {', '.join(ROW_FIELDS)} FROM rows "
             "WHERE setting IN (SELECT unnest(?)) AND session IN (SELECT unnest(?)) ORDER BY session, setting",
             [list(keys), list(sessions)],
         )
@@ -120,7 +131,7 @@ class Store:
                 "session": s,
                 "setting": k,
                 "values": json.loads(v),
-                **dict(zip(METRIC_FIELDS, rest, strict=True)),
+                **dict(zip(ROW_FIELDS, rest, strict=True)),
             }
             for s, k, v, *rest in cur.fetchall()
         ]

@@ -25,7 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from ..replay import ReplaySettings, replay, sweep
+from ..cache.report import cache_replay
+from ..replay import ReplaySettings, replay
+from ..replay.summaries import SummaryCache
+from ..replay.sweep import _coerce as with_grid_value
 from .items import CorpusItem, load_item
 from .store import METRIC_FIELDS
 
@@ -58,6 +61,32 @@ def baseline_settings(base: ReplaySettings) -> ReplaySettings:
     return base.model_copy(update={"compaction": "recorded", "strategy": "recorded", "strategy_settings": ()})
 
 
+def point_settings(base: ReplaySettings, values: Mapping[str, Any] | str) -> ReplaySettings:
+    """The settings of one grid point (applied the way :func:`inspector.replay.sweep` applies a
+    grid), or of the as-recorded baseline."""
+    if isinstance(values, str):  # BASELINE
+        return baseline_settings(base)
+    s = base
+    for k, v in values.items():
+        s = with_grid_value(s, k, v)
+    return s
+
+
+def replay_row(session: Any, settings: ReplaySettings, summaries: SummaryCache) -> dict[str, Any]:
+    """The metrics of ONE replay: the replay's own (:data:`METRIC_FIELDS`) and its billed cost
+    with the prompt cache (:func:`inspector.cache.cache_replay` over the same finished replay:
+    ``billed_cost_usd``, ``cache_hit_rate``, ``invalidations``)."""
+    r = replay(session, settings, summaries=summaries)
+    m, c = r.metrics, cache_replay(r)
+    hit = c.hit_rate
+    return {
+        **{f: getattr(m, f) for f in METRIC_FIELDS},
+        "billed_cost_usd": round(c.billed_cost, 6),
+        "cache_hit_rate": None if hit is None else round(hit, 4),
+        "invalidations": len(c.invalidations),
+    }
+
+
 # ---------------------------------------------------------------------------------------------
 # the worker side
 # ---------------------------------------------------------------------------------------------
@@ -68,7 +97,9 @@ def session_task(
 ) -> dict[str, Any]:
     """Replay one session under ``points`` — ``(setting key, grid values or "recorded")`` — and
     return ``{"session", "agent", "rows", "error", "seconds"}``; a row per point with the
-    :data:`METRIC_FIELDS`. Never raises: a session that cannot be loaded or replayed comes back
+    :data:`METRIC_FIELDS` and the billed cost of the same replay (:func:`replay_row`: one replay
+    per session × setting; the baseline comes first, so the cache model's size fit reuses it).
+    Never raises: a session that cannot be loaded or replayed comes back
     with its ``error`` and no rows. Runs in a worker process (plain arguments, plain result)."""
     item = CorpusItem(path, ref)
     t0 = time.perf_counter()
@@ -77,20 +108,16 @@ def session_task(
         if not session.entries:
             raise ValueError("no entries: " + "; ".join(i.message for i in session.issues[:2]))
         base = ReplaySettings.model_validate(base_json)
-        rows = []
-        for key, values in points:
-            if values == BASELINE:
-                m = replay(session, baseline_settings(base)).metrics
-            else:
-                m = sweep(session, base, {k: [v] for k, v in values.items()})[0].metrics
-            rows.append(
-                {
-                    "session": item.key,
-                    "setting": key,
-                    "values": values,
-                    **{f: getattr(m, f) for f in METRIC_FIELDS},
-                }
-            )
+        summaries = SummaryCache()
+        rows = [
+            {
+                "session": item.key,
+                "setting": key,
+                "values": values,
+                **replay_row(session, point_settings(base, values), summaries),
+            }
+            for key, values in points
+        ]
         return {
             "session": item.key,
             "agent": session.format,
@@ -284,7 +311,8 @@ def _stats(xs: list[float], digits: int = 1) -> dict[str, float]:
 def aggregate(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One record per grid point, in grid order: over the sessions that have both that point's
     row and the baseline — the median, p90 (linear interpolation, numpy's default) and total of
-    input tokens and billed cost; totals of compactions, overflows, re-reads and pruned tokens;
+    input tokens and blended cost (``costUsd``) and of the cost billed with the prompt cache
+    (:func:`billed_stats`); totals of compactions, overflows, re-reads and pruned tokens;
     and the sessions it makes worse than recorded (:func:`worse_than_recorded`), the worst first."""
     by: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
@@ -304,6 +332,7 @@ def aggregate(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> list[dict[str,
                 "sessions": len(cells),
                 "inputTokens": {k: int(v) if k == "total" else v for k, v in inp.items()},
                 "costUsd": _stats([r["cost_usd"] for r in cells], digits=4),
+                **billed_stats(cells),
                 "compactions": sum(r["compactions"] for r in cells),
                 "overflows": sum(r["overflows"] for r in cells),
                 "rereads": sum(r["rereads"] for r in cells),
@@ -313,6 +342,25 @@ def aggregate(plan: SweepPlan, rows: Iterable[dict[str, Any]]) -> list[dict[str,
             }
         )
     return out
+
+
+def billed_stats(cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The prompt-cache figures of one setting's cells: ``billedCostUsd`` (median, p90, total of
+    the billed cost, :mod:`inspector.cache`), ``cacheHitRate`` (cached share of all prompt tokens,
+    weighted by each session's input tokens) and ``invalidations`` (total). Cells without billed
+    cost (rows from a results file written before it existed) are left out, counted in
+    ``billedSessions``."""
+    billed = [r for r in cells if r.get("billed_cost_usd") is not None]
+    weights = [
+        (r["total_input_tokens"], r["cache_hit_rate"]) for r in billed if r.get("cache_hit_rate") is not None
+    ]
+    total = sum(w for w, _ in weights)
+    return {
+        "billedCostUsd": _stats([r["billed_cost_usd"] for r in billed], digits=4),
+        "billedSessions": len(billed),
+        "cacheHitRate": round(sum(w * h for w, h in weights) / total, 4) if total else None,
+        "invalidations": sum(r.get("invalidations") or 0 for r in billed),
+    }
 
 
 def worse_than_recorded(row: Mapping[str, Any], recorded: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -328,4 +376,9 @@ def worse_than_recorded(row: Mapping[str, Any], recorded: Mapping[str, Any]) -> 
         "overflowsDelta": int(d_over),
         "reReadsDelta": int(row["rereads"] - recorded["rereads"]),
         "inputTokensRatio": round(row["total_input_tokens"] / max(1, recorded["total_input_tokens"]), 4),
+        "billedCostDelta": (
+            None
+            if row.get("billed_cost_usd") is None or recorded.get("billed_cost_usd") is None
+            else round(row["billed_cost_usd"] - recorded["billed_cost_usd"], 6)
+        ),
     }

@@ -26,7 +26,9 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   become ``custom_message`` entries (``codex/context``, ``codex/developer``), which pi sends as
   user text, so they count in the context like the rest.
 * ``event_msg`` is UI and telemetry. ``user_message`` / ``agent_message`` repeat response items and
-  are skipped. ``token_count.info.last_token_usage`` is the usage of the latest model call:
+  are skipped. ``token_count.info.last_token_usage`` is the usage of the latest model call
+  (unless ``total_token_usage`` did not move since the previous one: Codex repeats the last
+  event when a turn is interrupted, and no call was made):
   ``input = input_tokens − cached_input_tokens``, ``cacheRead = cached_input_tokens``,
   ``output = output_tokens``, ``totalTokens = total_tokens`` (so the context size of a call is
   Codex's own ``total_tokens``), ``reasoning = reasoning_output_tokens`` (part of the output, kept
@@ -272,6 +274,7 @@ class _Importer:
         self.model: str | None = None
         self.provider = "openai"
         self.context_tokens = 0
+        self.last_total: Any = None
         self.window: int | None = None
         self.meta: dict[str, Any] = {}
         self.skipped: dict[str, int] = {}
@@ -455,6 +458,11 @@ class _Importer:
             u = info.get("last_token_usage")
             if not isinstance(u, dict):
                 return
+            total = info.get("total_token_usage")
+            if isinstance(total, dict):
+                if total == self.last_total:
+                    return  # the totals did not move: no new call (Codex repeats it when a turn is interrupted)
+                self.last_total = total
             cached = int(u.get("cached_input_tokens") or 0)
             usage = {
                 "input": int(u.get("input_tokens") or 0) - cached,

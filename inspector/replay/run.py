@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import inspector.replay.settings as switches  # its switches are read at run time (benchmarks flip them)
+
 from ..compaction import CompactionPreparation, CompactionSettings
 from ..context import ContextMessage, _context_message
 from ..gcpause import gc_paused
@@ -41,7 +43,6 @@ from ..session.models import (
 )
 from ..session.tree import Session
 from ..tokens import calculate_context_tokens, estimate_context_tokens
-from . import settings as switches
 from .counters import session_counter
 from .rereads import RereadTracker
 from .results import (

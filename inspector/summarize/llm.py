@@ -34,8 +34,11 @@ from urllib.parse import urlparse
 
 from ..pricing import table_price
 from ..redact import redact_text
-from . import cache, endpoints
 from .base import SummaryRequest, SummaryResult, SummaryUsage
+from .cache import cache_key
+from .cache import get as cache_get
+from .cache import put as cache_put
+from .endpoints import is_configured
 from .offline import LABEL as OFFLINE_LABEL
 from .offline import OfflineSummarizer
 from .prompts import build_prompt, extract_summary
@@ -140,7 +143,7 @@ class _LlmSummarizer:
         for an unconfigured loopback endpoint; anything else is refused."""
         if self._api_key:
             return self._api_key
-        if not endpoints.is_configured(self.provider, self.base_url):
+        if not is_configured(self.provider, self.base_url):
             if self._local():
                 return ""
             raise RuntimeError(
@@ -170,7 +173,7 @@ class _LlmSummarizer:
         """For a base URL the operator did not configure: an HTTP client that sends only the
         headers a request needs, so nothing the SDK reads from the server's environment (extra
         headers, organisation ids, other credentials) reaches that host."""
-        if endpoints.is_configured(self.provider, self.base_url):
+        if is_configured(self.provider, self.base_url):
             return {}
         sdk = importlib.import_module(self.package)
 
@@ -222,9 +225,9 @@ class _LlmSummarizer:
         if self.redact:
             system, user = redact_text(system), redact_text(user)
         prompt = f"[system]\n{system}\n\n[user]\n{user}"  # render_prompt's form, of the text sent
-        key = cache.cache_key(self.provider, self.model, self.base_url, req.max_tokens, prompt)
+        key = cache_key(self.provider, self.model, self.base_url, req.max_tokens, prompt)
         if self.use_cache:
-            hit = cache.get(key)
+            hit = cache_get(key)
             if hit is not None and isinstance(hit.get("text"), str):
                 return SummaryResult(
                     hit["text"],
@@ -252,7 +255,7 @@ class _LlmSummarizer:
             )
         usage = SummaryUsage(tin, tout, 1, time.perf_counter() - t0, self._cost(tin, tout))
         if self.use_cache:
-            cache.put(key, {"text": text, "input_tokens": tin, "output_tokens": tout, "model": self.model})
+            cache_put(key, {"text": text, "input_tokens": tin, "output_tokens": tout, "model": self.model})
         return SummaryResult(text, usage, self.label, prompt)
 
     def _describe(self, e: Exception) -> str:

@@ -273,8 +273,10 @@ def run_panel(r: Any) -> None:
         st.caption(
             "The blended cost in the run metrics prices every input token alike. Here each provider's own "
             "cache rule is applied (Anthropic: breakpoints as pi places them, 5 min or 1 h; OpenAI: "
-            "automatic from 1,024 tokens in 128-token steps) and priced at the session's recorded rates "
-            "where it has them. The check compares each call's predicted cache reads with the recorded "
+            "automatic from 1,024 tokens in 128-token steps; the idle time counted from when the previous "
+            "request used the cache) and priced at the session's recorded rates where it has them (a prompt "
+            "over a model's long-context threshold at its long-context rates). The check compares each "
+            "call's predicted cache reads with the recorded "
             "ones; the calls below disagree, each with its likely cause."
         )
         dis = c.disagreements()

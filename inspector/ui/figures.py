@@ -969,25 +969,31 @@ def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def tree_lanes(
-    session: Any, *, highlight: Sequence[int] = (), current_path: Sequence[int] = (), max_nodes: int = 3000
-) -> go.Figure:
-    """The tree as lanes (git-graph style): a lane per leaf, only "interesting" entries drawn
-    (roots, forks, first entries of branches, leaves, compactions, branch summaries, labels);
-    chains between them collapsed into one line. ``current_path`` (the replayed branch) is drawn
-    dark; ``highlight`` entries are enlarged. Points carry their entry index as ``customdata``."""
-    leaves = list(session.leaves)
+def _tree_lane_of(session: Any, leaves: Sequence[int]) -> dict[int, int]:
+    """Entry → its lane: the first leaf (in ``leaves`` order) whose path holds it."""
     lane: dict[int, int] = {}
     for k, leaf in enumerate(leaves):
         for i in session.path(leaf):
             lane.setdefault(i, k)
+    return lane
+
+
+def _tree_nodes(session: Any, leaves: Sequence[int], highlight: Sequence[int], max_nodes: int) -> list[int]:
+    """The entries the tree draws, in file order: roots, forks, first entries of branches, leaves,
+    compactions, branch summaries, labels and ``highlight`` (at most ``max_nodes``)."""
     forks = set(session.fork_points)
-    on_path = set(current_path)
     interesting = set(session.roots) | forks | set(leaves) | set(session.labels) | set(highlight)
     for i, e in enumerate(session.entries):
         if e.type in ("compaction", "branch_summary") or (session.parents[i] in forks):
             interesting.add(i)
-    nodes = sorted(interesting)[:max_nodes]
+    return sorted(interesting)[:max_nodes]
+
+
+def _tree_edges(
+    session: Any, nodes: Sequence[int], lane: dict[int, int], on_path: set[int]
+) -> list[dict[str, Any]]:
+    """The lines between drawn entries (each to its nearest drawn ancestor): one trace for the other
+    branches, one (dark) for the replayed branch; a trace with no line is left out."""
     shown = set(nodes)
     data: list[dict[str, Any]] = []
     for dark in (False, True):
@@ -1013,44 +1019,58 @@ def tree_lanes(
                     "showlegend": True,
                 }
             )
+    return data
 
-    def kind(i: int) -> str:
-        t = str(session.entries[i].type)
-        if t == "compaction":
-            return "compaction"
-        if t == "branch_summary":
-            return "branch summary"
-        if i in forks:
-            return "fork point"
-        if i in session.labels:
-            return "labelled"
-        return "leaf" if i in leaves else "entry"
 
-    styles = {
-        "entry": ("#4C78A8", "circle"),
-        "leaf": ("#4C78A8", "square"),
-        "fork point": ("#333", "diamond"),
-        "labelled": ("#B279A2", "circle"),
-        "compaction": ("#54A24B", "circle"),
-        "branch summary": ("#E45756", "star"),
-    }
+#: The tree's node kinds, in legend order: (colour, marker symbol).
+_TREE_NODE_STYLES = {
+    "entry": ("#4C78A8", "circle"),
+    "leaf": ("#4C78A8", "square"),
+    "fork point": ("#333", "diamond"),
+    "labelled": ("#B279A2", "circle"),
+    "compaction": ("#54A24B", "circle"),
+    "branch summary": ("#E45756", "star"),
+}
+
+
+def _node_kind(session: Any, i: int, forks: set[int], leaves: Sequence[int]) -> str:
+    """One of :data:`_TREE_NODE_STYLES`: the first that applies, in the order written here."""
+    t = str(session.entries[i].type)
+    if t == "compaction":
+        return "compaction"
+    if t == "branch_summary":
+        return "branch summary"
+    if i in forks:
+        return "fork point"
+    if i in session.labels:
+        return "labelled"
+    return "leaf" if i in leaves else "entry"
+
+
+def _node_hover(session: Any, i: int, forks: set[int], leaves: Sequence[int]) -> str:
+    e = session.entries[i]
+    role = getattr(getattr(e, "message", None), "role", None)
+    lbl = session.labels.get(i)
+    return (
+        f"entry {i} · {html.escape(str(e.type))}{' · ' + html.escape(str(role)) if role else ''}"
+        f"{' · label: ' + html.escape(lbl) if lbl else ''}"
+        f"{' · fork' if i in forks else ''}{' · leaf' if i in leaves else ''}"
+    )
+
+
+def _tree_markers(
+    session: Any, nodes: Sequence[int], lane: dict[int, int], leaves: Sequence[int], highlight: Sequence[int]
+) -> list[dict[str, Any]]:
+    """One marker trace per node kind that occurs (labels written above labelled entries)."""
+    forks = set(session.fork_points)
     by_kind: dict[str, list[int]] = {}
     for i in nodes:
-        by_kind.setdefault(kind(i), []).append(i)
-    for kind_name, (color, symbol) in styles.items():
+        by_kind.setdefault(_node_kind(session, i, forks, leaves), []).append(i)
+    data: list[dict[str, Any]] = []
+    for kind_name, (color, symbol) in _TREE_NODE_STYLES.items():
         ids = by_kind.get(kind_name)
         if not ids:
             continue
-        texts = []
-        for i in ids:
-            e = session.entries[i]
-            role = getattr(getattr(e, "message", None), "role", None)
-            lbl = session.labels.get(i)
-            texts.append(
-                f"entry {i} · {html.escape(str(e.type))}{' · ' + html.escape(str(role)) if role else ''}"
-                f"{' · label: ' + html.escape(lbl) if lbl else ''}"
-                f"{' · fork' if i in forks else ''}{' · leaf' if i in leaves else ''}"
-            )
         labels = [html.escape(_short(session.labels[i], 24)) if i in session.labels else "" for i in ids]
         data.append(
             {
@@ -1063,7 +1083,7 @@ def tree_lanes(
                 "textfont": {"size": 10, "color": "#555"},
                 "name": kind_name,
                 "customdata": ids,
-                "hovertext": texts,
+                "hovertext": [_node_hover(session, i, forks, leaves) for i in ids],
                 "hovertemplate": "%{hovertext}<extra></extra>",
                 "marker": {
                     "color": color,
@@ -1076,9 +1096,13 @@ def tree_lanes(
                 },
             }
         )
+    return data
+
+
+def _tree_layout(leaves: Sequence[int], nodes: Sequence[int]) -> dict[str, Any]:
     n = max(1, len(leaves))
     last = max(nodes, default=1) or 1
-    layout = {
+    return {
         "height": min(900, max(240, 70 * n + 110)),
         "margin": {"l": 10, "r": 10, "t": 30, "b": 30},
         "xaxis": {
@@ -1099,4 +1123,18 @@ def tree_lanes(
         "clickmode": "event+select",
         "hovermode": "closest",
     }
-    return go.Figure({"data": data, "layout": layout})
+
+
+def tree_lanes(
+    session: Any, *, highlight: Sequence[int] = (), current_path: Sequence[int] = (), max_nodes: int = 3000
+) -> go.Figure:
+    """The tree as lanes (git-graph style): a lane per leaf, only "interesting" entries drawn
+    (roots, forks, first entries of branches, leaves, compactions, branch summaries, labels);
+    chains between them collapsed into one line. ``current_path`` (the replayed branch) is drawn
+    dark; ``highlight`` entries are enlarged. Points carry their entry index as ``customdata``."""
+    leaves = list(session.leaves)
+    lane = _tree_lane_of(session, leaves)
+    nodes = _tree_nodes(session, leaves, highlight, max_nodes)
+    data = _tree_edges(session, nodes, lane, set(current_path))
+    data += _tree_markers(session, nodes, lane, leaves, highlight)
+    return go.Figure({"data": data, "layout": _tree_layout(leaves, nodes)})

@@ -100,80 +100,112 @@ def trigger_timeline(rv: Reveal) -> go.Figure:
     )
 
 
-def cut_walk(
-    frames: tuple[WalkFrame, ...], keep: int, first_kept: int | None = None, upto: int | None = None
-) -> go.Figure:
-    """Screen 4: pi's backward walk, one bar per message (newest on the right), the running total
-    against keepRecentTokens. ``upto``: frames shown (the animation's position); the figure also
-    carries plotly frames, so "Play" animates the whole walk in the browser."""
-    n = len(frames)
-    upto = n if upto is None else max(0, min(n, upto))
-    order = list(reversed(frames))  # oldest first, so the walk goes right to left
-
-    def traces(k: int) -> list[dict[str, Any]]:
-        shown = frames[:k]
-        ents = {f.entry for f in shown}
-        colors = [
-            (KIND_COLORS["tool output"] if f.role == "toolResult" else KIND_COLORS.get(f.role, "#B279A2"))
-            if f.entry in ents
-            else "#E6E6E6"
-            for f in order
-        ]
-        return [
-            {
-                "type": "bar",
-                "x": [str(f.entry) for f in order],
-                "y": [f.tokens for f in order],
-                "marker": {
-                    "color": colors,
-                    "line": {
-                        "width": [3 if f.entry == first_kept and k == n else 0 for f in order],
-                        "color": "#111",
-                    },
+def _walk_traces(
+    frames: tuple[WalkFrame, ...], order: list[WalkFrame], first_kept: int | None, k: int
+) -> list[dict[str, Any]]:
+    """The walk after ``k`` frames: every message's bar (grey until walked; the first kept one outlined
+    once the walk is over) and the running total so far."""
+    shown = frames[:k]
+    ents = {f.entry for f in shown}
+    colors = [
+        (KIND_COLORS["tool output"] if f.role == "toolResult" else KIND_COLORS.get(f.role, "#B279A2"))
+        if f.entry in ents
+        else "#E6E6E6"
+        for f in order
+    ]
+    return [
+        {
+            "type": "bar",
+            "x": [str(f.entry) for f in order],
+            "y": [f.tokens for f in order],
+            "marker": {
+                "color": colors,
+                "line": {
+                    "width": [3 if f.entry == first_kept and k == len(frames) else 0 for f in order],
+                    "color": "#111",
                 },
-                "name": "message tokens",
-                "hovertemplate": "entry %{x}<br>%{y:,} tokens<extra></extra>",
             },
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "x": [str(f.entry) for f in reversed(shown)],
-                "y": [f.total for f in reversed(shown)],
-                "name": "walked so far",
-                "yaxis": "y2",
-                "line": {"color": "#111"},
-            },
-        ]
+            "name": "message tokens",
+            "hovertemplate": "entry %{x}<br>%{y:,} tokens<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "x": [str(f.entry) for f in reversed(shown)],
+            "y": [f.total for f in reversed(shown)],
+            "name": "walked so far",
+            "yaxis": "y2",
+            "line": {"color": "#111"},
+        },
+    ]
 
-    top = max([keep, *(f.total for f in frames)]) * 1.05 if frames else keep
-    at = next((p for p, f in enumerate(order) if first_kept is not None and f.entry >= first_kept), None)
-    cut_shapes, cut_notes = [], []
-    if at is not None and upto == n:  # the walk is over: where the kept part starts
-        cut_shapes = [
-            {
-                "type": "line",
-                "xref": "x",
-                "yref": "paper",
-                "x0": at - 0.5,
-                "x1": at - 0.5,
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": "#111", "width": 2},
-            }
-        ]
-        cut_notes = [
-            {
-                "xref": "x",
-                "yref": "paper",
-                "x": at - 0.5,
-                "y": 1.02,
-                "text": f"cut: kept from entry {first_kept} →",
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
-            }
-        ]
-    layout = _layout(
+
+def _cut_marks(at: int | None, first_kept: int | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The line where the kept part starts (before bar ``at``) and its note; none while ``at`` is None."""
+    if at is None:
+        return [], []
+    line = {
+        "type": "line",
+        "xref": "x",
+        "yref": "paper",
+        "x0": at - 0.5,
+        "x1": at - 0.5,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": "#111", "width": 2},
+    }
+    note = {
+        "xref": "x",
+        "yref": "paper",
+        "x": at - 0.5,
+        "y": 1.02,
+        "text": f"cut: kept from entry {first_kept} →",
+        "showarrow": False,
+        "xanchor": "left",
+        "yanchor": "bottom",
+    }
+    return [line], [note]
+
+
+#: The walk figure's "Play" button: plotly animates its frames in the browser.
+_PLAY_WALK = {
+    "type": "buttons",
+    "showactive": False,
+    "x": 1,
+    "y": 1.15,
+    "xanchor": "right",
+    "buttons": [
+        {
+            "label": "▶ Play the walk",
+            "method": "animate",
+            "args": [None, {"frame": {"duration": 250, "redraw": True}, "fromcurrent": False}],
+        }
+    ],
+}
+
+
+def _walk_layout(keep: int, top: float, cut_shapes: list[Any], cut_notes: list[Any]) -> dict[str, Any]:
+    keep_line = {
+        "type": "line",
+        "xref": "paper",
+        "yref": "y2",
+        "x0": 0,
+        "x1": 1,
+        "y0": keep,
+        "y1": keep,
+        "line": {"color": "#d62728", "dash": "dash"},
+    }
+    keep_note = {
+        "xref": "paper",
+        "yref": "y2",
+        "x": 1,
+        "y": keep,
+        "text": f"keepRecentTokens {keep:,}",
+        "showarrow": False,
+        "yanchor": "top",
+        "xanchor": "right",
+    }
+    return _layout(
         360,
         barmode="overlay",
         xaxis={"title": {"text": "entry (newest on the right)"}, "type": "category"},
@@ -185,52 +217,30 @@ def cut_walk(
             "title": {"text": "walked"},
             "tickformat": ",.3~s",
         },
-        shapes=[
-            {
-                "type": "line",
-                "xref": "paper",
-                "yref": "y2",
-                "x0": 0,
-                "x1": 1,
-                "y0": keep,
-                "y1": keep,
-                "line": {"color": "#d62728", "dash": "dash"},
-            },
-            *cut_shapes,
-        ],
-        annotations=[
-            {
-                "xref": "paper",
-                "yref": "y2",
-                "x": 1,
-                "y": keep,
-                "text": f"keepRecentTokens {keep:,}",
-                "showarrow": False,
-                "yanchor": "top",
-                "xanchor": "right",
-            },
-            *cut_notes,
-        ],
+        shapes=[keep_line, *cut_shapes],
+        annotations=[keep_note, *cut_notes],
         legend={"orientation": "h", "y": -0.25},
-        updatemenus=[
-            {
-                "type": "buttons",
-                "showactive": False,
-                "x": 1,
-                "y": 1.15,
-                "xanchor": "right",
-                "buttons": [
-                    {
-                        "label": "▶ Play the walk",
-                        "method": "animate",
-                        "args": [None, {"frame": {"duration": 250, "redraw": True}, "fromcurrent": False}],
-                    }
-                ],
-            }
-        ],
+        updatemenus=[_PLAY_WALK],
     )
-    fig = go.Figure({"data": traces(upto), "layout": layout})
-    fig.frames = [go.Frame(data=traces(k), name=str(k)) for k in range(1, n + 1)]
+
+
+def cut_walk(
+    frames: tuple[WalkFrame, ...], keep: int, first_kept: int | None = None, upto: int | None = None
+) -> go.Figure:
+    """Screen 4: pi's backward walk, one bar per message (newest on the right), the running total
+    against keepRecentTokens. ``upto``: frames shown (the animation's position); the figure also
+    carries plotly frames, so "Play" animates the whole walk in the browser."""
+    n = len(frames)
+    upto = n if upto is None else max(0, min(n, upto))
+    order = list(reversed(frames))  # oldest first, so the walk goes right to left
+    top = max([keep, *(f.total for f in frames)]) * 1.05 if frames else keep
+    at = next((p for p, f in enumerate(order) if first_kept is not None and f.entry >= first_kept), None)
+    cut_shapes, cut_notes = _cut_marks(at if upto == n else None, first_kept)  # drawn once the walk is over
+    layout = _walk_layout(keep, top, cut_shapes, cut_notes)
+    fig = go.Figure({"data": _walk_traces(frames, order, first_kept, upto), "layout": layout})
+    fig.frames = [
+        go.Frame(data=_walk_traces(frames, order, first_kept, k), name=str(k)) for k in range(1, n + 1)
+    ]
     return fig
 
 

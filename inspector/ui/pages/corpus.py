@@ -274,12 +274,15 @@ def _sweep_results(sw: dict[str, Any]) -> None:
     st.caption(
         f"{len(res.plan.items)} sessions × {len(agg)} settings, {POLICIES[sw['policy']].title} compaction; "
         "“worse” = more input tokens or more overflows than the session as recorded (its own compactions "
-        "and pruning). Billed cost is the replay's, at list prices."
+        "and pruning). Billed cost prices each replayed call with the provider's prompt cache "
+        "(cache reads, writes and uncached input; the session's recorded rates, else list prices); "
+        "blended cost prices every input token at one average rate (the call's recorded cost per "
+        "token, else the list input price), so it cannot see what a prune or compaction does to the cache."
     )
     metric = st.selectbox(
         "Colour by",
         list(AGGREGATE_METRICS),
-        index=list(AGGREGATE_METRICS).index("cost_total"),
+        index=list(AGGREGATE_METRICS).index("billed_total"),
         key="cs_metric",
         format_func=lambda m: AGGREGATE_METRICS[m][0],
     )
@@ -299,7 +302,9 @@ def _sweep_results(sw: dict[str, Any]) -> None:
                 "sessions": a["sessions"],
                 "median input": a["inputTokens"]["median"],
                 "p90 input": a["inputTokens"]["p90"],
-                "cost $": a["costUsd"]["total"],
+                "billed $": a["billedCostUsd"]["total"],
+                "blended $": a["costUsd"]["total"],
+                "cache hit rate": a["cacheHitRate"],
                 "compactions": a["compactions"],
                 "overflows": a["overflows"],
                 "re-reads": a["rereads"],

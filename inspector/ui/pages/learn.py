@@ -71,7 +71,13 @@ def _control(s: learn.Screen, session: Any) -> Any:
         if key not in st.session_state:
             st.session_state[key] = start
         return st.selectbox(
-            c.label, rng, format_func=names.get, key=key, help=c.help, on_change=_hide_reveal, args=(s.key,)
+            c.label,
+            rng,
+            format_func=lambda t: names[t],
+            key=key,
+            help=c.help,
+            on_change=_hide_reveal,
+            args=(s.key,),
         )
     lo, hi, step = rng
     return st.slider(
@@ -222,6 +228,9 @@ def learn_page() -> None:
     value = _control(s, session)
     more: dict[str, Any] = {}
     if s.key == "pruning":
+        minimum_start: dict[str, Any] = (
+            {} if "learn_pruning_minimum" in st.session_state else {"value": learn.PRUNE_MINIMUM_DEFAULT}
+        )
         more["minimum"] = st.slider(
             "PRUNE_MINIMUM",
             0,
@@ -231,7 +240,7 @@ def learn_page() -> None:
             on_change=_hide_reveal,
             args=(s.key,),
             help="Prune only when at least this many tokens would go.",
-            **({} if "learn_pruning_minimum" in st.session_state else {"value": learn.PRUNE_MINIMUM_DEFAULT}),
+            **minimum_start,
         )
     rv = _reveal(session, s, value, more)
     _figure(s, rv)

@@ -14,7 +14,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from inspector.info import session_info
+from inspector.info import SessionInfo, session_info
+from inspector.session.tree import Session
 from inspector.ui import cache_view, sources
 from inspector.ui import urlstate as us
 from inspector.ui.common import reconstruction
@@ -153,52 +154,44 @@ def _codex_related(related: dict[str, str]) -> None:
             st.rerun()
 
 
-def load_page() -> None:
-    st.title("Load a session")
-    st.caption(
-        "A pi session (JSONL), a Claude Code transcript, a Codex CLI rollout or an OpenCode export; the "
-        "format is recognised from the content. The file is only read, never written."
+def _samples_and_upload() -> None:
+    st.subheader("Bundled samples")
+    names = [p.name for p in sources.sample_files()]
+    if names:
+        st.selectbox(
+            "Sample session",
+            names,
+            index=names.index("coding-session.jsonl") if "coding-session.jsonl" in names else 0,
+            key="sample_choice",
+        )
+        st.button("Load sample", type="primary", key="load_sample", on_click=_load_sample)
+    else:
+        st.caption("No samples in sample_sessions/.")
+    st.file_uploader(
+        "…or upload a session file (loaded at once)",
+        type=["jsonl", "json", "txt"],
+        key="upload",
+        on_change=_load_upload,
     )
-    for key in ("_preload_error", "_load_error"):
-        if err := st.session_state.pop(key, None):
-            st.error(esc(err), icon=":material/error:")
-    c1, c2 = st.columns(2, gap="large")
-    with c1:
-        st.subheader("Bundled samples")
-        names = [p.name for p in sources.sample_files()]
-        if names:
-            st.selectbox(
-                "Sample session",
-                names,
-                index=names.index("coding-session.jsonl") if "coding-session.jsonl" in names else 0,
-                key="sample_choice",
-            )
-            st.button("Load sample", type="primary", key="load_sample", on_click=_load_sample)
-        else:
-            st.caption("No samples in sample_sessions/.")
-        st.file_uploader(
-            "…or upload a session file (loaded at once)",
-            type=["jsonl", "json", "txt"],
-            key="upload",
-            on_change=_load_upload,
-        )
-    with c2:
-        st.subheader("Local file")
-        roots = sources.roots()
-        st.caption(
-            "Only files inside these folders can be opened: "
-            + ", ".join(us.code(str(r)) for r in roots)
-            + " (set `INSPECTOR_ROOTS` to change them)."
-        )
-        raw = st.text_input("Path", key="local_path", placeholder="sample_sessions/long-session.jsonl")
-        if st.button("Load path", key="load_path"):
-            _load_local(raw, roots)
-        _local_sessions()
-    s = current_session()
-    if s is None:
-        return
-    st.divider()
-    info = memo("info", None, lambda: session_info(s, counters=("pi",)))
+
+
+def _local_file() -> None:
+    """A path under the allowed folders, then the agents' sessions found there."""
+    st.subheader("Local file")
+    roots = sources.roots()
+    st.caption(
+        "Only files inside these folders can be opened: "
+        + ", ".join(us.code(str(r)) for r in roots)
+        + " (set `INSPECTOR_ROOTS` to change them)."
+    )
+    raw = st.text_input("Path", key="local_path", placeholder="sample_sessions/long-session.jsonl")
+    if st.button("Load path", key="load_path"):
+        _load_local(raw, roots)
+    _local_sessions()
+
+
+def _overview(info: SessionInfo) -> None:
+    """The loaded session's name, its numbers, and its format."""
     st.subheader(
         esc(st.session_state.get("session_name", "session")) + (f" — {esc(info.name)}" if info.name else ""),
         anchor=False,
@@ -221,6 +214,11 @@ def load_page() -> None:
         + (esc(f" · model {info.model.get('provider')}/{info.model.get('modelId')}") if info.model else "")
         + (esc(f" · cwd {info.cwd}") if info.cwd else "")
     )
+
+
+def _notes(s: Session) -> None:
+    """What else there is to know: the reconstruction check, the prompt cache, related sessions to
+    load, and the tool outputs the agent itself cleared."""
     recon = reconstruction(s)
     if recon is not None:
         from inspector.recon import verdict
@@ -248,6 +246,80 @@ def load_page() -> None:
             ),
             icon=":material/info:",
         )
+
+
+def _issues_table(info: SessionInfo) -> None:
+    if not info.issues:
+        st.success("No load issues: every line was read.")
+        return
+    st.markdown(
+        f"**Load issues ({len(info.issues)})** — every valid entry was kept; line numbers are the "
+        "file's (1-based)"
+    )
+    # an issue about the whole file has no line: an empty cell, not "None"
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "line": "" if i.line is None else str(i.line),
+                    "severity": i.severity,
+                    "kind": i.kind,
+                    "message": i.message,
+                }
+                for i in info.issues
+            ]
+        ),
+        hide_index=True,
+        key="issues_table",
+        column_config={
+            "line": st.column_config.TextColumn(width="small"),
+            "message": st.column_config.TextColumn(width="large"),
+        },
+    )
+
+
+def _compactions_table(info: SessionInfo) -> None:
+    if not info.compactions:
+        return
+    st.markdown("**Compactions in the file**")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "entry": c.index,
+                    "first kept entry": c.firstKeptEntryIndex,
+                    "tokens before": int(c.tokensBefore),
+                    "summary chars": c.summaryChars,
+                    "on the default branch": c.onCurrentPath,
+                }
+                for c in info.compactions
+            ]
+        ),
+        hide_index=True,
+    )
+
+
+def load_page() -> None:
+    st.title("Load a session")
+    st.caption(
+        "A pi session (JSONL), a Claude Code transcript, a Codex CLI rollout or an OpenCode export; the "
+        "format is recognised from the content. The file is only read, never written."
+    )
+    for key in ("_preload_error", "_load_error"):
+        if err := st.session_state.pop(key, None):
+            st.error(esc(err), icon=":material/error:")
+    c1, c2 = st.columns(2, gap="large")
+    with c1:
+        _samples_and_upload()
+    with c2:
+        _local_file()
+    s = current_session()
+    if s is None:
+        return
+    st.divider()
+    info = memo("info", None, lambda: session_info(s, counters=("pi",)))
+    _overview(info)
+    _notes(s)
     c1, c2 = st.columns([1, 2], gap="large")
     with c1:
         st.markdown("**Entries by type**")
@@ -256,50 +328,8 @@ def load_page() -> None:
             hide_index=True,
         )
     with c2:
-        if info.issues:
-            st.markdown(
-                f"**Load issues ({len(info.issues)})** — every valid entry was kept; line numbers are the "
-                "file's (1-based)"
-            )
-            # an issue about the whole file has no line: an empty cell, not "None"
-            st.dataframe(
-                pd.DataFrame(
-                    [
-                        {
-                            "line": "" if i.line is None else str(i.line),
-                            "severity": i.severity,
-                            "kind": i.kind,
-                            "message": i.message,
-                        }
-                        for i in info.issues
-                    ]
-                ),
-                hide_index=True,
-                key="issues_table",
-                column_config={
-                    "line": st.column_config.TextColumn(width="small"),
-                    "message": st.column_config.TextColumn(width="large"),
-                },
-            )
-        else:
-            st.success("No load issues: every line was read.")
-        if info.compactions:
-            st.markdown("**Compactions in the file**")
-            st.dataframe(
-                pd.DataFrame(
-                    [
-                        {
-                            "entry": c.index,
-                            "first kept entry": c.firstKeptEntryIndex,
-                            "tokens before": int(c.tokensBefore),
-                            "summary chars": c.summaryChars,
-                            "on the default branch": c.onCurrentPath,
-                        }
-                        for c in info.compactions
-                    ]
-                ),
-                hide_index=True,
-            )
+        _issues_table(info)
+        _compactions_table(info)
     st.page_link(
         st.session_state["_pages"]["replay"], label="Replay this session", icon=":material/play_circle:"
     )

@@ -12,6 +12,7 @@ import streamlit as st
 
 from inspector.branch_summary import prepare_branch_summary
 from inspector.replay import ReplaySettings
+from inspector.session.tree import Session
 from inspector.ui import figures, views
 from inspector.ui.common import PLOT_CONFIG, need_session
 from inspector.ui.state import default, memo, set_widgets
@@ -46,18 +47,11 @@ def _lane_picked() -> None:
         set_widgets({"tree_entry": ids[-1]})
 
 
-def tree_page(settings: ReplaySettings) -> None:
-    s = need_session()
-    st.title("Branch tree")
-    n = len(s.entries)
-    if not n:
-        st.warning("This session has no entries.")
-        return
-    leaf = settings.leaf if settings.leaf is not None else s.default_leaf
-    path = s.path(leaf) if leaf is not None else []
+def _lanes(s: Session, settings: ReplaySettings, leaf: int | None, path: list[int]) -> None:
+    """The caption saying which branch is replayed, and the tree as lanes (a click picks an entry)."""
     st.caption(
-        f"{n:,} entries · {len(s.roots)} root(s) · {len(s.leaves)} branch end(s) · {len(s.fork_points)} "
-        f"fork point(s). Replaying the branch that ends at entry {leaf}"
+        f"{len(s.entries):,} entries · {len(s.roots)} root(s) · {len(s.leaves)} branch end(s) · "
+        f"{len(s.fork_points)} fork point(s). Replaying the branch that ends at entry {leaf}"
         + (" (pi's default: the last entry in the file)." if settings.leaf is None else " (chosen here).")
     )
     st.plotly_chart(
@@ -71,79 +65,88 @@ def tree_page(settings: ReplaySettings) -> None:
         "One lane per branch end; long chains are collapsed to a line between forks, compactions, branch "
         "summaries and labels. Click a point to pick that entry below."
     )
-    c1, c2 = st.columns(2, gap="large")
-    with c1:
-        st.subheader("Replay a branch")
-        st.caption("Any entry can end the replayed branch: the path from the root to it.")
-        e = int(
-            st.number_input(
-                "Entry (file order)", 0, n - 1, key="tree_entry", **default("tree_entry", leaf or 0)
-            )
+
+
+def _replay_a_branch(s: Session, settings: ReplaySettings, leaf: int | None) -> None:
+    st.subheader("Replay a branch")
+    st.caption("Any entry can end the replayed branch: the path from the root to it.")
+    e = int(
+        st.number_input(
+            "Entry (file order)", 0, len(s.entries) - 1, key="tree_entry", **default("tree_entry", leaf or 0)
         )
-        st.text(views.entry_label(s, e, 160))
-        with st.container(horizontal=True):
-            st.button(
-                "Replay up to this entry", key="use_branch", type="primary", on_click=_set_branch, args=(e,)
-            )
-            st.button(
-                "Back to pi's default leaf",
-                key="default_branch",
-                on_click=_set_branch,
-                args=(None,),
-                disabled=settings.leaf is None,
-            )
-    with c2:
-        st.subheader("Branch summary preview")
-        st.caption(
-            "Leaving the branch at FROM for TO with pi's /tree: what the summary of the abandoned part "
-            "would carry over. Select two rows in the list below, or type entries."
-            + (
-                {
-                    "codex": " Codex itself drops rolled-back turns without a summary: this is what pi would do.",
-                    "claude-code": " Claude Code itself keeps no summary of a rewound branch: this is what pi "
-                    "would do.",
-                }.get(s.format, "")
-            )
+    )
+    st.text(views.entry_label(s, e, 160))
+    with st.container(horizontal=True):
+        st.button(
+            "Replay up to this entry", key="use_branch", type="primary", on_click=_set_branch, args=(e,)
         )
-        dflt = views.default_branch_pair(s, leaf)
-        cc = st.columns(2)
-        src = int(
-            cc[0].number_input("From (old leaf)", 0, n - 1, key="bs_from", **default("bs_from", dflt[0]))
+        st.button(
+            "Back to pi's default leaf",
+            key="default_branch",
+            on_click=_set_branch,
+            args=(None,),
+            disabled=settings.leaf is None,
         )
-        dst = int(cc[1].number_input("To (target)", 0, n - 1, key="bs_to", **default("bs_to", dflt[1])))
-        col, prep = memo("branch", (src, dst), lambda: prepare_branch_summary(s, src, dst))
-        r_, m_ = prep.fileOps.lists()
-        if not col.entries:
-            st.info(
-                f"Nothing to summarise: entry {src} is on the path to entry {dst} (common ancestor "
-                f"{col.common_ancestor})."
+
+
+#: What the preview adds for an agent whose own /tree differs from pi's (by the session's format).
+_NOT_PI_TREE = {
+    "codex": " Codex itself drops rolled-back turns without a summary: this is what pi would do.",
+    "claude-code": " Claude Code itself keeps no summary of a rewound branch: this is what pi would do.",
+}
+
+
+def _branch_summary_preview(s: Session, leaf: int | None) -> None:
+    """Two entries (FROM, TO; defaults from :func:`views.default_branch_pair`), and what pi's /tree
+    would summarise of the branch left between them."""
+    st.subheader("Branch summary preview")
+    st.caption(
+        "Leaving the branch at FROM for TO with pi's /tree: what the summary of the abandoned part "
+        "would carry over. Select two rows in the list below, or type entries."
+        + _NOT_PI_TREE.get(s.format, "")
+    )
+    n = len(s.entries)
+    dflt = views.default_branch_pair(s, leaf)
+    cc = st.columns(2)
+    src = int(cc[0].number_input("From (old leaf)", 0, n - 1, key="bs_from", **default("bs_from", dflt[0])))
+    dst = int(cc[1].number_input("To (target)", 0, n - 1, key="bs_to", **default("bs_to", dflt[1])))
+    col, prep = memo("branch", (src, dst), lambda: prepare_branch_summary(s, src, dst))
+    if not col.entries:
+        st.info(
+            f"Nothing to summarise: entry {src} is on the path to entry {dst} (common ancestor "
+            f"{col.common_ancestor})."
+        )
+        return
+    st.write(
+        f"Common ancestor: entry {col.common_ancestor}. Abandoned: {len(col.entries):,} entries; the "
+        f"summary reads the newest {len(prep.messages):,} message(s), {prep.totalTokens:,} tokens, "
+        f"within pi's budget of {prep.budget:,} tokens."
+    )
+    _file_lists(*prep.fileOps.lists())
+    if get_summarizer is not None and prep.messages:
+        with st.expander("Preview the summary (offline summarizer)"):
+            res = memo("branch_text", (src, dst), lambda: summarize_branch(prep, get_summarizer("offline")))
+            st.caption(
+                "What pi would store in the branch_summary entry: its preamble, the summary, then the file lists."
             )
-        else:
-            st.write(
-                f"Common ancestor: entry {col.common_ancestor}. Abandoned: {len(col.entries):,} entries; the "
-                f"summary reads the newest {len(prep.messages):,} message(s), {prep.totalTokens:,} tokens, "
-                f"within pi's budget of {prep.budget:,} tokens."
-            )
-            if r_ or m_:
-                st.dataframe(
-                    pd.DataFrame(
-                        [{"file": f, "read": f in r_, "modified": f in m_} for f in sorted(set(r_) | set(m_))]
-                    ),
-                    hide_index=True,
-                    height=min(250, 35 * len(set(r_) | set(m_)) + 38),
-                )
-            else:
-                st.caption("No file was read or modified on the abandoned part.")
-            if get_summarizer is not None and prep.messages:
-                with st.expander("Preview the summary (offline summarizer)"):
-                    res = memo(
-                        "branch_text", (src, dst), lambda: summarize_branch(prep, get_summarizer("offline"))
-                    )
-                    st.caption(
-                        "What pi would store in the branch_summary entry: its preamble, the summary, "
-                        "then the file lists."
-                    )
-                    st.text(res.text)
+            st.text(res.text)
+
+
+def _file_lists(read: list[str], modified: list[str]) -> None:
+    """The files the abandoned part read or modified, one row each."""
+    if not (read or modified):
+        st.caption("No file was read or modified on the abandoned part.")
+        return
+    files = sorted(set(read) | set(modified))
+    st.dataframe(
+        pd.DataFrame([{"file": f, "read": f in read, "modified": f in modified} for f in files]),
+        hide_index=True,
+        height=min(250, 35 * len(files) + 38),
+    )
+
+
+def _entries_table(s: Session, path: list[int]) -> None:
+    """pi's /tree list of the entries (selecting rows picks entries above)."""
     st.subheader("Entries, like pi's /tree")
     st.caption(
         "Depth-first, children by time; indented only below a fork (├─ └─). ● = on the replayed branch. "
@@ -165,8 +168,25 @@ def tree_page(settings: ReplaySettings) -> None:
             "label": st.column_config.TextColumn(width="small"),
         },
     )
-    if len(rows) < n:
-        st.caption(f"The first {len(rows):,} of {n:,} entries are listed.")
+    if len(rows) < len(s.entries):
+        st.caption(f"The first {len(rows):,} of {len(s.entries):,} entries are listed.")
+
+
+def tree_page(settings: ReplaySettings) -> None:
+    s = need_session()
+    st.title("Branch tree")
+    if not s.entries:
+        st.warning("This session has no entries.")
+        return
+    leaf = settings.leaf if settings.leaf is not None else s.default_leaf
+    path = s.path(leaf) if leaf is not None else []
+    _lanes(s, settings, leaf, path)
+    c1, c2 = st.columns(2, gap="large")
+    with c1:
+        _replay_a_branch(s, settings, leaf)
+    with c2:
+        _branch_summary_preview(s, leaf)
+    _entries_table(s, path)
 
 
 tree_page(st.session_state["_settings"])
