@@ -135,3 +135,27 @@ def test_session_tree_queries_on_a_branched_fixture() -> None:
     assert s.leaves == tuple(k for k in range(len(s)) if not kids[k])
     assert s.fork_points == tuple(k for k in range(len(s)) if len(kids[k]) > 1) and s.fork_points
     assert list(s.lines) == sorted(s.lines) and s.lines[0] == 2
+
+
+def test_id_counts_answer_like_the_dict_they_replace() -> None:
+    from inspector.replay.counters import _IdCounts
+
+    c = _IdCounts([5, 1, 9], [50, 10, 90])
+    assert (c.get(9), c.get(1), c.get(5)) == (90, 10, 50)
+    assert c.get(7) is None and c.get(100, -1) == -1 and c.get(0) is None
+    assert 9 in c and 7 not in c and "9" not in c
+
+
+def test_a_primed_counter_counts_as_its_base_small_or_large(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from inspector.replay import counters
+    from inspector.tokens import estimate_tokens
+
+    text = (FIXTURES / "synth-tree.jsonl").read_text()
+    for big in (10**9, 0):  # a dict, then the sorted arrays of a large session
+        monkeypatch.setattr(counters, "_BIG", big)
+        s = parse_session(text)
+        c = counters.CachedCounter(counters.get_counter("pi"))
+        c.prime_session(s)
+        msgs = [e.message for e in s.entries if isinstance(e, MessageEntry)]
+        assert msgs and c.count_many(msgs) == [estimate_tokens(m) for m in msgs]
+        assert isinstance(c._owned, dict) == (big > 0)
