@@ -375,3 +375,41 @@ def test_other_agents_file_and_shell_tools() -> None:
         ("docs/e.md", "bash"),
     )
     assert f.commands == (("4", "cat docs/e.md"),)
+
+
+SEARCH_TEXTS = [
+    "Call load_config() then TokenStream and parseHeader; self.cache_dir; os.path.join; JavaScript; Hello",
+    "my_load_config(x) load_config_v2 src/load_config.py a((b_c d-load_config+e ~/x/y.ts(",
+    "naïve_ident café_au_lait(1) façadeCall \u00a0tab\tsep_x\x1cfs_y  β.γδ src/ü.py\nX.Y.Z",
+    "see /repo/src/a.py and README.md, not and/or; data.py a.py( ./b/c.tsx //example.com/x.js",
+]
+
+
+@pytest.mark.parametrize("text", SEARCH_TEXTS)
+def test_searching_a_text_finds_exactly_what_reading_every_token_does(text: str) -> None:
+    from inspector.retention.extract import _scan, find_ident, find_path, rfind_ident
+
+    paths, idents = _scan(text)  # the chunked reading: the same sets as the plain rules
+    assert (paths, idents) == (frozenset(paths_in(text)), frozenset(identifiers_in(text)))
+    names = {w.strip("();,") for w in text.replace("/", " / ").split()} | {"load_config", "a.py", "c.tsx"}
+    for name in sorted(names | idents | paths):
+        if not name:
+            continue
+        assert (find_ident(text, name) >= 0) == (name in idents), name
+        assert (rfind_ident(text, name) >= 0) == (name in idents), name
+        assert (find_path(text, name) >= 0) == (name in paths), name
+
+
+def test_scores_are_the_same_with_every_token_read(scored) -> None:  # type: ignore[no-untyped-def]
+    """Scoring searches the texts for the later session's names, or (every token read, as the app
+    does in the background) compares sets: one answer."""
+    from inspector.retention.extract import facts_for, facts_ready
+
+    rep = scored[3]
+    s = _session()[0]  # its own session: the shared one stays as it is
+    fresh = retention(replay(s, ReplaySettings()))
+    assert not facts_ready(s)
+    facts_for(s, deep=True)
+    assert facts_ready(s)
+    deep = retention(replay(s, ReplaySettings()))
+    assert deep.as_dict(details=True) == fresh.as_dict(details=True) == rep.as_dict(details=True)

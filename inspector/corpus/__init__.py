@@ -6,6 +6,7 @@ results kept in a DuckDB file that a sweep resumes from.
 * :mod:`.overview` — one row per session (:func:`overview`, :func:`totals`);
 * :mod:`.sweep` — :func:`run_sweep` and the aggregate per setting (:func:`aggregate`);
 * :mod:`.engines` — where tasks run (``local`` process pool, ``dask``);
+* :mod:`.schedule` — the order a sweep's tasks go out in, what workers load first;
 * :mod:`.store` — the DuckDB results file, :func:`results` (a DataFrame);
 * :mod:`.generate` — a deterministic mixed-agent corpus for tests and benchmarks.
 """

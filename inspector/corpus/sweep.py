@@ -140,10 +140,13 @@ def session_task(
 def release_caches() -> None:
     """Drop the replay engine's per-session caches (token counts, recorded-pruning flags,
     summaries) once a task is done, so a worker keeps no session alive between tasks."""
+    from .. import calibration
     from ..replay import counters, strategies
+    from ..summarize import offline
 
-    for cache in (counters._COUNTER_CACHE, strategies._RECORDS_PRUNING):
+    for cache in (counters._COUNTER_CACHE, strategies._RECORDS_PRUNING, calibration._CACHE):
         cache.clear()
+    offline._MEMO.clear()  # per-message facts of the offline summarizer: it holds the messages
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,6 +257,7 @@ def run_sweep(
     already there are skipped. ``progress(done, total)`` is called after each session (pairs);
     an exception it raises stops the sweep (what is written stays written)."""
     from .engines import run_tasks
+    from .schedule import order, warm_for
     from .store import Store
 
     plan = SweepPlan.make(items, base, grid)
@@ -267,9 +271,15 @@ def run_sweep(
         computed = 0
         if progress:
             progress(finished, plan.pairs())
-        tasks = plan.tasks(done)
+        tasks = order(plan.tasks(done))
         for res in run_tasks(
-            session_task, tasks, engine=engine, workers=workers, scheduler=scheduler, options=engine_options
+            session_task,
+            tasks,
+            engine=engine,
+            workers=workers,
+            scheduler=scheduler,
+            options=engine_options,
+            warm=warm_for(plan.base),
         ):
             if res["error"] is not None:
                 failed[res["session"]] = res["error"]

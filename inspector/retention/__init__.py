@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..replay.results import Reread
-from .extract import entry_facts
+from .extract import facts_for
 from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
 
 __all__ = [
@@ -90,6 +90,7 @@ def spans(replay: Any) -> list[Span]:
     """Every compaction of ``replay`` as a :class:`Span` (see :mod:`inspector.retention.score`)."""
     path = replay.path
     pos = {ei: p for p, ei in enumerate(path)}
+    facts = facts_for(replay.session, path)  # one pass over the branch (memoised per session)
     starts = []
     for rec in replay.summaries:
         if not rec.get("simulated") and rec.get("entryIndex") in pos:
@@ -112,11 +113,7 @@ def spans(replay: Any) -> list[Span]:
         recorded = not rec.get("simulated")
         ei = rec.get("entryIndex") if recorded else (path[start - 1] if start > 0 else -1)
         last_user = next(
-            (
-                path[p]
-                for p in range(start - 1, -1, -1)
-                if entry_facts(replay.session, path[p]).role == "user"
-            ),
+            (path[p] for p in range(start - 1, -1, -1) if facts[path[p]].role == "user"),
             None,
         )
         out.append(

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import re
 import weakref
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..session.models import (
@@ -52,6 +53,8 @@ MAX_CHARS = 200_000
 """Characters of one message text scanned."""
 MAX_OUTPUT_CHARS = 32_000
 """Characters of one tool output scanned."""
+TEXT_CHARS = 20_000
+"""Characters of one tool output kept for phrase look-ups (:attr:`Facts.text`)."""
 
 MAX_ERROR_LINES = 200
 """Lines holding an error word examined per tool output."""
@@ -123,15 +126,15 @@ BRANDS = frozenset(
 
 @dataclass(frozen=True)
 class Facts:
-    """What one entry says (see the module docstring)."""
+    """What one entry says (see the module docstring). What needs only a glance (role, file tool
+    calls, commands, error lines, instructions) is read at once; the paths and identifiers of the
+    whole text, and the normalised text, on first use (:attr:`paths`, :attr:`idents`, :attr:`text`):
+    scoring asks a tool output for them only when a needed item may be in it (:meth:`has_ident`)."""
 
     role: str
     """user, assistant, toolResult, bash (a ``!`` command) or other."""
     touches: tuple[tuple[str, str], ...] = ()
     """(path, op) per file tool call or file named in a bash command; op read/write/edit/bash."""
-    paths: frozenset[str] = frozenset()
-    """Every ``/``-suffix of every path mentioned (``a/b/c.py``, ``b/c.py``, ``c.py``)."""
-    idents: frozenset[str] = frozenset()
     errors: tuple[str, ...] = ()
     """Error lines, normalised (:func:`norm`)."""
     instructions: tuple[str, ...] = ()
@@ -141,8 +144,36 @@ class Facts:
     """A tool result marked as an error (or a ``!`` command with a non-zero exit)."""
     call_id: str = ""
     """A tool result's ``toolCallId``."""
-    text: str = ""
-    """The entry's text, normalised and lower-cased (for phrase look-ups)."""
+    source: str = field(default="", repr=False, compare=False)
+    """The text read (its first :data:`MAX_CHARS`, a tool output's first :data:`MAX_OUTPUT_CHARS`)."""
+    source_limit: int = field(default=MAX_CHARS, repr=False, compare=False)
+    """Characters of :attr:`source` kept in :attr:`text`."""
+
+    @cached_property
+    def paths(self) -> frozenset[str]:
+        """Every ``/``-suffix of every path mentioned (``a/b/c.py``, ``b/c.py``, ``c.py``)."""
+        return _scan(self.source)[0]
+
+    @cached_property
+    def idents(self) -> frozenset[str]:
+        """The identifiers the text mentions (:func:`identifiers_in`)."""
+        return _scan(self.source)[1]
+
+    @cached_property
+    def text(self) -> str:
+        """The entry's text, normalised and lower-cased (for phrase look-ups)."""
+        return norm(self.source[: self.source_limit]).lower()
+
+    @property
+    def deep(self) -> bool:
+        """Have every token's paths and identifiers been read?"""
+        return "idents" in self.__dict__ and "paths" in self.__dict__
+
+    def has_ident(self, name: str) -> bool:
+        """Is ``name`` one of :attr:`idents`? (Without reading every token: :func:`find_ident`.)"""
+        if "idents" in self.__dict__:
+            return name in self.idents
+        return find_ident(self.source, name) >= 0
 
 
 def norm(text: str) -> str:
@@ -246,6 +277,63 @@ def identifiers_in(text: str, tokens: set[str] | None = None) -> set[str]:
             continue  # a path, too short, or a plain word
         out.update(_token_idents(raw))
     return out
+
+
+_TOKEN_ASCII = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./~@+-")
+
+
+def _token_at(text: str, p: int) -> str:
+    """The :data:`_TOKEN` match of ``text`` that holds the token character at ``p`` (the run of token
+    characters around it, with the ``(`` that follows it): the token ``findall`` yields there."""
+    a = p
+    while a > 0 and ((c := text[a - 1]) in _TOKEN_ASCII or (c > "\x7f" and c.isalnum())):
+        a -= 1
+    m = _TOKEN.match(text, a)
+    return m.group() if m is not None else ""
+
+
+def _names_ident(raw: str, name: str) -> bool:
+    """Does token ``raw`` give identifier ``name`` (:func:`identifiers_in` on that one token)?"""
+    if "/" in raw or len(raw) < 4 or (raw.isalpha() and (raw.islower() or raw.isupper() or raw.istitle())):
+        return False
+    return name in _token_idents(raw)
+
+
+def find_ident(text: str, name: str, start: int = 0, end: int | None = None) -> int:
+    """Where ``text`` (between ``start`` and ``end``) first mentions identifier ``name`` as
+    :func:`identifiers_in` reads it, or -1: only the tokens around the occurrences of ``name`` are
+    looked at (an identifier is a part of one token), not every token of the text."""
+    end = len(text) if end is None else end
+    while (p := text.find(name, start, end)) >= 0:
+        if _names_ident(_token_at(text, p), name):
+            return p
+        start = p + 1
+    return -1
+
+
+def rfind_ident(text: str, name: str, start: int = 0, end: int | None = None) -> int:
+    """:func:`find_ident` from the end: where ``text`` last mentions identifier ``name``, or -1 (a
+    name used now was most often shown shortly before)."""
+    end = len(text) if end is None else end
+    while (p := text.rfind(name, start, end)) >= 0:
+        if _names_ident(_token_at(text, p), name):
+            return p
+        end = p + len(name) - 1
+    return -1
+
+
+def find_path(text: str, name: str, names: frozenset[str] | set[str] | None = None) -> int:
+    """Where ``text`` first mentions ``name`` — or, given ``names`` (each holding ``name``), one of
+    them — as one of the paths (or their suffixes) :func:`paths_in` reads, or -1 (the same shortcut
+    as :func:`find_ident`)."""
+    names = {name} if names is None else names
+    start = 0
+    while (p := text.find(name, start)) >= 0:
+        raw = _token_at(text, p)
+        if ("/" in raw or "." in raw) and not names.isdisjoint(_token_paths(raw)):
+            return p
+        start = p + 1
+    return -1
 
 
 def errors_in(text: str, failed: bool) -> tuple[str, ...]:
@@ -355,7 +443,7 @@ def _assistant(m: AssistantMessage) -> Facts:
             commands.append((b.id, norm(cmd)))
             touches.extend((t, "bash") for t in _command_files(cmd))
     text = "\n".join(texts)[:MAX_CHARS]
-    return Facts("assistant", tuple(touches), *_scan(text), commands=tuple(commands), text=norm(text).lower())
+    return Facts("assistant", tuple(touches), commands=tuple(commands), source=text)
 
 
 def _command_files(cmd: str) -> list[str]:
@@ -367,11 +455,108 @@ def _command_files(cmd: str) -> list[str]:
     return out
 
 
+_CHUNK_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./~@+-(")
+_CHUNK_TABLE = bytes(c if c in _CHUNK_BYTES or c >= 0x80 else 0x20 for c in range(256))
+"""Every ASCII byte that no token holds (nor the ``(`` a call ends with) becomes a space; every
+other byte stays, those of non-ASCII characters included."""
+_PLAIN: set[bytes] = set()
+"""Chunks known to name no path and no identifier (most words of a text)."""
+_FOUND: dict[bytes, tuple[frozenset[str], tuple[str, ...]]] = {}
+"""Chunks known to name paths or identifiers, and those."""
+CHUNK_MEMO = 1 << 19
+"""Distinct chunks remembered per process (both memos are emptied beyond that)."""
+
+
+def _chunks(text: str) -> set[bytes]:
+    """The distinct runs of ``text`` between characters that no token holds: three C-level passes
+    (encode, translate, split) instead of a regular expression over the whole text. Every token of
+    :data:`_TOKEN` lies inside one chunk, so the tokens of the chunks are the tokens of ``text``."""
+    return set(text.encode("utf-8", "surrogatepass").translate(_CHUNK_TABLE).split())
+
+
+def _chunk_tokens(chunk: bytes) -> set[str]:
+    """The :data:`_TOKEN` matches of one chunk: an ASCII chunk is runs of token characters joined by
+    ``(``, each run before a ``(`` keeping it; any other goes through the pattern."""
+    if not chunk.isascii():
+        return _tokens(chunk.decode("utf-8", "surrogatepass"))
+    *calls, last = chunk.decode("ascii").split("(")
+    out = {c + "(" for c in calls if c}
+    if last:
+        out.add(last)
+    return out
+
+
+def _chunk_facts(chunk: bytes) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Paths and identifiers one chunk names (judged once per process; see :data:`_PLAIN`)."""
+    hit = _FOUND.get(chunk)
+    if hit is not None:
+        return hit
+    tokens = _chunk_tokens(chunk)
+    found = (frozenset(paths_in("", tokens)), tuple(identifiers_in("", tokens)))
+    if len(_PLAIN) + len(_FOUND) > CHUNK_MEMO:
+        _PLAIN.clear()
+        _FOUND.clear()
+    if found[0] or found[1]:
+        _FOUND[chunk] = found
+    else:
+        _PLAIN.add(chunk)
+    return found
+
+
+def _scan_line(line: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Paths and identifiers of one line, from its distinct chunks less those known to name
+    nothing."""
+    paths: set[str] = set()
+    idents: set[str] = set()
+    for chunk in _chunks(line) - _PLAIN:
+        p, ids = _FOUND.get(chunk) or _chunk_facts(chunk)
+        if p:
+            paths |= p
+        if ids:
+            idents.update(ids)
+    return frozenset(paths), frozenset(idents)
+
+
+_PLAIN_LINES: set[str] = set()
+"""Lines known to name no path and no identifier (blank lines, prose, closing brackets, …)."""
+_LINES: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+"""Lines known to name paths or identifiers, and those: a file read again, a test log run again,
+repeats most of its lines."""
+LINE_MEMO_CHARS = 2_000
+"""Longer lines are read each time (they seldom repeat, and would hold memory)."""
+
+
+def _line_facts(line: str) -> tuple[frozenset[str], frozenset[str]]:
+    hit = _LINES.get(line)
+    if hit is not None:
+        return hit
+    found = _scan_line(line)
+    if len(line) <= LINE_MEMO_CHARS:
+        if len(_PLAIN_LINES) + len(_LINES) > CHUNK_MEMO:
+            _PLAIN_LINES.clear()
+            _LINES.clear()
+        if found[0] or found[1]:
+            _LINES[line] = found
+        else:
+            _PLAIN_LINES.add(line)
+    return found
+
+
 @lru_cache(maxsize=2048)
 def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """Paths and identifiers of ``text`` (memoised: the same file is often read again)."""
-    tokens = _tokens(text)
-    return frozenset(paths_in(text, tokens)), frozenset(identifiers_in(text, tokens))
+    """Paths and identifiers of ``text`` — exactly :func:`paths_in` and :func:`identifiers_in` —,
+    from its distinct lines less those known to name nothing, each line judged once per process
+    (no token crosses a line), and each new line from its chunks (:func:`_chunks`). Memoised: the
+    same output often comes again."""
+    paths: set[str] = set()
+    idents: set[str] = set()
+    for line in set(text.split("\n")) - _PLAIN_LINES:
+        p, ids = _LINES.get(line) or _line_facts(line)
+        if p:
+            paths |= p
+        if ids:
+            idents |= ids
+    return frozenset(paths), frozenset(idents)
 
 
 def facts_of(message: Any) -> Facts:
@@ -380,19 +565,19 @@ def facts_of(message: Any) -> Facts:
         return _assistant(message)
     if isinstance(message, UserMessage):
         text = _text(message.content)
-        return Facts("user", (), *_scan(text), instructions=instructions_in(text), text=norm(text).lower())
+        return Facts("user", (), instructions=instructions_in(text), source=text)
     if isinstance(message, ToolResultMessage):
         text = _text(message.content, MAX_OUTPUT_CHARS)
         return Facts(
             "toolResult",
             (),
-            *_scan(text),
             errors_in(text, message.isError)
             if message.isError or message.toolName.lower() not in QUIET_TOOLS
             else (),
             failed=message.isError,
             call_id=message.toolCallId,
-            text=norm(text[:20_000]).lower(),
+            source=text,
+            source_limit=TEXT_CHARS,
         )
     if isinstance(message, BashExecutionMessage):
         text = f"{message.command}\n{message.output}"[:MAX_OUTPUT_CHARS]
@@ -400,35 +585,58 @@ def facts_of(message: Any) -> Facts:
         return Facts(
             "bash",
             (),
-            *_scan(text),
             errors_in(message.output[:MAX_CHARS], failed),
             failed=failed,
-            text=norm(text[:20_000]).lower(),
+            source=text,
+            source_limit=TEXT_CHARS,
         )
     content = getattr(message, "content", None)
     text = _text(content)
-    return Facts("other", (), *_scan(text), text=norm(text).lower())
+    return Facts("other", source=text)
 
 
-_MEMO: weakref.WeakKeyDictionary[Any, dict[int, Facts]] = weakref.WeakKeyDictionary()
+_MEMO: weakref.WeakKeyDictionary[Any, list[Facts | None]] = weakref.WeakKeyDictionary()
 _EMPTY = Facts("other")
+
+
+def facts_for(session: Any, indexes: Iterable[int] | None = None, deep: bool = False) -> list[Facts]:
+    """The :class:`Facts` of every entry of ``session``, indexed by entry: read for ``indexes``
+    (default: every entry) if not yet, memoised per session object. One pass; the entries not
+    read yet hold a placeholder (read them through this function or :func:`entry_facts`).
+    ``deep``: read every token of those entries too (their :attr:`Facts.paths` and
+    :attr:`Facts.idents`; the app does it in the background), so that scoring compares sets instead
+    of searching texts."""
+    memo = _MEMO.get(session)
+    if memo is None:
+        memo = [None] * len(session.entries)
+        _MEMO[session] = memo
+    entries = session.entries
+    for i in range(len(entries)) if indexes is None else indexes:
+        f = memo[i]
+        if f is None:
+            e = entries[i]
+            f = memo[i] = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
+        if deep and not f.deep:
+            f.paths, f.idents  # noqa: B018 - read (cached_property)
+    return memo  # type: ignore[return-value]  # the entries asked for are read
 
 
 def entry_facts(session: Any, index: int) -> Facts:
     """The :class:`Facts` of session entry ``index`` (memoised per session object)."""
-    memo = _MEMO.get(session)
-    if memo is None:
-        memo = {}
-        _MEMO[session] = memo
-    f = memo.get(index)
-    if f is None:
-        e = session.entries[index]
-        f = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
-        memo[index] = f
-    return f
+    return facts_for(session, (index,))[index]
 
 
 def facts_ready(session: Any) -> bool:
-    """Has every entry of ``session`` been read (the first score is then quick)?"""
+    """Has every entry of ``session`` been read, every token included (``facts_for(session,
+    deep=True)``: scoring is then quick)?"""
     memo = _MEMO.get(session)
-    return memo is not None and len(memo) >= len(session.entries)
+    return memo is not None and all(f is not None and f.deep for f in memo)
+
+
+def forget() -> None:
+    """Empty the per-process memos (texts, lines, chunks and tokens already judged): benchmarks
+    measure a cold start with it; the per-session facts go with their session."""
+    for memo in (_PLAIN, _FOUND, _PLAIN_LINES, _LINES):
+        memo.clear()
+    for fn in (_scan, _token_paths, _token_idents, _suffixes, words):
+        fn.cache_clear()

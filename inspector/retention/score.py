@@ -34,12 +34,24 @@ error survives where it is named; an instruction or a task where most of its con
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .extract import Facts, entry_facts, identifiers_in, norm, path_suffixes, paths_in, words
+from .extract import (
+    Facts,
+    facts_for,
+    find_ident,
+    find_path,
+    identifiers_in,
+    norm,
+    path_suffixes,
+    paths_in,
+    rfind_ident,
+    words,
+)
 
 CATEGORIES = ("files", "identifiers", "errors", "instructions")
 """The categories with a recall (the Interface's ``recall`` keys)."""
@@ -136,6 +148,9 @@ class Survivors:
     kept_errors: frozenset[str]
     kept_text: str
     kept_words: frozenset[str]
+    kept_source: str = ""
+    """The kept messages' texts as read, joined by NULs: a path or an identifier is looked for in
+    them (:func:`find_path`, :func:`find_ident`) instead of every token being read."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +219,9 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
     prose, listed = file_blocks(summary_text)
     if span.file_lists is not None:
         listed = set(span.file_lists[0]) | set(span.file_lists[1])
-    kept = [entry_facts(session, i) for i in span.kept]
+    facts = facts_for(session, span.kept)
+    kept = [facts[i] for i in span.kept]
+    deep = all(f.deep for f in kept)  # their tokens read: sets; else their texts are searched
     return Survivors(
         prose=norm(prose).lower(),
         prose_paths=frozenset(paths_in(prose)),
@@ -212,12 +229,13 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
         prose_words=frozenset(words(prose)),
         files=frozenset(listed),
         files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
-        kept_paths=frozenset().union(*(f.paths for f in kept))
-        | frozenset(p for f in kept for p, _ in f.touches),
-        kept_idents=frozenset().union(*(f.idents for f in kept)),
+        kept_paths=frozenset(p for f in kept for p, _ in f.touches)
+        | (frozenset().union(*(f.paths for f in kept)) if deep else frozenset()),
+        kept_idents=frozenset().union(*(f.idents for f in kept)) if deep else frozenset(),
         kept_errors=frozenset(e for f in kept for e in f.errors),
         kept_text="\n".join(f.text for f in kept if f.role in ("user", "assistant", "toolResult")),
         kept_words=frozenset().union(*(words(f.text) for f in kept if f.role == "user")),
+        kept_source="" if deep else "\x00".join(f.source for f in kept),
     )
 
 
@@ -225,6 +243,17 @@ def _path_named(path: str, names: frozenset[str] | set[str]) -> bool:
     """Does a set of mentioned paths (with their suffixes) name ``path``? Either is a ``/``-suffix of
     the other."""
     return bool(path_suffixes(path) & names) or path.strip().rstrip("/") in names
+
+
+def _path_in(path: str, text: str) -> bool:
+    """Does ``text`` mention ``path`` (:func:`_path_named` over the paths of ``text``)?"""
+    names = {n for n in (*path_suffixes(path), path.strip().rstrip("/")) if n}
+    if not names:
+        return False
+    short = min(names, key=len)
+    if all(short in n for n in names):  # one search: each name holds the file's own name
+        return find_path(text, short, names) >= 0
+    return any(find_path(text, n) >= 0 for n in names)
 
 
 def _phrase_in(phrase: str, ws: frozenset[str], text: str) -> bool:
@@ -249,12 +278,12 @@ def where(kind: str, item: str, sv: Survivors) -> tuple[str, ...]:
             out.append(SUMMARY)
         if item in sv.files or _path_named(item, sv.files_named):
             out.append(DETAILS)
-        if _path_named(item, sv.kept_paths):
+        if _path_named(item, sv.kept_paths) or _path_in(item, sv.kept_source):
             out.append(KEPT)
     elif kind == "identifiers":
         if item in sv.prose_idents or item in sv.prose:
             out.append(SUMMARY)
-        if item in sv.kept_idents:
+        if item in sv.kept_idents or find_ident(sv.kept_source, item) >= 0:
             out.append(KEPT)
     elif kind == "errors":
         key = _error_key(item)
@@ -281,18 +310,24 @@ class _Uses:
 
     paths: dict[str, int] = field(default_factory=dict)
     idents: dict[str, int] = field(default_factory=dict)
+    """First use by the user or the assistant (whether a tool output showed it before: :func:`_shown`)."""
     errors: dict[str, int] = field(default_factory=dict)
     texts: list[tuple[int, str]] = field(default_factory=list)
     first_call: int | None = None
     starts_with_user: bool = False
+    outputs: list[int] = field(default_factory=list)
+    """Tool outputs of the horizon (entry indexes), in order."""
+    output_pos: list[int] = field(default_factory=list)
+    """Their positions in the horizon."""
+    pos: dict[int, int] = field(default_factory=dict)
+    """Horizon position of each user or assistant message."""
 
 
-def _uses(session: Any, horizon: Sequence[int]) -> _Uses:
+def _uses(facts: Sequence[Facts], horizon: Sequence[int]) -> _Uses:
     u = _Uses()
     seen_message = False
-    shown: set[str] = set()  # identifiers a tool output of the horizon has shown again
-    for i in horizon:
-        f = entry_facts(session, i)
+    for k, i in enumerate(horizon):
+        f = facts[i]
         if f.role == "other" and not f.text:
             continue
         if not seen_message and f.role in ("user", "assistant"):
@@ -306,14 +341,91 @@ def _uses(session: Any, horizon: Sequence[int]) -> _Uses:
             for p, _ in f.touches:
                 for s in path_suffixes(p):
                     u.paths.setdefault(s, i)
-            for x in f.idents - shown:
+            for x in f.idents:
                 u.idents.setdefault(x, i)
             u.texts.append((i, f.text))
+            u.pos[i] = k
         elif f.role in ("toolResult", "bash"):
-            shown |= f.idents
+            u.outputs.append(i)
+            u.output_pos.append(k)
             for e in f.errors:
                 u.errors.setdefault(e, i)
     return u
+
+
+class _Texts:
+    """The texts of some entries joined, to find the first of them that mentions an identifier: one
+    ``str.find`` over them all, and only an entry whose text holds the name is tokenized
+    (:meth:`inspector.retention.extract.Facts.has_ident`)."""
+
+    def __init__(self, facts: Sequence[Facts], indexes: Sequence[int]) -> None:
+        self.facts = [facts[i] for i in indexes]
+        self.starts = []
+        n = 0
+        for f in self.facts:
+            self.starts.append(n)
+            n += len(f.source) + 1
+        self.text = "\x00".join(f.source for f in self.facts)  # no identifier holds a NUL
+
+    def first(self, name: str, hi: int | None = None) -> int | None:
+        """The position of the first of the entries (before position ``hi``) that mentions ``name``."""
+        hi = len(self.facts) if hi is None else hi
+        end = self.starts[hi] if hi < len(self.facts) else len(self.text)
+        p = find_ident(self.text, name, 0, end)
+        return bisect.bisect_right(self.starts, p) - 1 if p >= 0 else None
+
+    def any(self, name: str, hi: int) -> bool:
+        """Does one of the entries before position ``hi`` mention ``name``? (Searched from ``hi``
+        back.)"""
+        end = self.starts[hi] if hi < len(self.facts) else len(self.text)
+        return rfind_ident(self.text, name, 0, end) >= 0
+
+
+def _used_from_memory(facts: Sequence[Facts], span: Span, u: _Uses) -> dict[str, tuple[int, int]]:
+    """Identifier → (first span entry that shows it, first use in the horizon), for the identifiers
+    of the span the user or the assistant used before any tool output of the horizon showed them
+    again. Only the horizon's names are looked for in the span (and in the horizon's outputs)."""
+    if not u.idents:
+        return {}
+    if all(facts[i].deep for i in span.summarised) and all(facts[i].deep for i in u.outputs):
+        return _used_from_memory_sets(facts, span, u)
+    span_texts = _Texts(facts, span.summarised)
+    outputs: _Texts | None = None
+    out = {}
+    for x, j in u.idents.items():
+        before = bisect.bisect_left(u.output_pos, u.pos[j])  # the horizon's outputs before the use
+        if before:
+            outputs = outputs or _Texts(facts, u.outputs)
+            if outputs.any(x, before):
+                continue  # shown again: not used from memory
+        k = span_texts.first(x)
+        if k is not None:
+            out[x] = (span.summarised[k], j)
+    return out
+
+
+def _used_from_memory_sets(facts: Sequence[Facts], span: Span, u: _Uses) -> dict[str, tuple[int, int]]:
+    """:func:`_used_from_memory` when every token of the span and the horizon's outputs is read: the
+    same answer from set intersections."""
+    pending = set(u.idents)
+    first_shown: dict[str, int] = {}
+    for q, o in zip(u.output_pos, u.outputs, strict=True):
+        hits = facts[o].idents & pending
+        if hits:
+            first_shown.update(dict.fromkeys(hits, q))
+            pending -= hits
+            if not pending:
+                break
+    pending = {x for x, j in u.idents.items() if first_shown.get(x, len(span.horizon)) >= u.pos[j]}
+    first: dict[str, int] = {}
+    for i in span.summarised:
+        hits = facts[i].idents & pending
+        if hits:
+            first.update(dict.fromkeys(hits, i))
+            pending -= hits
+            if not pending:
+                break
+    return {x: (i, u.idents[x]) for x, i in first.items()}
 
 
 def _first_path_use(path: str, u: _Uses) -> int | None:
@@ -325,19 +437,14 @@ def _first_quote(key: str, u: _Uses) -> int | None:
     return next((i for i, t in u.texts if key in t), None) if len(key) >= 8 else None
 
 
-def _span_items(session: Any, span: Span) -> dict[str, dict[str, tuple[int, str]]]:
-    """Every candidate item of the span: kind → item → (first entry, how it appeared)."""
+def _span_items(facts: Sequence[Facts], span: Span) -> dict[str, dict[str, tuple[int, str]]]:
+    """Every candidate item of the span but identifiers (:func:`_used_from_memory`): kind → item →
+    (first entry, how it appeared)."""
     c: dict[str, dict[str, tuple[int, str]]] = {k: {} for k in KINDS}
     for i in span.summarised:
-        f = entry_facts(session, i)
+        f = facts[i]
         for p, op in f.touches:
             c["files"].setdefault(p, (i, f"{op} {p} at entry {i}"))
-        if f.idents:
-            how = f"in {_role_name(f)} at entry {i}"
-            ids = c["identifiers"]
-            for x in f.idents:
-                if x not in ids:
-                    ids[x] = (i, how)
         for e in f.errors:
             c["errors"].setdefault(e, (i, f"tool output at entry {i}"))
         for s in f.instructions:
@@ -345,7 +452,7 @@ def _span_items(session: Any, span: Span) -> dict[str, dict[str, tuple[int, str]
     _merge_named(c["files"])
     lu = span.last_user
     if lu is not None and lu in set(span.summarised):
-        text = entry_facts(session, lu).text
+        text = facts[lu].text
         if text:
             c["task"][text[:240]] = (lu, f"the last user request before the cut (entry {lu})")
     return c
@@ -370,19 +477,17 @@ def _role_name(f: Facts) -> str:
 
 def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str]]:
     """(kind, item, introducedAt, neededAt, evidence) of every item the horizon needed."""
-    u = _uses(session, span.horizon)
+    facts = facts_for(session, (*span.summarised, *span.horizon))
+    u = _uses(facts, span.horizon)
     out: list[tuple[str, str, int, int, str]] = []
-    cand = _span_items(session, span)
+    cand = _span_items(facts, span)
     for p, (i, how) in cand["files"].items():
         j = _first_path_use(p, u)
         if j is not None:
             out.append(("files", p, i, j, f"{how}; named again at entry {j}"))
-    for x, (i, how) in cand["identifiers"].items():
-        j = u.idents.get(x)
-        if j is not None:
-            out.append(
-                ("identifiers", x, i, j, f"{how}; used at entry {j} before any new tool output showed it")
-            )
+    for x, (i, j) in _used_from_memory(facts, span, u).items():
+        how = f"in {_role_name(facts[i])} at entry {i}"
+        out.append(("identifiers", x, i, j, f"{how}; used at entry {j} before any new tool output showed it"))
     for e, (i, how) in cand["errors"].items():
         j = u.errors.get(e)
         q = _first_quote(_error_key(e), u)
@@ -427,14 +532,15 @@ def redo(session: Any, span: Span, reread_events: Iterable[tuple[int, Any]]) -> 
             items.append(
                 {"kind": "reread", "item": ev.path, "introducedAt": ev.earlier_entry_index, "redoneAt": ei}
             )
-    status = _command_status(session, (*span.summarised, *span.horizon))
+    facts = facts_for(session, (*span.summarised, *span.horizon))
+    status = _command_status(facts, (*span.summarised, *span.horizon))
     before: dict[str, tuple[int, bool]] = {}
     for i in span.summarised:
-        for cid, cmd in entry_facts(session, i).commands:
+        for cid, cmd in facts[i].commands:
             before.setdefault(cmd, (i, status.get(cid, False)))
     reruns = failing = 0
     for i in span.horizon:
-        for cid, cmd in entry_facts(session, i).commands:
+        for cid, cmd in facts[i].commands:
             if cmd in before:
                 reruns += 1
                 was, now = before[cmd][1], status.get(cid, False)
@@ -450,11 +556,11 @@ def redo(session: Any, span: Span, reread_events: Iterable[tuple[int, Any]]) -> 
     return Redo(rereads, reruns, failing, tuple(items))
 
 
-def _command_status(session: Any, indexes: Iterable[int]) -> dict[str, bool]:
+def _command_status(facts: Sequence[Facts], indexes: Iterable[int]) -> dict[str, bool]:
     """Tool call id → failed, from the tool results among ``indexes``."""
     out = {}
     for i in indexes:
-        f = entry_facts(session, i)
+        f = facts[i]
         if f.role == "toolResult" and f.call_id:
             out[f.call_id] = f.failed
     return out
@@ -473,8 +579,9 @@ def judge(
     needed = tuple(Needed(k, x, i, j, ev, where(k, x, sv)) for k, x, i, j, ev in items)
     needed_files = {x for k, x, *_ in items if k == "files"}
     touched: dict[str, tuple[int, list[str]]] = {}
+    facts = facts_for(session, span.summarised)
     for i in span.summarised:
-        for p, op in entry_facts(session, i).touches:
+        for p, op in facts[i].touches:
             ops = touched.setdefault(p, (i, []))[1]
             if op not in ops:
                 ops.append(op)

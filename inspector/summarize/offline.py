@@ -196,6 +196,10 @@ class _IdMemo:
         self._d[(id(obj), key)] = (obj, value)
         return value
 
+    def clear(self) -> None:
+        """Forget every message (a corpus worker, between sessions: the memo holds them alive)."""
+        self._d.clear()
+
 
 _MEMO = _IdMemo()
 

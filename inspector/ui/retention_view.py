@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention
-from ..retention.extract import entry_facts, facts_ready, path_suffixes
+from ..retention.extract import facts_for, facts_ready, path_suffixes
 from . import views
 from .state import memo, set_step, summary_cache
 from .urlstate import esc
@@ -55,8 +55,7 @@ def warm(session: Any) -> None:
 
     def work() -> None:
         try:
-            for i in range(len(session.entries)):
-                entry_facts(session, i)
+            facts_for(session, deep=True)
         except Exception:  # noqa: BLE001 - reported where the facts are used
             pass
 
