@@ -402,3 +402,42 @@ def test_a_system_prefix_read_right_after_toolsearch_is_named():
     why = _disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222, tool_search=True)
     assert why is not None and "ToolSearch" in why and "only the system prompt" in why
     assert "ToolSearch" not in (_disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222) or "")
+
+
+def test_a_switch_of_opencode_agent_keeps_only_the_shared_prefix():
+    """OpenCode offers each agent only the tools its permissions allow (``session/llm.ts``
+    ``resolveTools``): after plan → build the prompt differs right after the shared prefix."""
+    b = reading_session(4)
+    answers = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    for k, m in enumerate(answers):
+        m["model"], m["provider"] = "gpt-5.5", "openai"
+        m["agent"] = "plan" if k < 5 else "build"
+    s = b.session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    switch = [x for x in c.steps if x.invalidation and x.invalidation["cause"] == "agent"]
+    assert [x.step for x in switch] == [5]  # the first build answer, and only it
+    assert switch[0].read == c.fit.hidden < c.steps[4].prompt  # only the shared prefix is read
+    assert switch[0].invalidation["brokenAtEntryIndex"] == switch[0].entry_index
+    # the same session in one agent reads the whole previous prompt there
+    for m in answers:
+        m["agent"] = "build"
+    c = cache_replay(replay(b.session(), ReplaySettings()))
+    assert not any(x.invalidation and x.invalidation["cause"] == "agent" for x in c.steps)
+    assert c.steps[5].read > c.fit.hidden
+
+
+def test_the_opencode_importer_keeps_each_answers_agent():
+    import json
+
+    from inspector.importers import parse_any
+
+    path = SAMPLES / "opencode-session.json"
+    data = json.loads(path.read_text())
+    agents = [m["info"].get("agent") for m in data["messages"] if m["info"]["role"] == "assistant"]
+    s = parse_any(path.read_bytes(), path.name)
+    got = {
+        getattr(e.message, "agent", None)
+        for e in s.entries
+        if isinstance(getattr(e, "message", None), AssistantMessage)
+    }
+    assert got == set(agents) == {"build"}

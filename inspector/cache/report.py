@@ -485,6 +485,8 @@ class _Facts:
     interrupted: frozenset[int] = frozenset()
     """Answers preceded (since the previous answer) by an agent's interruption marker: a request
     was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
+    agent_switch: frozenset[int] = frozenset()
+    """Answers given by another OpenCode agent than the previous answer (see :data:`AGENT_SWITCH`)."""
     tool_search: frozenset[int] = frozenset()
     """Answers whose previous answer called Claude Code's ``ToolSearch`` (a deferred tool loaded:
     see :data:`TOOL_SEARCH_NOTE`)."""
@@ -527,6 +529,8 @@ def session_facts(session: Session) -> _Facts:
     dcp = False
     interrupted: set[int] = set()
     searched: set[int] = set()
+    switched: set[int] = set()
+    last_agent: Any = None
     cut = searched_before = False
     for i, e in enumerate(session.entries):
         if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
@@ -539,6 +543,11 @@ def session_facts(session: Session) -> _Facts:
         if searched_before:
             searched.add(i)
         searched_before = calls_tool(m, TOOL_SEARCH)
+        agent = getattr(m, "agent", None)
+        if isinstance(agent, str):
+            if isinstance(last_agent, str) and agent != last_agent:
+                switched.add(i)
+            last_agent = agent
         who = (m.provider, m.api, m.model)
         fam = families.get(who)
         if fam is None:
@@ -575,7 +584,9 @@ def session_facts(session: Session) -> _Facts:
             t / 1000 if t is not None else None,
             used / 1000 if used is not None else None,
         )
-    facts = _Facts(calls, msgs, sums.rates(), dcp, frozenset(interrupted), frozenset(searched))
+    facts = _Facts(
+        calls, msgs, sums.rates(), dcp, frozenset(interrupted), frozenset(switched), frozenset(searched)
+    )
     _FACTS[session] = facts
     return facts
 
@@ -603,6 +614,14 @@ def uses_dcp(messages: Sequence[Any]) -> bool:
 def calls_compress(m: AssistantMessage) -> bool:
     return calls_tool(m, "compress")
 
+
+AGENT_SWITCH = "agent"
+"""The cause of an invalidation when OpenCode's agent changes between two calls (``plan`` ↔
+``build``, the message's ``agent`` field). Source: OpenCode ``session/llm.ts`` (``resolveTools``):
+the tools a request offers are the agent's, less those its permissions deny
+(``PermissionNext.disabled``; the plan agent denies editing), so the prompt differs right after the
+prefix all agents share, and the call reads only that (the session's hidden prefix). In the shared
+OpenCode export each of the five calls after a switch read exactly its 20,992-token shared prefix."""
 
 TOOL_SEARCH = "ToolSearch"
 TOOL_SEARCH_NOTE = (
@@ -815,6 +834,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
         if k == 0:
             cause, broke, shared_tokens = "start", None, 0
+        elif st.entry_index in facts.agent_switch:
+            cause, broke, shared_tokens = AGENT_SWITCH, st.entry_index, 0
         elif not st.events and prev_st is not None and st._segment is prev_st._segment:
             cause, broke, shared_tokens = None, None, 0  # the context only grew: nothing to compare
         else:
