@@ -2,7 +2,7 @@
 through Streamlit's AppTest (the app's own code path, in-process, no browser).
 
     python bench/app.py [--entries 10000,50000] [--repeat 3] [--baseline-repeat 1] [--no-baseline]
-                        [--only strategy,keep,...]
+                        [--only strategy,keep,...] [--profile]
 
 For each generated session (``python -m tools.samples.gen_big``): the first Replay render (parse + replay),
 a rerun after moving the step slider, then one rerun after each change of a sidebar control,
@@ -11,7 +11,10 @@ Every change starts from the same caches: they are saved before it and put back 
 the change's own work is measured (a new replay, or what it can reuse), never a cache hit of an
 earlier measurement. ``old`` is the same change on the path before the incremental replay
 (pruning applied to the whole context at every call, no reuse between replays), measured in
-the same run: the ratio is the figure to compare on a shared machine.
+the same run: the ratio is the figure to compare on a shared machine. ``+later``: when the
+page left work to the background (a long run's prompt-cache model and retention marks,
+:mod:`inspector.ui.deferred`), the time from the start of the rerun until it was done too (the
+page then reruns once to show it). ``--profile`` prints a cProfile of each measured rerun.
 
 Targets (issue 15): every change ≤ 1 s at 10k entries and ≤ 3 s at 50k; the slider ≤ 200 ms /
 500 ms. Not measured: the LLM summarizers (their time is the endpoint's), the settings.json
@@ -169,6 +172,12 @@ def old_path(on: bool, cold_facts: bool = False) -> None:
 
     settings.INCREMENTAL = not on
     settings.REUSE = not on
+    try:
+        from inspector.ui import deferred
+
+        deferred.ENABLED = not on
+    except ImportError:  # a tree from before it
+        pass
     if on:  # what restore() puts back
         for key in [k for k in counters._COUNTER_CACHE if k[1] == "tiktoken"]:
             del counters._COUNTER_CACHE[key]
@@ -203,8 +212,30 @@ def wait_for_warm_up() -> float:
     return time.perf_counter() - t
 
 
+CPU: list[float] = []
+"""CPU seconds of the script's own thread in each rerun (:func:`count_cpu`): on a shared machine
+the wall clock grows with the load, the thread's CPU time much less."""
+
+
+def count_cpu() -> None:
+    """Record the CPU time of the thread that runs the page script, for every rerun."""
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    original = ScriptRunner._run_script
+
+    def run_script(self: Any, rerun_data: Any) -> None:
+        t = time.thread_time()
+        try:
+            original(self, rerun_data)
+        finally:
+            CPU.append(time.thread_time() - t)
+
+    ScriptRunner._run_script = run_script  # type: ignore[method-assign]
+
+
 def run(at: Any) -> float:
     t = time.perf_counter()
+    CPU.clear()
     at.run()
     dt = time.perf_counter() - t
     if at.exception:
@@ -212,23 +243,73 @@ def run(at: Any) -> float:
     return dt
 
 
-def measure(at: Any, ch: Change, base: Any, repeat: int, old: bool) -> float | None:
-    """Median rerun time of ``ch`` from its ``before`` state (caches put back after each try)."""
-    times = []
+def profiled(at: Any, limit: int = 70) -> float:
+    """``run(at)`` with the script's own thread under cProfile; prints the functions that took
+    longest (cumulative, then own time)."""
+    import cProfile
+    import io
+    import pstats
+
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    prof = cProfile.Profile()
+    original = ScriptRunner._run_script
+
+    def run_script(self: Any, rerun_data: Any) -> None:
+        prof.enable()
+        try:
+            original(self, rerun_data)
+        finally:
+            prof.disable()
+
+    ScriptRunner._run_script = run_script  # type: ignore[method-assign]
+    try:
+        return run(at)
+    finally:
+        ScriptRunner._run_script = original  # type: ignore[method-assign]
+        for order in ("cumulative", "tottime"):
+            buf = io.StringIO()
+            pstats.Stats(prof, stream=buf).strip_dirs().sort_stats(order).print_stats(limit)
+            print(buf.getvalue(), flush=True)
+
+
+def wait_for_deferred() -> float:
+    """Wait for what the page left to the background (:mod:`inspector.ui.deferred`); seconds waited."""
+    try:
+        from inspector.ui import deferred
+    except ImportError:  # a tree from before it (to measure against)
+        return 0.0
+    t = time.perf_counter()
+    deferred.wait()
+    return time.perf_counter() - t
+
+
+def measure(
+    at: Any, ch: Change, base: Any, repeat: int, old: bool, profile: bool = False
+) -> tuple[float, float, float] | None:
+    """Median rerun time of ``ch`` from its ``before`` state (caches put back after each try), and
+    the median time until the work the page deferred was done too, and the median CPU time of the
+    script's thread."""
+    times, done, cpu = [], [], []
     for _ in range(repeat):
         saved = save()
         old_path(old, cold_facts=ch.before.get("compaction", "recorded") in ("recorded", "never"))
         try:
             if not set_widget(at, ch.key, ch.value):
                 return None
-            times.append(run(at))
+            times.append(profiled(at) if profile else run(at))
+            cpu.append(sum(CPU))
+            done.append(times[-1] + wait_for_deferred())
         finally:
             old_path(False)
             restore(saved)
         set_widget(at, ch.key, base)
         run(at)
+        wait_for_deferred()
     times.sort()
-    return times[len(times) // 2]
+    done.sort()
+    cpu.sort()
+    return times[len(times) // 2], done[len(done) // 2], cpu[len(cpu) // 2]
 
 
 def widget_values(at: Any, keys: list[str]) -> dict[str, Any]:
@@ -241,6 +322,27 @@ def widget_values(at: Any, keys: list[str]) -> dict[str, Any]:
             except (KeyError, IndexError):
                 continue
     return out
+
+
+def reload_at_step(at: Any, step: int) -> str:
+    """A browser reload (or a shared link) of the Replay page at ``step``: a new browser session
+    whose URL names the session (cached on the server) and the step."""
+    from streamlit.testing.v1 import AppTest
+
+    again = AppTest.from_file(str(REPO / "app.py"), default_timeout=3600)
+    for k in ("sid", "session", "step"):
+        if k in at.query_params:
+            v = at.query_params[k]
+            again.query_params[k] = v[-1] if isinstance(v, list) else v
+    again.query_params["step"] = str(step)
+    t = time.perf_counter()
+    again.run()
+    again.switch_page("inspector/ui/pages/replay.py")
+    run(again)
+    dt = time.perf_counter() - t
+    shown = again.slider(key="step").value
+    wait_for_deferred()
+    return f"a reload at ?step={step} {dt * 1000:.0f} ms (shows call {shown})"
 
 
 def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) -> None:
@@ -258,19 +360,23 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
     at.switch_page("inspector/ui/pages/replay.py")
     run(at)
     first = time.perf_counter() - t
+    wait_for_deferred()
     wait_for_warm_up()
     warm = time.perf_counter() - t0
     steps = at.slider(key="step").max
-    slider = []
+    slider, slider_cpu = [], []
     for k in range(5):
         at.slider(key="step").set_value((k * 7919) % max(1, steps))
         slider.append(run(at))
+        slider_cpu.append(sum(CPU))
     slider.sort()
+    slider_cpu.sort()
     out(
-        f"\n{n:,} entries: first render {first:.2f} s, step slider {slider[2] * 1000:.0f} ms (median of 5); "
-        f"summarizer facts and tiktoken counts ready {warm:.1f} s after loading (background)"
+        f"\n{n:,} entries: first render {first:.2f} s, step slider {slider[2] * 1000:.0f} ms "
+        f"(cpu {slider_cpu[2] * 1000:.0f} ms; median of 5); summarizer facts and tiktoken counts ready "
+        f"{warm:.1f} s after loading (background); {reload_at_step(at, int(steps) // 2)}"
     )
-    out(f"{'change':<44} {'new ms':>8} {'old ms':>9} {'old/new':>8}")
+    out(f"{'change':<44} {'new ms':>8} {'cpu ms':>8} {'+later':>8} {'old ms':>9} {'old/new':>8}")
     todo = [c for c in changes() if not args.only or any(o in c.name for o in args.only.split(","))]
     keys = sorted({k for c in todo for k in c.before})
     defaults = widget_values(at, keys)
@@ -281,7 +387,7 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
             run(at)
         base = widget_values(at, [ch.key]).get(ch.key)
         measure(at, ch, base, 1, old=False)  # warm-up (imports, lazily built tables), not counted
-        new = measure(at, ch, base, args.repeat, old=False)
+        new = measure(at, ch, base, args.repeat, old=False, profile=args.profile)
         skip = args.no_baseline or new is None or n > ch.old_up_to
         old = None if skip else measure(at, ch, base, args.baseline_repeat, old=True)
         for k in ch.before:
@@ -291,8 +397,12 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
         if new is None:
             out(f"{ch.name:<44} {'(not shown or disabled)':>27}")
             continue
-        ratio = f"{old / new:>7.1f}×" if old else ""
-        out(f"{ch.name:<44} {new * 1000:>8.0f} {old * 1000 if old else float('nan'):>9.0f} {ratio:>8}")
+        ratio = f"{old[0] / new[0]:>7.1f}×" if old else ""
+        later = f"{new[1] * 1000:>8.0f}" if new[1] - new[0] > 0.005 else f"{'':>8}"
+        out(
+            f"{ch.name:<44} {new[0] * 1000:>8.0f} {new[2] * 1000:>8.0f} {later} "
+            f"{old[0] * 1000 if old else float('nan'):>9.0f} {ratio:>8}"
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out(f"peak RSS so far {peak:,.0f} MB")
 
@@ -308,7 +418,11 @@ def main() -> int:
         "--no-baseline", action="store_true", help="skip the old path (it is slow at 50k entries)"
     )
     ap.add_argument("--only", default="", help="comma-separated substrings of the change names to run")
+    ap.add_argument(
+        "--profile", action="store_true", help="print a cProfile of each measured change (use with --only)"
+    )
     args = ap.parse_args()
+    count_cpu()
 
     def out(line: str) -> None:
         print(line, flush=True)

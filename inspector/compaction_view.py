@@ -336,6 +336,22 @@ def recorded_cut_reason(
     )
 
 
+RECORDED_TRIGGER = "recorded usage, input + output + cache (what the agent compared)"
+REPLAYED_TRIGGER = "replayed context + answer (what the policy compares)"
+
+
+def trigger_label(replay: Any) -> str | None:
+    """The label of :func:`trigger_series` without computing the series (None when it has none)."""
+    pol = get_policy(replay.settings.compaction)
+    if pol.simulated:
+        return REPLAYED_TRIGGER
+    if pol.as_recorded and any(
+        st.recorded_total is not None and st.stop_reason not in ("aborted", "error") for st in replay.steps
+    ):
+        return RECORDED_TRIGGER
+    return None
+
+
 def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
     """What the replay's compaction policy compares with its threshold after each call, with a
     label (None: the policy never compacts on its own).
@@ -356,7 +372,7 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
         ]
         if all(v is None for v in vals):
             return None
-        return "recorded usage, input + output + cache (what the agent compared)", vals
+        return RECORDED_TRIGGER, vals
     from .replay import session_counter
 
     counter = session_counter(replay.session, s.counter)
@@ -367,4 +383,4 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
         else st.tokens + counter.count(entries[st.entry_index].message)
         for st in replay.steps
     ]
-    return "replayed context + answer (what the policy compares)", vals
+    return REPLAYED_TRIGGER, vals

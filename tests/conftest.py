@@ -8,6 +8,14 @@ from .support.builder import SessionBuilder
 from .support.pi_oracle import PiOracle, Unavailable, install
 
 
+@pytest.fixture(autouse=True, scope="session")
+def validated_figures() -> None:
+    """The app's figures skip plotly's validation for speed; the tests validate every one."""
+    from inspector.ui import figures
+
+    figures.VALIDATE = True
+
+
 @pytest.fixture
 def sb() -> SessionBuilder:
     return SessionBuilder()

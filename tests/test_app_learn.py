@@ -130,3 +130,4 @@ def test_open_in_replay_loads_the_session_at_the_same_step_and_settings(session)
     assert at.slider(key="step").value == rv.replay_step
     assert at.query_params["session"] in ("sample:coding-session.jsonl", ["sample:coding-session.jsonl"])
     assert at.query_params["window"] in ("48000", ["48000"])
+    assert at.query_params["step"] in (str(rv.replay_step), [str(rv.replay_step)])  # a reload stays there

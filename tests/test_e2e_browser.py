@@ -254,10 +254,12 @@ def test_the_keyboard_steps_to_the_next_compaction_and_its_bars_differ(
     tl = page.locator(".js-plotly-plot").nth(1).bounding_box()
     assert tl["width"] > 0.9 * main["width"] - 2 * 48  # the timeline spans the page
     page.screenshot(path=str(shots_dir / "replay-compaction.png"), full_page=True)
+    assert f"step={second}" in page.url  # the call is kept in the URL
     page.reload()
     page.get_by_text("What happened here").wait_for(timeout=60000)
     _idle(page)
     assert page.get_by_test_id("stException").count() == 0
+    assert page.evaluate(MARKED_STEP) == second  # the reload reopens the same call
     assert page.outside == [], f"requests left the machine: {page.outside}"
 
 

@@ -84,12 +84,15 @@ class SimulatedPath:
     indexes: list[int | None] = field(default_factory=list)
     positions: dict[str, int] = field(default_factory=dict)
     """First position of each id on the path."""
+    simulated: int = 0
+    """How many simulated entries (index None) the path holds."""
 
     def append(self, entry: AnyEntry, index: int | None) -> None:
         if isinstance(entry.id, str):
             self.positions.setdefault(entry.id, len(self.entries))
         self.entries.append(entry)
         self.indexes.append(index)
+        self.simulated += index is None
 
     def context_after_last(self) -> list[ContextMessage]:
         """The context after the compaction entry at the end of the path (pi's ``buildSessionContext``)."""

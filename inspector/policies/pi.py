@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,7 +76,7 @@ class PiPolicy(CompactionPolicy):
         if prep is None or (not prep.messagesToSummarize and not prep.turnPrefixMessages):
             return None
         s = req.summarize(prep)
-        n_sim = sum(1 for i in path.indexes if i is None) + 1
+        n_sim = path.simulated + 1
         entry = make_compaction_entry(
             prep,
             s["text"],
@@ -87,12 +88,35 @@ class PiPolicy(CompactionPolicy):
         summarized = [m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)]
         story = cut_story(
             req.session,
-            [i if i is not None else -1 for i in path.indexes[:-1]],
+            _FileIndexes(path.indexes, len(path.indexes) - 1),
             path.entries[:-1],
             prep,
             req.compaction.keepRecentTokens,
         )
         return Compacted(s, req.session.index_of(prep.firstKeptEntryId), summarized, story)
+
+
+class _FileIndexes(Sequence[int]):
+    """The first ``n`` path positions' entry indexes, -1 for a simulated entry: what
+    :func:`cut_story` reads a few of, without copying a long path at every compaction."""
+
+    def __init__(self, indexes: list[int | None], n: int) -> None:
+        self.indexes, self.n = indexes, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    @overload
+    def __getitem__(self, p: int) -> int: ...
+    @overload
+    def __getitem__(self, p: slice) -> Sequence[int]: ...
+    def __getitem__(self, p: int | slice) -> int | Sequence[int]:
+        if isinstance(p, slice):
+            return [self[i] for i in range(*p.indices(self.n))]
+        if not -self.n <= p < self.n:
+            raise IndexError(p)
+        i = self.indexes[p if p >= 0 else self.n + p]
+        return -1 if i is None else i
 
 
 class EarlySettings(BaseModel):

@@ -47,10 +47,15 @@ def strategy_title(name: str) -> str:
     return strat.title if strat is not None else name
 
 
+def session_cwd() -> str | None:
+    """The current session's working folder (None when it records none)."""
+    return getattr(getattr(current_session(), "header", None), "cwd", None)
+
+
 def relative(text: str) -> str:
-    """Paths in ``text`` relative to the current session's working folder."""
-    s = current_session()
-    return views.relative_paths(text, getattr(getattr(s, "header", None), "cwd", None))
+    """Paths in ``text`` relative to the current session's working folder (for many texts, look
+    the folder up once: :func:`session_cwd` and :func:`views.relative_paths`)."""
+    return views.relative_paths(text, session_cwd()) if text else text
 
 
 MESSAGE_COLUMNS = {

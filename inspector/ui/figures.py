@@ -79,6 +79,17 @@ def app_icon() -> Any:
     return Image.fromarray(img, "RGBA")
 
 
+VALIDATE = False
+"""Validate the specs :func:`trusted_figure` is given (the tests turn it on)."""
+
+
+def trusted_figure(spec: dict[str, Any]) -> go.Figure:
+    """A figure from a spec this module built. plotly's validation of every property (which
+    yields the same figure) took longer than building a long run's timeline or bars, so it runs
+    only when :data:`VALIDATE` is on: the test suite turns it on, where a wrong property fails."""
+    return go.Figure(spec, _validate=VALIDATE)
+
+
 def message_kind(cm: ContextMessage, pruned: bool = False) -> str:
     if pruned:
         return "pruned marker"
@@ -141,39 +152,53 @@ def _segments(
     hatched: set[int] | None = None,
 ) -> list[dict[str, Any]]:
     """One segment per message: its colour key (``parts[k]`` when that is not "kept", else the
-    message's kind), tokens, hover label and text; ``hatched`` positions are drawn hatched."""
-    segs = []
+    message's kind), tokens, hover label and text; ``hatched`` positions are drawn hatched.
+    Beyond :data:`MAX_SEGMENTS` messages, small neighbours are merged (:func:`_merge`): the
+    widths still add up to the exact tokens, and the message list below the chart has each one."""
+    segs: list[dict[str, Any]] = []
     for k, (cm, t) in enumerate(zip(msgs, tokens, strict=True)):
-        m = cm.message
         part = parts[k] if parts is not None else "kept"
-        segs.append(
-            {
-                "kind": (
-                    "summary"
-                    if part == "summary"
-                    else message_kind(cm, pruned is not None and k in pruned)
-                    if part == "kept"
-                    else part
-                ),
-                "hatch": hatched is not None and k in hatched,
-                "tokens": t,
-                "label": f"#{k} {cm.role}"
-                + (f" · {m.toolName}" if isinstance(m, ToolResultMessage) else "")
-                + (f" · entry {cm.entry_index}" if cm.entry_index is not None else " · injected")
-                + (f" · {part}" if part not in ("kept", "summary") else ""),
-                "text": message_text(m),
-                "count": 1,
-            }
+        kind = (
+            "summary"
+            if part == "summary"
+            else message_kind(cm, pruned is not None and k in pruned)
+            if part == "kept"
+            else part
         )
-    if len(segs) <= MAX_SEGMENTS:
-        return segs
-    # Downsample: merge neighbours of the same kind until few enough remain (detail on zoom is
-    # the message list below the chart).
-    total = sum(tokens) or 1
-    merged: list[dict[str, Any]] = []
-    floor = total / MAX_SEGMENTS
+        segs.append(
+            {"kind": kind, "hatch": hatched is not None and k in hatched, "tokens": t, "k": k, "count": 1}
+        )
+    if len(segs) > MAX_SEGMENTS:
+        segs = _merge(segs, (sum(tokens) or 1) / MAX_SEGMENTS)
+    for seg in segs:  # labels and texts only for the segments drawn
+        k = seg.pop("k")
+        cm = msgs[k]
+        m, part = cm.message, parts[k] if parts is not None else "kept"
+        label = (
+            f"#{k} {cm.role}"
+            + (f" · {m.toolName}" if isinstance(m, ToolResultMessage) else "")
+            + (f" · entry {cm.entry_index}" if cm.entry_index is not None else " · injected")
+            + (f" · {part}" if part not in ("kept", "summary") else "")
+        )
+        mix = seg.pop("mix", None)
+        if mix is not None:
+            kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(mix.items(), key=lambda kv: -kv[1]))
+            seg["label"] = f"#{k}–#{k + seg['count'] - 1}: {seg['count']} small messages ({kinds})"
+            seg["text"] = "each one is in the message list below the chart"
+        else:
+            seg["label"] = label + (f" (+{seg['count'] - 1} more)" if seg["count"] > 1 else "")
+            seg["text"] = message_text(m)
+    return segs
+
+
+def _merge(segs: list[dict[str, Any]], floor: float) -> list[dict[str, Any]]:
+    """Fewer segments for a long context: neighbours of the same kind merge when one is under
+    ``floor`` tokens (as before); then runs of messages under ``floor`` of any kind merge into one
+    segment of the kind holding most of its tokens (hatched when most of it is), until it reaches
+    ``floor``. A merged segment keeps its first message's position ``k`` and counts the rest."""
+    same: list[dict[str, Any]] = []
     for s in segs:
-        last = merged[-1] if merged else None
+        last = same[-1] if same else None
         if (
             last
             and (last["kind"], last["hatch"]) == (s["kind"], s["hatch"])
@@ -181,10 +206,51 @@ def _segments(
         ):
             last["tokens"] += s["tokens"]
             last["count"] += 1
-            last["label"] = last["label"].split(" (+")[0] + f" (+{last['count'] - 1} more)"
         else:
-            merged.append(dict(s))
-    return merged
+            same.append(dict(s))
+    if len(same) <= MAX_SEGMENTS:
+        return same
+    out: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+
+    def close() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            by_kind: dict[str, int] = {}
+            mix: dict[str, int] = {}
+            for r in run:
+                by_kind[r["kind"]] = by_kind.get(r["kind"], 0) + r["tokens"]
+                mix[r["kind"]] = mix.get(r["kind"], 0) + r["count"]
+            total = sum(by_kind.values())
+            hatched = sum(r["tokens"] for r in run if r["hatch"])
+            out.append(
+                {
+                    "kind": max(by_kind, key=lambda kind: by_kind[kind]),
+                    "hatch": 2 * hatched > total,
+                    "tokens": total,
+                    "k": run[0]["k"],
+                    "count": sum(r["count"] for r in run),
+                    "mix": mix,
+                    "markers": mix.get("pruned marker", 0),
+                }
+            )
+        run.clear()
+
+    held = 0
+    for s in same:
+        if s["tokens"] >= floor:
+            close()
+            out.append(s)
+            held = 0
+            continue
+        run.append(s)
+        held += s["tokens"]
+        if held >= floor:
+            close()
+            held = 0
+    close()
+    return out
 
 
 PRUNED_LEGEND = "pruned at this call (hatched)"
@@ -315,11 +381,11 @@ def _cut_marks(
 
 
 def _marker_ticks(segs: list[dict[str, Any]], row: int) -> list[dict[str, Any]]:
-    """A tick over every pruned marker of bar ``row``: markers are a few tokens wide, too thin to
-    see at a full window's scale."""
+    """A tick over every pruned marker of bar ``row`` (or merged group holding one): markers are a
+    few tokens wide, too thin to see at a full window's scale."""
     out, start = [], 0
     for seg in segs:
-        if seg["kind"] == "pruned marker":
+        if seg["kind"] == "pruned marker" or seg.get("markers"):
             x = start + seg["tokens"] / 2
             out.append(
                 {
@@ -453,7 +519,7 @@ def _bars_figure(
         "annotations": notes,
         "yaxis": {"range": [-0.5, len(rows) - 0.5], "autorange": "reversed"},
     }
-    return go.Figure(
+    return trusted_figure(
         {"data": _bar_traces(rows), "layout": {k: v for k, v in layout.items() if v is not None}}
     )
 
@@ -557,14 +623,21 @@ def _lane_points(
     steps: Sequence[Any], etype: str, limit: int = MAX_LANE_MARKERS
 ) -> list[tuple[int, int, int]]:
     """(first step, last step, events) per bucket of at most ``limit`` buckets that holds an event."""
+    return _all_lane_points(steps, limit).get(etype, [])
+
+
+def _all_lane_points(
+    steps: Sequence[Any], limit: int = MAX_LANE_MARKERS
+) -> dict[str, list[tuple[int, int, int]]]:
+    """:func:`_lane_points` of every event type, in one pass over the steps."""
     size = max(1, -(-len(steps) // limit))
-    out: dict[int, list[int]] = {}
+    out: dict[str, dict[int, list[int]]] = {}
+    first = steps[0].step if steps else 0
     for s in steps:
-        c = sum(1 for e in s.events if e.type == etype)
-        if c:
-            b = out.setdefault((s.step - steps[0].step) // size, [s.step, s.step, 0])
-            b[1], b[2] = s.step, b[2] + c
-    return [(a, b, c) for a, b, c in out.values()]
+        for e in s.events:
+            b = out.setdefault(e.type, {}).setdefault((s.step - first) // size, [s.step, s.step, 0])
+            b[1], b[2] = s.step, b[2] + 1
+    return {t: [(a, b, c) for a, b, c in d.values()] for t, d in out.items()}
 
 
 def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -572,8 +645,9 @@ def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]
     events it holds, the count written in it (so dense runs read as counts, not a band)."""
     data: list[dict[str, Any]] = []
     lanes: list[str] = []
+    points = _all_lane_points(steps)
     for etype, symbol in EVENT_SYMBOLS.items():
-        pts = _lane_points(steps, etype)
+        pts = points.get(etype)
         if not pts:
             continue
         lane = EVENT_LANES[etype]
@@ -840,7 +914,7 @@ def timeline(
             "tickfont": {"size": 10},
             "showgrid": True,
         }
-    return go.Figure({"data": data + clips + lanes_data, "layout": layout})
+    return trusted_figure({"data": data + clips + lanes_data, "layout": layout})
 
 
 def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:

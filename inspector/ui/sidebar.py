@@ -424,6 +424,8 @@ def _share_box(sb: Any, settings: ReplaySettings) -> None:
         **us.session_query(st.session_state.get("session_origin"), st.session_state.get("session_digest")),
     }
     qs.update({k: v for k, v in st.query_params.to_dict().items() if k in us.PAGE_PARAMS})
+    if "step" in qs and st.session_state.get("cur_step") is not None:  # moved by a button or the slider
+        qs["step"] = str(st.session_state["cur_step"])
     if dict(st.query_params.to_dict()) != qs:
         st.query_params.from_dict(qs)
     with sb.expander("Share these settings"):

@@ -56,8 +56,9 @@ SUMMARIZERS = {
 }
 PI_VERSIONS = {"0.73": "pi 0.73 (current)", "0.58": "pi 0.58"}
 DEFAULTS = ReplaySettings()
-PAGE_PARAMS = ("screen",)
-"""URL parameters a page owns (the Learn page's screen): the sidebar keeps them as they are."""
+PAGE_PARAMS = ("screen", "step")
+"""URL parameters a page owns (the Learn page's screen, the Replay page's model call): the sidebar
+keeps them."""
 
 
 _WORD_JOINER = "\u2060"
@@ -170,6 +171,8 @@ def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         out["reserve"] = r
     if (kp := as_int("keep", 0, 2_000_000)) is not None:
         out["keep"] = kp
+    if (step := as_int("step", 0, 100_000_000)) is not None:
+        out["cur_step"] = step  # the Replay page's model call (clamped to the run there)
     for name, key, allowed in (
         ("counter", "counter", COUNTERS),
         ("strategy", "strategy", REGISTRY),

@@ -149,6 +149,15 @@ def message_label(cm: Any, position: int | None, tokens: int) -> str:
     return (f"#{position} · " if position is not None else "") + f"{what} · {where} · {tokens:,} tokens"
 
 
+def pruned_before(detail: Any) -> set[int]:
+    """Positions in ``detail.before`` that pruning removed or shortened at this call (the rows of
+    :func:`pruned_rows`, without building them)."""
+    if detail.prune is None:
+        return set()
+    n = len(detail.before)
+    return {d.position for d in detail.prune.decisions if d.action != "kept" and 0 <= d.position < n}
+
+
 def pruned_rows(detail: Any, counter: Any, preview: int = 160) -> list[dict[str, Any]]:
     """The messages pruning removed or shortened at this call, with what they weighed before and
     after and why (positions are the context's, as built)."""

@@ -13,11 +13,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from inspector.compaction_view import compaction_steps, compaction_view, compactions_at, trigger_series
+from inspector.compaction_view import compaction_steps, compaction_view, compactions_at, trigger_label
 from inspector.policies import POLICIES
 from inspector.replay import Pruned, ReplaySettings
 from inspector.replay_report import replay_report
-from inspector.ui import cache_view, figures, retention_view, views
+from inspector.ui import cache_view, deferred, figures, retention_view, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import (
     PLOT_CONFIG,
@@ -26,6 +26,7 @@ from inspector.ui.common import (
     need_session,
     reconstruction,
     relative,
+    session_cwd,
     strategy_title,
 )
 from inspector.ui.narrate import notable_steps, step_story
@@ -205,7 +206,7 @@ def _next_cuts(
 def _plain_bars(r: Any, k: int, d: Any, settings: ReplaySettings, counter: Any) -> None:
     before_tokens = counter.count_many([c.message for c in d.before])
     after_tokens = counter.count_many([c.message for c in d.after])
-    pruned = {row["#"] for row in views.pruned_rows(d, counter)}
+    pruned = views.pruned_before(d)
     fig = figures.context_bars(
         d.before,
         before_tokens,
@@ -301,8 +302,9 @@ def _pruned_here(r: Any, k: int, d: Any, counter: Any) -> None:
         f"{sum(x['sent'] for x in rows):,} tokens",
         expanded=new,
     ):
+        cwd = session_cwd()
         for row in rows:
-            row["why"] = relative(row["why"])
+            row["why"] = views.relative_paths(row["why"], cwd)
         message_list(rows, [d.before[row["#"]] for row in rows], "pruned_table")
 
 
@@ -320,8 +322,9 @@ def _context_table(d: Any, counter: Any) -> None:
             "answer, a setting or label, or it was summarised away)."
         )
         st.info(f"Entry {focus} {why}", icon=":material/my_location:")
+    cwd = session_cwd()
     for row in rows:
-        row["why"] = relative(row["why"])
+        row["why"] = views.relative_paths(row["why"], cwd)
     if not any(row["why"] for row in rows):
         for row in rows:
             del row["why"]
@@ -356,7 +359,9 @@ def replay_page(settings: ReplaySettings) -> None:
     for note in _beyond_notes(settings):
         st.warning(f"Beyond the source systems: {note}.", icon=":material/science:")
     k = get_step(n)
-    st.session_state["step"] = k  # before the slider is drawn (set by buttons, timeline, other pages)
+    set_step(k)  # before the slider is drawn (set by buttons, timeline, other pages, the URL)
+    if st.query_params.get("step") != str(k):  # kept in the URL: a reload or a shared link opens here
+        st.query_params["step"] = str(k)
     _step_controls(k, n, nav)
     d = r.step_detail(k)
     counter = counter_for(s, settings.counter)
@@ -368,16 +373,25 @@ def replay_page(settings: ReplaySettings) -> None:
     else:
         _plain_bars(r, k, d, settings, counter)
     _pruned_here(r, k, d, counter)
-    _timeline(r, k, recon)
-    cache_view.step_panel(r, k)
+    later = deferred.Later(r)  # a long run's cache model and retention marks follow the page
+    _timeline(r, k, recon, later)
+    if later.cache:
+        cache_view.step_panel(r, k)
+    if later.pending:
+        later.note()
     st.subheader("What happened here")
-    story = memo("story", (settings, k), lambda: step_story(r, k, d, recon)) + cache_view.story_lines(r, k)
+    story = [
+        *memo("story", (settings, k), lambda: step_story(r, k, d, recon)),
+        *(cache_view.story_lines(r, k) if later.cache else []),
+    ]
     st.markdown("\n".join("- " + esc(relative(line)) for line in story))
     _context_table(d, counter)
     with st.expander("Run metrics (whole replay)"):
         st.dataframe(pd.DataFrame(views.metrics_rows([("value", r)])), hide_index=True)
-    cache_view.run_panel(r)
+    if later.cache:
+        cache_view.run_panel(r)
     _report_download(s, r)
+    later.start()
 
 
 LONG_RUN = 300  # calls beyond which the timeline gets a range selector
@@ -389,7 +403,7 @@ def _around(k: int, n: int) -> None:
     st.session_state["tl_range"] = (lo, min(n - 1, lo + 2 * half))
 
 
-def _timeline(r: Any, k: int, recon: Any = None) -> None:
+def _timeline(r: Any, k: int, recon: Any = None, later: Any = None) -> None:
     """The token timeline, full width; a long run gets a range selector (the calls in range are
     drawn in more detail than the whole run can be)."""
     n = len(r.steps)
@@ -418,13 +432,13 @@ def _timeline(r: Any, k: int, recon: Any = None) -> None:
             )
             st.button("Whole run", key="tl_all", on_click=set_widgets, args=({"tl_range": (0, n - 1)},))
         x_range = (int(x_range[0]), int(x_range[1]))
+    fig = figures.timeline(r, current_step=k, x_range=x_range, recon=recon)
+    if later is None or later.retention:
+        fig = retention_view.mark_timeline(fig, r)
+    if later is None or later.cache:
+        fig = cache_view.mark_timeline(fig, r)
     st.plotly_chart(
-        cache_view.mark_timeline(
-            retention_view.mark_timeline(
-                figures.timeline(r, current_step=k, x_range=x_range, recon=recon), r
-            ),
-            r,
-        ),
+        fig,
         key="timeline",
         on_select=_timeline_picked,
         selection_mode="points",
@@ -444,14 +458,14 @@ def _timeline(r: Any, k: int, recon: Any = None) -> None:
 
 
 def _timeline_caption(r: Any) -> str:
-    trig = trigger_series(r)
+    label = trigger_label(r)
     what = (
         ""
-        if trig is None
+        if label is None
         else " The orange line is what pi's compaction compares with the dashed threshold: the recorded usage "
         "(input + output + cache of each answer), not the estimate."
         if POLICIES[r.settings.compaction].as_recorded
-        else f" The dashed dark line is what the policy compares with the dashed threshold: {trig[0]}."
+        else f" The dashed dark line is what the policy compares with the dashed threshold: {label}."
     )
     return (
         "Context tokens at every call (aborted and failed calls have no recorded point). Click a point to jump "
