@@ -80,9 +80,9 @@ def check(files: list[Path]) -> int:
 
     print(
         "| file | agent | calls | recorded reads | predicted | total | per call | recorded cost | billed | error "
-        "| error, agreeing calls | disagreeing calls (cause) |"
+        "| error, agreeing calls | gap on disagreeing calls | disagreeing calls (cause) |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for f in files:
         s = load_any(f)
         c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
@@ -95,7 +95,7 @@ def check(files: list[Path]) -> int:
             f"| {f.name} | {getattr(s, 'format', '?')} | {len(c.steps):,} | {sum(x.recorded_read or 0 for x in rec):,} | "
             f"{sum(x.read for x in rec):,} | {m['cacheReadTotalError']:+.1%} | {m['cacheReadError']:.1%} | "
             f"${m['recordedBilledCostUsd']:,.2f} | ${sum(x.cost for x in rec):,.2f} | {m['billedCostError']:+.1%} | "
-            f"{_agreeing_error(c.steps)} | "
+            f"{_agreeing_error(c.steps)} | {_disagreeing_share(c.steps)} | "
             + (", ".join(f"{n} {k}" for k, n in causes.most_common()) or "—")
             + " |",
             flush=True,
@@ -111,6 +111,15 @@ def _agreeing_error(steps) -> str:  # type: ignore[no-untyped-def]
     return f"{(sum(x.cost for x in ok) - rec) / rec:+.1%}" if rec else "—"
 
 
+def _disagreeing_share(steps) -> str:  # type: ignore[no-untyped-def]
+    """The share of the billed-cost gap (billed − recorded, over the calls that recorded usage) that
+    the disagreeing calls carry: 100 % says the prices agree and the whole gap is in the reads."""
+    rec = [x for x in steps if x.recorded_read is not None and x.recorded_cost is not None]
+    gap = sum(x.cost - x.recorded_cost for x in rec)
+    dis = sum(x.cost - x.recorded_cost for x in rec if x.disagreement)
+    return f"{dis / gap:.0%}" if gap else "—"
+
+
 def _short(cause: str) -> str:
     for key, word in (
         ("DCP", "DCP tags"),
@@ -119,6 +128,8 @@ def _short(cause: str) -> str:
         ("expired sooner", "expired sooner"),
         ("kept more", "kept more"),
         ("user interrupted", "interrupted request"),
+        ("ToolSearch", "system prefix only, after ToolSearch"),
+        ("cache copy", "older cache copy"),
         ("not in this file", "request not in file"),
         ("only the system prompt", "conversation entry gone"),
         ("read less", "not in file"),

@@ -56,7 +56,7 @@ BRANCH_SUMMARY_SUFFIX = "</summary>"
 TOOL_RESULT_MAX_CHARS = 2000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one per message of every context a replay holds
 class ContextMessage:
     """One message of a context, with the index of the session entry that produced it
     (None for an entry that is not in the session, such as a simulated compaction)."""

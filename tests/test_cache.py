@@ -361,3 +361,83 @@ def test_an_empty_answer_without_usage_is_no_call():
     empty, after = c.steps[3], c.steps[4]
     assert (empty.prompt, empty.read, empty.write, empty.cost) == (0, 0, 0, 0.0)
     assert after.read == c.steps[2].prompt > 1024
+
+
+def test_a_read_that_stops_at_an_earlier_prompts_end_is_an_older_cache_copy():
+    """OpenAI routes requests across cache servers; a server that last saw the prompt of a few calls
+    back serves that prefix (the shared OpenCode export: 12 such reads, 204–1,020 tokens short)."""
+    from inspector.cache.report import _disagreement, older_prefix
+
+    earlier = [70_000, 61_109, 55_121]  # newest first: 2, 3, 4 calls back
+    assert older_prefix(60_416, earlier) == 3
+    assert older_prefix(54_272, earlier) == 4
+    assert older_prefix(40_000, earlier) is None  # no earlier prompt ends there
+    assert older_prefix(61_500, earlier) is None  # past that prompt's end: not its prefix
+    why = _disagreement(5, 73_000, 60_416, 74_307, True, 30.0, earlier=earlier, hidden=20_992)
+    assert why is not None and "3 calls back" in why and "cache copy" in why
+    # a read of only the shared system prefix is named as such, DCP or not (DCP v3 changes nothing
+    # there: message ids stay once given, nudges go at the end of the prompt)
+    why = _disagreement(5, 73_000, 20_992, 74_307, True, 30.0, dcp=True, earlier=earlier, hidden=20_992)
+    assert why is not None and "only the system prompt and tools" in why
+    # what neither explains stays DCP's in a DCP session
+    why = _disagreement(5, 73_000, 40_000, 74_307, True, 30.0, dcp=True, earlier=earlier, hidden=20_992)
+    assert why is not None and "DCP" in why
+
+
+def test_a_system_prefix_read_right_after_toolsearch_is_named():
+    from inspector.cache.report import _disagreement, session_facts
+
+    b = SessionBuilder()
+    b.user("search the web")
+    b.assistant("", tools=[("ToolSearch", {"query": "select:WebSearch"})])
+    b.tool_result("[{'type': 'tool_reference', 'tool_name': 'WebSearch'}]")
+    b.assistant("", tools=[("WebSearch", {"query": "llms.txt"})])
+    b.tool_result("results")
+    b.assistant("done")
+    s = _sonnet(b).session()
+    answers = [
+        i for i, e in enumerate(s.entries) if getattr(getattr(e, "message", None), "role", "") == "assistant"
+    ]
+    assert session_facts(s).tool_search == frozenset({answers[1]})  # only the answer after the search
+    why = _disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222, tool_search=True)
+    assert why is not None and "ToolSearch" in why and "only the system prompt" in why
+    assert "ToolSearch" not in (_disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222) or "")
+
+
+def test_a_switch_of_opencode_agent_keeps_only_the_shared_prefix():
+    """OpenCode offers each agent only the tools its permissions allow (``session/llm.ts``
+    ``resolveTools``): after plan → build the prompt differs right after the shared prefix."""
+    b = reading_session(4)
+    answers = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    for k, m in enumerate(answers):
+        m["model"], m["provider"] = "gpt-5.5", "openai"
+        m["agent"] = "plan" if k < 5 else "build"
+    s = b.session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    switch = [x for x in c.steps if x.invalidation and x.invalidation["cause"] == "agent"]
+    assert [x.step for x in switch] == [5]  # the first build answer, and only it
+    assert switch[0].read == c.fit.hidden < c.steps[4].prompt  # only the shared prefix is read
+    assert switch[0].invalidation["brokenAtEntryIndex"] == switch[0].entry_index
+    # the same session in one agent reads the whole previous prompt there
+    for m in answers:
+        m["agent"] = "build"
+    c = cache_replay(replay(b.session(), ReplaySettings()))
+    assert not any(x.invalidation and x.invalidation["cause"] == "agent" for x in c.steps)
+    assert c.steps[5].read > c.fit.hidden
+
+
+def test_the_opencode_importer_keeps_each_answers_agent():
+    import json
+
+    from inspector.importers import parse_any
+
+    path = SAMPLES / "opencode-session.json"
+    data = json.loads(path.read_text())
+    agents = [m["info"].get("agent") for m in data["messages"] if m["info"]["role"] == "assistant"]
+    s = parse_any(path.read_bytes(), path.name)
+    got = {
+        getattr(e.message, "agent", None)
+        for e in s.entries
+        if isinstance(getattr(e, "message", None), AssistantMessage)
+    }
+    assert got == set(agents) == {"build"}

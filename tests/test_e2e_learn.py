@@ -55,6 +55,7 @@ def _header(page: Any) -> str:
 
 def test_the_learn_path_in_a_real_browser(page: Any, learn_url: str) -> None:
     shots = _shots()
+    page.set_default_timeout(120_000)  # a loaded machine is slow, not wrong: waits fail only on a hang
     page.goto(learn_url + "/learn?screen=3")  # a teacher's shared link
     page.get_by_text("3. The trigger").wait_for(timeout=60000)
     _idle(page)
@@ -66,12 +67,12 @@ def test_the_learn_path_in_a_real_browser(page: Any, learn_url: str) -> None:
     _idle(page)
     page.wait_for_function(
         "() => document.querySelector('.st-key-learn_trigger input[type=range]').value === '40000'",
-        timeout=30000,
+        timeout=120000,
     )
     page.get_by_role("button", name="Reveal").click()
     _idle(page)
     expected = learn.reveal(learn.load_learn_session(), "trigger", 40_000)
-    page.get_by_text(f"Answer: {expected.answer}").wait_for(timeout=30000)
+    page.get_by_text(f"Answer: {expected.answer}").wait_for(timeout=120000)
     if shots:
         page.screenshot(path=str(shots / "learn-3-trigger.png"), full_page=True)
     # every screen in turn, the URL following
@@ -82,7 +83,7 @@ def test_the_learn_path_in_a_real_browser(page: Any, learn_url: str) -> None:
         assert f"screen={n}" in page.url
         page.get_by_role("button", name="Reveal").click()
         _idle(page)
-        page.get_by_text("Answer:").first.wait_for(timeout=30000)
+        page.get_by_text("Answer:").first.wait_for(timeout=120000)
         if shots and n in (4, 5, 7):
             page.screenshot(path=str(shots / f"learn-{n}-{learn.SCREENS[n - 1].key}.png"), full_page=True)
     # the link to the Replay page: the same session and step

@@ -485,6 +485,11 @@ class _Facts:
     interrupted: frozenset[int] = frozenset()
     """Answers preceded (since the previous answer) by an agent's interruption marker: a request
     was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
+    agent_switch: frozenset[int] = frozenset()
+    """Answers given by another OpenCode agent than the previous answer (see :data:`AGENT_SWITCH`)."""
+    tool_search: frozenset[int] = frozenset()
+    """Answers whose previous answer called Claude Code's ``ToolSearch`` (a deferred tool loaded:
+    see :data:`TOOL_SEARCH_NOTE`)."""
 
 
 INTERRUPTED = ("[Request interrupted by user", "<turn_aborted>")
@@ -523,7 +528,10 @@ def session_facts(session: Session) -> _Facts:
     outputs: dict[int, float] = {}
     dcp = False
     interrupted: set[int] = set()
-    cut = False
+    searched: set[int] = set()
+    switched: set[int] = set()
+    last_agent: Any = None
+    cut = searched_before = False
     for i, e in enumerate(session.entries):
         if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
             cut = cut or _interrupts(e)
@@ -532,6 +540,14 @@ def session_facts(session: Session) -> _Facts:
             interrupted.add(i)
             cut = False
         msgs[i] = m
+        if searched_before:
+            searched.add(i)
+        searched_before = calls_tool(m, TOOL_SEARCH)
+        agent = getattr(m, "agent", None)
+        if isinstance(agent, str):
+            if isinstance(last_agent, str) and agent != last_agent:
+                switched.add(i)
+            last_agent = agent
         who = (m.provider, m.api, m.model)
         fam = families.get(who)
         if fam is None:
@@ -568,7 +584,9 @@ def session_facts(session: Session) -> _Facts:
             t / 1000 if t is not None else None,
             used / 1000 if used is not None else None,
         )
-    facts = _Facts(calls, msgs, sums.rates(), dcp, frozenset(interrupted))
+    facts = _Facts(
+        calls, msgs, sums.rates(), dcp, frozenset(interrupted), frozenset(switched), frozenset(searched)
+    )
     _FACTS[session] = facts
     return facts
 
@@ -594,6 +612,31 @@ def uses_dcp(messages: Sequence[Any]) -> bool:
 
 
 def calls_compress(m: AssistantMessage) -> bool:
+    return calls_tool(m, "compress")
+
+
+AGENT_SWITCH = "agent"
+"""The cause of an invalidation when OpenCode's agent changes between two calls (``plan`` ↔
+``build``, the message's ``agent`` field). Source: OpenCode ``session/llm.ts`` (``resolveTools``):
+the tools a request offers are the agent's, less those its permissions deny
+(``PermissionNext.disabled``; the plan agent denies editing), so the prompt differs right after the
+prefix all agents share, and the call reads only that (the session's hidden prefix). In the shared
+OpenCode export each of the five calls after a switch read exactly its 20,992-token shared prefix."""
+
+TOOL_SEARCH = "ToolSearch"
+TOOL_SEARCH_NOTE = (
+    "; the previous answer called ToolSearch (Claude Code loaded a deferred tool, its result a "
+    "tool_reference block): Anthropic's tool-use caching page says an inline tool_reference keeps the "
+    "prefix, but this request read only the system prefix"
+)
+"""Said, not modelled: the shared Claude Code transcript ta93abe reads only its 16,222-token system
+prefix on the call right after its one ToolSearch (88k tokens written again at the 1-hour price),
+while Anthropic's documentation ("Tool use with prompt caching", defer_loading) says a deferred tool
+found by tool search leaves the cached prefix untouched; one occurrence is no rule."""
+
+
+def calls_tool(m: AssistantMessage, name: str) -> bool:
+    """Whether the answer calls the tool ``name``."""
     return any(
         (
             b.name
@@ -602,7 +645,7 @@ def calls_compress(m: AssistantMessage) -> bool:
             if isinstance(b, OpaqueBlock)
             else None
         )
-        == "compress"
+        == name
         for b in m.content
     )
 
@@ -642,7 +685,12 @@ def _disagreement(
     previous: int | None = None,
     hidden: int = 0,
     interrupted: bool = False,
+    earlier: Sequence[int] = (),
+    tool_search: bool = False,
 ) -> str | None:
+    """Why call ``k``'s recorded read ``rec`` differs from the predicted ``pred`` (None: it does
+    not). ``earlier``: the prompts of the calls before the previous one, newest first;
+    ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`)."""
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -666,18 +714,47 @@ def _disagreement(
         )
     if idle is not None and idle > 240:
         return f"the cache had expired sooner than modelled ({mins})"
-    if dcp:
-        return DCP_CAUSE
     if hidden and abs(rec - hidden) <= 128:
         return (
             f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
             "this agent shares, cached apart): the conversation's own entry was gone although nothing "
             "before it changed in the file (evicted, or the request went to another cache server)"
+            + (TOOL_SEARCH_NOTE if tool_search else "")
         )
+    back = older_prefix(rec, earlier)
+    if back is not None:
+        return (
+            f"the provider read the prefix the prompt of {back} calls back left: this request reached a "
+            "cache copy that had not seen the calls since (OpenAI routes requests across cache servers "
+            "by the prompt's prefix; its cache is best-effort)"
+        )
+    if dcp:
+        return DCP_CAUSE
     return (
         "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
         "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere"
     )
+
+
+OLDER_SLACK = 1024
+"""How far below an earlier prompt's end a read may stop and still be that prompt's cached prefix:
+its uncached tail and the 128-token rounding (the shared OpenCode export: 204–1,020 tokens)."""
+
+
+def older_prefix(rec: int, earlier: Sequence[int]) -> int | None:
+    """How many calls back (2 = the one before the previous) a prompt ends where the read ``rec``
+    stopped (within :data:`OLDER_SLACK` below its end), the newest such; None when none does.
+
+    In the shared OpenCode + DCP export (gpt-5.5) 12 of the 43 calls whose read fell short of the
+    previous prompt read, to within 204–1,020 tokens, what a call 2–23 calls earlier had sent:
+    the cache that request reached held that older prompt, not the latest one. OpenAI's
+    prompt-caching guide: requests are routed to a cache server by a hash of the prompt's first
+    tokens (and ``prompt_cache_key``), overflow goes to other servers, and a cached prefix is
+    best-effort. So these are provider-side, not changes to the prompt."""
+    for back, p in enumerate(earlier, start=2):
+        if 0 <= p - rec < OLDER_SLACK:
+            return back
+    return None
 
 
 def cache_replay(
@@ -709,6 +786,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     dcp = facts.dcp
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
+    earlier: list[tuple[int, float | None]] = []  # the prompts before the previous one and when
+    # each was used, oldest first
     last_t: float | None = None
     answers, calls, steps = facts.models, facts.calls, replay.steps
     hidden, size = fit.hidden, fit.size
@@ -755,6 +834,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
         if k == 0:
             cause, broke, shared_tokens = "start", None, 0
+        elif st.entry_index in facts.agent_switch:
+            cause, broke, shared_tokens = AGENT_SWITCH, st.entry_index, 0
         elif not st.events and prev_st is not None and st._segment is prev_st._segment:
             cause, broke, shared_tokens = None, None, 0  # the context only grew: nothing to compare
         else:
@@ -786,6 +867,12 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 prev_prompt,
                 hidden,
                 st.entry_index in facts.interrupted,
+                [
+                    p
+                    for p, used in reversed(earlier)
+                    if t is None or used is None or t - used <= rule.ttl_seconds
+                ],
+                st.entry_index in facts.tool_search,
             )
             if rec_read is not None
             and rule.enabled
@@ -811,6 +898,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 dis,
             )
         )
+        if prev_prompt:
+            earlier.append((prev_prompt, last_t))
         prev_prompt, prev_tail, last_t, prev_st = prompt, tail, end if end is not None else last_t, st
     sizes = (
         "recorded"

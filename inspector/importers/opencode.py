@@ -421,6 +421,8 @@ class _Importer:
                 "timestamp": _time(fin) or ts,
                 "stopReason": "toolUse" if tools else ("error" if error else "stop"),
             }
+            if isinstance(agent := mi.get("agent"), str):
+                am["agent"] = agent  # OpenCode's agent (build, plan, …): its own tools (the cache model)
             if usage is not None:
                 am["usage"] = usage
                 self.context_tokens = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]

@@ -215,7 +215,7 @@ class BranchSummary(Event):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a 2M-entry session replays ~700k steps
 class Step:
     step: int
     entry_index: int

@@ -25,7 +25,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from ..numbers import number_issues
 from ..safeio import open_regular
 from .bigline import THRESHOLD as BIG_LINE
 from .bigline import parse_big_line
+from .compact import Compactor
 from .foreign import foreign_format, foreign_issues
 from .models import Entry, OpaqueEntry, SessionHeader
 from .tree import LoadIssue, Session
@@ -304,8 +306,9 @@ def _parse_lines_inner(
     version: int | None = None
     stream = True  # v3 (or not a session): validate each line as it comes, keep no raw dicts
     entries: list[Any] = []
-    lines: list[int] = []
+    lines = array("q")  # 8 bytes a line number, not an int object each
     loads = orjson.loads
+    compact = Compactor()  # each entry stored without per-model dicts, as soon as it is validated
     for n, b in enumerate(raw_lines, start=1):
         seen_any = True
         if isinstance(b, _LongLine) or len(b) > max_line_bytes + 2:  # a _LongLine is always over the limit
@@ -357,7 +360,7 @@ def _parse_lines_inner(
                     )
                 )
                 continue
-            entries.append(_to_entry(value, n, len(entries), issues))
+            entries.append(compact(_to_entry(value, n, len(entries), issues)))
             lines.append(n)
         else:
             parsed.append((n, value))
@@ -399,14 +402,14 @@ def _parse_lines_inner(
                     )
                 )
                 continue
-            entries.append(_to_entry(o, ln, len(entries), issues))
+            entries.append(compact(_to_entry(o, ln, len(entries), issues)))
             lines.append(ln)
     if header is not None:
         issues.extend(_foreign_lines(entries, lines))
     return _build(header, entries, lines, issues, source, version, migrated)
 
 
-def _foreign_lines(entries: list[Any], lines: list[int]) -> list[LoadIssue]:
+def _foreign_lines(entries: list[Any], lines: Sequence[int]) -> list[LoadIssue]:
     """Other agents' lines in a pi file (kept as opaque entries, as pi keeps them), located."""
     found: list[tuple[int, str]] = []
     for e, n in zip(entries, lines, strict=True):
@@ -483,14 +486,14 @@ def _migrate_v2_to_v3(objs: list[dict[str, Any]]) -> None:
 def _build(
     header: SessionHeader | None,
     entries: list[Any],
-    lines: list[int],
+    lines: Sequence[int],
     issues: list[LoadIssue],
     source: str | None,
     version: int | None,
     migrated: bool,
 ) -> Session:
     by_id: dict[str, int] = {}
-    first_seen: dict[str, int] = {}
+    first_seen: dict[str, int] = {}  # only ids that repeat (by_id still holds the first one then)
     for i, e in enumerate(entries):
         eid = e.id
         if not isinstance(eid, str):
@@ -505,7 +508,7 @@ def _build(
             )
             continue
         if eid in by_id:
-            j = first_seen[eid]
+            j = first_seen.setdefault(eid, by_id[eid])
             issues.append(
                 LoadIssue(
                     "duplicate-id",
@@ -516,8 +519,6 @@ def _build(
                     entry_index=i,
                 )
             )
-        else:
-            first_seen[eid] = i
         by_id[eid] = i
 
     parents: list[int] = []
@@ -540,9 +541,8 @@ def _build(
             parents.append(-1)
         else:
             parents.append(p)
-            d = e.__dict__
-            if d.get("parentId") is pid and pid is not entries[p].id:
-                d["parentId"] = entries[p].id  # one string object for an id and the links to it
+            if pid is not entries[p].id:  # one string object for an id and the links to it
+                object.__setattr__(e, "parentId", entries[p].id)
 
     # Break parentId cycles (pi would loop forever walking them).
     state = [0] * len(entries)  # 0 new, 1 on current walk, 2 done
@@ -578,7 +578,7 @@ def _build(
     return Session(
         header=header,
         entries=tuple(entries),
-        lines=tuple(lines),
+        lines=lines if isinstance(lines, array) else array("q", lines),  # no int object per entry
         parents=tuple(parents),
         issues=tuple(issues),
         source=source,

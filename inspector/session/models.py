@@ -16,7 +16,9 @@ keeps that entry as an :class:`OpaqueEntry` with a located load issue.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -101,11 +103,55 @@ class _Model(BaseModel):
     def raw(self) -> dict[str, Any]:
         """The JSON object this model stands for (fields as pi names them, unset ones left out)."""
         try:
-            return self.model_dump(mode="json", exclude_unset=True, by_alias=True)
+            return _twin(self).model_dump(mode="json", exclude_unset=True, by_alias=True)
         except (PydanticSerializationError, RecursionError):
             # pydantic's serializer stops at a fixed depth; values nested deeper (tool arguments
             # thousands of levels deep, which pi reads and writes) are plain JSON data already.
             return _raw_deep(self)
+
+
+def _twin(m: _Model) -> _Model:
+    """A throwaway copy of ``m`` (and the models in it) for pydantic's serializer, which reads
+    ``__dict__``: reading it from a loaded model would give that model a dictionary for good
+    (:mod:`inspector.session.compact` stores loaded models without one)."""
+    cls = type(m)
+    names, get, nested = _TWIN.get(cls) or _twin_plan(cls)
+    d = dict(zip(names, get(m), strict=True))
+    for k in nested:
+        v = d[k]
+        if isinstance(v, _Model):
+            d[k] = _twin(v)
+        elif type(v) is list and v and isinstance(v[0], _Model):
+            d[k] = [_twin(x) if isinstance(x, _Model) else x for x in v]
+    t = object.__new__(cls)
+    object.__setattr__(t, "__dict__", d)
+    object.__setattr__(t, "__pydantic_fields_set__", m.__pydantic_fields_set__)
+    object.__setattr__(t, "__pydantic_extra__", m.__pydantic_extra__)
+    object.__setattr__(t, "__pydantic_private__", m.__pydantic_private__)
+    return t
+
+
+_TWIN: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]], tuple[str, ...]]] = {}
+
+
+def _twin_plan(
+    cls: type[_Model],
+) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]], tuple[str, ...]]:
+    """Per model class: its field names, one getter for all of them, and the fields whose declared
+    type holds models (``message``, ``content``, ``usage``)."""
+    names = tuple(cls.model_fields)
+    getter = attrgetter(*names)
+    get = getter if len(names) > 1 else (lambda o: (getter(o),))
+    nested = tuple(k for k, f in cls.model_fields.items() if _holds_model(f.annotation))
+    plan = (names, get, nested)
+    _TWIN[cls] = plan
+    return plan
+
+
+def _holds_model(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, _Model):
+        return True
+    return any(_holds_model(a) for a in get_args(annotation))
 
 
 def _raw_deep(m: _Model) -> dict[str, Any]:

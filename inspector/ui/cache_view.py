@@ -25,6 +25,7 @@ CAUSES = {
     "compaction": "a compaction",
     "ttl": "the cache expiring",
     "change": "a change",
+    "agent": "a switch of agent (its own tools)",
 }
 
 
