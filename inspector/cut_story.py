@@ -6,7 +6,7 @@ Read by the pi policy (the story of each simulated compaction) and by :mod:`insp
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .compaction import CompactionPreparation
 from .session.models import AnyEntry, MessageEntry
@@ -23,22 +23,34 @@ def cut_story(
     session: Session, path: Sequence[int], entries: Sequence[AnyEntry], prep: CompactionPreparation, keep: int
 ) -> list[str]:
     """The cut, as sentences with entry indexes (file order)."""
-    c = prep.cut
     at = lambda p: path[p] if 0 <= p < len(path) else None  # noqa: E731
+    return [*_previous(prep, at), *_walk(prep, entries, keep, at), *_turn(prep, entries, at)]
+
+
+def _previous(prep: CompactionPreparation, at: Callable[[int], int | None]) -> list[str]:
+    """Where the summarised part starts after an earlier compaction (pi 0.58 and 0.73 differ)."""
+    if prep.prev_compaction_path_index < 0:
+        return []
+    prev = at(prep.prev_compaction_path_index)
+    which = f"entry {prev}" if prev is not None and prev >= 0 else "the previous simulated compaction"
+    if prep.pi_version == "0.58":
+        return [
+            f"The last compaction is {which}; pi 0.58 starts right after it, at entry "
+            f"{at(prep.boundary_start)}."
+        ]
+    return [
+        f"The last compaction is {which}; pi 0.73 starts at its first kept entry, "
+        f"{at(prep.boundary_start)}, so the previously kept messages are summarised again."
+    ]
+
+
+def _walk(
+    prep: CompactionPreparation, entries: Sequence[AnyEntry], keep: int, at: Callable[[int], int | None]
+) -> list[str]:
+    """``findCutPoint``'s walk back over keepRecentTokens, where it snaps, and the move back
+    over non-message entries."""
+    c = prep.cut
     out: list[str] = []
-    if prep.prev_compaction_path_index >= 0:
-        prev = at(prep.prev_compaction_path_index)
-        which = f"entry {prev}" if prev is not None and prev >= 0 else "the previous simulated compaction"
-        if prep.pi_version == "0.58":
-            out.append(
-                f"The last compaction is {which}; pi 0.58 starts right after it, at entry "
-                f"{at(prep.boundary_start)}."
-            )
-        else:
-            out.append(
-                f"The last compaction is {which}; pi 0.73 starts at its first kept entry, "
-                f"{at(prep.boundary_start)}, so the previously kept messages are summarised again."
-            )
     if c.fallback == "no-cut-points":
         out.append(
             "There is no valid cut point (user, assistant, bash, custom or summary message) in range: nothing is cut."
@@ -73,28 +85,35 @@ def cut_story(
             f"{'y' if c.moved_back == 1 else 'ies'} (settings changes, labels, custom entries) to entry "
             f"{at(c.firstKeptEntryIndex)}."
         )
+    return out
+
+
+def _turn(
+    prep: CompactionPreparation, entries: Sequence[AnyEntry], at: Callable[[int], int | None]
+) -> list[str]:
+    """Whether the cut splits a turn, and pi's quirk when the cut moved back off a user message."""
+    c = prep.cut
     snapped_user = (
         c.snapped_to is not None
         and isinstance(entries[c.snapped_to], MessageEntry)
         and entries[c.snapped_to].message.role == "user"  # type: ignore[union-attr]
     )
     if prep.isSplitTurn and c.moved_back and snapped_user:
-        out.append(
+        return [
             f"pi quirk: the cut had reached a user message, but now sits on a non-message entry, so pi "
             f"looks for the turn start before it and finds entry {at(c.turnStartIndex)}: the whole previous "
             f'turn becomes the "turn prefix" ({len(prep.turnPrefixMessages)} message(s)).'
-        )
-    elif prep.isSplitTurn:
+        ]
+    if prep.isSplitTurn:
         if c.turnStartIndex == c.firstKeptEntryIndex:
-            out.append(
+            return [
                 f"The cut is not at a user message, so pi treats it as a split turn; the turn starts at the "
                 f"cut itself (entry {at(c.turnStartIndex)}), so the turn prefix is empty."
-            )
-        else:
-            out.append(
-                f"The cut is inside a turn that started at entry {at(c.turnStartIndex)}: a split turn. The "
-                f"turn's first {len(prep.turnPrefixMessages)} message(s) are summarised separately (turn prefix)."
-            )
-    elif c.fallback is None:
-        out.append("The cut is at a user message: no turn is split.")
-    return out
+            ]
+        return [
+            f"The cut is inside a turn that started at entry {at(c.turnStartIndex)}: a split turn. The "
+            f"turn's first {len(prep.turnPrefixMessages)} message(s) are summarised separately (turn prefix)."
+        ]
+    if c.fallback is None:
+        return ["The cut is at a user message: no turn is split."]
+    return []

@@ -155,6 +155,26 @@ def _ms(ts: Any) -> Any:
 
 
 def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Session:
+    issues, objs = _read_lines(lines)
+    imp = _Importer(objs, issues)
+    for n, o in objs:
+        try:
+            imp.line(n, o)
+        except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
+            # a line of an unexpected shape: reported with its number, the rest still loads
+            issues.append(
+                LoadIssue(
+                    "invalid-line",
+                    "warning",
+                    f"not a Claude Code line this importer can read ({type(e).__name__}); skipped",
+                    line=n,
+                )
+            )
+    return imp.finish(source)
+
+
+def _read_lines(lines: list[tuple[int, bytes]]) -> tuple[list[LoadIssue], list[tuple[int, dict[str, Any]]]]:
+    """The file's JSON objects with their line numbers, and an issue for each line that is not JSON."""
     issues: list[LoadIssue] = []
     objs: list[tuple[int, dict[str, Any]]] = []
     for n, raw in lines:
@@ -169,357 +189,419 @@ def parse_claude_code(lines: list[tuple[int, bytes]], source: str | None) -> Ses
             continue
         if isinstance(v, dict):
             objs.append((n, v))
-    entries: list[Any] = []
-    lines_of: list[int] = []
-    alias: dict[str, str] = {}  # line uuid -> entry id it was merged into
-    tool_names: dict[str, str] = {}
-    root_of: dict[str, str] = {}  # tool result entry id -> the answer whose results it chains
-    last_in_chain: dict[str, str] = {}  # answer entry id -> the newest result chained after it
-    msg_entry: dict[str, int] = {}  # assistant message.id -> entry index
-    sidechain = outside = 0
-    foreign: list[tuple[int, str]] = []  # (line, format) of other agents' lines
-    pending_boundary: int | None = None
-    microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
-    relink: dict[str, str] = {}  # preserved tail uuid -> the compaction later lines continue after
-    attachments: Counter[str] = Counter()  # attachment type -> lines whose text this importer cannot rebuild
-    sent_attachments: Counter[str] = Counter()  # attachment type -> lines sent as text
-    silent: Counter[str] = Counter()  # attachment type -> lines Claude Code sends nothing for
-    outside_types: Counter[str] = Counter()  # type -> uuid-less lines
-    session_id = next(
-        (o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code"
-    )
-    # a sub-agent's own file (subagents/agent-<id>.jsonl): every line is a sidechain; it is the conversation
-    chain = [o for _, o in objs if isinstance(o.get("uuid"), str)]
-    subagent_file = bool(chain) and all(o.get("isSidechain") for o in chain)
-    cwd = next((o.get("cwd") for _, o in objs if isinstance(o.get("cwd"), str) and o.get("cwd")), None)
+    return issues, objs
 
-    # a file whose lines carry no parent links at all (hand-made or very old transcripts): one
-    # conversation in file order, said in an info issue, instead of as many roots as lines
-    linear = len(chain) > 1 and not any(
-        isinstance(o.get("parentUuid"), str) or isinstance(o.get("logicalParentUuid"), str) for o in chain
-    )
 
-    def parent_of(o: dict[str, Any]) -> str | None:
+def _usage(msg: dict[str, Any]) -> dict[str, Any]:
+    """An answer's usage in pi's shape: input, output, cache read and cache creation tokens."""
+    u = msg.get("usage") or {}
+    usage = {
+        "input": u.get("input_tokens", 0) or 0,
+        "output": u.get("output_tokens", 0) or 0,
+        "cacheRead": u.get("cache_read_input_tokens", 0) or 0,
+        "cacheWrite": u.get("cache_creation_input_tokens", 0) or 0,
+    }
+    usage["totalTokens"] = sum(usage.values())
+    return usage
+
+
+def _result_content(c: Any) -> list[dict[str, Any]]:
+    """A ``tool_result`` block's content (a string, or text and image blocks) as pi blocks."""
+    if isinstance(c, str):
+        return [{"type": "text", "text": c}]
+    return [
+        _image(x) if x.get("type") == "image" else {"type": "text", "text": x.get("text", "")}
+        for x in (c or [])
+        if isinstance(x, dict)
+    ]
+
+
+class _Importer:
+    """One transcript's lines, read in file order into pi entries (the rules in the module's
+    docstring); :meth:`finish` makes the session."""
+
+    def __init__(self, objs: list[tuple[int, dict[str, Any]]], issues: list[LoadIssue]) -> None:
+        self.issues = issues
+        self.entries: list[Any] = []
+        self.lines_of: list[int] = []
+        self.alias: dict[str, str] = {}  # line uuid -> entry id it was merged into
+        self.tool_names: dict[str, str] = {}
+        self.root_of: dict[str, str] = {}  # tool result entry id -> the answer whose results it chains
+        self.last_in_chain: dict[str, str] = {}  # answer entry id -> the newest result chained after it
+        self.msg_entry: dict[str, int] = {}  # assistant message.id -> entry index
+        self.sidechain = self.outside = 0
+        self.foreign: list[tuple[int, str]] = []  # (line, format) of other agents' lines
+        self.pending_boundary: int | None = None
+        self.microcompacted: dict[str, Any] = {}  # tool_use id -> ms of the microcompact that cleared it
+        self.relink: dict[str, str] = {}  # preserved tail uuid -> the compaction later lines continue after
+        # attachment type -> lines whose text this importer cannot rebuild
+        self.attachments: Counter[str] = Counter()
+        self.sent_attachments: Counter[str] = Counter()  # attachment type -> lines sent as text
+        self.silent: Counter[str] = Counter()  # attachment type -> lines Claude Code sends nothing for
+        self.outside_types: Counter[str] = Counter()  # type -> uuid-less lines
+        self.parent_ids: dict[str, str | None] = {}  # entry id -> its parent's id (merges keep both)
+        self.session_id = next(
+            (o.get("sessionId") for _, o in objs if isinstance(o.get("sessionId"), str)), "claude-code"
+        )
+        # a sub-agent's own file (subagents/agent-<id>.jsonl): every line is a sidechain; it is the conversation
+        self.chain = [o for _, o in objs if isinstance(o.get("uuid"), str)]
+        self.subagent_file = bool(self.chain) and all(o.get("isSidechain") for o in self.chain)
+        self.cwd = next(
+            (o.get("cwd") for _, o in objs if isinstance(o.get("cwd"), str) and o.get("cwd")), None
+        )
+        # a file whose lines carry no parent links at all (hand-made or very old transcripts): one
+        # conversation in file order, said in an info issue, instead of as many roots as lines
+        self.linear = len(self.chain) > 1 and not any(
+            isinstance(o.get("parentUuid"), str) or isinstance(o.get("logicalParentUuid"), str)
+            for o in self.chain
+        )
+
+    def parent_of(self, o: dict[str, Any]) -> str | None:
         p = o.get("parentUuid")
-        if linear:
-            return entries[-1].id if entries else None
+        if self.linear:
+            return self.entries[-1].id if self.entries else None
         if not isinstance(p, str):
             return None
-        p = relink.get(p, p)
-        p = alias.get(p, p)
+        p = self.relink.get(p, p)
+        p = self.alias.get(p, p)
         # a line hanging off one of an answer's parallel results continues after the last of them
         # (the results are chained), not beside it
-        return last_in_chain.get(root_of[p], p) if p in root_of else p
+        return self.last_in_chain.get(self.root_of[p], p) if p in self.root_of else p
 
-    parent_ids: dict[str, str | None] = {}  # entry id -> its parent's id (merges keep both)
+    def add(self, entry: Any, line: int) -> None:
+        self.entries.append(entry)
+        self.lines_of.append(line)
+        self.parent_ids.setdefault(entry.id, entry.parentId)
 
-    def add(entry: Any, line: int) -> None:
-        entries.append(entry)
-        lines_of.append(line)
-        parent_ids.setdefault(entry.id, entry.parentId)
+    # -- lines --------------------------------------------------------------------------------
 
-    def one(n: int, o: dict[str, Any]) -> None:
-        nonlocal outside, sidechain, pending_boundary
+    def line(self, n: int, o: dict[str, Any]) -> None:
         t = o.get("type")
         uid = o.get("uuid")
         if not isinstance(uid, str):
             fmt = foreign_format(o, FORMAT)
             if fmt is not None:
-                foreign.append((n, fmt))
+                self.foreign.append((n, fmt))
             else:
-                outside += 1
-                outside_types[str(t)] += 1
+                self.outside += 1
+                self.outside_types[str(t)] += 1
             return
-        if o.get("isSidechain") and not subagent_file:
-            sidechain += 1
+        if o.get("isSidechain") and not self.subagent_file:
+            self.sidechain += 1
             return
         ts = o.get("timestamp")
         msg = jv if isinstance(jv := o.get("message"), dict) else {}
         if t == "assistant":
-            mid = msg.get("id")
-            if isinstance(mid, str) and mid in msg_entry:  # another block of the same answer
-                k = msg_entry[mid]
-                e = entries[k]
-                merged = [
-                    *e.message.raw()["content"],
-                    *[_assistant_block(b, tool_names) for b in _blocks(msg.get("content"))],
-                ]
-                entries[k] = e.model_copy(
-                    update={
-                        "message": AssistantMessage.model_validate({**e.message.raw(), "content": merged})
-                    }
-                )
-                alias[uid] = e.id
-                return
-            u = msg.get("usage") or {}
-            usage = {
-                "input": u.get("input_tokens", 0) or 0,
-                "output": u.get("output_tokens", 0) or 0,
-                "cacheRead": u.get("cache_read_input_tokens", 0) or 0,
-                "cacheWrite": u.get("cache_creation_input_tokens", 0) or 0,
+            self._assistant(n, o, uid, ts, msg)
+        elif t == "user":
+            self._user(n, o, uid, ts, msg)
+        elif t == "system" and o.get("subtype") == "microcompact_boundary":
+            self._microcompact(n, o, uid, ts)
+        elif t == "system" and o.get("subtype") == "compact_boundary":
+            self._compact_boundary(n, o, uid, ts)
+        elif t == "attachment" and isinstance(o.get("attachment"), dict) and attachment_text(o["attachment"]):
+            self._sent_attachment(n, o, uid, ts)
+        else:
+            self._custom(n, o, uid, ts)
+
+    def _assistant(self, n: int, o: dict[str, Any], uid: str, ts: Any, msg: dict[str, Any]) -> None:
+        mid = msg.get("id")
+        if isinstance(mid, str) and mid in self.msg_entry:  # another block of the same answer
+            k = self.msg_entry[mid]
+            e = self.entries[k]
+            merged = [
+                *e.message.raw()["content"],
+                *[_assistant_block(b, self.tool_names) for b in _blocks(msg.get("content"))],
+            ]
+            self.entries[k] = e.model_copy(
+                update={"message": AssistantMessage.model_validate({**e.message.raw(), "content": merged})}
+            )
+            self.alias[uid] = e.id
+            return
+        usage = _usage(msg)
+        am = AssistantMessage.model_validate(
+            {
+                "role": "assistant",
+                "content": [_assistant_block(b, self.tool_names) for b in _blocks(msg.get("content"))],
+                "api": "anthropic-messages",
+                "provider": "anthropic",
+                "model": msg.get("model"),
+                "usage": usage,
+                "stopReason": _STOP.get(
+                    msg.get("stop_reason"), "toolUse" if msg.get("stop_reason") is None else "stop"
+                ),
+                "timestamp": _ms(ts),
             }
-            usage["totalTokens"] = sum(usage.values())
-            am = AssistantMessage.model_validate(
+        )
+        if isinstance(mid, str):
+            self.msg_entry[mid] = len(self.entries)
+        self.add(MessageEntry(id=uid, parentId=self.parent_of(o), timestamp=ts, message=am), n)
+
+    def _user(self, n: int, o: dict[str, Any], uid: str, ts: Any, msg: dict[str, Any]) -> None:
+        if o.get("isCompactSummary") and self.pending_boundary is not None:
+            k = self.pending_boundary
+            text = "".join(b.get("text", "") for b in _blocks(msg.get("content")) if isinstance(b, dict))
+            self.entries[k] = self.entries[k].model_copy(update={"summary": text})
+            self.alias[uid] = self.entries[k].id
+            self.pending_boundary = None
+            return
+        parent = self.parent_of(o)
+        blocks = _blocks(msg.get("content"))
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        others = [b for b in blocks if isinstance(b, dict) and b.get("type") in ("text", "image")]
+        parent, last_id = self._tool_results(n, uid, ts, parent, results)
+        if others:
+            uid2 = uid if last_id is None else f"{uid}#text"
+            self._user_message(n, uid2, ts, parent, others)
+            last_id = uid2
+        if last_id is not None and last_id != uid:
+            self.alias[uid] = last_id
+        if last_id is None:  # an empty user line: keep its place in the chain
+            self.add(
+                CustomEntry(id=uid, parentId=parent, timestamp=ts, customType="claude-code/user-empty"), n
+            )
+
+    def _tool_results(
+        self, n: int, uid: str, ts: Any, parent: str | None, results: list[dict[str, Any]]
+    ) -> tuple[str | None, str | None]:
+        """The ``tool_result`` blocks of one user line as tool results, parallel ones chained;
+        (the parent of what follows, the last result's id)."""
+        last_id = None
+        for k, b in enumerate(results):
+            rid = uid if k == 0 else f"{uid}#{k}"
+            root = self.root_of.get(parent, parent) if parent is not None else None
+            if root is not None and root in self.last_in_chain:
+                parent = self.last_in_chain[root]  # parallel results: a chain, not a fork
+            content = _result_content(b.get("content"))
+            tr = ToolResultMessage.model_validate(
                 {
-                    "role": "assistant",
-                    "content": [_assistant_block(b, tool_names) for b in _blocks(msg.get("content"))],
-                    "api": "anthropic-messages",
-                    "provider": "anthropic",
-                    "model": msg.get("model"),
-                    "usage": usage,
-                    "stopReason": _STOP.get(
-                        msg.get("stop_reason"), "toolUse" if msg.get("stop_reason") is None else "stop"
-                    ),
+                    "role": "toolResult",
+                    "toolCallId": b.get("tool_use_id", ""),
+                    "toolName": self.tool_names.get(b.get("tool_use_id", ""), ""),
+                    "content": content,
+                    "isError": bool(b.get("is_error")),
                     "timestamp": _ms(ts),
                 }
             )
-            if isinstance(mid, str):
-                msg_entry[mid] = len(entries)
-            add(MessageEntry(id=uid, parentId=parent_of(o), timestamp=ts, message=am), n)
-        elif t == "user":
-            if o.get("isCompactSummary") and pending_boundary is not None:
-                k = pending_boundary
-                text = "".join(b.get("text", "") for b in _blocks(msg.get("content")) if isinstance(b, dict))
-                entries[k] = entries[k].model_copy(update={"summary": text})
-                alias[uid] = entries[k].id
-                pending_boundary = None
-                return
-            parent = parent_of(o)
-            blocks = _blocks(msg.get("content"))
-            results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
-            others = [b for b in blocks if isinstance(b, dict) and b.get("type") in ("text", "image")]
-            last_id = None
-            for k, b in enumerate(results):
-                rid = uid if k == 0 else f"{uid}#{k}"
-                root = root_of.get(parent, parent) if parent is not None else None
-                if root is not None and root in last_in_chain:
-                    parent = last_in_chain[root]  # parallel results: a chain, not a fork
-                c = b.get("content")
-                content = (
-                    [{"type": "text", "text": c}]
-                    if isinstance(c, str)
-                    else [
-                        _image(x) if x.get("type") == "image" else {"type": "text", "text": x.get("text", "")}
-                        for x in (c or [])
-                        if isinstance(x, dict)
-                    ]
-                )
-                tr = ToolResultMessage.model_validate(
-                    {
-                        "role": "toolResult",
-                        "toolCallId": b.get("tool_use_id", ""),
-                        "toolName": tool_names.get(b.get("tool_use_id", ""), ""),
-                        "content": content,
-                        "isError": bool(b.get("is_error")),
-                        "timestamp": _ms(ts),
-                    }
-                )
-                add(MessageEntry(id=rid, parentId=parent, timestamp=ts, message=tr), n)
-                if root is not None:
-                    root_of[rid] = root
-                    last_in_chain[root] = rid
-                parent = rid
-                last_id = rid
-            if others:
-                uid2 = uid if last_id is None else f"{uid}#text"
-                content = [
-                    _image(b) if b.get("type") == "image" else {"type": "text", "text": b.get("text", "")}
-                    for b in others
-                ]
-                um = UserMessage.model_validate(
-                    {
-                        "role": "user",
-                        "content": content
-                        if len(content) > 1 or content[0]["type"] != "text"
-                        else content[0]["text"],
-                        "timestamp": _ms(ts),
-                    }
-                )
-                add(MessageEntry(id=uid2, parentId=parent, timestamp=ts, message=um), n)
-                last_id = uid2
-            if last_id is not None and last_id != uid:
-                alias[uid] = last_id
-            if last_id is None:  # an empty user line: keep its place in the chain
-                add(
-                    CustomEntry(id=uid, parentId=parent, timestamp=ts, customType="claude-code/user-empty"), n
-                )
-        elif t == "system" and o.get("subtype") == "microcompact_boundary":
-            meta = o.get("microcompactMetadata") or o.get("microcompact_metadata") or {}
-            ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
-            at = _ms(ts)
-            for tid in ids if isinstance(ids, list) else []:
-                if isinstance(tid, str) and isinstance(at, (int, float)):
-                    microcompacted.setdefault(tid, at)
-            add(
-                CustomEntry(
-                    id=uid,
-                    parentId=parent_of(o),
-                    timestamp=ts,
-                    customType="claude-code/system:microcompact_boundary",
-                    data={
-                        "compactedToolIds": ids,
-                        "tokensSaved": meta.get("tokensSaved"),
-                        "trigger": meta.get("trigger"),
-                    },
-                ),
-                n,
-            )
-        elif t == "system" and o.get("subtype") == "compact_boundary":
-            meta = o.get("compactMetadata") or o.get("compact_metadata") or {}
-            logical = o.get("logicalParentUuid")
-            head, tail, members = _preserved(meta)
+            self.add(MessageEntry(id=rid, parentId=parent, timestamp=ts, message=tr), n)
+            if root is not None:
+                self.root_of[rid] = root
+                self.last_in_chain[root] = rid
+            parent = rid
+            last_id = rid
+        return parent, last_id
 
-            def seen(u: Any) -> str | None:  # the entry a uuid written before this line became
-                return alias.get(u, u) if isinstance(u, str) and alias.get(u, u) in parent_ids else None
+    def _user_message(
+        self, n: int, uid: str, ts: Any, parent: str | None, others: list[dict[str, Any]]
+    ) -> None:
+        """The text and image blocks of a user line as one user message."""
+        content = [
+            _image(b) if b.get("type") == "image" else {"type": "text", "text": b.get("text", "")}
+            for b in others
+        ]
+        um = UserMessage.model_validate(
+            {
+                "role": "user",
+                "content": content
+                if len(content) > 1 or content[0]["type"] != "text"
+                else content[0]["text"],
+                "timestamp": _ms(ts),
+            }
+        )
+        self.add(MessageEntry(id=uid, parentId=parent, timestamp=ts, message=um), n)
 
-            first_kept = seen(head)
-            if head is not None and first_kept is None:
-                issues.append(
-                    LoadIssue(
-                        "preserved-segment",
-                        "warning",
-                        f"the compaction's preserved messages start "
-                        f"at {head!s:.60}, which is not written before it; the replay keeps nothing",
-                        line=n,
-                    )
-                )
-            parent = seen(logical)
-            if parent is None and first_kept is not None:
-                # the last preserved message written before the boundary (later ones follow the summary)
-                parent = next((seen(u) for u in [tail, *reversed(members)] if seen(u)), first_kept)
-            if parent is None:
-                parent = alias.get(logical, logical) if isinstance(logical, str) else parent_of(o)
-            if first_kept is not None:
-                a: str | None = parent
-                walked: set[str] = set()  # a hostile file may link in a cycle
-                while a is not None and a != first_kept and a not in walked:
-                    walked.add(a)
-                    a = parent_ids.get(a)
-                if a in walked:
-                    a = None
-                if a is None:
-                    issues.append(
-                        LoadIssue(
-                            "preserved-segment",
-                            "warning",
-                            f"the compaction's preserved messages "
-                            f"(from {head!s:.60}) are not on the conversation before it; the replay "
-                            "keeps nothing",
-                            line=n,
-                        )
-                    )
-            pending_boundary = len(entries)
-            details: dict[str, Any] = {"trigger": meta.get("trigger")}
-            post = meta.get("postTokens", meta.get("post_tokens"))
-            if isinstance(post, int) and not isinstance(post, bool):
-                details["postTokens"] = post  # the context right after, as Claude Code measured it
-            if first_kept is not None:
-                details["preservedSegment"] = {"head": head, "tail": tail}
-            reads = _reinjected_reads(entries, first_kept)
-            if reads:
-                details["claudeCode"] = {"reinjectedReads": reads, "estimate": True}
-            add(
-                CompactionEntry(
-                    id=uid,
-                    parentId=parent,
-                    timestamp=ts,
-                    summary="",
-                    firstKeptEntryId=first_kept,
-                    tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
-                    details=details,
-                ),
-                n,
-            )
-            if isinstance(tail, str) and seen(tail) is not None:
-                relink[tail] = uid  # later lines hanging off the tail continue after the compaction
-        elif t == "attachment" and isinstance(o.get("attachment"), dict) and attachment_text(o["attachment"]):
-            att = o["attachment"]
-            sent_attachments[str(att.get("type"))] += 1
-            add(
-                CustomMessageEntry(
-                    id=uid,
-                    parentId=parent_of(o),
-                    timestamp=ts,
-                    display=False,
-                    customType=f"claude-code/attachment:{att.get('type')}",
-                    content=attachment_text(att) or "",
-                ),
-                n,
-            )
-        else:
-            att = o.get("attachment")
-            if t == "attachment":
-                kind = str(att.get("type") if isinstance(att, dict) else "?")
-                (silent if known(kind) else attachments)[kind] += 1
-            sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
-            add(
-                CustomEntry(
-                    id=uid, parentId=parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"
-                ),
-                n,
-            )
+    def _microcompact(self, n: int, o: dict[str, Any], uid: str, ts: Any) -> None:
+        meta = o.get("microcompactMetadata") or o.get("microcompact_metadata") or {}
+        ids = meta.get("compactedToolIds") or meta.get("compacted_tool_ids") or []
+        at = _ms(ts)
+        for tid in ids if isinstance(ids, list) else []:
+            if isinstance(tid, str) and isinstance(at, (int, float)):
+                self.microcompacted.setdefault(tid, at)
+        self.add(
+            CustomEntry(
+                id=uid,
+                parentId=self.parent_of(o),
+                timestamp=ts,
+                customType="claude-code/system:microcompact_boundary",
+                data={
+                    "compactedToolIds": ids,
+                    "tokensSaved": meta.get("tokensSaved"),
+                    "trigger": meta.get("trigger"),
+                },
+            ),
+            n,
+        )
 
-    for n, o in objs:
-        try:
-            one(n, o)
-        except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
-            # a line of an unexpected shape: reported with its number, the rest still loads
-            issues.append(
+    def _seen(self, u: Any) -> str | None:
+        """The entry a uuid written before this line became (None if it is not written yet)."""
+        return (
+            self.alias.get(u, u) if isinstance(u, str) and self.alias.get(u, u) in self.parent_ids else None
+        )
+
+    def _compact_boundary(self, n: int, o: dict[str, Any], uid: str, ts: Any) -> None:
+        meta = o.get("compactMetadata") or o.get("compact_metadata") or {}
+        logical = o.get("logicalParentUuid")
+        head, tail, members = _preserved(meta)
+        first_kept = self._seen(head)
+        if head is not None and first_kept is None:
+            self.issues.append(
                 LoadIssue(
-                    "invalid-line",
+                    "preserved-segment",
                     "warning",
-                    f"not a Claude Code line this importer can read ({type(e).__name__}); skipped",
+                    f"the compaction's preserved messages start "
+                    f"at {head!s:.60}, which is not written before it; the replay keeps nothing",
+                    line=n,
+                )
+            )
+        parent = self._boundary_parent(o, logical, first_kept, tail, members)
+        if first_kept is not None:
+            self._check_preserved_before(n, head, parent, first_kept)
+        self.pending_boundary = len(self.entries)
+        details: dict[str, Any] = {"trigger": meta.get("trigger")}
+        post = meta.get("postTokens", meta.get("post_tokens"))
+        if isinstance(post, int) and not isinstance(post, bool):
+            details["postTokens"] = post  # the context right after, as Claude Code measured it
+        if first_kept is not None:
+            details["preservedSegment"] = {"head": head, "tail": tail}
+        reads = _reinjected_reads(self.entries, first_kept)
+        if reads:
+            details["claudeCode"] = {"reinjectedReads": reads, "estimate": True}
+        self.add(
+            CompactionEntry(
+                id=uid,
+                parentId=parent,
+                timestamp=ts,
+                summary="",
+                firstKeptEntryId=first_kept,
+                tokensBefore=meta.get("preTokens", meta.get("pre_tokens", 0)) or 0,
+                details=details,
+            ),
+            n,
+        )
+        if isinstance(tail, str) and self._seen(tail) is not None:
+            self.relink[tail] = uid  # later lines hanging off the tail continue after the compaction
+
+    def _boundary_parent(
+        self, o: dict[str, Any], logical: Any, first_kept: str | None, tail: str | None, members: list[str]
+    ) -> str | None:
+        """Where a compaction hangs: its ``logicalParentUuid`` when written, else the last
+        preserved message written before it, else its logical parent's id or its own parent."""
+        parent = self._seen(logical)
+        if parent is None and first_kept is not None:
+            # the last preserved message written before the boundary (later ones follow the summary)
+            parent = next((self._seen(u) for u in [tail, *reversed(members)] if self._seen(u)), first_kept)
+        if parent is None:
+            parent = self.alias.get(logical, logical) if isinstance(logical, str) else self.parent_of(o)
+        return parent
+
+    def _check_preserved_before(self, n: int, head: str | None, parent: str | None, first_kept: str) -> None:
+        """Warn when the preserved head is not on the conversation before the compaction."""
+        a: str | None = parent
+        walked: set[str] = set()  # a hostile file may link in a cycle
+        while a is not None and a != first_kept and a not in walked:
+            walked.add(a)
+            a = self.parent_ids.get(a)
+        if a in walked:
+            a = None
+        if a is None:
+            self.issues.append(
+                LoadIssue(
+                    "preserved-segment",
+                    "warning",
+                    f"the compaction's preserved messages "
+                    f"(from {head!s:.60}) are not on the conversation before it; the replay "
+                    "keeps nothing",
                     line=n,
                 )
             )
 
-    _mark_microcompacted(entries, microcompacted)
-    if linear:
-        issues.append(
-            LoadIssue(
-                "no-parent-links",
-                "info",
-                "no line names its parent (parentUuid): the lines are read as one conversation in file order",
-            )
-        )
-    issues.extend(_attachment_issues(sent_attachments, silent, attachments))
-    if sidechain:
-        issues.append(
-            LoadIssue(
-                "sidechain",
-                "info",
-                f"{sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation",
-            )
-        )
-    if outside:
-        listed = ", ".join(f"{v} {k}" for k, v in outside_types.most_common())
-        issues.append(
-            LoadIssue(
-                "outside-chain",
-                "info",
-                f"{outside} line(s) outside the conversation, without a uuid "
-                f"({listed}): bookkeeping, not sent to the model, not imported",
-            )
-        )
-    issues.extend(foreign_issues(foreign, LABEL))
-    issues.insert(
-        0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model")
-    )
-    if subagent_file:
-        agent = next((o.get("agentId") for o in chain if isinstance(o.get("agentId"), str)), None)
-        issues.insert(
-            1,
-            LoadIssue(
-                "subagent",
-                "info",
-                "a sub-agent's transcript"
-                + (f" (agent {agent})" if agent else "")
-                + ": its sidechain lines are the conversation",
+    def _sent_attachment(self, n: int, o: dict[str, Any], uid: str, ts: Any) -> None:
+        att = o["attachment"]
+        self.sent_attachments[str(att.get("type"))] += 1
+        self.add(
+            CustomMessageEntry(
+                id=uid,
+                parentId=self.parent_of(o),
+                timestamp=ts,
+                display=False,
+                customType=f"claude-code/attachment:{att.get('type')}",
+                content=attachment_text(att) or "",
             ),
+            n,
         )
-    extra = _continues_earlier(entries, parent_ids, lines_of, issues)
-    header = SessionHeader(id=str(session_id), cwd=cwd, version=3, **extra)
-    return _build(header, entries, lines_of, issues, source, 3, False)
+
+    def _custom(self, n: int, o: dict[str, Any], uid: str, ts: Any) -> None:
+        """Other system lines and attachments that send nothing: ``custom`` entries."""
+        t = o.get("type")
+        att = o.get("attachment")
+        if t == "attachment":
+            kind = str(att.get("type") if isinstance(att, dict) else "?")
+            (self.silent if known(kind) else self.attachments)[kind] += 1
+        sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
+        self.add(
+            CustomEntry(
+                id=uid, parentId=self.parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"
+            ),
+            n,
+        )
+
+    # -- the session --------------------------------------------------------------------------
+
+    def finish(self, source: str | None) -> Session:
+        _mark_microcompacted(self.entries, self.microcompacted)
+        issues = self.issues
+        if self.linear:
+            issues.append(
+                LoadIssue(
+                    "no-parent-links",
+                    "info",
+                    "no line names its parent (parentUuid): the lines are read as one conversation in file order",
+                )
+            )
+        issues.extend(_attachment_issues(self.sent_attachments, self.silent, self.attachments))
+        issues.extend(self._apart_issues())
+        issues.insert(
+            0, LoadIssue("format", "info", "Claude Code transcript, imported into the pi session model")
+        )
+        if self.subagent_file:
+            agent = next((o.get("agentId") for o in self.chain if isinstance(o.get("agentId"), str)), None)
+            issues.insert(
+                1,
+                LoadIssue(
+                    "subagent",
+                    "info",
+                    "a sub-agent's transcript"
+                    + (f" (agent {agent})" if agent else "")
+                    + ": its sidechain lines are the conversation",
+                ),
+            )
+        extra = _continues_earlier(self.entries, self.parent_ids, self.lines_of, issues)
+        header = SessionHeader(id=str(self.session_id), cwd=self.cwd, version=3, **extra)
+        return _build(header, self.entries, self.lines_of, issues, source, 3, False)
+
+    def _apart_issues(self) -> list[LoadIssue]:
+        """Info lines for what was kept apart: sidechain lines, uuid-less lines, other agents' lines."""
+        out: list[LoadIssue] = []
+        if self.sidechain:
+            out.append(
+                LoadIssue(
+                    "sidechain",
+                    "info",
+                    f"{self.sidechain} sub-agent (sidechain) line(s) kept apart from the main conversation",
+                )
+            )
+        if self.outside:
+            listed = ", ".join(f"{v} {k}" for k, v in self.outside_types.most_common())
+            out.append(
+                LoadIssue(
+                    "outside-chain",
+                    "info",
+                    f"{self.outside} line(s) outside the conversation, without a uuid "
+                    f"({listed}): bookkeeping, not sent to the model, not imported",
+                )
+            )
+        out.extend(foreign_issues(self.foreign, LABEL))
+        return out
 
 
 def _attachment_issues(sent: Counter[str], silent: Counter[str], unknown: Counter[str]) -> list[LoadIssue]:

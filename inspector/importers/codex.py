@@ -350,29 +350,7 @@ class _Importer:
     ) -> None:
         t = p.get("type")
         if t == "message" and p.get("role") in ("user", "developer", "system"):
-            self._flush()
-            text = _text_of(p.get("content"))
-            if summary is not None and summary.strip() and summary.strip() in text:
-                return  # the summary item of a replacement history: the compaction entry carries it
-            blocks = _user_blocks(p.get("content"))
-            if p.get("role") != "user" or text.lstrip().lower().startswith(_CONTEXT_MARKERS):
-                kind = "codex/context" if p.get("role") == "user" else f"codex/{p.get('role')}"
-                self._add(
-                    line,
-                    ts,
-                    {"type": "custom_message", "customType": kind, "content": blocks, "display": False},
-                    extra,
-                )
-            else:
-                self._add(
-                    line,
-                    ts,
-                    {
-                        "type": "message",
-                        "message": {"role": "user", "content": blocks, "timestamp": iso_to_ms(ts)},
-                    },
-                    extra,
-                )
+            self._input_message(line, ts, p, extra, summary)
         elif t == "message":  # assistant
             if extra:
                 self._flush()
@@ -388,48 +366,9 @@ class _Importer:
             text = "\n\n".join(str(s.get("text", "")) for s in summ if isinstance(s, dict))
             self._assistant(line, ts)["content"].append({"type": "thinking", "thinking": text})
         elif t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
-            cid = str(p.get("call_id") or p.get("id") or f"call-{line}")
-            if t == "function_call":
-                name, args = str(p.get("name", "")), _arguments(p.get("arguments"))
-            elif t == "custom_tool_call":
-                name, args = str(p.get("name", "")), {"input": p.get("input", "")}
-            elif t == "local_shell_call":
-                name, args = "local_shell", jv if isinstance(jv := p.get("action"), dict) else {}
-            else:
-                name, args = "web_search", jv if isinstance(jv := p.get("action"), dict) else {}
-            self.tool_names[cid] = name
-            self._assistant(line, ts)["content"].append(
-                {"type": "toolCall", "id": cid, "name": name, "arguments": args}
-            )
+            self._tool_call(line, ts, t, p)
         elif t in ("function_call_output", "custom_tool_call_output"):
-            self._flush()
-            cid = str(p.get("call_id", ""))
-            if cid not in self.tool_names:
-                self.issues.append(
-                    LoadIssue(
-                        "orphan-output",
-                        "warning",
-                        f"tool output for call_id {cid!r}, which no earlier call has",
-                        line=line,
-                    )
-                )
-            blocks, failed = _output(p.get("output"))
-            tr: dict[str, Any] = {
-                "role": "toolResult",
-                "toolCallId": cid,
-                "toolName": self.tool_names.get(cid, ""),
-                "content": blocks,
-                "isError": failed,
-                "timestamp": iso_to_ms(ts),
-            }
-            if self.truncation is not None and len(blocks) == 1 and blocks[0]["type"] == "text":
-                cut = _history_truncate(blocks[0]["text"], *self.truncation)
-                if cut is not None:  # the model saw it cut: keep the whole output in details
-                    tr["content"] = [{"type": "text", "text": cut}]
-                    tr["details"] = {
-                        "codex": {"truncated": list(self.truncation), "output": blocks[0]["text"]}
-                    }
-            self._add(line, ts, {"type": "message", "message": tr}, extra)
+            self._tool_output(line, ts, p, extra)
         elif t == "compaction":  # server-side compaction: an encrypted summary
             self._flush()
             self._add(
@@ -445,6 +384,79 @@ class _Importer:
             )
         else:
             self._skip(f"response item {t!r}")
+
+    def _input_message(
+        self, line: int, ts: Any, p: dict[str, Any], extra: dict[str, Any] | None, summary: str | None
+    ) -> None:
+        """A user, developer or system item: a user message, or context Codex wrote itself."""
+        self._flush()
+        text = _text_of(p.get("content"))
+        if summary is not None and summary.strip() and summary.strip() in text:
+            return  # the summary item of a replacement history: the compaction entry carries it
+        blocks = _user_blocks(p.get("content"))
+        if p.get("role") != "user" or text.lstrip().lower().startswith(_CONTEXT_MARKERS):
+            kind = "codex/context" if p.get("role") == "user" else f"codex/{p.get('role')}"
+            self._add(
+                line,
+                ts,
+                {"type": "custom_message", "customType": kind, "content": blocks, "display": False},
+                extra,
+            )
+        else:
+            self._add(
+                line,
+                ts,
+                {
+                    "type": "message",
+                    "message": {"role": "user", "content": blocks, "timestamp": iso_to_ms(ts)},
+                },
+                extra,
+            )
+
+    def _tool_call(self, line: int, ts: Any, t: str, p: dict[str, Any]) -> None:
+        """A function, custom tool, local shell or web search call, into the open answer."""
+        cid = str(p.get("call_id") or p.get("id") or f"call-{line}")
+        if t == "function_call":
+            name, args = str(p.get("name", "")), _arguments(p.get("arguments"))
+        elif t == "custom_tool_call":
+            name, args = str(p.get("name", "")), {"input": p.get("input", "")}
+        elif t == "local_shell_call":
+            name, args = "local_shell", jv if isinstance(jv := p.get("action"), dict) else {}
+        else:
+            name, args = "web_search", jv if isinstance(jv := p.get("action"), dict) else {}
+        self.tool_names[cid] = name
+        self._assistant(line, ts)["content"].append(
+            {"type": "toolCall", "id": cid, "name": name, "arguments": args}
+        )
+
+    def _tool_output(self, line: int, ts: Any, p: dict[str, Any], extra: dict[str, Any] | None) -> None:
+        """A call's output: a tool result, cut as the turn's truncation policy cuts it for the model."""
+        self._flush()
+        cid = str(p.get("call_id", ""))
+        if cid not in self.tool_names:
+            self.issues.append(
+                LoadIssue(
+                    "orphan-output",
+                    "warning",
+                    f"tool output for call_id {cid!r}, which no earlier call has",
+                    line=line,
+                )
+            )
+        blocks, failed = _output(p.get("output"))
+        tr: dict[str, Any] = {
+            "role": "toolResult",
+            "toolCallId": cid,
+            "toolName": self.tool_names.get(cid, ""),
+            "content": blocks,
+            "isError": failed,
+            "timestamp": iso_to_ms(ts),
+        }
+        if self.truncation is not None and len(blocks) == 1 and blocks[0]["type"] == "text":
+            cut = _history_truncate(blocks[0]["text"], *self.truncation)
+            if cut is not None:  # the model saw it cut: keep the whole output in details
+                tr["content"] = [{"type": "text", "text": cut}]
+                tr["details"] = {"codex": {"truncated": list(self.truncation), "output": blocks[0]["text"]}}
+        self._add(line, ts, {"type": "message", "message": tr}, extra)
 
     def event(self, line: int, p: dict[str, Any]) -> None:
         t = p.get("type")
@@ -687,12 +699,18 @@ class _Importer:
             self._skip(f"line type {kind!r}")
 
     def _finish(self, legacy: bool) -> Session:
-        meta = self.meta
         entries: list[Any] = []
         lines: list[int] = []
         for obj, line in zip(self.raw, self.lines, strict=True):
             entries.append(_to_entry(obj, line, len(entries), self.issues))
             lines.append(line)
+        issues = self._file_issues(legacy)
+        return _build(self._header(), entries, lines, [*issues, *self.issues], self.source, 3, False)
+
+    def _file_issues(self, legacy: bool) -> list[LoadIssue]:
+        """What the file as a whole says: its layout, a missing session_meta, other agents' lines,
+        a fork or sub-agent, rollbacks, what was not imported."""
+        meta = self.meta
         issues = [
             LoadIssue(
                 "format",
@@ -730,6 +748,12 @@ class _Importer:
         if self.skipped:
             listed = ", ".join(f"{v} {k}" for k, v in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
             issues.append(LoadIssue("not-imported", "info", f"not sent to the model, not imported: {listed}"))
+        return issues
+
+    def _header(self) -> SessionHeader:
+        """The session's header: id, time and cwd from session_meta, the recorded context window
+        and the related rollouts' ids."""
+        meta = self.meta
 
         def text(v: Any) -> str | None:
             return v if isinstance(v, str) else None
@@ -745,5 +769,4 @@ class _Importer:
         related = related_sessions(meta)
         if related:
             header_fields["codexRelated"] = related  # {"forkedFrom"?, "parentThread"?}: other rollouts' ids
-        header = SessionHeader.model_validate(header_fields)
-        return _build(header, entries, lines, [*issues, *self.issues], self.source, 3, False)
+        return SessionHeader.model_validate(header_fields)

@@ -134,6 +134,29 @@ def _time(obj: Any, key: str = "created") -> Any:
     return t.get(key) if isinstance(t, dict) else None
 
 
+def _steps(parts: list[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any] | None]]:
+    """An assistant message's parts split at ``step-start`` / ``step-finish``: each step's parts
+    and its ``step-finish`` (None if it has none); a trailing empty step is left out."""
+    steps: list[list[dict[str, Any]]] = [[]]
+    finishes: list[dict[str, Any] | None] = [None]
+    for p in parts:
+        t = p.get("type")
+        if t == "step-start":
+            if steps[-1]:
+                steps.append([])
+                finishes.append(None)
+        elif t == "step-finish":
+            finishes[-1] = p
+            steps.append([])
+            finishes.append(None)
+        else:
+            steps[-1].append(p)
+    if not steps[-1] and len(steps) > 1:
+        steps.pop()
+        finishes.pop()
+    return steps, finishes
+
+
 class _Importer:
     def __init__(self, source: str | None) -> None:
         self.source = source
@@ -160,6 +183,26 @@ class _Importer:
 
     def run(self, data: bytes) -> Session:
         text = data.decode("utf-8", "replace").lstrip("\ufeff")
+        doc = self._document(text)
+        if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+            return self._finish(doc if isinstance(doc, dict) else {})
+        info = jv if isinstance(jv := doc.get("info"), dict) else {}
+        locate = _Locator(text)
+        self._dcp(doc["messages"])
+        if isinstance(info.get("title"), str) and info["title"]:
+            self._add("oc-title", 1, _time(info), {"type": "session_info", "name": info["title"]})
+        for k, msg in enumerate(doc["messages"]):
+            self._message(k, msg, locate)
+        self._revert(info, doc["messages"], locate)
+        info = {k: info[k] for k in ("id", "title", "directory", "parentID", "time") if k in info}
+        if self.dcp:
+            info["dcp"] = True
+        del doc, text, locate  # the entries keep what they need: free the parsed file before validating
+        return self._finish(info)
+
+    def _document(self, text: str) -> Any:
+        """The parsed export; None (said in an issue) when it is not JSON, and an issue when it
+        has no ``messages`` list."""
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
@@ -171,64 +214,54 @@ class _Importer:
                     line=e.lineno,
                 )
             )
-            return self._finish({})
+            return None
         except RecursionError:
             self.issues.append(LoadIssue("malformed-json", "error", "nested too deeply to read", line=1))
-            return self._finish({})
+            return None
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
             self.issues.append(
                 LoadIssue("not-opencode", "error", "not an OpenCode export: no 'messages' list", line=1)
             )
-            return self._finish(doc if isinstance(doc, dict) else {})
-        info = jv if isinstance(jv := doc.get("info"), dict) else {}
-        locate = _Locator(text)
-        self._dcp(doc["messages"])
-        if isinstance(info.get("title"), str) and info["title"]:
-            self._add("oc-title", 1, _time(info), {"type": "session_info", "name": info["title"]})
-        for k, msg in enumerate(doc["messages"]):
-            mi = msg.get("info") if isinstance(msg, dict) else None
-            parts = msg.get("parts") if isinstance(msg, dict) else None
-            line = locate.line_of(jv) if isinstance(mi, dict) and isinstance(jv := mi.get("id"), str) else 1
-            if (
-                not isinstance(mi, dict)
-                or not isinstance(parts, list)
-                or mi.get("role") not in ("user", "assistant")
-            ):
-                self.issues.append(
-                    LoadIssue(
-                        "invalid-message",
-                        "warning",
-                        f"message {k + 1} is not an OpenCode "
-                        "message (info with a user/assistant role, and parts); skipped",
-                        line=line,
-                    )
+        return doc
+
+    def _message(self, k: int, msg: Any, locate: _Locator) -> None:
+        """The export's ``k``-th message; one of an unexpected shape is a located warning."""
+        mi = msg.get("info") if isinstance(msg, dict) else None
+        parts = msg.get("parts") if isinstance(msg, dict) else None
+        line = locate.line_of(jv) if isinstance(mi, dict) and isinstance(jv := mi.get("id"), str) else 1
+        if (
+            not isinstance(mi, dict)
+            or not isinstance(parts, list)
+            or mi.get("role") not in ("user", "assistant")
+        ):
+            self.issues.append(
+                LoadIssue(
+                    "invalid-message",
+                    "warning",
+                    f"message {k + 1} is not an OpenCode "
+                    "message (info with a user/assistant role, and parts); skipped",
+                    line=line,
                 )
-                continue
-            parts = [p for p in parts if isinstance(p, dict)]
-            mid = str(mi.get("id") or f"m{k}")
-            self.first_entry.setdefault(mid, len(self.raw))
-            self.mid_at[k] = mid
-            try:
-                if mi["role"] == "user":
-                    self._user(mid, line, mi, parts)
-                else:
-                    self._assistant(mid, line, mi, parts, locate)
-            except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
-                self.issues.append(
-                    LoadIssue(
-                        "invalid-message",
-                        "warning",
-                        f"message {k + 1} has a shape this "
-                        f"importer cannot read ({type(e).__name__}); skipped",
-                        line=line,
-                    )
+            )
+            return
+        parts = [p for p in parts if isinstance(p, dict)]
+        mid = str(mi.get("id") or f"m{k}")
+        self.first_entry.setdefault(mid, len(self.raw))
+        self.mid_at[k] = mid
+        try:
+            if mi["role"] == "user":
+                self._user(mid, line, mi, parts)
+            else:
+                self._assistant(mid, line, mi, parts, locate)
+        except (ValidationError, TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
+            self.issues.append(
+                LoadIssue(
+                    "invalid-message",
+                    "warning",
+                    f"message {k + 1} has a shape this importer cannot read ({type(e).__name__}); skipped",
+                    line=line,
                 )
-        self._revert(info, doc["messages"], locate)
-        info = {k: info[k] for k in ("id", "title", "directory", "parentID", "time") if k in info}
-        if self.dcp:
-            info["dcp"] = True
-        del doc, text, locate  # the entries keep what they need: free the parsed file before validating
-        return self._finish(info)
+            )
 
     def _dcp(self, messages: list[Any]) -> None:
         """The DCP plugin's compress calls, replayed (:mod:`.opencode_dcp`)."""
@@ -367,90 +400,17 @@ class _Importer:
         ts = _time(mi)
         provider, model = mi.get("providerID"), mi.get("modelID")
         if mi.get("summary") is True:
-            text = "\n".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
-            line0, ts0, comp = self.pending_compaction or (line, ts, {})
-            self.pending_compaction = None
-            details: dict[str, Any] = {"agent": "opencode", "auto": bool(comp.get("auto"))}
-            if comp.get("overflow"):
-                details["overflow"] = True
-            first_kept = None
-            tail = comp.get("tail_start_id")
-            if tail:
-                details["tailStartId"] = tail
-                k = self.first_entry.get(tail) if isinstance(tail, str) else None
-                if k is not None and k < len(self.raw):
-                    first_kept = self.raw[k]["id"]
-                elif k is None:  # (k == len: the tail starts at the request itself, so nothing is kept)
-                    self.issues.append(
-                        LoadIssue(
-                            "retained-tail",
-                            "warning",
-                            f"this compaction keeps the messages from "
-                            f"{tail!s:.60}, which is not before it in the export; the replay keeps "
-                            "nothing",
-                            line=line0,
-                        )
-                    )
-            self._add(
-                f"oc-{mid}",
-                line0,
-                ts0,
-                {
-                    "type": "compaction",
-                    "summary": text,
-                    "firstKeptEntryId": first_kept,
-                    "tokensBefore": self.context_tokens,
-                    "details": details,
-                },
-            )
+            self._summary(mid, line, ts, parts)
             return
         if self.pending_compaction is not None:  # a compaction request that got no summary
             self.pending_compaction = None
             self._skip("compaction request without a summary")
         self._model(mid, line, ts, provider, model)
-        steps: list[list[dict[str, Any]]] = [[]]
-        finishes: list[dict[str, Any] | None] = [None]
-        for p in parts:
-            t = p.get("type")
-            if t == "step-start":
-                if steps[-1]:
-                    steps.append([])
-                    finishes.append(None)
-            elif t == "step-finish":
-                finishes[-1] = p
-                steps.append([])
-                finishes.append(None)
-            else:
-                steps[-1].append(p)
-        if not steps[-1] and len(steps) > 1:
-            steps.pop()
-            finishes.pop()
+        steps, finishes = _steps(parts)
         single = len(steps) == 1
         for k, (step, fin) in enumerate(zip(steps, finishes, strict=True)):
             usage = _usage(fin.get("tokens")) if fin else (_usage(mi.get("tokens")) if single else None)
-            content: list[dict[str, Any]] = []
-            tools: list[dict[str, Any]] = []
-            for p in step:
-                t = p.get("type")
-                if t == "reasoning":
-                    content.append({"type": "thinking", "thinking": str(p.get("text", ""))})
-                elif t == "text":
-                    if not p.get("ignored"):
-                        content.append({"type": "text", "text": str(p.get("text", ""))})
-                elif t == "tool":
-                    st = jv if isinstance(jv := p.get("state"), dict) else {}
-                    cid = str(p.get("callID") or p.get("id") or f"{mid}-{len(tools)}")
-                    content.append(
-                        {
-                            "type": "toolCall",
-                            "id": cid,
-                            "name": str(p.get("tool", "")),
-                            "arguments": jv if isinstance(jv := st.get("input"), dict) else {},
-                        }
-                    )
-                    tools.append(p)
-                else:
-                    self._skip(f"{t} part")
+            content, tools = self._step_content(mid, step)
             error = mi.get("error") if k == len(steps) - 1 else None
             am: dict[str, Any] = {
                 "role": "assistant",
@@ -473,6 +433,74 @@ class _Importer:
             self._add(sid, line, am["timestamp"], {"type": "message", "message": am})
             for p in tools:
                 self._tool_result(p, mid, locate)
+
+    def _summary(self, mid: str, line: int, ts: Any, parts: list[dict[str, Any]]) -> None:
+        """A ``summary: true`` answer and the request before it: one compaction entry."""
+        text = "\n".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
+        line0, ts0, comp = self.pending_compaction or (line, ts, {})
+        self.pending_compaction = None
+        details: dict[str, Any] = {"agent": "opencode", "auto": bool(comp.get("auto"))}
+        if comp.get("overflow"):
+            details["overflow"] = True
+        first_kept = None
+        tail = comp.get("tail_start_id")
+        if tail:
+            details["tailStartId"] = tail
+            k = self.first_entry.get(tail) if isinstance(tail, str) else None
+            if k is not None and k < len(self.raw):
+                first_kept = self.raw[k]["id"]
+            elif k is None:  # (k == len: the tail starts at the request itself, so nothing is kept)
+                self.issues.append(
+                    LoadIssue(
+                        "retained-tail",
+                        "warning",
+                        f"this compaction keeps the messages from "
+                        f"{tail!s:.60}, which is not before it in the export; the replay keeps "
+                        "nothing",
+                        line=line0,
+                    )
+                )
+        self._add(
+            f"oc-{mid}",
+            line0,
+            ts0,
+            {
+                "type": "compaction",
+                "summary": text,
+                "firstKeptEntryId": first_kept,
+                "tokensBefore": self.context_tokens,
+                "details": details,
+            },
+        )
+
+    def _step_content(
+        self, mid: str, step: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """One step's reasoning, text and tool parts as pi content blocks; and its tool parts."""
+        content: list[dict[str, Any]] = []
+        tools: list[dict[str, Any]] = []
+        for p in step:
+            t = p.get("type")
+            if t == "reasoning":
+                content.append({"type": "thinking", "thinking": str(p.get("text", ""))})
+            elif t == "text":
+                if not p.get("ignored"):
+                    content.append({"type": "text", "text": str(p.get("text", ""))})
+            elif t == "tool":
+                st = jv if isinstance(jv := p.get("state"), dict) else {}
+                cid = str(p.get("callID") or p.get("id") or f"{mid}-{len(tools)}")
+                content.append(
+                    {
+                        "type": "toolCall",
+                        "id": cid,
+                        "name": str(p.get("tool", "")),
+                        "arguments": jv if isinstance(jv := st.get("input"), dict) else {},
+                    }
+                )
+                tools.append(p)
+            else:
+                self._skip(f"{t} part")
+        return content, tools
 
     def _tool_result(self, p: dict[str, Any], mid: str, locate: _Locator) -> None:
         st = jv if isinstance(jv := p.get("state"), dict) else {}

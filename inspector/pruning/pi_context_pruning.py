@@ -115,38 +115,7 @@ class PiContextPruning(Strategy):
     ) -> PruneResult:
         s: PiContextPruningSettings = settings
         plan = Plan(messages, counter)
-        user_turns = protected_tokens = prunable_tokens = 0
-        candidates: list[tuple[int, int]] = []
-        for i in range(len(messages) - 1, -1, -1):
-            cm = messages[i]
-            if cm.role == "user":
-                user_turns += 1
-                continue
-            if cm.role == "compactionSummary":
-                break
-            if cm.role != "toolResult":
-                continue
-            m = cm.message
-            tokens = estimate_tokens(m)  # the extension's own figure; reports use the caller's counter
-            plan.scanned += plan.tokens(i)
-            if user_turns < s.protected_turns:
-                plan.protected += plan.tokens(i)
-                plan.keep(i, f"in the last {s.protected_turns} user turns (PROTECTED_TURNS)")
-                continue
-            tool = m.toolName  # type: ignore[union-attr]
-            if tool in s.protected_tools or (s.prunable_tools and tool not in s.prunable_tools):
-                plan.protected += plan.tokens(i)
-                plan.keep(i, f"tool {tool!r} is not prunable (PROTECTED_TOOLS / PRUNABLE_TOOLS); not counted")
-                continue
-            if protected_tokens < s.prune_protect:
-                protected_tokens += tokens
-                plan.protected += plan.tokens(i)
-                plan.keep(
-                    i, f"within the newest {s.prune_protect:,} older tool-output tokens (PRUNE_PROTECT)"
-                )
-                continue
-            candidates.append((i, tokens))
-            prunable_tokens += tokens
+        candidates, prunable_tokens = _walk(messages, s, plan)
         minimum = 0 if call.force else s.prune_minimum
         events: list[dict[str, Any]] = []
         if not candidates or prunable_tokens < minimum:
@@ -180,6 +149,44 @@ class PiContextPruning(Strategy):
                 f"PRUNE_MINIMUM {minimum:,}" + (" (forced by /prune: minimum 0)" if call.force else ""),
             )
         return plan.finish(events=events)
+
+
+def _walk(
+    messages: Sequence[ContextMessage], s: PiContextPruningSettings, plan: Plan
+) -> tuple[list[tuple[int, int]], int]:
+    """The extension's walk, newest to oldest: the protected outputs are kept in ``plan``;
+    the candidates (position, estimate) and their total are returned."""
+    user_turns = protected_tokens = prunable_tokens = 0
+    candidates: list[tuple[int, int]] = []
+    for i in range(len(messages) - 1, -1, -1):
+        cm = messages[i]
+        if cm.role == "user":
+            user_turns += 1
+            continue
+        if cm.role == "compactionSummary":
+            break
+        if cm.role != "toolResult":
+            continue
+        m = cm.message
+        tokens = estimate_tokens(m)  # the extension's own figure; reports use the caller's counter
+        plan.scanned += plan.tokens(i)
+        if user_turns < s.protected_turns:
+            plan.protected += plan.tokens(i)
+            plan.keep(i, f"in the last {s.protected_turns} user turns (PROTECTED_TURNS)")
+            continue
+        tool = m.toolName  # type: ignore[union-attr]
+        if tool in s.protected_tools or (s.prunable_tools and tool not in s.prunable_tools):
+            plan.protected += plan.tokens(i)
+            plan.keep(i, f"tool {tool!r} is not prunable (PROTECTED_TOOLS / PRUNABLE_TOOLS); not counted")
+            continue
+        if protected_tokens < s.prune_protect:
+            protected_tokens += tokens
+            plan.protected += plan.tokens(i)
+            plan.keep(i, f"within the newest {s.prune_protect:,} older tool-output tokens (PRUNE_PROTECT)")
+            continue
+        candidates.append((i, tokens))
+        prunable_tokens += tokens
+    return candidates, prunable_tokens
 
 
 class PiContextPruningRunner(IncrementalRunner):

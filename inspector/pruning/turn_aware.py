@@ -279,55 +279,12 @@ class TurnAware(Strategy):
         events: list[dict[str, Any]] = [
             {"type": "zone", "strategy": self.name, "zone": zone, "pressure": round(pressure, 4)}
         ]
-        items: list[LedgerItem] = []
-        compaction_id = st.last_compaction
-
         # 1. raw summaries out, into the ledger
-        live: list[int] = []
-        for i, cm in enumerate(messages):
-            if cm.role in ("compactionSummary", "branchSummary"):
-                m = cm.message
-                items.extend(ledger_items(m.summary, _timestamp(m)))  # type: ignore[union-attr]
-                plan.drop(i, "raw summary filtered out; its content goes into the lean packet")
-                if cm.role == "compactionSummary":
-                    compaction_id = (cm.entry_index, _timestamp(m), len(m.summary))  # type: ignore[union-attr]
-            else:
-                live.append(i)
+        items: list[LedgerItem] = []
+        live, compaction_id = _summaries_out(messages, plan, items, st.last_compaction)
 
         # 2. whole turns: keep a suffix, drop the rest, distill inside older kept turns
-        starts = [k for k, i in enumerate(live) if messages[i].role == "user"]
-        if live and (not starts or starts[0] != 0):
-            starts.insert(0, 0)  # a leading partial turn (its prompt was summarised)
-        keep_n = turns_kept(zone, s)
-        first_kept = live[starts[max(0, len(starts) - keep_n)]] if starts else 0
-        newest = live[starts[-1]] if starts else 0
-        distill = s.distill_green if zone == "green" else s.distill_yellow
-        for i in live:
-            cm = messages[i]
-            if i < first_kept:
-                plan.drop(i, f"in a turn older than the {keep_n} most recent kept in the {zone} zone")
-                if cm.role == "user":
-                    item = request_item(cm)
-                    if item is not None:
-                        items.append(item)
-                continue
-            if i >= newest:
-                plan.protected += plan.tokens(i)
-                plan.keep(i, "newest turn: kept lossless")
-                continue
-            if cm.role == "toolResult":
-                plan.scanned += plan.tokens(i)
-                est = estimate_tokens(cm.message)
-                if est > distill:
-                    distilled = distilled_text(cm, est, s)
-                    plan.prune(
-                        i,
-                        with_text(cm, distilled),
-                        distilled,
-                        f"bulky output (over {distill:,} tokens) in an older kept turn ({zone} zone)",
-                    )
-                    continue
-            plan.keep(i, f"in one of the {keep_n} most recent turns kept in the {zone} zone")
+        _keep_turns(messages, live, zone, s, plan, items)
 
         # 3. one lean packet in place of the raw summaries and the dropped turns
         if items:
@@ -339,6 +296,69 @@ class TurnAware(Strategy):
         return plan.finish(
             state=latch(st, compaction_id, zone, pressure, tokens, known, events), events=events
         )
+
+
+def _summaries_out(
+    messages: Sequence[ContextMessage], plan: Plan, items: list[LedgerItem], compaction_id: Any
+) -> tuple[list[int], Any]:
+    """Raw compaction and branch summaries dropped, their ledger items added to ``items``; the
+    other positions, and the identity of the newest compaction summary (else ``compaction_id``)."""
+    live: list[int] = []
+    for i, cm in enumerate(messages):
+        if cm.role in ("compactionSummary", "branchSummary"):
+            m = cm.message
+            items.extend(ledger_items(m.summary, _timestamp(m)))  # type: ignore[union-attr]
+            plan.drop(i, "raw summary filtered out; its content goes into the lean packet")
+            if cm.role == "compactionSummary":
+                compaction_id = (cm.entry_index, _timestamp(m), len(m.summary))  # type: ignore[union-attr]
+        else:
+            live.append(i)
+    return live, compaction_id
+
+
+def _keep_turns(
+    messages: Sequence[ContextMessage],
+    live: list[int],
+    zone: str,
+    s: TurnAwareSettings,
+    plan: Plan,
+    items: list[LedgerItem],
+) -> None:
+    """A suffix of whole turns kept (the zone says how many), older turns dropped (their prompts
+    into ``items``), bulky outputs distilled inside older kept turns, the newest turn lossless."""
+    starts = [k for k, i in enumerate(live) if messages[i].role == "user"]
+    if live and (not starts or starts[0] != 0):
+        starts.insert(0, 0)  # a leading partial turn (its prompt was summarised)
+    keep_n = turns_kept(zone, s)
+    first_kept = live[starts[max(0, len(starts) - keep_n)]] if starts else 0
+    newest = live[starts[-1]] if starts else 0
+    distill = s.distill_green if zone == "green" else s.distill_yellow
+    for i in live:
+        cm = messages[i]
+        if i < first_kept:
+            plan.drop(i, f"in a turn older than the {keep_n} most recent kept in the {zone} zone")
+            if cm.role == "user":
+                item = request_item(cm)
+                if item is not None:
+                    items.append(item)
+            continue
+        if i >= newest:
+            plan.protected += plan.tokens(i)
+            plan.keep(i, "newest turn: kept lossless")
+            continue
+        if cm.role == "toolResult":
+            plan.scanned += plan.tokens(i)
+            est = estimate_tokens(cm.message)
+            if est > distill:
+                distilled = distilled_text(cm, est, s)
+                plan.prune(
+                    i,
+                    with_text(cm, distilled),
+                    distilled,
+                    f"bulky output (over {distill:,} tokens) in an older kept turn ({zone} zone)",
+                )
+                continue
+        plan.keep(i, f"in one of the {keep_n} most recent turns kept in the {zone} zone")
 
 
 class _PrefixLedger:

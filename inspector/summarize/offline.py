@@ -240,60 +240,11 @@ def _collect(req: SummaryRequest) -> _Facts:
     for cm in req.messages:
         m = cm.message
         if isinstance(m, UserMessage):
-            t, constraints = _MEMO.get(m, "user", lambda m=m: _user_facts(m))
-            if t:
-                f.requests.append(t)
-                f.answered = False
-                if want_lines:
-                    f.lines.extend(t.splitlines())
-                f.constraints.extend(constraints)
+            _note_user(f, m, want_lines)
         elif isinstance(m, AssistantMessage):
-            for b in m.content:
-                if isinstance(b, ToolCall):
-                    calls[b.id] = b
-            t, statement, decisions = _MEMO.get(m, "assistant", lambda m=m: _assistant_facts(m))
-            if t:
-                f.statements.append(statement)
-                f.last_text, f.answered = t, True
-                if want_lines:
-                    f.lines.extend(t.splitlines())
-                f.decisions.extend(decisions)
-            f.failed_last = (
-                (
-                    f"The last answer ended with {m.stopReason}"
-                    + (f": {_one_line(m.errorMessage, 200)}" if m.errorMessage else "")
-                )
-                if m.stopReason in ("error", "aborted")
-                else None
-            )
+            _note_assistant(f, m, calls, want_lines)
         elif isinstance(m, ToolResultMessage):
-            call = calls.get(m.toolCallId)
-            target = _target(call)
-            key = (m.toolName, _command_family(target) if m.toolName == "bash" else target)
-            body = _text(m.content)
-            if want_lines:
-                f.lines.extend(body.splitlines()[:200])
-            if m.isError:
-                first = _MEMO.get(
-                    m,
-                    "first",
-                    lambda body=body: next((ln for ln in body.splitlines() if ln.strip()), "(no message)"),
-                )
-                f.errors.pop(key, None)
-                f.errors[key] = (
-                    f"`{_one_line(f'{m.toolName} {target}', 120)}` failed: {_one_line(first, 200)}"
-                )
-            else:
-                f.errors.pop(key, None)
-                if m.toolName in ("edit", "write") and target:
-                    f.edits.setdefault(target, []).append(m.toolName)
-                if m.toolName == "bash" and _MILESTONE.search(target):
-                    msg = _COMMIT_MSG.search(target)
-                    f.milestones.append(
-                        f"Committed {_one_line(msg.group(1), 160)}"
-                        if msg
-                        else f"Ran `{_one_line(_CD.sub('', target), 160)}`"
-                    )
+            _note_tool_result(f, m, calls, want_lines)
         elif isinstance(m, BashExecutionMessage):
             status = "cancelled" if m.cancelled else f"exit code {m.exitCode}" if m.exitCode else "ok"
             f.ran.append(f"The user ran `{_one_line(m.command, 160)}` ({status})")
@@ -304,6 +255,68 @@ def _collect(req: SummaryRequest) -> _Facts:
         elif isinstance(m, (BranchSummaryMessage, CompactionSummaryMessage)):
             f.summaries.append(m.summary)
     return f
+
+
+def _note_user(f: _Facts, m: UserMessage, want_lines: bool) -> None:
+    """A user message: a request (the previous one now unanswered), its constraints."""
+    t, constraints = _MEMO.get(m, "user", lambda m=m: _user_facts(m))
+    if t:
+        f.requests.append(t)
+        f.answered = False
+        if want_lines:
+            f.lines.extend(t.splitlines())
+        f.constraints.extend(constraints)
+
+
+def _note_assistant(f: _Facts, m: AssistantMessage, calls: dict[str, ToolCall], want_lines: bool) -> None:
+    """An answer: its tool calls (by id), its statement and decisions, whether it failed."""
+    for b in m.content:
+        if isinstance(b, ToolCall):
+            calls[b.id] = b
+    t, statement, decisions = _MEMO.get(m, "assistant", lambda m=m: _assistant_facts(m))
+    if t:
+        f.statements.append(statement)
+        f.last_text, f.answered = t, True
+        if want_lines:
+            f.lines.extend(t.splitlines())
+        f.decisions.extend(decisions)
+    f.failed_last = (
+        (
+            f"The last answer ended with {m.stopReason}"
+            + (f": {_one_line(m.errorMessage, 200)}" if m.errorMessage else "")
+        )
+        if m.stopReason in ("error", "aborted")
+        else None
+    )
+
+
+def _note_tool_result(f: _Facts, m: ToolResultMessage, calls: dict[str, ToolCall], want_lines: bool) -> None:
+    """A tool result: an error (until the same call succeeds), a file edited, a commit or push."""
+    call = calls.get(m.toolCallId)
+    target = _target(call)
+    key = (m.toolName, _command_family(target) if m.toolName == "bash" else target)
+    body = _text(m.content)
+    if want_lines:
+        f.lines.extend(body.splitlines()[:200])
+    if m.isError:
+        first = _MEMO.get(
+            m,
+            "first",
+            lambda body=body: next((ln for ln in body.splitlines() if ln.strip()), "(no message)"),
+        )
+        f.errors.pop(key, None)
+        f.errors[key] = f"`{_one_line(f'{m.toolName} {target}', 120)}` failed: {_one_line(first, 200)}"
+        return
+    f.errors.pop(key, None)
+    if m.toolName in ("edit", "write") and target:
+        f.edits.setdefault(target, []).append(m.toolName)
+    if m.toolName == "bash" and _MILESTONE.search(target):
+        msg = _COMMIT_MSG.search(target)
+        f.milestones.append(
+            f"Committed {_one_line(msg.group(1), 160)}"
+            if msg
+            else f"Ran `{_one_line(_CD.sub('', target), 160)}`"
+        )
 
 
 def _edited(path: str, ops: list[str]) -> str:
