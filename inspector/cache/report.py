@@ -741,6 +741,20 @@ OLDER_SLACK = 1024
 its uncached tail and the 128-token rounding (the shared OpenCode export: 204–1,020 tokens)."""
 
 
+OLDER_MAX_BACK = 64
+"""How many calls back :func:`older_prefix` looks (newest first). The shared sessions' older
+copies were 2–23 calls back; the bound keeps the check linear in the session's length (a what-if
+replay disagrees with the recorded reads at most calls)."""
+
+
+def _alive(earlier: Sequence[tuple[int, float | None]], t: float | None, ttl: float) -> list[int]:
+    """The prompts of the last :data:`OLDER_MAX_BACK` calls of ``earlier`` (oldest first, each with
+    when its cache was last used) still within ``ttl`` of ``t``, newest first."""
+    return [
+        p for p, used in reversed(earlier[-OLDER_MAX_BACK:]) if t is None or used is None or t - used <= ttl
+    ]
+
+
 def older_prefix(rec: int, earlier: Sequence[int]) -> int | None:
     """How many calls back (2 = the one before the previous) a prompt ends where the read ``rec``
     stopped (within :data:`OLDER_SLACK` below its end), the newest such; None when none does.
@@ -867,11 +881,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 prev_prompt,
                 hidden,
                 st.entry_index in facts.interrupted,
-                [
-                    p
-                    for p, used in reversed(earlier)
-                    if t is None or used is None or t - used <= rule.ttl_seconds
-                ],
+                _alive(earlier, t, rule.ttl_seconds),
                 st.entry_index in facts.tool_search,
             )
             if rec_read is not None
