@@ -384,6 +384,18 @@ def test_a_read_that_stops_at_an_earlier_prompts_end_is_an_older_cache_copy():
     assert why is not None and "DCP" in why
 
 
+def test_the_older_copy_search_looks_back_a_bounded_number_of_calls_still_cached():
+    """At most OLDER_MAX_BACK calls back, newest first, and only prompts still within the TTL: the
+    check stays linear in the session (a what-if disagrees with the recorded reads at most calls)."""
+    from inspector.cache.report import OLDER_MAX_BACK, _alive
+
+    earlier = [(1000 + i, float(i)) for i in range(500)]  # oldest first: (prompt, last used)
+    alive = _alive(earlier, 500.0, 10_000.0)
+    assert alive == [1000 + i for i in range(499, 499 - OLDER_MAX_BACK, -1)]
+    assert _alive(earlier, 500.0, 5.0) == [1499, 1498, 1497, 1496, 1495]  # used at most 5 s ago
+    assert _alive([(7, None)], 500.0, 5.0) == [7]  # unknown use: kept
+
+
 def test_a_system_prefix_read_right_after_toolsearch_is_named():
     from inspector.cache.report import _disagreement, session_facts
 
