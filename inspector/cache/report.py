@@ -782,6 +782,56 @@ def cache_replay(
         return _cache_replay(replay, session, model, retention)
 
 
+def _model_terms(
+    m: Any,
+    model: str,
+    retention: str,
+    long: frozenset[str],
+    fit: Any,
+    recorded: dict[Any, Any],
+    rules: dict[str, CacheRule],
+    rates: dict[str, Rates],
+) -> tuple[CacheRule, Rates, int, tuple[int, float] | None]:
+    """One answering model's rule and rates (recorded in ``rules`` / ``rates``), fitted tail, and
+    long-context threshold and multiplier."""
+    name = m.model or ""
+    rule = rules[name] = rule_for(m, model, retention, long)
+    rate = rates[name] = rates_for(
+        name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)
+    )
+    return rule, rate, fit.tail_of(rule.family), long_context(name)
+
+
+def _long_rates(
+    name: str, rule: CacheRule, rate: Rates, threshold: int, recorded: dict[Any, Any], rates: dict[str, Rates]
+) -> Rates:
+    """The model's long-context rates (made once, kept in ``rates`` under their own name)."""
+    key = f"{name} (prompts over {threshold:,})"
+    got = rates.get(key)
+    if got is None:
+        got = rates[key] = rates_for(
+            name,
+            rule.family,
+            rule.read_multiplier,
+            rule.write_multiplier,
+            recorded.get((name, LONG)),
+            LONG,
+            rate,
+        )
+    return got
+
+
+def _break(k: int, st: Any, prev_st: Any, facts: Any, shared: _Shared) -> tuple[str | None, int | None, int]:
+    """(cause, entry that broke the cache, tokens shared with the previous call) for step ``k``."""
+    if k == 0:
+        return "start", None, 0
+    if st.entry_index in facts.agent_switch:
+        return AGENT_SWITCH, st.entry_index, 0
+    if not st.events and prev_st is not None and st._segment is prev_st._segment:
+        return None, None, 0  # the context only grew: nothing to compare
+    return shared.at(k)
+
+
 def _cache_replay(replay: Any, session: Session | None, model: str, retention: str) -> CacheReport:
     if model not in MODELS:
         raise ValueError(f"unknown cache model {model!r}; choose one of {', '.join(MODELS)}")
@@ -811,11 +861,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         name = m.model or ""
         got = per_model.get(name)
         if got is None:
-            rule = rules[name] = rule_for(m, model, retention, long)
-            rate = rates[name] = rates_for(
-                name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)
-            )
-            got = per_model[name] = (rule, rate, fit.tail_of(rule.family), long_context(name))
+            got = per_model[name] = _model_terms(m, model, retention, long, fit, recorded, rules, rates)
         rule, rate, fitted_tail, tiered = got
         _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[st.entry_index]
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
@@ -830,30 +876,11 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
         if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
-            key = f"{name} (prompts over {tiered[0]:,})"
-            rate = rates.get(key) or rates.setdefault(
-                key,
-                rates_for(
-                    name,
-                    rule.family,
-                    rule.read_multiplier,
-                    rule.write_multiplier,
-                    recorded.get((name, LONG)),
-                    LONG,
-                    rate,
-                ),
-            )
+            rate = _long_rates(name, rule, rate, tiered[0], recorded, rates)
         idle = idle_between(last_t, t) if t is not None and last_t is not None else None
         warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
         tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
-        if k == 0:
-            cause, broke, shared_tokens = "start", None, 0
-        elif st.entry_index in facts.agent_switch:
-            cause, broke, shared_tokens = AGENT_SWITCH, st.entry_index, 0
-        elif not st.events and prev_st is not None and st._segment is prev_st._segment:
-            cause, broke, shared_tokens = None, None, 0  # the context only grew: nothing to compare
-        else:
-            cause, broke, shared_tokens = shared.at(k)
+        cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
         reach = max(0, prev_prompt - prev_tail)  # what the previous call left in the cache
         common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
         read, write, uncached = rule.split(prompt, rule.reusable(common, reach, hidden), warm, tail)
