@@ -19,6 +19,7 @@ from .jsjson import js_stringify
 from .redact import redact_value
 from .safeio import WriteRefused
 from .safeio import write_atomic as _write_atomic
+from .session.loader import stream_session
 from .session.models import AnyEntry, CompactionEntry, SessionHeader
 from .session.tree import Session, iso_to_ms
 
@@ -39,15 +40,16 @@ def dumps_line(obj: Any) -> bytes:
 
 
 def session_lines(
-    header: SessionHeader | None, entries: Iterable[AnyEntry], *, redact: bool = False
+    header: SessionHeader | None, entries: Iterable[AnyEntry], *, redact: bool = False, fresh: bool = False
 ) -> Iterable[bytes]:
-    """One JSON line per object, header first (version 3), as pi writes them."""
+    """One JSON line per object, header first (version 3), as pi writes them (``fresh``: the
+    entries come straight from validation, see :meth:`~inspector.session.models._Model.raw`)."""
     if header is not None:
         h: dict[str, Any] = header.raw()
         h["version"] = 3
         yield dumps_line(h)
     for e in entries:
-        raw = e.raw()
+        raw = e.raw(fresh=fresh)
         yield dumps_line(redact_value(raw) if redact else raw)
 
 
@@ -64,6 +66,23 @@ def write_session_jsonl(
     file or ``source`` (hard links included), a directory, or in a missing or read-only folder."""
     lines = session_lines(session.header, session.entries if entries is None else entries, redact=redact)
     return _write_atomic(target, _with_newlines(lines), inputs=(session.source, source))
+
+
+def stream_session_jsonl(
+    source: str | os.PathLike[str], target: str | os.PathLike[str], *, redact: bool = False
+) -> Path | None:
+    """:func:`write_session_jsonl` of the pi v3 file ``source`` as loaded, one entry at a time:
+    the same bytes, in memory for one entry instead of the whole session (a 2,000,000-entry file
+    is never held). None, with nothing written, when ``source`` is not a pi v3 session file (load
+    it and use :func:`write_session_jsonl`). Raises what those two raise."""
+    stream = stream_session(source)
+    if stream is None:
+        return None
+    lines = session_lines(stream.header, stream.entries, redact=redact, fresh=True)
+    try:
+        return _write_atomic(target, _with_newlines(lines), inputs=(source,))
+    finally:
+        stream.entries.close()  # closes the file
 
 
 def _with_newlines(lines: Iterable[bytes]) -> Iterable[bytes]:

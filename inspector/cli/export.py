@@ -7,11 +7,13 @@ import argparse
 from pathlib import Path
 
 from ..doctor import diagnose
-from ..export import ExportError, compacted_entries, write_session_jsonl
+from ..export import ExportError, compacted_entries, stream_session_jsonl, write_session_jsonl
+from ..importers import HEAD_BYTES, detect_format
 from ..redact import redact_text
 from ..replay import replay
 from ..replay_report import REPORT_FORMATS, doctor_report, replay_report
-from ..safeio import write_atomic
+from ..safeio import open_regular, write_atomic
+from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
 from .base import EXIT_FAILED, Command, checked_leaf, fail, load_or_exit
@@ -32,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.what == "session" and not args.compact and args.leaf in (None, "leaf") and _streamed(args):
+        return 0
     session = load_or_exit(args.session)
     leaf = checked_leaf(session, args)
     try:
@@ -46,6 +50,25 @@ def run(args: argparse.Namespace) -> int:
     except ExportError as e:
         fail(str(e), EXIT_FAILED)
     return 0
+
+
+def _streamed(args: argparse.Namespace) -> bool:
+    """A plain export of a pi v3 file, one entry at a time (:func:`stream_session_jsonl`): the same
+    file as through a loaded session, without holding the session. False: not such a file."""
+    try:
+        with open_regular(Path(args.session)) as f:
+            if detect_format(f.read(HEAD_BYTES)) != "pi":
+                return False
+    except (OSError, SessionLoadError):
+        return False  # the load says what is wrong, as for every command
+    redact, out = not args.keep_secrets, Path(args.output)
+    try:
+        if stream_session_jsonl(args.session, out, redact=redact) is None:
+            return False
+    except (SessionLoadError, ExportError) as e:
+        fail(str(e), EXIT_FAILED)
+    print(f"wrote {visible(out, inline=True)}" + ("" if redact else " (secrets kept)"))
+    return True
 
 
 def export_session(args: argparse.Namespace, session: Session, leaf: str) -> None:

@@ -26,7 +26,8 @@ import dataclasses
 import json
 import os
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -118,21 +119,85 @@ def load_session(
     on the result. Limits default to ``$INSPECTOR_MAX_BYTES`` / ``$INSPECTOR_MAX_LINE_BYTES``
     or 2 GiB / 256 MiB.
     """
-    max_bytes = _env_int("INSPECTOR_MAX_BYTES", DEFAULT_MAX_FILE_BYTES) if max_bytes is None else max_bytes
-    if max_line_bytes is None:
-        max_line_bytes = _env_int("INSPECTOR_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
+    max_bytes, max_line_bytes = _limits(max_bytes, max_line_bytes)
     p = Path(path)
     try:
-        with open_regular(p) as f:  # a FIFO or device is refused, never read (it could block)
-            size = os.fstat(f.fileno()).st_size
-            if size > max_bytes:
-                raise SessionLoadError(
-                    f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
-                    "(set INSPECTOR_MAX_BYTES to raise it)"
-                )
+        with _open_checked(p, max_bytes) as f:
             return _parse_lines(_read_lines(f, max_line_bytes), source=str(p), max_line_bytes=max_line_bytes)
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+
+
+def _limits(max_bytes: int | None, max_line_bytes: int | None) -> tuple[int, int]:
+    if max_bytes is None:
+        max_bytes = _env_int("INSPECTOR_MAX_BYTES", DEFAULT_MAX_FILE_BYTES)
+    if max_line_bytes is None:
+        max_line_bytes = _env_int("INSPECTOR_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
+    return max_bytes, max_line_bytes
+
+
+@contextmanager
+def _open_checked(p: Path, max_bytes: int) -> Iterator[Any]:
+    with open_regular(p) as f:  # a FIFO or device is refused, never read (it could block)
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise SessionLoadError(
+                f"{p} is {size:,} bytes, over the limit of {max_bytes:,} bytes "
+                "(set INSPECTOR_MAX_BYTES to raise it)"
+            )
+        yield f
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionStream:
+    """A v3 pi session file read one entry at a time (:func:`stream_session`)."""
+
+    header: SessionHeader
+    entries: Generator[Any, None, None]
+    """The entries in file order, each validated as :func:`load_session` validates it (an entry
+    that fails validation is an :class:`OpaqueEntry`), straight from validation (not compacted:
+    each is meant to be used once and dropped). The file is closed when it ends or is closed."""
+
+
+def stream_session(
+    path: str | os.PathLike[str], *, max_bytes: int | None = None, max_line_bytes: int | None = None
+) -> SessionStream | None:
+    """A pi v3 session file's header, and its entries as an iterator that holds one at a time:
+    what :func:`load_session` would keep, for a caller that needs each entry once (the session
+    export). None when the file is not one (an older version is migrated as a whole; a file whose
+    first object is no session header is no pi session): load it instead. Line handling, limits
+    and errors are :func:`load_session`'s; the load issues are not collected."""
+    max_bytes, max_line_bytes = _limits(max_bytes, max_line_bytes)
+    p = Path(path)
+    with ExitStack() as stack:  # the file stays open only when the entries are handed on
+        try:
+            f = stack.enter_context(_open_checked(p, max_bytes))
+            objs = _Objects(max_line_bytes).scan(_read_lines(f, max_line_bytes))
+            first = next(objs, None)
+        except OSError as e:
+            raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+        header, _, v3 = _read_header(first[1], first[0], []) if first is not None else (None, None, False)
+        if header is None or not v3:
+            return None
+        return SessionStream(header, _streamed_entries(objs, stack.pop_all(), p))
+
+
+def _streamed_entries(
+    objs: Iterator[tuple[int, dict[str, Any]]], opened: ExitStack, p: Path
+) -> Generator[Any, None, None]:
+    issues: list[LoadIssue] = []  # not reported (the export does not show them); kept short
+    k = 0
+    try:
+        for n, value in objs:
+            if value.get("type") == "session":
+                continue  # a second header: ignored, as pi does
+            yield _to_entry(value, n, k, issues)
+            issues.clear()
+            k += 1
+    except OSError as e:
+        raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+    finally:
+        opened.close()
 
 
 _READ_BYTES = 1 << 23
@@ -292,61 +357,107 @@ def _slow_line(b: bytes | bytearray, n: int, issues: list[LoadIssue], blank: lis
         return _SKIP
 
 
+class _Objects:
+    """The JSON objects of a file's lines, in order, with what was wrong with the other lines.
+
+    One pass over the lines (:meth:`scan`); the issues found so far are in ``issues``, and
+    :meth:`finish` adds the per-file notes (CRLF endings, blank lines) once the lines are read.
+    Both the full load and the streaming export (:func:`stream_session`) read lines through it."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self.max_line_bytes = max_line_bytes
+        self.issues: list[LoadIssue] = []
+        self.blank: list[int] = []
+        self.crlf = 0
+        self.seen_any = False
+
+    def scan(
+        self, raw_lines: Iterable[bytes | bytearray | _LongLine]
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(line number, object) for each line holding a JSON object."""
+        issues, max_line_bytes = self.issues, self.max_line_bytes
+        loads = orjson.loads
+        for n, b in enumerate(raw_lines, start=1):
+            self.seen_any = True
+            if (
+                isinstance(b, _LongLine) or len(b) > max_line_bytes + 2
+            ):  # a _LongLine is always over the limit
+                issues.append(
+                    LoadIssue(
+                        "line-too-long",
+                        "error",
+                        f"line is {len(b):,} bytes, over the limit of {max_line_bytes:,} "
+                        "(set INSPECTOR_MAX_LINE_BYTES to raise it); skipped",
+                        line=n,
+                    )
+                )
+                continue
+            if n == 1 and b.startswith(b"\xef\xbb\xbf"):
+                b = b[3:]
+                issues.append(LoadIssue("bom", "info", "byte-order mark at the start ignored", line=1))
+            try:
+                value = _UNSET
+                if len(b) > BIG_LINE and type(b) is bytearray:  # long strings decoded piecewise (bigline.py)
+                    value = parse_big_line(b, loads)
+                if value is None or value is _UNSET:
+                    value = loads(b)  # fast path: valid UTF-8 and JSON (a trailing \r\n is JSON whitespace)
+            except orjson.JSONDecodeError:
+                value = _slow_line(b, n, issues, self.blank)
+                if value is _SKIP:
+                    continue
+            if b.endswith(b"\r\n") or b.endswith(b"\r"):
+                self.crlf += 1
+            if type(value) is not dict:
+                issues.append(
+                    LoadIssue(
+                        "not-an-object",
+                        "error",
+                        f"skipped: {_describe(value, b.decode('utf-8', 'replace'))}",
+                        line=n,
+                    )
+                )
+                continue
+            del b  # hold no reference to the line while its object is used
+            yield n, value
+
+    def finish(self) -> None:
+        """The per-file notes, once every line is read."""
+        blank = self.blank
+        if self.crlf:
+            self.issues.append(
+                LoadIssue("crlf", "info", f"{self.crlf} line(s) end with CRLF; the CR is ignored")
+            )
+        if blank:
+            listed = ", ".join(str(x) for x in blank[:_MAX_LISTED])
+            more = f" and {len(blank) - _MAX_LISTED} more" if len(blank) > _MAX_LISTED else ""
+            self.issues.append(
+                LoadIssue(
+                    "blank-lines",
+                    "info",
+                    f"{len(blank)} blank line(s) skipped: {listed}{more}",
+                    line=blank[0],
+                )
+            )
+
+
+def _extra_header(n: int) -> LoadIssue:
+    return LoadIssue("extra-header", "warning", "a second session header, ignored (as pi does)", line=n)
+
+
 def _parse_lines_inner(
     raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int
 ) -> Session:
-    issues: list[LoadIssue] = []
+    reader = _Objects(max_line_bytes)
+    issues = reader.issues
     parsed: list[tuple[int, dict[str, Any]]] = []  # (line number, object) in file order
-    blank: list[int] = []
-    crlf = 0
-    n = 0
-    seen_any = False
     first: tuple[int, dict[str, Any]] | None = None
     header: SessionHeader | None = None
     version: int | None = None
     stream = True  # v3 (or not a session): validate each line as it comes, keep no raw dicts
     entries: list[Any] = []
     lines = array("q")  # 8 bytes a line number, not an int object each
-    loads = orjson.loads
     compact = Compactor()  # each entry stored without per-model dicts, as soon as it is validated
-    for n, b in enumerate(raw_lines, start=1):
-        seen_any = True
-        if isinstance(b, _LongLine) or len(b) > max_line_bytes + 2:  # a _LongLine is always over the limit
-            issues.append(
-                LoadIssue(
-                    "line-too-long",
-                    "error",
-                    f"line is {len(b):,} bytes, over the limit of {max_line_bytes:,} "
-                    "(set INSPECTOR_MAX_LINE_BYTES to raise it); skipped",
-                    line=n,
-                )
-            )
-            continue
-        if n == 1 and b.startswith(b"\xef\xbb\xbf"):
-            b = b[3:]
-            issues.append(LoadIssue("bom", "info", "byte-order mark at the start ignored", line=1))
-        try:
-            value = _UNSET
-            if len(b) > BIG_LINE and type(b) is bytearray:  # long strings decoded piecewise (bigline.py)
-                value = parse_big_line(b, loads)
-            if value is None or value is _UNSET:
-                value = loads(b)  # fast path: valid UTF-8 and JSON (a trailing \r\n is JSON whitespace)
-        except orjson.JSONDecodeError:
-            value = _slow_line(b, n, issues, blank)
-            if value is _SKIP:
-                continue
-        if b.endswith(b"\r\n") or b.endswith(b"\r"):
-            crlf += 1
-        if type(value) is not dict:
-            issues.append(
-                LoadIssue(
-                    "not-an-object",
-                    "error",
-                    f"skipped: {_describe(value, b.decode('utf-8', 'replace'))}",
-                    line=n,
-                )
-            )
-            continue
+    for n, value in reader.scan(raw_lines):
         if first is None:
             first = (n, value)
             header, version, stream = _read_header(value, n, issues)
@@ -354,29 +465,15 @@ def _parse_lines_inner(
                 continue
         if stream:
             if value.get("type") == "session":
-                issues.append(
-                    LoadIssue(
-                        "extra-header", "warning", "a second session header, ignored (as pi does)", line=n
-                    )
-                )
+                issues.append(_extra_header(n))
                 continue
             entries.append(compact(_to_entry(value, n, len(entries), issues)))
             lines.append(n)
         else:
             parsed.append((n, value))
+    reader.finish()
 
-    if crlf:
-        issues.append(LoadIssue("crlf", "info", f"{crlf} line(s) end with CRLF; the CR is ignored"))
-    if blank:
-        listed = ", ".join(str(x) for x in blank[:_MAX_LISTED])
-        more = f" and {len(blank) - _MAX_LISTED} more" if len(blank) > _MAX_LISTED else ""
-        issues.append(
-            LoadIssue(
-                "blank-lines", "info", f"{len(blank)} blank line(s) skipped: {listed}{more}", line=blank[0]
-            )
-        )
-
-    if not seen_any:
+    if not reader.seen_any:
         issues.append(LoadIssue("empty-file", "error", "the file is empty: not a pi session"))
         return _build(None, [], [], issues, source, None, False)
     if first is None:
@@ -396,11 +493,7 @@ def _parse_lines_inner(
         _migrate_v2_to_v3(objs)
         for o, (ln, _) in zip(objs[1:], parsed, strict=True):
             if o.get("type") == "session":
-                issues.append(
-                    LoadIssue(
-                        "extra-header", "warning", "a second session header, ignored (as pi does)", line=ln
-                    )
-                )
+                issues.append(_extra_header(ln))
                 continue
             entries.append(compact(_to_entry(o, ln, len(entries), issues)))
             lines.append(ln)

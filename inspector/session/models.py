@@ -100,10 +100,12 @@ class _Model(BaseModel):
                 d = {k: getattr(self, k), **d}
         return d
 
-    def raw(self) -> dict[str, Any]:
-        """The JSON object this model stands for (fields as pi names them, unset ones left out)."""
+    def raw(self, *, fresh: bool = False) -> dict[str, Any]:
+        """The JSON object this model stands for (fields as pi names them, unset ones left out).
+        ``fresh``: the model came straight from validation (never stored compactly), so pydantic
+        may read it as it is, without a throwaway twin."""
         try:
-            return _twin(self).model_dump(mode="json", exclude_unset=True, by_alias=True)
+            return (self if fresh else _twin(self)).model_dump(mode="json", exclude_unset=True, by_alias=True)
         except (PydanticSerializationError, RecursionError):
             # pydantic's serializer stops at a fixed depth; values nested deeper (tool arguments
             # thousands of levels deep, which pi reads and writes) are plain JSON data already.
