@@ -146,18 +146,31 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
+def entry_setting(e: AnyEntry) -> tuple[str, Any] | None:
+    """What ``buildSessionContext`` reads from an entry on the path besides messages: a thinking
+    level change (``("thinking", level)``), or the model (``("model", {...})``) from a model change
+    or an assistant message; None for any other entry. The last one on the path wins."""
+    if isinstance(e, ThinkingLevelChangeEntry):
+        return "thinking", e.thinkingLevel
+    if isinstance(e, ModelChangeEntry):
+        return "model", _drop_none({"provider": e.provider, "modelId": e.modelId})
+    if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
+        return "model", _drop_none({"provider": e.message.provider, "modelId": e.message.model})
+    return None
+
+
 def context_from_path(path_entries: Sequence[AnyEntry], path_indexes: Sequence[int | None]) -> SessionContext:
     """``buildSessionContext`` over an already-resolved root→leaf path."""
     thinking = "off"
     model: dict[str, Any] | None = None
     comp_pos = -1
     for k, e in enumerate(path_entries):
-        if isinstance(e, ThinkingLevelChangeEntry):
-            thinking = e.thinkingLevel  # type: ignore[assignment]
-        elif isinstance(e, ModelChangeEntry):
-            model = _drop_none({"provider": e.provider, "modelId": e.modelId})
-        elif isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
-            model = _drop_none({"provider": e.message.provider, "modelId": e.message.model})
+        setting = entry_setting(e)
+        if setting is not None:
+            if setting[0] == "thinking":
+                thinking = setting[1]
+            else:
+                model = setting[1]
         elif isinstance(e, CompactionEntry):
             comp_pos = k
 

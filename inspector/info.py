@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from .context import build_session_context
+from .context import _context_message, build_session_context, compaction_summary_message, entry_setting
 from .numbers import clamp
+from .session.loader import SessionLoadError, stream_session
 from .session.models import CompactionEntry
 from .session.tree import Session
-from .tokens import assistant_usage, estimate_context_tokens, get_counter
+from .tokens import assistant_usage, calculate_context_tokens, estimate_context_tokens, get_counter
 from .visible import visible
 
 
@@ -126,6 +129,17 @@ def _sid(v: object) -> str | None:
     return v if isinstance(v, str) or v is None else repr(v)
 
 
+@dataclass(frozen=True)
+class _ContextFigures:
+    """What ``info`` says of the leaf's context."""
+
+    messages: int
+    tokens: dict[str, int]
+    usage_tokens: float | None
+    model: dict[str, str] | None
+    thinking_level: str | None
+
+
 def session_info(
     session: Session, leaf: int | str = "leaf", counters: Sequence[str] = ("pi", "tiktoken")
 ) -> SessionInfo:
@@ -133,8 +147,19 @@ def session_info(
     path = session.path(leaf_idx) if leaf_idx is not None else []
     ctx = build_session_context(session, leaf_idx) if leaf_idx is not None else None
     msgs = ctx.agent_messages if ctx else []
-    tokens = {name: _total(get_counter(name), msgs) for name in counters}
-    on_path = set(path)
+    has_usage = any(assistant_usage(m) is not None for m in msgs)
+    figures = _ContextFigures(
+        len(msgs),
+        {name: _total(get_counter(name), msgs) for name in counters},
+        clamp(estimate_context_tokens(msgs).tokens) if has_usage else None,
+        ctx.model if ctx else None,
+        ctx.thinking_level if ctx else None,
+    )
+    return _info(session, leaf_idx, path, figures)
+
+
+def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _ContextFigures) -> SessionInfo:
+    on_path = set(path) if any(isinstance(e, CompactionEntry) for e in session.entries) else set()
     comps = [
         CompactionRow(
             index=i,
@@ -147,7 +172,6 @@ def session_info(
         for i, e in enumerate(session.entries)
         if isinstance(e, CompactionEntry)
     ]
-    has_usage = any(assistant_usage(m) is not None for m in msgs)
     h = session.header
     return SessionInfo(
         source=session.source,
@@ -166,17 +190,125 @@ def session_info(
         leafIndex=leaf_idx,
         leafId=_sid(session.entries[leaf_idx].id) if leaf_idx is not None else None,
         pathLength=len(path),
-        contextMessages=len(msgs),
-        contextTokens=tokens,
-        usageContextTokens=clamp(estimate_context_tokens(msgs).tokens) if has_usage else None,
-        model=ctx.model if ctx else None,
-        thinkingLevel=ctx.thinking_level if ctx else None,
+        contextMessages=figures.messages,
+        contextTokens=figures.tokens,
+        usageContextTokens=figures.usage_tokens,
+        model=figures.model,
+        thinkingLevel=figures.thinking_level,
         compactions=comps,
         labels=dict(session.labels),
         issues=[
             IssueRow(severity=i.severity, kind=i.kind, line=i.line, message=i.message) for i in session.issues
         ],
     )
+
+
+def streamed_session_info(
+    skeleton: Session, leaf: int | str = "leaf", counters: Sequence[str] = ("pi", "tiktoken")
+) -> SessionInfo:
+    """:func:`session_info` of a large pi v3 file without holding its messages: ``skeleton`` is
+    :func:`~inspector.session.loader.load_skeleton`'s (the tree, kinds, other entries, issues),
+    and the leaf's context is read again from the file a batch of messages at a time
+    (:func:`_streamed_figures`). The same result as :func:`session_info` of the loaded file."""
+    leaf_idx = skeleton.resolve(leaf) if skeleton.entries else None
+    path = skeleton.path(leaf_idx) if leaf_idx is not None else []
+    if leaf_idx is None:
+        figures = _ContextFigures(0, {name: 0 for name in counters}, None, None, None)
+    else:
+        figures = _streamed_figures(skeleton, path, counters)
+    return _info(skeleton, leaf_idx, path, figures)
+
+
+def _context_range(skeleton: Session, path: list[int]) -> tuple[Any, Callable[[int], bool]]:
+    """The compaction shaping the leaf's context (or None) and which path positions it keeps:
+    ``buildSessionContext``'s rule (:func:`~inspector.context.context_from_path`), read from the
+    skeleton (compaction entries and ids are whole there)."""
+    entries = skeleton.entries
+    comp_pos = max((p for p, i in enumerate(path) if isinstance(entries[i], CompactionEntry)), default=-1)
+    if comp_pos < 0:
+        return None, lambda p: True
+    comp = entries[path[comp_pos]]
+    assert isinstance(comp, CompactionEntry)
+    first = next((k for k in range(comp_pos) if entries[path[k]].id == comp.firstKeptEntryId), comp_pos)
+    return comp, lambda p: first <= p < comp_pos or p > comp_pos
+
+
+def _streamed_figures(skeleton: Session, path: list[int], counters: Sequence[str]) -> _ContextFigures:
+    """The context figures of ``session_info``, its messages read from the file in batches, in file
+    order: token sums do not depend on the order, and pi's usage estimate (last trusted usage, plus
+    the estimates of the messages after it: :func:`~inspector.tokens.estimate_context_tokens`) and
+    the settings (last on the path wins) are taken by path position."""
+    assert skeleton.source is not None
+    stream = stream_session(skeleton.source)
+    if stream is None:
+        raise SessionLoadError(f"{skeleton.source} changed while it was read")
+    pos_of = array("q", [-1]) * len(skeleton.entries)
+    for p, i in enumerate(path):
+        pos_of[i] = p
+    comp, kept = _context_range(skeleton, path)
+    acc = _Figures(counters, len(path))
+    if comp is not None:
+        acc.add(-1, compaction_summary_message(comp))
+    try:
+        for i, e in enumerate(stream.entries):
+            p = pos_of[i] if i < len(pos_of) else -1
+            if p < 0:
+                continue
+            acc.setting(p, entry_setting(e))
+            m = _context_message(e) if kept(p) else None
+            if m is not None:
+                acc.add(p, m)
+    finally:
+        stream.entries.close()
+    return acc.figures()
+
+
+class _Figures:
+    """Sums of a context's messages, added a batch at a time in any order (see :func:`_streamed_figures`)."""
+
+    def __init__(self, counters: Sequence[str], n_path: int, batch: int = 10_000) -> None:
+        self.counters = {name: get_counter(name) for name in counters}
+        self.tokens = dict.fromkeys(counters, 0)
+        self.pi = get_counter("pi")
+        self.estimates = array("q", [0]) * (n_path + 1)  # pi's estimate by path position + 1
+        self.messages = 0
+        self.usage: tuple[int, Any] = (-2, None)  # (position, tokens) of the last trusted usage
+        self.settings: dict[str, tuple[int, Any]] = {"thinking": (-1, "off"), "model": (-1, None)}
+        self.batch: list[tuple[int, Any]] = []
+        self.size = batch
+
+    def setting(self, p: int, setting: tuple[str, Any] | None) -> None:
+        if setting is not None and p > self.settings[setting[0]][0]:
+            self.settings[setting[0]] = (p, setting[1])
+
+    def add(self, p: int, m: Any) -> None:
+        self.messages += 1
+        u = assistant_usage(m)
+        if u is not None and p > self.usage[0]:
+            self.usage = (p, calculate_context_tokens(u))
+        self.batch.append((p, m))
+        if len(self.batch) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        msgs = [m for _, m in self.batch]
+        for name, counter in self.counters.items():
+            self.tokens[name] += sum(counter.count_many(msgs))
+        for (p, _), n in zip(self.batch, self.pi.count_many(msgs), strict=True):
+            self.estimates[p + 1] = n
+        self.batch = []
+
+    def figures(self) -> _ContextFigures:
+        self.flush()
+        at, usage = self.usage
+        trailing = sum(self.estimates[at + 2 :]) if usage is not None else 0
+        return _ContextFigures(
+            self.messages,
+            self.tokens,
+            clamp(usage + trailing) if usage is not None else None,
+            self.settings["model"][1],
+            self.settings["thinking"][1],
+        )
 
 
 def _total(counter: Any, msgs: Sequence[Any], batch: int = 10_000) -> int:

@@ -22,7 +22,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .models import ToolCall, ToolResultMessage, _Model
+from .models import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    MessageEntry,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    _Model,
+)
 
 _set = object.__setattr__
 _new = object.__new__
@@ -91,3 +102,37 @@ class Compactor:
 def compact(m: Any) -> Any:
     """One model rebuilt in compact form (a fresh :class:`Compactor`: no sharing across calls)."""
     return Compactor()(m)
+
+
+_STAND_INS: dict[type, Any] = {
+    cls: cls.model_construct()
+    for cls in (
+        UserMessage,
+        AssistantMessage,
+        ToolResultMessage,
+        BashExecutionMessage,
+        CustomMessage,
+        BranchSummaryMessage,
+        CompactionSummaryMessage,
+    )
+}
+"""One empty message per known role: what a skeleton entry holds in place of its message."""
+
+
+def skeleton(e: Any) -> Any:
+    """A message entry without its message: the same id, parent, timestamp and fields set, and in
+    place of the message a shared empty message of its role (its ``role`` is the message's, as
+    the role decides the class). For a pass that needs the tree and each entry's kind but not the
+    messages (:func:`inspector.session.loader.load_skeleton`); never a session's real entries.
+    Any other entry (and a message of a role pi does not know): :func:`compact`."""
+    stand_in = _STAND_INS.get(type(e.message)) if type(e) is MessageEntry else None
+    if stand_in is None:
+        return compact(e)
+    new = _new(MessageEntry)
+    for k in ("id", "parentId", "timestamp", "type"):
+        _set(new, k, getattr(e, k))
+    _set(new, "message", stand_in)
+    _set(new, "__pydantic_fields_set__", e.__pydantic_fields_set__)
+    _set(new, "__pydantic_extra__", e.__pydantic_extra__)
+    _set(new, "__pydantic_private__", e.__pydantic_private__)
+    return new

@@ -40,6 +40,7 @@ from ..safeio import open_regular
 from .bigline import THRESHOLD as BIG_LINE
 from .bigline import parse_big_line
 from .compact import Compactor
+from .compact import skeleton as skeleton_entry
 from .foreign import foreign_format, foreign_issues
 from .models import Entry, OpaqueEntry, SessionHeader
 from .tree import LoadIssue, Session
@@ -126,6 +127,27 @@ def load_session(
             return _parse_lines(_read_lines(f, max_line_bytes), source=str(p), max_line_bytes=max_line_bytes)
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+
+
+def load_skeleton(
+    path: str | os.PathLike[str], *, max_bytes: int | None = None, max_line_bytes: int | None = None
+) -> Session | None:
+    """:func:`load_session` of a pi v3 file, each message entry kept as a skeleton (no message:
+    :func:`inspector.session.compact.skeleton`): the tree, the entries' kinds, every other entry
+    and all the load issues, in a fraction of the memory. For a caller that then reads the
+    messages it needs with :func:`stream_session` (``inspector info`` on a large file). None for
+    a file that is no pi v3 session (load it instead). Never give it where a session's messages
+    are read."""
+    max_bytes, max_line_bytes = _limits(max_bytes, max_line_bytes)
+    p = Path(path)
+    try:
+        with _open_checked(p, max_bytes) as f:
+            s = _parse_lines(
+                _read_lines(f, max_line_bytes), source=str(p), max_line_bytes=max_line_bytes, skeleton=True
+            )
+    except OSError as e:
+        raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
+    return None if s.header is None or s.migrated else s
 
 
 def _limits(max_bytes: int | None, max_line_bytes: int | None) -> tuple[int, int]:
@@ -259,10 +281,14 @@ def _split_keep_lf(data: bytes) -> list[bytes]:
 
 
 def _parse_lines(
-    raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int
+    raw_lines: Iterable[bytes | bytearray | _LongLine],
+    *,
+    source: str | None,
+    max_line_bytes: int,
+    skeleton: bool = False,
 ) -> Session:
     with gc_paused(freeze=True):
-        return _parse_lines_inner(raw_lines, source=source, max_line_bytes=max_line_bytes)
+        return _parse_lines_inner(raw_lines, source=source, max_line_bytes=max_line_bytes, skeleton=skeleton)
 
 
 _SKIP = object()
@@ -445,7 +471,11 @@ def _extra_header(n: int) -> LoadIssue:
 
 
 def _parse_lines_inner(
-    raw_lines: Iterable[bytes | bytearray | _LongLine], *, source: str | None, max_line_bytes: int
+    raw_lines: Iterable[bytes | bytearray | _LongLine],
+    *,
+    source: str | None,
+    max_line_bytes: int,
+    skeleton: bool = False,
 ) -> Session:
     reader = _Objects(max_line_bytes)
     issues = reader.issues
@@ -457,6 +487,9 @@ def _parse_lines_inner(
     entries: list[Any] = []
     lines = array("q")  # 8 bytes a line number, not an int object each
     compact = Compactor()  # each entry stored without per-model dicts, as soon as it is validated
+    numbers: list[LoadIssue] | None = None
+    if skeleton:  # messages dropped: their out-of-range numbers are noted first
+        compact, numbers = skeleton_entry, []  # type: ignore[assignment]
     for n, value in reader.scan(raw_lines):
         if first is None:
             first = (n, value)
@@ -467,7 +500,11 @@ def _parse_lines_inner(
             if value.get("type") == "session":
                 issues.append(_extra_header(n))
                 continue
-            entries.append(compact(_to_entry(value, n, len(entries), issues)))
+            e = _to_entry(value, n, len(entries), issues)
+            if numbers is not None:
+                k = len(entries)
+                numbers += [dataclasses.replace(i, entry_index=k) for i in number_issues((e,), (n,))]
+            entries.append(compact(e))
             lines.append(n)
         else:
             parsed.append((n, value))
@@ -499,7 +536,7 @@ def _parse_lines_inner(
             lines.append(ln)
     if header is not None:
         issues.extend(_foreign_lines(entries, lines))
-    return _build(header, entries, lines, issues, source, version, migrated)
+    return _build(header, entries, lines, issues, source, version, migrated, numbers=numbers)
 
 
 def _foreign_lines(entries: list[Any], lines: Sequence[int]) -> list[LoadIssue]:
@@ -584,7 +621,12 @@ def _build(
     source: str | None,
     version: int | None,
     migrated: bool,
+    *,
+    numbers: list[LoadIssue] | None = None,
 ) -> Session:
+    """The session of ``entries``: ids indexed, parents linked (pi's rules for duplicates and
+    dangling links; cycles cut), issues sorted by line. ``numbers``: the out-of-range number
+    issues, when they were found before the entries lost their messages (a skeleton load)."""
     by_id: dict[str, int] = {}
     first_seen: dict[str, int] = {}  # only ids that repeat (by_id still holds the first one then)
     for i, e in enumerate(entries):
@@ -666,7 +708,7 @@ def _build(
         for w in walk:
             state[w] = 2
 
-    issues.extend(number_issues(entries, lines))
+    issues.extend(number_issues(entries, lines) if numbers is None else numbers)
     issues.sort(key=lambda x: (x.line is None, x.line or 0))
     return Session(
         header=header,
