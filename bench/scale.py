@@ -9,7 +9,10 @@ Inputs (written to ``bench/out/`` on first use):
 * ``flood`` — 2,000,000 tiny entries (user / assistant tool call / tool result, ~285 bytes a line).
 
 Commands: ``info`` (default counters: pi and tiktoken), ``replay`` (as recorded), ``export
-session`` (secrets redacted, the default).
+session`` (secrets redacted, the default). A pi v3 file is exported one entry at a time, and one
+of at least 64 MiB is summarised by ``info`` from its skeleton and a second read (neither holds the
+session); ``replay`` loads it whole. CPU is the command's user + system time (less sensitive
+than wall time to other jobs on the machine).
 
     python bench/scale.py [--inputs line,big,flood] [--big-entries N] [--flood-entries N]
 """
@@ -32,11 +35,12 @@ COMMANDS = {
     "replay": ["replay", "{f}"],
     "export session": ["export", "session", "{f}", "-o", "{o}"],
 }
-# Runs one command as its only child and reports (seconds, peak KiB) of that child.
+# Runs one command as its only child and reports (seconds, peak KiB, CPU seconds) of that child.
 _MEASURE = (
     "import resource, subprocess, sys, time; t = time.perf_counter(); "
     "r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE); "
-    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode); "
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(time.perf_counter() - t, u.ru_maxrss, r.returncode, u.ru_utime + u.ru_stime); "
     "sys.stderr.write(r.stderr.decode()[-400:] if r.returncode else '')"
 )
 
@@ -164,12 +168,13 @@ def make_big(path: Path, entries: int) -> None:
     )
 
 
-def measure(argv: list[str]) -> tuple[float, int, int]:
+def measure(argv: list[str]) -> tuple[float, int, int, float]:
+    """(wall seconds, peak bytes, exit status, CPU seconds) of one command in a fresh process."""
     r = subprocess.run([PY, "-c", _MEASURE, PY, "-m", "inspector", *argv], capture_output=True, text=True)
-    secs, kib, code = r.stdout.split()
+    secs, kib, code, cpu = r.stdout.split()
     if int(code):
         print(f"  ({' '.join(argv[:2])} exited {code}: {r.stderr.strip()[-300:]})", file=sys.stderr)
-    return float(secs), int(kib) * 1024, int(code)
+    return float(secs), int(kib) * 1024, int(code), float(cpu)
 
 
 def main() -> int:
@@ -189,8 +194,8 @@ def main() -> int:
         "big": lambda p: make_big(p, args.big_entries),
         "flood": lambda p: make_flood(p, args.flood_entries),
     }
-    print("| input | file | command | time | peak memory | ÷ file |")
-    print("|---|---|---|---|---|---|")
+    print("| input | file | command | time | CPU | peak memory | ÷ file |")
+    print("|---|---|---|---|---|---|---|")
     worst = 0.0
     for name in [x.strip() for x in args.inputs.split(",") if x.strip()]:
         f = files[name]
@@ -199,11 +204,11 @@ def main() -> int:
         size = f.stat().st_size
         for label, argv in COMMANDS.items():
             out = OUT / f"scale-export-{name}.jsonl"
-            secs, peak, _ = measure([a.format(f=f, o=out) for a in argv])
+            secs, peak, _, cpu = measure([a.format(f=f, o=out) for a in argv])
             out.unlink(missing_ok=True)
             worst = max(worst, peak / size)
             print(
-                f"| {name} | {size / 1e6:,.0f} MB | {label} | {secs:,.1f} s | {peak / 1e6:,.0f} MB | "
+                f"| {name} | {size / 1e6:,.0f} MB | {label} | {secs:,.1f} s | {cpu:,.1f} s | {peak / 1e6:,.0f} MB | "
                 f"{peak / size:.2f} |",
                 flush=True,
             )
