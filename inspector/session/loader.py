@@ -257,8 +257,9 @@ def _read_lines(f: Any, max_line_bytes: int) -> Iterator[bytes | bytearray | _Lo
                 buf = None
             if not more or more.endswith(b"\n"):
                 break
-        yield buf if buf is not None else _LongLine(length)
-        buf = None  # hold no reference to a long line once it has been read
+        box: list[bytearray | _LongLine] = [buf if buf is not None else _LongLine(length)]
+        buf = None  # no reference to a long line stays here while the caller uses it
+        yield box.pop()
 
 
 def parse_session(
