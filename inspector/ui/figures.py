@@ -850,6 +850,18 @@ def timeline(
     lanes_data, lanes = _event_lanes(shown)
     if recon is not None:
         data += _recon_traces(recon, shown[0].step if shown else 0, shown[-1].step if shown else -1)
+    shapes, notes = _timeline_marks(replay, top, clips)
+    if current_step is not None and 0 <= current_step < len(all_steps):
+        shapes.append({**_vline(current_step, "#333", 1)})
+        data.append(_current_marker(all_steps[current_step], top))
+    layout = _timeline_layout(shapes, notes, lanes, top, x_range)
+    return trusted_figure({"data": data + clips + lanes_data, "layout": layout})
+
+
+def _timeline_marks(replay: Any, top: float, clips: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """The timeline's lines and their labels: the window, the policy's trigger (when it is on
+    the chart), and a note on what rises above the chart."""
+    st = replay.settings
     shapes = [_hline(st.context_window, "#d62728")]
     notes = [_note(0.01, st.context_window, f"window {st.context_window:,}", "bottom", "left", "paper", "y")]
     trig = trigger_line(st, getattr(getattr(replay, "session", None), "format", "pi"))
@@ -869,20 +881,26 @@ def timeline(
                 "paper",
             )
         )
-    if current_step is not None and 0 <= current_step < len(all_steps):
-        shapes.append({**_vline(current_step, "#333", 1)})
-        cur = all_steps[current_step]
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "x": [cur.step],
-                "y": [min(cur.tokens, top * 0.985)],
-                "name": "this step",
-                "marker": {"size": 13, "color": "rgba(0,0,0,0)", "line": {"width": 2, "color": "#111"}},
-                "hovertemplate": "step %{x} (shown)<extra></extra>",
-            }
-        )
+    return shapes, notes
+
+
+def _current_marker(cur: Any, top: float) -> dict[str, Any]:
+    """A ring on the timeline at the step shown."""
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "x": [cur.step],
+        "y": [min(cur.tokens, top * 0.985)],
+        "name": "this step",
+        "marker": {"size": 13, "color": "rgba(0,0,0,0)", "line": {"width": 2, "color": "#111"}},
+        "hovertemplate": "step %{x} (shown)<extra></extra>",
+    }
+
+
+def _timeline_layout(
+    shapes: list[Any], notes: list[Any], lanes: list[str], top: float, x_range: tuple[int, int] | None
+) -> dict[str, Any]:
+    """The timeline's axes: tokens above (0 to just over the window), the event lanes below."""
     split = 0.08 * len(lanes) + (0.04 if lanes else 0)
     layout: dict[str, Any] = {
         "height": 360 + 26 * len(lanes),
@@ -914,7 +932,7 @@ def timeline(
             "tickfont": {"size": 10},
             "showgrid": True,
         }
-    return trusted_figure({"data": data + clips + lanes_data, "layout": layout})
+    return layout
 
 
 def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:

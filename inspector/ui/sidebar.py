@@ -288,6 +288,44 @@ def _policy_notes(sb: Any, pol: Any) -> None:
         )
 
 
+def _inert_notes(sb: Any, inert: dict[str, str], as_recorded: bool) -> None:
+    """One line per reason some controls change nothing, naming them."""
+    names = {"keep": "keepRecentTokens", "reserve": "reserveTokens", "summarizer": "the summarizer"}
+    for reason in dict.fromkeys(inert.values()):
+        which = [names[k] for k, v in inert.items() if v == reason]
+        sb.caption(
+            ":material/block: "
+            + esc(
+                " and ".join([", ".join(which[:-1]), which[-1]] if len(which) > 1 else which) + ": " + reason
+            )
+            + (
+                " pi's rule is still drawn beside each recorded compaction, with the values shown."
+                if as_recorded
+                else ""
+            )
+        )
+
+
+def _noop_flags(sb: Any, compaction: str, window: int, keep: int, reserve: int, policy: Any) -> None:
+    """Settings that make the policy a no-op or compact before every call, flagged where they are set."""
+    probe = ReplaySettings(
+        compaction=compaction,
+        context_window=window,
+        keep_recent_tokens=keep,
+        reserve_tokens=reserve,
+        policy=policy,
+    )
+    if note := us.noop_warnings(probe).get("keep"):
+        sb.warning(note, icon=":material/warning:")
+    threshold = trigger_threshold(compaction, window, policy, reserve)
+    if threshold is not None and threshold <= 0:
+        sb.error(
+            f"With a {window:,}-token window this policy compacts at {threshold:,} tokens: before every call. "
+            "Pick a larger window.",
+            icon=":material/error:",
+        )
+
+
 def _compaction_box(sb: Any, window: int) -> dict[str, Any]:
     """The policy and its settings; controls that change nothing under it are disabled, saying why."""
     sb.subheader("Compaction")
@@ -328,38 +366,10 @@ def _compaction_box(sb: Any, window: int) -> dict[str, Any]:
             **_v("reserve", 16_384),
         )
     )
-    names = {"keep": "keepRecentTokens", "reserve": "reserveTokens", "summarizer": "the summarizer"}
-    for reason in dict.fromkeys(inert.values()):
-        which = [names[k] for k, v in inert.items() if v == reason]
-        sb.caption(
-            ":material/block: "
-            + esc(
-                " and ".join([", ".join(which[:-1]), which[-1]] if len(which) > 1 else which) + ": " + reason
-            )
-            + (
-                " pi's rule is still drawn beside each recorded compaction, with the values shown."
-                if POLICIES[compaction].as_recorded
-                else ""
-            )
-        )
+    _inert_notes(sb, inert, POLICIES[compaction].as_recorded)
     pol_fields = us.policy_fields(compaction)
     pol_values = model_controls(sb, PolicySettings, "pol.", pol_fields) if pol_fields else {}
-    probe = ReplaySettings(
-        compaction=compaction,
-        context_window=window,
-        keep_recent_tokens=keep,
-        reserve_tokens=reserve,
-        policy=PolicySettings(**pol_values),
-    )
-    if note := us.noop_warnings(probe).get("keep"):
-        sb.warning(note, icon=":material/warning:")
-    threshold = trigger_threshold(compaction, window, PolicySettings(**pol_values), reserve)
-    if threshold is not None and threshold <= 0:
-        sb.error(
-            f"With a {window:,}-token window this policy compacts at {threshold:,} tokens: before every call. "
-            "Pick a larger window.",
-            icon=":material/error:",
-        )
+    _noop_flags(sb, compaction, window, keep, reserve, PolicySettings(**pol_values))
     pi_version = "0.73"
     if POLICIES[compaction].pi_cut:
         pi_version = sb.selectbox(

@@ -90,8 +90,24 @@ def compare_page(settings: ReplaySettings) -> None:
         st.segmented_control("Configurations", [2, 3, 4], key="cmp_n", default=2, persist_state="session")
         or 2
     )
-    strategies = us.strategies()
-    names = list(strategies) or ["none"]
+    configs = _configurations(settings, count)
+    runs = [(name, current_replay(cfg, f"Replaying {name}")) for name, cfg in configs]
+    rows = views.metrics_rows(runs) + retention_view.compare_rows(runs)
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        key="cmp_table",
+        height=35 * len(rows) + 38,
+        column_config={"metric": st.column_config.TextColumn(width="medium")},
+    )
+    cache_view.compare_panel(runs, settings)
+    st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)
+    _sweep_section(s, settings)
+
+
+def _configurations(settings: ReplaySettings, count: int) -> list[tuple[str, ReplaySettings]]:
+    """One column of pickers per configuration (A from the sidebar, the others from presets)."""
+    names = list(us.strategies()) or ["none"]
     configs: list[tuple[str, ReplaySettings]] = []
     presets = [(settings.strategy, settings.compaction)]
     for p in (
@@ -137,20 +153,13 @@ def compare_page(settings: ReplaySettings) -> None:
             )
             cfg = variant_settings(settings, strat, pol, keep)
             configs.append((f"{'ABCD'[i]}: {strategy_title(strat)} / {POLICIES[pol].title}", cfg))
-    runs = [(name, current_replay(cfg, f"Replaying {name}")) for name, cfg in configs]
-    rows = views.metrics_rows(runs) + retention_view.compare_rows(runs)
-    st.dataframe(
-        pd.DataFrame(rows),
-        hide_index=True,
-        key="cmp_table",
-        height=35 * len(rows) + 38,
-        column_config={"metric": st.column_config.TextColumn(width="medium")},
-    )
-    cache_view.compare_panel(runs, settings)
-    st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)
+    return configs
 
+
+def _sweep_section(s: Any, settings: ReplaySettings) -> None:
+    """Sweep two settings: the axes and values, the run, and its heatmap."""
     st.subheader("Sweep two settings")
-    swept = strategies.get(settings.strategy)  # the sidebar's strategy: its own settings are axes too
+    swept = us.strategies().get(settings.strategy)  # the sidebar's strategy: its own settings are axes too
     st.caption(
         "Replays the session on a grid of two settings (the rest as in the sidebar) and colours each cell "
         "by a metric. The axes are pi's thresholds and the sidebar strategy's own numeric settings"
@@ -209,63 +218,71 @@ def compare_page(settings: ReplaySettings) -> None:
             f"sw_vals_{y}_y", ", ".join(str(v) for v in views.sweep_values(y, current.get(y), *bounds(y)))
         ),
     )
-
-    def parse(raw: str) -> list[int]:
-        return sorted(
-            {int(v.replace("_", "").replace(",", "")) for v in re.split(r"[,\s]+", raw) if v.strip()}
-        )
-
     if st.button("Run sweep", key="sw_run", type="primary"):
-        try:
-            grid: dict[str, Sequence[int]] = {x: parse(xs_raw), y: parse(ys_raw)}
-        except ValueError:
-            st.error("Values must be whole numbers separated by commas.")
-            grid = {}
-        if x == y:
-            st.error("Choose two different axes.")
-        elif grid and all(grid.values()):
-            bar = st.progress(0.0, text="Sweeping…")
-
-            def progress(f: float) -> None:
-                bar.progress(min(1.0, f), text=f"Sweeping… {f:.0%}")
-
-            cells = sweep(s, settings, grid, progress=progress, summaries=summary_cache())
-            bar.empty()
-            st.session_state["sweep"] = {
-                "x": x,
-                "y": y,
-                "cells": cells,
-                "strategy": settings.strategy,
-                "base": settings,
-            }
-            st.session_state.pop("sw_pick", None)
+        _run_sweep(s, settings, x, y, xs_raw, ys_raw)
     sw = st.session_state.get("sweep")
     if sw:
-        sx, sy, cells = sw["x"], sw["y"], sw["cells"]
-        if views.sweep_is_stale(sw["base"], settings, sx, sy):
-            st.warning(
-                "The sidebar changed since this sweep ran (other than the swept settings): run it again "
-                "to update.",
-                icon=":material/update:",
-            )
-        st.plotly_chart(
-            figures.sweep_heatmap(cells, sx, sy, metric, current),
-            key="heat",
-            config=PLOT_CONFIG,
-            on_select=_heat_picked,
-            selection_mode="points",
+        _sweep_result(s, settings, sw, metric, current)
+
+
+def _parse_values(raw: str) -> list[int]:
+    return sorted({int(v.replace("_", "").replace(",", "")) for v in re.split(r"[,\s]+", raw) if v.strip()})
+
+
+def _run_sweep(s: Any, settings: ReplaySettings, x: str, y: str, xs_raw: str, ys_raw: str) -> None:
+    try:
+        grid: dict[str, Sequence[int]] = {x: _parse_values(xs_raw), y: _parse_values(ys_raw)}
+    except ValueError:
+        st.error("Values must be whole numbers separated by commas.")
+        grid = {}
+    if x == y:
+        st.error("Choose two different axes.")
+    elif grid and all(grid.values()):
+        bar = st.progress(0.0, text="Sweeping…")
+
+        def progress(f: float) -> None:
+            bar.progress(min(1.0, f), text=f"Sweeping… {f:.0%}")
+
+        cells = sweep(s, settings, grid, progress=progress, summaries=summary_cache())
+        bar.empty()
+        st.session_state["sweep"] = {
+            "x": x,
+            "y": y,
+            "cells": cells,
+            "strategy": settings.strategy,
+            "base": settings,
+        }
+        st.session_state.pop("sw_pick", None)
+
+
+def _sweep_result(
+    s: Any, settings: ReplaySettings, sw: dict[str, Any], metric: str, current: dict[str, Any]
+) -> None:
+    sx, sy, cells = sw["x"], sw["y"], sw["cells"]
+    if views.sweep_is_stale(sw["base"], settings, sx, sy):
+        st.warning(
+            "The sidebar changed since this sweep ran (other than the swept settings): run it again "
+            "to update.",
+            icon=":material/update:",
         )
-        labels = [
-            f"{sx} = {c.values[sx]:,}, {sy} = {c.values[sy]:,} → "
-            f"{views.fmt_metric(metric, getattr(c.metrics, metric))}"
-            for c in cells
-        ]
-        with st.container(horizontal=True, vertical_alignment="bottom"):
-            st.selectbox("Cell", range(len(cells)), format_func=lambda i: labels[i], key="sw_pick", width=520)
-            st.button("Apply to the sidebar", key="sw_apply", on_click=_apply_cell)
-        if msg := st.session_state.pop("_applied", None):
-            st.success(f"Applied {msg}.")
-        cache_view.sweep_panel(s, cells)
+    st.plotly_chart(
+        figures.sweep_heatmap(cells, sx, sy, metric, current),
+        key="heat",
+        config=PLOT_CONFIG,
+        on_select=_heat_picked,
+        selection_mode="points",
+    )
+    labels = [
+        f"{sx} = {c.values[sx]:,}, {sy} = {c.values[sy]:,} → "
+        f"{views.fmt_metric(metric, getattr(c.metrics, metric))}"
+        for c in cells
+    ]
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        st.selectbox("Cell", range(len(cells)), format_func=lambda i: labels[i], key="sw_pick", width=520)
+        st.button("Apply to the sidebar", key="sw_apply", on_click=_apply_cell)
+    if msg := st.session_state.pop("_applied", None):
+        st.success(f"Applied {msg}.")
+    cache_view.sweep_panel(s, cells)
 
 
 compare_page(st.session_state["_settings"])
