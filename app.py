@@ -15,7 +15,6 @@ import sys
 import streamlit as st
 
 from inspector.foreground import busy
-from inspector.gcpause import settle_if_asked
 from inspector.ui import errors, sidebar, sources
 from inspector.ui import urlstate as us
 from inspector.ui.figures import app_icon
@@ -58,7 +57,6 @@ def _preload() -> None:
 
 # Background warming (inspector.foreground) waits while the page is drawn.
 with busy():
-    settle_if_asked()  # a replay the last rerun built: out of the collector's reach (inspector.gcpause)
     settings = None
     with errors.guard():  # a visitor never sees a traceback: a short message with a reference id
         _preload()

@@ -26,11 +26,9 @@ class _Node:
 @pytest.fixture
 def clean_gc():
     gc.unfreeze()
-    gcpause._PENDING.clear()
     gcpause._SWEPT[0] = 0
     yield
     gc.unfreeze()
-    gcpause._PENDING.clear()
     gcpause._SWEPT[0] = 0
 
 
@@ -47,13 +45,17 @@ def test_settle_freezes_what_is_alive_and_frees_garbage_cycles_first(clean_gc: N
     assert any(o is kept[0] for o in gc.get_objects())
 
 
-def test_settle_later_waits_for_the_next_ask(clean_gc: None) -> None:
-    assert gcpause.settle_if_asked() is False
-    assert gc.get_freeze_count() == 0
-    gcpause.settle_later()
-    assert gcpause.settle_if_asked() is True
-    assert gc.get_freeze_count() > 0
-    assert gcpause.settle_if_asked() is False
+def test_settled_frees_earlier_garbage_then_freezes_what_was_built(clean_gc: None) -> None:
+    garbage = _Node()
+    probe = weakref.ref(garbage)
+    del garbage
+    with gcpause.settled():
+        assert not gc.isenabled()  # built with the collector paused
+        built = [_Leaf() for _ in range(500)]
+    assert gc.isenabled()
+    assert probe() is None  # collected before the freeze, not frozen with the rest
+    assert gc.get_freeze_count() >= 500
+    assert not any(o is built[0] for o in gc.get_objects())
 
 
 def test_garbage_frozen_by_mistake_is_swept_once_the_frozen_count_doubles(clean_gc: None) -> None:

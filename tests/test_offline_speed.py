@@ -99,3 +99,18 @@ def test_decision_sentences_found_locally_are_the_whole_texts(seed: int) -> None
     for _ in range(20_000):
         text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12)))
         assert offline._decision_sentences(text) == _plain_decision_sentences(text), repr(text)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_flat_summary_items_are_the_general_parse(seed: int) -> None:
+    """Most summaries have no code fence and no indented line: each line is an item, read
+    without gathering continuations first; the same items as the general reading."""
+    from inspector.summarize import sections
+
+    rnd = random.Random(seed)
+    starts = ["- ", "* ", "+ ", "1. ", "12) ", "- [x] ", "- [ ] ", "[X] ", " - ", "", "#", "-", "1.", " "]
+    bodies = ["", " ", "a b", "(none)", "None", "n/a", "x: y", "- [x]", "text  ", "é", "**B**"]
+    for _ in range(20_000):
+        lines = [rnd.choice(starts) + rnd.choice(bodies) for _ in range(rnd.randint(0, 6))]
+        lines = [ln for ln in lines if not ln.startswith(("  ", "\t"))]
+        assert sections._flat_items(lines) == sections._nested_items(lines), lines

@@ -112,6 +112,13 @@ def _blocks(text: str) -> list[tuple[str | None, list[str]]]:
 
 def _items(lines: list[str]) -> list[str]:
     """List items and paragraphs; indented lines and code fences continue the item before them."""
+    if not any("```" in ln or ln.startswith(("  ", "\t")) for ln in lines):
+        return _flat_items(lines)
+    return _nested_items(lines)
+
+
+def _nested_items(lines: list[str]) -> list[str]:
+    """:func:`_items` in general: lines gathered into items first (continuations, fences)."""
     items: list[list[str]] = []
     fence = False
     for line in lines:
@@ -135,6 +142,20 @@ def _items(lines: list[str]) -> list[str]:
         check = _CHECK.match(first)
         first = (first[check.end() :] if check else first).strip()
         text = "\n".join([first, *rest]).strip()
+        if text and norm(text) not in _NONE:
+            out.append(text)
+    return out
+
+
+def _flat_items(lines: list[str]) -> list[str]:
+    """:func:`_items` of lines with no fence and no indented line (most summaries): each
+    non-blank line is one item (a blank line only ends one, and is stripped)."""
+    out = []
+    for line in lines:
+        marker = _LIST.match(line)
+        first = line[marker.end() :] if marker else line
+        check = _CHECK.match(first)
+        text = (first[check.end() :] if check else first).strip()
         if text and norm(text) not in _NONE:
             out.append(text)
     return out
@@ -200,6 +221,9 @@ def _lines(sec: str, items: list[Item]) -> list[str]:
     lines = []
     for n, it in enumerate(items, 1):
         m = f"{n}. " if sec == "Next Steps" else mark
+        if "\n" not in it.text:  # most items: one line
+            lines.append(m + it.text)
+            continue
         first, *rest = it.text.split("\n")
         lines.append(m + first + "".join("\n" + (" " * len(m) if r.strip() else "") + r for r in rest))
     return lines
@@ -214,12 +238,16 @@ def _head(sec: str) -> str:
 
 
 def render(sections: Sections, layout: tuple[str, ...]) -> str:
+    return _join({sec: _lines(sec, sections.get(sec, [])) for sec in layout}, layout)
+
+
+def _join(lines: dict[str, list[str]], layout: tuple[str, ...]) -> str:
+    """The summary from each section's rendered item lines."""
     parts: list[str] = []
     for sec in layout:
-        lines = _lines(sec, sections.get(sec, [])) or [_empty(sec)]
         if sec == "Done":
             parts.append("## Progress")
-        parts.append(_head(sec) + "\n".join(lines))
+        parts.append(_head(sec) + "\n".join(lines[sec] or [_empty(sec)]))
     return "\n\n".join(parts)
 
 
@@ -263,7 +291,7 @@ def fit(sections: Sections, layout: tuple[str, ...], budget: int) -> str:
         total -= parts[sec]
         parts[sec] = part_len(sec)
         total += parts[sec]
-    text = render(secs, layout)
+    text = _join(lines, layout)  # the lines kept up to date above: render(secs, layout)
     if estimate(text) > budget:
         room = max(0, budget * 4 - 1)
         cut = utf16_slice(text, room)

@@ -24,7 +24,7 @@ from typing import Any
 import streamlit as st
 
 from .. import replay as rp
-from ..gcpause import settle_later, thaw
+from ..gcpause import settled, thaw
 from ..importers import parse_any
 from ..importers.codex import recorded_context_window
 from ..jsjson import replace_lone_surrogate_escapes
@@ -254,9 +254,8 @@ def current_replay(settings: ReplaySettings, label: str = "Replaying the session
             bar.progress(min(1.0, max(0.0, f)), text=f"{label}… {f:.0%}")
 
         try:
-            r = replay(s, settings, progress=progress, summaries=summary_cache())
-            settle_later()  # kept in the cache: later collections need not walk it (inspector.gcpause)
-            return r
+            with settled():  # kept in the cache: later collections need not walk it (inspector.gcpause)
+                return replay(s, settings, progress=progress, summaries=summary_cache())
         finally:
             bar.empty()
             warm_session(s)  # summarizer facts and tiktoken counts, in the background
