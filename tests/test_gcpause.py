@@ -87,7 +87,8 @@ def test_a_replay_holds_no_reference_cycles(settings: ReplaySettings) -> None:
     """Frozen in the app's cache, a replay must still be freed by reference counting when the
     cache drops it: it holds no cycles."""
     s = load_session(REPO / "sample_sessions" / "long-session.jsonl")
-    r = replay(s, settings)
     gc.collect()
+    r = replay(s, settings)
+    assert gc.collect() == 0  # and it left no cycles behind while it was built
     del r
     assert gc.collect() == 0
