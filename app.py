@@ -14,6 +14,8 @@ import sys
 
 import streamlit as st
 
+from inspector.foreground import busy
+from inspector.gcpause import settle_if_asked
 from inspector.ui import errors, sidebar, sources
 from inspector.ui import urlstate as us
 from inspector.ui.figures import app_icon
@@ -54,28 +56,38 @@ def _preload() -> None:
             st.session_state["_preload_error"] = f"--session: cannot read {args.session!r}: {e}"
 
 
-settings = None
-with errors.guard():  # a visitor never sees a traceback: a short message with a reference id
-    _preload()
-    settings = sidebar.render()
-PAGES = "inspector/ui/pages"
-nav = {
-    "load": st.Page(
-        f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True
-    ),
-    "replay": st.Page(f"{PAGES}/replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"),
-    "tree": st.Page(f"{PAGES}/tree.py", title="Tree", icon=":material/account_tree:", url_path="tree"),
-    "summaries": st.Page(
-        f"{PAGES}/summaries.py", title="Summaries", icon=":material/summarize:", url_path="summaries"
-    ),
-    "compare": st.Page(
-        f"{PAGES}/compare.py", title="Compare & tune", icon=":material/compare_arrows:", url_path="compare"
-    ),
-    "doctor": st.Page(f"{PAGES}/doctor.py", title="Doctor", icon=":material/stethoscope:", url_path="doctor"),
-    "corpus": st.Page(f"{PAGES}/corpus.py", title="Corpus", icon=":material/dataset:", url_path="corpus"),
-    "learn": st.Page(f"{PAGES}/learn.py", title="Learn", icon=":material/school:", url_path="learn"),
-}
-st.session_state["_pages"] = nav
-st.session_state["_settings"] = settings
-with errors.guard():
-    st.navigation(list(nav.values())).run()
+# Background warming (inspector.foreground) waits while the page is drawn.
+with busy():
+    settle_if_asked()  # a replay the last rerun built: out of the collector's reach (inspector.gcpause)
+    settings = None
+    with errors.guard():  # a visitor never sees a traceback: a short message with a reference id
+        _preload()
+        settings = sidebar.render()
+    PAGES = "inspector/ui/pages"
+    nav = {
+        "load": st.Page(
+            f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True
+        ),
+        "replay": st.Page(
+            f"{PAGES}/replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"
+        ),
+        "tree": st.Page(f"{PAGES}/tree.py", title="Tree", icon=":material/account_tree:", url_path="tree"),
+        "summaries": st.Page(
+            f"{PAGES}/summaries.py", title="Summaries", icon=":material/summarize:", url_path="summaries"
+        ),
+        "compare": st.Page(
+            f"{PAGES}/compare.py",
+            title="Compare & tune",
+            icon=":material/compare_arrows:",
+            url_path="compare",
+        ),
+        "doctor": st.Page(
+            f"{PAGES}/doctor.py", title="Doctor", icon=":material/stethoscope:", url_path="doctor"
+        ),
+        "corpus": st.Page(f"{PAGES}/corpus.py", title="Corpus", icon=":material/dataset:", url_path="corpus"),
+        "learn": st.Page(f"{PAGES}/learn.py", title="Learn", icon=":material/school:", url_path="learn"),
+    }
+    st.session_state["_pages"] = nav
+    st.session_state["_settings"] = settings
+    with errors.guard():
+        st.navigation(list(nav.values())).run()

@@ -3,7 +3,7 @@ the same layer or a lower one, and no modules import each other in a cycle.
 
 Layers, lowest first (a module belongs to the layer of its longest matching prefix):
 
-0. foundations — deep, gcpause, safeio, agents, visible, redact: no project imports but each other;
+0. foundations — deep, gcpause, foreground, safeio, agents, visible, redact: no project imports but each other;
 1. session — ``session/`` and ``numbers`` (numbers are checked where sessions load);
 2. formats — jsjson, tokens, pricing, ``importers/`` (other agents' files into sessions);
 3. context — context, sent;
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "inspector"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundations", ("deep", "gcpause", "safeio", "agents", "visible", "redact")),
+    ("foundations", ("deep", "gcpause", "foreground", "safeio", "agents", "visible", "redact")),
     ("session", ("session", "numbers")),
     ("formats", ("jsjson", "tokens", "pricing", "importers")),
     ("context", ("context", "sent")),

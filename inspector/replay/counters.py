@@ -140,9 +140,12 @@ def warm_session(
         for name in todo:
             try:
                 if name == "facts":
+                    from ..foreground import give_way
                     from ..summarize.offline import remember_facts
 
-                    remember_facts(e.message for e in session.entries if isinstance(e, MessageEntry))
+                    remember_facts(
+                        (e.message for e in session.entries if isinstance(e, MessageEntry)), pause=give_way
+                    )
                 else:
                     session_counter(session, name)
             except Exception:  # noqa: BLE001 - reported where the cache is used

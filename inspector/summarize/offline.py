@@ -43,7 +43,10 @@ LABEL = "offline extractive"
 __all__ = ["LABEL", "OfflineSummarizer", "estimate"]
 
 _WS = re.compile(r"\s+")
-_SENTENCE = re.compile(r"(?<=[^\d\s][.!?])\s+|\n+")  # not after a list number ("1. ")
+# A sentence break: the whitespace after . ! or ? (not after a list number such as "1. "), or a run
+# of newlines. Written to start at the punctuation (group 1 is the break), so the scan can skip to
+# the next . ! ? or newline; the same breaks as (?<=[^\d\s][.!?])\s+|\n+ (tests/test_offline_speed.py).
+_SENTENCE = re.compile(r"[.!?](?<=[^\d\s][.!?])(\s+)|(\n+)")
 _CONSTRAINT = re.compile(
     r"\b(must|never|don'?t|do not|always|should not|shouldn'?t|avoid|make sure|prefer|"
     r"no need to)\b",
@@ -56,6 +59,15 @@ _DECISION = re.compile(
     r"better to|we should|switch(?:ed|ing)? to|chose|going with)\b",
     re.I,
 )
+# Where a match of _DECISION can start, lower-cased: each alternative begins with one of these,
+# and no alternative starts inside another's match (so the matches are exactly the candidates at
+# which _DECISION matches). Case-insensitive matching also pairs these letters with others that
+# lower() does not map onto them; a text holding one is searched with the pattern itself.
+_DECISION_STARTS = (
+    "instead of", "rather than", "the fix is", "the approach", "the plan is", "decide",
+    "better to", "we should", "switch", "chose", "going with",
+)  # fmt: skip
+_CASE_ODD = re.compile("[\u0130\u0131\u017f\u212a]")
 _PLAN = re.compile(
     r"^(next|then|now|after that|finally)\b|\b(I'll|I will|need to|still need|remaining|todo|"
     r"next step)\b",
@@ -109,7 +121,10 @@ def _sentence_spans(text: str) -> list[tuple[str, int, int]]:
     parts: list[tuple[str, int, int]] = []
     pos = 0
     for cut in (*_SENTENCE.finditer(text), None):  # re.split's pieces, with their offsets
-        end = cut.start() if cut is not None else len(text)
+        if cut is None:
+            end = len(text)
+        else:
+            end = cut.start(1) if cut.group(1) is not None else cut.start(2)
         piece = text[pos:end]
         stripped = piece.strip()
         if stripped:
@@ -128,19 +143,87 @@ def _sentence_spans(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
+def _decision_starts(text: str) -> list[int]:
+    """Where the matches of :data:`_DECISION` in ``text`` start (as ``finditer`` finds them): the
+    places a lower-cased alternative begins, each checked with the pattern itself (a long answer
+    or summary is mostly searched by ``str.find``, not by the pattern at every position)."""
+    low = text.lower()
+    if len(low) != len(text) or _CASE_ODD.search(text):
+        return [m.start() for m in _DECISION.finditer(text)]
+    cands = set()
+    for word in _DECISION_STARTS:
+        i = low.find(word)
+        while i >= 0:
+            cands.add(i)
+            i = low.find(word, i + 1)
+    match = _DECISION.match
+    return [i for i in sorted(cands) if match(text, i)]
+
+
+def _piece_at(text: str, q: int) -> tuple[int, int]:
+    """(start, end) of the stripped piece between sentence breaks that holds position ``q`` (not
+    whitespace), as :func:`_sentence_spans` cuts ``text``, found from ``q`` outwards: the line
+    around ``q`` is searched, not the whole text."""
+    start = text.rfind("\n", 0, q) + 1  # a newline always breaks
+    for m in _SENTENCE.finditer(text, start, q):  # within the line, only after . ! ?
+        start = m.end()
+    cut = _SENTENCE.search(text, q)
+    end = len(text) if cut is None else cut.start(1) if cut.group(1) is not None else cut.start(2)
+    piece = text[start:end]
+    a = start + len(piece) - len(piece.lstrip())
+    return a, start + len(piece.rstrip())
+
+
+def _sentence_at(text: str, q: int) -> tuple[int, int]:
+    """(start, end) of the sentence :func:`_sentence_spans` gives for position ``q`` (not
+    whitespace), found locally: its piece, joined to the piece before when that one ends in ":"
+    and opens a pair (an odd run of such pieces before it), else to the piece after when it
+    ends in ":" itself."""
+    a, b = _piece_at(text, q)
+    prev: tuple[int, int] | None = None
+    run, j = 0, a
+    while True:  # how many pieces in a row before this one end in ":"
+        j -= 1
+        while j >= 0 and text[j].isspace():
+            j -= 1
+        if j < 0 or text[j] != ":":
+            break
+        pa, _ = _piece_at(text, j)
+        prev = (pa, j + 1) if run == 0 else prev
+        run, j = run + 1, pa
+    if run % 2 and prev is not None:
+        return prev[0], b
+    if text[b - 1] == ":":
+        j = b
+        while j < len(text) and text[j].isspace():
+            j += 1
+        if j < len(text):
+            return a, _piece_at(text, j)[1]
+    return a, b
+
+
+def _sentence_text(text: str, a: int, b: int) -> str:
+    """The sentence at (a, b) as :func:`_sentence_spans` writes it: a pair joined by one space."""
+    first_end = _piece_at(text, a)[1]
+    if first_end >= b:
+        return text[a:b]
+    return f"{text[a:first_end]} {text[_piece_at(text, b - 1)[0] : b]}"
+
+
 def _decision_sentences(text: str) -> list[str]:
     """The sentences of ``text`` that state a decision (and are not an announced action). Only
     sentences holding a match of the decision pattern in the whole text are looked at: its words
-    never span a sentence break, so those are exactly the sentences it matches."""
-    starts = [m.start() for m in _DECISION.finditer(text)]
-    if not starts:
-        return []
+    never span a sentence break, so those are exactly the sentences it matches. Each is found
+    from its match outwards (:func:`_sentence_at`), so a long text is not cut up whole."""
     out = []
-    k = 0
-    for s, a, b in _sentence_spans(text):
-        while k < len(starts) and starts[k] < a:
-            k += 1
-        if k < len(starts) and starts[k] < b and _DECISION.search(s) and not _ACTION.search(s):
+    last = -1
+    for p in _decision_starts(text):
+        if p < last:
+            continue
+        a, b = _sentence_at(text, p)
+        last = b
+        s = _sentence_text(text, a, b)
+        if _DECISION.search(s) and not _ACTION.search(s):
             out.append(s)
     return out
 
@@ -223,10 +306,13 @@ def _assistant_facts(m: AssistantMessage) -> tuple[str, str, list[str]]:
     return t, _one_line(t, 300), [_decision(s) for s in _decision_sentences(t)]
 
 
-def remember_facts(messages: Iterable[Any]) -> None:
+def remember_facts(messages: Iterable[Any], pause: Callable[[], Any] | None = None) -> None:
     """Work out the per-message facts of ``messages`` ahead of time (what :func:`_collect` reads:
-    a replay warms them in the background, so its first what-if compaction finds them ready)."""
-    for m in messages:
+    a replay warms them in the background, so its first what-if compaction finds them ready).
+    ``pause`` is called every 200 messages (a background thread gives way to the page there)."""
+    for n, m in enumerate(messages):
+        if pause is not None and n % 200 == 0:
+            pause()
         if isinstance(m, UserMessage):
             _MEMO.get(m, "user", lambda m=m: _user_facts(m))
         elif isinstance(m, AssistantMessage):
