@@ -400,6 +400,134 @@ def test_searching_a_text_finds_exactly_what_reading_every_token_does(text: str)
         assert (find_path(text, name) >= 0) == (name in paths), name
 
 
+@pytest.mark.parametrize("text", SEARCH_TEXTS)
+def test_one_scan_for_many_names_finds_what_a_search_per_name_does(text: str) -> None:
+    """first_hits (one Aho-Corasick scan, in blocks) gives each name the position find_ident /
+    find_path give it, overlapping occurrences and non-ASCII texts included, and drops a name at
+    its ``until``."""
+    import re
+
+    from inspector.retention import search
+    from inspector.retention.extract import find_ident, find_path, ident_at, path_at
+
+    paths, idents = paths_in(text), identifiers_in(text)
+    names = sorted(
+        {w.strip("();,") for w in text.split()} | idents | paths | {"load_config", "a.py", "_c"} - {""}
+    )
+    # many copies, so that the names fall in later blocks too (the first block is made small)
+    long = "\x00".join([text] * 40)
+    old = search.FIRST_BLOCK
+    search.FIRST_BLOCK = 64
+    try:
+        got = search.first_hits(long, {x: (x,) for x in names}, lambda x, p: ident_at(long, p, x))
+        want = {x: p for x in names if (p := find_ident(long, x)) >= 0}
+        assert got == want
+        got = search.first_hits(long, {x: (x,) for x in names}, lambda x, p: path_at(long, p, {x}))
+        assert got == {x: p for x in names if (p := find_path(long, x)) >= 0}
+        late = {x: 3 * len(text) for x in names}  # found only in the first three copies
+        got = search.first_hits(long, {x: (x,) for x in names}, lambda x, p: ident_at(long, p, x), until=late)
+        assert {x: p for x, p in got.items() if p < late[x]} == want
+        # names=True (identifiers: word characters and dots): no overlapping matches; the same token
+        # (not always the same occurrence in it)
+        words_only = [x for x in names if re.fullmatch(r"[\w.]+", x)]
+        got = search.first_hits(
+            long, {x: (x,) for x in words_only}, lambda x, p: ident_at(long, p, x), names=True
+        )
+        assert {x: _token_start(long, p) for x, p in got.items()} == {
+            x: _token_start(long, want[x]) for x in words_only if x in want
+        }
+    finally:
+        search.FIRST_BLOCK = old
+
+
+def _token_start(text: str, p: int) -> int:
+    from inspector.retention.extract import _TOKEN_ASCII
+
+    while p > 0 and ((c := text[p - 1]) in _TOKEN_ASCII or (c > "\x7f" and c.isalnum())):
+        p -= 1
+    return p
+
+
+OVERLAPS = [
+    "my_foo_bar-foo_bar x",  # foo_bar inside the longer name's match, and a part after it
+    "self.foo_bar this.fooBar cls.x_y_z",  # a name right after a dot the longer match holds
+    "task.title task.titleLower task.title_x(",  # one name the start of another, at one place
+    "a.b_c.d_e b_c.d_e d_e_f .d_e_f.. b_c",
+    "self.cache_dir; os.path.join",  # only inside the longer names' matches
+]
+
+
+@pytest.mark.parametrize("text", OVERLAPS)
+def test_names_hidden_by_a_longer_match_are_found(text: str) -> None:
+    """The non-overlapping search (names=True) finds each name in the token find_ident finds it in,
+    where a longer name's match covers it too."""
+    from inspector.retention.extract import find_ident, ident_at
+    from inspector.retention.search import first_hits
+
+    extra = {
+        "foo_bar",
+        "my_foo_bar",
+        "x_y_z",
+        "fooBar",
+        "d_e",
+        "d_e_f",
+        "b_c.d_e",
+        "self.cache_dir",
+        "path.join",
+    }
+    names = sorted(identifiers_in(text) | extra | {"os.path"})
+    for pick in (names, [n for n in names if len(n) > 5], [n for n in names if "." in n or len(n) < 6]):
+        got = first_hits(text, {x: (x,) for x in pick}, lambda x, p: ident_at(text, p, x), names=True)
+        want = {x: p for x in pick if (p := find_ident(text, x)) >= 0}
+        assert {x: _token_start(text, p) for x, p in got.items()} == {
+            x: _token_start(text, p) for x, p in want.items()
+        }, pick
+
+
+def test_one_scan_reports_overlapping_occurrences() -> None:
+    from inspector.retention.search import first_hits
+
+    text = "aa_aa_aa foo_bar_baz bar_baz"
+    got = first_hits(text, {"aa_aa": ("x",), "bar_baz": ("y",), "foo_bar": ("z",)}, lambda k, p: True)
+    assert got == {"x": 0, "z": 9, "y": 13}
+    assert first_hits(text, {"aa_aa": ("x",)}, lambda k, p: p > 0) == {"x": 3}  # the next one, overlapping
+    assert first_hits(text, {"é_x": ("x",)}, lambda k, p: True) == {}  # a non-ASCII name in an ASCII text
+
+
+def test_word_runs_and_lower_casing_match_the_plain_rules() -> None:
+    import random
+    import re
+
+    from inspector.retention.extract import _WORD, _hint_lines, _lines_with, _words_raw, norm, norm_lower
+
+    rng = random.Random(7)
+    alpha = [
+        "a",
+        "Bc",
+        "9",
+        "_",
+        "'",
+        "-",
+        " ",
+        "\t",
+        "\n",
+        "\x1c",
+        "\xa0",
+        "é",
+        "İ",
+        "K",
+        "✓",
+        "error",
+        "FAIL",
+    ]
+    for _ in range(3000):
+        t = "".join(rng.choice(alpha) for _ in range(rng.randint(0, 40)))
+        assert _words_raw(t) == set(_WORD.findall(t)), t
+        assert norm_lower(t) == norm(t).lower(), t
+        if not re.search("[Kſ]", t):  # case-folding specials the regex matches and lower() does not
+            assert _hint_lines(t) == _lines_with(t), t
+
+
 def test_scores_are_the_same_with_every_token_read(scored) -> None:  # type: ignore[no-untyped-def]
     """Scoring searches the texts for the later session's names, or (every token read, as the app
     does in the background) compares sets: one answer."""

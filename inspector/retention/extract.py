@@ -107,6 +107,7 @@ ERROR_WORDS = (
     "segmentation fault",
 )
 """Words one of which an error line holds (lower case)."""
+_ERROR_WORDS_BYTES = tuple(w.encode("ascii") for w in ERROR_WORDS)
 _ERROR_HINT = re.compile("|".join(ERROR_WORDS), re.I)
 _PYTEST_E = re.compile(r"^E\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -162,7 +163,7 @@ class Facts:
     @cached_property
     def text(self) -> str:
         """The entry's text, normalised and lower-cased (for phrase look-ups)."""
-        return norm(self.source[: self.source_limit]).lower()
+        return norm_lower(self.source[: self.source_limit])
 
     @property
     def deep(self) -> bool:
@@ -180,15 +181,43 @@ def norm(text: str) -> str:
     return " ".join(text.split())
 
 
+_SEPARATORS = re.compile("[\x1c-\x1f]")
+"""ASCII characters ``str.split`` takes for whitespace and ``bytes.split`` does not."""
+
+
+def norm_lower(text: str) -> str:
+    """``norm(text).lower()``; an ASCII text through bytes (``str.lower`` is ten times as slow)."""
+    if text.isascii() and _SEPARATORS.search(text) is None:
+        return b" ".join(text.encode("ascii").lower().split()).decode("ascii")
+    return norm(text).lower()
+
+
 @lru_cache(maxsize=4096)
 def words(text: str) -> frozenset[str]:
     """Content words, lower-cased, a final ``s`` dropped (the heuristics' bag of words)."""
     out = set()
-    for w in _WORD.findall(text):
+    for w in _words_raw(text):
         w = w.lower().strip("'-")
         if len(w) >= 3 and w not in STOPWORDS:
             out.add(w[:-1] if w.endswith("s") and len(w) > 3 else w)
     return frozenset(out)
+
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_'-")
+_WORD_TABLE = bytes(c if c in _WORD_BYTES else 0x20 for c in range(256))
+
+
+def _words_raw(text: str) -> set[str]:
+    """The distinct :data:`_WORD` matches of ``text``, found without the pattern: the text's UTF-8
+    is cut into runs of the pattern's (ASCII) characters by a byte table (C speed; every other
+    character ends a run), and a run's match is the run from its first letter on, when that is 3
+    characters or more (each run holds at most one)."""
+    out = set()
+    for run in set(text.encode("utf-8", "surrogatepass").translate(_WORD_TABLE).split()):
+        w = run.lstrip(b"0123456789_'-")
+        if len(w) >= 3:
+            out.add(w.decode("ascii"))
+    return out
 
 
 @lru_cache(maxsize=1 << 16)
@@ -299,6 +328,19 @@ def _names_ident(raw: str, name: str) -> bool:
     return name in _token_idents(raw)
 
 
+def ident_at(text: str, p: int, name: str) -> bool:
+    """Is the occurrence of ``name`` at ``p`` in ``text`` a mention of identifier ``name``, as
+    :func:`identifiers_in` reads the token that holds it?"""
+    return _names_ident(_token_at(text, p), name)
+
+
+def path_at(text: str, p: int, names: frozenset[str] | set[str]) -> bool:
+    """Does the token of ``text`` that holds position ``p`` mention one of the paths ``names`` (or
+    their suffixes) as :func:`paths_in` reads it?"""
+    raw = _token_at(text, p)
+    return ("/" in raw or "." in raw) and not names.isdisjoint(_token_paths(raw))
+
+
 def find_ident(text: str, name: str, start: int = 0, end: int | None = None) -> int:
     """Where ``text`` (between ``start`` and ``end``) first mentions identifier ``name`` as
     :func:`identifiers_in` reads it, or -1: only the tokens around the occurrences of ``name`` are
@@ -329,8 +371,7 @@ def find_path(text: str, name: str, names: frozenset[str] | set[str] | None = No
     names = {name} if names is None else names
     start = 0
     while (p := text.find(name, start)) >= 0:
-        raw = _token_at(text, p)
-        if ("/" in raw or "." in raw) and not names.isdisjoint(_token_paths(raw)):
+        if path_at(text, p, names):
             return p
         start = p + 1
     return -1
@@ -340,11 +381,11 @@ def errors_in(text: str, failed: bool) -> tuple[str, ...]:
     """Up to three distinct error lines of a tool output (its first line when it failed without one).
     Only the lines holding an error word are matched against the full pattern."""
     out: list[str] = []
-    for a, end in _hint_lines(text):
+    for hint in _hint_lines(text):
         if len(out) == 3:
             break
-        m = _ERROR_LINE.match(text, a, end)
-        if m is None or m.end() != end:
+        m = _ERROR_LINE.match(hint)
+        if m is None or m.end() != len(hint):
             continue
         line = _PYTEST_E.sub("", norm(m.group(0)))[:200]
         if line and line not in out and len(line) >= 8:
@@ -356,33 +397,41 @@ def errors_in(text: str, failed: bool) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _hint_lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of the first lines holding an error word, in order (``str.find`` on the
-    lower-cased text: much faster than a case-insensitive alternation)."""
-    low = text.lower()
-    if len(low) != len(text):  # a character whose lower case is longer: positions would shift
+def _hint_lines(text: str) -> list[str]:
+    """The first lines holding an error word, in order: ``bytes.find`` on the text's UTF-8 lower-cased
+    as bytes (much faster than a case-insensitive alternation, or than ``str.lower``). Lower-casing
+    only ASCII letters finds what ``str.lower`` would: the only other characters whose lower case
+    holds an ASCII letter are the Kelvin sign (``k``, in no error word) and ``İ`` (``i̇``; a text
+    with one goes through :func:`_lines_with`)."""
+    if "\u0130" in text:
         return _lines_with(text)
+    raw = text.encode("utf-8", "surrogatepass")
+    low = raw.lower()
     found: set[tuple[int, int]] = set()
-    for word in ERROR_WORDS:
+    n = len(low)
+    for word in _ERROR_WORDS_BYTES:
         i = low.find(word)
         while i >= 0 and len(found) < 4 * MAX_ERROR_LINES:
-            a = text.rfind("\n", 0, i) + 1
-            e = text.find("\n", i)
-            e = len(text) if e < 0 else e
+            a = low.rfind(b"\n", 0, i) + 1
+            e = low.find(b"\n", i)
+            e = n if e < 0 else e
             found.add((a, e))
             i = low.find(word, e)
-    return sorted(found)[:MAX_ERROR_LINES]
+    lines = sorted(found)[:MAX_ERROR_LINES]
+    if len(raw) == len(text):  # ASCII: byte offsets are character offsets
+        return [text[a:e] for a, e in lines]
+    return [raw[a:e].decode("utf-8", "surrogatepass") for a, e in lines]
 
 
-def _lines_with(text: str) -> list[tuple[int, int]]:
+def _lines_with(text: str) -> list[str]:
     """:func:`_hint_lines` by a case-insensitive search (texts whose lower case changes length)."""
-    out: list[tuple[int, int]] = []
+    out: list[str] = []
     pos = 0
     while len(out) < MAX_ERROR_LINES and (h := _ERROR_HINT.search(text, pos)) is not None:
         a = text.rfind("\n", 0, h.start()) + 1
         e = text.find("\n", h.end())
         e = len(text) if e < 0 else e
-        out.append((a, e))
+        out.append(text[a:e])
         pos = e + 1
     return out
 
@@ -412,10 +461,13 @@ def _text(content: Any, limit: int = MAX_CHARS) -> str:
     return ""
 
 
+_SCALARS = (str, int, float)
+
+
 def _call_text(tc: ToolCall) -> str:
     args = tc.arguments
     if isinstance(args, dict):
-        return "\n".join(str(v) for v in args.values() if isinstance(v, str | int | float))[:MAX_CHARS]
+        return "\n".join([str(v) for v in args.values() if isinstance(v, _SCALARS)])[:MAX_CHARS]
     return str(args)[:MAX_CHARS] if args is not None else ""
 
 
@@ -429,9 +481,10 @@ def _assistant(m: AssistantMessage) -> Facts:
         texts.append(_call_text(b))
         args = b.arguments if isinstance(b.arguments, dict) else {}
         name = b.name.lower()
-        p = next((v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v), None)
-        if name in FILE_TOOLS and p is not None:
-            touches.append((p, FILE_TOOLS[name]))
+        if name in FILE_TOOLS:
+            p = next((v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v), None)
+            if p is not None:
+                touches.append((p, FILE_TOOLS[name]))
         patch = args.get("input") if name == "apply_patch" else None
         if isinstance(patch, str):
             touches.extend(
@@ -503,12 +556,15 @@ def _chunk_facts(chunk: bytes) -> tuple[frozenset[str], tuple[str, ...]]:
     return found
 
 
-def _scan_line(line: str) -> tuple[frozenset[str], frozenset[str]]:
-    """Paths and identifiers of one line, from its distinct chunks less those known to name
-    nothing."""
+@lru_cache(maxsize=2048)
+def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Paths and identifiers of ``text`` — exactly :func:`paths_in` and :func:`identifiers_in` —,
+    from its distinct chunks (:func:`_chunks`: C-level passes over the whole text) less those known
+    to name nothing, each chunk judged once per process. Memoised: the same output often comes
+    again."""
     paths: set[str] = set()
     idents: set[str] = set()
-    for chunk in _chunks(line) - _PLAIN:
+    for chunk in _chunks(text) - _PLAIN:
         p, ids = _FOUND.get(chunk) or _chunk_facts(chunk)
         if p:
             paths |= p
@@ -517,46 +573,11 @@ def _scan_line(line: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(paths), frozenset(idents)
 
 
-_PLAIN_LINES: set[str] = set()
-"""Lines known to name no path and no identifier (blank lines, prose, closing brackets, …)."""
-_LINES: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-"""Lines known to name paths or identifiers, and those: a file read again, a test log run again,
-repeats most of its lines."""
-LINE_MEMO_CHARS = 2_000
-"""Longer lines are read each time (they seldom repeat, and would hold memory)."""
-
-
-def _line_facts(line: str) -> tuple[frozenset[str], frozenset[str]]:
-    hit = _LINES.get(line)
-    if hit is not None:
-        return hit
-    found = _scan_line(line)
-    if len(line) <= LINE_MEMO_CHARS:
-        if len(_PLAIN_LINES) + len(_LINES) > CHUNK_MEMO:
-            _PLAIN_LINES.clear()
-            _LINES.clear()
-        if found[0] or found[1]:
-            _LINES[line] = found
-        else:
-            _PLAIN_LINES.add(line)
-    return found
-
-
-@lru_cache(maxsize=2048)
-def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """Paths and identifiers of ``text`` — exactly :func:`paths_in` and :func:`identifiers_in` —,
-    from its distinct lines less those known to name nothing, each line judged once per process
-    (no token crosses a line), and each new line from its chunks (:func:`_chunks`). Memoised: the
-    same output often comes again."""
-    paths: set[str] = set()
-    idents: set[str] = set()
-    for line in set(text.split("\n")) - _PLAIN_LINES:
-        p, ids = _LINES.get(line) or _line_facts(line)
-        if p:
-            paths |= p
-        if ids:
-            idents |= ids
-    return frozenset(paths), frozenset(idents)
+def scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The paths (with their suffixes) and the identifiers ``text`` mentions: :func:`paths_in` and
+    :func:`identifiers_in` at once, each run of token characters judged once per
+    process (memoised)."""
+    return _scan(text)
 
 
 def facts_of(message: Any) -> Facts:
@@ -634,9 +655,9 @@ def facts_ready(session: Any) -> bool:
 
 
 def forget() -> None:
-    """Empty the per-process memos (texts, lines, chunks and tokens already judged): benchmarks
+    """Empty the per-process memos (texts, chunks and tokens already judged): benchmarks
     measure a cold start with it; the per-session facts go with their session."""
-    for memo in (_PLAIN, _FOUND, _PLAIN_LINES, _LINES):
+    for memo in (_PLAIN, _FOUND):
         memo.clear()
     for fn in (_scan, _token_paths, _token_idents, _suffixes, words):
         fn.cache_clear()

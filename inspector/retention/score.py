@@ -37,7 +37,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .extract import (
@@ -45,13 +45,15 @@ from .extract import (
     facts_for,
     find_ident,
     find_path,
-    identifiers_in,
+    ident_at,
     norm,
+    norm_lower,
+    path_at,
     path_suffixes,
-    paths_in,
-    rfind_ident,
+    scan,
     words,
 )
+from .search import first_hits
 
 CATEGORIES = ("files", "identifiers", "errors", "instructions")
 """The categories with a recall (the Interface's ``recall`` keys)."""
@@ -151,6 +153,9 @@ class Survivors:
     kept_source: str = ""
     """The kept messages' texts as read, joined by NULs: a path or an identifier is looked for in
     them (:func:`find_path`, :func:`find_ident`) instead of every token being read."""
+    kept_found: frozenset[tuple[str, str]] | None = None
+    """The (kind, item) pairs :attr:`kept_source` was found to mention, all looked for in one scan
+    (:func:`with_kept_found`); None: each is looked for when asked."""
 
 
 @dataclass(frozen=True)
@@ -222,10 +227,11 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
     facts = facts_for(session, span.kept)
     kept = [facts[i] for i in span.kept]
     deep = all(f.deep for f in kept)  # their tokens read: sets; else their texts are searched
+    prose_paths, prose_idents = scan(prose)
     return Survivors(
-        prose=norm(prose).lower(),
-        prose_paths=frozenset(paths_in(prose)),
-        prose_idents=frozenset(identifiers_in(prose)),
+        prose=norm_lower(prose),
+        prose_paths=prose_paths,
+        prose_idents=prose_idents,
         prose_words=frozenset(words(prose)),
         files=frozenset(listed),
         files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
@@ -245,15 +251,48 @@ def _path_named(path: str, names: frozenset[str] | set[str]) -> bool:
     return bool(path_suffixes(path) & names) or path.strip().rstrip("/") in names
 
 
-def _path_in(path: str, text: str) -> bool:
-    """Does ``text`` mention ``path`` (:func:`_path_named` over the paths of ``text``)?"""
+def _path_searches(path: str) -> list[tuple[str, frozenset[str]]]:
+    """What to search a text for to find ``path`` mentioned (:func:`_path_named` over the paths of
+    the text): (a string, the names an occurrence's token must give one of)."""
     names = {n for n in (*path_suffixes(path), path.strip().rstrip("/")) if n}
     if not names:
-        return False
+        return []
     short = min(names, key=len)
     if all(short in n for n in names):  # one search: each name holds the file's own name
-        return find_path(text, short, names) >= 0
-    return any(find_path(text, n) >= 0 for n in names)
+        return [(short, frozenset(names))]
+    return [(n, frozenset({n})) for n in names]
+
+
+def _path_in(path: str, text: str) -> bool:
+    """Does ``text`` mention ``path`` (:func:`_path_named` over the paths of ``text``)?"""
+    return any(find_path(text, n, names) >= 0 for n, names in _path_searches(path))
+
+
+def with_kept_found(sv: Survivors, items: Iterable[tuple[str, str]]) -> Survivors:
+    """``sv`` with :attr:`Survivors.kept_found`: which of the files and identifiers ``items`` (kind,
+    item) the kept messages' texts mention, found in one scan of them (the same answers as
+    :func:`_path_in` and :func:`find_ident` one by one)."""
+    text = sv.kept_source
+    patterns: dict[str, list[tuple[str, str, frozenset[str]]]] = {}
+    for kind, item in items:
+        if kind == "files":
+            for n, names in _path_searches(item):
+                patterns.setdefault(n, []).append((kind, item, names))
+        elif kind == "identifiers":
+            patterns.setdefault(item, []).append((kind, item, frozenset()))
+
+    def accept(key: tuple[str, str, frozenset[str]], p: int) -> bool:
+        kind, item, names = key
+        return path_at(text, p, names) if kind == "files" else ident_at(text, p, item)
+
+    hits = first_hits(text, patterns, accept) if text else {}
+    return replace(sv, kept_found=frozenset((kind, item) for kind, item, _ in hits))
+
+
+def _kept_mentions(sv: Survivors, kind: str, item: str) -> bool:
+    if sv.kept_found is not None:
+        return (kind, item) in sv.kept_found
+    return _path_in(item, sv.kept_source) if kind == "files" else find_ident(sv.kept_source, item) >= 0
 
 
 def _phrase_in(phrase: str, ws: frozenset[str], text: str) -> bool:
@@ -278,12 +317,12 @@ def where(kind: str, item: str, sv: Survivors) -> tuple[str, ...]:
             out.append(SUMMARY)
         if item in sv.files or _path_named(item, sv.files_named):
             out.append(DETAILS)
-        if _path_named(item, sv.kept_paths) or _path_in(item, sv.kept_source):
+        if _path_named(item, sv.kept_paths) or _kept_mentions(sv, kind, item):
             out.append(KEPT)
     elif kind == "identifiers":
         if item in sv.prose_idents or item in sv.prose:
             out.append(SUMMARY)
-        if item in sv.kept_idents or find_ident(sv.kept_source, item) >= 0:
+        if item in sv.kept_idents or _kept_mentions(sv, kind, item):
             out.append(KEPT)
     elif kind == "errors":
         key = _error_key(item)
@@ -354,31 +393,34 @@ def _uses(facts: Sequence[Facts], horizon: Sequence[int]) -> _Uses:
 
 
 class _Texts:
-    """The texts of some entries joined, to find the first of them that mentions an identifier: one
-    ``str.find`` over them all, and only an entry whose text holds the name is tokenized
-    (:meth:`inspector.retention.extract.Facts.has_ident`)."""
+    """The texts of some entries joined (by NULs: no name holds one), to find the first of them
+    that mentions each of many identifiers in one scan (:func:`inspector.retention.search.first_hits`;
+    each occurrence judged as :func:`inspector.retention.extract.find_ident` does)."""
 
     def __init__(self, facts: Sequence[Facts], indexes: Sequence[int]) -> None:
-        self.facts = [facts[i] for i in indexes]
         self.starts = []
         n = 0
-        for f in self.facts:
+        for i in indexes:
             self.starts.append(n)
-            n += len(f.source) + 1
-        self.text = "\x00".join(f.source for f in self.facts)  # no identifier holds a NUL
+            n += len(facts[i].source) + 1
+        self.text = "\x00".join(facts[i].source for i in indexes)
 
-    def first(self, name: str, hi: int | None = None) -> int | None:
-        """The position of the first of the entries (before position ``hi``) that mentions ``name``."""
-        hi = len(self.facts) if hi is None else hi
-        end = self.starts[hi] if hi < len(self.facts) else len(self.text)
-        p = find_ident(self.text, name, 0, end)
-        return bisect.bisect_right(self.starts, p) - 1 if p >= 0 else None
+    def end(self, hi: int) -> int:
+        """Where the text of entry ``hi`` starts (a name mentioned before it lies wholly before it)."""
+        return self.starts[hi] if hi < len(self.starts) else len(self.text) + 1
 
-    def any(self, name: str, hi: int) -> bool:
-        """Does one of the entries before position ``hi`` mention ``name``? (Searched from ``hi``
-        back.)"""
-        end = self.starts[hi] if hi < len(self.facts) else len(self.text)
-        return rfind_ident(self.text, name, 0, end) >= 0
+    def first(self, names: Iterable[str], until: dict[str, int] | None = None) -> dict[str, int]:
+        """Name → where the texts first mention it as an identifier (before ``until[name]``, when
+        given), for the names they mention."""
+        text = self.text
+        hits = first_hits(
+            text, {x: (x,) for x in names}, lambda x, p: ident_at(text, p, x), until=until, names=True
+        )
+        return {x: p for x, p in hits.items() if until is None or p < until[x]}
+
+    def entry(self, p: int) -> int:
+        """The position (among the entries) of the entry whose text holds position ``p``."""
+        return bisect.bisect_right(self.starts, p) - 1
 
 
 def _used_from_memory(facts: Sequence[Facts], span: Span, u: _Uses) -> dict[str, tuple[int, int]]:
@@ -389,19 +431,16 @@ def _used_from_memory(facts: Sequence[Facts], span: Span, u: _Uses) -> dict[str,
         return {}
     if all(facts[i].deep for i in span.summarised) and all(facts[i].deep for i in u.outputs):
         return _used_from_memory_sets(facts, span, u)
-    span_texts = _Texts(facts, span.summarised)
-    outputs: _Texts | None = None
-    out = {}
+    outputs = _Texts(facts, u.outputs)
+    until = {}  # the names a tool output may show before their use: where the use's outputs end
     for x, j in u.idents.items():
         before = bisect.bisect_left(u.output_pos, u.pos[j])  # the horizon's outputs before the use
         if before:
-            outputs = outputs or _Texts(facts, u.outputs)
-            if outputs.any(x, before):
-                continue  # shown again: not used from memory
-        k = span_texts.first(x)
-        if k is not None:
-            out[x] = (span.summarised[k], j)
-    return out
+            until[x] = outputs.end(before)
+    shown = outputs.first(until, until) if until else {}
+    span_texts = _Texts(facts, span.summarised)
+    first = span_texts.first(x for x in u.idents if x not in shown)
+    return {x: (span.summarised[span_texts.entry(first[x])], j) for x, j in u.idents.items() if x in first}
 
 
 def _used_from_memory_sets(facts: Sequence[Facts], span: Span, u: _Uses) -> dict[str, tuple[int, int]]:
@@ -576,10 +615,15 @@ def judge(
 ) -> CompactionRetention:
     """Score ``items`` against one summary text of ``span``."""
     sv = survivors(session, span, summary_text)
+    facts = facts_for(session, span.summarised)
+    if sv.kept_source:  # every file of the span and every identifier needed, looked for at once
+        span_files = {p for i in span.summarised for p, _ in facts[i].touches}
+        sv = with_kept_found(
+            sv, [*(("files", p) for p in span_files), *((k, x) for k, x, *_ in items if k == "identifiers")]
+        )
     needed = tuple(Needed(k, x, i, j, ev, where(k, x, sv)) for k, x, i, j, ev in items)
     needed_files = {x for k, x, *_ in items if k == "files"}
     touched: dict[str, tuple[int, list[str]]] = {}
-    facts = facts_for(session, span.summarised)
     for i in span.summarised:
         for p, op in facts[i].touches:
             ops = touched.setdefault(p, (i, []))[1]
