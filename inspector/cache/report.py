@@ -42,6 +42,7 @@ from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
 from .openai import rule as openai_rule
 from .prices import LONG, Rates, RateSums, as_float, long_context, openai_read_multiplier, rates_for
+from .recorded import recorded_context_tokens
 from .rule import NO_CACHE, CacheRule
 from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
 
@@ -264,7 +265,8 @@ def as_recorded(replay: Any) -> bool:
 def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     """The session's size fit (with each family's tail), from this replay when its compactions are
     the recorded ones (its context before pruning is then the recorded one), else from the
-    as-recorded replay of the same branch and counter (replayed once per session);
+    as-recorded context of the same branch and counter (its sizes walked once per session,
+    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for the "usage" counter);
     and the families whose recorded reads show the long retention (see :func:`long_retention`)."""
     from ..replay import ReplaySettings
     from ..replay import replay as run
@@ -272,19 +274,23 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     key = (replay.settings.counter, replay.settings.leaf)
     memo = _FITS.setdefault(replay.session, {})
     if key not in memo:
+        base = replay.steps
         if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
-            base = replay
-            fit = fit_sizes(
-                [(s.tokens_before_pruning, s.recorded_input) for s in base.steps if s.recorded_input]
-            )
+            fit = fit_sizes([(s.tokens_before_pruning, s.recorded_input) for s in base if s.recorded_input])
         else:
-            base = run(
-                replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
-            )
-            fit = fit_sizes([(s.tokens, s.recorded_input) for s in base.steps if s.recorded_input])
+            walked = recorded_context_tokens(replay.session, replay.settings.counter, replay.settings.leaf)
+            if walked is not None and walked[0] == [s.entry_index for s in base]:
+                fit = fit_sizes(
+                    [(t, s.recorded_input) for t, s in zip(walked[1], base, strict=True) if s.recorded_input]
+                )
+            else:  # the usage counter: the as-recorded replay itself
+                base = run(
+                    replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
+                ).steps
+                fit = fit_sizes([(s.tokens, s.recorded_input) for s in base if s.recorded_input])
         facts = session_facts(replay.session).calls
         calls = []
-        for s in base.steps:
+        for s in base:
             fam, read, _, inp, _, t, end = facts[s.entry_index]
             calls.append(
                 (
@@ -522,9 +528,10 @@ def session_facts(session: Session) -> _Facts:
     if hit is not None:
         return hit
     msgs: dict[int, Any] = {}
-    calls = {}
+    calls: dict[int, Any] = {}
     families: dict[tuple[Any, Any, Any], str] = {}
     sums = RateSums()
+    add_rates = sums.add
     outputs: dict[int, float] = {}
     dcp = False
     interrupted: set[int] = set()
@@ -533,17 +540,21 @@ def session_facts(session: Session) -> _Facts:
     last_agent: Any = None
     cut = searched_before = False
     for i, e in enumerate(session.entries):
-        if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
-            cut = cut or _interrupts(e)
-            continue
+        if type(e) is not MessageEntry or type(m := e.message) is not AssistantMessage:
+            if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
+                cut = cut or _interrupts(e)
+                continue
         if cut:
             interrupted.add(i)
             cut = False
         msgs[i] = m
         if searched_before:
             searched.add(i)
-        searched_before = calls_tool(m, TOOL_SEARCH)
-        agent = getattr(m, "agent", None)
+        names = _tool_names(m.content)
+        searched_before = TOOL_SEARCH in names
+        dcp = dcp or "compress" in names
+        extra = m.__pydantic_extra__
+        agent = extra.get("agent") if extra else None
         if isinstance(agent, str):
             if isinstance(last_agent, str) and agent != last_agent:
                 switched.add(i)
@@ -559,19 +570,20 @@ def session_facts(session: Session) -> _Facts:
             tokens = (as_float(u.input), as_float(u.cacheRead), as_float(u.cacheWrite))
             inp, read, write = int(tokens[0]), int(tokens[1]), int(tokens[2])
             c = u.cost
-            if isinstance(c, dict):
+            if type(c) is dict or isinstance(c, dict):
                 raw = (c.get("input"), c.get("cacheRead"), c.get("cacheWrite"))
                 dollars = (as_float(raw[0]), as_float(raw[1]), as_float(raw[2]))
                 if any(isinstance(v, (int, float)) for v in raw):
                     cost = dollars[0] + dollars[1] + dollars[2]
-                sums.add(m.model or "", tokens, dollars)
+                add_rates(m.model or "", tokens, dollars)
+            outputs[i] = as_float(u.output)
+        else:
+            outputs[i] = 0.0
         t = finite_ms(m.timestamp)
         end = iso_to_ms(e.timestamp)
         if t is not None and (end is None or end < t):
             end = t
         calls[i] = (fam, read, write, inp, cost, t, end)
-        outputs[i] = as_float(u.output) if u is not None else 0.0
-        dcp = dcp or calls_compress(m)
     rate = output_rate([(c[5], c[6], outputs[i]) for i, c in calls.items()])
     for i, (fam, read, write, inp, cost, t, end) in calls.items():
         used = used_at(t, end, outputs[i], rate)
@@ -633,6 +645,17 @@ TOOL_SEARCH_NOTE = (
 prefix on the call right after its one ToolSearch (88k tokens written again at the 1-hour price),
 while Anthropic's documentation ("Tool use with prompt caching", defer_loading) says a deferred tool
 found by tool search leaves the cached prefix untouched; one occurrence is no rule."""
+
+
+def _tool_names(content: Sequence[Any]) -> tuple[Any, ...]:
+    """The names of the tools an answer's content calls (:func:`calls_tool` for all of them)."""
+    if not content:
+        return ()
+    return tuple(
+        b.name if isinstance(b, ToolCall) else getattr(b, "name", None)
+        for b in content
+        if isinstance(b, (ToolCall, OpaqueBlock))
+    )
 
 
 def calls_tool(m: AssistantMessage, name: str) -> bool:
