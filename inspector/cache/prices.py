@@ -103,8 +103,9 @@ class RateSums:
         self, model: str, tokens: tuple[float, float, float], dollars: tuple[float, float, float]
     ) -> None:
         """One answer's (input, cache read, cache write) tokens and their recorded cost."""
-        lc = self._long.get(model, False)
-        if lc is False:
+        if model in self._long:
+            lc = self._long[model]
+        else:
             lc = self._long[model] = long_context(model)
         key: Any = (model, LONG) if lc is not None and tokens[0] + tokens[1] + tokens[2] > lc[0] else model
         s = self.sums.get(key)

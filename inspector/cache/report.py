@@ -300,19 +300,19 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
                 ).steps
                 fit = fit_sizes([(s.tokens, s.recorded_input) for s in base if s.recorded_input])
         facts = session_facts(replay.session).calls
-        calls = []
-        for s in base:
-            fam, read, _, inp, _, t, end = facts[s.entry_index]
-            calls.append(
-                (
-                    fam,
-                    int(s.recorded_input or 0),
-                    read,
-                    inp,
-                    None if t is None else t * 1000,
-                    None if end is None else end * 1000,
-                )
+        calls = [
+            (
+                fam,
+                int(rin or 0),
+                read,
+                inp,
+                None if t is None else t * 1000,
+                None if end is None else end * 1000,
             )
+            for rin, (fam, read, _, inp, _, t, end) in zip(
+                [s.recorded_input for s in base], [facts[s.entry_index] for s in base], strict=True
+            )
+        ]
         hidden = partial_reads([(c[1], c[2]) for c in calls])
         fit = replace(
             fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden
@@ -633,7 +633,8 @@ def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {n: [] for n in names}
     blocks = [(k, b) for k, m in enumerate(ms) for b in m.content if isinstance(b, (ToolCall, OpaqueBlock))]
     for k, b in blocks:
-        got = out.get(b.name if isinstance(b, ToolCall) else getattr(b, "name", None))
+        name = b.name if isinstance(b, ToolCall) else getattr(b, "name", None)
+        got = out.get(name) if isinstance(name, str) else None
         if got is not None and (not got or got[-1] != k):
             got.append(k)
     return out
