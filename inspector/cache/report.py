@@ -1039,7 +1039,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         else:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
-        read, write, uncached = rule.split(prompt, rule.reusable(common, reach, hidden), warm, tail)
+        reuse = reach if cause is None and rule.enabled else rule.reusable(common, reach, hidden)
+        read, write, uncached = rule.split(prompt, reuse, warm, tail)
         inv = None
         if k > 0 and rule.enabled and (cause is not None or not warm):
             inv = _invalidation(
