@@ -631,7 +631,13 @@ def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
     """Per tool name, the positions (in ``ms``) of the answers that call it (:func:`calls_tool`),
     each answer once, in order."""
     out: dict[str, list[int]] = {n: [] for n in names}
-    blocks = [(k, b) for k, m in enumerate(ms) for b in m.content if isinstance(b, (ToolCall, OpaqueBlock))]
+    wanted = frozenset(names)
+    blocks = [
+        (k, b)
+        for k, m in enumerate(ms)
+        for b in m.content
+        if (b.name in wanted if type(b) is ToolCall else isinstance(b, (ToolCall, OpaqueBlock)))
+    ]
     for k, b in blocks:
         name = b.name if isinstance(b, ToolCall) else getattr(b, "name", None)
         got = out.get(name) if isinstance(name, str) else None
@@ -984,8 +990,9 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     recorded = facts.rates
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
-    # model → (rule, rates, fitted tail, long-context threshold and multiplier)
-    per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None]] = {}
+    # model → (rule, rates, fitted tail, long-context threshold and multiplier; the rule's TTL,
+    # family, whether it is on and whether it bills writes)
+    per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None, float, str, bool, bool]] = {}
     shared = _Shared(replay)
     dcp = facts.dcp
     out: list[CacheStep] = []
@@ -997,19 +1004,22 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     hidden, size = fit.hidden, fit.size
     prev_st = None
     switched = facts.agent_switch
+    dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     for k, st in enumerate(steps):
         ei = st.entry_index
         m = answers[ei]
         name = m.model or ""
         got = per_model.get(name)
         if got is None:
-            got = per_model[name] = _model_terms(m, model, retention, long, fit, recorded, rules, rates)
-        rule, rate, fitted_tail, tiered = got
+            terms = _model_terms(m, model, retention, long, fit, recorded, rules, rates)
+            r0 = terms[0]
+            got = per_model[name] = (*terms, r0.ttl_seconds, r0.family, r0.enabled, r0.writes)
+        rule, rate, fitted_tail, tiered, ttl, family, enabled, writes = got
         _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[ei]
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
             rec_in is None and not m.content
         ):
-            out.append(_new(CacheStep, (k, ei, rule.family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING))
+            out.append(_new(CacheStep, (k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING))
             prev_st = st
             continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
@@ -1019,11 +1029,11 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             idle = t - last_t  # from when the previous request used the cache (:func:`idle_between`)
             if not idle > 0.0:
                 idle = 0.0
-            warm = k > 0 and idle <= rule.ttl_seconds
+            warm = k > 0 and idle <= ttl
         else:
             idle = None
             warm = k > 0
-        tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
+        tail = rec_in if anchored and rec_in is not None and family == "anthropic" else fitted_tail
         reach = prev_prompt - prev_tail  # what the previous call left in the cache
         if reach < 0:
             reach = 0
@@ -1039,10 +1049,10 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         else:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
-        reuse = reach if cause is None and rule.enabled else rule.reusable(common, reach, hidden)
+        reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
         read, write, uncached = rule.split(prompt, reuse, warm, tail)
         inv = None
-        if k > 0 and rule.enabled and (cause is not None or not warm):
+        if k > 0 and enabled and (cause is not None or not warm):
             inv = _invalidation(
                 rule, rate, rule.split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle
             )
@@ -1054,11 +1064,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             else rate.cost(rec_read, rec_write or 0, rec_in or 0)
         )
         dis = None
-        if (
-            rec_read is not None
-            and rule.enabled
-            and abs(read - rec_read) > max(DISAGREE_MIN, DISAGREE_SHARE * prompt)
-        ):
+        if rec_read is not None and enabled and abs(read - rec_read) > max(dis_min, dis_share * prompt):
             dis = _disagreement(
                 k,
                 read,
@@ -1070,7 +1076,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 prev_prompt,
                 hidden,
                 ei in facts.interrupted,
-                partial(_alive, earlier, t, rule.ttl_seconds),
+                partial(_alive, earlier, t, ttl),
                 ei in facts.tool_search,
             )
         out.append(
@@ -1079,13 +1085,13 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 (
                     k,
                     ei,
-                    rule.family,
+                    family,
                     prompt,
                     read,
                     write,
                     uncached,
                     rec_read,
-                    rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
+                    rec_write if writes or rec_write else (0 if rec_read is not None else None),
                     rec_in,
                     read * rate.read + write * rate.write + uncached * rate.input,
                     rc,
