@@ -14,6 +14,7 @@ import sys
 
 import streamlit as st
 
+from inspector.gcpause import settle_if_asked
 from inspector.ui import errors, sidebar, sources
 from inspector.ui import urlstate as us
 from inspector.ui.figures import app_icon
@@ -54,6 +55,7 @@ def _preload() -> None:
             st.session_state["_preload_error"] = f"--session: cannot read {args.session!r}: {e}"
 
 
+settle_if_asked()  # a replay the last rerun built: out of the collector's reach (inspector.gcpause)
 settings = None
 with errors.guard():  # a visitor never sees a traceback: a short message with a reference id
     _preload()

@@ -233,9 +233,27 @@ def count_cpu() -> None:
     ScriptRunner._run_script = run_script  # type: ignore[method-assign]
 
 
+GC: dict[int, float] = {}
+"""Seconds spent in the cyclic garbage collector during the last :func:`run`, by generation."""
+_GC_START: list[float] = []
+
+
+def _gc_callback(phase: str, info: dict[str, int]) -> None:
+    if phase == "start":
+        _GC_START[:] = [time.perf_counter()]
+    elif _GC_START:
+        g = info["generation"]
+        GC[g] = GC.get(g, 0.0) + time.perf_counter() - _GC_START[0]
+
+
 def run(at: Any) -> float:
+    import gc
+
+    if _gc_callback not in gc.callbacks:
+        gc.callbacks.append(_gc_callback)
     t = time.perf_counter()
     CPU.clear()
+    GC.clear()
     at.run()
     dt = time.perf_counter() - t
     if at.exception:
@@ -286,11 +304,11 @@ def wait_for_deferred() -> float:
 
 def measure(
     at: Any, ch: Change, base: Any, repeat: int, old: bool, profile: bool = False
-) -> tuple[float, float, float] | None:
+) -> tuple[float, float, float, float] | None:
     """Median rerun time of ``ch`` from its ``before`` state (caches put back after each try), and
-    the median time until the work the page deferred was done too, and the median CPU time of the
-    script's thread."""
-    times, done, cpu = [], [], []
+    the median time until the work the page deferred was done too, the median CPU time of the
+    script's thread, and the median time the garbage collector took within the rerun."""
+    times, done, cpu, gcs = [], [], [], []
     for _ in range(repeat):
         saved = save()
         old_path(old, cold_facts=ch.before.get("compaction", "recorded") in ("recorded", "never"))
@@ -299,6 +317,13 @@ def measure(
                 return None
             times.append(profiled(at) if profile else run(at))
             cpu.append(sum(CPU))
+            gcs.append(sum(GC.values()))
+            if os.environ.get("BENCH_GC"):
+                import gc
+
+                print(
+                    f"  gc by generation {GC}, objects tracked {len(gc.get_objects())}, frozen {gc.get_freeze_count()}"
+                )
             done.append(times[-1] + wait_for_deferred())
         finally:
             old_path(False)
@@ -309,7 +334,8 @@ def measure(
     times.sort()
     done.sort()
     cpu.sort()
-    return times[len(times) // 2], done[len(done) // 2], cpu[len(cpu) // 2]
+    gcs.sort()
+    return times[len(times) // 2], done[len(done) // 2], cpu[len(cpu) // 2], gcs[len(gcs) // 2]
 
 
 def widget_values(at: Any, keys: list[str]) -> dict[str, Any]:
@@ -376,7 +402,7 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
         f"(cpu {slider_cpu[2] * 1000:.0f} ms; median of 5); summarizer facts and tiktoken counts ready "
         f"{warm:.1f} s after loading (background); {reload_at_step(at, int(steps) // 2)}"
     )
-    out(f"{'change':<44} {'new ms':>8} {'cpu ms':>8} {'+later':>8} {'old ms':>9} {'old/new':>8}")
+    out(f"{'change':<44} {'new ms':>8} {'cpu ms':>8} {'gc ms':>6} {'+later':>8} {'old ms':>9} {'old/new':>8}")
     todo = [c for c in changes() if not args.only or any(o in c.name for o in args.only.split(","))]
     keys = sorted({k for c in todo for k in c.before})
     defaults = widget_values(at, keys)
@@ -400,7 +426,7 @@ def bench_session(n: int, args: argparse.Namespace, out: Callable[[str], None]) 
         ratio = f"{old[0] / new[0]:>7.1f}×" if old else ""
         later = f"{new[1] * 1000:>8.0f}" if new[1] - new[0] > 0.005 else f"{'':>8}"
         out(
-            f"{ch.name:<44} {new[0] * 1000:>8.0f} {new[2] * 1000:>8.0f} {later} "
+            f"{ch.name:<44} {new[0] * 1000:>8.0f} {new[2] * 1000:>8.0f} {new[3] * 1000:>6.0f} {later} "
             f"{old[0] * 1000 if old else float('nan'):>9.0f} {ratio:>8}"
         )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -24,6 +24,7 @@ from typing import Any
 import streamlit as st
 
 from .. import replay as rp
+from ..gcpause import settle_later, thaw
 from ..importers import parse_any
 from ..importers.codex import recorded_context_window
 from ..jsjson import replace_lone_surrogate_escapes
@@ -59,16 +60,23 @@ class _Lru:
             self.misses += 1
             self.items[key] = value
             self.items.move_to_end(key)
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
+            self._trim()
         return value
 
     def put(self, key: Hashable, value: Any) -> None:
         with self.lock:
             self.items[key] = value
             self.items.move_to_end(key)
+            self._trim()
+
+    def _trim(self) -> None:
+        """Drop the least recently used items over the size; what was frozen for the collector
+        is thawed then (:func:`~inspector.gcpause.thaw`), so nothing is kept out of its reach for
+        good."""
+        if len(self.items) > self.size:
             while len(self.items) > self.size:
                 self.items.popitem(last=False)
+            thaw()
 
     def find(self, pred: Callable[[Hashable], bool]) -> tuple[Hashable, Any] | None:
         with self.lock:
@@ -246,7 +254,9 @@ def current_replay(settings: ReplaySettings, label: str = "Replaying the session
             bar.progress(min(1.0, max(0.0, f)), text=f"{label}… {f:.0%}")
 
         try:
-            return replay(s, settings, progress=progress, summaries=summary_cache())
+            r = replay(s, settings, progress=progress, summaries=summary_cache())
+            settle_later()  # kept in the cache: later collections need not walk it (inspector.gcpause)
+            return r
         finally:
             bar.empty()
             warm_session(s)  # summarizer facts and tiktoken counts, in the background
