@@ -2,8 +2,9 @@
 generated sessions as recorded and under a pruning what-if (pruning makes it rebuild the sent
 context at each prune), plus the real transcripts in ../shared when present.
 
-    python bench/cache.py [--calls 1000,10000] [--repeat 3] [--file SESSION ...]
+    python bench/cache.py [--calls 1000,10000] [--repeat 3] [--file SESSION ...] [--cpu]
     python bench/cache.py --check [FILE ...]   # the model against the recorded cache usage
+    python bench/cache.py --dump OUT.json      # every CacheStep and replay --json, to compare
 
 ``--check``: each session (the six shared real transcripts and the bundled samples that record
 cache usage by default) replayed as recorded: predicted against recorded cache reads (total and
@@ -43,12 +44,16 @@ CONFIGS = {
 }
 
 
+CLOCK = time.perf_counter
+"""Wall time; ``--cpu``: this process's CPU time (``time.process_time``), steadier on a shared machine."""
+
+
 def timed(session, settings: ReplaySettings) -> tuple[int, float, float]:  # type: ignore[no-untyped-def]
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     r = replay(session, settings)
-    t1 = time.perf_counter()
+    t1 = CLOCK()
     cache_replay(r)
-    return len(r.steps), t1 - t0, time.perf_counter() - t1
+    return len(r.steps), t1 - t0, CLOCK() - t1
 
 
 def measure(
@@ -103,6 +108,60 @@ def check(files: list[Path]) -> int:
     return 0
 
 
+DUMP_ARGS = {
+    "as recorded": [],
+    "what-if: pi-context-pruning": ["--strategy", "pi-context-pruning"],
+    "what-if: pi compaction, 128k": ["--compaction", "pi", "--window", "128000"],
+    "what-if: opencode pruning, opencode compaction": ["--strategy", "opencode", "--compaction", "opencode"],
+}
+
+
+def dump(out: Path) -> int:
+    """Write, for every sample, fixture and shared session under each of :data:`DUMP_ARGS`, the
+    output of ``inspector replay --cache model --json`` and every ``CacheStep`` of a first and a
+    warm ``cache_replay`` (a session loaded afresh, then the same replay priced again): run it
+    before and after a change to the cache model and compare the two files (they must be equal)."""
+    import contextlib
+    import io
+    import json
+
+    from inspector.cli import main as cli
+
+    shared = REPO.parent / "shared" / "real-sessions"
+    files = sorted((REPO / "sample_sessions").glob("*.json*")) + sorted(
+        (REPO / "tests" / "fixtures").glob("*.jsonl")
+    )
+    files += sorted(p for p in shared.glob("*/*") if p.suffix in (".jsonl", ".json"))
+    files.append(session_with_calls(1000))
+    result: dict[str, object] = {}
+    for f in files:
+        for name, extra in DUMP_ARGS.items():
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                cli(["replay", str(f), "--cache", "model", "--json", *extra])
+            session = load_any(f)
+            r = replay(session, cli_settings(extra, session))
+            first, again = cache_replay(r), cache_replay(r)
+            result[f"{f.name} | {name}"] = {
+                "json": json.loads(buf.getvalue()),
+                "first": [repr(s) for s in first.steps],
+                "again": [repr(s) for s in again.steps],
+                "describe": repr(first.describe()),
+            }
+            print(f"{f.name} | {name}: {len(first.steps)} steps", file=sys.stderr, flush=True)
+    out.write_text(json.dumps(result, indent=0, sort_keys=True))
+    return 0
+
+
+def cli_settings(extra: list[str], session) -> ReplaySettings:  # type: ignore[no-untyped-def]
+    """The replay settings ``inspector replay`` makes of ``extra``."""
+    from inspector.cli import build_parser
+    from inspector.cli.options import replay_settings
+
+    args = build_parser().parse_args(["replay", "x", *extra])
+    return replay_settings(args, session)
+
+
 def _agreeing_error(steps) -> str:  # type: ignore[no-untyped-def]
     """Billed against recorded cost over the calls whose cache read the model predicts (within the
     disagreement threshold): what is left when the listed calls are set aside."""
@@ -145,7 +204,14 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--file", action="append", default=[])
     ap.add_argument("--check", nargs="*", default=None, metavar="FILE")
+    ap.add_argument("--dump", type=Path, default=None, metavar="OUT")
+    ap.add_argument("--cpu", action="store_true", help="time CPU time of this process, not wall time")
     a = ap.parse_args()
+    if a.cpu:
+        global CLOCK
+        CLOCK = time.process_time
+    if a.dump is not None:
+        return dump(a.dump)
     if a.check is not None:
         return check([Path(f) for f in a.check] or default_check_files())
     files = [session_with_calls(int(c)) for c in a.calls.split(",") if c]

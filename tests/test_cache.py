@@ -12,7 +12,7 @@ from inspector.cache.sizes import fit_tails
 from inspector.replay import ReplaySettings, replay
 from inspector.session.models import AssistantMessage
 from tests.support.builder import SessionBuilder
-from tests.support.paths import SAMPLES
+from tests.support.paths import FIXTURES, SAMPLES
 
 SONNET = "claude-sonnet-4-5"
 
@@ -453,3 +453,62 @@ def test_the_opencode_importer_keeps_each_answers_agent():
         if isinstance(getattr(e, "message", None), AssistantMessage)
     }
     assert got == set(agents) == {"build"}
+
+
+# -- the cheaper paths give what the plain ones give --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(SAMPLES.glob("*.json*")) + sorted(FIXTURES.glob("*.jsonl")),
+    ids=lambda p: p.name,
+)
+def test_the_recorded_context_walk_is_the_as_recorded_replays_sizes(path):
+    """A what-if's size fit walks the as-recorded context instead of replaying it: the same calls and
+    the same token counts as the as-recorded replay, on every branch and counter."""
+    from inspector.cache.recorded import recorded_context_tokens
+    from inspector.importers import load_any
+
+    s = load_any(path)
+    for leaf in [None, *list(s.leaves)[:3]]:
+        for counter in ("pi", "tiktoken"):
+            r = replay(s, ReplaySettings(counter=counter, leaf=leaf))
+            assert recorded_context_tokens(s, counter, leaf) == (
+                [x.entry_index for x in r.steps],
+                [x.tokens for x in r.steps],
+            )
+    assert recorded_context_tokens(s, "usage") is None  # pi's usage-based size: the replay's own
+
+
+def test_a_what_ifs_fit_is_the_one_the_as_recorded_replay_gives():
+    from inspector.cache.report import _FITS, session_fit
+
+    s = load_session(SAMPLES / "coding-session.jsonl")
+    what_if = replay(s, ReplaySettings(compaction="pi", context_window=60_000))
+    walked = session_fit(what_if)
+    _FITS.pop(s)
+    assert session_fit(replay(s, ReplaySettings())) == walked
+
+
+def test_column_readers_agree_with_the_plain_conversions():
+    """Stamps and times read as a column (a short path for the usual values) give what the
+    per-value conversions give, odd values included."""
+    from inspector.cache.prices import as_float
+    from inspector.cache.report import _dollars, _iso_ms, _iso_times, _start_times, _usage_tokens
+    from inspector.numbers import finite_ms
+    from inspector.session.tree import iso_to_ms
+
+    stamps = ["2026-03-02T09:15:18.730Z", "2026-03-02T09:15:18Z", "2026-03-02T09:15:18.123456Z"]
+    odd = [*stamps, "2026-03-02T09:15:18+02:00", "Z", "2026-13-02T09:15:18Z", "", None, 17, "2026-03-02"]
+    for col in (stamps, odd, ["nonsenseZ"]):
+        assert _iso_times(col) == [iso_to_ms(v) for v in col]
+        assert [_iso_ms(v) for v in col] == [iso_to_ms(v) for v in col]
+    for col in ([1_772_442_917_501, 0, -5], [1, 2.5, True, 10**400, float("nan"), None, "x"]):
+        assert _start_times(col) == [finite_ms(v) for v in col]
+    for vals in ((1, 2, 3), (1, 2**60, 3), (True, 2.5, float("inf")), (None, "x", -(2**70))):
+        floats, ints = _usage_tokens(*vals)
+        assert floats == tuple(as_float(v) for v in vals) and ints == tuple(int(as_float(v)) for v in vals)
+    for vals in ((1e-6, 0.0, 2.5e-3), (float("nan"), 1, None), (True, "x", 1e300), (None, None, None)):
+        dollars, paid = _dollars(*vals)
+        assert dollars == tuple(as_float(v) for v in vals)
+        assert paid == any(isinstance(v, (int, float)) for v in vals)

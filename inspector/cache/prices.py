@@ -97,20 +97,31 @@ class RateSums:
 
     def __init__(self) -> None:
         self.sums: dict[Any, list[float]] = {}
+        self._long: dict[str, tuple[int, float] | None] = {}  # per model: :func:`long_context`
 
     def add(
         self, model: str, tokens: tuple[float, float, float], dollars: tuple[float, float, float]
     ) -> None:
         """One answer's (input, cache read, cache write) tokens and their recorded cost."""
-        tier = tier_of(model, tokens[0] + tokens[1] + tokens[2])
-        key: Any = (model, tier) if tier else model
+        if model in self._long:
+            lc = self._long[model]
+        else:
+            lc = self._long[model] = long_context(model)
+        key: Any = (model, LONG) if lc is not None and tokens[0] + tokens[1] + tokens[2] > lc[0] else model
         s = self.sums.get(key)
         if s is None:
             s = self.sums[key] = [0.0] * 6
-        for i in range(3):
-            if tokens[i] > 0 and dollars[i] > 0:
-                s[2 * i] += tokens[i]
-                s[2 * i + 1] += dollars[i]
+        t0, t1, t2 = tokens
+        d0, d1, d2 = dollars
+        if t0 > 0 and d0 > 0:
+            s[0] += t0
+            s[1] += d0
+        if t1 > 0 and d1 > 0:
+            s[2] += t1
+            s[3] += d1
+        if t2 > 0 and d2 > 0:
+            s[4] += t2
+            s[5] += d2
 
     def rates(self) -> dict[Any, tuple[float | None, float | None, float | None]]:
         return {

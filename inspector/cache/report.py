@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import statistics
 import weakref
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import partial
+from itertools import repeat
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
-from ..numbers import finite_ms
+from ..numbers import MAX_TOKENS, finite_ms
 from ..replay.results import Pruned
 from ..session.models import (
     AssistantMessage,
@@ -42,6 +46,7 @@ from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
 from .openai import rule as openai_rule
 from .prices import LONG, Rates, RateSums, as_float, long_context, openai_read_multiplier, rates_for
+from .recorded import recorded_context_tokens
 from .rule import NO_CACHE, CacheRule
 from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
 
@@ -51,6 +56,9 @@ RETENTIONS = ("auto", "short", "long", "none")
 #: its prompt (and at least DISAGREE_MIN tokens)
 DISAGREE_SHARE = 0.05
 DISAGREE_MIN = 1024
+
+
+_new = tuple.__new__  # a CacheStep from its fields' tuple, without NamedTuple's Python-level __new__
 
 
 class CacheStep(NamedTuple):
@@ -78,6 +86,10 @@ class CacheStep(NamedTuple):
             "recordedCache": {"read": self.recorded_read, "write": self.recorded_write},
             "billedCost": round(self.cost, 6),
         }
+
+
+_NOTHING = (None, None, None, None)
+"""A call that was never billed: no recorded cost, idle time, invalidation or disagreement."""
 
 
 @dataclass(frozen=True)
@@ -264,7 +276,8 @@ def as_recorded(replay: Any) -> bool:
 def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     """The session's size fit (with each family's tail), from this replay when its compactions are
     the recorded ones (its context before pruning is then the recorded one), else from the
-    as-recorded replay of the same branch and counter (replayed once per session);
+    as-recorded context of the same branch and counter (its sizes walked once per session,
+    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for the "usage" counter);
     and the families whose recorded reads show the long retention (see :func:`long_retention`)."""
     from ..replay import ReplaySettings
     from ..replay import replay as run
@@ -272,30 +285,34 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     key = (replay.settings.counter, replay.settings.leaf)
     memo = _FITS.setdefault(replay.session, {})
     if key not in memo:
+        base = replay.steps
         if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
-            base = replay
-            fit = fit_sizes(
-                [(s.tokens_before_pruning, s.recorded_input) for s in base.steps if s.recorded_input]
-            )
+            fit = fit_sizes([(s.tokens_before_pruning, s.recorded_input) for s in base if s.recorded_input])
         else:
-            base = run(
-                replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
-            )
-            fit = fit_sizes([(s.tokens, s.recorded_input) for s in base.steps if s.recorded_input])
-        facts = session_facts(replay.session).calls
-        calls = []
-        for s in base.steps:
-            fam, read, _, inp, _, t, end = facts[s.entry_index]
-            calls.append(
-                (
-                    fam,
-                    int(s.recorded_input or 0),
-                    read,
-                    inp,
-                    None if t is None else t * 1000,
-                    None if end is None else end * 1000,
+            walked = recorded_context_tokens(replay.session, replay.settings.counter, replay.settings.leaf)
+            if walked is not None and walked[0] == [s.entry_index for s in base]:
+                fit = fit_sizes(
+                    [(t, s.recorded_input) for t, s in zip(walked[1], base, strict=True) if s.recorded_input]
                 )
+            else:  # the usage counter: the as-recorded replay itself
+                base = run(
+                    replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
+                ).steps
+                fit = fit_sizes([(s.tokens, s.recorded_input) for s in base if s.recorded_input])
+        facts = session_facts(replay.session).calls
+        calls = [
+            (
+                fam,
+                int(rin or 0),
+                read,
+                inp,
+                None if t is None else t * 1000,
+                None if end is None else end * 1000,
             )
+            for rin, (fam, read, _, inp, _, t, end) in zip(
+                [s.recorded_input for s in base], [facts[s.entry_index] for s in base], strict=True
+            )
+        ]
         hidden = partial_reads([(c[1], c[2]) for c in calls])
         fit = replace(
             fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden
@@ -516,79 +533,196 @@ _FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
 
 def session_facts(session: Session) -> _Facts:
     """Every answer's recorded usage, cost, time and cache family, and the session's recorded
-    rates (:func:`inspector.cache.prices.recorded_rates`), in one pass over the entries (memoised
-    per session: a sweep or the app's reruns read the file's usage once)."""
+    rates (:func:`inspector.cache.prices.recorded_rates`), read column by column over the answers
+    (memoised per session: a sweep or the app's reruns read the file's usage once)."""
     hit = _FACTS.get(session)
     if hit is not None:
         return hit
-    msgs: dict[int, Any] = {}
-    calls = {}
-    families: dict[tuple[Any, Any, Any], str] = {}
+    entries = session.entries
+    idx, ms, marks = _answers(entries)
     sums = RateSums()
-    outputs: dict[int, float] = {}
-    dcp = False
-    interrupted: set[int] = set()
-    searched: set[int] = set()
-    switched: set[int] = set()
-    last_agent: Any = None
-    cut = searched_before = False
-    for i, e in enumerate(session.entries):
-        if not isinstance(e, MessageEntry) or not isinstance(m := e.message, AssistantMessage):
-            cut = cut or _interrupts(e)
-            continue
-        if cut:
-            interrupted.add(i)
-            cut = False
-        msgs[i] = m
-        if searched_before:
-            searched.add(i)
-        searched_before = calls_tool(m, TOOL_SEARCH)
-        agent = getattr(m, "agent", None)
-        if isinstance(agent, str):
-            if isinstance(last_agent, str) and agent != last_agent:
-                switched.add(i)
-            last_agent = agent
-        who = (m.provider, m.api, m.model)
-        fam = families.get(who)
-        if fam is None:
-            fam = families[who] = family_of(m)
-        read = write = inp = None
-        cost = None
-        u = m.usage
-        if u is not None:
-            tokens = (as_float(u.input), as_float(u.cacheRead), as_float(u.cacheWrite))
-            inp, read, write = int(tokens[0]), int(tokens[1]), int(tokens[2])
-            c = u.cost
-            if isinstance(c, dict):
-                raw = (c.get("input"), c.get("cacheRead"), c.get("cacheWrite"))
-                dollars = (as_float(raw[0]), as_float(raw[1]), as_float(raw[2]))
-                if any(isinstance(v, (int, float)) for v in raw):
-                    cost = dollars[0] + dollars[1] + dollars[2]
-                sums.add(m.model or "", tokens, dollars)
-        t = finite_ms(m.timestamp)
-        end = iso_to_ms(e.timestamp)
-        if t is not None and (end is None or end < t):
-            end = t
-        calls[i] = (fam, read, write, inp, cost, t, end)
-        outputs[i] = as_float(u.output) if u is not None else 0.0
-        dcp = dcp or calls_compress(m)
-    rate = output_rate([(c[5], c[6], outputs[i]) for i, c in calls.items()])
-    for i, (fam, read, write, inp, cost, t, end) in calls.items():
-        used = used_at(t, end, outputs[i], rate)
-        calls[i] = (
-            fam,
-            read,
-            write,
-            inp,
-            cost,
-            t / 1000 if t is not None else None,
-            used / 1000 if used is not None else None,
+    reads, writes, inputs, costs, outputs = _usage_columns(ms, sums)
+    starts = _start_times([m.timestamp for m in ms])
+    ends = _iso_times([entries[i].timestamp for i in idx])
+    ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
+    rate = output_rate(list(zip(starts, ends, outputs, strict=True)))
+    used = list(map(used_at, starts, ends, outputs, repeat(rate)))
+    calls = {
+        i: (fam, r, w, n, c, t / 1000 if t is not None else None, u / 1000 if u is not None else None)
+        for i, fam, r, w, n, c, t, u in zip(
+            idx, _families(ms), reads, writes, inputs, costs, starts, used, strict=True
         )
+    }
+    names = _called(ms, (TOOL_SEARCH, "compress"))
     facts = _Facts(
-        calls, msgs, sums.rates(), dcp, frozenset(interrupted), frozenset(switched), frozenset(searched)
+        calls,
+        dict(zip(idx, ms, strict=True)),
+        sums.rates(),
+        bool(names["compress"]),
+        frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
+        _agent_switches(idx, ms),
+        frozenset(idx[k + 1] for k in names[TOOL_SEARCH] if k + 1 < len(idx)),
     )
     _FACTS[session] = facts
     return facts
+
+
+def _families(ms: Sequence[Any]) -> list[str]:
+    """Each answer's cache family (:func:`family_of`, once per provider, API and model)."""
+    memo: dict[tuple[Any, Any, Any], str] = {}
+    out = []
+    for m in ms:
+        who = (m.provider, m.api, m.model)
+        fam = memo.get(who)
+        if fam is None:
+            fam = memo[who] = family_of(m)
+        out.append(fam)
+    return out
+
+
+def _usage_columns(ms: Sequence[Any], sums: RateSums) -> tuple[list[Any], ...]:
+    """Per answer: recorded (cache read, cache write, input) tokens as ints (None without usage),
+    the recorded input cost (input + cache read + cache write dollars; None when no cost was
+    recorded) and the output tokens (0.0 without usage); each answer's tokens and dollars added to
+    ``sums`` in order."""
+    n = len(ms)
+    reads: list[Any] = [None] * n
+    writes: list[Any] = [None] * n
+    inputs: list[Any] = [None] * n
+    costs: list[Any] = [None] * n
+    outputs = [0.0] * n
+    add_rates = sums.add
+    for k, m in enumerate(ms):
+        u = m.usage
+        if u is None:
+            continue
+        tokens, (inputs[k], reads[k], writes[k]) = _usage_tokens(u.input, u.cacheRead, u.cacheWrite)
+        c = u.cost
+        if isinstance(c, dict):
+            dollars, paid = _dollars(c.get("input"), c.get("cacheRead"), c.get("cacheWrite"))
+            if paid:
+                costs[k] = dollars[0] + dollars[1] + dollars[2]
+            add_rates(m.model or "", tokens, dollars)
+        o = u.output
+        outputs[k] = float(o) if type(o) is int and -MAX_TOKENS <= o <= MAX_TOKENS else as_float(o)
+    return reads, writes, inputs, costs, outputs
+
+
+def _start_times(col: list[Any]) -> list[float | None]:
+    """Request start times (ms, :func:`~inspector.numbers.finite_ms`): plain ints in range convert
+    as a column."""
+    if col and set(map(type, col)) == {int} and -MAX_TOKENS <= min(col) and max(col) <= MAX_TOKENS:
+        return list(map(float, col))
+    return [finite_ms(v) for v in col]
+
+
+def _iso_times(col: list[Any]) -> list[float | None]:
+    """Entry stamps in ms (:func:`_iso_ms` each); a column of UTC stamps (``…Z``) parses in one
+    C-level pass, anything else stamp by stamp."""
+    if col and set(map(type, col)) == {str} and all(map(str.endswith, col, repeat("Z"))):
+        try:
+            return [x * 1000.0 for x in map(datetime.timestamp, map(datetime.fromisoformat, col))]
+        except ValueError:
+            pass
+    return list(map(_iso_ms, col))
+
+
+def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
+    """Per tool name, the positions (in ``ms``) of the answers that call it (:func:`calls_tool`),
+    each answer once, in order."""
+    out: dict[str, list[int]] = {n: [] for n in names}
+    wanted = frozenset(names)
+    blocks = [
+        (k, b)
+        for k, m in enumerate(ms)
+        for b in m.content
+        if (b.name in wanted if type(b) is ToolCall else isinstance(b, (ToolCall, OpaqueBlock)))
+    ]
+    for k, b in blocks:
+        name = b.name if isinstance(b, ToolCall) else getattr(b, "name", None)
+        got = out.get(name) if isinstance(name, str) else None
+        if got is not None and (not got or got[-1] != k):
+            got.append(k)
+    return out
+
+
+def _answers(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[int]]:
+    """(entry index of each answer, the answers, entry indexes of the interruption markers:
+    :func:`_interrupts`) in one pass over the entries."""
+    idx: list[int] = []
+    ms: list[Any] = []
+    marks: list[int] = []
+    for i, e in enumerate(entries):
+        if isinstance(e, MessageEntry):
+            m = e.message
+            if isinstance(m, AssistantMessage):
+                idx.append(i)
+                ms.append(m)
+            elif isinstance(m, UserMessage) and _interrupts(e):
+                marks.append(i)
+        elif isinstance(e, CustomMessageEntry) and _interrupts(e):
+            marks.append(i)
+    return idx, ms, marks
+
+
+def _agent_switches(idx: list[int], ms: Sequence[Any]) -> frozenset[int]:
+    """Answers given by another agent (the message's ``agent``, an OpenCode extra) than the last
+    answer that named one."""
+    out: set[int] = set()
+    last: Any = None
+    for i, m in zip(idx, ms, strict=True):
+        extra = m.__pydantic_extra__
+        if extra:
+            agent = extra.get("agent")
+            if isinstance(agent, str):
+                if isinstance(last, str) and agent != last:
+                    out.add(i)
+                last = agent
+    return frozenset(out)
+
+
+def _usage_tokens(a: Any, b: Any, c: Any) -> tuple[tuple[float, float, float], tuple[int, int, int]]:
+    """An answer's (input, cache read, cache write) as floats (:func:`~.prices.as_float`) and as
+    ints; plain ints in range — nearly every usage — take the short path."""
+    if (
+        type(a) is int
+        and type(b) is int
+        and type(c) is int
+        and -MAX_TOKENS <= a <= MAX_TOKENS
+        and -MAX_TOKENS <= b <= MAX_TOKENS
+        and -MAX_TOKENS <= c <= MAX_TOKENS
+    ):
+        return (float(a), float(b), float(c)), (a, b, c)
+    x, y, z = as_float(a), as_float(b), as_float(c)
+    return (x, y, z), (int(x), int(y), int(z))
+
+
+def _dollars(a: Any, b: Any, c: Any) -> tuple[tuple[float, float, float], bool]:
+    """Recorded (input, cache read, cache write) dollars as floats (:func:`~.prices.as_float`), and
+    whether any of them is a number at all (a cost was recorded)."""
+    if (
+        type(a) is float
+        and type(b) is float
+        and type(c) is float
+        and -MAX_TOKENS <= a <= MAX_TOKENS
+        and -MAX_TOKENS <= b <= MAX_TOKENS
+        and -MAX_TOKENS <= c <= MAX_TOKENS
+    ):
+        return (a, b, c), True
+    paid = isinstance(a, (int, float)) or isinstance(b, (int, float)) or isinstance(c, (int, float))
+    return (as_float(a), as_float(b), as_float(c)), paid
+
+
+def _iso_ms(ts: Any) -> float | None:
+    """:func:`~inspector.session.tree.iso_to_ms` with a short path for the usual UTC stamp
+    (``…Z``: ``datetime.fromisoformat`` reads the "Z" itself since Python 3.11, as UTC, the offset
+    ``iso_to_ms`` puts in its place); anything else goes through ``iso_to_ms``."""
+    if type(ts) is str and ts.endswith("Z"):
+        try:
+            return datetime.fromisoformat(ts).timestamp() * 1000.0
+        except ValueError:
+            pass
+    return iso_to_ms(ts)
 
 
 def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
@@ -633,6 +767,17 @@ TOOL_SEARCH_NOTE = (
 prefix on the call right after its one ToolSearch (88k tokens written again at the 1-hour price),
 while Anthropic's documentation ("Tool use with prompt caching", defer_loading) says a deferred tool
 found by tool search leaves the cached prefix untouched; one occurrence is no rule."""
+
+
+def _tool_names(content: Sequence[Any]) -> tuple[Any, ...]:
+    """The names of the tools an answer's content calls (:func:`calls_tool` for all of them)."""
+    if not content:
+        return ()
+    return tuple(
+        b.name if isinstance(b, ToolCall) else getattr(b, "name", None)
+        for b in content
+        if isinstance(b, (ToolCall, OpaqueBlock))
+    )
 
 
 def calls_tool(m: AssistantMessage, name: str) -> bool:
@@ -685,11 +830,12 @@ def _disagreement(
     previous: int | None = None,
     hidden: int = 0,
     interrupted: bool = False,
-    earlier: Sequence[int] = (),
+    earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
     tool_search: bool = False,
 ) -> str | None:
     """Why call ``k``'s recorded read ``rec`` differs from the predicted ``pred`` (None: it does
-    not). ``earlier``: the prompts of the calls before the previous one, newest first;
+    not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
+    gives them: only the calls that get that far look them up);
     ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`)."""
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
@@ -721,7 +867,7 @@ def _disagreement(
             "before it changed in the file (evicted, or the request went to another cache server)"
             + (TOOL_SEARCH_NOTE if tool_search else "")
         )
-    back = older_prefix(rec, earlier)
+    back = older_prefix(rec, earlier() if callable(earlier) else earlier)
     if back is not None:
         return (
             f"the provider read the prefix the prompt of {back} calls back left: this request reached a "
@@ -844,8 +990,9 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     recorded = facts.rates
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
-    # model → (rule, rates, fitted tail, long-context threshold and multiplier)
-    per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None]] = {}
+    # model → (rule, rates, fitted tail, long-context threshold and multiplier; the rule's TTL,
+    # family, whether it is on and whether it bills writes)
+    per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None, float, str, bool, bool]] = {}
     shared = _Shared(replay)
     dcp = facts.dcp
     out: list[CacheStep] = []
@@ -856,36 +1003,56 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     answers, calls, steps = facts.models, facts.calls, replay.steps
     hidden, size = fit.hidden, fit.size
     prev_st = None
+    switched = facts.agent_switch
+    dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     for k, st in enumerate(steps):
-        m = answers[st.entry_index]
+        ei = st.entry_index
+        m = answers[ei]
         name = m.model or ""
         got = per_model.get(name)
         if got is None:
-            got = per_model[name] = _model_terms(m, model, retention, long, fit, recorded, rules, rates)
-        rule, rate, fitted_tail, tiered = got
-        _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[st.entry_index]
+            terms = _model_terms(m, model, retention, long, fit, recorded, rules, rates)
+            r0 = terms[0]
+            got = per_model[name] = (*terms, r0.ttl_seconds, r0.family, r0.enabled, r0.writes)
+        rule, rate, fitted_tail, tiered, ttl, family, enabled, writes = got
+        _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[ei]
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
             rec_in is None and not m.content
         ):
-            out.append(
-                CacheStep(
-                    k, st.entry_index, rule.family, 0, 0, 0, 0, None, None, None, 0.0, None, None, None, None
-                )
-            )
+            out.append(_new(CacheStep, (k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING))
             prev_st = st
             continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
         if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
             rate = _long_rates(name, rule, rate, tiered[0], recorded, rates)
-        idle = idle_between(last_t, t) if t is not None and last_t is not None else None
-        warm = k > 0 and (idle is None or idle <= rule.ttl_seconds)
-        tail = rec_in if anchored and rec_in is not None and rule.family == "anthropic" else fitted_tail
-        cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
-        reach = max(0, prev_prompt - prev_tail)  # what the previous call left in the cache
-        common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
-        read, write, uncached = rule.split(prompt, rule.reusable(common, reach, hidden), warm, tail)
+        if t is not None and last_t is not None:
+            idle = t - last_t  # from when the previous request used the cache (:func:`idle_between`)
+            if not idle > 0.0:
+                idle = 0.0
+            warm = k > 0 and idle <= ttl
+        else:
+            idle = None
+            warm = k > 0
+        tail = rec_in if anchored and rec_in is not None and family == "anthropic" else fitted_tail
+        reach = prev_prompt - prev_tail  # what the previous call left in the cache
+        if reach < 0:
+            reach = 0
+        if (
+            k
+            and not st.events
+            and prev_st is not None
+            and st._segment is prev_st._segment
+            and ei not in switched
+        ):
+            cause = broke = None  # the context only grew (:func:`_break`)
+            common = reach
+        else:
+            cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
+            common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
+        reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
+        read, write, uncached = rule.split(prompt, reuse, warm, tail)
         inv = None
-        if k > 0 and rule.enabled and (cause is not None or not warm):
+        if k > 0 and enabled and (cause is not None or not warm):
             inv = _invalidation(
                 rule, rate, rule.split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle
             )
@@ -896,8 +1063,9 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             if rec_cost is not None
             else rate.cost(rec_read, rec_write or 0, rec_in or 0)
         )
-        dis = (
-            _disagreement(
+        dis = None
+        if rec_read is not None and enabled and abs(read - rec_read) > max(dis_min, dis_share * prompt):
+            dis = _disagreement(
                 k,
                 read,
                 rec_read,
@@ -907,32 +1075,30 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 dcp,
                 prev_prompt,
                 hidden,
-                st.entry_index in facts.interrupted,
-                _alive(earlier, t, rule.ttl_seconds),
-                st.entry_index in facts.tool_search,
+                ei in facts.interrupted,
+                partial(_alive, earlier, t, ttl),
+                ei in facts.tool_search,
             )
-            if rec_read is not None
-            and rule.enabled
-            and abs(read - rec_read) > max(DISAGREE_MIN, DISAGREE_SHARE * prompt)
-            else None
-        )
         out.append(
-            CacheStep(
-                k,
-                st.entry_index,
-                rule.family,
-                prompt,
-                read,
-                write,
-                uncached,
-                rec_read,
-                rec_write if rule.writes or rec_write else (0 if rec_read is not None else None),
-                rec_in,
-                read * rate.read + write * rate.write + uncached * rate.input,
-                rc,
-                idle,
-                inv,
-                dis,
+            _new(
+                CacheStep,
+                (
+                    k,
+                    ei,
+                    family,
+                    prompt,
+                    read,
+                    write,
+                    uncached,
+                    rec_read,
+                    rec_write if writes or rec_write else (0 if rec_read is not None else None),
+                    rec_in,
+                    read * rate.read + write * rate.write + uncached * rate.input,
+                    rc,
+                    idle,
+                    inv,
+                    dis,
+                ),
             )
         )
         if prev_prompt:

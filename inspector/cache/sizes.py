@@ -47,10 +47,10 @@ UNFITTED = SizeFit(0, 1.0, 0)
 
 def _ols(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    vx = sum((x - mx) ** 2 for x in xs)
+    vx = sum([(x - mx) ** 2 for x in xs])
     if vx <= 0:
         return 1.0, my - mx
-    scale = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / vx
+    scale = sum([(x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)]) / vx
     scale = min(2.5, max(0.5, scale))
     return scale, my - scale * mx
 
@@ -64,11 +64,11 @@ def fit_sizes(pairs: Sequence[tuple[float, float]]) -> SizeFit:
         return SizeFit(max(0, int(statistics.median(r - t for t, r in pts))), 1.0, len(pts))
     scale, hidden = _ols([t for t, _ in pts], [r for _, r in pts])
     res = [r - hidden - scale * t for t, r in pts]
-    mad = statistics.median(abs(x) for x in res) or 1.0
-    kept = [p for p, x in zip(pts, res, strict=True) if abs(x) <= 3 * mad]
+    lim = 3 * (statistics.median(map(abs, res)) or 1.0)
+    kept = [p for p, x in zip(pts, res, strict=True) if abs(x) <= lim]
     if len(kept) >= 3:
         scale, _ = _ols([t for t, _ in kept], [r for _, r in kept])
-        hidden = statistics.median(r - scale * t for t, r in kept)
+        hidden = statistics.median([r - scale * t for t, r in kept])
     return SizeFit(max(0, int(round(hidden))), scale, len(kept))
 
 

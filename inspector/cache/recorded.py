@@ -1,0 +1,85 @@
+"""The size of the context the session really sent at each model call, without a second replay.
+
+A what-if replay under a simulated compaction policy sends other contexts than the session did, so
+its size fit (:mod:`.sizes`) is made on the as-recorded replay of the same branch and counter: the
+recorded compactions applied, nothing pruned, each call's ``Step.tokens``. Only that column is
+needed, so :func:`recorded_context_tokens` walks the branch the way that replay does
+(:class:`inspector.replay.run.ReplayRun` under the "recorded" policy with no pruning strategy) and
+keeps nothing else: each context message's count from the session's cached counter; at a
+compaction entry, the context pi's ``buildSessionContext`` keeps after it
+(:func:`inspector.context.compaction_context`: its summary, the kept entries, counted with
+``count_many`` as the replay's reset does). Same pieces, same counts, summed in the same order: the
+same integers (``tests/test_cache.py`` checks them against the replay on every sample and fixture).
+It takes a fraction of the replay's time, which otherwise made a what-if's first cache model cost a
+third of the what-if replay itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..context import _context_message, compaction_context
+from ..replay.counters import session_counter
+from ..session.models import AssistantMessage, CompactionEntry, MessageEntry
+from ..session.tree import Session
+
+
+def recorded_context_tokens(
+    session: Session, counter: str, leaf: int | None = None
+) -> tuple[list[int], list[int]] | None:
+    """(entry index of each model call on the branch ending at ``leaf``, the replayed tokens of
+    the as-recorded context it was sent; ``leaf`` as in :class:`~inspector.replay.ReplaySettings`): the as-recorded replay's ``(s.entry_index, s.tokens)``
+    for each step. None for the "usage" counter (pi's usage-based size is the replay's own state)."""
+    if counter == "usage":
+        return None
+    counted = session_counter(session, counter)
+    count = counted.count
+    entries = session.entries
+    path = session.path(leaf)
+    on_path = [entries[i] for i in path]
+    positions: dict[str, int] | None = None
+    calls: list[int] = []
+    tokens: list[int] = []
+    total = 0
+    for pos, e in enumerate(on_path):
+        if isinstance(e, MessageEntry):
+            m = e.message
+            if isinstance(m, AssistantMessage):
+                calls.append(path[pos])
+                tokens.append(total)
+            total += count(m)
+        elif isinstance(e, CompactionEntry):
+            if positions is None:
+                positions = first_positions(on_path)
+            total = _after_compaction(counted, on_path, path, pos, positions)
+        else:
+            cm = _context_message(e)
+            if cm is not None:
+                total += count(cm)
+    return calls, tokens
+
+
+def first_positions(on_path: Sequence[Any]) -> dict[str, int]:
+    """Each id's first position on the path (the replay's ``SimulatedPath.positions``, which holds
+    the path up to the current entry: an id first seen later can only give a kept position past the
+    compaction, which :func:`_after_compaction` ignores as the replay's lookup miss does)."""
+    out: dict[str, int] = {}
+    for pos in range(len(on_path) - 1, -1, -1):
+        eid = on_path[pos].id
+        if isinstance(eid, str):
+            out[eid] = pos
+    return out
+
+
+def _after_compaction(
+    counter: Any, on_path: list[Any], path: Sequence[int], pos: int, positions: dict[str, int]
+) -> int:
+    """Tokens of the context after the compaction entry at ``pos`` (the replay's
+    ``SimulatedPath.context_after_last`` then ``RunningContext.reset``): only the path up to it is
+    seen, so a kept entry must come before it."""
+    kept = getattr(on_path[pos], "firstKeptEntryId", None)
+    fk = positions.get(kept) if isinstance(kept, str) else None
+    lo = fk if fk is not None and fk < pos else pos
+    msgs = compaction_context(on_path[lo : pos + 1], path[lo : pos + 1], pos - lo, 0 if lo < pos else None)
+    return sum(counter.count_many([c.message for c in msgs]))
