@@ -55,6 +55,10 @@ def _preload() -> None:
             st.session_state["_preload_error"] = f"--session: cannot read {args.session!r}: {e}"
 
 
+def _to_load() -> None:
+    st.switch_page(st.session_state["_pages"]["load"])
+
+
 # Background warming (inspector.foreground) waits while the page is drawn.
 with busy():
     settings = None
@@ -64,8 +68,10 @@ with busy():
     PAGES = "inspector/ui/pages"
     nav = {
         "load": st.Page(
-            f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="load", default=True
+            f"{PAGES}/load.py", title="Load", icon=":material/folder_open:", url_path="start", default=True
         ),
+        # Streamlit serves the default page at "/" only; "/load" (the name in the menu) leads there too.
+        "load_alias": st.Page(_to_load, title="Load", url_path="load", visibility="hidden"),
         "replay": st.Page(
             f"{PAGES}/replay.py", title="Replay", icon=":material/play_circle:", url_path="replay"
         ),

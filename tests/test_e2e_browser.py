@@ -343,3 +343,15 @@ def test_the_readme_command_preloads_a_session(page: Any) -> None:
         _go(page, "Replay")
         page.get_by_text("What happened here").wait_for(timeout=60000)
         assert page.get_by_test_id("stException").count() == 0
+
+
+def test_each_page_opens_by_its_url(page: Any, app_url: str) -> None:
+    """Typing a page's address opens that page: ``/load`` too (Streamlit serves the default page
+    at ``/`` only, so ``/load`` leads there), and never Streamlit's "Page not found"."""
+    for path, heading in (("/load", "Load a session"), ("/", "Load a session"), ("/corpus", "Corpus")):
+        page.goto(app_url + path)
+        page.get_by_test_id("stMain").locator("h1").filter(has_text=heading).wait_for(timeout=60000)
+        _idle(page)
+        assert "Page not found" not in page.inner_text("body"), path
+        nav = page.get_by_test_id("stSidebarNavLink")
+        assert nav.filter(has_text="Load").count() == 1, f"{path}: the menu lists Load once"
