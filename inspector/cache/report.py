@@ -27,17 +27,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
 from ..numbers import MAX_TOKENS, finite_ms
 from ..replay.results import Pruned
+from ..session.answers import answers
 from ..session.models import (
     AssistantMessage,
     CustomMessageEntry,
+    ImageContent,
     MessageEntry,
     OpaqueBlock,
+    TextContent,
+    ThinkingContent,
     ToolCall,
     UserMessage,
 )
@@ -45,7 +50,7 @@ from ..session.tree import Session, iso_to_ms
 from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
 from .openai import rule as openai_rule
-from .prices import LONG, Rates, RateSums, as_float, long_context, openai_read_multiplier, rates_for
+from .prices import LONG, Rates, RateSums, long_context, openai_read_multiplier, rates_for
 from .recorded import recorded_context_tokens
 from .rule import NO_CACHE, CacheRule
 from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
@@ -534,78 +539,67 @@ _FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
 def session_facts(session: Session) -> _Facts:
     """Every answer's recorded usage, cost, time and cache family, and the session's recorded
     rates (:func:`inspector.cache.prices.recorded_rates`), read column by column over the answers
-    (memoised per session: a sweep or the app's reruns read the file's usage once)."""
+    (memoised per session: a sweep or the app's reruns read the file's usage once). The usage and
+    dollars come from :func:`inspector.session.answers.answers`, which the replay's pricing of
+    the same session has usually read already."""
     hit = _FACTS.get(session)
     if hit is not None:
         return hit
     entries = session.entries
-    idx, ms, marks = _answers(entries)
+    got = answers(session)
+    idx, ms = got.index, got.messages
+    num = got.numbers()
+    inputs, reads, writes = num.counts
+    costs = [d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)]
     sums = RateSums()
-    reads, writes, inputs, costs, outputs = _usage_columns(ms, sums)
-    starts = _start_times([m.timestamp for m in ms])
-    ends = _iso_times([entries[i].timestamp for i in idx])
+    sums.add_all(
+        [x or "" for x in got.who[2]], num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c]
+    )
+    starts = _start_times(got.started)
+    ends = _iso_times(got.stamps)
     ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
-    rate = output_rate(list(zip(starts, ends, outputs, strict=True)))
-    used = list(map(used_at, starts, ends, outputs, repeat(rate)))
-    calls = {
-        i: (fam, r, w, n, c, t / 1000 if t is not None else None, u / 1000 if u is not None else None)
-        for i, fam, r, w, n, c, t, u in zip(
-            idx, _families(ms), reads, writes, inputs, costs, starts, used, strict=True
+    rate = output_rate(list(zip(starts, ends, num.output, strict=True)))
+    used = list(map(used_at, starts, ends, num.output, repeat(rate)))
+    calls = dict(
+        zip(
+            idx,
+            zip(
+                _families(ms, list(zip(*got.who, strict=True))),
+                reads,
+                writes,
+                inputs,
+                costs,
+                [t / 1000 if t is not None else None for t in starts],
+                [u / 1000 if u is not None else None for u in used],
+                strict=True,
+            ),
+            strict=True,
         )
-    }
+    )
     names = _called(ms, (TOOL_SEARCH, "compress"))
+    marks = [i for i in got.asked if _interrupts(entries[i])]
     facts = _Facts(
         calls,
         dict(zip(idx, ms, strict=True)),
         sums.rates(),
         bool(names["compress"]),
         frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
-        _agent_switches(idx, ms),
+        _agent_switches(idx, got.extras),
         frozenset(idx[k + 1] for k in names[TOOL_SEARCH] if k + 1 < len(idx)),
     )
     _FACTS[session] = facts
     return facts
 
 
-def _families(ms: Sequence[Any]) -> list[str]:
-    """Each answer's cache family (:func:`family_of`, once per provider, API and model)."""
+def _families(ms: Sequence[Any], who: list[tuple[Any, Any, Any]]) -> list[str]:
+    """Each answer's cache family (:func:`family_of`, once per provider, API and model: ``who``)."""
     memo: dict[tuple[Any, Any, Any], str] = {}
-    out = []
-    for m in ms:
-        who = (m.provider, m.api, m.model)
-        fam = memo.get(who)
-        if fam is None:
-            fam = memo[who] = family_of(m)
-        out.append(fam)
-    return out
-
-
-def _usage_columns(ms: Sequence[Any], sums: RateSums) -> tuple[list[Any], ...]:
-    """Per answer: recorded (cache read, cache write, input) tokens as ints (None without usage),
-    the recorded input cost (input + cache read + cache write dollars; None when no cost was
-    recorded) and the output tokens (0.0 without usage); each answer's tokens and dollars added to
-    ``sums`` in order."""
-    n = len(ms)
-    reads: list[Any] = [None] * n
-    writes: list[Any] = [None] * n
-    inputs: list[Any] = [None] * n
-    costs: list[Any] = [None] * n
-    outputs = [0.0] * n
-    add_rates = sums.add
-    for k, m in enumerate(ms):
-        u = m.usage
-        if u is None:
-            continue
-        tokens, (inputs[k], reads[k], writes[k]) = _usage_tokens(u.input, u.cacheRead, u.cacheWrite)
-        c = u.cost
-        if isinstance(c, dict):
-            dollars, paid = _dollars(c.get("input"), c.get("cacheRead"), c.get("cacheWrite"))
-            if paid:
-                costs[k] = dollars[0] + dollars[1] + dollars[2]
-            add_rates(m.model or "", tokens, dollars)
-        o = u.output
-        outputs[k] = float(o) if type(o) is int and -MAX_TOKENS <= o <= MAX_TOKENS else as_float(o)
-    return reads, writes, inputs, costs, outputs
+    for w, m in zip(who, ms, strict=True):
+        if w not in memo:
+            memo[w] = family_of(m)
+        if len(memo) > 64:  # many names: each answer's own
+            return [family_of(m) for m in ms]
+    return list(map(memo.__getitem__, who))
 
 
 def _start_times(col: list[Any]) -> list[float | None]:
@@ -627,18 +621,26 @@ def _iso_times(col: list[Any]) -> list[float | None]:
     return list(map(_iso_ms, col))
 
 
+_PLAIN_BLOCKS = frozenset({TextContent, ThinkingContent, ImageContent, ToolCall})
+
+
 def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
     """Per tool name, the positions (in ``ms``) of the answers that call it (:func:`calls_tool`),
     each answer once, in order."""
     out: dict[str, list[int]] = {n: [] for n in names}
     wanted = frozenset(names)
-    blocks = [
+    blocks = list(chain.from_iterable(map(_CONTENT, ms)))
+    if set(map(type, blocks)) <= _PLAIN_BLOCKS and wanted.isdisjoint(
+        [b.name for b in blocks if type(b) is ToolCall]
+    ):
+        return out  # no block names a wanted tool (the usual session)
+    found = [
         (k, b)
         for k, m in enumerate(ms)
         for b in m.content
         if (b.name in wanted if type(b) is ToolCall else isinstance(b, (ToolCall, OpaqueBlock)))
     ]
-    for k, b in blocks:
+    for k, b in found:
         name = b.name if isinstance(b, ToolCall) else getattr(b, "name", None)
         got = out.get(name) if isinstance(name, str) else None
         if got is not None and (not got or got[-1] != k):
@@ -646,32 +648,17 @@ def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
     return out
 
 
-def _answers(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[int]]:
-    """(entry index of each answer, the answers, entry indexes of the interruption markers:
-    :func:`_interrupts`) in one pass over the entries."""
-    idx: list[int] = []
-    ms: list[Any] = []
-    marks: list[int] = []
-    for i, e in enumerate(entries):
-        if isinstance(e, MessageEntry):
-            m = e.message
-            if isinstance(m, AssistantMessage):
-                idx.append(i)
-                ms.append(m)
-            elif isinstance(m, UserMessage) and _interrupts(e):
-                marks.append(i)
-        elif isinstance(e, CustomMessageEntry) and _interrupts(e):
-            marks.append(i)
-    return idx, ms, marks
+_CONTENT = attrgetter("content")
 
 
-def _agent_switches(idx: list[int], ms: Sequence[Any]) -> frozenset[int]:
-    """Answers given by another agent (the message's ``agent``, an OpenCode extra) than the last
-    answer that named one."""
+def _agent_switches(idx: list[int], extras: list[Any]) -> frozenset[int]:
+    """Answers given by another agent (the message's ``agent``, an OpenCode extra: ``extras``, each
+    answer's extra fields) than the last answer that named one."""
+    if not any(extras):
+        return frozenset()
     out: set[int] = set()
     last: Any = None
-    for i, m in zip(idx, ms, strict=True):
-        extra = m.__pydantic_extra__
+    for i, extra in zip(idx, extras, strict=True):
         if extra:
             agent = extra.get("agent")
             if isinstance(agent, str):
@@ -679,38 +666,6 @@ def _agent_switches(idx: list[int], ms: Sequence[Any]) -> frozenset[int]:
                     out.add(i)
                 last = agent
     return frozenset(out)
-
-
-def _usage_tokens(a: Any, b: Any, c: Any) -> tuple[tuple[float, float, float], tuple[int, int, int]]:
-    """An answer's (input, cache read, cache write) as floats (:func:`~.prices.as_float`) and as
-    ints; plain ints in range — nearly every usage — take the short path."""
-    if (
-        type(a) is int
-        and type(b) is int
-        and type(c) is int
-        and -MAX_TOKENS <= a <= MAX_TOKENS
-        and -MAX_TOKENS <= b <= MAX_TOKENS
-        and -MAX_TOKENS <= c <= MAX_TOKENS
-    ):
-        return (float(a), float(b), float(c)), (a, b, c)
-    x, y, z = as_float(a), as_float(b), as_float(c)
-    return (x, y, z), (int(x), int(y), int(z))
-
-
-def _dollars(a: Any, b: Any, c: Any) -> tuple[tuple[float, float, float], bool]:
-    """Recorded (input, cache read, cache write) dollars as floats (:func:`~.prices.as_float`), and
-    whether any of them is a number at all (a cost was recorded)."""
-    if (
-        type(a) is float
-        and type(b) is float
-        and type(c) is float
-        and -MAX_TOKENS <= a <= MAX_TOKENS
-        and -MAX_TOKENS <= b <= MAX_TOKENS
-        and -MAX_TOKENS <= c <= MAX_TOKENS
-    ):
-        return (a, b, c), True
-    paid = isinstance(a, (int, float)) or isinstance(b, (int, float)) or isinstance(c, (int, float))
-    return (as_float(a), as_float(b), as_float(c)), paid
 
 
 def _iso_ms(ts: Any) -> float | None:
