@@ -26,9 +26,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from itertools import chain, repeat
-from operator import attrgetter
+from operator import attrgetter, truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
@@ -53,7 +53,7 @@ from .openai import rule as openai_rule
 from .prices import LONG, Rates, RateSums, long_context, openai_read_multiplier, rates_for
 from .recorded import recorded_context_tokens
 from .rule import NO_CACHE, CacheRule
-from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
+from .sizes import UNFITTED, SizeFit, fit_columns, tails_of
 
 MODELS = ("auto", "anthropic", "openai", "none")
 RETENTIONS = ("auto", "short", "long", "none")
@@ -243,10 +243,15 @@ def family_of(m: Any) -> str:
     """The cache family of the provider that answered ``m``: by provider, API and model name."""
     if not isinstance(m, AssistantMessage):
         return "none"
-    text = " ".join(x.lower() for x in (m.provider, m.api, m.model) if isinstance(x, str))
+    return _family(m.provider, m.api, m.model)
+
+
+def _family(provider: Any, api: Any, name: Any) -> str:
+    """:func:`family_of` an answer by its provider, API and model name."""
+    text = " ".join(x.lower() for x in (provider, api, name) if isinstance(x, str))
     if "anthropic" in text or "claude" in text:
         return "anthropic"
-    model = (m.model or "").lower()
+    model = (name or "").lower()
     if "openai" in text or "codex" in text or model.startswith(("gpt", "o1", "o3", "o4")):
         return "openai"
     return "none"
@@ -291,51 +296,48 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     memo = _FITS.setdefault(replay.session, {})
     if key not in memo:
         base = replay.steps
+        recorded = [s.recorded_input for s in base]
         if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
-            fit = fit_sizes([(s.tokens_before_pruning, s.recorded_input) for s in base if s.recorded_input])
+            fit = fit_columns([s.tokens_before_pruning for s in base], recorded)
         else:
             walked = recorded_context_tokens(replay.session, replay.settings.counter, replay.settings.leaf)
             if walked is not None and walked[0] == [s.entry_index for s in base]:
-                fit = fit_sizes(
-                    [(t, s.recorded_input) for t, s in zip(walked[1], base, strict=True) if s.recorded_input]
-                )
+                fit = fit_columns(walked[1], recorded)
             else:  # the usage counter: the as-recorded replay itself
                 base = run(
                     replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
                 ).steps
-                fit = fit_sizes([(s.tokens, s.recorded_input) for s in base if s.recorded_input])
+                recorded = [s.recorded_input for s in base]
+                fit = fit_columns([s.tokens for s in base], recorded)
         facts = session_facts(replay.session).calls
-        calls = [
-            (
-                fam,
-                int(rin or 0),
-                read,
-                inp,
-                None if t is None else t * 1000,
-                None if end is None else end * 1000,
-            )
-            for rin, (fam, read, _, inp, _, t, end) in zip(
-                [s.recorded_input for s in base], [facts[s.entry_index] for s in base], strict=True
-            )
-        ]
-        hidden = partial_reads([(c[1], c[2]) for c in calls])
-        fit = replace(
-            fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden
+        fams, reads, _, inputs, _, starts, ends, _ = (
+            map(list, zip(*[facts[s.entry_index] for s in base], strict=True)) if base else ([],) * 8
         )
-        memo[key] = (fit, long_retention(calls))
+        prompts = [int(rin or 0) for rin in recorded]
+        hidden = _partial_reads(prompts, reads)
+        fit = replace(
+            fit,
+            tail=tails_of(fams, prompts, reads, inputs),
+            hidden=hidden if hidden is not None else fit.hidden,
+        )
+        memo[key] = (fit, _long_retention(fams, prompts, reads, _milliseconds(starts), _milliseconds(ends)))
     return memo[key]
 
 
 def partial_reads(calls: Sequence[tuple[int, int | None]]) -> int | None:
     """The hidden prefix as the session's own cache saw it: the median of the recorded reads that
     stopped well short of the previous prompt (a compaction or a change kept only the system prompt
-    and tools cached), when at least two calls show one; else None (the size fit's estimate)."""
-    reads = [
-        r
-        for (p0, _), (_, r) in zip(calls, calls[1:], strict=False)
-        if r is not None and p0 and 1024 <= r < 0.6 * p0
+    and tools cached), when at least two calls show one; else None (the size fit's estimate). Each
+    call is (prompt, recorded read)."""
+    return _partial_reads([p for p, _ in calls], [r for _, r in calls])
+
+
+def _partial_reads(prompts: Sequence[int], reads: Sequence[int | None]) -> int | None:
+    """:func:`partial_reads` over the calls' columns."""
+    got = [
+        r for p0, r in zip(prompts, reads[1:], strict=False) if r is not None and p0 and 1024 <= r < 0.6 * p0
     ]
-    return int(statistics.median(reads)) if len(reads) >= 2 else None
+    return int(statistics.median(got)) if len(got) >= 2 else None
 
 
 def long_retention(calls: Sequence[tuple[Any, ...]]) -> frozenset[str]:
@@ -344,21 +346,44 @@ def long_retention(calls: Sequence[tuple[Any, ...]]) -> frozenset[str]:
     1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage. Each
     call is (family, prompt, read, input, start ms[, end ms]); the idle time runs from the previous
     answer's end (its start when no end is known) to the next request (see :func:`idle_between`)."""
-    votes: dict[str, list[bool]] = {}
+    return _long_retention(
+        [c[0] for c in calls],
+        [c[1] for c in calls],
+        [c[2] for c in calls],
+        [c[4] for c in calls],
+        [c[5] if len(c) > 5 else None for c in calls],
+    )
+
+
+def _long_retention(
+    families: Sequence[str],
+    prompts: Sequence[int],
+    reads: Sequence[int | None],
+    starts: Sequence[float | None],
+    ends: Sequence[float | None],
+) -> frozenset[str]:
+    """:func:`long_retention` over the calls' columns."""
     shorts = {"anthropic": anthropic_rule(None).ttl_seconds, "openai": OPENAI_IDLE_SECONDS}
-    for c0, (fam, _, read, _, t1, *_) in zip(calls, calls[1:], strict=False):
-        p0, t0 = c0[1], c0[5] if len(c0) > 5 and c0[5] is not None else c0[4]
-        short = shorts.get(fam)
-        if (
-            short
-            and t0 is not None
-            and t1 is not None
-            and (t1 - t0) / 1000 > short
-            and read is not None
-            and p0
-        ):
-            votes.setdefault(fam, []).append(read >= 0.5 * p0)
+    used = [e if e is not None else t for t, e in zip(starts, ends, strict=True)]
+    found = [
+        (fam, read >= 0.5 * p0)
+        for fam, read, t1, p0, t0 in zip(families[1:], reads[1:], starts[1:], prompts, used, strict=False)
+        if (short := shorts.get(fam))
+        and t0 is not None
+        and t1 is not None
+        and (t1 - t0) / 1000 > short
+        and read is not None
+        and p0
+    ]
+    votes: dict[str, list[bool]] = {}
+    for fam, vote in found:
+        votes.setdefault(fam, []).append(vote)
     return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
+
+
+def _milliseconds(col: list[float | None]) -> list[float | None]:
+    """Times in s as ms (None stays None)."""
+    return [None if t is None else t * 1000 for t in col]
 
 
 def idle_between(prev_used: float, start: float) -> float:
@@ -496,22 +521,44 @@ class _Shared:
 class _Facts:
     """What the session file says about each answer, read once per session."""
 
-    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None]]
+    calls: dict[
+        int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None, str]
+    ]
     """entry index → (family, recorded read, write, input, recorded input cost, request start, when
-    the provider used the cache; times in s): see :func:`used_at`."""
+    the provider used the cache, model name or ""; times in s): see :func:`used_at`."""
     models: dict[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[Any, tuple[float | None, float | None, float | None]]
     """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
-    dcp: bool
     interrupted: frozenset[int] = frozenset()
     """Answers preceded (since the previous answer) by an agent's interruption marker: a request
     was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
     agent_switch: frozenset[int] = frozenset()
     """Answers given by another OpenCode agent than the previous answer (see :data:`AGENT_SWITCH`)."""
-    tool_search: frozenset[int] = frozenset()
-    """Answers whose previous answer called Claude Code's ``ToolSearch`` (a deferred tool loaded:
-    see :data:`TOOL_SEARCH_NOTE`)."""
+
+    # What the answers' tool calls say: looked up only by the few calls that need it (it visits every
+    # content block of the session), once.
+    @cached_property
+    def _called(self) -> dict[str, list[int]]:
+        return _called(list(self.models.values()), (TOOL_SEARCH, "compress"))
+
+    @cached_property
+    def dcp(self) -> bool:
+        """The session ran the DCP plugin (an answer calls its ``compress`` tool)."""
+        return bool(self._called["compress"])
+
+    @cached_property
+    def tool_search(self) -> frozenset[int]:
+        """Answers whose previous answer called Claude Code's ``ToolSearch`` (a deferred tool loaded:
+        see :data:`TOOL_SEARCH_NOTE`)."""
+        idx = list(self.models)
+        return frozenset(idx[k + 1] for k in self._called[TOOL_SEARCH] if k + 1 < len(idx))
+
+    def uses_dcp(self) -> bool:
+        return self.dcp
+
+    def follows_tool_search(self, entry_index: int) -> bool:
+        return entry_index in self.tool_search
 
 
 INTERRUPTED = ("[Request interrupted by user", "<turn_aborted>")
@@ -551,10 +598,9 @@ def session_facts(session: Session) -> _Facts:
     num = got.numbers()
     inputs, reads, writes = num.counts
     costs = [d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)]
+    names = [x or "" for x in got.who[2]]
     sums = RateSums()
-    sums.add_all(
-        [x or "" for x in got.who[2]], num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c]
-    )
+    sums.add_all(names, num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c])
     starts = _start_times(got.started)
     ends = _iso_times(got.stamps)
     ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
@@ -564,42 +610,44 @@ def session_facts(session: Session) -> _Facts:
         zip(
             idx,
             zip(
-                _families(ms, list(zip(*got.who, strict=True))),
+                _families(got.who),
                 reads,
                 writes,
                 inputs,
                 costs,
-                [t / 1000 if t is not None else None for t in starts],
-                [u / 1000 if u is not None else None for u in used],
+                _seconds(starts),
+                _seconds(used),
+                names,
                 strict=True,
             ),
             strict=True,
         )
     )
-    names = _called(ms, (TOOL_SEARCH, "compress"))
     marks = [i for i in got.asked if _interrupts(entries[i])]
     facts = _Facts(
         calls,
         dict(zip(idx, ms, strict=True)),
         sums.rates(),
-        bool(names["compress"]),
         frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
         _agent_switches(idx, got.extras),
-        frozenset(idx[k + 1] for k in names[TOOL_SEARCH] if k + 1 < len(idx)),
     )
     _FACTS[session] = facts
     return facts
 
 
-def _families(ms: Sequence[Any], who: list[tuple[Any, Any, Any]]) -> list[str]:
-    """Each answer's cache family (:func:`family_of`, once per provider, API and model: ``who``)."""
-    memo: dict[tuple[Any, Any, Any], str] = {}
-    for w, m in zip(who, ms, strict=True):
-        if w not in memo:
-            memo[w] = family_of(m)
-        if len(memo) > 64:  # many names: each answer's own
-            return [family_of(m) for m in ms]
-    return list(map(memo.__getitem__, who))
+def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
+    """Each answer's cache family (:func:`family_of`) from its provider, API and model columns,
+    once per distinct three."""
+    rows = list(zip(*who, strict=True))
+    memo = {w: _family(*w) for w in dict.fromkeys(rows)}
+    return list(map(memo.__getitem__, rows))
+
+
+def _seconds(col: list[float | None]) -> list[float | None]:
+    """Times in ms as seconds (None stays None)."""
+    if None in col:
+        return [t / 1000 if t is not None else None for t in col]
+    return list(map(truediv, col, repeat(1000)))
 
 
 def _start_times(col: list[Any]) -> list[float | None]:
@@ -654,18 +702,8 @@ _CONTENT = attrgetter("content")
 def _agent_switches(idx: list[int], extras: list[Any]) -> frozenset[int]:
     """Answers given by another agent (the message's ``agent``, an OpenCode extra: ``extras``, each
     answer's extra fields) than the last answer that named one."""
-    if not any(extras):
-        return frozenset()
-    out: set[int] = set()
-    last: Any = None
-    for i, extra in zip(idx, extras, strict=True):
-        if extra:
-            agent = extra.get("agent")
-            if isinstance(agent, str):
-                if isinstance(last, str) and agent != last:
-                    out.add(i)
-                last = agent
-    return frozenset(out)
+    named = [(i, a) for i, e in zip(idx, extras, strict=True) if e and isinstance(a := e.get("agent"), str)]
+    return frozenset(i for (_, a0), (i, a) in zip(named, named[1:], strict=False) if a != a0)
 
 
 def _iso_ms(ts: Any) -> float | None:
@@ -781,17 +819,18 @@ def _disagreement(
     prompt: int,
     warm: bool,
     idle: float | None,
-    dcp: bool = False,
+    dcp: bool | Callable[[], bool] = False,
     previous: int | None = None,
     hidden: int = 0,
     interrupted: bool = False,
     earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
-    tool_search: bool = False,
+    tool_search: bool | Callable[[], bool] = False,
 ) -> str | None:
     """Why call ``k``'s recorded read ``rec`` differs from the predicted ``pred`` (None: it does
     not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
     gives them: only the calls that get that far look them up);
-    ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`)."""
+    ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`); ``dcp``: the
+    session ran the DCP plugin (each of the two may be what gives it, asked only when needed)."""
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -820,7 +859,7 @@ def _disagreement(
             f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
             "this agent shares, cached apart): the conversation's own entry was gone although nothing "
             "before it changed in the file (evicted, or the request went to another cache server)"
-            + (TOOL_SEARCH_NOTE if tool_search else "")
+            + (TOOL_SEARCH_NOTE if (tool_search() if callable(tool_search) else tool_search) else "")
         )
     back = older_prefix(rec, earlier() if callable(earlier) else earlier)
     if back is not None:
@@ -829,7 +868,7 @@ def _disagreement(
             "cache copy that had not seen the calls since (OpenAI routes requests across cache servers "
             "by the prompt's prefix; its cache is best-effort)"
         )
-    if dcp:
+    if dcp() if callable(dcp) else dcp:
         return DCP_CAUSE
     return (
         "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
@@ -949,7 +988,6 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     # family, whether it is on and whether it bills writes)
     per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None, float, str, bool, bool]] = {}
     shared = _Shared(replay)
-    dcp = facts.dcp
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
     earlier: list[tuple[int, float | None]] = []  # the prompts before the previous one and when
@@ -962,17 +1000,15 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     for k, st in enumerate(steps):
         ei = st.entry_index
-        m = answers[ei]
-        name = m.model or ""
+        _, rec_read, rec_write, rec_in, rec_cost, t, end, name = calls[ei]
         got = per_model.get(name)
         if got is None:
-            terms = _model_terms(m, model, retention, long, fit, recorded, rules, rates)
+            terms = _model_terms(answers[ei], model, retention, long, fit, recorded, rules, rates)
             r0 = terms[0]
             got = per_model[name] = (*terms, r0.ttl_seconds, r0.family, r0.enabled, r0.writes)
         rule, rate, fitted_tail, tiered, ttl, family, enabled, writes = got
-        _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[ei]
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
-            rec_in is None and not m.content
+            rec_in is None and not answers[ei].content
         ):
             out.append(_new(CacheStep, (k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING))
             prev_st = st
@@ -1027,12 +1063,12 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 prompt,
                 warm,
                 idle,
-                dcp,
+                facts.uses_dcp,
                 prev_prompt,
                 hidden,
                 ei in facts.interrupted,
                 partial(_alive, earlier, t, ttl),
-                ei in facts.tool_search,
+                partial(facts.follows_tool_search, ei),
             )
         out.append(
             _new(
