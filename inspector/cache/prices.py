@@ -148,9 +148,10 @@ class RateSums:
         lcs = list(map(long.__getitem__, names))
         keys: list[Any] = names
         if any(lcs):
+            totals = map(add, map(add, cols[0], cols[1]), cols[2])  # input + cache read + cache write
             keys = [
-                (n, LONG) if lc is not None and a + b + c > lc[0] else n
-                for n, lc, a, b, c in zip(names, lcs, *cols[:3], strict=True)
+                (n, LONG) if lc is not None and total > lc[0] else n
+                for n, lc, total in zip(names, lcs, totals, strict=True)
             ]
         groups: dict[Any, Any] = dict.fromkeys(keys)
         if len(groups) > 1:
@@ -166,6 +167,10 @@ class RateSums:
             part = _picker(at, len(keys)) if at is not None else list
             for j in range(3):
                 t, d = part(cols[j]), part(cols[3 + j])
+                if not t or (min(t) > 0 and min(d) > 0):
+                    s[2 * j] = reduce(add, t, s[2 * j])
+                    s[2 * j + 1] = reduce(add, d, s[2 * j + 1])
+                    continue
                 both = [x > 0 and y > 0 for x, y in zip(t, d, strict=True)]
                 s[2 * j] = reduce(add, compress(t, both), s[2 * j])
                 s[2 * j + 1] = reduce(add, compress(d, both), s[2 * j + 1])

@@ -23,12 +23,12 @@ from __future__ import annotations
 import statistics
 import weakref
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 from itertools import chain, repeat
-from operator import attrgetter, truediv
+from operator import truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
@@ -392,7 +392,7 @@ def idle_between(prev_used: float, start: float) -> float:
     return max(0.0, start - prev_used)
 
 
-def output_rate(timings: Sequence[tuple[float | None, float | None, float]]) -> float | None:
+def output_rate(timings: Iterable[tuple[float | None, float | None, float]]) -> float | None:
     """The session's own output speed (tokens per second): the median over its answers of output
     tokens ÷ (answer complete − request start), from (start ms, end ms, output tokens); None
     when no answer has both times apart (other agents stamp one time per message)."""
@@ -535,12 +535,14 @@ class _Facts:
     was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
     agent_switch: frozenset[int] = frozenset()
     """Answers given by another OpenCode agent than the previous answer (see :data:`AGENT_SWITCH`)."""
+    content: Sequence[Any] = ()
+    """Each answer's content (in file order, as :attr:`models`)."""
 
     # What the answers' tool calls say: looked up only by the few calls that need it (it visits every
     # content block of the session), once.
     @cached_property
     def _called(self) -> dict[str, list[int]]:
-        return _called(list(self.models.values()), (TOOL_SEARCH, "compress"))
+        return _called(self.content, (TOOL_SEARCH, "compress"))
 
     @cached_property
     def dcp(self) -> bool:
@@ -604,7 +606,7 @@ def session_facts(session: Session) -> _Facts:
     starts = _start_times(got.started)
     ends = _iso_times(got.stamps)
     ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
-    rate = output_rate(list(zip(starts, ends, num.output, strict=True)))
+    rate = output_rate(zip(starts, ends, num.output, strict=True))
     used = list(map(used_at, starts, ends, num.output, repeat(rate)))
     calls = dict(
         zip(
@@ -630,6 +632,7 @@ def session_facts(session: Session) -> _Facts:
         sums.rates(),
         frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
         _agent_switches(idx, got.extras),
+        got.content,
     )
     _FACTS[session] = facts
     return facts
@@ -672,20 +675,20 @@ def _iso_times(col: list[Any]) -> list[float | None]:
 _PLAIN_BLOCKS = frozenset({TextContent, ThinkingContent, ImageContent, ToolCall})
 
 
-def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
-    """Per tool name, the positions (in ``ms``) of the answers that call it (:func:`calls_tool`),
-    each answer once, in order."""
+def _called(contents: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
+    """Per tool name, the positions (in ``contents``, each answer's content) of the answers that
+    call it (:func:`calls_tool`), each answer once, in order."""
     out: dict[str, list[int]] = {n: [] for n in names}
     wanted = frozenset(names)
-    blocks = list(chain.from_iterable(map(_CONTENT, ms)))
+    blocks = list(chain.from_iterable(contents))
     if set(map(type, blocks)) <= _PLAIN_BLOCKS and wanted.isdisjoint(
         [b.name for b in blocks if type(b) is ToolCall]
     ):
         return out  # no block names a wanted tool (the usual session)
     found = [
         (k, b)
-        for k, m in enumerate(ms)
-        for b in m.content
+        for k, content in enumerate(contents)
+        for b in content
         if (b.name in wanted if type(b) is ToolCall else isinstance(b, (ToolCall, OpaqueBlock)))
     ]
     for k, b in found:
@@ -694,9 +697,6 @@ def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
         if got is not None and (not got or got[-1] != k):
             got.append(k)
     return out
-
-
-_CONTENT = attrgetter("content")
 
 
 def _agent_switches(idx: list[int], extras: list[Any]) -> frozenset[int]:

@@ -41,6 +41,8 @@ class Answers:
     """Each answer's provider, api and model."""
     extras: list[Any]
     """Each answer's fields beyond pi's (``__pydantic_extra__``: OpenCode's ``agent``, …)."""
+    content: list[Any]
+    """Each answer's content blocks (its list)."""
     usage: tuple[list[Any], list[Any], list[Any], list[Any]]
     """Recorded (input, cache read, cache write, output) tokens; None without usage."""
     costed: list[bool]
@@ -109,7 +111,7 @@ def answers(session: Session) -> Answers:
     return hit
 
 
-_FIELDS = attrgetter("usage", "timestamp", "provider", "api", "model", "__pydantic_extra__")
+_FIELDS = attrgetter("usage", "timestamp", "provider", "api", "model", "__pydantic_extra__", "content")
 _USAGE = attrgetter("input", "cacheRead", "cacheWrite", "output", "cost")
 _NONE5 = (None, None, None, None, None)
 
@@ -117,7 +119,7 @@ _NONE5 = (None, None, None, None, None)
 def _read(entries: Any) -> Answers:
     idx, ms, stamps, asked = _walk(entries)
     # each message's fields read together (one visit to each object: the cost is in reaching it)
-    usages, started, providers, apis, models, extras = _columns(list(map(_FIELDS, ms)), 6)
+    usages, started, providers, apis, models, extras, content = _columns(list(map(_FIELDS, ms)), 7)
     ins, reads, writes, outs, costs = _columns([_USAGE(u) if u is not None else _NONE5 for u in usages], 5)
     costed = [c is not None and isinstance(c, dict) for c in costs]
     dollars = _columns(
@@ -137,6 +139,7 @@ def _read(entries: Any) -> Answers:
         started,
         (providers, apis, models),
         extras,
+        content,
         usage,
         costed,
         dollars,  # type: ignore[arg-type]
