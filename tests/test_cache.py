@@ -599,3 +599,31 @@ def test_each_answers_price_is_its_recorded_rate(rows):
     for m in ms:
         r = recorded_rate(m)
         assert price(m) == (r if r is not None else sum(own) / len(own))
+
+
+def test_the_times_each_answer_used_the_cache_are_used_at_of_each():
+    """The column of cache-use times is :func:`used_at` answer by answer, odd values included."""
+    from inspector.cache.report import used_at, used_times
+
+    starts = [1_000.0, None, 5_000.0, 9_000.0, 2_000.0, 3_000.0]
+    ends = [4_000.0, 6_000.0, None, 8_000.0, 2_000.0, 90_000.0]
+    outputs = [300.0, 10.0, 5.0, 1.0, 0.0, 7_777.0]
+    for rate in (None, 0.0, -1.0, 37.3, 1e-3):
+        assert used_times(starts, ends, outputs, rate) == list(
+            map(used_at, starts, ends, outputs, [rate] * 6)
+        )
+
+
+def test_a_counters_counts_are_its_count_of_each_message():
+    """``CachedCounter.counts`` (the primed session's messages looked up at once) gives ``count``
+    of each message, a message the session does not hold included."""
+    from inspector.replay import session_counter
+    from inspector.session.models import UserMessage
+
+    s = load_session(SAMPLES / "coding-session.jsonl")
+    counter = session_counter(s, "pi")
+    msgs = [e.message for e in s.entries if getattr(e, "message", None) is not None]
+    stranger = UserMessage(content="a message from elsewhere " * 40)
+    for col in (msgs, [*msgs[:3], stranger, *msgs[3:6]], []):
+        assert counter.counts(col) == [counter.count(m) for m in col]
+    assert counter.counts([stranger]) != [0]

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
-from itertools import chain, repeat
+from itertools import accumulate, chain, islice, repeat
 from operator import truediv
 from typing import Any, NamedTuple
 
@@ -419,6 +419,18 @@ def used_at(start: float | None, end: float | None, output: float, rate: float |
     return max(start, end - output * 1000 / rate)
 
 
+def used_times(
+    starts: list[float | None], ends: list[float | None], outputs: list[float], rate: float | None
+) -> list[float | None]:
+    """:func:`used_at` of each answer (the same arithmetic, a column at a time)."""
+    if rate is None or rate <= 0:
+        return list(starts)
+    return [
+        s if s is None or e is None or e <= s else max(s, e - o * 1000 / rate)
+        for s, e, o in zip(starts, ends, outputs, strict=True)
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # What each call shares with the previous one
 # ---------------------------------------------------------------------------------------------
@@ -475,7 +487,7 @@ class _Shared:
         i = _first_change(a, b)
         if i >= len(a):
             return None, None, prev.tokens
-        shared = sum(self.counter.count(c.message) for c in b[:i])
+        shared = sum(self.counter.counts([c.message for c in b[:i]]))
         kind = "prune" if "pruned" in kinds else "unprune"
         return kind, b[i].entry_index if i < len(b) else None, shared
 
@@ -507,8 +519,9 @@ class _Shared:
             hit = (seg, [0])
             self._cum[id(seg)] = hit
         cum = hit[1]
-        while len(cum) <= pos:
-            cum.append(cum[-1] + self.counter.count(seg[len(cum) - 1].message))
+        if len(cum) <= pos:
+            counts = self.counter.counts([c.message for c in seg[len(cum) - 1 : pos]])
+            cum += islice(accumulate(counts, initial=cum[-1]), 1, None)
         return cum[pos]
 
 
@@ -607,7 +620,7 @@ def session_facts(session: Session) -> _Facts:
     ends = _iso_times(got.stamps)
     ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
     rate = output_rate(zip(starts, ends, num.output, strict=True))
-    used = list(map(used_at, starts, ends, num.output, repeat(rate)))
+    used = used_times(starts, ends, num.output, rate)
     calls = dict(
         zip(
             idx,
@@ -640,7 +653,12 @@ def session_facts(session: Session) -> _Facts:
 
 def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
     """Each answer's cache family (:func:`family_of`) from its provider, API and model columns,
-    once per distinct three."""
+    once per distinct three (per model name when every answer has the same provider and API)."""
+    providers, apis, models = who
+    if len(dict.fromkeys(providers)) == 1 and len(dict.fromkeys(apis)) == 1:
+        p, a = providers[0], apis[0]
+        by_model = {m: _family(p, a, m) for m in dict.fromkeys(models)}
+        return list(map(by_model.__getitem__, models))
     rows = list(zip(*who, strict=True))
     memo = {w: _family(*w) for w in dict.fromkeys(rows)}
     return list(map(memo.__getitem__, rows))
@@ -1067,8 +1085,9 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 prev_prompt,
                 hidden,
                 ei in facts.interrupted,
-                partial(_alive, earlier, t, ttl),
-                partial(facts.follows_tool_search, ei),
+                # asked only when less was read than predicted
+                partial(_alive, earlier, t, ttl) if rec_read < read else (),
+                partial(facts.follows_tool_search, ei) if rec_read < read else False,
             )
         out.append(
             _new(
