@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from itertools import compress
+from operator import add
 from typing import Any
 
 from .numbers import clamp
@@ -70,18 +70,13 @@ def _own_rates(got: Answers) -> list[tuple[int, tuple[Any, float]]]:
         rated = [(m, recorded_rate(m)) for m, c in zip(ms, got.costed, strict=True) if c]
         return [(id(m), (m, r)) for m, r in rated if r is not None]
     ins, reads, writes, _ = got.usage
-    d_in, d_read, d_write = got.cost
-    out = []
-    for k in compress(range(len(ms)), got.costed):
-        tokens = ins[k] + reads[k] + writes[k]
-        dollars = sum((_dollar(d_in[k]), _dollar(d_read[k]), _dollar(d_write[k])))
-        if tokens > 0 and dollars > 0:
-            out.append((id(ms[k]), (ms[k], dollars / tokens)))
-    return out
-
-
-def _dollar(v: int | float | None) -> float:
-    return 0.0 if v is None else float(v)
+    tokens = map(add, map(add, ins, reads), writes)  # clamp leaves plain values as they are
+    dollars = map(sum, zip(*([0.0 if v is None else float(v) for v in col] for col in got.cost), strict=True))
+    return [
+        (id(m), (m, d / t))
+        for m, c, t, d in zip(ms, got.costed, tokens, dollars, strict=True)
+        if c and t > 0 and d > 0
+    ]
 
 
 _PRICES: weakref.WeakKeyDictionary[Session, Callable[[Any], float]] = weakref.WeakKeyDictionary()

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 from itertools import accumulate, chain, islice, repeat
-from operator import truediv
+from operator import attrgetter, truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
@@ -611,13 +611,17 @@ def session_facts(session: Session) -> _Facts:
     got = answers(session)
     idx, ms = got.index, got.messages
     num = got.numbers()
+    # what else the cache model reads of each answer, its fields together (one visit to each)
+    started, providers, apis, models, extras, contents = (
+        map(list, zip(*map(_ANSWER_FIELDS, ms), strict=True)) if ms else ([],) * 6
+    )
     inputs, reads, writes = num.counts
     costs = [d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)]
-    names = [x or "" for x in got.who[2]]
+    names = [x or "" for x in models]
     sums = RateSums()
     sums.add_all(names, num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c])
-    starts = _start_times(got.started)
-    ends = _iso_times(got.stamps)
+    starts = _start_times(started)
+    ends = _iso_times(list(map(_TIMESTAMP, map(entries.__getitem__, idx))))
     ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
     rate = output_rate(zip(starts, ends, num.output, strict=True))
     used = used_times(starts, ends, num.output, rate)
@@ -625,7 +629,7 @@ def session_facts(session: Session) -> _Facts:
         zip(
             idx,
             zip(
-                _families(got.who),
+                _families((providers, apis, models)),
                 reads,
                 writes,
                 inputs,
@@ -644,11 +648,15 @@ def session_facts(session: Session) -> _Facts:
         dict(zip(idx, ms, strict=True)),
         sums.rates(),
         frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
-        _agent_switches(idx, got.extras),
-        got.content,
+        _agent_switches(idx, extras),
+        contents,
     )
     _FACTS[session] = facts
     return facts
+
+
+_ANSWER_FIELDS = attrgetter("timestamp", "provider", "api", "model", "__pydantic_extra__", "content")
+_TIMESTAMP = attrgetter("timestamp")
 
 
 def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:

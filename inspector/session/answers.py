@@ -33,16 +33,6 @@ class Answers:
     messages: list[Any]
     asked: list[int]
     """Entry index of each user message and custom message entry (what was sent between answers)."""
-    stamps: list[Any]
-    """Each answer's entry ``timestamp`` (pi: when the answer was complete), as written."""
-    started: list[Any]
-    """Each answer's message ``timestamp`` (pi: when its request began), as written."""
-    who: tuple[list[Any], list[Any], list[Any]]
-    """Each answer's provider, api and model."""
-    extras: list[Any]
-    """Each answer's fields beyond pi's (``__pydantic_extra__``: OpenCode's ``agent``, …)."""
-    content: list[Any]
-    """Each answer's content blocks (its list)."""
     usage: tuple[list[Any], list[Any], list[Any], list[Any]]
     """Recorded (input, cache read, cache write, output) tokens; None without usage."""
     costed: list[bool]
@@ -111,15 +101,13 @@ def answers(session: Session) -> Answers:
     return hit
 
 
-_FIELDS = attrgetter("usage", "timestamp", "provider", "api", "model", "__pydantic_extra__", "content")
 _USAGE = attrgetter("input", "cacheRead", "cacheWrite", "output", "cost")
 _NONE5 = (None, None, None, None, None)
 
 
 def _read(entries: Any) -> Answers:
-    idx, ms, stamps, asked = _walk(entries)
-    # each message's fields read together (one visit to each object: the cost is in reaching it)
-    usages, started, providers, apis, models, extras, content = _columns(list(map(_FIELDS, ms)), 7)
+    idx, ms, asked = _walk(entries)
+    usages = list(map(_USAGE_OF, ms))
     ins, reads, writes, outs, costs = _columns([_USAGE(u) if u is not None else _NONE5 for u in usages], 5)
     costed = [c is not None and isinstance(c, dict) for c in costs]
     dollars = _columns(
@@ -135,11 +123,6 @@ def _read(entries: Any) -> Answers:
         idx,
         ms,
         asked,
-        stamps,
-        started,
-        (providers, apis, models),
-        extras,
-        content,
         usage,
         costed,
         dollars,  # type: ignore[arg-type]
@@ -152,9 +135,9 @@ def _columns(rows: list[tuple[Any, ...]], n: int) -> tuple[list[Any], ...]:
     return tuple(map(list, zip(*rows, strict=True))) if rows else tuple([] for _ in range(n))
 
 
-def _walk(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[Any], list[int]]:
-    """(entry index of each answer, the answers, their entries' timestamps, entry indexes of the
-    user messages and custom message entries) in one pass over the entries' classes."""
+def _walk(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[int]]:
+    """(entry index of each answer, the answers, entry indexes of the user messages and custom
+    message entries) in one pass over the entries' classes."""
     kinds: list[type | None] = list(map(type, entries))
     if any(
         k not in _KNOWN and issubclass(k, (MessageEntry, CustomMessageEntry))
@@ -170,7 +153,7 @@ def _walk(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[Any], list
             for e in entries
         ]
     at = [i for i, k in enumerate(kinds) if k is MessageEntry]
-    msgs, stamps = _columns(list(map(_MESSAGE, map(entries.__getitem__, at))), 2)
+    msgs = list(map(_MESSAGE, map(entries.__getitem__, at)))
     roles: list[type | None] = list(map(type, msgs))
     if any(
         r not in _KNOWN and issubclass(r, (AssistantMessage, UserMessage))
@@ -188,16 +171,12 @@ def _walk(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[Any], list
     answer = [k for k, r in enumerate(roles) if r is AssistantMessage]
     asked = [at[k] for k, r in enumerate(roles) if r is UserMessage]
     custom = [i for i, k in enumerate(kinds) if k is CustomMessageEntry]
-    return (
-        [at[k] for k in answer],
-        [msgs[k] for k in answer],
-        [stamps[k] for k in answer],
-        sorted(asked + custom) if custom else asked,
-    )
+    return [at[k] for k in answer], [msgs[k] for k in answer], sorted(asked + custom) if custom else asked
 
 
 _KNOWN = frozenset({MessageEntry, CustomMessageEntry, AssistantMessage, UserMessage})
-_MESSAGE = attrgetter("message", "timestamp")
+_MESSAGE = attrgetter("message")
+_USAGE_OF = attrgetter("usage")
 
 
 def _as_float(v: Any) -> float:
