@@ -627,3 +627,35 @@ def test_a_counters_counts_are_its_count_of_each_message():
     for col in (msgs, [*msgs[:3], stranger, *msgs[3:6]], []):
         assert counter.counts(col) == [counter.count(m) for m in col]
     assert counter.counts([stranger]) != [0]
+
+
+def test_each_rules_split_follows_its_documented_arithmetic():
+    """Every family's split, over a grid of prompts, reusable prefixes, warmth and tails, against
+    the rule written out plainly: read the reusable prefix (at most the prompt) when warm, nothing
+    below the minimum, rounded down to the minimum plus whole steps; Anthropic's tail uncached and
+    the rest written; without a cache everything uncached."""
+    from inspector.cache.rule import NO_CACHE
+
+    def plain(r, prompt, reusable, warm, tail):  # type: ignore[no-untyped-def]
+        if not r.enabled or r.family == "none":
+            return 0, 0, prompt
+        read = min(reusable, prompt) if warm else 0
+        if read < r.min_tokens:
+            read = 0
+        elif r.granularity > 1:
+            read = r.min_tokens + (read - r.min_tokens) // r.granularity * r.granularity
+        if not r.writes:
+            return read, 0, prompt - read
+        if prompt < r.min_tokens:
+            return read, 0, prompt - read
+        uncached = max(0, min(tail, prompt - read))
+        return read, prompt - read - uncached, uncached
+
+    rules = [anthropic.rule(SONNET), anthropic.rule("claude-opus-4-5", "long"), openai.rule(0.1), NO_CACHE]
+    sizes = [0, 1, 900, 1_023, 1_024, 1_025, 1_151, 1_152, 4_095, 4_096, 10_000, 130_777]
+    for r in rules:
+        for prompt in sizes:
+            for reusable in sizes:
+                for warm in (True, False):
+                    for tail in (0, 7, 5_000):
+                        assert r.split(prompt, reusable, warm, tail) == plain(r, prompt, reusable, warm, tail)

@@ -52,7 +52,7 @@ from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
 from .openai import rule as openai_rule
 from .prices import LONG, Rates, RateSums, long_context, openai_read_multiplier, rates_for
 from .recorded import recorded_context_tokens
-from .rule import NO_CACHE, CacheRule
+from .rule import NO_CACHE, CacheRule, splitter
 from .sizes import UNFITTED, SizeFit, fit_columns, tails_of
 
 MODELS = ("auto", "anthropic", "openai", "none")
@@ -1011,8 +1011,10 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
     # model → (rule, rates, fitted tail, long-context threshold and multiplier; the rule's TTL,
-    # family, whether it is on and whether it bills writes)
-    per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None, float, str, bool, bool]] = {}
+    # family, whether it is on, whether it bills writes, its split)
+    per_model: dict[
+        str, tuple[CacheRule, Rates, int, tuple[int, float] | None, float, str, bool, bool, Any]
+    ] = {}
     shared = _Shared(replay)
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
@@ -1031,8 +1033,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         if got is None:
             terms = _model_terms(answers[ei], model, retention, long, fit, recorded, rules, rates)
             r0 = terms[0]
-            got = per_model[name] = (*terms, r0.ttl_seconds, r0.family, r0.enabled, r0.writes)
-        rule, rate, fitted_tail, tiered, ttl, family, enabled, writes = got
+            got = per_model[name] = (*terms, r0.ttl_seconds, r0.family, r0.enabled, r0.writes, splitter(r0))
+        rule, rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
             rec_in is None and not answers[ei].content
         ):
@@ -1067,11 +1069,11 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
         reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
-        read, write, uncached = rule.split(prompt, reuse, warm, tail)
+        read, write, uncached = split(prompt, reuse, warm, tail)
         inv = None
         if k > 0 and enabled and (cause is not None or not warm):
             inv = _invalidation(
-                rule, rate, rule.split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle
+                rule, rate, split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle
             )
         rc = (
             None
