@@ -611,9 +611,8 @@ def session_facts(session: Session) -> _Facts:
     got = answers(session)
     idx, ms = got.index, got.messages
     num = got.numbers()
-    # what else the cache model reads of each answer, its fields together (one visit to each)
-    started, providers, apis, models, extras, contents = (
-        map(list, zip(*map(_ANSWER_FIELDS, ms), strict=True)) if ms else ([],) * 6
+    stamps, started, providers, apis, models, extras, contents = (
+        map(list, zip(*map(_ANSWER_FIELDS, map(entries.__getitem__, idx)), strict=True)) if ms else ([],) * 7
     )
     inputs, reads, writes = num.counts
     costs = [d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)]
@@ -621,7 +620,7 @@ def session_facts(session: Session) -> _Facts:
     sums = RateSums()
     sums.add_all(names, num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c])
     starts = _start_times(started)
-    ends = _iso_times(list(map(_TIMESTAMP, map(entries.__getitem__, idx))))
+    ends = _iso_times(stamps)
     ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
     rate = output_rate(zip(starts, ends, num.output, strict=True))
     used = used_times(starts, ends, num.output, rate)
@@ -655,8 +654,17 @@ def session_facts(session: Session) -> _Facts:
     return facts
 
 
-_ANSWER_FIELDS = attrgetter("timestamp", "provider", "api", "model", "__pydantic_extra__", "content")
-_TIMESTAMP = attrgetter("timestamp")
+_ANSWER_FIELDS = attrgetter(
+    "timestamp",
+    "message.timestamp",
+    "message.provider",
+    "message.api",
+    "message.model",
+    "message.__pydantic_extra__",
+    "message.content",
+)
+"""What the cache model reads of each answer's entry besides its usage (each entry and its message
+visited once: the cost is in reaching them)."""
 
 
 def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
