@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from operator import add
 from typing import Any
 
 from .numbers import clamp
-from .session.models import AssistantMessage, MessageEntry
+from .session.answers import Answers, answers
+from .session.models import AssistantMessage
 from .session.tree import Session
 
 # USD per 1M input tokens (list prices, no cache discount). Matched by substring, first wins.
@@ -59,6 +61,24 @@ def recorded_rate(m: Any) -> float | None:
     return dollars / tokens
 
 
+def _own_rates(got: Answers) -> list[tuple[int, tuple[Any, float]]]:
+    """(id, (message, :func:`recorded_rate`)) of each answer that has one, in file order: from the
+    session's answer columns (:mod:`inspector.session.answers`), read at once when every value is
+    a plain number (``clamp`` leaves each as it is), else answer by answer."""
+    ms = got.messages
+    if not got.plain:
+        rated = [(m, recorded_rate(m)) for m, c in zip(ms, got.costed, strict=True) if c]
+        return [(id(m), (m, r)) for m, r in rated if r is not None]
+    ins, reads, writes, _ = got.usage
+    tokens = map(add, map(add, ins, reads), writes)  # clamp leaves plain values as they are
+    dollars = map(sum, zip(*([0.0 if v is None else float(v) for v in col] for col in got.cost), strict=True))
+    return [
+        (id(m), (m, d / t))
+        for m, c, t, d in zip(ms, got.costed, tokens, dollars, strict=True)
+        if c and t > 0 and d > 0
+    ]
+
+
 _PRICES: weakref.WeakKeyDictionary[Session, Callable[[Any], float]] = weakref.WeakKeyDictionary()
 
 
@@ -68,10 +88,7 @@ def input_price_per_token(session: Session) -> Callable[[Any], float]:
     hit = _PRICES.get(session)
     if hit is not None:
         return hit
-    own: dict[int, tuple[Any, float]] = {}  # id(message) -> (message, rate): identity checked
-    for e in session.entries:
-        if isinstance(e, MessageEntry) and (r := recorded_rate(e.message)) is not None:
-            own[id(e.message)] = (e.message, r)
+    own: dict[int, tuple[Any, float]] = dict(_own_rates(answers(session)))  # id(message) -> (message, rate)
     mean = sum(r for _, r in own.values()) / len(own) if own else None
 
     def price(m: Any) -> float:

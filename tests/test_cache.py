@@ -493,8 +493,7 @@ def test_a_what_ifs_fit_is_the_one_the_as_recorded_replay_gives():
 def test_column_readers_agree_with_the_plain_conversions():
     """Stamps and times read as a column (a short path for the usual values) give what the
     per-value conversions give, odd values included."""
-    from inspector.cache.prices import as_float
-    from inspector.cache.report import _dollars, _iso_ms, _iso_times, _start_times, _usage_tokens
+    from inspector.cache.report import _iso_ms, _iso_times, _start_times
     from inspector.numbers import finite_ms
     from inspector.session.tree import iso_to_ms
 
@@ -505,10 +504,158 @@ def test_column_readers_agree_with_the_plain_conversions():
         assert [_iso_ms(v) for v in col] == [iso_to_ms(v) for v in col]
     for col in ([1_772_442_917_501, 0, -5], [1, 2.5, True, 10**400, float("nan"), None, "x"]):
         assert _start_times(col) == [finite_ms(v) for v in col]
-    for vals in ((1, 2, 3), (1, 2**60, 3), (True, 2.5, float("inf")), (None, "x", -(2**70))):
-        floats, ints = _usage_tokens(*vals)
-        assert floats == tuple(as_float(v) for v in vals) and ints == tuple(int(as_float(v)) for v in vals)
-    for vals in ((1e-6, 0.0, 2.5e-3), (float("nan"), 1, None), (True, "x", 1e300), (None, None, None)):
-        dollars, paid = _dollars(*vals)
-        assert dollars == tuple(as_float(v) for v in vals)
-        assert paid == any(isinstance(v, (int, float)) for v in vals)
+
+
+PLAIN_USAGE = [
+    {
+        "input": 10,
+        "cacheRead": 2_000,
+        "cacheWrite": 0,
+        "output": 5,
+        "cost": {"input": 3e-5, "cacheRead": 6e-4},
+    },
+    {"input": 7, "cacheRead": 0, "cacheWrite": 900, "output": 0},
+    {
+        "input": 3,
+        "cacheRead": 300_000,
+        "cacheWrite": 1,
+        "output": 2,
+        "cost": {"input": 0, "cacheRead": 1e-3, "cacheWrite": 2},
+    },
+]
+ODD_USAGE = [
+    *PLAIN_USAGE,
+    None,
+    {
+        "input": 1.5,
+        "cacheRead": 10**30,
+        "cacheWrite": -3,
+        "output": 1e300,
+        "cost": {"input": "x", "cacheRead": 1e300},
+    },
+    {"input": 2**53 + 7, "cacheRead": 0, "cacheWrite": 0, "output": 0, "cost": {"cacheWrite": 10**20}},
+    {"input": 100, "cacheRead": 5, "cacheWrite": 5, "output": 1, "cost": {}},
+]
+
+
+def _usage_session(rows):  # type: ignore[no-untyped-def]
+    b = SessionBuilder()
+    for k, u in enumerate(rows):
+        b.user(f"question {k}")
+        b.msg(
+            "assistant",
+            content=[{"type": "text", "text": "ok"}],
+            model=("gpt-5.4", "m")[k % 2],
+            **({"usage": u} if u else {}),
+        )
+    return b.session()
+
+
+@pytest.mark.parametrize("rows", [PLAIN_USAGE, ODD_USAGE], ids=["plain", "odd"])
+def test_the_answers_columns_are_the_per_value_conversions(rows):
+    """The session's answers read as columns (:mod:`inspector.session.answers`: a short path for a
+    session of plain numbers) give, per answer, what converting each value on its own gives; the
+    rate sums made a column at a time are the ones added answer by answer."""
+    from inspector.cache.prices import RateSums, as_float
+    from inspector.session.answers import answers
+
+    s = _usage_session(rows)
+    got = answers(s)
+    num = got.numbers()
+    assert got.plain == (rows is PLAIN_USAGE)
+    assert [s.entries[i].message for i in got.index] == got.messages and len(got.messages) == len(rows)
+    sums = RateSums()
+    for k, m in enumerate(got.messages):
+        u = m.usage
+        tokens = (as_float(u.input), as_float(u.cacheRead), as_float(u.cacheWrite)) if u else (0.0, 0.0, 0.0)
+        assert tuple(col[k] for col in num.tokens) == tokens
+        assert tuple(col[k] for col in num.counts) == (tuple(map(int, tokens)) if u else (None, None, None))
+        assert num.output[k] == (as_float(u.output) if u else 0.0)
+        cost = u.cost if u else None
+        assert got.costed[k] == isinstance(cost, dict)
+        vals = [cost.get(x) for x in ("input", "cacheRead", "cacheWrite")] if isinstance(cost, dict) else []
+        dollars = tuple(map(as_float, vals)) if vals else (0.0, 0.0, 0.0)
+        assert tuple(col[k] for col in num.dollars) == dollars
+        assert num.paid[k] == any(isinstance(v, (int, float)) for v in vals)
+        if got.costed[k]:
+            sums.add(m.model or "", tokens, dollars)
+    together = RateSums()
+    rows_costed = [k for k, c in enumerate(got.costed) if c]
+    together.add_all([m.model or "" for m in got.messages], num.tokens, num.dollars, rows_costed)
+    assert together.sums == sums.sums and list(together.sums) == list(sums.sums)
+
+
+@pytest.mark.parametrize("rows", [PLAIN_USAGE, ODD_USAGE], ids=["plain", "odd"])
+def test_each_answers_price_is_its_recorded_rate(rows):
+    """The replay's per-answer input price, read from the answer columns, is the rate each answer's
+    own usage and cost give (:func:`inspector.pricing.recorded_rate`), the mean where it has none."""
+    from inspector.pricing import input_price_per_token, recorded_rate
+
+    s = _usage_session(rows)
+    price = input_price_per_token(s)
+    ms = [e.message for e in s.entries if isinstance(e.message, AssistantMessage)]
+    own = [r for r in map(recorded_rate, ms) if r is not None]
+    assert own and len(own) < len(ms)  # some answers priced by their own rate, some by the mean
+    for m in ms:
+        r = recorded_rate(m)
+        assert price(m) == (r if r is not None else sum(own) / len(own))
+
+
+def test_the_times_each_answer_used_the_cache_are_used_at_of_each():
+    """The column of cache-use times is :func:`used_at` answer by answer, odd values included."""
+    from inspector.cache.report import used_at, used_times
+
+    starts = [1_000.0, None, 5_000.0, 9_000.0, 2_000.0, 3_000.0]
+    ends = [4_000.0, 6_000.0, None, 8_000.0, 2_000.0, 90_000.0]
+    outputs = [300.0, 10.0, 5.0, 1.0, 0.0, 7_777.0]
+    for rate in (None, 0.0, -1.0, 37.3, 1e-3):
+        assert used_times(starts, ends, outputs, rate) == list(
+            map(used_at, starts, ends, outputs, [rate] * 6)
+        )
+
+
+def test_a_counters_counts_are_its_count_of_each_message():
+    """``CachedCounter.counts`` (the primed session's messages looked up at once) gives ``count``
+    of each message, a message the session does not hold included."""
+    from inspector.replay import session_counter
+    from inspector.session.models import UserMessage
+
+    s = load_session(SAMPLES / "coding-session.jsonl")
+    counter = session_counter(s, "pi")
+    msgs = [e.message for e in s.entries if getattr(e, "message", None) is not None]
+    stranger = UserMessage(content="a message from elsewhere " * 40)
+    for col in (msgs, [*msgs[:3], stranger, *msgs[3:6]], []):
+        assert counter.counts(col) == [counter.count(m) for m in col]
+    assert counter.counts([stranger]) != [0]
+
+
+def test_each_rules_split_follows_its_documented_arithmetic():
+    """Every family's split, over a grid of prompts, reusable prefixes, warmth and tails, against
+    the rule written out plainly: read the reusable prefix (at most the prompt) when warm, nothing
+    below the minimum, rounded down to the minimum plus whole steps; Anthropic's tail uncached and
+    the rest written; without a cache everything uncached."""
+    from inspector.cache.rule import NO_CACHE
+
+    def plain(r, prompt, reusable, warm, tail):  # type: ignore[no-untyped-def]
+        if not r.enabled or r.family == "none":
+            return 0, 0, prompt
+        read = min(reusable, prompt) if warm else 0
+        if read < r.min_tokens:
+            read = 0
+        elif r.granularity > 1:
+            read = r.min_tokens + (read - r.min_tokens) // r.granularity * r.granularity
+        if not r.writes:
+            return read, 0, prompt - read
+        if prompt < r.min_tokens:
+            return read, 0, prompt - read
+        uncached = max(0, min(tail, prompt - read))
+        return read, prompt - read - uncached, uncached
+
+    rules = [anthropic.rule(SONNET), anthropic.rule("claude-opus-4-5", "long"), openai.rule(0.1), NO_CACHE]
+    sizes = [0, 1, 900, 1_023, 1_024, 1_025, 1_151, 1_152, 4_095, 4_096, 10_000, 130_777]
+    for r in rules:
+        for prompt in sizes:
+            for reusable in sizes:
+                for warm in (True, False):
+                    for tail in (0, 7, 5_000):
+                        assert r.split(prompt, reusable, warm, tail) == plain(r, prompt, reusable, warm, tail)

@@ -15,7 +15,11 @@ and o3/o4-mini 0.25×, gpt-4o 0.5×, otherwise 0.5×.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from itertools import compress
+from operator import add, itemgetter
 from typing import Any
 
 from ..numbers import MAX_TOKENS, clamp
@@ -123,11 +127,70 @@ class RateSums:
             s[4] += t2
             s[5] += d2
 
+    def add_all(
+        self,
+        models: Sequence[str],
+        tokens: tuple[Sequence[float], Sequence[float], Sequence[float]],
+        dollars: tuple[Sequence[float], Sequence[float], Sequence[float]],
+        rows: Sequence[int],
+    ) -> None:
+        """:meth:`add` for each answer at the positions ``rows`` (in order) of the columns: each
+        key's sums add the same numbers in the same order, a column at a time."""
+        if not rows:
+            return
+        pick = _picker(rows, len(models))
+        names = pick(models)
+        cols = [pick(c) for c in (*tokens, *dollars)]
+        long = self._long
+        for name in dict.fromkeys(names):
+            if name not in long:
+                long[name] = long_context(name)
+        lcs = list(map(long.__getitem__, names))
+        keys: list[Any] = names
+        if any(lcs):
+            totals = map(add, map(add, cols[0], cols[1]), cols[2])  # input + cache read + cache write
+            keys = [
+                (n, LONG) if lc is not None and total > lc[0] else n
+                for n, lc, total in zip(names, lcs, totals, strict=True)
+            ]
+        groups: dict[Any, Any] = dict.fromkeys(keys)
+        if len(groups) > 1:
+            for k, key in enumerate(keys):
+                if groups[key] is None:
+                    groups[key] = [k]
+                else:
+                    groups[key].append(k)
+        for key, at in groups.items():
+            s = self.sums.get(key)
+            if s is None:
+                s = self.sums[key] = [0.0] * 6
+            part = _picker(at, len(keys)) if at is not None else list
+            for j in range(3):
+                t, d = part(cols[j]), part(cols[3 + j])
+                if not t or (min(t) > 0 and min(d) > 0):
+                    s[2 * j] = reduce(add, t, s[2 * j])
+                    s[2 * j + 1] = reduce(add, d, s[2 * j + 1])
+                    continue
+                both = [x > 0 and y > 0 for x, y in zip(t, d, strict=True)]
+                s[2 * j] = reduce(add, compress(t, both), s[2 * j])
+                s[2 * j + 1] = reduce(add, compress(d, both), s[2 * j + 1])
+
     def rates(self) -> dict[Any, tuple[float | None, float | None, float | None]]:
         return {
             k: tuple(s[2 * i + 1] / s[2 * i] if s[2 * i] > 0 else None for i in range(3))  # type: ignore[misc]
             for k, s in self.sums.items()
         }
+
+
+def _picker(at: Sequence[int], n: int) -> Callable[[Sequence[Any]], list[Any]]:
+    """A function giving the values at the positions ``at`` of a column of ``n`` values, as a list."""
+    if len(at) == n:
+        return list
+    if len(at) == 1:
+        k = at[0]
+        return lambda col: [col[k]]
+    get = itemgetter(*at)
+    return lambda col: list(get(col))
 
 
 def recorded_rates(messages: list[Any]) -> dict[Any, tuple[float | None, float | None, float | None]]:

@@ -64,12 +64,11 @@ def first_positions(on_path: Sequence[Any]) -> dict[str, int]:
     """Each id's first position on the path (the replay's ``SimulatedPath.positions``, which holds
     the path up to the current entry: an id first seen later can only give a kept position past the
     compaction, which :func:`_after_compaction` ignores as the replay's lookup miss does)."""
-    out: dict[str, int] = {}
-    for pos in range(len(on_path) - 1, -1, -1):
-        eid = on_path[pos].id
-        if isinstance(eid, str):
-            out[eid] = pos
-    return out
+    ids = [e.id for e in on_path]
+    back = range(len(ids) - 1, -1, -1)  # last to first: the first position is the one left
+    if set(map(type, ids)) == {str}:
+        return dict(zip(reversed(ids), back, strict=True))
+    return {eid: pos for eid, pos in zip(reversed(ids), back, strict=True) if isinstance(eid, str)}
 
 
 def _after_compaction(

@@ -23,21 +23,26 @@ from __future__ import annotations
 import statistics
 import weakref
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import partial
-from itertools import repeat
+from functools import cached_property, partial
+from itertools import accumulate, chain, islice, repeat
+from operator import attrgetter, truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
 from ..numbers import MAX_TOKENS, finite_ms
 from ..replay.results import Pruned
+from ..session.answers import answers
 from ..session.models import (
     AssistantMessage,
     CustomMessageEntry,
+    ImageContent,
     MessageEntry,
     OpaqueBlock,
+    TextContent,
+    ThinkingContent,
     ToolCall,
     UserMessage,
 )
@@ -45,10 +50,10 @@ from ..session.tree import Session, iso_to_ms
 from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
 from .openai import rule as openai_rule
-from .prices import LONG, Rates, RateSums, as_float, long_context, openai_read_multiplier, rates_for
+from .prices import LONG, Rates, RateSums, long_context, openai_read_multiplier, rates_for
 from .recorded import recorded_context_tokens
-from .rule import NO_CACHE, CacheRule
-from .sizes import UNFITTED, SizeFit, fit_sizes, fit_tails
+from .rule import NO_CACHE, CacheRule, splitter
+from .sizes import UNFITTED, SizeFit, fit_columns, tails_of
 
 MODELS = ("auto", "anthropic", "openai", "none")
 RETENTIONS = ("auto", "short", "long", "none")
@@ -238,10 +243,15 @@ def family_of(m: Any) -> str:
     """The cache family of the provider that answered ``m``: by provider, API and model name."""
     if not isinstance(m, AssistantMessage):
         return "none"
-    text = " ".join(x.lower() for x in (m.provider, m.api, m.model) if isinstance(x, str))
+    return _family(m.provider, m.api, m.model)
+
+
+def _family(provider: Any, api: Any, name: Any) -> str:
+    """:func:`family_of` an answer by its provider, API and model name."""
+    text = " ".join(x.lower() for x in (provider, api, name) if isinstance(x, str))
     if "anthropic" in text or "claude" in text:
         return "anthropic"
-    model = (m.model or "").lower()
+    model = (name or "").lower()
     if "openai" in text or "codex" in text or model.startswith(("gpt", "o1", "o3", "o4")):
         return "openai"
     return "none"
@@ -286,51 +296,48 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     memo = _FITS.setdefault(replay.session, {})
     if key not in memo:
         base = replay.steps
+        recorded = [s.recorded_input for s in base]
         if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
-            fit = fit_sizes([(s.tokens_before_pruning, s.recorded_input) for s in base if s.recorded_input])
+            fit = fit_columns([s.tokens_before_pruning for s in base], recorded)
         else:
             walked = recorded_context_tokens(replay.session, replay.settings.counter, replay.settings.leaf)
             if walked is not None and walked[0] == [s.entry_index for s in base]:
-                fit = fit_sizes(
-                    [(t, s.recorded_input) for t, s in zip(walked[1], base, strict=True) if s.recorded_input]
-                )
+                fit = fit_columns(walked[1], recorded)
             else:  # the usage counter: the as-recorded replay itself
                 base = run(
                     replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
                 ).steps
-                fit = fit_sizes([(s.tokens, s.recorded_input) for s in base if s.recorded_input])
+                recorded = [s.recorded_input for s in base]
+                fit = fit_columns([s.tokens for s in base], recorded)
         facts = session_facts(replay.session).calls
-        calls = [
-            (
-                fam,
-                int(rin or 0),
-                read,
-                inp,
-                None if t is None else t * 1000,
-                None if end is None else end * 1000,
-            )
-            for rin, (fam, read, _, inp, _, t, end) in zip(
-                [s.recorded_input for s in base], [facts[s.entry_index] for s in base], strict=True
-            )
-        ]
-        hidden = partial_reads([(c[1], c[2]) for c in calls])
-        fit = replace(
-            fit, tail=fit_tails([c[:4] for c in calls]), hidden=hidden if hidden is not None else fit.hidden
+        fams, reads, _, inputs, _, starts, ends, _ = (
+            map(list, zip(*[facts[s.entry_index] for s in base], strict=True)) if base else ([],) * 8
         )
-        memo[key] = (fit, long_retention(calls))
+        prompts = [int(rin or 0) for rin in recorded]
+        hidden = _partial_reads(prompts, reads)
+        fit = replace(
+            fit,
+            tail=tails_of(fams, prompts, reads, inputs),
+            hidden=hidden if hidden is not None else fit.hidden,
+        )
+        memo[key] = (fit, _long_retention(fams, prompts, reads, _milliseconds(starts), _milliseconds(ends)))
     return memo[key]
 
 
 def partial_reads(calls: Sequence[tuple[int, int | None]]) -> int | None:
     """The hidden prefix as the session's own cache saw it: the median of the recorded reads that
     stopped well short of the previous prompt (a compaction or a change kept only the system prompt
-    and tools cached), when at least two calls show one; else None (the size fit's estimate)."""
-    reads = [
-        r
-        for (p0, _), (_, r) in zip(calls, calls[1:], strict=False)
-        if r is not None and p0 and 1024 <= r < 0.6 * p0
+    and tools cached), when at least two calls show one; else None (the size fit's estimate). Each
+    call is (prompt, recorded read)."""
+    return _partial_reads([p for p, _ in calls], [r for _, r in calls])
+
+
+def _partial_reads(prompts: Sequence[int], reads: Sequence[int | None]) -> int | None:
+    """:func:`partial_reads` over the calls' columns."""
+    got = [
+        r for p0, r in zip(prompts, reads[1:], strict=False) if r is not None and p0 and 1024 <= r < 0.6 * p0
     ]
-    return int(statistics.median(reads)) if len(reads) >= 2 else None
+    return int(statistics.median(got)) if len(got) >= 2 else None
 
 
 def long_retention(calls: Sequence[tuple[Any, ...]]) -> frozenset[str]:
@@ -339,21 +346,44 @@ def long_retention(calls: Sequence[tuple[Any, ...]]) -> frozenset[str]:
     1-hour cache, pi's ``PI_CACHE_RETENTION=long``). The evidence is the session's own usage. Each
     call is (family, prompt, read, input, start ms[, end ms]); the idle time runs from the previous
     answer's end (its start when no end is known) to the next request (see :func:`idle_between`)."""
-    votes: dict[str, list[bool]] = {}
+    return _long_retention(
+        [c[0] for c in calls],
+        [c[1] for c in calls],
+        [c[2] for c in calls],
+        [c[4] for c in calls],
+        [c[5] if len(c) > 5 else None for c in calls],
+    )
+
+
+def _long_retention(
+    families: Sequence[str],
+    prompts: Sequence[int],
+    reads: Sequence[int | None],
+    starts: Sequence[float | None],
+    ends: Sequence[float | None],
+) -> frozenset[str]:
+    """:func:`long_retention` over the calls' columns."""
     shorts = {"anthropic": anthropic_rule(None).ttl_seconds, "openai": OPENAI_IDLE_SECONDS}
-    for c0, (fam, _, read, _, t1, *_) in zip(calls, calls[1:], strict=False):
-        p0, t0 = c0[1], c0[5] if len(c0) > 5 and c0[5] is not None else c0[4]
-        short = shorts.get(fam)
-        if (
-            short
-            and t0 is not None
-            and t1 is not None
-            and (t1 - t0) / 1000 > short
-            and read is not None
-            and p0
-        ):
-            votes.setdefault(fam, []).append(read >= 0.5 * p0)
+    used = [e if e is not None else t for t, e in zip(starts, ends, strict=True)]
+    found = [
+        (fam, read >= 0.5 * p0)
+        for fam, read, t1, p0, t0 in zip(families[1:], reads[1:], starts[1:], prompts, used, strict=False)
+        if (short := shorts.get(fam))
+        and t0 is not None
+        and t1 is not None
+        and (t1 - t0) / 1000 > short
+        and read is not None
+        and p0
+    ]
+    votes: dict[str, list[bool]] = {}
+    for fam, vote in found:
+        votes.setdefault(fam, []).append(vote)
     return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
+
+
+def _milliseconds(col: list[float | None]) -> list[float | None]:
+    """Times in s as ms (None stays None)."""
+    return [None if t is None else t * 1000 for t in col]
 
 
 def idle_between(prev_used: float, start: float) -> float:
@@ -362,7 +392,7 @@ def idle_between(prev_used: float, start: float) -> float:
     return max(0.0, start - prev_used)
 
 
-def output_rate(timings: Sequence[tuple[float | None, float | None, float]]) -> float | None:
+def output_rate(timings: Iterable[tuple[float | None, float | None, float]]) -> float | None:
     """The session's own output speed (tokens per second): the median over its answers of output
     tokens ÷ (answer complete − request start), from (start ms, end ms, output tokens); None
     when no answer has both times apart (other agents stamp one time per message)."""
@@ -387,6 +417,18 @@ def used_at(start: float | None, end: float | None, output: float, rate: float |
     if start is None or end is None or end <= start or rate is None or rate <= 0:
         return start
     return max(start, end - output * 1000 / rate)
+
+
+def used_times(
+    starts: list[float | None], ends: list[float | None], outputs: list[float], rate: float | None
+) -> list[float | None]:
+    """:func:`used_at` of each answer (the same arithmetic, a column at a time)."""
+    if rate is None or rate <= 0:
+        return list(starts)
+    return [
+        s if s is None or e is None or e <= s else max(s, e - o * 1000 / rate)
+        for s, e, o in zip(starts, ends, outputs, strict=True)
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,7 +487,7 @@ class _Shared:
         i = _first_change(a, b)
         if i >= len(a):
             return None, None, prev.tokens
-        shared = sum(self.counter.count(c.message) for c in b[:i])
+        shared = sum(self.counter.counts([c.message for c in b[:i]]))
         kind = "prune" if "pruned" in kinds else "unprune"
         return kind, b[i].entry_index if i < len(b) else None, shared
 
@@ -477,8 +519,9 @@ class _Shared:
             hit = (seg, [0])
             self._cum[id(seg)] = hit
         cum = hit[1]
-        while len(cum) <= pos:
-            cum.append(cum[-1] + self.counter.count(seg[len(cum) - 1].message))
+        if len(cum) <= pos:
+            counts = self.counter.counts([c.message for c in seg[len(cum) - 1 : pos]])
+            cum += islice(accumulate(counts, initial=cum[-1]), 1, None)
         return cum[pos]
 
 
@@ -491,22 +534,46 @@ class _Shared:
 class _Facts:
     """What the session file says about each answer, read once per session."""
 
-    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None]]
+    calls: dict[
+        int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None, str]
+    ]
     """entry index → (family, recorded read, write, input, recorded input cost, request start, when
-    the provider used the cache; times in s): see :func:`used_at`."""
+    the provider used the cache, model name or ""; times in s): see :func:`used_at`."""
     models: dict[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[Any, tuple[float | None, float | None, float | None]]
     """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
-    dcp: bool
     interrupted: frozenset[int] = frozenset()
     """Answers preceded (since the previous answer) by an agent's interruption marker: a request
     was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
     agent_switch: frozenset[int] = frozenset()
     """Answers given by another OpenCode agent than the previous answer (see :data:`AGENT_SWITCH`)."""
-    tool_search: frozenset[int] = frozenset()
-    """Answers whose previous answer called Claude Code's ``ToolSearch`` (a deferred tool loaded:
-    see :data:`TOOL_SEARCH_NOTE`)."""
+    content: Sequence[Any] = ()
+    """Each answer's content (in file order, as :attr:`models`)."""
+
+    # What the answers' tool calls say: looked up only by the few calls that need it (it visits every
+    # content block of the session), once.
+    @cached_property
+    def _called(self) -> dict[str, list[int]]:
+        return _called(self.content, (TOOL_SEARCH, "compress"))
+
+    @cached_property
+    def dcp(self) -> bool:
+        """The session ran the DCP plugin (an answer calls its ``compress`` tool)."""
+        return bool(self._called["compress"])
+
+    @cached_property
+    def tool_search(self) -> frozenset[int]:
+        """Answers whose previous answer called Claude Code's ``ToolSearch`` (a deferred tool loaded:
+        see :data:`TOOL_SEARCH_NOTE`)."""
+        idx = list(self.models)
+        return frozenset(idx[k + 1] for k in self._called[TOOL_SEARCH] if k + 1 < len(idx))
+
+    def uses_dcp(self) -> bool:
+        return self.dcp
+
+    def follows_tool_search(self, entry_index: int) -> bool:
+        return entry_index in self.tool_search
 
 
 INTERRUPTED = ("[Request interrupted by user", "<turn_aborted>")
@@ -534,78 +601,90 @@ _FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
 def session_facts(session: Session) -> _Facts:
     """Every answer's recorded usage, cost, time and cache family, and the session's recorded
     rates (:func:`inspector.cache.prices.recorded_rates`), read column by column over the answers
-    (memoised per session: a sweep or the app's reruns read the file's usage once)."""
+    (memoised per session: a sweep or the app's reruns read the file's usage once). The usage and
+    dollars come from :func:`inspector.session.answers.answers`, which the replay's pricing of
+    the same session has usually read already."""
     hit = _FACTS.get(session)
     if hit is not None:
         return hit
     entries = session.entries
-    idx, ms, marks = _answers(entries)
+    got = answers(session)
+    idx, ms = got.index, got.messages
+    num = got.numbers()
+    stamps, started, providers, apis, models, extras, contents = (
+        map(list, zip(*map(_ANSWER_FIELDS, map(entries.__getitem__, idx)), strict=True)) if ms else ([],) * 7
+    )
+    inputs, reads, writes = num.counts
+    costs = [d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)]
+    names = [x or "" for x in models]
     sums = RateSums()
-    reads, writes, inputs, costs, outputs = _usage_columns(ms, sums)
-    starts = _start_times([m.timestamp for m in ms])
-    ends = _iso_times([entries[i].timestamp for i in idx])
+    sums.add_all(names, num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c])
+    starts = _start_times(started)
+    ends = _iso_times(stamps)
     ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
-    rate = output_rate(list(zip(starts, ends, outputs, strict=True)))
-    used = list(map(used_at, starts, ends, outputs, repeat(rate)))
-    calls = {
-        i: (fam, r, w, n, c, t / 1000 if t is not None else None, u / 1000 if u is not None else None)
-        for i, fam, r, w, n, c, t, u in zip(
-            idx, _families(ms), reads, writes, inputs, costs, starts, used, strict=True
+    rate = output_rate(zip(starts, ends, num.output, strict=True))
+    used = used_times(starts, ends, num.output, rate)
+    calls = dict(
+        zip(
+            idx,
+            zip(
+                _families((providers, apis, models)),
+                reads,
+                writes,
+                inputs,
+                costs,
+                _seconds(starts),
+                _seconds(used),
+                names,
+                strict=True,
+            ),
+            strict=True,
         )
-    }
-    names = _called(ms, (TOOL_SEARCH, "compress"))
+    )
+    marks = [i for i in got.asked if _interrupts(entries[i])]
     facts = _Facts(
         calls,
         dict(zip(idx, ms, strict=True)),
         sums.rates(),
-        bool(names["compress"]),
         frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
-        _agent_switches(idx, ms),
-        frozenset(idx[k + 1] for k in names[TOOL_SEARCH] if k + 1 < len(idx)),
+        _agent_switches(idx, extras),
+        contents,
     )
     _FACTS[session] = facts
     return facts
 
 
-def _families(ms: Sequence[Any]) -> list[str]:
-    """Each answer's cache family (:func:`family_of`, once per provider, API and model)."""
-    memo: dict[tuple[Any, Any, Any], str] = {}
-    out = []
-    for m in ms:
-        who = (m.provider, m.api, m.model)
-        fam = memo.get(who)
-        if fam is None:
-            fam = memo[who] = family_of(m)
-        out.append(fam)
-    return out
+_ANSWER_FIELDS = attrgetter(
+    "timestamp",
+    "message.timestamp",
+    "message.provider",
+    "message.api",
+    "message.model",
+    "message.__pydantic_extra__",
+    "message.content",
+)
+"""What the cache model reads of each answer's entry besides its usage (each entry and its message
+visited once: the cost is in reaching them)."""
 
 
-def _usage_columns(ms: Sequence[Any], sums: RateSums) -> tuple[list[Any], ...]:
-    """Per answer: recorded (cache read, cache write, input) tokens as ints (None without usage),
-    the recorded input cost (input + cache read + cache write dollars; None when no cost was
-    recorded) and the output tokens (0.0 without usage); each answer's tokens and dollars added to
-    ``sums`` in order."""
-    n = len(ms)
-    reads: list[Any] = [None] * n
-    writes: list[Any] = [None] * n
-    inputs: list[Any] = [None] * n
-    costs: list[Any] = [None] * n
-    outputs = [0.0] * n
-    add_rates = sums.add
-    for k, m in enumerate(ms):
-        u = m.usage
-        if u is None:
-            continue
-        tokens, (inputs[k], reads[k], writes[k]) = _usage_tokens(u.input, u.cacheRead, u.cacheWrite)
-        c = u.cost
-        if isinstance(c, dict):
-            dollars, paid = _dollars(c.get("input"), c.get("cacheRead"), c.get("cacheWrite"))
-            if paid:
-                costs[k] = dollars[0] + dollars[1] + dollars[2]
-            add_rates(m.model or "", tokens, dollars)
-        o = u.output
-        outputs[k] = float(o) if type(o) is int and -MAX_TOKENS <= o <= MAX_TOKENS else as_float(o)
-    return reads, writes, inputs, costs, outputs
+def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
+    """Each answer's cache family (:func:`family_of`) from its provider, API and model columns,
+    once per distinct three (per model name when every answer has the same provider and API)."""
+    providers, apis, models = who
+    if len(dict.fromkeys(providers)) == 1 and len(dict.fromkeys(apis)) == 1:
+        p, a = providers[0], apis[0]
+        by_model = {m: _family(p, a, m) for m in dict.fromkeys(models)}
+        return list(map(by_model.__getitem__, models))
+    rows = list(zip(*who, strict=True))
+    memo = {w: _family(*w) for w in dict.fromkeys(rows)}
+    return list(map(memo.__getitem__, rows))
+
+
+def _seconds(col: list[float | None]) -> list[float | None]:
+    """Times in ms as seconds (None stays None)."""
+    if None in col:
+        return [t / 1000 if t is not None else None for t in col]
+    return list(map(truediv, col, repeat(1000)))
 
 
 def _start_times(col: list[Any]) -> list[float | None]:
@@ -627,18 +706,26 @@ def _iso_times(col: list[Any]) -> list[float | None]:
     return list(map(_iso_ms, col))
 
 
-def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
-    """Per tool name, the positions (in ``ms``) of the answers that call it (:func:`calls_tool`),
-    each answer once, in order."""
+_PLAIN_BLOCKS = frozenset({TextContent, ThinkingContent, ImageContent, ToolCall})
+
+
+def _called(contents: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
+    """Per tool name, the positions (in ``contents``, each answer's content) of the answers that
+    call it (:func:`calls_tool`), each answer once, in order."""
     out: dict[str, list[int]] = {n: [] for n in names}
     wanted = frozenset(names)
-    blocks = [
+    blocks = list(chain.from_iterable(contents))
+    if set(map(type, blocks)) <= _PLAIN_BLOCKS and wanted.isdisjoint(
+        [b.name for b in blocks if type(b) is ToolCall]
+    ):
+        return out  # no block names a wanted tool (the usual session)
+    found = [
         (k, b)
-        for k, m in enumerate(ms)
-        for b in m.content
+        for k, content in enumerate(contents)
+        for b in content
         if (b.name in wanted if type(b) is ToolCall else isinstance(b, (ToolCall, OpaqueBlock)))
     ]
-    for k, b in blocks:
+    for k, b in found:
         name = b.name if isinstance(b, ToolCall) else getattr(b, "name", None)
         got = out.get(name) if isinstance(name, str) else None
         if got is not None and (not got or got[-1] != k):
@@ -646,71 +733,11 @@ def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
     return out
 
 
-def _answers(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[int]]:
-    """(entry index of each answer, the answers, entry indexes of the interruption markers:
-    :func:`_interrupts`) in one pass over the entries."""
-    idx: list[int] = []
-    ms: list[Any] = []
-    marks: list[int] = []
-    for i, e in enumerate(entries):
-        if isinstance(e, MessageEntry):
-            m = e.message
-            if isinstance(m, AssistantMessage):
-                idx.append(i)
-                ms.append(m)
-            elif isinstance(m, UserMessage) and _interrupts(e):
-                marks.append(i)
-        elif isinstance(e, CustomMessageEntry) and _interrupts(e):
-            marks.append(i)
-    return idx, ms, marks
-
-
-def _agent_switches(idx: list[int], ms: Sequence[Any]) -> frozenset[int]:
-    """Answers given by another agent (the message's ``agent``, an OpenCode extra) than the last
-    answer that named one."""
-    out: set[int] = set()
-    last: Any = None
-    for i, m in zip(idx, ms, strict=True):
-        extra = m.__pydantic_extra__
-        if extra:
-            agent = extra.get("agent")
-            if isinstance(agent, str):
-                if isinstance(last, str) and agent != last:
-                    out.add(i)
-                last = agent
-    return frozenset(out)
-
-
-def _usage_tokens(a: Any, b: Any, c: Any) -> tuple[tuple[float, float, float], tuple[int, int, int]]:
-    """An answer's (input, cache read, cache write) as floats (:func:`~.prices.as_float`) and as
-    ints; plain ints in range — nearly every usage — take the short path."""
-    if (
-        type(a) is int
-        and type(b) is int
-        and type(c) is int
-        and -MAX_TOKENS <= a <= MAX_TOKENS
-        and -MAX_TOKENS <= b <= MAX_TOKENS
-        and -MAX_TOKENS <= c <= MAX_TOKENS
-    ):
-        return (float(a), float(b), float(c)), (a, b, c)
-    x, y, z = as_float(a), as_float(b), as_float(c)
-    return (x, y, z), (int(x), int(y), int(z))
-
-
-def _dollars(a: Any, b: Any, c: Any) -> tuple[tuple[float, float, float], bool]:
-    """Recorded (input, cache read, cache write) dollars as floats (:func:`~.prices.as_float`), and
-    whether any of them is a number at all (a cost was recorded)."""
-    if (
-        type(a) is float
-        and type(b) is float
-        and type(c) is float
-        and -MAX_TOKENS <= a <= MAX_TOKENS
-        and -MAX_TOKENS <= b <= MAX_TOKENS
-        and -MAX_TOKENS <= c <= MAX_TOKENS
-    ):
-        return (a, b, c), True
-    paid = isinstance(a, (int, float)) or isinstance(b, (int, float)) or isinstance(c, (int, float))
-    return (as_float(a), as_float(b), as_float(c)), paid
+def _agent_switches(idx: list[int], extras: list[Any]) -> frozenset[int]:
+    """Answers given by another agent (the message's ``agent``, an OpenCode extra: ``extras``, each
+    answer's extra fields) than the last answer that named one."""
+    named = [(i, a) for i, e in zip(idx, extras, strict=True) if e and isinstance(a := e.get("agent"), str)]
+    return frozenset(i for (_, a0), (i, a) in zip(named, named[1:], strict=False) if a != a0)
 
 
 def _iso_ms(ts: Any) -> float | None:
@@ -826,17 +853,18 @@ def _disagreement(
     prompt: int,
     warm: bool,
     idle: float | None,
-    dcp: bool = False,
+    dcp: bool | Callable[[], bool] = False,
     previous: int | None = None,
     hidden: int = 0,
     interrupted: bool = False,
     earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
-    tool_search: bool = False,
+    tool_search: bool | Callable[[], bool] = False,
 ) -> str | None:
     """Why call ``k``'s recorded read ``rec`` differs from the predicted ``pred`` (None: it does
     not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
     gives them: only the calls that get that far look them up);
-    ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`)."""
+    ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`); ``dcp``: the
+    session ran the DCP plugin (each of the two may be what gives it, asked only when needed)."""
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -865,7 +893,7 @@ def _disagreement(
             f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
             "this agent shares, cached apart): the conversation's own entry was gone although nothing "
             "before it changed in the file (evicted, or the request went to another cache server)"
-            + (TOOL_SEARCH_NOTE if tool_search else "")
+            + (TOOL_SEARCH_NOTE if (tool_search() if callable(tool_search) else tool_search) else "")
         )
     back = older_prefix(rec, earlier() if callable(earlier) else earlier)
     if back is not None:
@@ -874,7 +902,7 @@ def _disagreement(
             "cache copy that had not seen the calls since (OpenAI routes requests across cache servers "
             "by the prompt's prefix; its cache is best-effort)"
         )
-    if dcp:
+    if dcp() if callable(dcp) else dcp:
         return DCP_CAUSE
     return (
         "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
@@ -991,10 +1019,11 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     rules: dict[str, CacheRule] = {}
     rates: dict[str, Rates] = {}
     # model → (rule, rates, fitted tail, long-context threshold and multiplier; the rule's TTL,
-    # family, whether it is on and whether it bills writes)
-    per_model: dict[str, tuple[CacheRule, Rates, int, tuple[int, float] | None, float, str, bool, bool]] = {}
+    # family, whether it is on, whether it bills writes, its split)
+    per_model: dict[
+        str, tuple[CacheRule, Rates, int, tuple[int, float] | None, float, str, bool, bool, Any]
+    ] = {}
     shared = _Shared(replay)
-    dcp = facts.dcp
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
     earlier: list[tuple[int, float | None]] = []  # the prompts before the previous one and when
@@ -1007,17 +1036,15 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     for k, st in enumerate(steps):
         ei = st.entry_index
-        m = answers[ei]
-        name = m.model or ""
+        _, rec_read, rec_write, rec_in, rec_cost, t, end, name = calls[ei]
         got = per_model.get(name)
         if got is None:
-            terms = _model_terms(m, model, retention, long, fit, recorded, rules, rates)
+            terms = _model_terms(answers[ei], model, retention, long, fit, recorded, rules, rates)
             r0 = terms[0]
-            got = per_model[name] = (*terms, r0.ttl_seconds, r0.family, r0.enabled, r0.writes)
-        rule, rate, fitted_tail, tiered, ttl, family, enabled, writes = got
-        _, rec_read, rec_write, rec_in, rec_cost, t, end = calls[ei]
+            got = per_model[name] = (*terms, r0.ttl_seconds, r0.family, r0.enabled, r0.writes, splitter(r0))
+        rule, rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
-            rec_in is None and not m.content
+            rec_in is None and not answers[ei].content
         ):
             out.append(_new(CacheStep, (k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING))
             prev_st = st
@@ -1050,11 +1077,11 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
         reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
-        read, write, uncached = rule.split(prompt, reuse, warm, tail)
+        read, write, uncached = split(prompt, reuse, warm, tail)
         inv = None
         if k > 0 and enabled and (cause is not None or not warm):
             inv = _invalidation(
-                rule, rate, rule.split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle
+                rule, rate, split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle
             )
         rc = (
             None
@@ -1072,12 +1099,13 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
                 prompt,
                 warm,
                 idle,
-                dcp,
+                facts.uses_dcp,
                 prev_prompt,
                 hidden,
                 ei in facts.interrupted,
-                partial(_alive, earlier, t, ttl),
-                ei in facts.tool_search,
+                # asked only when less was read than predicted
+                partial(_alive, earlier, t, ttl) if rec_read < read else (),
+                partial(facts.follows_tool_search, ei) if rec_read < read else False,
             )
         out.append(
             _new(

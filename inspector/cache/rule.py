@@ -9,7 +9,9 @@ its numbers come from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -42,25 +44,38 @@ class CacheRule:
             return hidden if 0 < hidden <= common else 0
         return common
 
-    def quantize(self, tokens: int) -> int:
-        if tokens < self.min_tokens:
-            return 0
-        if self.granularity <= 1:
-            return tokens
-        return self.min_tokens + (tokens - self.min_tokens) // self.granularity * self.granularity
-
     def split(self, prompt: int, reusable: int, warm: bool, tail: int = 0) -> tuple[int, int, int]:
         """(read, write, uncached) of one prompt; ``tail``: the end of it past the last breakpoint
-        (Anthropic: sent uncached, not written)."""
-        if not self.enabled or self.family == "none":
-            return 0, 0, prompt
-        read = self.quantize(min(reusable, prompt)) if warm else 0
-        if self.writes:
-            if prompt < self.min_tokens:
+        (Anthropic: sent uncached, not written). The read is the reusable prefix (at most the
+        prompt) when warm, nothing below ``min_tokens``, rounded down to ``min_tokens`` + a
+        multiple of ``granularity`` (:func:`splitter`)."""
+        return splitter(self)(prompt, reusable, warm, tail)
+
+
+@lru_cache(maxsize=256)
+def splitter(rule: CacheRule) -> Callable[..., tuple[int, int, int]]:
+    """:meth:`CacheRule.split` of ``rule`` as a function with the rule's numbers bound, made once
+    per rule (the cache model splits every call of a replay)."""
+    if not rule.enabled or rule.family == "none":
+        return lambda prompt, reusable, warm, tail=0: (0, 0, prompt)
+    least, step, writes = rule.min_tokens, rule.granularity, rule.writes
+
+    def split(prompt: int, reusable: int, warm: bool, tail: int = 0) -> tuple[int, int, int]:
+        read = 0
+        if warm:
+            read = reusable if reusable < prompt else prompt
+            if read < least:
+                read = 0
+            elif step > 1:
+                read = least + (read - least) // step * step
+        if writes:
+            if prompt < least:
                 return read, 0, prompt - read
             uncached = max(0, min(tail, prompt - read))
             return read, prompt - read - uncached, uncached
         return read, 0, prompt - read
+
+    return split
 
 
 NO_CACHE = CacheRule(

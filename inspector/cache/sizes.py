@@ -16,6 +16,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -57,31 +59,55 @@ def _ols(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 
 def fit_sizes(pairs: Sequence[tuple[float, float]]) -> SizeFit:
     """Fit ``recorded ≈ hidden + scale × replayed`` over (replayed, recorded) pairs."""
-    pts = [(float(t), float(r)) for t, r in pairs if r and r > 0]
-    if not pts:
+    return fit_columns([t for t, _ in pairs], [r for _, r in pairs])
+
+
+def fit_columns(replayed: Sequence[float], recorded: Sequence[Any]) -> SizeFit:
+    """:func:`fit_sizes` over the two columns (the pairs whose recorded size is positive)."""
+    keep = [bool(r and r > 0) for r in recorded]
+    xs = [float(t) for t in compress(replayed, keep)]
+    ys = [float(r) for r in compress(recorded, keep)]
+    if not xs:
         return UNFITTED
-    if len(pts) < 3:
-        return SizeFit(max(0, int(statistics.median(r - t for t, r in pts))), 1.0, len(pts))
-    scale, hidden = _ols([t for t, _ in pts], [r for _, r in pts])
-    res = [r - hidden - scale * t for t, r in pts]
+    if len(xs) < 3:
+        return SizeFit(
+            max(0, int(statistics.median(r - t for t, r in zip(xs, ys, strict=True)))), 1.0, len(xs)
+        )
+    scale, hidden = _ols(xs, ys)
+    res = [r - hidden - scale * t for t, r in zip(xs, ys, strict=True)]
     lim = 3 * (statistics.median(map(abs, res)) or 1.0)
-    kept = [p for p, x in zip(pts, res, strict=True) if abs(x) <= lim]
-    if len(kept) >= 3:
-        scale, _ = _ols([t for t, _ in kept], [r for _, r in kept])
-        hidden = statistics.median([r - scale * t for t, r in kept])
-    return SizeFit(max(0, int(round(hidden))), scale, len(kept))
+    ok = [abs(x) <= lim for x in res]
+    kx, ky = list(compress(xs, ok)), list(compress(ys, ok))
+    if len(kx) >= 3:
+        scale, _ = _ols(kx, ky)
+        hidden = statistics.median([r - scale * t for t, r in zip(kx, ky, strict=True)])
+    return SizeFit(max(0, int(round(hidden))), scale, len(kx))
 
 
 def fit_tails(calls: Sequence[tuple[str, int, int | None, int | None]]) -> tuple[tuple[str, int], ...]:
     """Per family, the median tail over consecutive calls (family, prompt, recorded read,
     recorded input): Anthropic's is the recorded uncached input; OpenAI's the part of the previous
     prompt a warm next call did not read, less half a 128-token block (the rule's own rounding)."""
-    by: dict[str, list[float]] = {}
-    prev: int | None = None
-    for fam, prompt, read, inp in calls:
-        if fam == "anthropic" and inp is not None and prompt > 0:
-            by.setdefault(fam, []).append(inp)
-        elif fam == "openai" and read and prev and 0 <= prev - read < 2048:
-            by.setdefault(fam, []).append(max(0, prev - read - 64))
-        prev = prompt
+    return tails_of(
+        [c[0] for c in calls], [c[1] for c in calls], [c[2] for c in calls], [c[3] for c in calls]
+    )
+
+
+def tails_of(
+    families: Sequence[str], prompts: Sequence[int], reads: Sequence[int | None], inputs: Sequence[int | None]
+) -> tuple[tuple[str, int], ...]:
+    """:func:`fit_tails` over the calls' columns."""
+    previous = [None, *prompts[:-1]]
+    by = {
+        "anthropic": [
+            inp
+            for fam, prompt, inp in zip(families, prompts, inputs, strict=True)
+            if fam == "anthropic" and inp is not None and prompt > 0
+        ],
+        "openai": [
+            max(0, prev - read - 64)
+            for fam, read, prev in zip(families, reads, previous, strict=True)
+            if fam == "openai" and read and prev and 0 <= prev - read < 2048
+        ],
+    }
     return tuple((f, int(statistics.median(v))) for f, v in sorted(by.items()) if v)

@@ -39,6 +39,13 @@ class CachedCounter:
         self._cache[id(message)] = (message, n)
         return n
 
+    def counts(self, messages: Sequence[Any]) -> list[int]:
+        """:meth:`count` of each message; the primed session's own messages looked up at once."""
+        got = list(map(self._owned.get, map(id, messages)))
+        if None in got:
+            return [n if n is not None else self.count(m) for n, m in zip(got, messages, strict=True)]
+        return got  # type: ignore[return-value]
+
     def count_many(self, messages: Sequence[Any]) -> list[int]:
         missing = [m for m in messages if id(m) not in self._cache and id(m) not in self._owned]
         if missing:
