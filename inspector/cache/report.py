@@ -38,6 +38,7 @@ from ..session.models import (
     CustomMessageEntry,
     MessageEntry,
     OpaqueBlock,
+    TextContent,
     ToolCall,
     UserMessage,
 )
@@ -196,12 +197,14 @@ class CacheReport:
     def annotate(self, replay_dict: dict[str, Any]) -> dict[str, Any]:
         """A replay's ``as_dict()`` with this report's fields: each step's ``cache`` and
         ``recordedCache`` (and ``billedCost``), the metrics, and a ``cache`` section (the model,
-        the invalidations, the calls where the model and the recorded usage disagree)."""
-        steps = [{**d, **c.as_dict()} for d, c in zip(replay_dict["steps"], self.steps, strict=True)]
+        the invalidations, the calls where the model and the recorded usage disagree). Steps given
+        as an iterator (``Replay.as_dict(lazy=True)``) stay one: each annotated when it is read."""
+        given = replay_dict["steps"]
+        steps = ({**d, **c.as_dict()} for d, c in zip(given, self.steps, strict=True))
         return {
             **replay_dict,
             "metrics": {**replay_dict["metrics"], **self.metrics()},
-            "steps": steps,
+            "steps": list(steps) if isinstance(given, list) else steps,
             "cache": {
                 **self.describe(),
                 "invalidations": self.invalidation_rows(),
@@ -538,33 +541,113 @@ def session_facts(session: Session) -> _Facts:
     hit = _FACTS.get(session)
     if hit is not None:
         return hit
-    entries = session.entries
-    idx, ms, marks = _answers(entries)
-    sums = RateSums()
-    reads, writes, inputs, costs, outputs = _usage_columns(ms, sums)
-    starts = _start_times([m.timestamp for m in ms])
-    ends = _iso_times([entries[i].timestamp for i in idx])
-    ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
-    rate = output_rate(list(zip(starts, ends, outputs, strict=True)))
-    used = list(map(used_at, starts, ends, outputs, repeat(rate)))
-    calls = {
-        i: (fam, r, w, n, c, t / 1000 if t is not None else None, u / 1000 if u is not None else None)
-        for i, fam, r, w, n, c, t, u in zip(
-            idx, _families(ms), reads, writes, inputs, costs, starts, used, strict=True
-        )
-    }
-    names = _called(ms, (TOOL_SEARCH, "compress"))
-    facts = _Facts(
-        calls,
-        dict(zip(idx, ms, strict=True)),
-        sums.rates(),
-        bool(names["compress"]),
-        frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
-        _agent_switches(idx, ms),
-        frozenset(idx[k + 1] for k in names[TOOL_SEARCH] if k + 1 < len(idx)),
-    )
-    _FACTS[session] = facts
+    reader = FactsReader()
+    for i, e in enumerate(session.entries):
+        reader.add(i, e)
+    facts = _FACTS[session] = reader.facts()
     return facts
+
+
+def remember_facts(session: Session, facts: _Facts) -> None:
+    """Give ``session`` the facts read from its file elsewhere (a skeleton, whose answers are
+    absent: :mod:`inspector.replay.streamed` reads them with a :class:`FactsReader`)."""
+    _FACTS[session] = facts
+
+
+class FactsReader:
+    """:func:`session_facts` from the entries given one at a time in file order, the answers
+    turned into columns a chunk at a time: no answer is kept (in ``models``, a shared stand-in
+    with its provider, API and model, and content or none, is all the cache loop reads)."""
+
+    def __init__(self, chunk: int = 2_000) -> None:
+        self.chunk = chunk
+        self.idx: list[int] = []
+        self.marks: list[int] = []
+        self.sums = RateSums()
+        self.cols: list[list[Any]] = [[] for _ in range(9)]
+        # reads, writes, inputs, costs, outputs, starts, ends, families, models
+        self.called: dict[str, list[int]] = {TOOL_SEARCH: [], "compress": []}
+        self.switches: set[int] = set()
+        self.agent: Any = None
+        self._ms: list[Any] = []
+        self._stamps: list[Any] = []
+        self._keys: dict[tuple[Any, ...], AssistantMessage] = {}
+
+    def add(self, i: int, e: Any) -> None:
+        """Entry ``i`` of the file: an answer joins the pending chunk, an interruption marker is noted."""
+        if isinstance(e, MessageEntry):
+            m = e.message
+            if isinstance(m, AssistantMessage):
+                self.idx.append(i)
+                self._ms.append(m)
+                self._stamps.append(e.timestamp)
+                if len(self._ms) >= self.chunk:
+                    self._flush()
+            elif isinstance(m, UserMessage) and _interrupts(e):
+                self.marks.append(i)
+        elif isinstance(e, CustomMessageEntry) and _interrupts(e):
+            self.marks.append(i)
+
+    def _flush(self) -> None:
+        ms, base = self._ms, len(self.cols[0])
+        idx = self.idx[base:]
+        usage = _usage_columns(ms, self.sums)
+        for col, part in zip(
+            self.cols,
+            (
+                *usage,
+                _start_times([m.timestamp for m in ms]),
+                _iso_times(self._stamps),
+                _families(ms),
+                [self._key(m) for m in ms],
+            ),
+            strict=True,
+        ):
+            col += part
+        for name, ks in _called(ms, tuple(self.called)).items():
+            self.called[name] += [base + k for k in ks]
+        switched, self.agent = _agent_switches(idx, ms, self.agent)
+        self.switches |= switched
+        self._ms, self._stamps = [], []
+
+    def _key(self, m: AssistantMessage) -> AssistantMessage:
+        """What the cache loop reads of an answer (:func:`rule_for`, ``m.model``, ``m.content``),
+        one shared stand-in per provider, API, model and whether it has content."""
+        k = (m.provider, m.api, m.model, not m.content)
+        got = self._keys.get(k)
+        if got is None:
+            got = self._keys[k] = AssistantMessage.model_construct(
+                provider=m.provider, api=m.api, model=m.model, content=[] if k[3] else [_SOME]
+            )
+        return got
+
+    def facts(self) -> _Facts:
+        self._flush()
+        idx, marks = self.idx, self.marks
+        reads, writes, inputs, costs, outputs, starts, ends, families, models = self.cols
+        ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
+        rate = output_rate(list(zip(starts, ends, outputs, strict=True)))
+        used = list(map(used_at, starts, ends, outputs, repeat(rate)))
+        calls = {
+            i: (fam, r, w, n, c, t / 1000 if t is not None else None, u / 1000 if u is not None else None)
+            for i, fam, r, w, n, c, t, u in zip(
+                idx, families, reads, writes, inputs, costs, starts, used, strict=True
+            )
+        }
+        names = self.called
+        return _Facts(
+            calls,
+            dict(zip(idx, models, strict=True)),
+            self.sums.rates(),
+            bool(names["compress"]),
+            frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
+            frozenset(self.switches),
+            frozenset(idx[k + 1] for k in names[TOOL_SEARCH] if k + 1 < len(idx)),
+        )
+
+
+_SOME = TextContent.model_construct(type="text", text="")
+"""The content of a stand-in answer that had content (:meth:`FactsReader._key`)."""
 
 
 def _families(ms: Sequence[Any]) -> list[str]:
@@ -646,30 +729,10 @@ def _called(ms: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[int]]:
     return out
 
 
-def _answers(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[int]]:
-    """(entry index of each answer, the answers, entry indexes of the interruption markers:
-    :func:`_interrupts`) in one pass over the entries."""
-    idx: list[int] = []
-    ms: list[Any] = []
-    marks: list[int] = []
-    for i, e in enumerate(entries):
-        if isinstance(e, MessageEntry):
-            m = e.message
-            if isinstance(m, AssistantMessage):
-                idx.append(i)
-                ms.append(m)
-            elif isinstance(m, UserMessage) and _interrupts(e):
-                marks.append(i)
-        elif isinstance(e, CustomMessageEntry) and _interrupts(e):
-            marks.append(i)
-    return idx, ms, marks
-
-
-def _agent_switches(idx: list[int], ms: Sequence[Any]) -> frozenset[int]:
+def _agent_switches(idx: list[int], ms: Sequence[Any], last: Any = None) -> tuple[set[int], Any]:
     """Answers given by another agent (the message's ``agent``, an OpenCode extra) than the last
-    answer that named one."""
+    answer that named one (``last``: the agent named before these answers); and the last agent named."""
     out: set[int] = set()
-    last: Any = None
     for i, m in zip(idx, ms, strict=True):
         extra = m.__pydantic_extra__
         if extra:
@@ -678,7 +741,7 @@ def _agent_switches(idx: list[int], ms: Sequence[Any]) -> frozenset[int]:
                 if isinstance(last, str) and agent != last:
                     out.add(i)
                 last = agent
-    return frozenset(out)
+    return out, last
 
 
 def _usage_tokens(a: Any, b: Any, c: Any) -> tuple[tuple[float, float, float], tuple[int, int, int]]:

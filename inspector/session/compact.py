@@ -119,6 +119,11 @@ _STAND_INS: dict[type, Any] = {
 """One empty message per known role: what a skeleton entry holds in place of its message."""
 
 
+def is_stand_in(m: Any) -> bool:
+    """Is ``m`` the shared empty message a skeleton entry holds in place of its own?"""
+    return _STAND_INS.get(type(m)) is m
+
+
 def skeleton(e: Any) -> Any:
     """A message entry without its message: the same id, parent, timestamp and fields set, and in
     place of the message a shared empty message of its role (its ``role`` is the message's, as
