@@ -126,6 +126,7 @@ class ReplayRun:
         self.recorded_costs: list[Any] = []  # each answer's recorded usage.cost.total (answers with usage)
         self.summaries: list[dict[str, Any]] = []
         self.overflows = self.compactions = self.summary_tokens = 0
+        self._stop_reasons: dict[Any, Any] = {}  # one string object per stop reason, for the steps
 
     # -- where counts, prices and the context come from (a streamed replay gives its own: .streamed) --
     def _counter(self) -> Any:
@@ -306,7 +307,9 @@ class ReplayRun:
             Step(
                 step=k,
                 entry_index=ei,
-                stop_reason=m.stopReason,
+                stop_reason=self._stop_reasons.setdefault(m.stopReason, m.stopReason)
+                if isinstance(m.stopReason, str)
+                else m.stopReason,
                 tokens=tokens,
                 tokens_before_pruning=before,
                 recorded_input=rin,

@@ -7,7 +7,8 @@ time, one entry at a time, in step with the replay's walk down the branch (pi ap
 its parent, so a branch runs forward through the file). The walk is :class:`~.run.ReplayRun`'s own:
 each message is read where the walk reaches it and dropped after it. The running context keeps the
 skeleton's stand-in in the message's place and the message's count by entry index
-(:class:`_CountedContext`, filled a batch of entries at a time); the answers' usage, stop reason and
+(:class:`_CountedContext`, filled a batch of entries at a time; its entries are one byte each:
+:class:`_Marks`); the answers' usage, stop reason and
 tool calls and the tool results are read as they pass; every entry of the file, whole, goes to the
 caller's ``visit`` (``inspector replay`` gives the cache model's
 :class:`~inspector.cache.report.FactsReader`); the mean recorded rate of the prices is gathered
@@ -89,6 +90,30 @@ def streamed_replay(
         return StreamedRun(skeleton, settings, visit).run()
 
 
+class _Marks:
+    """A set of entry indexes as one byte per entry of the session (a set of 2,000,000 ints takes
+    ~34 bytes each): ``in``, ``add``, iteration and ``isdisjoint`` as on the set it stands for."""
+
+    __slots__ = ("_on",)
+
+    def __init__(self, n: int, indexes: Iterable[int] = ()) -> None:
+        self._on = bytearray(n)
+        for i in indexes:
+            self._on[i] = 1
+
+    def __contains__(self, i: object) -> bool:
+        return isinstance(i, int) and 0 <= i < len(self._on) and self._on[i] == 1
+
+    def add(self, i: int) -> None:
+        self._on[i] = 1
+
+    def __iter__(self) -> Iterator[int]:
+        return (i for i, on in enumerate(self._on) if on)
+
+    def isdisjoint(self, other: Iterable[int]) -> bool:
+        return not any(i in self for i in other)
+
+
 class _CountedContext(RunningContext):
     """The running context of a streamed replay: a stand-in counts as the message it stands for
     (``counts``, by entry index); any other message is counted as it is."""
@@ -96,6 +121,7 @@ class _CountedContext(RunningContext):
     def __init__(self, counter: Any, n_entries: int) -> None:
         super().__init__(counter)
         self.counts = array("q", [0]) * n_entries
+        self.entries: _Marks = _Marks(n_entries)  # type: ignore[assignment]
 
     def _count(self, cm: ContextMessage) -> int:
         if cm.entry_index is not None and is_stand_in(cm.message):
@@ -104,7 +130,9 @@ class _CountedContext(RunningContext):
 
     def reset(self, msgs: Iterable[ContextMessage]) -> None:
         self.msgs = list(msgs)
-        self.entries = {m.entry_index for m in self.msgs if m.entry_index is not None}
+        self.entries = _Marks(
+            len(self.counts), (m.entry_index for m in self.msgs if m.entry_index is not None)
+        )
         self.total = sum(map(self._count, self.msgs))
 
     def add(self, cm: ContextMessage) -> None:
