@@ -80,18 +80,23 @@ def _write(tmp_path: Path, name: str) -> Path:
     return src
 
 
+def _context(seg: Any, length: int) -> list[tuple[Any, str]]:
+    return [(m.entry_index, m.message.role) for m in seg[:length]]
+
+
 def _json(r: Replay) -> str:
+    """The replay's JSON, its summaries (with the contexts before and after each compaction) and
+    each step's context (entry indexes and roles; whether it is the previous step's list)."""
     summaries = [
         {k: v for k, v in s.items() if not k.startswith("_")}
-        | {
-            "contexts": [
-                ([m.entry_index for m in s[k][0][: s[k][1]]], type(s[k][0]).__name__)
-                for k in ("_before", "_after")
-            ]
-        }
+        | {"contexts": [_context(*s[k]) for k in ("_before", "_after")]}
         for s in r.summaries
     ]
-    return json.dumps([r.as_dict(), summaries, list(r.path)], sort_keys=True)
+    steps = [
+        (_context(st._segment, st._length), k > 0 and st._segment is r.steps[k - 1]._segment)
+        for k, st in enumerate(r.steps)
+    ]
+    return json.dumps([r.as_dict(), summaries, steps, list(r.path)], sort_keys=True)
 
 
 def _both(src: Path, settings: ReplaySettings) -> tuple[Any, Replay]:

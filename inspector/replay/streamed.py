@@ -6,9 +6,9 @@ entry, each message entry holding a shared empty message of its role), and the f
 time, one entry at a time, in step with the replay's walk down the branch (pi appends an entry after
 its parent, so a branch runs forward through the file). The walk is :class:`~.run.ReplayRun`'s own:
 each message is read where the walk reaches it and dropped after it. The running context keeps the
-skeleton's stand-in in the message's place and the message's count by entry index
-(:class:`_CountedContext`, filled a batch of entries at a time; its entries are one byte each:
-:class:`_Marks`); the answers' usage, stop reason and
+skeleton's stand-in in the message's place (as an entry index: :class:`_Segment`) and the
+message's count by entry index (:class:`_CountedContext`, filled a batch of entries at a time; its
+set of entries is one byte each: :class:`_Marks`); the answers' usage, stop reason and
 tool calls and the tool results are read as they pass; every entry of the file, whole, goes to the
 caller's ``visit`` (``inspector replay`` gives the cache model's
 :class:`~inspector.cache.report.FactsReader`); the mean recorded rate of the prices is gathered
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice, pairwise
 from typing import Any
@@ -114,12 +114,60 @@ class _Marks:
         return not any(i in self for i in other)
 
 
+class _Segment:
+    """The running context's list in a streamed replay: each message's entry index (8 bytes) and,
+    read back, a :class:`~inspector.context.ContextMessage` of the skeleton's stand-in made again
+    (equal to the one appended); any other message (a summary, a custom message) is kept as it is.
+    Read as the list it stands for: ``len``, an index, a slice, iteration; only ever appended to."""
+
+    __slots__ = ("_at", "_entries", "_kept")
+
+    def __init__(self, entries: Sequence[Any], msgs: Iterable[ContextMessage] = ()) -> None:
+        self._entries = entries  # the skeleton's
+        self._at = array("q")
+        self._kept: dict[int, ContextMessage] = {}
+        for cm in msgs:
+            self.append(cm)
+
+    def append(self, cm: ContextMessage) -> None:
+        i = cm.entry_index
+        if (
+            i is not None
+            and is_stand_in(cm.message)
+            and getattr(self._entries[i], "message", None) is cm.message
+        ):
+            self._at.append(i)
+        else:
+            self._kept[len(self._at)] = cm
+            self._at.append(-1)
+
+    def _get(self, k: int) -> ContextMessage:
+        i = self._at[k]
+        if i < 0:
+            return self._kept[k if k >= 0 else len(self._at) + k]
+        return ContextMessage(self._entries[i].message, i)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [self._get(j) for j in range(*k.indices(len(self._at)))]
+        return self._get(k)
+
+    def __iter__(self) -> Iterator[ContextMessage]:
+        return (self._get(k) for k in range(len(self._at)))
+
+
 class _CountedContext(RunningContext):
     """The running context of a streamed replay: a stand-in counts as the message it stands for
     (``counts``, by entry index); any other message is counted as it is."""
 
-    def __init__(self, counter: Any, n_entries: int) -> None:
+    def __init__(self, counter: Any, entries: Sequence[Any]) -> None:
         super().__init__(counter)
+        self.skeleton_entries = entries
+        self.msgs: _Segment = _Segment(entries)  # type: ignore[assignment]
+        n_entries = len(entries)
         self.counts = array("q", [0]) * n_entries
         self.entries: _Marks = _Marks(n_entries)  # type: ignore[assignment]
 
@@ -129,7 +177,7 @@ class _CountedContext(RunningContext):
         return int(self.counter.count(cm.message))
 
     def reset(self, msgs: Iterable[ContextMessage]) -> None:
-        self.msgs = list(msgs)
+        self.msgs = _Segment(self.skeleton_entries, msgs)
         self.entries = _Marks(
             len(self.counts), (m.entry_index for m in self.msgs if m.entry_index is not None)
         )
@@ -158,7 +206,7 @@ class StreamedRun(ReplayRun):
         return streamed_price(self.rates)
 
     def _context(self) -> RunningContext:
-        return _CountedContext(self.counter, len(self.session.entries))
+        return _CountedContext(self.counter, self.session.entries)
 
     def run(self) -> Replay | None:  # type: ignore[override]
         if any(b <= a for a, b in pairwise(self.path)):
