@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import statistics
 import weakref
-from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -494,10 +495,12 @@ class _Shared:
 class _Facts:
     """What the session file says about each answer, read once per session."""
 
-    calls: dict[int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None]]
+    calls: Mapping[
+        int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None]
+    ]
     """entry index → (family, recorded read, write, input, recorded input cost, request start, when
     the provider used the cache; times in s): see :func:`used_at`."""
-    models: dict[int, Any]
+    models: Mapping[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[Any, tuple[float | None, float | None, float | None]]
     """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
@@ -628,22 +631,65 @@ class FactsReader:
         ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
         rate = output_rate(list(zip(starts, ends, outputs, strict=True)))
         used = list(map(used_at, starts, ends, outputs, repeat(rate)))
-        calls = {
-            i: (fam, r, w, n, c, t / 1000 if t is not None else None, u / 1000 if u is not None else None)
-            for i, fam, r, w, n, c, t, u in zip(
-                idx, families, reads, writes, inputs, costs, starts, used, strict=True
-            )
-        }
+        secs = [[x / 1000 if x is not None else None for x in col] for col in (starts, used)]
+        by_entry = array("q", idx)
+        calls = _calls(by_entry, families, (reads, writes, inputs), (costs, *secs))
         names = self.called
         return _Facts(
             calls,
-            dict(zip(idx, models, strict=True)),
+            _ByEntry(by_entry, models.__getitem__),
             self.sums.rates(),
             bool(names["compress"]),
             frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
             frozenset(self.switches),
             frozenset(idx[k + 1] for k in names[TOOL_SEARCH] if k + 1 < len(idx)),
         )
+
+
+class _ByEntry(Mapping[int, Any]):
+    """Entry index → a value of that answer, as a dict would hold it, in a fraction of the memory
+    (a dict of 667,000 answers takes ~100 bytes each): the answers' entry indexes, increasing, in
+    an array, each value read by its position (``get``)."""
+
+    __slots__ = ("_get", "_idx")
+
+    def __init__(self, idx: array[int], get: Callable[[int], Any]) -> None:
+        self._idx, self._get = idx, get
+
+    def __getitem__(self, ei: int) -> Any:
+        k = bisect_left(self._idx, ei)
+        if k == len(self._idx) or self._idx[k] != ei:
+            raise KeyError(ei)
+        return self._get(k)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._idx)
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+
+def _optional(code: str, col: list[Any]) -> tuple[array[Any], bytearray]:
+    """A column of numbers or None as an array (None stored as 0) and a byte per value: is it None?"""
+    return array(code, [0 if v is None else v for v in col]), bytearray(v is None for v in col)
+
+
+def _calls(
+    idx: array[int], families: list[str], ints: tuple[list[Any], ...], floats: tuple[list[Any], ...]
+) -> Mapping[int, tuple[Any, ...]]:
+    """:attr:`_Facts.calls` as columns (:class:`_ByEntry`): each answer's tuple made again when
+    read (equal to the one a dict would hold); a dict where an integer is beyond 64 bits."""
+    try:
+        cols = [_optional("q", c) for c in ints] + [_optional("d", c) for c in floats]
+    except OverflowError:
+        cols = []
+    if not cols:
+        return dict(zip(idx, zip(families, *ints, *floats, strict=True), strict=True))
+
+    def get(k: int) -> tuple[Any, ...]:
+        return (families[k], *(None if none[k] else values[k] for values, none in cols))
+
+    return _ByEntry(idx, get)
 
 
 _SOME = TextContent.model_construct(type="text", text="")
