@@ -2,7 +2,7 @@
 2,000,000 tiny entries replayed within 3× the file's size).
 
 The session is its skeleton (:func:`~inspector.session.loader.load_skeleton`: the tree and every
-entry, each message entry holding a shared empty message of its role), and the file is read a second
+entry, each message entry holding a shared empty message of its role and no timestamp), and the file is read a second
 time, one entry at a time, in step with the replay's walk down the branch (pi appends an entry after
 its parent, so a branch runs forward through the file). The walk is :class:`~.run.ReplayRun`'s own:
 each message is read where the walk reaches it and dropped after it. The running context keeps the
@@ -72,7 +72,7 @@ def load_for_replay(path: str | os.PathLike[str]) -> Skeleton | None:
         if isinstance(e, MessageEntry):
             rates.add(e.message)
 
-    s = load_skeleton(path, visit=visit)
+    s = load_skeleton(path, visit=visit, timestamps=False)  # the cache model reads them from the second read
     return None if s is None else Skeleton(s, rates)
 
 
