@@ -7,6 +7,7 @@ replayed from the load."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -221,3 +222,29 @@ def test_cli_replay_of_a_large_file_streams_and_prints_the_same(
         before = _cli("replay", src, *a)
         monkeypatch.setattr(cli_base, "STREAM_BYTES", 0)
         assert _cli("replay", src, *a) == before
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {},
+        {"steps": []},
+        {"a": 1, "steps": [{"x": [1, {"y": "é\n\udc00"}], "e": [], "d": {}}, [], 3, None], "z": {"k": [2]}},
+        {"settings": {"w": 1.5}, "steps": [{"n": {"m": [{}]}}] * 3, "cache": {"rows": []}},
+    ],
+    ids=["empty", "no-steps", "shapes", "replay-like"],
+)
+def test_streamed_json_is_the_json_of_the_whole(obj: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``replay --json`` writes its steps one at a time: the same text as dumping the whole dict."""
+    import sys
+
+    from inspector.cli.base import print_json, print_json_streamed
+
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    print_json(obj, indent=1)
+    whole = out.getvalue()
+    out.seek(0)
+    out.truncate()
+    print_json_streamed({k: iter(v) if k == "steps" else v for k, v in obj.items()}, chunk=2)
+    assert out.getvalue() == whole
