@@ -10,9 +10,9 @@ Inputs (written to ``bench/out/`` on first use):
 
 Commands: ``info`` (default counters: pi and tiktoken), ``replay`` (as recorded), ``export
 session`` (secrets redacted, the default). A pi v3 file is exported one entry at a time, and one
-of at least 64 MiB is summarised by ``info`` from its skeleton and a second read (neither holds the
-session); ``replay`` loads it whole. CPU is the command's user + system time (less sensitive
-than wall time to other jobs on the machine).
+of at least 64 MiB is summarised by ``info`` and replayed as recorded by ``replay`` from its
+skeleton and a second read (none of them holds the session's messages). CPU is the command's
+user + system time (less sensitive than wall time to other jobs on the machine).
 
     python bench/scale.py [--inputs line,big,flood] [--big-entries N] [--flood-entries N]
 """

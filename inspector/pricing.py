@@ -11,7 +11,8 @@ answers) and not priced here.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable
 from operator import add
 from typing import Any
 
@@ -89,8 +90,28 @@ def input_price_per_token(session: Session) -> Callable[[Any], float]:
     if hit is not None:
         return hit
     own: dict[int, tuple[Any, float]] = dict(_own_rates(answers(session)))  # id(message) -> (message, rate)
-    mean = sum(r for _, r in own.values()) / len(own) if own else None
+    price = _price(own, MeanRate(r for _, r in own.values()).mean())
+    _PRICES[session] = price
+    return price
 
+
+class MeanRate:
+    """The session's mean recorded rate, its messages' rates added in file order (a caller that
+    reads the file one entry at a time adds them as they pass: :mod:`inspector.replay.streamed`)."""
+
+    def __init__(self, rates: Iterable[float] = ()) -> None:
+        self.rates = array("d", rates)
+
+    def add(self, m: Any) -> None:
+        r = recorded_rate(m)
+        if r is not None:
+            self.rates.append(r)
+
+    def mean(self) -> float | None:
+        return sum(self.rates) / len(self.rates) if self.rates else None
+
+
+def _price(own: dict[int, tuple[Any, float]], mean: float | None) -> Callable[[Any], float]:
     def price(m: Any) -> float:
         hit = own.get(id(m))
         r = hit[1] if hit is not None and hit[0] is m else recorded_rate(m)
@@ -100,5 +121,10 @@ def input_price_per_token(session: Session) -> Callable[[Any], float]:
             return mean
         return table_price(getattr(m, "model", None)) or 0.0
 
-    _PRICES[session] = price
     return price
+
+
+def streamed_price(mean: MeanRate) -> Callable[[Any], float]:
+    """:func:`input_price_per_token` of a session whose messages pass one at a time: the same
+    prices (a message's own rate is computed again where the session's table would hold it)."""
+    return _price({}, mean.mean())

@@ -337,9 +337,10 @@ def test_cli_info_of_a_large_file_streams_and_prints_the_same(
     src = _write(tmp_path, "compacted")
     loaded = _cli("info", str(src), "--json")
     text = _cli("info", str(src), "--leaf", "c")
+    import inspector.cli.base as cli_base
     import inspector.cli.info as info_cli
 
-    monkeypatch.setattr(info_cli, "STREAM_BYTES", 0)
+    monkeypatch.setattr(cli_base, "STREAM_BYTES", 0)
 
     def no_load(path: str) -> None:
         raise AssertionError("a large v3 file is summarised without loading it")

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import statistics
 import weakref
-from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple
 from ..gcpause import gc_paused
 from ..numbers import MAX_TOKENS, finite_ms
 from ..replay.results import Pruned
-from ..session.answers import answers
+from ..session.answers import Answers, answers, read_answers
 from ..session.models import (
     AssistantMessage,
     CustomMessageEntry,
@@ -201,12 +202,14 @@ class CacheReport:
     def annotate(self, replay_dict: dict[str, Any]) -> dict[str, Any]:
         """A replay's ``as_dict()`` with this report's fields: each step's ``cache`` and
         ``recordedCache`` (and ``billedCost``), the metrics, and a ``cache`` section (the model,
-        the invalidations, the calls where the model and the recorded usage disagree)."""
-        steps = [{**d, **c.as_dict()} for d, c in zip(replay_dict["steps"], self.steps, strict=True)]
+        the invalidations, the calls where the model and the recorded usage disagree). Steps given
+        as an iterator (``Replay.as_dict(lazy=True)``) stay one: each annotated when it is read."""
+        given = replay_dict["steps"]
+        steps = ({**d, **c.as_dict()} for d, c in zip(given, self.steps, strict=True))
         return {
             **replay_dict,
             "metrics": {**replay_dict["metrics"], **self.metrics()},
-            "steps": steps,
+            "steps": list(steps) if isinstance(given, list) else steps,
             "cache": {
                 **self.describe(),
                 "invalidations": self.invalidation_rows(),
@@ -534,12 +537,12 @@ class _Shared:
 class _Facts:
     """What the session file says about each answer, read once per session."""
 
-    calls: dict[
+    calls: Mapping[
         int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None, str]
     ]
     """entry index → (family, recorded read, write, input, recorded input cost, request start, when
     the provider used the cache, model name or ""; times in s): see :func:`used_at`."""
-    models: dict[int, Any]
+    models: Mapping[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[Any, tuple[float | None, float | None, float | None]]
     """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
@@ -550,11 +553,16 @@ class _Facts:
     """Answers given by another OpenCode agent than the previous answer (see :data:`AGENT_SWITCH`)."""
     content: Sequence[Any] = ()
     """Each answer's content (in file order, as :attr:`models`)."""
+    called: dict[str, list[int]] | None = None
+    """What :attr:`_called` says, when it was read already (a :class:`FactsReader` reads it as the
+    answers pass, and keeps no content)."""
 
     # What the answers' tool calls say: looked up only by the few calls that need it (it visits every
     # content block of the session), once.
     @cached_property
     def _called(self) -> dict[str, list[int]]:
+        if self.called is not None:
+            return self.called
         return _called(self.content, (TOOL_SEARCH, "compress"))
 
     @cached_property
@@ -609,49 +617,18 @@ def session_facts(session: Session) -> _Facts:
         return hit
     entries = session.entries
     got = answers(session)
-    idx, ms = got.index, got.messages
-    num = got.numbers()
-    stamps, started, providers, apis, models, extras, contents = (
-        map(list, zip(*map(_ANSWER_FIELDS, map(entries.__getitem__, idx)), strict=True)) if ms else ([],) * 7
-    )
-    inputs, reads, writes = num.counts
-    costs = [d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)]
-    names = [x or "" for x in models]
-    sums = RateSums()
-    sums.add_all(names, num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c])
-    starts = _start_times(started)
-    ends = _iso_times(stamps)
-    ends = [t if t is not None and (e is None or e < t) else e for t, e in zip(starts, ends, strict=True)]
-    rate = output_rate(zip(starts, ends, num.output, strict=True))
-    used = used_times(starts, ends, num.output, rate)
-    calls = dict(
-        zip(
-            idx,
-            zip(
-                _families((providers, apis, models)),
-                reads,
-                writes,
-                inputs,
-                costs,
-                _seconds(starts),
-                _seconds(used),
-                names,
-                strict=True,
-            ),
-            strict=True,
-        )
-    )
+    cols = _Columns()
+    contents = cols.add(got.index, got, [entries[i] for i in got.index])
     marks = [i for i in got.asked if _interrupts(entries[i])]
-    facts = _Facts(
-        calls,
-        dict(zip(idx, ms, strict=True)),
-        sums.rates(),
-        frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
-        _agent_switches(idx, extras),
-        contents,
-    )
+    facts = cols.facts(marks, dict(zip(got.index, got.messages, strict=True)), contents)
     _FACTS[session] = facts
     return facts
+
+
+def remember_facts(session: Session, facts: _Facts) -> None:
+    """Give ``session`` the facts read from its file elsewhere (a skeleton, whose answers are
+    absent: :mod:`inspector.replay.streamed` reads them with a :class:`FactsReader`)."""
+    _FACTS[session] = facts
 
 
 _ANSWER_FIELDS = attrgetter(
@@ -665,6 +642,195 @@ _ANSWER_FIELDS = attrgetter(
 )
 """What the cache model reads of each answer's entry besides its usage (each entry and its message
 visited once: the cost is in reaching them)."""
+
+
+class _Columns:
+    """The answers' columns :func:`session_facts` reads, added a run of answers at a time (all of
+    them for a loaded session; a chunk at a time for a :class:`FactsReader`)."""
+
+    def __init__(self) -> None:
+        self.idx: list[int] = []
+        self.families: list[str] = []
+        self.ints: tuple[list[Any], list[Any], list[Any]] = ([], [], [])  # recorded read, write, input
+        self.costs: list[float | None] = []
+        self.outputs: list[float] = []
+        self.starts: list[float | None] = []
+        self.ends: list[float | None] = []
+        self.names: list[str] = []
+        self.sums = RateSums()
+        self.switches: set[int] = set()
+        self.agent: Any = None  # the agent the last answer named (:func:`_agent_switches`)
+
+    def add(self, idx: list[int], got: Answers, entries: Sequence[Any]) -> list[Any]:
+        """Answers ``got`` (of the entries ``entries``, at entry indexes ``idx``), after those added
+        before; returns their contents."""
+        num = got.numbers()
+        stamps, started, providers, apis, models, extras, contents = (
+            map(list, zip(*map(_ANSWER_FIELDS, entries), strict=True)) if entries else ([],) * 7
+        )
+        inputs, reads, writes = num.counts
+        names = [x or "" for x in models]
+        self.sums.add_all(names, num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c])
+        self.idx += idx
+        self.families += _families((providers, apis, models))
+        for col, part in zip(self.ints, (reads, writes, inputs), strict=True):
+            col += part
+        self.costs += [
+            d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)
+        ]
+        self.outputs += num.output
+        self.starts += _start_times(started)
+        self.ends += _iso_times(stamps)
+        self.names += names
+        switched, self.agent = _agent_switches(idx, extras, self.agent)
+        self.switches |= switched
+        return contents
+
+    def facts(
+        self,
+        marks: list[int],
+        models: Mapping[int, Any],
+        content: Sequence[Any] = (),
+        called: dict[str, list[int]] | None = None,
+        compact: bool = False,
+    ) -> _Facts:
+        """The facts of every answer added (``marks``: the interruption markers' entry indexes;
+        ``compact``: :attr:`_Facts.calls` as columns, for a file too large to hold a tuple per answer)."""
+        starts, outputs, idx = self.starts, self.outputs, self.idx
+        ends = [
+            t if t is not None and (e is None or e < t) else e for t, e in zip(starts, self.ends, strict=True)
+        ]
+        rate = output_rate(zip(starts, ends, outputs, strict=True))
+        used = used_times(starts, ends, outputs, rate)
+        floats = (self.costs, _seconds(starts), _seconds(used))
+        if compact:
+            calls: Mapping[int, Any] = _calls(array("q", idx), self.families, self.ints, floats, self.names)
+        else:
+            calls = dict(
+                zip(idx, zip(self.families, *self.ints, *floats, self.names, strict=True), strict=True)
+            )
+        return _Facts(
+            calls,
+            models,
+            self.sums.rates(),
+            frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
+            frozenset(self.switches),
+            content,
+            called,
+        )
+
+
+class FactsReader:
+    """:func:`session_facts` from the entries given one at a time in file order (a streamed replay:
+    :mod:`inspector.replay.streamed`), the answers turned into columns a chunk at a time. No answer
+    is kept: in :attr:`_Facts.models` a shared stand-in with its provider, API and model, and
+    content or none, is all the cache loop reads; what their tool calls say is read as they pass."""
+
+    def __init__(self, chunk: int = 2_000) -> None:
+        self.chunk = chunk
+        self.cols = _Columns()
+        self.marks: list[int] = []
+        self.called: dict[str, list[int]] = {TOOL_SEARCH: [], "compress": []}
+        self._idx: list[int] = []
+        self._entries: list[Any] = []
+        self._models: list[AssistantMessage] = []
+        self._keys: dict[tuple[Any, ...], AssistantMessage] = {}
+
+    def add(self, i: int, e: Any) -> None:
+        """Entry ``i`` of the file: an answer joins the pending chunk, an interruption marker is noted."""
+        if isinstance(e, MessageEntry):
+            m = e.message
+            if isinstance(m, AssistantMessage):
+                self._idx.append(i)
+                self._entries.append(e)
+                if len(self._entries) >= self.chunk:
+                    self._flush()
+            elif isinstance(m, UserMessage) and _interrupts(e):
+                self.marks.append(i)
+        elif isinstance(e, CustomMessageEntry) and _interrupts(e):
+            self.marks.append(i)
+
+    def _flush(self) -> None:
+        entries, base = self._entries, len(self.cols.idx)
+        if not entries:
+            return
+        contents = self.cols.add(self._idx, read_answers(entries), entries)
+        for name, ks in _called(contents, tuple(self.called)).items():
+            self.called[name] += [base + k for k in ks]
+        self._models += [self._key(e.message) for e in entries]
+        self._idx, self._entries = [], []
+
+    def _key(self, m: AssistantMessage) -> AssistantMessage:
+        """What the cache loop reads of an answer (:func:`rule_for`, ``m.model``, ``m.content``),
+        one shared stand-in per provider, API, model and whether it has content."""
+        k = (m.provider, m.api, m.model, not m.content)
+        got = self._keys.get(k)
+        if got is None:
+            got = self._keys[k] = AssistantMessage.model_construct(
+                provider=m.provider, api=m.api, model=m.model, content=[] if k[3] else [_SOME]
+            )
+        return got
+
+    def facts(self) -> _Facts:
+        self._flush()
+        idx = array("q", self.cols.idx)
+        return self.cols.facts(
+            self.marks, _ByEntry(idx, self._models.__getitem__), called=self.called, compact=True
+        )
+
+
+class _ByEntry(Mapping[int, Any]):
+    """Entry index → a value of that answer, as a dict would hold it, in a fraction of the memory
+    (a dict of 667,000 answers takes ~100 bytes each): the answers' entry indexes, increasing, in
+    an array, each value read by its position (``get``)."""
+
+    __slots__ = ("_get", "_idx")
+
+    def __init__(self, idx: array[int], get: Callable[[int], Any]) -> None:
+        self._idx, self._get = idx, get
+
+    def __getitem__(self, ei: int) -> Any:
+        k = bisect_left(self._idx, ei)
+        if k == len(self._idx) or self._idx[k] != ei:
+            raise KeyError(ei)
+        return self._get(k)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._idx)
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+
+def _optional(code: str, col: Sequence[Any]) -> tuple[array[Any], bytearray]:
+    """A column of numbers or None as an array (None stored as 0) and a byte per value: is it None?"""
+    return array(code, [0 if v is None else v for v in col]), bytearray(v is None for v in col)
+
+
+def _calls(
+    idx: array[int],
+    families: list[str],
+    ints: tuple[list[Any], ...],
+    floats: tuple[list[Any], ...],
+    names: list[str],
+) -> Mapping[int, tuple[Any, ...]]:
+    """:attr:`_Facts.calls` as columns (:class:`_ByEntry`): each answer's tuple made again when
+    read (equal to the one a dict would hold); a dict where an integer is beyond 64 bits."""
+    try:
+        cols = [_optional("q", c) for c in ints] + [_optional("d", c) for c in floats]
+    except OverflowError:
+        cols = []
+    if not cols:
+        return dict(zip(idx, zip(families, *ints, *floats, names, strict=True), strict=True))
+
+    def get(k: int) -> tuple[Any, ...]:
+        return (families[k], *(None if none[k] else values[k] for values, none in cols), names[k])
+
+    return _ByEntry(idx, get)
+
+
+_SOME = TextContent.model_construct(type="text", text="")
+"""The content of a stand-in answer that had content (:meth:`FactsReader._key`)."""
 
 
 def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
@@ -733,11 +899,18 @@ def _called(contents: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[i
     return out
 
 
-def _agent_switches(idx: list[int], extras: list[Any]) -> frozenset[int]:
+def _agent_switches(idx: list[int], extras: list[Any], last: Any = None) -> tuple[set[int], Any]:
     """Answers given by another agent (the message's ``agent``, an OpenCode extra: ``extras``, each
-    answer's extra fields) than the last answer that named one."""
-    named = [(i, a) for i, e in zip(idx, extras, strict=True) if e and isinstance(a := e.get("agent"), str)]
-    return frozenset(i for (_, a0), (i, a) in zip(named, named[1:], strict=False) if a != a0)
+    answer's extra fields) than the last answer that named one (``last``: the agent named before
+    these answers); and the last agent named."""
+    out: set[int] = set()
+    for i, e in zip(idx, extras, strict=True):
+        agent = e.get("agent") if e else None
+        if isinstance(agent, str):
+            if isinstance(last, str) and agent != last:
+                out.add(i)
+            last = agent
+    return out, last
 
 
 def _iso_ms(ts: Any) -> float | None:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NoReturn
 
 from ..replay_report import csv_text
+from ..safeio import open_regular
 from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
@@ -89,9 +92,54 @@ def checked_leaf(session: Session, args: argparse.Namespace) -> str:
     return ref
 
 
+STREAM_BYTES = 64 * 1024**2
+"""A pi v3 file at least this large is read without holding its messages where a command can:
+``info`` (:func:`~inspector.info.streamed_session_info`) and ``replay`` as recorded
+(:mod:`inspector.replay.streamed`): the same output, in a fraction of the memory, for a second read
+of the file."""
+
+
+def large_pi_file(path: str) -> bool:
+    """Is ``path`` a regular file of at least :data:`STREAM_BYTES` that looks like a pi session?
+    False for anything that cannot be read (the load then says what is wrong, as for every command)."""
+    from ..importers import HEAD_BYTES, detect_format
+
+    try:
+        with open_regular(Path(path)) as f:
+            return os.fstat(f.fileno()).st_size >= STREAM_BYTES and detect_format(f.read(HEAD_BYTES)) == "pi"
+    except (OSError, SessionLoadError):
+        return False
+
+
 def print_json(obj: Any, indent: int | None = 1) -> None:
     # ensure_ascii keeps lone surrogates (possible in JS strings) printable.
     sys.stdout.write(json.dumps(obj, indent=indent, ensure_ascii=True) + "\n")
+
+
+def print_json_streamed(obj: dict[str, Any], indent: int = 1, chunk: int = 1000) -> None:
+    """:func:`print_json` of a dict whose values may be iterators, each written as the list it
+    yields, an item at a time (the same text; a replay's steps are never all in memory at once)."""
+
+    def dumps(v: Any, depth: int) -> str:
+        text = json.dumps(v, indent=indent, ensure_ascii=True)
+        return text.replace("\n", "\n" + " " * (indent * depth))  # JSON text has no raw newline but these
+
+    out = sys.stdout.write
+    out("{")
+    for n, (key, value) in enumerate(obj.items()):
+        out(("," if n else "") + "\n" + " " * indent + json.dumps(key, ensure_ascii=True) + ": ")
+        if not isinstance(value, Iterator):
+            out(dumps(value, 1))
+            continue
+        pad, parts, empty = "\n" + " " * (indent * 2), [], True
+        for item in value:
+            parts.append(("[" if empty else ",") + pad + dumps(item, 2))
+            empty = False
+            if len(parts) >= chunk:
+                out("".join(parts))
+                parts = []
+        out("".join(parts) + ("[]" if empty else "\n" + " " * indent + "]"))
+    out("\n}\n" if obj else "}\n")
 
 
 def print_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:

@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
-from ..importers import HEAD_BYTES, detect_format
 from ..info import SessionInfo, session_info, streamed_session_info
-from ..safeio import open_regular
 from ..session.loader import SessionLoadError, load_skeleton
-from .base import EXIT_FAILED, Command, checked_leaf, fail, load_or_exit, print_json
+from .base import EXIT_FAILED, Command, checked_leaf, fail, large_pi_file, load_or_exit, print_json
 from .options import add_counters, add_json, add_leaf, add_session
-
-STREAM_BYTES = 64 * 1024**2
-"""A pi v3 file at least this large is summarised without holding its messages
-(:func:`~inspector.info.streamed_session_info`: the same summary, in a fraction of the memory,
-for a second read of the file)."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,12 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _streamed(args: argparse.Namespace) -> SessionInfo | None:
     """The summary of a large pi v3 file from its skeleton and a second read; None for any other file."""
-    try:
-        with open_regular(Path(args.session)) as f:
-            if os.fstat(f.fileno()).st_size < STREAM_BYTES or detect_format(f.read(HEAD_BYTES)) != "pi":
-                return None
-    except (OSError, SessionLoadError):
-        return None  # the load says what is wrong, as for every command
+    if not large_pi_file(args.session):
+        return None
     try:
         skeleton = load_skeleton(args.session)
         if skeleton is None:

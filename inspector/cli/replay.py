@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 
 from ..cache import CacheReport, cache_replay
+from ..cache.report import FactsReader, remember_facts
 from ..policies import POLICIES
 from ..replay import Replay, ReplaySettings, replay
+from ..replay.streamed import load_for_replay, streamable, streamed_replay
 from ..replay_report import replay_table
+from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
-from .base import Command, load_or_exit, print_csv, print_json
+from .base import EXIT_FAILED, Command, fail, large_pi_file, load_or_exit, print_csv, print_json_streamed
 from .options import add_cache, add_json, add_replay, replay_settings
 
 SHOWN_EVENTS = ("compaction", "overflow", "branch_summary", "compaction_skipped")
@@ -25,12 +28,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    session = load_or_exit(args.session)
-    settings = replay_settings(args, session)
-    r = replay(session, settings)
+    got = _streamed(args)
+    if got is None:
+        session = load_or_exit(args.session)
+        settings = replay_settings(args, session)
+        r = replay(session, settings)
+    else:
+        session, settings, r = got
     report = cache_replay(r, model="auto", retention=args.cache_retention) if args.cache == "model" else None
     if args.json:
-        print_json(report.annotate(r.as_dict()) if report else r.as_dict(), indent=1)
+        d = r.as_dict(lazy=True)
+        print_json_streamed(report.annotate(d) if report else d)
     elif args.csv:
         print_csv(*replay_table(r, messages=True))
     else:
@@ -38,6 +46,32 @@ def run(args: argparse.Namespace) -> int:
         if report is not None:
             print_cache(report)
     return 0
+
+
+def _streamed(args: argparse.Namespace) -> tuple[Session, ReplaySettings, Replay] | None:
+    """The replay of a large pi v3 file from its skeleton and a second read
+    (:mod:`inspector.replay.streamed`: the same replay, without holding the messages); None for any
+    other file or a replay that reads messages again (then the session is loaded)."""
+    if args.csv or args.set or args.compaction != "recorded" or args.strategy != "none":
+        return None
+    if args.counter not in ("pi", "tiktoken") or not large_pi_file(args.session):
+        return None
+    try:
+        skeleton = load_for_replay(args.session)
+        if skeleton is None:
+            return None
+        settings = replay_settings(args, skeleton.session)
+        if not streamable(settings):
+            return None
+        facts = FactsReader() if args.cache == "model" else None  # the answers, for the cache model
+        r = streamed_replay(skeleton, settings, facts.add if facts is not None else None)
+    except SessionLoadError as e:
+        fail(str(e), EXIT_FAILED)
+    if r is None:
+        return None
+    if facts is not None:
+        remember_facts(skeleton.session, facts.facts())
+    return skeleton.session, settings, r
 
 
 def print_cache(c: CacheReport) -> None:

@@ -82,14 +82,25 @@ class SimulatedPath:
 
     entries: list[AnyEntry] = field(default_factory=list)
     indexes: list[int | None] = field(default_factory=list)
-    positions: dict[str, int] = field(default_factory=dict)
-    """First position of each id on the path."""
     simulated: int = 0
     """How many simulated entries (index None) the path holds."""
+    _positions: dict[str, int] = field(default_factory=dict, repr=False)
+    _indexed: int = 0
+
+    @property
+    def positions(self) -> dict[str, int]:
+        """First position of each id on the path: indexed when first asked for (at a compaction),
+        then kept up to date from where it was (a path that never compacts never holds it: a
+        2,000,000-entry flood's would take ~70 bytes an entry)."""
+        entries, first = self.entries, self._positions
+        for k in range(self._indexed, len(entries)):
+            eid = entries[k].id
+            if isinstance(eid, str):
+                first.setdefault(eid, k)
+        self._indexed = len(entries)
+        return first
 
     def append(self, entry: AnyEntry, index: int | None) -> None:
-        if isinstance(entry.id, str):
-            self.positions.setdefault(entry.id, len(self.entries))
         self.entries.append(entry)
         self.indexes.append(index)
         self.simulated += index is None

@@ -31,7 +31,8 @@ The package, in the order a replay uses it: :mod:`.settings` (what a replay depe
 :mod:`.summaries` (summaries and their cache), :mod:`.rereads` (the re-read tracker),
 :mod:`.run` (the engine: one run object, one method per step of a model call), :mod:`.results`
 (steps, typed events, metrics, the replay), :mod:`.sweep` (grids, agents side by side),
-:mod:`.query` (pruning at one point of a session).
+:mod:`.query` (pruning at one point of a session), :mod:`.streamed` (the as-recorded replay of a large
+pi file from its skeleton and a second read, without holding its messages).
 """
 
 from __future__ import annotations

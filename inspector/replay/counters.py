@@ -119,6 +119,19 @@ def session_counter(session: Session, name: str) -> CachedCounter:
     return c
 
 
+def skeleton_counter(skeleton: Session, name: str) -> CachedCounter:
+    """The counter :func:`session_counter` gives for ``skeleton`` (a session whose messages are
+    absent: :func:`~inspector.session.loader.load_skeleton`), never primed with its stand-ins.
+    Its messages' counts are the streamed replay's (:mod:`.streamed`), by entry index."""
+    c = CachedCounter(_session_counter_base(skeleton, name))
+    c._primed = skeleton
+    with _COUNTER_LOCK:
+        if len(_COUNTER_CACHE) > 16:
+            _COUNTER_CACHE.clear()
+        _COUNTER_CACHE[(id(skeleton), name)] = (skeleton, c)
+    return c
+
+
 _WARMING: dict[tuple[int, str], weakref.ref[Session]] = {}  # weak: a warmed session is not kept alive
 
 

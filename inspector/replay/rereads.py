@@ -20,6 +20,7 @@ class RereadTracker:
         self.count = 0
         self._calls: dict[str, str] = {}  # toolCallId -> path
         self._reads: dict[str, list[int]] = {}  # path -> tool result entry indexes
+        self._paths: dict[str, str] = {}  # one string object per path (a path is read over and over)
 
     def calls(self, tool_calls: list[ToolCall], in_context: Callable[[int], bool]) -> list[Reread]:
         """The re-reads among an answer's tool calls (``in_context``: is an entry still in the
@@ -29,6 +30,7 @@ class RereadTracker:
             if tc.name in READ_TOOLS and isinstance(tc.arguments, dict):
                 p = tc.arguments.get("path")
                 if isinstance(p, str) and p:
+                    p = self._paths.setdefault(p, p)
                     self._calls[tc.id] = p
                     earlier = self._reads.get(p)
                     if earlier and not in_context(earlier[-1]):

@@ -320,11 +320,14 @@ class Replay:
             raise ValueError("these settings can change the replay: replay them")
         return replace(self, settings=settings)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, lazy: bool = False) -> dict[str, Any]:
+        """The replay as JSON; ``lazy``: its steps as an iterator, each made when it is read (a
+        writer that streams them holds one at a time: ``inspector replay --json``)."""
+        steps = (s.as_dict() for s in self.steps)
         return {
             "settings": self.settings.model_dump(mode="json"),
             "metrics": self.metrics.model_dump(mode="json"),
-            "steps": [s.as_dict() for s in self.steps],
+            "steps": steps if lazy else list(steps),
         }
 
 

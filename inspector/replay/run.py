@@ -100,7 +100,7 @@ class ReplayRun:
             summaries if summaries is not None else SummaryCache()
         )
         self.usage_mode = settings.counter == "usage"
-        self.counter = session_counter(session, settings.counter)
+        self.counter = self._counter()
         self.strategy = effective_strategy(settings, session)
         self.runner = make_runner(
             self.strategy,
@@ -114,8 +114,8 @@ class ReplayRun:
         )
         self.window = settings.context_window
         self.path = session.path(settings.leaf)
-        self.price = input_price_per_token(session)
-        self.ctx = RunningContext(self.counter)
+        self.price = self._price()
+        self.ctx = self._context()
         self.sim = SimulatedPath()  # the path as pi would see it (what-if: simulated compactions)
         self.trigger = Trigger()
         self.rereads = RereadTracker()
@@ -123,8 +123,20 @@ class ReplayRun:
         self.pending: list[Event] = []
         self.new_prompt = True
         self.steps: list[Step] = []
+        self.recorded_costs: list[Any] = []  # each answer's recorded usage.cost.total (answers with usage)
         self.summaries: list[dict[str, Any]] = []
         self.overflows = self.compactions = self.summary_tokens = 0
+        self._stop_reasons: dict[Any, Any] = {}  # one string object per stop reason, for the steps
+
+    # -- where counts, prices and the context come from (a streamed replay gives its own: .streamed) --
+    def _counter(self) -> Any:
+        return session_counter(self.session, self.settings.counter)
+
+    def _price(self) -> Callable[[Any], float]:
+        return input_price_per_token(self.session)
+
+    def _context(self) -> RunningContext:
+        return RunningContext(self.counter)
 
     def _default_summarize(self, cache: SummaryCache) -> SummaryFn:
         style = self.policy.summary_style  # each agent's policy asks for its summary the way that agent does
@@ -141,6 +153,10 @@ class ReplayRun:
             if self.progress is not None and pos % 500 == 0:
                 self.progress(pos / max(1, n_path))
             self.entry(entries[ei], ei)
+        return self.result()
+
+    def result(self) -> Replay:
+        """The replay, once the walk is done."""
         if self.progress is not None:
             self.progress(1.0)
         return Replay(
@@ -153,7 +169,11 @@ class ReplayRun:
             time.perf_counter() - self.t0,
         )
 
-    def entry(self, e: AnyEntry, ei: int) -> None:
+    def entry(self, e: AnyEntry, ei: int, whole: AnyEntry | None = None) -> None:
+        """Entry ``ei`` of the path joins the replay. ``whole``: the same entry with its message,
+        when ``e`` is a skeleton's (:mod:`.streamed`): the replay reads the message from it and
+        keeps ``e``."""
+        w = e if whole is None else whole
         if isinstance(e, CompactionEntry):
             if self.policy.as_recorded:
                 self.recorded_compaction(e, ei)
@@ -163,8 +183,9 @@ class ReplayRun:
         self.sim.append(e, ei)
         if isinstance(e, BranchSummaryEntry) and e.summary:
             self.pending.append(BranchSummary(ei, self.counter.count_text(e.summary)))
-        if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
-            self.model_call(e.message, ei)
+        if isinstance(w, MessageEntry) and isinstance(w.message, AssistantMessage):
+            kept = e.message if whole is not None and isinstance(e, MessageEntry) else None
+            self.model_call(w.message, ei, kept)
             return
         cm = _context_message(e)
         if cm is not None:
@@ -172,7 +193,9 @@ class ReplayRun:
             if isinstance(cm, UserMessage):
                 self.new_prompt = True
             if isinstance(cm, ToolResultMessage):
-                self.rereads.result(cm, ei)
+                result = cm if whole is None else _context_message(whole)
+                if isinstance(result, ToolResultMessage):
+                    self.rereads.result(result, ei)
 
     def recorded_compaction(self, e: CompactionEntry, ei: int) -> None:
         """As recorded: the context becomes pi's ``buildSessionContext`` after the compaction entry."""
@@ -200,7 +223,8 @@ class ReplayRun:
         )
 
     # -- one model call -------------------------------------------------------------------------------
-    def model_call(self, m: AssistantMessage, ei: int) -> None:
+    def model_call(self, m: AssistantMessage, ei: int, kept: Any = None) -> None:
+        """The call answered by ``m`` (``kept``: what the context keeps in its place, if not ``m``)."""
         k = len(self.steps)
         state_before = self.prune_state
         call, res, tokens = self.prune(k, state_before, m.timestamp)
@@ -217,7 +241,7 @@ class ReplayRun:
         if self.usage_mode:
             tokens = self.usage_tokens(seg, length)
         self.record_step(m, ei, k, tokens, before, pruned_items, (seg, length, state_before, call))
-        self.after_answer(m, ei, k, tokens)
+        self.after_answer(m, ei, k, tokens, kept)
 
     def prune(self, k: int, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
         """Prune the current context for call ``k``: (call info, outcome or None, tokens)."""
@@ -277,11 +301,15 @@ class ReplayRun:
     ) -> None:
         seg, length, state, call = pinned
         rin, rtot = recorded_usage(m)
+        if m.usage is not None:
+            self.recorded_costs.append(clamp((m.usage.cost or {}).get("total", 0) or 0))
         self.steps.append(
             Step(
                 step=k,
                 entry_index=ei,
-                stop_reason=m.stopReason,
+                stop_reason=self._stop_reasons.setdefault(m.stopReason, m.stopReason)
+                if isinstance(m.stopReason, str)
+                else m.stopReason,
                 tokens=tokens,
                 tokens_before_pruning=before,
                 recorded_input=rin,
@@ -300,9 +328,9 @@ class ReplayRun:
         self.pending = []
         self.new_prompt = False
 
-    def after_answer(self, m: AssistantMessage, ei: int, k: int, tokens: int) -> None:
+    def after_answer(self, m: AssistantMessage, ei: int, k: int, tokens: int, kept: Any = None) -> None:
         """The answer joins the context; a simulated policy may compact now."""
-        self.ctx.add(ContextMessage(m, ei))
+        self.ctx.add(ContextMessage(m if kept is None else kept, ei))
         if not self.policy.simulated:
             return
         do, reason = self.policy.after_answer(
@@ -377,14 +405,9 @@ class ReplayRun:
 
     # -- the totals -----------------------------------------------------------------------------------
     def metrics(self) -> Metrics:
-        steps, entries = self.steps, self.session.entries
+        steps, rec_costs = self.steps, self.recorded_costs
         n = len(steps)
         totals = [s.tokens for s in steps]
-        rec_costs = [
-            clamp((entries[s.entry_index].message.usage.cost or {}).get("total", 0) or 0)  # type: ignore[union-attr]
-            for s in steps
-            if entries[s.entry_index].message.usage is not None  # type: ignore[union-attr]
-        ]
         rec_inputs = [s.recorded_input for s in steps if s.recorded_input is not None]
         return Metrics(
             steps=n,

@@ -101,6 +101,13 @@ def answers(session: Session) -> Answers:
     return hit
 
 
+def read_answers(entries: Sequence[Any]) -> Answers:
+    """The answers among ``entries`` and their recorded usage, not memoised (a caller that reads a
+    file a chunk of entries at a time: :class:`inspector.cache.report.FactsReader`); ``index`` is
+    their positions in ``entries``."""
+    return _read(entries)
+
+
 _USAGE = attrgetter("input", "cacheRead", "cacheWrite", "output", "cost")
 _NONE5 = (None, None, None, None, None)
 

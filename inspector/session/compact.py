@@ -119,18 +119,24 @@ _STAND_INS: dict[type, Any] = {
 """One empty message per known role: what a skeleton entry holds in place of its message."""
 
 
-def skeleton(e: Any) -> Any:
+def is_stand_in(m: Any) -> bool:
+    """Is ``m`` the shared empty message a skeleton entry holds in place of its own?"""
+    return _STAND_INS.get(type(m)) is m
+
+
+def skeleton(e: Any, timestamp: bool = True) -> Any:
     """A message entry without its message: the same id, parent, timestamp and fields set, and in
     place of the message a shared empty message of its role (its ``role`` is the message's, as
     the role decides the class). For a pass that needs the tree and each entry's kind but not the
     messages (:func:`inspector.session.loader.load_skeleton`); never a session's real entries.
-    Any other entry (and a message of a role pi does not know): :func:`compact`."""
+    Any other entry (and a message of a role pi does not know): :func:`compact`. ``timestamp=False``:
+    the message entry's timestamp is left out too (None)."""
     stand_in = _STAND_INS.get(type(e.message)) if type(e) is MessageEntry else None
     if stand_in is None:
         return compact(e)
     new = _new(MessageEntry)
     for k in ("id", "parentId", "timestamp", "type"):
-        _set(new, k, getattr(e, k))
+        _set(new, k, getattr(e, k) if timestamp or k != "timestamp" else None)
     _set(new, "message", stand_in)
     _set(new, "__pydantic_fields_set__", e.__pydantic_fields_set__)
     _set(new, "__pydantic_extra__", e.__pydantic_extra__)

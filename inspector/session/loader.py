@@ -26,8 +26,9 @@ import dataclasses
 import json
 import os
 from array import array
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -130,20 +131,32 @@ def load_session(
 
 
 def load_skeleton(
-    path: str | os.PathLike[str], *, max_bytes: int | None = None, max_line_bytes: int | None = None
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int | None = None,
+    max_line_bytes: int | None = None,
+    visit: Callable[[Any], None] | None = None,
+    timestamps: bool = True,
 ) -> Session | None:
     """:func:`load_session` of a pi v3 file, each message entry kept as a skeleton (no message:
     :func:`inspector.session.compact.skeleton`): the tree, the entries' kinds, every other entry
     and all the load issues, in a fraction of the memory. For a caller that then reads the
     messages it needs with :func:`stream_session` (``inspector info`` on a large file). None for
     a file that is no pi v3 session (load it instead). Never give it where a session's messages
-    are read."""
+    are read. ``visit`` sees each entry whole, in file order, before it loses its message (what a
+    caller gathers from the messages in the same read: :mod:`inspector.replay.streamed`);
+    ``timestamps=False`` leaves out the message entries' timestamps too (~70 bytes an entry, for a
+    caller that reads them from its own second read)."""
     max_bytes, max_line_bytes = _limits(max_bytes, max_line_bytes)
     p = Path(path)
     try:
         with _open_checked(p, max_bytes) as f:
             s = _parse_lines(
-                _read_lines(f, max_line_bytes), source=str(p), max_line_bytes=max_line_bytes, skeleton=True
+                _read_lines(f, max_line_bytes),
+                source=str(p),
+                max_line_bytes=max_line_bytes,
+                skeleton=partial(skeleton_entry, timestamp=timestamps),
+                visit=visit,
             )
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
@@ -286,10 +299,13 @@ def _parse_lines(
     *,
     source: str | None,
     max_line_bytes: int,
-    skeleton: bool = False,
+    skeleton: Callable[[Any], Any] | None = None,
+    visit: Callable[[Any], None] | None = None,
 ) -> Session:
     with gc_paused(freeze=True):
-        return _parse_lines_inner(raw_lines, source=source, max_line_bytes=max_line_bytes, skeleton=skeleton)
+        return _parse_lines_inner(
+            raw_lines, source=source, max_line_bytes=max_line_bytes, skeleton=skeleton, visit=visit
+        )
 
 
 _SKIP = object()
@@ -476,7 +492,8 @@ def _parse_lines_inner(
     *,
     source: str | None,
     max_line_bytes: int,
-    skeleton: bool = False,
+    skeleton: Callable[[Any], Any] | None = None,
+    visit: Callable[[Any], None] | None = None,
 ) -> Session:
     reader = _Objects(max_line_bytes)
     issues = reader.issues
@@ -489,8 +506,8 @@ def _parse_lines_inner(
     lines = array("q")  # 8 bytes a line number, not an int object each
     compact = Compactor()  # each entry stored without per-model dicts, as soon as it is validated
     numbers: list[LoadIssue] | None = None
-    if skeleton:  # messages dropped: their out-of-range numbers are noted first
-        compact, numbers = skeleton_entry, []  # type: ignore[assignment]
+    if skeleton is not None:  # messages dropped: their out-of-range numbers are noted first
+        compact, numbers = skeleton, []  # type: ignore[assignment]
     for n, value in reader.scan(raw_lines):
         if first is None:
             first = (n, value)
@@ -502,6 +519,8 @@ def _parse_lines_inner(
                 issues.append(_extra_header(n))
                 continue
             e = _to_entry(value, n, len(entries), issues)
+            if visit is not None:
+                visit(e)
             if numbers is not None:
                 k = len(entries)
                 numbers += [dataclasses.replace(i, entry_index=k) for i in number_issues((e,), (n,))]
