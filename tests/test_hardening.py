@@ -385,3 +385,32 @@ def test_app_pages_survive_edge_values(tmp_path, monkeypatch, seed: int) -> None
         edge_mutate(rich_base_lines(), random.Random(seed)), encoding="utf-8", errors="surrogatepass"
     )
     assert check_app(str(p)) is None
+
+
+def test_fuzz_finds_of_2026_11_26(tmp_path) -> None:
+    """Two inputs the 100k fuzz run of 2026-11-26 broke (seed 2611): a compaction whose
+    ``details.modifiedFiles`` is a number (retention, through ``doctor``), and a message timestamp
+    that is a 400-digit integer (the turn-aware strategy ordered requests by it)."""
+    lines = [json.loads(x) for x in base_lines()]
+    comp = next(x for x in lines if x["type"] == "compaction")
+    comp["details"] = {"readFiles": ["a.py"], "modifiedFiles": 1.5}
+    for x in lines:
+        if x["type"] == "message":
+            x["message"]["timestamp"] = 10**400
+    p = tmp_path / "finds.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    for argv in (
+        ["doctor", str(p)],
+        ["doctor", str(p), "--json"],
+        ["prune", str(p), "--strategy", "turn-aware"],
+    ):
+        assert check_command(argv) is None, argv
+
+
+def test_a_compaction_s_file_lists_keep_only_names() -> None:
+    from inspector.retention import _file_lists
+
+    class S:
+        entries = [type("E", (), {"details": {"readFiles": ["a.py", 3], "modifiedFiles": 1.5}})()]
+
+    assert _file_lists(S(), 0) == (("a.py",), ())

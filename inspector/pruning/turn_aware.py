@@ -52,6 +52,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ContextMessage
+from ..numbers import finite_ms
 from ..session.models import CustomMessage, TextContent
 from ..tokens import estimate_tokens
 from .base import CallInfo, Plan, PruneResult, Strategy, pi_estimate, result_text, with_text
@@ -174,8 +175,9 @@ def render_packet(ledger: dict[str, list[str]]) -> str:
 
 
 def _timestamp(m: Any) -> float:
-    ts = getattr(m, "timestamp", None)
-    return float(ts) if isinstance(ts, (int, float)) else 0.0
+    """A message's time (ms) for ordering; 0.0 when it has none or it is not a finite number."""
+    ts = finite_ms(getattr(m, "timestamp", None))
+    return ts if ts is not None else 0.0
 
 
 def _user_text(m: Any) -> str:

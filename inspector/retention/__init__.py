@@ -80,10 +80,12 @@ def _file_lists(session: Any, ei: int | None) -> tuple[tuple[str, ...], tuple[st
     rf, mf = details.get("readFiles"), details.get("modifiedFiles")
     if not isinstance(rf, list) and not isinstance(mf, list):
         return None
-    return (
-        tuple(str(x) for x in rf or () if isinstance(x, str)),
-        tuple(str(x) for x in mf or () if isinstance(x, str)),
-    )
+    return _names(rf), _names(mf)
+
+
+def _names(v: Any) -> tuple[str, ...]:
+    """The file names a ``details`` list holds (anything else in it, or a value that is not a list, names none)."""
+    return tuple(str(x) for x in v if isinstance(x, str)) if isinstance(v, list) else ()
 
 
 def spans(replay: Any) -> list[Span]:
