@@ -659,3 +659,18 @@ def test_each_rules_split_follows_its_documented_arithmetic():
                 for warm in (True, False):
                     for tail in (0, 7, 5_000):
                         assert r.split(prompt, reusable, warm, tail) == plain(r, prompt, reusable, warm, tail)
+
+
+def test_answers_classes_see_subclasses_as_their_base():
+    """The answers' walk reads classes at C speed; a subclass of an entry or message class (none in
+    the engine today) still counts as its base."""
+    from inspector.session.answers import _classes
+    from inspector.session.models import UserMessage
+
+    class Sub(UserMessage):
+        pass
+
+    m = Sub(role="user", content="hi", timestamp=1)
+    a = AssistantMessage(role="assistant", content=[], timestamp=2)
+    assert _classes([a, m, "x"], (AssistantMessage, UserMessage)) == [AssistantMessage, UserMessage, None]
+    assert _classes([a, "x"], (AssistantMessage, UserMessage)) == [AssistantMessage, str]

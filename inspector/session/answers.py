@@ -145,43 +145,26 @@ def _columns(rows: list[tuple[Any, ...]], n: int) -> tuple[list[Any], ...]:
 def _walk(entries: Sequence[Any]) -> tuple[list[int], list[Any], list[int]]:
     """(entry index of each answer, the answers, entry indexes of the user messages and custom
     message entries) in one pass over the entries' classes."""
-    kinds: list[type | None] = list(map(type, entries))
-    if any(
-        k not in _KNOWN and issubclass(k, (MessageEntry, CustomMessageEntry))
-        for k in set(kinds)
-        if k is not None
-    ):
-        kinds = [
-            MessageEntry
-            if isinstance(e, MessageEntry)
-            else CustomMessageEntry
-            if isinstance(e, CustomMessageEntry)
-            else None
-            for e in entries
-        ]
+    kinds = _classes(entries, (MessageEntry, CustomMessageEntry))
     at = [i for i, k in enumerate(kinds) if k is MessageEntry]
     msgs = list(map(_MESSAGE, map(entries.__getitem__, at)))
-    roles: list[type | None] = list(map(type, msgs))
-    if any(
-        r not in _KNOWN and issubclass(r, (AssistantMessage, UserMessage))
-        for r in set(roles)
-        if r is not None
-    ):
-        roles = [
-            AssistantMessage
-            if isinstance(m, AssistantMessage)
-            else UserMessage
-            if isinstance(m, UserMessage)
-            else None
-            for m in msgs
-        ]
+    roles = _classes(msgs, (AssistantMessage, UserMessage))
     answer = [k for k, r in enumerate(roles) if r is AssistantMessage]
     asked = [at[k] for k, r in enumerate(roles) if r is UserMessage]
     custom = [i for i, k in enumerate(kinds) if k is CustomMessageEntry]
     return [at[k] for k in answer], [msgs[k] for k in answer], sorted(asked + custom) if custom else asked
 
 
-_KNOWN = frozenset({MessageEntry, CustomMessageEntry, AssistantMessage, UserMessage})
+def _classes(objs: Sequence[Any], bases: tuple[type, ...]) -> list[type | None]:
+    """Each object's class, where ``is`` one of ``bases`` tells whether it is an instance of that
+    base: its own class (one pass at C speed), unless a subclass of a base is among them; then the
+    base it is an instance of, or None."""
+    kinds: list[type | None] = list(map(type, objs))
+    if any(k not in bases and issubclass(k, bases) for k in set(kinds) if k is not None):
+        return [next((b for b in bases if isinstance(o, b)), None) for o in objs]
+    return kinds
+
+
 _MESSAGE = attrgetter("message")
 _USAGE_OF = attrgetter("usage")
 
