@@ -317,7 +317,7 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
             map(list, zip(*[facts[s.entry_index] for s in base], strict=True)) if base else ([],) * 8
         )
         prompts = [int(rin or 0) for rin in recorded]
-        hidden = _partial_reads(prompts, reads)
+        hidden = partial_reads(prompts, reads)
         fit = replace(
             fit,
             tail=tails_of(fams, prompts, reads, inputs),
@@ -327,16 +327,11 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
     return memo[key]
 
 
-def partial_reads(calls: Sequence[tuple[int, int | None]]) -> int | None:
+def partial_reads(prompts: Sequence[int], reads: Sequence[int | None]) -> int | None:
     """The hidden prefix as the session's own cache saw it: the median of the recorded reads that
     stopped well short of the previous prompt (a compaction or a change kept only the system prompt
-    and tools cached), when at least two calls show one; else None (the size fit's estimate). Each
-    call is (prompt, recorded read)."""
-    return _partial_reads([p for p, _ in calls], [r for _, r in calls])
-
-
-def _partial_reads(prompts: Sequence[int], reads: Sequence[int | None]) -> int | None:
-    """:func:`partial_reads` over the calls' columns."""
+    and tools cached), when at least two calls show one; else None (the size fit's estimate). The
+    calls' prompts and recorded reads, in order."""
     got = [
         r for p0, r in zip(prompts, reads[1:], strict=False) if r is not None and p0 and 1024 <= r < 0.6 * p0
     ]
