@@ -626,17 +626,10 @@ def remember_facts(session: Session, facts: _Facts) -> None:
     _FACTS[session] = facts
 
 
-_ANSWER_FIELDS = attrgetter(
-    "timestamp",
-    "message.timestamp",
-    "message.provider",
-    "message.api",
-    "message.model",
-    "message.__pydantic_extra__",
-    "message.content",
-)
-"""What the cache model reads of each answer's entry besides its usage (each entry and its message
-visited once: the cost is in reaching them)."""
+_ANSWER_FIELDS = attrgetter("timestamp", "provider", "api", "model", "__pydantic_extra__", "content")
+"""What the cache model reads of each answer besides its usage (each message visited once: the
+cost is in reaching them); of its entry, only the entry's ``timestamp``."""
+_STAMP = attrgetter("timestamp")
 
 
 class _Columns:
@@ -660,8 +653,9 @@ class _Columns:
         """Answers ``got`` (of the entries ``entries``, at entry indexes ``idx``), after those added
         before; returns their contents."""
         num = got.numbers()
-        stamps, started, providers, apis, models, extras, contents = (
-            map(list, zip(*map(_ANSWER_FIELDS, entries), strict=True)) if entries else ([],) * 7
+        stamps = list(map(_STAMP, entries))
+        started, providers, apis, models, extras, contents = (
+            map(list, zip(*map(_ANSWER_FIELDS, got.messages), strict=True)) if entries else ([],) * 6
         )
         inputs, reads, writes = num.counts
         names = [x or "" for x in models]
@@ -1124,43 +1118,78 @@ def cache_replay(
         return _cache_replay(replay, session, model, retention)
 
 
-def _model_terms(
-    m: Any,
-    model: str,
-    retention: str,
-    long: frozenset[str],
-    fit: Any,
-    recorded: dict[Any, Any],
-    rules: dict[str, CacheRule],
-    rates: dict[str, Rates],
-) -> tuple[CacheRule, Rates, int, tuple[int, float] | None]:
-    """One answering model's rule and rates (recorded in ``rules`` / ``rates``), fitted tail, and
-    long-context threshold and multiplier."""
-    name = m.model or ""
-    rule = rules[name] = rule_for(m, model, retention, long)
-    rate = rates[name] = rates_for(
-        name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded.get(name)
-    )
-    return rule, rate, fit.tail_of(rule.family), long_context(name)
+class _Terms(NamedTuple):
+    """How one answering model's calls are priced (looked up once per model a replay meets)."""
+
+    rule: CacheRule
+    rate: Rates
+    tail: int
+    """The fitted uncached tail of the rule's family."""
+    tiered: tuple[int, float] | None
+    """The model's long-context threshold and multiplier (:func:`long_context`)."""
+    ttl: float
+    family: str
+    enabled: bool
+    writes: bool
+    split: Callable[..., tuple[int, int, int]]
+    """:func:`splitter` of the rule."""
 
 
-def _long_rates(
-    name: str, rule: CacheRule, rate: Rates, threshold: int, recorded: dict[Any, Any], rates: dict[str, Rates]
-) -> Rates:
-    """The model's long-context rates (made once, kept in ``rates`` under their own name)."""
-    key = f"{name} (prompts over {threshold:,})"
-    got = rates.get(key)
-    if got is None:
-        got = rates[key] = rates_for(
-            name,
-            rule.family,
-            rule.read_multiplier,
-            rule.write_multiplier,
-            recorded.get((name, LONG)),
-            LONG,
-            rate,
+class _Pricing:
+    """What pricing one replay reads once: the session's facts and size fit, the rules and rates
+    (:attr:`rules` and :attr:`rates`, as the report lists them) and the terms of each answering
+    model, made when the replay first meets it."""
+
+    def __init__(self, replay: Any, session: Session, model: str, retention: str) -> None:
+        if model not in MODELS:
+            raise ValueError(f"unknown cache model {model!r}; choose one of {', '.join(MODELS)}")
+        if retention not in RETENTIONS:
+            raise ValueError(f"unknown cache retention {retention!r}; choose one of {', '.join(RETENTIONS)}")
+        self.model, self.retention = model, retention
+        self.fit, self.long = session_fit(replay) if replay.steps else (UNFITTED, frozenset[str]())
+        self.anchored = as_recorded(replay)
+        self.facts = session_facts(session)
+        self.shared = _Shared(replay)
+        self.rules: dict[str, CacheRule] = {}
+        self.rates: dict[str, Rates] = {}
+        self.terms: dict[str, _Terms] = {}
+
+    def terms_of(self, name: str, answer: Any) -> _Terms:
+        """The terms of model ``name`` (``answer``: a message it gave), made and kept."""
+        rule = self.rules[name] = rule_for(answer, self.model, self.retention, self.long)
+        rate = self.rates[name] = rates_for(
+            name, rule.family, rule.read_multiplier, rule.write_multiplier, self.facts.rates.get(name)
         )
-    return got
+        got = self.terms[name] = _Terms(
+            rule,
+            rate,
+            self.fit.tail_of(rule.family),
+            long_context(name),
+            rule.ttl_seconds,
+            rule.family,
+            rule.enabled,
+            rule.writes,
+            splitter(rule),
+        )
+        return got
+
+    def long_rates(self, name: str, threshold: int) -> Rates:
+        """Model ``name``'s long-context rates (made once, kept in :attr:`rates` under their own name)."""
+        key = f"{name} (prompts over {threshold:,})"
+        got = self.rates.get(key)
+        if got is None:
+            rule, rate = self.terms[name][:2]
+            recorded = self.facts.rates.get((name, LONG))
+            got = self.rates[key] = rates_for(
+                name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded, LONG, rate
+            )
+        return got
+
+    def sizes(self, replay: Any) -> str:
+        """Where the prompts' sizes came from (:attr:`CacheReport.sizes`)."""
+        if self.anchored and any(st.recorded_input for st in replay.steps):
+            return "recorded"
+        return "fitted" if self.fit.fitted else "counted"
 
 
 def _break(k: int, st: Any, prev_st: Any, facts: Any, shared: _Shared) -> tuple[str | None, int | None, int]:
@@ -1174,42 +1203,62 @@ def _break(k: int, st: Any, prev_st: Any, facts: Any, shared: _Shared) -> tuple[
     return shared.at(k)
 
 
+def _disagrees(
+    k: int,
+    read: int,
+    rec_read: int,
+    prompt: int,
+    warm: bool,
+    idle: float | None,
+    facts: _Facts,
+    prev_prompt: int,
+    hidden: int,
+    ei: int,
+    earlier: list[tuple[int, float | None]],
+    t: float | None,
+    ttl: float,
+) -> str | None:
+    """:func:`_disagreement` of call ``k`` (entry ``ei``, requested at ``t``) in a cache replay:
+    the prompts before the previous one (``earlier``) and whether the previous answer called
+    ToolSearch are looked up only when less was read than predicted."""
+    short = rec_read < read
+    return _disagreement(
+        k,
+        read,
+        rec_read,
+        prompt,
+        warm,
+        idle,
+        facts.uses_dcp,
+        prev_prompt,
+        hidden,
+        ei in facts.interrupted,
+        partial(_alive, earlier, t, ttl) if short else (),
+        partial(facts.follows_tool_search, ei) if short else False,
+    )
+
+
 def _cache_replay(replay: Any, session: Session | None, model: str, retention: str) -> CacheReport:
-    if model not in MODELS:
-        raise ValueError(f"unknown cache model {model!r}; choose one of {', '.join(MODELS)}")
-    if retention not in RETENTIONS:
-        raise ValueError(f"unknown cache retention {retention!r}; choose one of {', '.join(RETENTIONS)}")
-    session = session or replay.session
-    fit, long = session_fit(replay) if replay.steps else (UNFITTED, frozenset[str]())
-    anchored = as_recorded(replay)
-    facts = session_facts(session)
-    recorded = facts.rates
-    rules: dict[str, CacheRule] = {}
-    rates: dict[str, Rates] = {}
-    # model → (rule, rates, fitted tail, long-context threshold and multiplier; the rule's TTL,
-    # family, whether it is on, whether it bills writes, its split)
-    per_model: dict[
-        str, tuple[CacheRule, Rates, int, tuple[int, float] | None, float, str, bool, bool, Any]
-    ] = {}
-    shared = _Shared(replay)
+    p = _Pricing(replay, session or replay.session, model, retention)
+    return CacheReport(model, retention, _priced(replay, p), p.sizes(replay), p.fit, p.rules, p.rates)
+
+
+def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
+    """Each call of ``replay`` split and priced, in order (the running state: the previous billed
+    call's prompt, tail and when it used the cache, and the prompts before it)."""
+    facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
+    answers, calls, switched = facts.models, facts.calls, facts.agent_switch
+    hidden, size = p.fit.hidden, p.fit.size
+    dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[CacheStep] = []
     prev_prompt = prev_tail = 0
-    earlier: list[tuple[int, float | None]] = []  # the prompts before the previous one and when
-    # each was used, oldest first
+    earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first
     last_t: float | None = None
-    answers, calls, steps = facts.models, facts.calls, replay.steps
-    hidden, size = fit.hidden, fit.size
     prev_st = None
-    switched = facts.agent_switch
-    dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
-    for k, st in enumerate(steps):
+    for k, st in enumerate(replay.steps):
         ei = st.entry_index
         _, rec_read, rec_write, rec_in, rec_cost, t, end, name = calls[ei]
-        got = per_model.get(name)
-        if got is None:
-            terms = _model_terms(answers[ei], model, retention, long, fit, recorded, rules, rates)
-            r0 = terms[0]
-            got = per_model[name] = (*terms, r0.ttl_seconds, r0.family, r0.enabled, r0.writes, splitter(r0))
+        got = terms.get(name) or p.terms_of(name, answers[ei])
         rule, rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
             rec_in is None and not answers[ei].content
@@ -1219,7 +1268,7 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
             continue
         prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
         if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
-            rate = _long_rates(name, rule, rate, tiered[0], recorded, rates)
+            rate = p.long_rates(name, tiered[0])
         if t is not None and last_t is not None:
             idle = t - last_t  # from when the previous request used the cache (:func:`idle_between`)
             if not idle > 0.0:
@@ -1232,13 +1281,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         reach = prev_prompt - prev_tail  # what the previous call left in the cache
         if reach < 0:
             reach = 0
-        if (
-            k
-            and not st.events
-            and prev_st is not None
-            and st._segment is prev_st._segment
-            and ei not in switched
-        ):
+        grew = not st.events and prev_st is not None and st._segment is prev_st._segment
+        if k and grew and ei not in switched:
             cause = broke = None  # the context only grew (:func:`_break`)
             common = reach
         else:
@@ -1248,61 +1292,21 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
         read, write, uncached = split(prompt, reuse, warm, tail)
         inv = None
         if k > 0 and enabled and (cause is not None or not warm):
-            inv = _invalidation(
-                rule, rate, split(prompt, reach, True, tail)[0] - read, cause, warm, broke, idle
-            )
-        rc = (
-            None
-            if rec_read is None
-            else rec_cost
-            if rec_cost is not None
-            else rate.cost(rec_read, rec_write or 0, rec_in or 0)
-        )
+            lost = split(prompt, reach, True, tail)[0] - read
+            inv = _invalidation(rule, rate, lost, cause, warm, broke, idle)
+        rc = None if rec_read is None else rec_cost
+        if rc is None and rec_read is not None:
+            rc = rate.cost(rec_read, rec_write or 0, rec_in or 0)
         dis = None
         if rec_read is not None and enabled and abs(read - rec_read) > max(dis_min, dis_share * prompt):
-            dis = _disagreement(
-                k,
-                read,
-                rec_read,
-                prompt,
-                warm,
-                idle,
-                facts.uses_dcp,
-                prev_prompt,
-                hidden,
-                ei in facts.interrupted,
-                # asked only when less was read than predicted
-                partial(_alive, earlier, t, ttl) if rec_read < read else (),
-                partial(facts.follows_tool_search, ei) if rec_read < read else False,
+            dis = _disagrees(
+                k, read, rec_read, prompt, warm, idle, facts, prev_prompt, hidden, ei, earlier, t, ttl
             )
-        out.append(
-            _new(
-                CacheStep,
-                (
-                    k,
-                    ei,
-                    family,
-                    prompt,
-                    read,
-                    write,
-                    uncached,
-                    rec_read,
-                    rec_write if writes or rec_write else (0 if rec_read is not None else None),
-                    rec_in,
-                    read * rate.read + write * rate.write + uncached * rate.input,
-                    rc,
-                    idle,
-                    inv,
-                    dis,
-                ),
-            )
-        )
+        rw = rec_write if writes or rec_write else (0 if rec_read is not None else None)
+        cost = read * rate.read + write * rate.write + uncached * rate.input
+        row = (k, ei, family, prompt, read, write, uncached, rec_read, rw, rec_in, cost, rc, idle, inv, dis)
+        out.append(_new(CacheStep, row))
         if prev_prompt:
             earlier.append((prev_prompt, last_t))
         prev_prompt, prev_tail, last_t, prev_st = prompt, tail, end if end is not None else last_t, st
-    sizes = (
-        "recorded"
-        if anchored and any(st.recorded_input for st in replay.steps)
-        else ("fitted" if fit.fitted else "counted")
-    )
-    return CacheReport(model, retention, tuple(out), sizes, fit, rules, rates)
+    return tuple(out)
