@@ -647,6 +647,26 @@ def _build(
     """The session of ``entries``: ids indexed, parents linked (pi's rules for duplicates and
     dangling links; cycles cut), issues sorted by line. ``numbers``: the out-of-range number
     issues, when they were found before the entries lost their messages (a skeleton load)."""
+    by_id = _index_ids(entries, lines, issues)
+    parents = _link_parents(entries, by_id, lines, issues)
+    _cut_cycles(parents, lines, issues)
+    issues.extend(number_issues(entries, lines) if numbers is None else numbers)
+    issues.sort(key=lambda x: (x.line is None, x.line or 0))
+    return Session(
+        header=header,
+        entries=tuple(entries),
+        lines=lines if isinstance(lines, array) else array("q", lines),  # no int object per entry
+        parents=tuple(parents),
+        issues=tuple(issues),
+        source=source,
+        original_version=version,
+        migrated=migrated,
+        by_id=by_id,
+    )
+
+
+def _index_ids(entries: list[Any], lines: Sequence[int], issues: list[LoadIssue]) -> dict[str, int]:
+    """Id → entry index; a missing id or a repeated one is an issue (pi's index keeps the last)."""
     by_id: dict[str, int] = {}
     first_seen: dict[str, int] = {}  # only ids that repeat (by_id still holds the first one then)
     for i, e in enumerate(entries):
@@ -675,7 +695,14 @@ def _build(
                 )
             )
         by_id[eid] = i
+    return by_id
 
+
+def _link_parents(
+    entries: list[Any], by_id: dict[str, int], lines: Sequence[int], issues: list[LoadIssue]
+) -> list[int]:
+    """Each entry's parent index (-1: a root); a parentId that points at no entry is an issue, and
+    that entry starts its own tree."""
     parents: list[int] = []
     for i, e in enumerate(entries):
         pid = e.parentId
@@ -698,10 +725,14 @@ def _build(
             parents.append(p)
             if pid is not entries[p].id:  # one string object for an id and the links to it
                 object.__setattr__(e, "parentId", entries[p].id)
+    return parents
 
-    # Break parentId cycles (pi would loop forever walking them).
-    state = [0] * len(entries)  # 0 new, 1 on current walk, 2 done
-    for start in range(len(entries)):
+
+def _cut_cycles(parents: list[int], lines: Sequence[int], issues: list[LoadIssue]) -> None:
+    """Break parentId cycles in place (pi would loop forever walking them): the link that closes
+    each cycle is cut, and the cycle is an issue."""
+    state = [0] * len(parents)  # 0 new, 1 on current walk, 2 done
+    for start in range(len(parents)):
         if state[start]:
             continue
         walk = []
@@ -727,17 +758,3 @@ def _build(
             )
         for w in walk:
             state[w] = 2
-
-    issues.extend(number_issues(entries, lines) if numbers is None else numbers)
-    issues.sort(key=lambda x: (x.line is None, x.line or 0))
-    return Session(
-        header=header,
-        entries=tuple(entries),
-        lines=lines if isinstance(lines, array) else array("q", lines),  # no int object per entry
-        parents=tuple(parents),
-        issues=tuple(issues),
-        source=source,
-        original_version=version,
-        migrated=migrated,
-        by_id=by_id,
-    )
