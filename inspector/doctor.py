@@ -10,7 +10,9 @@ Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
   its summary neither mentions nor lists in ``details.modifiedFiles``.
 * ``low-retention`` — a compaction that kept less than ``retention_min`` of what the branch used
   later from the span it summarised (:mod:`inspector.retention`).
-* ``context-overflow`` — a recorded call whose context (pi's usage-based count) exceeds the window.
+* ``context-overflow`` — a recorded call whose context (pi's usage-based count) exceeds the window:
+  an error when the call failed; a warning that the window set is too small when the provider
+  answered it (:mod:`inspector.window`).
 * ``file-read-many-times`` — the same path read ``read_repeat`` times or more.
 * ``reread-after-compaction`` — a path read again within a few calls after a compaction
   summarised its earlier read away.
@@ -256,7 +258,12 @@ def check_retention(session: Session, path: list[int], o: DoctorOptions) -> list
 
 
 def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
-    over = []
+    """Recorded calls whose context (pi's usage count) went over the window. A call the provider
+    answered fitted its model's window (:mod:`inspector.window`): over the window set, it says the
+    window set is smaller than the model's (a warning), not that the call overflowed. A call that
+    ended in an error over the window may be a real overflow (an error)."""
+    answered: list[tuple[int, int | float]] = []
+    failed: list[tuple[int, int | float]] = []
     for i in path:
         e = session.entries[i]
         if (
@@ -268,19 +275,34 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
                 continue
             t = clamp(calculate_context_tokens(e.message.usage))
             if t > o.context_window:
-                over.append((i, t))
-    if not over:
-        return []
-    i, t = max(over, key=lambda x: x[1])
-    return [
-        _f(
-            session,
-            "context-overflow",
-            "error",
-            f"{len(over)} call(s) used more than the {o.context_window:,}-token window (largest {t:,.0f} at entry {i})",
-            [x[0] for x in over[:20]],
+                (failed if e.message.stopReason == "error" else answered).append((i, t))
+    out = []
+    if failed:
+        i, t = max(failed, key=lambda x: x[1])
+        out.append(
+            _f(
+                session,
+                "context-overflow",
+                "error",
+                f"{len(failed)} call(s) over the {o.context_window:,}-token window ended in an error "
+                f"(largest {t:,.0f} at entry {i})",
+                [x[0] for x in failed[:20]],
+            )
         )
-    ]
+    if answered:
+        i, t = max(answered, key=lambda x: x[1])
+        out.append(
+            _f(
+                session,
+                "context-overflow",
+                "warning",
+                f"{len(answered)} call(s) used more than the {o.context_window:,}-token window set (largest "
+                f"{t:,.0f} at entry {i}), and the provider answered them: this session's model has a larger "
+                "window; check against its own (--window, or the window in the sidebar)",
+                [x[0] for x in answered[:20]],
+            )
+        )
+    return out
 
 
 def check_reads(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:

@@ -647,6 +647,39 @@ def test_the_window_a_session_records_is_offered_in_the_sidebar() -> None:
     ]  # offered only while it differs
 
 
+def test_a_window_below_what_the_provider_answered_is_flagged_with_its_bound(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No window in the file, but the provider answered a 312,658-token call: the sidebar says the
+    model's window is larger than the 200k set and offers the bound (rounded up to 313,000)."""
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    b.user("go")
+    b.assistant("x", usage=120_000)
+    b.user("more")
+    b.assistant("y", usage=312_658)
+    f = tmp_path / "big-window.jsonl"
+    f.write_text(b.text())
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
+    at = fresh()
+    at.text_input(key="local_path").set_value(str(f))
+    at.button(key="load_path").click().run()
+    assert not at.exception
+    assert any("answered a 312,658-token context" in c.value for c in at.sidebar.caption)
+    at.button(key="use_session_floor").click().run()
+    assert not at.exception
+    assert (
+        at.selectbox(key="window_preset").value == "Custom"
+        and at.number_input(key="window_custom").value == 313_000
+    )
+    assert not [b for b in at.sidebar.button if b.key == "use_session_floor"]  # the window now holds it
+    at.selectbox(key="window_preset").set_value("Claude Sonnet / Opus (200k)").run()
+    assert [b for b in at.sidebar.button if b.key == "use_session_floor"]
+    at.selectbox(key="window_preset").set_value("GPT-5 (400k)").run()
+    assert not [b for b in at.sidebar.button if b.key == "use_session_floor"]
+
+
 def test_issues_about_the_whole_file_have_an_empty_line_cell() -> None:
     at = fresh()
     at.selectbox(key="sample_choice").set_value("codex-session.jsonl").run()

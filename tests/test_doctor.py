@@ -88,6 +88,37 @@ def test_context_overflow_from_recorded_usage() -> None:
     assert "context-overflow" not in kinds(b, context_window=250001)
 
 
+def test_an_answered_call_over_the_window_says_the_window_set_is_too_small() -> None:
+    """The provider answered a 250,001-token call: the model's window is larger than 250,000, so
+    that is a warning about the window set, not an overflow (an error)."""
+    b = clean()
+    b.user("big")
+    b.assistant("x", usage=250001)
+    (f,) = [f for f in diagnose(b.session(), options=DoctorOptions(context_window=250000)).findings]
+    assert (f.kind, f.severity, f.entries) == ("context-overflow", "warning", [7])
+    assert "the provider answered them" in f.message and "250,001 at entry 7" in f.message
+
+
+def test_a_failed_call_over_the_window_is_an_overflow() -> None:
+    """A call that ended in an error over the window may be a real overflow; an aborted one is
+    left out (its usage is not what the provider saw)."""
+    b = clean()
+    b.user("big")
+    b.assistant("", usage=260000, stop="error", errorMessage="prompt is too long")
+    b.user("again")
+    b.assistant("", usage=270000, stop="aborted")
+    b.user("once more")
+    b.assistant("ok", usage=255000)
+    found = {
+        f.severity: f
+        for f in diagnose(b.session(), options=DoctorOptions(context_window=250000)).findings
+        if f.kind == "context-overflow"
+    }
+    assert sorted(found) == ["error", "warning"]
+    assert found["error"].entries == [7] and "ended in an error" in found["error"].message
+    assert found["warning"].entries == [11]
+
+
 def test_same_file_read_many_times_and_reread_after_compaction() -> None:
     b = SessionBuilder()
     b.user("go")

@@ -119,13 +119,13 @@ def _apply_agent_preset() -> None:
         set_widgets(us.agent_preset_updates(name, st.session_state.get("session_window")))
 
 
-def _use_session_window() -> None:
-    window = st.session_state.get("session_window")
-    if window:
-        preset = us.window_preset_for(window)
-        set_widgets(
-            {"window_preset": preset, **({"window_custom": int(window)} if preset == "Custom" else {})}
-        )
+WINDOW_MAX = 10_000_000
+"""The largest window the sidebar takes (its number input's limit)."""
+
+
+def _use_window(window: int) -> None:
+    preset = us.window_preset_for(window)
+    set_widgets({"window_preset": preset, **({"window_custom": int(window)} if preset == "Custom" else {})})
 
 
 def _llm_controls(sb: Any, summarizer: str) -> tuple[str | None, str | None, str | None, bool]:
@@ -214,7 +214,7 @@ def _window_box(sb: Any) -> int:
         sb.number_input(
             "Custom window (tokens)",
             1000,
-            10_000_000,
+            WINDOW_MAX,
             step=1000,
             key="window_custom",
             **_v("window_custom", 200_000),
@@ -223,8 +223,25 @@ def _window_box(sb: Any) -> int:
     recorded = st.session_state.get("session_window")
     if recorded and recorded != window:
         sb.caption(f"This session records a {recorded:,}-token window.")
-        sb.button(f"Use {recorded:,}", key="use_session_window", on_click=_use_session_window)
+        sb.button(f"Use {recorded:,}", key="use_session_window", on_click=_use_window, args=(recorded,))
+    elif not recorded:
+        _window_floor_hint(sb, window)
     return window
+
+
+def _window_floor_hint(sb: Any, window: int) -> None:
+    """When the session's answered calls went over ``window``, its model's window is larger
+    (:mod:`inspector.window`): say so, and offer the bound they prove."""
+    peak = st.session_state.get("session_window_floor")
+    if peak is None or peak.tokens <= window or peak.window_floor() > WINDOW_MAX:
+        return
+    floor = peak.window_floor()
+    sb.caption(
+        f"The provider answered a {peak.tokens:,}-token context in this session (entry "
+        f"{peak.entry_index}): its model's window is larger than {window:,}. The file does not say "
+        "how large; overflows counted against this window did not happen."
+    )
+    sb.button(f"Use {floor:,} (at least)", key="use_session_floor", on_click=_use_window, args=(floor,))
 
 
 def _pruning_box(sb: Any, window: int) -> tuple[str, dict[str, Any]]:

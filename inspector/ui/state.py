@@ -38,6 +38,7 @@ from ..replay import (
     warm_session,
 )
 from ..session.tree import LoadIssue, Session
+from ..window import answered_peak
 
 MAX_SESSIONS = 6
 MAX_REPLAYS = 32
@@ -145,7 +146,7 @@ def load_bytes(data: bytes, name: str, origin: tuple[str, str] | None = None) ->
         session = caches()["sessions"].get(digest, lambda: parse_for_display(data, name))
     if (why := _is_session(session)) is not None:
         raise NotASession(f"{name} is not a session: {why}")
-    st.session_state["session_window"] = recorded_context_window(session)
+    _remember_window(session)
     if st.session_state.get("session_digest") != digest:
         for k in ("cur_step", "leaf", "sweep", "tree_pick", "_last_pick", "focus_entry", "sum_focus"):
             st.session_state.pop(k, None)
@@ -155,6 +156,13 @@ def load_bytes(data: bytes, name: str, origin: tuple[str, str] | None = None) ->
     st.session_state["session_origin"] = origin
     caches()["meta"].put(digest, (name, origin))
     return digest
+
+
+def _remember_window(session: Session | None) -> None:
+    """What the session says of its model's window: recorded (Codex), and the bound its answered
+    calls prove (:func:`inspector.window.answered_peak`); the sidebar offers them."""
+    st.session_state["session_window"] = recorded_context_window(session) if session is not None else None
+    st.session_state["session_window_floor"] = answered_peak(session) if session is not None else None
 
 
 def current_session() -> Session | None:
@@ -207,7 +215,7 @@ def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None
                 }
             )
             s = current_session()  # the cached session just made current
-            st.session_state["session_window"] = recorded_context_window(s) if s is not None else None
+            _remember_window(s)
             return None
     data = _read_origin(ref)
     if data is None:

@@ -101,11 +101,14 @@ def _local_table(agent: str, items: list[Any]) -> None:
             if x.ref is not None:
                 from inspector.importers.discover import opencode_export
 
-                _load(opencode_export(x), f"{x.ref}.json", None)
+                done = _load(opencode_export(x), f"{x.ref}.json", None)
             else:
-                _load(sources.read_file(x.path), str(x.path), ("path", str(x.path)))
+                done = _load(sources.read_file(x.path), str(x.path), ("path", str(x.path)))
         except (OSError, KeyError, sqlite3.Error) as e:
             st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
+            done = False
+        if done:
+            st.rerun()  # the sidebar was drawn for the session open before
 
 
 def _load_local(raw: str, roots: Any = None) -> bool:
@@ -185,8 +188,8 @@ def _local_file() -> None:
         + " (set `INSPECTOR_ROOTS` to change them)."
     )
     raw = st.text_input("Path", key="local_path", placeholder="sample_sessions/long-session.jsonl")
-    if st.button("Load path", key="load_path"):
-        _load_local(raw, roots)
+    if st.button("Load path", key="load_path") and _load_local(raw, roots):
+        st.rerun()  # the sidebar was drawn for the session open before
     _local_sessions()
 
 

@@ -1,0 +1,58 @@
+"""What a session's own usage proves about its model's context window (pure).
+
+Only Codex records the window (``model_context_window``:
+:func:`inspector.importers.codex.recorded_context_window`). Every agent records each answer's
+usage, though, and a call the provider answered fitted the model's window: so the largest context
+of an answered call (pi's usage count, :func:`inspector.tokens.calculate_context_tokens`: the
+prompt with its answer) is a lower bound on the window. A call that failed or was aborted proves
+nothing (:func:`inspector.tokens.assistant_usage`: the usage pi trusts).
+
+The replay, the doctor and the app compare contexts with the window the user sets (200,000
+tokens unless told otherwise). When the session's answered calls go above it, the window set is
+smaller than the model's, and every "overflow" counted against it is one the provider did not
+see: the doctor says so, and the app offers the bound as the window.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import NamedTuple
+
+from .numbers import clamp
+from .session.models import MessageEntry
+from .session.tree import Session
+from .tokens import assistant_usage, calculate_context_tokens
+
+
+class AnsweredPeak(NamedTuple):
+    """The largest context of a call the provider answered, and the entry of that answer."""
+
+    tokens: int
+    entry_index: int
+
+    def window_floor(self) -> int:
+        """The bound as a window to offer: the peak rounded up to a whole thousand tokens."""
+        return int(math.ceil(self.tokens / 1000) * 1000)
+
+
+_MEMO: weakref.WeakKeyDictionary[Session, AnsweredPeak | None] = weakref.WeakKeyDictionary()
+
+
+def answered_peak(session: Session) -> AnsweredPeak | None:
+    """The largest context an answered call of ``session`` recorded, on any branch (the first
+    entry of the largest); None when no answer records usage (memoised per session)."""
+    if session in _MEMO:
+        return _MEMO[session]
+    best: AnsweredPeak | None = None
+    for i, e in enumerate(session.entries):
+        if not isinstance(e, MessageEntry):
+            continue
+        usage = assistant_usage(e.message)
+        if usage is None:
+            continue
+        t = int(clamp(calculate_context_tokens(usage)))
+        if t > 0 and (best is None or t > best.tokens):
+            best = AnsweredPeak(t, i)
+    _MEMO[session] = best
+    return best
