@@ -239,7 +239,7 @@ def _window_floor_hint(sb: Any, window: int) -> None:
     sb.caption(
         f"The provider answered a {peak.tokens:,}-token context in this session (entry "
         f"{peak.entry_index}): its model's window is larger than {window:,}. The file does not say "
-        "how large; overflows counted against this window did not happen."
+        "how large; the recorded calls over this window did not overflow."
     )
     sb.button(f"Use {floor:,} (at least)", key="use_session_floor", on_click=_use_window, args=(floor,))
 
