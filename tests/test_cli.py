@@ -301,3 +301,28 @@ def test_the_feature_packages_have_no_cli_modules() -> None:
         if (p.name == "cli.py" or p.name.endswith("_cli.py")) and p.parent.name != "cli"
     ]
     assert stray == []
+
+
+def test_replay_says_when_the_provider_answered_more_than_the_window(tmp_path: Path) -> None:
+    """Overflows counted against a window smaller than a context the provider answered are the
+    window's, not the session's: the text says so beside the count (not with a window that holds it)."""
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    b.user("go " + "x" * 1_400_000)  # ~350k tokens by pi's estimate
+    b.assistant("ok", usage=312_658)
+    f = tmp_path / "s.jsonl"
+    f.write_text(b.text())
+
+    def overflows(*extra: str) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["replay", str(f), "--cache", "off", *extra]) == 0
+        return next(line for line in out.getvalue().splitlines() if "overflows" in line)
+
+    said = overflows()
+    assert said.split()[1] == "1"
+    assert "the provider answered a 312,658-token context at entry" in said and "give --window" in said
+    assert overflows("--window", "400000").split() == ["overflows", "0"]
+    # the estimate is still over, but the answered context is not: the window may be right
+    assert overflows("--window", "320000").split() == ["overflows", "1"]

@@ -13,6 +13,7 @@ from ..replay_report import replay_table
 from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
+from ..window import answered_peak
 from .base import EXIT_FAILED, Command, fail, large_pi_file, load_or_exit, print_csv, print_json_streamed
 from .options import add_cache, add_json, add_replay, replay_settings
 
@@ -42,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.csv:
         print_csv(*replay_table(r, messages=True))
     else:
-        print_summary(session, settings, r)
+        # a skeleton (a streamed replay) holds no usage to bound the window with
+        note = _window_note(session, settings.context_window, r.metrics.overflows) if got is None else ""
+        print_summary(session, settings, r, note)
         if report is not None:
             print_cache(report)
     return 0
@@ -108,7 +111,7 @@ def print_cache(c: CacheReport) -> None:
     print("  (cost (input, USD) above is the blended per-token figure; --cache off shows only it)")
 
 
-def print_summary(session: Session, settings: ReplaySettings, r: Replay) -> None:
+def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflow_note: str = "") -> None:
     m = r.metrics
     pol = POLICIES[settings.compaction]
     print(
@@ -126,12 +129,24 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay) -> None
     print(f"  peak / mean context  {m.peak_context:>14,} / {m.mean_context:,.0f}")
     print(f"  compactions          {m.compactions:>14}   summary tokens {m.summary_tokens:,}")
     print(f"  tokens pruned        {m.tokens_pruned:>14,}")
-    print(f"  overflows            {m.overflows:>14}")
+    print(f"  overflows            {m.overflows:>14}{overflow_note}")
     print(f"  re-reads after prune {m.rereads:>14}")
     events = [(s, ev) for s in r.steps for ev in s.events if ev.type in SHOWN_EVENTS]
     for s, ev in events[:MAX_SHOWN]:
         detail = visible(ev.get("reason") or "", inline=True)
         print(f"  step {s.step:>5} (entry {s.entry_index}): {ev.type} {detail}".rstrip())
+
+
+def _window_note(session: Session, window: int, overflows: int) -> str:
+    """When the session's answered calls went over ``window`` (:mod:`inspector.window`): the
+    window given is smaller than its model's, said beside the overflow count."""
+    peak = answered_peak(session)
+    if not overflows or peak is None or peak.tokens <= window:
+        return ""
+    return (
+        f"   (the provider answered a {peak.tokens:,}-token context at entry {peak.entry_index}: this "
+        f"session's model has a larger window than {window:,}; give --window)"
+    )
 
 
 COMMAND = Command("replay", "replay pruning and compaction one model call at a time", add_arguments, run)
