@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
 from itertools import accumulate, chain, islice, repeat
-from operator import attrgetter, truediv
+from operator import attrgetter, itemgetter, mul, truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
@@ -312,10 +312,8 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
                 ).steps
                 recorded = [s.recorded_input for s in base]
                 fit = fit_columns([s.tokens for s in base], recorded)
-        facts = session_facts(replay.session).calls
-        fams, reads, _, inputs, _, starts, ends, _ = (
-            map(list, zip(*[facts[s.entry_index] for s in base], strict=True)) if base else ([],) * 8
-        )
+        facts = session_facts(replay.session)
+        fams, reads, _, inputs, _, starts, ends, _ = facts.picked([s.entry_index for s in base])
         prompts = [int(rin or 0) for rin in recorded]
         hidden = partial_reads(prompts, reads)
         fit = replace(
@@ -379,7 +377,7 @@ def _long_retention(
     return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
 
 
-def _milliseconds(col: list[float | None]) -> list[float | None]:
+def _milliseconds(col: Sequence[float | None]) -> list[float | None]:
     """Times in s as ms (None stays None)."""
     return [None if t is None else t * 1000 for t in col]
 
@@ -536,7 +534,8 @@ class _Facts:
         int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None, str]
     ]
     """entry index → (family, recorded read, write, input, recorded input cost, request start, when
-    the provider used the cache, model name or ""; times in s): see :func:`used_at`."""
+    the provider used the cache, model name or ""; times in s): see :func:`used_at`. Empty when
+    :attr:`columns` holds them."""
     models: Mapping[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[Any, tuple[float | None, float | None, float | None]]
@@ -551,6 +550,28 @@ class _Facts:
     called: dict[str, list[int]] | None = None
     """What :attr:`_called` says, when it was read already (a :class:`FactsReader` reads it as the
     answers pass, and keeps no content)."""
+    columns: tuple[list[Any], ...] | None = None
+    """The answers' entry indexes (increasing) and the eight columns of :attr:`calls`, in file
+    order (a loaded session's facts; None for a :class:`FactsReader`'s, held in :attr:`calls`)."""
+
+    def picked(self, entries: list[int]) -> tuple[Sequence[Any], ...]:
+        """The eight columns of :attr:`calls` at the answers ``entries`` (entry indexes), in that order."""
+        cols = self.columns
+        if cols is None:
+            rows = list(map(self.calls.__getitem__, entries))
+            return tuple(map(list, zip(*rows, strict=True))) if rows else ([],) * 8
+        if entries == cols[0]:
+            return cols[1:]
+        at = list(map(self._position.__getitem__, entries))
+        if len(at) < 2:
+            return tuple([c[k] for k in at] for c in cols[1:])
+        return tuple(map(itemgetter(*at), cols[1:]))
+
+    @cached_property
+    def _position(self) -> dict[int, int]:
+        """Entry index → the answer's position in :attr:`columns`."""
+        idx = self.columns[0] if self.columns is not None else ()
+        return dict(zip(idx, range(len(idx)), strict=True))
 
     # What the answers' tool calls say: looked up only by the few calls that need it (it visits every
     # content block of the session), once.
@@ -615,7 +636,7 @@ def session_facts(session: Session) -> _Facts:
     cols = _Columns()
     contents = cols.add(got.index, got, [entries[i] for i in got.index])
     marks = [i for i in got.asked if _interrupts(entries[i])]
-    facts = cols.facts(marks, dict(zip(got.index, got.messages, strict=True)), contents)
+    facts = cols.facts(marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents)
     _FACTS[session] = facts
     return facts
 
@@ -692,12 +713,11 @@ class _Columns:
         rate = output_rate(zip(starts, ends, outputs, strict=True))
         used = used_times(starts, ends, outputs, rate)
         floats = (self.costs, _seconds(starts), _seconds(used))
+        calls: Mapping[int, Any] = {}
         if compact:
-            calls: Mapping[int, Any] = _calls(array("q", idx), self.families, self.ints, floats, self.names)
+            calls, columns = _calls(array("q", idx), self.families, self.ints, floats, self.names), None
         else:
-            calls = dict(
-                zip(idx, zip(self.families, *self.ints, *floats, self.names, strict=True), strict=True)
-            )
+            columns = (idx, self.families, *self.ints, *floats, self.names)
         return _Facts(
             calls,
             models,
@@ -706,6 +726,7 @@ class _Columns:
             frozenset(self.switches),
             content,
             called,
+            columns,
         )
 
 
@@ -855,7 +876,7 @@ def _iso_times(col: list[Any]) -> list[float | None]:
     C-level pass, anything else stamp by stamp."""
     if col and set(map(type, col)) == {str} and all(map(str.endswith, col, repeat("Z"))):
         try:
-            return [x * 1000.0 for x in map(datetime.timestamp, map(datetime.fromisoformat, col))]
+            return list(map(mul, map(datetime.timestamp, map(datetime.fromisoformat, col)), repeat(1000.0)))
         except ValueError:
             pass
     return list(map(_iso_ms, col))
@@ -893,12 +914,11 @@ def _agent_switches(idx: list[int], extras: list[Any], last: Any = None) -> tupl
     answer's extra fields) than the last answer that named one (``last``: the agent named before
     these answers); and the last agent named."""
     out: set[int] = set()
-    for i, e in zip(idx, extras, strict=True):
-        agent = e.get("agent") if e else None
-        if isinstance(agent, str):
-            if isinstance(last, str) and agent != last:
-                out.add(i)
-            last = agent
+    named = [(i, a) for i, e in zip(idx, extras, strict=True) if e and isinstance(a := e.get("agent"), str)]
+    for i, agent in named:
+        if isinstance(last, str) and agent != last:
+            out.add(i)
+        last = agent
     return out, last
 
 
@@ -1185,6 +1205,12 @@ class _Pricing:
             )
         return got
 
+    def calls(self, steps: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        """Each step, its entry index and its answer's recorded read, write, input, input cost,
+        request start, cache use and model name (:attr:`_Facts.calls`)."""
+        entries = [st.entry_index for st in steps]
+        return zip(steps, entries, *self.facts.picked(entries)[1:], strict=True)
+
     def sizes(self, replay: Any) -> str:
         """Where the prompts' sizes came from (:attr:`CacheReport.sizes`)."""
         if self.anchored and any(st.recorded_input for st in replay.steps):
@@ -1243,30 +1269,37 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     return CacheReport(model, retention, _priced(replay, p), p.sizes(replay), p.fit, p.rules, p.rates)
 
 
+_NO_NAME = object()
+"""No model yet (:func:`_priced` looks a model's terms up when the model changes)."""
+
+
 def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     """Each call of ``replay`` split and priced, in order (the running state: the previous billed
     call's prompt, tail and when it used the cache, and the prompts before it)."""
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
-    answers, calls, switched = facts.models, facts.calls, facts.agent_switch
+    answers, switched = facts.models, facts.agent_switch
     hidden, size = p.fit.hidden, p.fit.size
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
-    out: list[CacheStep] = []
+    out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = 0
     earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first
     last_t: float | None = None
-    prev_st = None
-    for k, st in enumerate(replay.steps):
-        ei = st.entry_index
-        _, rec_read, rec_write, rec_in, rec_cost, t, end, name = calls[ei]
-        got = terms.get(name) or p.terms_of(name, answers[ei])
-        rule, rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
+    prev_st: Any = None
+    last_name: Any = _NO_NAME
+    for k, (st, ei, rec_read, rec_write, rec_in, rec_cost, t, end, name) in enumerate(p.calls(replay.steps)):
+        if name is not last_name:  # another model than the previous call's: its terms
+            got = terms.get(name) or p.terms_of(name, answers[ei])
+            rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
+            recorded_tail = anchored and family == "anthropic"  # the recorded input is the tail
+            last_name = name
+        rate = model_rate
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
             rec_in is None and not answers[ei].content
         ):
-            out.append(_new(CacheStep, (k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING))
+            out.append((k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING)
             prev_st = st
             continue
-        prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
+        prompt = int(recorded) if anchored and (recorded := st.recorded_input) else size(st.tokens)
         if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
             rate = p.long_rates(name, tiered[0])
         if t is not None and last_t is not None:
@@ -1277,18 +1310,17 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         else:
             idle = None
             warm = k > 0
-        tail = rec_in if anchored and rec_in is not None and family == "anthropic" else fitted_tail
+        tail = rec_in if recorded_tail and rec_in is not None else fitted_tail
         reach = prev_prompt - prev_tail  # what the previous call left in the cache
         if reach < 0:
             reach = 0
-        grew = not st.events and prev_st is not None and st._segment is prev_st._segment
-        if k and grew and ei not in switched:
+        if k and not st.events and st._segment is prev_st._segment and ei not in switched:
             cause = broke = None  # the context only grew (:func:`_break`)
-            common = reach
+            reuse = reach if enabled else rule.reusable(reach, reach, hidden)
         else:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
-        reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
+            reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
         read, write, uncached = split(prompt, reuse, warm, tail)
         inv = None
         if k > 0 and enabled and (cause is not None or not warm):
@@ -1297,16 +1329,19 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         rc = None if rec_read is None else rec_cost
         if rc is None and rec_read is not None:
             rc = rate.cost(rec_read, rec_write or 0, rec_in or 0)
+        gap = abs(read - rec_read) if rec_read is not None and enabled else 0
         dis = None
-        if rec_read is not None and enabled and abs(read - rec_read) > max(dis_min, dis_share * prompt):
+        if gap > dis_min and gap > dis_share * prompt:
             dis = _disagrees(
                 k, read, rec_read, prompt, warm, idle, facts, prev_prompt, hidden, ei, earlier, t, ttl
             )
         rw = rec_write if writes or rec_write else (0 if rec_read is not None else None)
         cost = read * rate.read + write * rate.write + uncached * rate.input
         row = (k, ei, family, prompt, read, write, uncached, rec_read, rw, rec_in, cost, rc, idle, inv, dis)
-        out.append(_new(CacheStep, row))
+        out.append(row)
         if prev_prompt:
             earlier.append((prev_prompt, last_t))
-        prev_prompt, prev_tail, last_t, prev_st = prompt, tail, end if end is not None else last_t, st
-    return tuple(out)
+        prev_prompt, prev_tail, prev_st = prompt, tail, st
+        if end is not None:
+            last_t = end
+    return tuple(map(_new, repeat(CacheStep), out))
