@@ -540,9 +540,9 @@ class _Facts:
     """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[Any, tuple[float | None, float | None, float | None]]
     """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
-    interrupted: frozenset[int] = frozenset()
-    """Answers preceded (since the previous answer) by an agent's interruption marker: a request
-    was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
+    marks: Sequence[int] | Callable[[], Sequence[int]] = ()
+    """The entry indexes of the agents' interruption markers (:data:`INTERRUPTED`), or what finds
+    them (a loaded session's are looked for when a call first asks :meth:`follows_interruption`)."""
     agent_switch: frozenset[int] = frozenset()
     """Answers given by another OpenCode agent than the previous answer (see :data:`AGENT_SWITCH`)."""
     content: Sequence[Any] = ()
@@ -593,6 +593,16 @@ class _Facts:
         idx = list(self.models)
         return frozenset(idx[k + 1] for k in self._called[TOOL_SEARCH] if k + 1 < len(idx))
 
+    @cached_property
+    def interrupted(self) -> frozenset[int]:
+        """Answers preceded (since the previous answer) by an agent's interruption marker: a request
+        was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
+        idx = list(self.models)
+        return frozenset(idx[k] for k in (bisect_right(idx, i) for i in _given(self.marks)) if k < len(idx))
+
+    def follows_interruption(self, entry_index: int) -> bool:
+        return entry_index in self.interrupted
+
     def uses_dcp(self) -> bool:
         return self.dcp
 
@@ -619,6 +629,12 @@ def _interrupts(e: Any) -> bool:
     return any(isinstance(t := getattr(b, "text", None), str) and t.startswith(INTERRUPTED) for b in content)
 
 
+def _markers(entries: Sequence[Any], asked: Sequence[int]) -> list[int]:
+    """The entries at ``asked`` (the user messages and custom message entries) that are an agent's
+    interruption marker."""
+    return [i for i in asked if _interrupts(entries[i])]
+
+
 _FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
 
 
@@ -635,7 +651,7 @@ def session_facts(session: Session) -> _Facts:
     got = answers(session)
     cols = _Columns()
     contents = cols.add(got.index, got, [entries[i] for i in got.index])
-    marks = [i for i in got.asked if _interrupts(entries[i])]
+    marks = partial(_markers, entries, got.asked)
     facts = cols.facts(marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents)
     _FACTS[session] = facts
     return facts
@@ -698,13 +714,14 @@ class _Columns:
 
     def facts(
         self,
-        marks: list[int],
+        marks: Sequence[int] | Callable[[], Sequence[int]],
         models: Mapping[int, Any],
         content: Sequence[Any] = (),
         called: dict[str, list[int]] | None = None,
         compact: bool = False,
     ) -> _Facts:
-        """The facts of every answer added (``marks``: the interruption markers' entry indexes;
+        """The facts of every answer added (``marks``: the interruption markers' entry indexes, or
+        what finds them;
         ``compact``: :attr:`_Facts.calls` as columns, for a file too large to hold a tuple per answer)."""
         starts, outputs, idx = self.starts, self.outputs, self.idx
         ends = [
@@ -722,7 +739,7 @@ class _Columns:
             calls,
             models,
             self.sums.rates(),
-            frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
+            marks,
             frozenset(self.switches),
             content,
             called,
@@ -1038,7 +1055,7 @@ def _disagreement(
     dcp: bool | Callable[[], bool] = False,
     previous: int | None = None,
     hidden: int = 0,
-    interrupted: bool = False,
+    interrupted: bool | Callable[[], bool] = False,
     earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
     tool_search: bool | Callable[[], bool] = False,
 ) -> str | None:
@@ -1046,7 +1063,8 @@ def _disagreement(
     not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
     gives them: only the calls that get that far look them up);
     ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`); ``dcp``: the
-    session ran the DCP plugin (each of the two may be what gives it, asked only when needed)."""
+    session ran the DCP plugin; ``interrupted``: an interruption marker came before the call (each of
+    the three may be what gives it, asked only when needed)."""
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -1055,7 +1073,7 @@ def _disagreement(
             return "the cache was already warm (an earlier request with the same system prompt and tools)"
         if not warm:
             return f"the cache outlived the modelled lifetime ({mins})"
-        if previous is not None and rec > previous and interrupted:
+        if previous is not None and rec > previous and _given(interrupted):
             return (
                 "more was read than the previous call sent: the request the user interrupted just before "
                 "(the agent's interruption marker is in the file; its usage is not) had written a longer prefix"
@@ -1075,21 +1093,26 @@ def _disagreement(
             f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
             "this agent shares, cached apart): the conversation's own entry was gone although nothing "
             "before it changed in the file (evicted, or the request went to another cache server)"
-            + (TOOL_SEARCH_NOTE if (tool_search() if callable(tool_search) else tool_search) else "")
+            + (TOOL_SEARCH_NOTE if _given(tool_search) else "")
         )
-    back = older_prefix(rec, earlier() if callable(earlier) else earlier)
+    back = older_prefix(rec, _given(earlier))
     if back is not None:
         return (
             f"the provider read the prefix the prompt of {back} calls back left: this request reached a "
             "cache copy that had not seen the calls since (OpenAI routes requests across cache servers "
             "by the prompt's prefix; its cache is best-effort)"
         )
-    if dcp() if callable(dcp) else dcp:
+    if _given(dcp):
         return DCP_CAUSE
     return (
         "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
         "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere"
     )
+
+
+def _given(v: Any) -> Any:
+    """``v``, or what ``v`` gives when it is a function (a fact looked up only when it is needed)."""
+    return v() if callable(v) else v
 
 
 OLDER_SLACK = 1024
@@ -1258,7 +1281,7 @@ def _disagrees(
         facts.uses_dcp,
         prev_prompt,
         hidden,
-        ei in facts.interrupted,
+        partial(facts.follows_interruption, ei),
         partial(_alive, earlier, t, ttl) if short else (),
         partial(facts.follows_tool_search, ei) if short else False,
     )
