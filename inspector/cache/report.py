@@ -286,12 +286,15 @@ def as_recorded(replay: Any) -> bool:
     return s.compaction == "recorded" and s.strategy in ("none", "recorded")
 
 
-def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
+def session_fit(
+    replay: Any, picked: tuple[Sequence[Any], ...] | None = None
+) -> tuple[SizeFit, frozenset[str]]:
     """The session's size fit (with each family's tail), from this replay when its compactions are
     the recorded ones (its context before pruning is then the recorded one), else from the
     as-recorded context of the same branch and counter (its sizes walked once per session,
     :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for the "usage" counter);
-    and the families whose recorded reads show the long retention (see :func:`long_retention`)."""
+    and the families whose recorded reads show the long retention (see :func:`long_retention`).
+    ``picked``: the facts of this replay's calls (:meth:`_Facts.picked`), when the caller has them."""
     from ..replay import ReplaySettings
     from ..replay import replay as run
 
@@ -312,8 +315,9 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
                 ).steps
                 recorded = [s.recorded_input for s in base]
                 fit = fit_columns([s.tokens for s in base], recorded)
-        facts = session_facts(replay.session)
-        fams, reads, _, inputs, _, starts, ends, _ = facts.picked([s.entry_index for s in base])
+        if picked is None or base is not replay.steps:
+            picked = session_facts(replay.session).picked([s.entry_index for s in base])
+        fams, reads, _, inputs, _, starts, ends, _ = picked
         prompts = [int(rin or 0) for rin in recorded]
         hidden = partial_reads(prompts, reads)
         fit = replace(
@@ -441,6 +445,10 @@ def _first_change(prev: Sequence[Any], cur: Sequence[Any]) -> int:
     return min(len(prev), len(cur))
 
 
+_TYPE = attrgetter("type")
+_PRUNES = ("pruned", "unpruned")
+
+
 class _Shared:
     """Replayed tokens each call shares with the previous call's sent context, and the entry
     where they part (None: nothing changed)."""
@@ -474,8 +482,8 @@ class _Shared:
             return "compaction", rec.get("entryIndex", first), 0
         if not cur.events:
             return None, None, prev.tokens
-        kinds = {ev.type for ev in cur.events}
-        if "pruned" not in kinds and "unpruned" not in kinds:
+        kinds = set(map(_TYPE, cur.events))
+        if kinds.isdisjoint(_PRUNES):
             return None, None, prev.tokens
         if "unpruned" not in kinds and not exact:
             return self._pruned(cur, prev)
@@ -1189,9 +1197,12 @@ class _Pricing:
         if retention not in RETENTIONS:
             raise ValueError(f"unknown cache retention {retention!r}; choose one of {', '.join(RETENTIONS)}")
         self.model, self.retention = model, retention
-        self.fit, self.long = session_fit(replay) if replay.steps else (UNFITTED, frozenset[str]())
-        self.anchored = as_recorded(replay)
         self.facts = session_facts(session)
+        self.entries = [st.entry_index for st in replay.steps]
+        self.picked = self.facts.picked(self.entries)
+        own = self.picked if session is replay.session else None  # the fit's too, when it fits these steps
+        self.fit, self.long = session_fit(replay, own) if replay.steps else (UNFITTED, frozenset[str]())
+        self.anchored = as_recorded(replay)
         self.shared = _Shared(replay)
         self.rules: dict[str, CacheRule] = {}
         self.rates: dict[str, Rates] = {}
@@ -1229,10 +1240,9 @@ class _Pricing:
         return got
 
     def calls(self, steps: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
-        """Each step, its entry index and its answer's recorded read, write, input, input cost,
-        request start, cache use and model name (:attr:`_Facts.calls`)."""
-        entries = [st.entry_index for st in steps]
-        return zip(steps, entries, *self.facts.picked(entries)[1:], strict=True)
+        """Each of the replay's steps, its entry index and its answer's recorded read, write, input,
+        input cost, request start, cache use and model name (:attr:`_Facts.calls`)."""
+        return zip(steps, self.entries, *self.picked[1:], strict=True)
 
     def sizes(self, replay: Any) -> str:
         """Where the prompts' sizes came from (:attr:`CacheReport.sizes`)."""

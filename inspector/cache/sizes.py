@@ -79,7 +79,8 @@ def fit_columns(replayed: Sequence[float], recorded: Sequence[Any]) -> SizeFit:
     ok = [abs(x) <= lim for x in res]
     kx, ky = list(compress(xs, ok)), list(compress(ys, ok))
     if len(kx) >= 3:
-        scale, _ = _ols(kx, ky)
+        if len(kx) < len(xs):  # refitted without the outliers (with none, the same fit)
+            scale, _ = _ols(kx, ky)
         hidden = statistics.median([r - scale * t for t, r in zip(kx, ky, strict=True)])
     return SizeFit(max(0, int(round(hidden))), scale, len(kx))
 
