@@ -383,7 +383,9 @@ def _long_retention(
 
 def _milliseconds(col: Sequence[float | None]) -> list[float | None]:
     """Times in s as ms (None stays None)."""
-    return [None if t is None else t * 1000 for t in col]
+    if None in col:
+        return [None if t is None else t * 1000 for t in col]
+    return list(map(mul, col, repeat(1000)))
 
 
 def idle_between(prev_used: float, start: float) -> float:

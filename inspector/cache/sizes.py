@@ -98,17 +98,19 @@ def tails_of(
     families: Sequence[str], prompts: Sequence[int], reads: Sequence[int | None], inputs: Sequence[int | None]
 ) -> tuple[tuple[str, int], ...]:
     """:func:`fit_tails` over the calls' columns."""
-    previous = [None, *prompts[:-1]]
-    by = {
-        "anthropic": [
+    present = set(families)  # each family's calls looked for only when it has some
+    by: dict[str, list[int]] = {}
+    if "anthropic" in present:
+        by["anthropic"] = [
             inp
             for fam, prompt, inp in zip(families, prompts, inputs, strict=True)
             if fam == "anthropic" and inp is not None and prompt > 0
-        ],
-        "openai": [
+        ]
+    if "openai" in present:
+        previous = [None, *prompts[:-1]]
+        by["openai"] = [
             max(0, prev - read - 64)
             for fam, read, prev in zip(families, reads, previous, strict=True)
             if fam == "openai" and read and prev and 0 <= prev - read < 2048
-        ],
-    }
+        ]
     return tuple((f, int(statistics.median(v))) for f, v in sorted(by.items()) if v)
