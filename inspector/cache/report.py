@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
-from itertools import accumulate, chain, islice, repeat
-from operator import attrgetter, itemgetter, mul, truediv
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import add, attrgetter, itemgetter, mul, truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
@@ -706,14 +706,12 @@ class _Columns:
         )
         inputs, reads, writes = num.counts
         names = [x or "" for x in models]
-        self.sums.add_all(names, num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c])
+        self.sums.add_all(names, num.tokens, num.dollars, list(compress(range(len(names)), got.costed)))
         self.idx += idx
         self.families += _families((providers, apis, models))
         for col, part in zip(self.ints, (reads, writes, inputs), strict=True):
             col += part
-        self.costs += [
-            d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)
-        ]
+        self.costs += _summed(num.dollars, num.paid)
         self.outputs += num.output
         self.starts += _start_times(started)
         self.ends += _iso_times(stamps)
@@ -881,6 +879,13 @@ def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
     rows = list(zip(*who, strict=True))
     memo = {w: _family(*w) for w in dict.fromkeys(rows)}
     return list(map(memo.__getitem__, rows))
+
+
+def _summed(cols: tuple[list[float], list[float], list[float]], paid: list[bool]) -> list[float | None]:
+    """Each answer's recorded input cost (the sum of its three dollar values; None where unpaid)."""
+    if all(paid):
+        return list(map(add, map(add, *cols[:2]), cols[2]))
+    return [d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*cols, paid, strict=True)]
 
 
 def _seconds(col: list[float | None]) -> list[float | None]:
