@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import reduce
-from itertools import compress
-from operator import add, itemgetter
+from itertools import compress, repeat
+from math import inf
+from operator import add, gt, itemgetter
 from typing import Any
 
 from ..numbers import MAX_TOKENS, clamp
@@ -145,14 +146,16 @@ class RateSums:
         for name in dict.fromkeys(names):
             if name not in long:
                 long[name] = long_context(name)
-        lcs = list(map(long.__getitem__, names))
         keys: list[Any] = names
-        if any(lcs):
-            totals = map(add, map(add, cols[0], cols[1]), cols[2])  # input + cache read + cache write
-            keys = [
-                (n, LONG) if lc is not None and total > lc[0] else n
-                for n, lc, total in zip(names, lcs, totals, strict=True)
-            ]
+        limits = {n: lc[0] for n, lc in long.items() if lc is not None}
+        if limits:
+            totals = list(map(add, map(add, cols[0], cols[1]), cols[2]))  # input + cache read + cache write
+            if any(map(gt, totals, map(limits.get, names, repeat(inf)))):  # some answer is over its tier
+                lcs = list(map(long.__getitem__, names))
+                keys = [
+                    (n, LONG) if lc is not None and total > lc[0] else n
+                    for n, lc, total in zip(names, lcs, totals, strict=True)
+                ]
         groups: dict[Any, Any] = dict.fromkeys(keys)
         if len(groups) > 1:
             for k, key in enumerate(keys):

@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property, partial
-from itertools import accumulate, chain, islice, repeat
-from operator import attrgetter, truediv
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import add, attrgetter, itemgetter, mul, truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
@@ -286,12 +286,15 @@ def as_recorded(replay: Any) -> bool:
     return s.compaction == "recorded" and s.strategy in ("none", "recorded")
 
 
-def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
+def session_fit(
+    replay: Any, picked: tuple[Sequence[Any], ...] | None = None
+) -> tuple[SizeFit, frozenset[str]]:
     """The session's size fit (with each family's tail), from this replay when its compactions are
     the recorded ones (its context before pruning is then the recorded one), else from the
     as-recorded context of the same branch and counter (its sizes walked once per session,
     :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for the "usage" counter);
-    and the families whose recorded reads show the long retention (see :func:`long_retention`)."""
+    and the families whose recorded reads show the long retention (see :func:`long_retention`).
+    ``picked``: the facts of this replay's calls (:meth:`_Facts.picked`), when the caller has them."""
     from ..replay import ReplaySettings
     from ..replay import replay as run
 
@@ -312,10 +315,9 @@ def session_fit(replay: Any) -> tuple[SizeFit, frozenset[str]]:
                 ).steps
                 recorded = [s.recorded_input for s in base]
                 fit = fit_columns([s.tokens for s in base], recorded)
-        facts = session_facts(replay.session).calls
-        fams, reads, _, inputs, _, starts, ends, _ = (
-            map(list, zip(*[facts[s.entry_index] for s in base], strict=True)) if base else ([],) * 8
-        )
+        if picked is None or base is not replay.steps:
+            picked = session_facts(replay.session).picked([s.entry_index for s in base])
+        fams, reads, _, inputs, _, starts, ends, _ = picked
         prompts = [int(rin or 0) for rin in recorded]
         hidden = partial_reads(prompts, reads)
         fit = replace(
@@ -379,9 +381,11 @@ def _long_retention(
     return frozenset(f for f, v in votes.items() if sum(v) * 2 > len(v))
 
 
-def _milliseconds(col: list[float | None]) -> list[float | None]:
+def _milliseconds(col: Sequence[float | None]) -> list[float | None]:
     """Times in s as ms (None stays None)."""
-    return [None if t is None else t * 1000 for t in col]
+    if None in col:
+        return [None if t is None else t * 1000 for t in col]
+    return list(map(mul, col, repeat(1000)))
 
 
 def idle_between(prev_used: float, start: float) -> float:
@@ -443,6 +447,10 @@ def _first_change(prev: Sequence[Any], cur: Sequence[Any]) -> int:
     return min(len(prev), len(cur))
 
 
+_TYPE = attrgetter("type")
+_PRUNES = ("pruned", "unpruned")
+
+
 class _Shared:
     """Replayed tokens each call shares with the previous call's sent context, and the entry
     where they part (None: nothing changed)."""
@@ -476,8 +484,8 @@ class _Shared:
             return "compaction", rec.get("entryIndex", first), 0
         if not cur.events:
             return None, None, prev.tokens
-        kinds = {ev.type for ev in cur.events}
-        if "pruned" not in kinds and "unpruned" not in kinds:
+        kinds = set(map(_TYPE, cur.events))
+        if kinds.isdisjoint(_PRUNES):
             return None, None, prev.tokens
         if "unpruned" not in kinds and not exact:
             return self._pruned(cur, prev)
@@ -536,14 +544,15 @@ class _Facts:
         int, tuple[str, int | None, int | None, int | None, float | None, float | None, float | None, str]
     ]
     """entry index → (family, recorded read, write, input, recorded input cost, request start, when
-    the provider used the cache, model name or ""; times in s): see :func:`used_at`."""
+    the provider used the cache, model name or ""; times in s): see :func:`used_at`. Empty when
+    :attr:`columns` holds them."""
     models: Mapping[int, Any]
     """entry index → the answering message (its provider and model choose the rule)."""
     rates: dict[Any, tuple[float | None, float | None, float | None]]
     """per model, and per ``(model, "long")`` for its long-context tier: recorded (input, read, write) rates."""
-    interrupted: frozenset[int] = frozenset()
-    """Answers preceded (since the previous answer) by an agent's interruption marker: a request
-    was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
+    marks: Sequence[int] | Callable[[], Sequence[int]] = ()
+    """The entry indexes of the agents' interruption markers (:data:`INTERRUPTED`), or what finds
+    them (a loaded session's are looked for when a call first asks :meth:`follows_interruption`)."""
     agent_switch: frozenset[int] = frozenset()
     """Answers given by another OpenCode agent than the previous answer (see :data:`AGENT_SWITCH`)."""
     content: Sequence[Any] = ()
@@ -551,6 +560,28 @@ class _Facts:
     called: dict[str, list[int]] | None = None
     """What :attr:`_called` says, when it was read already (a :class:`FactsReader` reads it as the
     answers pass, and keeps no content)."""
+    columns: tuple[list[Any], ...] | None = None
+    """The answers' entry indexes (increasing) and the eight columns of :attr:`calls`, in file
+    order (a loaded session's facts; None for a :class:`FactsReader`'s, held in :attr:`calls`)."""
+
+    def picked(self, entries: list[int]) -> tuple[Sequence[Any], ...]:
+        """The eight columns of :attr:`calls` at the answers ``entries`` (entry indexes), in that order."""
+        cols = self.columns
+        if cols is None:
+            rows = list(map(self.calls.__getitem__, entries))
+            return tuple(map(list, zip(*rows, strict=True))) if rows else ([],) * 8
+        if entries == cols[0]:
+            return cols[1:]
+        at = list(map(self._position.__getitem__, entries))
+        if len(at) < 2:
+            return tuple([c[k] for k in at] for c in cols[1:])
+        return tuple(map(itemgetter(*at), cols[1:]))
+
+    @cached_property
+    def _position(self) -> dict[int, int]:
+        """Entry index → the answer's position in :attr:`columns`."""
+        idx = self.columns[0] if self.columns is not None else ()
+        return dict(zip(idx, range(len(idx)), strict=True))
 
     # What the answers' tool calls say: looked up only by the few calls that need it (it visits every
     # content block of the session), once.
@@ -571,6 +602,16 @@ class _Facts:
         see :data:`TOOL_SEARCH_NOTE`)."""
         idx = list(self.models)
         return frozenset(idx[k + 1] for k in self._called[TOOL_SEARCH] if k + 1 < len(idx))
+
+    @cached_property
+    def interrupted(self) -> frozenset[int]:
+        """Answers preceded (since the previous answer) by an agent's interruption marker: a request
+        was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
+        idx = list(self.models)
+        return frozenset(idx[k] for k in (bisect_right(idx, i) for i in _given(self.marks)) if k < len(idx))
+
+    def follows_interruption(self, entry_index: int) -> bool:
+        return entry_index in self.interrupted
 
     def uses_dcp(self) -> bool:
         return self.dcp
@@ -598,6 +639,12 @@ def _interrupts(e: Any) -> bool:
     return any(isinstance(t := getattr(b, "text", None), str) and t.startswith(INTERRUPTED) for b in content)
 
 
+def _markers(entries: Sequence[Any], asked: Sequence[int]) -> list[int]:
+    """The entries at ``asked`` (the user messages and custom message entries) that are an agent's
+    interruption marker."""
+    return [i for i in asked if _interrupts(entries[i])]
+
+
 _FACTS: weakref.WeakKeyDictionary[Session, _Facts] = weakref.WeakKeyDictionary()
 
 
@@ -614,8 +661,8 @@ def session_facts(session: Session) -> _Facts:
     got = answers(session)
     cols = _Columns()
     contents = cols.add(got.index, got, [entries[i] for i in got.index])
-    marks = [i for i in got.asked if _interrupts(entries[i])]
-    facts = cols.facts(marks, dict(zip(got.index, got.messages, strict=True)), contents)
+    marks = partial(_markers, entries, got.asked)
+    facts = cols.facts(marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents)
     _FACTS[session] = facts
     return facts
 
@@ -659,14 +706,12 @@ class _Columns:
         )
         inputs, reads, writes = num.counts
         names = [x or "" for x in models]
-        self.sums.add_all(names, num.tokens, num.dollars, [k for k, c in enumerate(got.costed) if c])
+        self.sums.add_all(names, num.tokens, num.dollars, list(compress(range(len(names)), got.costed)))
         self.idx += idx
         self.families += _families((providers, apis, models))
         for col, part in zip(self.ints, (reads, writes, inputs), strict=True):
             col += part
-        self.costs += [
-            d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*num.dollars, num.paid, strict=True)
-        ]
+        self.costs += _summed(num.dollars, num.paid)
         self.outputs += num.output
         self.starts += _start_times(started)
         self.ends += _iso_times(stamps)
@@ -677,13 +722,14 @@ class _Columns:
 
     def facts(
         self,
-        marks: list[int],
+        marks: Sequence[int] | Callable[[], Sequence[int]],
         models: Mapping[int, Any],
         content: Sequence[Any] = (),
         called: dict[str, list[int]] | None = None,
         compact: bool = False,
     ) -> _Facts:
-        """The facts of every answer added (``marks``: the interruption markers' entry indexes;
+        """The facts of every answer added (``marks``: the interruption markers' entry indexes, or
+        what finds them;
         ``compact``: :attr:`_Facts.calls` as columns, for a file too large to hold a tuple per answer)."""
         starts, outputs, idx = self.starts, self.outputs, self.idx
         ends = [
@@ -692,20 +738,20 @@ class _Columns:
         rate = output_rate(zip(starts, ends, outputs, strict=True))
         used = used_times(starts, ends, outputs, rate)
         floats = (self.costs, _seconds(starts), _seconds(used))
+        calls: Mapping[int, Any] = {}
         if compact:
-            calls: Mapping[int, Any] = _calls(array("q", idx), self.families, self.ints, floats, self.names)
+            calls, columns = _calls(array("q", idx), self.families, self.ints, floats, self.names), None
         else:
-            calls = dict(
-                zip(idx, zip(self.families, *self.ints, *floats, self.names, strict=True), strict=True)
-            )
+            columns = (idx, self.families, *self.ints, *floats, self.names)
         return _Facts(
             calls,
             models,
             self.sums.rates(),
-            frozenset(idx[k] for k in (bisect_right(idx, i) for i in marks) if k < len(idx)),
+            marks,
             frozenset(self.switches),
             content,
             called,
+            columns,
         )
 
 
@@ -835,6 +881,13 @@ def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
     return list(map(memo.__getitem__, rows))
 
 
+def _summed(cols: tuple[list[float], list[float], list[float]], paid: list[bool]) -> list[float | None]:
+    """Each answer's recorded input cost (the sum of its three dollar values; None where unpaid)."""
+    if all(paid):
+        return list(map(add, map(add, *cols[:2]), cols[2]))
+    return [d0 + d1 + d2 if p else None for d0, d1, d2, p in zip(*cols, paid, strict=True)]
+
+
 def _seconds(col: list[float | None]) -> list[float | None]:
     """Times in ms as seconds (None stays None)."""
     if None in col:
@@ -855,7 +908,7 @@ def _iso_times(col: list[Any]) -> list[float | None]:
     C-level pass, anything else stamp by stamp."""
     if col and set(map(type, col)) == {str} and all(map(str.endswith, col, repeat("Z"))):
         try:
-            return [x * 1000.0 for x in map(datetime.timestamp, map(datetime.fromisoformat, col))]
+            return list(map(mul, map(datetime.timestamp, map(datetime.fromisoformat, col)), repeat(1000.0)))
         except ValueError:
             pass
     return list(map(_iso_ms, col))
@@ -893,12 +946,11 @@ def _agent_switches(idx: list[int], extras: list[Any], last: Any = None) -> tupl
     answer's extra fields) than the last answer that named one (``last``: the agent named before
     these answers); and the last agent named."""
     out: set[int] = set()
-    for i, e in zip(idx, extras, strict=True):
-        agent = e.get("agent") if e else None
-        if isinstance(agent, str):
-            if isinstance(last, str) and agent != last:
-                out.add(i)
-            last = agent
+    named = [(i, a) for i, e in zip(idx, extras, strict=True) if e and isinstance(a := e.get("agent"), str)]
+    for i, agent in named:
+        if isinstance(last, str) and agent != last:
+            out.add(i)
+        last = agent
     return out, last
 
 
@@ -1018,7 +1070,7 @@ def _disagreement(
     dcp: bool | Callable[[], bool] = False,
     previous: int | None = None,
     hidden: int = 0,
-    interrupted: bool = False,
+    interrupted: bool | Callable[[], bool] = False,
     earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
     tool_search: bool | Callable[[], bool] = False,
 ) -> str | None:
@@ -1026,7 +1078,8 @@ def _disagreement(
     not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
     gives them: only the calls that get that far look them up);
     ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`); ``dcp``: the
-    session ran the DCP plugin (each of the two may be what gives it, asked only when needed)."""
+    session ran the DCP plugin; ``interrupted``: an interruption marker came before the call (each of
+    the three may be what gives it, asked only when needed)."""
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -1035,7 +1088,7 @@ def _disagreement(
             return "the cache was already warm (an earlier request with the same system prompt and tools)"
         if not warm:
             return f"the cache outlived the modelled lifetime ({mins})"
-        if previous is not None and rec > previous and interrupted:
+        if previous is not None and rec > previous and _given(interrupted):
             return (
                 "more was read than the previous call sent: the request the user interrupted just before "
                 "(the agent's interruption marker is in the file; its usage is not) had written a longer prefix"
@@ -1055,21 +1108,26 @@ def _disagreement(
             f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
             "this agent shares, cached apart): the conversation's own entry was gone although nothing "
             "before it changed in the file (evicted, or the request went to another cache server)"
-            + (TOOL_SEARCH_NOTE if (tool_search() if callable(tool_search) else tool_search) else "")
+            + (TOOL_SEARCH_NOTE if _given(tool_search) else "")
         )
-    back = older_prefix(rec, earlier() if callable(earlier) else earlier)
+    back = older_prefix(rec, _given(earlier))
     if back is not None:
         return (
             f"the provider read the prefix the prompt of {back} calls back left: this request reached a "
             "cache copy that had not seen the calls since (OpenAI routes requests across cache servers "
             "by the prompt's prefix; its cache is best-effort)"
         )
-    if dcp() if callable(dcp) else dcp:
+    if _given(dcp):
         return DCP_CAUSE
     return (
         "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
         "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere"
     )
+
+
+def _given(v: Any) -> Any:
+    """``v``, or what ``v`` gives when it is a function (a fact looked up only when it is needed)."""
+    return v() if callable(v) else v
 
 
 OLDER_SLACK = 1024
@@ -1146,9 +1204,12 @@ class _Pricing:
         if retention not in RETENTIONS:
             raise ValueError(f"unknown cache retention {retention!r}; choose one of {', '.join(RETENTIONS)}")
         self.model, self.retention = model, retention
-        self.fit, self.long = session_fit(replay) if replay.steps else (UNFITTED, frozenset[str]())
-        self.anchored = as_recorded(replay)
         self.facts = session_facts(session)
+        self.entries = [st.entry_index for st in replay.steps]
+        self.picked = self.facts.picked(self.entries)
+        own = self.picked if session is replay.session else None  # the fit's too, when it fits these steps
+        self.fit, self.long = session_fit(replay, own) if replay.steps else (UNFITTED, frozenset[str]())
+        self.anchored = as_recorded(replay)
         self.shared = _Shared(replay)
         self.rules: dict[str, CacheRule] = {}
         self.rates: dict[str, Rates] = {}
@@ -1184,6 +1245,11 @@ class _Pricing:
                 name, rule.family, rule.read_multiplier, rule.write_multiplier, recorded, LONG, rate
             )
         return got
+
+    def calls(self, steps: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        """Each of the replay's steps, its entry index and its answer's recorded read, write, input,
+        input cost, request start, cache use and model name (:attr:`_Facts.calls`)."""
+        return zip(steps, self.entries, *self.picked[1:], strict=True)
 
     def sizes(self, replay: Any) -> str:
         """Where the prompts' sizes came from (:attr:`CacheReport.sizes`)."""
@@ -1232,7 +1298,7 @@ def _disagrees(
         facts.uses_dcp,
         prev_prompt,
         hidden,
-        ei in facts.interrupted,
+        partial(facts.follows_interruption, ei),
         partial(_alive, earlier, t, ttl) if short else (),
         partial(facts.follows_tool_search, ei) if short else False,
     )
@@ -1243,30 +1309,37 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     return CacheReport(model, retention, _priced(replay, p), p.sizes(replay), p.fit, p.rules, p.rates)
 
 
+_NO_NAME = object()
+"""No model yet (:func:`_priced` looks a model's terms up when the model changes)."""
+
+
 def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     """Each call of ``replay`` split and priced, in order (the running state: the previous billed
     call's prompt, tail and when it used the cache, and the prompts before it)."""
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
-    answers, calls, switched = facts.models, facts.calls, facts.agent_switch
+    answers, switched = facts.models, facts.agent_switch
     hidden, size = p.fit.hidden, p.fit.size
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
-    out: list[CacheStep] = []
+    out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = 0
     earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first
     last_t: float | None = None
-    prev_st = None
-    for k, st in enumerate(replay.steps):
-        ei = st.entry_index
-        _, rec_read, rec_write, rec_in, rec_cost, t, end, name = calls[ei]
-        got = terms.get(name) or p.terms_of(name, answers[ei])
-        rule, rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
+    prev_st: Any = None
+    last_name: Any = _NO_NAME
+    for k, (st, ei, rec_read, rec_write, rec_in, rec_cost, t, end, name) in enumerate(p.calls(replay.steps)):
+        if name is not last_name:  # another model than the previous call's: its terms
+            got = terms.get(name) or p.terms_of(name, answers[ei])
+            rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
+            recorded_tail = anchored and family == "anthropic"  # the recorded input is the tail
+            last_name = name
+        rate = model_rate
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
             rec_in is None and not answers[ei].content
         ):
-            out.append(_new(CacheStep, (k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING))
+            out.append((k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING)
             prev_st = st
             continue
-        prompt = int(st.recorded_input) if anchored and st.recorded_input else size(st.tokens)
+        prompt = int(recorded) if anchored and (recorded := st.recorded_input) else size(st.tokens)
         if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
             rate = p.long_rates(name, tiered[0])
         if t is not None and last_t is not None:
@@ -1277,18 +1350,17 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         else:
             idle = None
             warm = k > 0
-        tail = rec_in if anchored and rec_in is not None and family == "anthropic" else fitted_tail
+        tail = rec_in if recorded_tail and rec_in is not None else fitted_tail
         reach = prev_prompt - prev_tail  # what the previous call left in the cache
         if reach < 0:
             reach = 0
-        grew = not st.events and prev_st is not None and st._segment is prev_st._segment
-        if k and grew and ei not in switched:
+        if k and not st.events and st._segment is prev_st._segment and ei not in switched:
             cause = broke = None  # the context only grew (:func:`_break`)
-            common = reach
+            reuse = reach if enabled else rule.reusable(reach, reach, hidden)
         else:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
-        reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
+            reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
         read, write, uncached = split(prompt, reuse, warm, tail)
         inv = None
         if k > 0 and enabled and (cause is not None or not warm):
@@ -1297,16 +1369,19 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         rc = None if rec_read is None else rec_cost
         if rc is None and rec_read is not None:
             rc = rate.cost(rec_read, rec_write or 0, rec_in or 0)
+        gap = abs(read - rec_read) if rec_read is not None and enabled else 0
         dis = None
-        if rec_read is not None and enabled and abs(read - rec_read) > max(dis_min, dis_share * prompt):
+        if gap > dis_min and gap > dis_share * prompt:
             dis = _disagrees(
                 k, read, rec_read, prompt, warm, idle, facts, prev_prompt, hidden, ei, earlier, t, ttl
             )
         rw = rec_write if writes or rec_write else (0 if rec_read is not None else None)
         cost = read * rate.read + write * rate.write + uncached * rate.input
         row = (k, ei, family, prompt, read, write, uncached, rec_read, rw, rec_in, cost, rc, idle, inv, dis)
-        out.append(_new(CacheStep, row))
+        out.append(row)
         if prev_prompt:
             earlier.append((prev_prompt, last_t))
-        prev_prompt, prev_tail, last_t, prev_st = prompt, tail, end if end is not None else last_t, st
-    return tuple(out)
+        prev_prompt, prev_tail, prev_st = prompt, tail, st
+        if end is not None:
+            last_t = end
+    return tuple(map(_new, repeat(CacheStep), out))

@@ -79,7 +79,8 @@ def fit_columns(replayed: Sequence[float], recorded: Sequence[Any]) -> SizeFit:
     ok = [abs(x) <= lim for x in res]
     kx, ky = list(compress(xs, ok)), list(compress(ys, ok))
     if len(kx) >= 3:
-        scale, _ = _ols(kx, ky)
+        if len(kx) < len(xs):  # refitted without the outliers (with none, the same fit)
+            scale, _ = _ols(kx, ky)
         hidden = statistics.median([r - scale * t for t, r in zip(kx, ky, strict=True)])
     return SizeFit(max(0, int(round(hidden))), scale, len(kx))
 
@@ -97,17 +98,19 @@ def tails_of(
     families: Sequence[str], prompts: Sequence[int], reads: Sequence[int | None], inputs: Sequence[int | None]
 ) -> tuple[tuple[str, int], ...]:
     """:func:`fit_tails` over the calls' columns."""
-    previous = [None, *prompts[:-1]]
-    by = {
-        "anthropic": [
+    present = set(families)  # each family's calls looked for only when it has some
+    by: dict[str, list[int]] = {}
+    if "anthropic" in present:
+        by["anthropic"] = [
             inp
             for fam, prompt, inp in zip(families, prompts, inputs, strict=True)
             if fam == "anthropic" and inp is not None and prompt > 0
-        ],
-        "openai": [
+        ]
+    if "openai" in present:
+        previous = [None, *prompts[:-1]]
+        by["openai"] = [
             max(0, prev - read - 64)
             for fam, read, prev in zip(families, reads, previous, strict=True)
             if fam == "openai" and read and prev and 0 <= prev - read < 2048
-        ],
-    }
+        ]
     return tuple((f, int(statistics.median(v))) for f, v in sorted(by.items()) if v)
