@@ -326,3 +326,17 @@ def test_replay_says_when_the_provider_answered_more_than_the_window(tmp_path: P
     assert overflows("--window", "400000").split() == ["overflows", "0"]
     # the estimate is still over, but the answered context is not: the window may be right
     assert overflows("--window", "320000").split() == ["overflows", "1"]
+
+
+def test_replay_names_the_window_a_codex_session_records() -> None:
+    codex = str(REPO / "sample_sessions" / "codex-session.jsonl")
+
+    def first_line(*extra: str) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["replay", codex, "--cache", "off", *extra]) == 0
+        return out.getvalue().splitlines()[0]
+
+    assert "window 200,000 (the session records 272,000: --window 272000)," in first_line()
+    assert "window 272,000, counter" in first_line("--window", "272000")
+    assert "records" not in first_line("--window", "272000")

@@ -6,6 +6,7 @@ import argparse
 
 from ..cache import CacheReport, cache_replay
 from ..cache.report import FactsReader, remember_facts
+from ..importers.codex import recorded_context_window
 from ..policies import POLICIES
 from ..replay import Replay, ReplaySettings, replay
 from ..replay.streamed import load_for_replay, streamable, streamed_replay
@@ -116,7 +117,8 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
     pol = POLICIES[settings.compaction]
     print(
         f"replay of {visible(session.source, inline=True)}: {m.steps} model calls, compaction: {pol.title}, "
-        f"pruning: {settings.strategy}, window {settings.context_window:,}, counter {settings.counter}"
+        f"pruning: {settings.strategy}, window {settings.context_window:,}{_recorded_window(session, settings)}, "
+        f"counter {settings.counter}"
     )
     print(
         f"  total input tokens   {m.total_input_tokens:>14,}"
@@ -135,6 +137,12 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
     for s, ev in events[:MAX_SHOWN]:
         detail = visible(ev.get("reason") or "", inline=True)
         print(f"  step {s.step:>5} (entry {s.entry_index}): {ev.type} {detail}".rstrip())
+
+
+def _recorded_window(session: Session, settings: ReplaySettings) -> str:
+    """The window the session records (Codex), when it is not the one given."""
+    w = recorded_context_window(session)
+    return f" (the session records {w:,}: --window {w})" if w and w != settings.context_window else ""
 
 
 def _window_note(session: Session, window: int, overflows: int) -> str:
