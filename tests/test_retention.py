@@ -440,6 +440,29 @@ def test_one_scan_for_many_names_finds_what_a_search_per_name_does(text: str) ->
         search.FIRST_BLOCK = old
 
 
+def test_joined_entries_find_each_name_in_its_first_entry() -> None:
+    """The texts of entries searched at once (each encoded on its own, the joined characters made
+    only for a non-ASCII name): each name in the first entry find_ident finds it in, before its
+    ``until``."""
+    from inspector.retention.extract import Facts, find_ident
+    from inspector.retention.score import _Texts
+
+    texts = [*SEARCH_TEXTS, "", "x = façadeCall(); load_config", *reversed(SEARCH_TEXTS)]
+    facts = [Facts("toolResult", source=t) for t in texts]
+    names = sorted(set().union(*(identifiers_in(t) for t in texts)) | {"naïve", "not_there", "γδ"})
+    for order in (list(range(len(texts))), list(range(2, len(texts)))):
+        joined = _Texts(facts, order)
+        for until in (None, {x: joined.end(4) for x in names}):  # all, or only the first four entries
+            among = order if until is None else order[:4]
+            want = {
+                x: k
+                for x in names
+                if (k := next((k for k in among if find_ident(texts[k], x) >= 0), None)) is not None
+            }
+            got = {x: order[joined.entry(p)] for x, p in joined.first(names, until).items()}
+            assert got == want, until
+
+
 def _token_start(text: str, p: int) -> int:
     from inspector.retention.extract import _TOKEN_ASCII
 

@@ -53,7 +53,7 @@ from .extract import (
     scan,
     words,
 )
-from .search import first_hits
+from .search import Encoded, first_hits, first_hits_in
 
 CATEGORIES = ("files", "identifiers", "errors", "instructions")
 """The categories with a recall (the Interface's ``recall`` keys)."""
@@ -394,27 +394,42 @@ def _uses(facts: Sequence[Facts], horizon: Sequence[int]) -> _Uses:
 
 class _Texts:
     """The texts of some entries joined (by NULs: no name holds one), to find the first of them
-    that mentions each of many identifiers in one scan (:func:`inspector.retention.search.first_hits`;
-    each occurrence judged as :func:`inspector.retention.extract.find_ident` does)."""
+    that mentions each of many identifiers in one scan (:func:`inspector.retention.search.first_hits_in`;
+    each occurrence judged as :func:`inspector.retention.extract.find_ident` does, in the token of
+    its entry that holds it). They are searched as bytes, each text encoded on its own (one byte
+    per character, a non-ASCII one a ``?``: a text with one is much slower to join as characters
+    than to encode); the joined characters are made only for a name with a non-ASCII character."""
 
     def __init__(self, facts: Sequence[Facts], indexes: Sequence[int]) -> None:
+        self.order = indexes
+        self.sources = [facts[i].source for i in indexes]
         self.starts = []
         n = 0
-        for i in indexes:
+        for s in self.sources:
             self.starts.append(n)
-            n += len(facts[i].source) + 1
-        self.text = "\x00".join(facts[i].source for i in indexes)
+            n += len(s) + 1
+        self.size = max(n - 1, 0)
+        self.text = Encoded(
+            lambda: b"\x00".join([s.encode("ascii", "replace") for s in self.sources]),
+            all(s.isascii() for s in self.sources),
+            lambda a, b: "\x00".join(self.sources)[a:b],
+        )
 
     def end(self, hi: int) -> int:
         """Where the text of entry ``hi`` starts (a name mentioned before it lies wholly before it)."""
-        return self.starts[hi] if hi < len(self.starts) else len(self.text) + 1
+        return self.starts[hi] if hi < len(self.starts) else self.size + 1
 
     def first(self, names: Iterable[str], until: dict[str, int] | None = None) -> dict[str, int]:
         """Name → where the texts first mention it as an identifier (before ``until[name]``, when
         given), for the names they mention."""
-        text = self.text
-        hits = first_hits(
-            text, {x: (x,) for x in names}, lambda x, p: ident_at(text, p, x), until=until, names=True
+        starts, sources = self.starts, self.sources
+
+        def accept(x: str, p: int) -> bool:
+            k = bisect.bisect_right(starts, p) - 1
+            return ident_at(sources[k], p - starts[k], x)
+
+        hits = first_hits_in(
+            self.text, {x: (x,) for x in names}, accept, 0, self.size, until=until, names=True
         )
         return {x: p for x, p in hits.items() if until is None or p < until[x]}
 
