@@ -463,6 +463,41 @@ def test_joined_entries_find_each_name_in_its_first_entry() -> None:
             assert got == want, until
 
 
+def test_a_quote_is_found_in_the_first_message_that_holds_it() -> None:
+    """An error's words quoted by the user or the assistant: the first message whose normalised,
+    lower-cased text holds them, found through the messages' texts lower-cased and joined (where
+    lower-casing changes a length, or a word appears un-normalised, too)."""
+    from inspector.retention.extract import Facts
+    from inspector.retention.score import _first_quote, _Uses
+
+    texts = [
+        "İstanbul  ModuleNotFoundError:\tNo module named 'x' İİİİİİİİİİİİ",
+        "OSError: disk quota exceeded",
+        "ΣΟΦΟΣ says: no module named 'x'",
+        "nothing here",
+        "KeyError: 'missing_key' raised\nagain",
+        "the   KEYERROR: 'MISSING_KEY' RAISED",
+        "σοφος σοφοσ Ünïcode wörds here",
+    ]
+    u = _Uses()
+    for i, t in enumerate(texts):
+        u.said.append((10 + i, Facts("user", source=t)))
+    keys = [
+        "no module named 'x'",
+        "keyerror: 'missing_key' raised",
+        "σοφος says:",
+        "σοφοσ says:",
+        "ünïcode wörds",
+    ]
+    keys += ["'missing_key' raised again", "nothing here at all", "i̇stanbul modulenotfounderror:", "short"]
+    keys += ["disk quota exceeded"]
+    for key in keys:
+        want = next((i for i, f in u.said if key in f.text), None) if len(key) >= 8 else None
+        assert _first_quote(key, u) == want, key
+    assert _first_quote("keyerror: 'missing_key' raised", u) == 14
+    assert _first_quote("disk quota exceeded", u) == 11
+
+
 def _token_start(text: str, p: int) -> int:
     from inspector.retention.extract import _TOKEN_ASCII
 

@@ -351,7 +351,8 @@ class _Uses:
     idents: dict[str, int] = field(default_factory=dict)
     """First use by the user or the assistant (whether a tool output showed it before: :func:`_shown`)."""
     errors: dict[str, int] = field(default_factory=dict)
-    texts: list[tuple[int, str]] = field(default_factory=list)
+    said: list[tuple[int, Facts]] = field(default_factory=list)
+    """The user and assistant messages (entry index, facts), in order."""
     first_call: int | None = None
     starts_with_user: bool = False
     outputs: list[int] = field(default_factory=list)
@@ -382,7 +383,7 @@ def _uses(facts: Sequence[Facts], horizon: Sequence[int]) -> _Uses:
                     u.paths.setdefault(s, i)
             for x in f.idents:
                 u.idents.setdefault(x, i)
-            u.texts.append((i, f.text))
+            u.said.append((i, f))
             u.pos[i] = k
         elif f.role in ("toolResult", "bash"):
             u.outputs.append(i)
@@ -487,8 +488,37 @@ def _first_path_use(path: str, u: _Uses) -> int | None:
     return min(hits) if hits else None
 
 
-def _first_quote(key: str, u: _Uses) -> int | None:
-    return next((i for i, t in u.texts if key in t), None) if len(key) >= 8 else None
+def _first_quote(key: str, u: _Uses, said: tuple[str, list[int]] | None = None) -> int | None:
+    """The first user or assistant message whose text (:attr:`Facts.text`) holds ``key`` (8
+    characters or more). Only the messages whose text lower-cased (``said``: :func:`_said`) holds
+    the longest word of ``key`` are normalised to be looked at: any that holds ``key`` does."""
+    if len(key) < 8:
+        return None
+    low, starts = said if said is not None else _said(u)
+    word = max(key.split(" "), key=len)
+    p = low.find(word)
+    while p >= 0:
+        k = bisect.bisect_right(starts, p) - 1
+        i, f = u.said[k]
+        if key in f.text:
+            return i
+        p = low.find(word, starts[k + 1]) if k + 1 < len(starts) else -1
+    return None
+
+
+def _said(u: _Uses) -> tuple[str, list[int]]:
+    """The texts of the user and assistant messages as read, joined (by NULs) and lower-cased, and
+    where each starts (lower-casing maps each character on its own: a word of a message's
+    normalised text lies in its text lower-cased)."""
+    low = "\x00".join(f.source for _, f in u.said).lower()
+    lows = [f.source for _, f in u.said]
+    if len(low) != sum(map(len, lows)) + len(lows) - 1:  # a character lower-cased into two (İ)
+        lows = [t.lower() for t in lows]
+    starts, n = [], 0
+    for t in lows:
+        starts.append(n)
+        n += len(t) + 1
+    return low, starts
 
 
 def _span_items(facts: Sequence[Facts], span: Span) -> dict[str, dict[str, tuple[int, str]]]:
@@ -542,9 +572,10 @@ def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str
     for x, (i, j) in _used_from_memory(facts, span, u).items():
         how = f"in {_role_name(facts[i])} at entry {i}"
         out.append(("identifiers", x, i, j, f"{how}; used at entry {j} before any new tool output showed it"))
+    said = _said(u) if cand["errors"] else None
     for e, (i, how) in cand["errors"].items():
         j = u.errors.get(e)
-        q = _first_quote(_error_key(e), u)
+        q = _first_quote(_error_key(e), u, said)
         if j is not None and (q is None or j <= q):
             out.append(("errors", e, i, j, f"{how}; recurs in the tool output at entry {j}"))
         elif q is not None:
