@@ -165,6 +165,13 @@ class Facts:
         """The entry's text, normalised and lower-cased (for phrase look-ups)."""
         return norm_lower(self.source[: self.source_limit])
 
+    def tokens(self) -> tuple[frozenset[str], frozenset[str]]:
+        """:attr:`paths` and :attr:`idents` at once, read as those are (one pass, kept as them)."""
+        d = self.__dict__
+        if "paths" not in d or "idents" not in d:
+            d["paths"], d["idents"] = _scan(self.source)
+        return d["paths"], d["idents"]
+
     @property
     def deep(self) -> bool:
         """Have every token's paths and identifiers been read?"""
@@ -638,7 +645,7 @@ def facts_for(session: Any, indexes: Iterable[int] | None = None, deep: bool = F
             e = entries[i]
             f = memo[i] = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
         if deep and not f.deep:
-            f.paths, f.idents  # noqa: B018 - read (cached_property)
+            f.tokens()
     return memo  # type: ignore[return-value]  # the entries asked for are read
 
 

@@ -376,12 +376,13 @@ def _uses(facts: Sequence[Facts], horizon: Sequence[int]) -> _Uses:
         if f.role in ("user", "assistant"):
             if f.role == "assistant" and u.first_call is None:
                 u.first_call = i
-            for p in f.paths:
+            paths, idents = f.tokens()
+            for p in paths:
                 u.paths.setdefault(p, i)
             for p, _ in f.touches:
                 for s in path_suffixes(p):
                     u.paths.setdefault(s, i)
-            for x in f.idents:
+            for x in idents:
                 u.idents.setdefault(x, i)
             u.said.append((i, f))
             u.pos[i] = k
