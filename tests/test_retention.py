@@ -498,6 +498,36 @@ def test_a_quote_is_found_in_the_first_message_that_holds_it() -> None:
     assert _first_quote("disk quota exceeded", u) == 11
 
 
+def test_a_phrase_is_in_the_kept_texts_as_in_their_normalised_join() -> None:
+    """Said (the kept texts, normalised only where a phrase may be): ``phrase in said`` is
+    ``phrase in "\\n".join(texts)``: a text cut at its limit, a character lower-cased into two,
+    a final sigma, a phrase across two texts, the empty phrase."""
+    from inspector.retention.extract import Facts
+    from inspector.retention.score import Said
+
+    facts = [
+        Facts("toolResult", source="İİİİ ΑΣ x  OSError:\tdisk quota exceeded ΟΔΟΣ", source_limit=40),
+        Facts("user", source="Use   the Σ-KEY, never the other one"),
+        Facts("assistant", source="ΟΔΟΣ done\n\n  the end"),
+        Facts("toolResult", source="y ΑΣΑ", source_limit=4),  # cut after the sigma: final there
+    ]
+    joined = "\n".join(f.text for f in facts)
+    phrases = ["disk quota exceeded", "oserror: disk quota", "ασ x", "οδος", "οδοσ", "use the σ-key, never"]
+    phrases += [
+        "one\nοδος done",
+        "never the other one\nοδος",
+        "the end",
+        "the  end",
+        "",
+        "i̇i̇",
+        "absent words",
+        "y ας",
+    ]
+    for phrase in phrases:
+        assert (phrase in Said(facts)) == (phrase in joined), phrase
+    assert Said(facts).first("the end") == 2 and Said([]).first("x") is None and "" in Said([])
+
+
 def _token_start(text: str, p: int) -> int:
     from inspector.retention.extract import _TOKEN_ASCII
 

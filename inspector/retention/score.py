@@ -134,6 +134,50 @@ class Span:
     """A recorded compaction's ``details`` (readFiles, modifiedFiles), when it has them."""
 
 
+class Said:
+    """The normalised texts (:attr:`Facts.text`) of some entries, joined by newlines, as phrases are
+    looked for in them (``phrase in said``), without normalising them all: only the texts whose
+    lower-cased text holds the phrase's longest word are. (Lower-casing maps each character on its
+    own, so a word of a normalised text lies in its text lower-cased; the texts are lower-cased
+    joined by NULs, at once.)"""
+
+    def __init__(self, facts: Iterable[Facts]) -> None:
+        self.facts = list(facts)
+        self._low: tuple[str, list[int]] | None = None
+
+    def _lowered(self) -> tuple[str, list[int]]:
+        if self._low is None:
+            texts = [f.source[: f.source_limit] for f in self.facts]
+            low = "\x00".join(texts).lower()
+            if len(low) != sum(map(len, texts)) + len(texts) - 1:  # a character lower-cased into two (İ)
+                texts = [t.lower() for t in texts]
+            starts, n = [], 0
+            for t in texts:
+                starts.append(n)
+                n += len(t) + 1
+            self._low = low, starts
+        return self._low
+
+    def first(self, phrase: str) -> int | None:
+        """The position (among the texts) of the first whose normalised text holds ``phrase``."""
+        if not phrase:
+            return 0 if self.facts else None
+        low, starts = self._lowered()
+        word = max(phrase.split(" "), key=len)
+        p = low.find(word)
+        while p >= 0:
+            k = bisect.bisect_right(starts, p) - 1
+            if phrase in self.facts[k].text:
+                return k
+            p = low.find(word, starts[k + 1]) if k + 1 < len(starts) else -1
+        return None
+
+    def __contains__(self, phrase: str) -> bool:
+        if not phrase or "\n" in phrase:  # the joined texts themselves
+            return phrase in "\n".join(f.text for f in self.facts)
+        return self.first(phrase) is not None
+
+
 @dataclass(frozen=True)
 class Survivors:
     """What a summary and the kept messages carry (the sets :func:`judge` looks items up in)."""
@@ -148,7 +192,9 @@ class Survivors:
     kept_paths: frozenset[str]
     kept_idents: frozenset[str]
     kept_errors: frozenset[str]
-    kept_text: str
+    kept_text: str | Said
+    """The kept user, assistant and tool-output messages' texts (:attr:`Facts.text`), joined by
+    newlines (a :class:`Said`: normalised only where a phrase may be)."""
     kept_words: frozenset[str]
     kept_source: str = ""
     """The kept messages' texts as read, joined by NULs: a path or an identifier is looked for in
@@ -239,7 +285,7 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
         | (frozenset().union(*(f.paths for f in kept)) if deep else frozenset()),
         kept_idents=frozenset().union(*(f.idents for f in kept)) if deep else frozenset(),
         kept_errors=frozenset(e for f in kept for e in f.errors),
-        kept_text="\n".join(f.text for f in kept if f.role in ("user", "assistant", "toolResult")),
+        kept_text=Said(f for f in kept if f.role in ("user", "assistant", "toolResult")),
         kept_words=frozenset().union(*(words(f.text) for f in kept if f.role == "user")),
         kept_source="" if deep else "\x00".join(f.source for f in kept),
     )
@@ -295,7 +341,7 @@ def _kept_mentions(sv: Survivors, kind: str, item: str) -> bool:
     return _path_in(item, sv.kept_source) if kind == "files" else find_ident(sv.kept_source, item) >= 0
 
 
-def _phrase_in(phrase: str, ws: frozenset[str], text: str) -> bool:
+def _phrase_in(phrase: str, ws: frozenset[str], text: str | Said) -> bool:
     p = norm(phrase).lower()
     if p and p in text:
         return True
@@ -489,37 +535,13 @@ def _first_path_use(path: str, u: _Uses) -> int | None:
     return min(hits) if hits else None
 
 
-def _first_quote(key: str, u: _Uses, said: tuple[str, list[int]] | None = None) -> int | None:
+def _first_quote(key: str, u: _Uses, said: Said | None = None) -> int | None:
     """The first user or assistant message whose text (:attr:`Facts.text`) holds ``key`` (8
-    characters or more). Only the messages whose text lower-cased (``said``: :func:`_said`) holds
-    the longest word of ``key`` are normalised to be looked at: any that holds ``key`` does."""
+    characters or more; ``said``: those messages' :class:`Said`)."""
     if len(key) < 8:
         return None
-    low, starts = said if said is not None else _said(u)
-    word = max(key.split(" "), key=len)
-    p = low.find(word)
-    while p >= 0:
-        k = bisect.bisect_right(starts, p) - 1
-        i, f = u.said[k]
-        if key in f.text:
-            return i
-        p = low.find(word, starts[k + 1]) if k + 1 < len(starts) else -1
-    return None
-
-
-def _said(u: _Uses) -> tuple[str, list[int]]:
-    """The texts of the user and assistant messages as read, joined (by NULs) and lower-cased, and
-    where each starts (lower-casing maps each character on its own: a word of a message's
-    normalised text lies in its text lower-cased)."""
-    low = "\x00".join(f.source for _, f in u.said).lower()
-    lows = [f.source for _, f in u.said]
-    if len(low) != sum(map(len, lows)) + len(lows) - 1:  # a character lower-cased into two (İ)
-        lows = [t.lower() for t in lows]
-    starts, n = [], 0
-    for t in lows:
-        starts.append(n)
-        n += len(t) + 1
-    return low, starts
+    k = (said if said is not None else Said(f for _, f in u.said)).first(key)
+    return u.said[k][0] if k is not None else None
 
 
 def _span_items(facts: Sequence[Facts], span: Span) -> dict[str, dict[str, tuple[int, str]]]:
@@ -573,7 +595,7 @@ def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str
     for x, (i, j) in _used_from_memory(facts, span, u).items():
         how = f"in {_role_name(facts[i])} at entry {i}"
         out.append(("identifiers", x, i, j, f"{how}; used at entry {j} before any new tool output showed it"))
-    said = _said(u) if cand["errors"] else None
+    said = Said(f for _, f in u.said)
     for e, (i, how) in cand["errors"].items():
         j = u.errors.get(e)
         q = _first_quote(_error_key(e), u, said)
