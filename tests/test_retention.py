@@ -582,6 +582,21 @@ def test_one_scan_reports_overlapping_occurrences() -> None:
     assert first_hits(text, {"é_x": ("x",)}, lambda k, p: True) == {}  # a non-ASCII name in an ASCII text
 
 
+@pytest.mark.parametrize("lines", [0, 7, 799, 800, 801, 3000])
+def test_error_hint_lines_in_one_scan_as_word_by_word(lines: int) -> None:
+    """The lines holding an error word, found in one scan for all the words: the lines one search
+    per word finds, past its cap too (4 * MAX_ERROR_LINES lines, gathered word by word)."""
+    import random
+
+    from inspector.retention.extract import ERROR_WORDS, _hint_spans, _hint_spans_per_word
+
+    rng = random.Random(lines)
+    words = [*ERROR_WORDS, "errors", "failfatal", "no such", "ok", "x", "", "not  found", "exceptional"]
+    text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 4))) for _ in range(lines))
+    low = text.encode().lower()
+    assert _hint_spans(low) == _hint_spans_per_word(low)
+
+
 def test_word_runs_and_lower_casing_match_the_plain_rules() -> None:
     import random
     import re

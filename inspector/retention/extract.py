@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
+from ahocorasick_rs import BytesAhoCorasick
+
 from ..session.models import (
     AssistantMessage,
     BashExecutionMessage,
@@ -108,6 +110,8 @@ ERROR_WORDS = (
 )
 """Words one of which an error line holds (lower case)."""
 _ERROR_WORDS_BYTES = tuple(w.encode("ascii") for w in ERROR_WORDS)
+_ERROR_WORDS_SCAN = BytesAhoCorasick(list(_ERROR_WORDS_BYTES))
+"""Every error word at once (an Aho-Corasick automaton: one pass over a text)."""
 _ERROR_HINT = re.compile("|".join(ERROR_WORDS), re.I)
 _PYTEST_E = re.compile(r"^E\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -405,8 +409,8 @@ def errors_in(text: str, failed: bool) -> tuple[str, ...]:
 
 
 def _hint_lines(text: str) -> list[str]:
-    """The first lines holding an error word, in order: ``bytes.find`` on the text's UTF-8 lower-cased
-    as bytes (much faster than a case-insensitive alternation, or than ``str.lower``). Lower-casing
+    """The first lines holding an error word, in order, found in the text's UTF-8 lower-cased as
+    bytes (much faster than a case-insensitive alternation, or than ``str.lower``). Lower-casing
     only ASCII letters finds what ``str.lower`` would: the only other characters whose lower case
     holds an ASCII letter are the Kelvin sign (``k``, in no error word) and ``İ`` (``i̇``; a text
     with one goes through :func:`_lines_with`)."""
@@ -414,6 +418,30 @@ def _hint_lines(text: str) -> list[str]:
         return _lines_with(text)
     raw = text.encode("utf-8", "surrogatepass")
     low = raw.lower()
+    lines = _hint_spans(low)[:MAX_ERROR_LINES]
+    if len(raw) == len(text):  # ASCII: byte offsets are character offsets
+        return [text[a:e] for a, e in lines]
+    return [raw[a:e].decode("utf-8", "surrogatepass") for a, e in lines]
+
+
+def _hint_spans(low: bytes) -> list[tuple[int, int]]:
+    """(start, end) of the lines of ``low`` that hold an error word, in order: one scan for all the
+    words (:data:`_ERROR_WORDS_SCAN`; a match holds no newline, so each such line holds one). Past
+    ``4 * MAX_ERROR_LINES`` lines, those one ``bytes.find`` loop per word gathers before it stops
+    there (:func:`_hint_spans_per_word`)."""
+    found: list[tuple[int, int]] = []
+    n, e = len(low), -1
+    for _, i, _ in _ERROR_WORDS_SCAN.find_matches_as_indexes(low):
+        if i < e:  # in the line just found
+            continue
+        e = low.find(b"\n", i)
+        e = n if e < 0 else e
+        found.append((low.rfind(b"\n", 0, i) + 1, e))
+    return found if len(found) <= 4 * MAX_ERROR_LINES else _hint_spans_per_word(low)
+
+
+def _hint_spans_per_word(low: bytes) -> list[tuple[int, int]]:
+    """:func:`_hint_spans` word by word, up to ``4 * MAX_ERROR_LINES`` lines in all."""
     found: set[tuple[int, int]] = set()
     n = len(low)
     for word in _ERROR_WORDS_BYTES:
@@ -424,10 +452,7 @@ def _hint_lines(text: str) -> list[str]:
             e = n if e < 0 else e
             found.add((a, e))
             i = low.find(word, e)
-    lines = sorted(found)[:MAX_ERROR_LINES]
-    if len(raw) == len(text):  # ASCII: byte offsets are character offsets
-        return [text[a:e] for a, e in lines]
-    return [raw[a:e].decode("utf-8", "surrogatepass") for a, e in lines]
+    return sorted(found)
 
 
 def _lines_with(text: str) -> list[str]:
