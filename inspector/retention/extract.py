@@ -496,13 +496,6 @@ def _text(content: Any, limit: int = MAX_CHARS) -> str:
 _SCALARS = (str, int, float)
 
 
-def _call_text(tc: ToolCall) -> str:
-    args = tc.arguments
-    if isinstance(args, dict):
-        return "\n".join([str(v) for v in args.values() if isinstance(v, _SCALARS)])[:MAX_CHARS]
-    return str(args)[:MAX_CHARS] if args is not None else ""
-
-
 def _assistant(m: AssistantMessage) -> Facts:
     texts = [b.text for b in m.content if isinstance(b, TextContent)]
     touches: list[tuple[str, str]] = []
@@ -510,23 +503,31 @@ def _assistant(m: AssistantMessage) -> Facts:
     for b in m.content:
         if not isinstance(b, ToolCall):
             continue
-        texts.append(_call_text(b))
-        args = b.arguments if isinstance(b.arguments, dict) else {}
+        args = b.arguments
+        if isinstance(args, dict):
+            texts.append("\n".join([str(v) for v in args.values() if isinstance(v, _SCALARS)])[:MAX_CHARS])
+        else:
+            texts.append(str(args)[:MAX_CHARS] if args is not None else "")
+            args = {}
         name = b.name.lower()
-        if name in FILE_TOOLS:
-            p = next((v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v), None)
-            if p is not None:
-                touches.append((p, FILE_TOOLS[name]))
-        patch = args.get("input") if name == "apply_patch" else None
-        if isinstance(patch, str):
-            touches.extend(
-                (f, "write" if op == "Add" else "edit") for op, f in _PATCH_FILE.findall(patch[:MAX_CHARS])
-            )
-        cmd = args.get("command", args.get("cmd"))
-        cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
-        if name in SHELL_TOOLS and isinstance(cmd, str) and cmd.strip():
-            commands.append((b.id, norm(cmd)))
-            touches.extend((t, "bash") for t in _command_files(cmd))
+        op = FILE_TOOLS.get(name)
+        if op is not None:  # the file tools, apply_patch and the shell tools are apart
+            for k in PATH_KEYS:
+                if isinstance(p := args.get(k), str) and p:
+                    touches.append((p, op))
+                    break
+        elif name == "apply_patch":
+            if isinstance(patch := args.get("input"), str):
+                touches.extend(
+                    (f, "write" if op == "Add" else "edit")
+                    for op, f in _PATCH_FILE.findall(patch[:MAX_CHARS])
+                )
+        elif name in SHELL_TOOLS:
+            cmd = args.get("command", args.get("cmd"))
+            cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+            if isinstance(cmd, str) and cmd.strip():
+                commands.append((b.id, norm(cmd)))
+                touches.extend((t, "bash") for t in _command_files(cmd))
     text = "\n".join(texts)[:MAX_CHARS]
     return Facts("assistant", tuple(touches), commands=tuple(commands), source=text)
 
