@@ -597,6 +597,23 @@ def test_error_hint_lines_in_one_scan_as_word_by_word(lines: int) -> None:
     assert _hint_spans(low) == _hint_spans_per_word(low)
 
 
+def test_a_summary_read_line_by_line_as_a_whole() -> None:
+    """read_prose (each distinct line read once): the normalised text, paths, identifiers and
+    words of the whole text."""
+    from inspector.retention.extract import norm_lower, read_prose, scan, words
+
+    texts = [
+        *SEARCH_TEXTS,
+        "\n".join(SEARCH_TEXTS),
+        "ΟΔΟΣ\nΑΣ x\n\n  \n\u2028a_b.c\r\nİ\x1cx_y",
+        "",
+        "\n",
+        "a\n\na",
+    ]
+    for text in texts:
+        assert read_prose(text) == (norm_lower(text), *scan(text), words(text)), text
+
+
 def test_word_runs_and_lower_casing_match_the_plain_rules() -> None:
     import random
     import re

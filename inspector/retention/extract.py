@@ -206,6 +206,10 @@ def norm_lower(text: str) -> str:
 @lru_cache(maxsize=4096)
 def words(text: str) -> frozenset[str]:
     """Content words, lower-cased, a final ``s`` dropped (the heuristics' bag of words)."""
+    return _words(text)
+
+
+def _words(text: str) -> frozenset[str]:
     out = set()
     for w in _words_raw(text):
         w = w.lower().strip("'-")
@@ -595,6 +599,10 @@ def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
     from its distinct chunks (:func:`_chunks`: C-level passes over the whole text) less those known
     to name nothing, each chunk judged once per process. Memoised: the same output often comes
     again."""
+    return _read(text)
+
+
+def _read(text: str) -> tuple[frozenset[str], frozenset[str]]:
     paths: set[str] = set()
     idents: set[str] = set()
     for chunk in _chunks(text) - _PLAIN:
@@ -611,6 +619,27 @@ def scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
     :func:`identifiers_in` at once, each run of token characters judged once per
     process (memoised)."""
     return _scan(text)
+
+
+@lru_cache(maxsize=1 << 15)
+def _line(line: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str]]:
+    return norm_lower(line), *_read(line), _words(line)
+
+
+def read_prose(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str]]:
+    """``norm_lower(text)``, ``scan(text)`` and ``words(text)`` at once, read line by line, each
+    distinct line once per process (memoised): a summary repeats most of the one before it. No
+    token, word or run of whitespace spans a newline, so the lines' answers make the text's."""
+    lines = text.split("\n")
+    got = {x: _line(x) for x in dict.fromkeys(lines)}
+    low = " ".join([n for n in (got[x][0] for x in lines) if n])
+    parts = got.values()
+    return (
+        low,
+        frozenset().union(*(g[1] for g in parts)),
+        frozenset().union(*(g[2] for g in parts)),
+        frozenset().union(*(g[3] for g in parts)),
+    )
 
 
 def facts_of(message: Any) -> Facts:
@@ -692,5 +721,5 @@ def forget() -> None:
     measure a cold start with it; the per-session facts go with their session."""
     for memo in (_PLAIN, _FOUND):
         memo.clear()
-    for fn in (_scan, _token_paths, _token_idents, _suffixes, words):
+    for fn in (_scan, _token_paths, _token_idents, _suffixes, words, _line):
         fn.cache_clear()

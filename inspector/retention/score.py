@@ -47,10 +47,9 @@ from .extract import (
     find_path,
     ident_at,
     norm,
-    norm_lower,
     path_at,
     path_suffixes,
-    scan,
+    read_prose,
     words,
 )
 from .search import Encoded, first_hits, first_hits_in
@@ -273,12 +272,12 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
     facts = facts_for(session, span.kept)
     kept = [facts[i] for i in span.kept]
     deep = all(f.deep for f in kept)  # their tokens read: sets; else their texts are searched
-    prose_paths, prose_idents = scan(prose)
+    low, prose_paths, prose_idents, prose_words = read_prose(prose)
     return Survivors(
-        prose=norm_lower(prose),
+        prose=low,
         prose_paths=prose_paths,
         prose_idents=prose_idents,
-        prose_words=frozenset(words(prose)),
+        prose_words=prose_words,
         files=frozenset(listed),
         files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
         kept_paths=frozenset(p for f in kept for p, _ in f.touches)
