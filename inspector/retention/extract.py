@@ -621,7 +621,7 @@ def scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return _scan(text)
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 13)
 def _line(line: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str]]:
     return norm_lower(line), *_read(line), _words(line)
 
