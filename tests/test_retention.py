@@ -526,6 +526,18 @@ def test_a_phrase_is_in_the_kept_texts_as_in_their_normalised_join() -> None:
     for phrase in phrases:
         assert (phrase in Said(facts)) == (phrase in joined), phrase
     assert Said(facts).first("the end") == 2 and Said([]).first("x") is None and "" in Said([])
+    # without İ: ASCII words looked for in the texts as bytes, other words in the characters
+    more = [
+        Facts("toolResult", source="naïve café: \u212aeyError raised"),  # the Kelvin sign: k
+        Facts("user", source="ΣΟΦΟΣ said: KeyError raised; café  naïve"),
+        Facts("assistant", source="no keyerror here?"),
+    ]
+    phrases = ["keyerror raised", "café naïve", "naïve café:", "σοφος said:", "here?", "raised; café", "x?"]
+    assert Said(more).first("keyerror raised") == 0 and Said(more[1:]).first("keyerror raised") == 0
+    for texts in (more, more[:1], more[1:], more[2:]):
+        joined = "\n".join(f.text for f in texts)
+        for phrase in phrases:
+            assert (phrase in Said(texts)) == (phrase in joined), phrase
 
 
 def _token_start(text: str, p: int) -> int:

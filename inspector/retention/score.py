@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -136,39 +136,62 @@ class Span:
 class Said:
     """The normalised texts (:attr:`Facts.text`) of some entries, joined by newlines, as phrases are
     looked for in them (``phrase in said``), without normalising them all: only the texts whose
-    lower-cased text holds the phrase's longest word are. (Lower-casing maps each character on its
+    lower-cased text holds the phrase's longest word are. Lower-casing maps each character on its
     own, so a word of a normalised text lies in its text lower-cased; the texts are lower-cased
-    joined by NULs, at once.)"""
+    joined by NULs, at once — as bytes for an ASCII word (each other character a ``?``: only ``İ``
+    and the Kelvin sign lower-case into an ASCII letter, and texts with one go the other way), else
+    as characters."""
 
     def __init__(self, facts: Iterable[Facts]) -> None:
         self.facts = list(facts)
-        self._low: tuple[str, list[int]] | None = None
+        self.texts = [f.source[: f.source_limit] for f in self.facts]
+        self.starts, n = [], 0
+        for t in self.texts:
+            self.starts.append(n)
+            n += len(t) + 1
+        self._bytes: bytes | None = None
+        self._chars: tuple[str, list[int]] | None = None
 
-    def _lowered(self) -> tuple[str, list[int]]:
-        if self._low is None:
-            texts = [f.source[: f.source_limit] for f in self.facts]
+    def _as_bytes(self) -> bytes | None:
+        """The texts lower-cased as bytes (None: a text lower-cases into an ASCII letter otherwise)."""
+        if self._bytes is None:
+            if any("\u0130" in t or "\u212a" in t for t in self.texts):
+                return None
+            self._bytes = b"\x00".join([t.encode("ascii", "replace") for t in self.texts]).lower()
+        return self._bytes
+
+    def _as_chars(self) -> tuple[str, list[int]]:
+        if self._chars is None:
+            texts = self.texts
             low = "\x00".join(texts).lower()
-            if len(low) != sum(map(len, texts)) + len(texts) - 1:  # a character lower-cased into two (İ)
-                texts = [t.lower() for t in texts]
-            starts, n = [], 0
-            for t in texts:
-                starts.append(n)
-                n += len(t) + 1
-            self._low = low, starts
-        return self._low
+            if len(low) == sum(map(len, texts)) + len(texts) - 1:
+                self._chars = low, self.starts
+            else:  # a character lower-cased into two (İ)
+                starts, n = [], 0
+                for t in texts:
+                    starts.append(n)
+                    n += len(t.lower()) + 1
+                self._chars = low, starts
+        return self._chars
 
     def first(self, phrase: str) -> int | None:
         """The position (among the texts) of the first whose normalised text holds ``phrase``."""
         if not phrase:
             return 0 if self.facts else None
-        low, starts = self._lowered()
         word = max(phrase.split(" "), key=len)
-        p = low.find(word)
+        raw = self._as_bytes() if word.isascii() else None
+        if raw is not None:
+            starts, key = self.starts, word.encode("ascii")
+            find: Callable[[int], int] = lambda a: raw.find(key, a)  # noqa: E731
+        else:
+            low, starts = self._as_chars()
+            find = lambda a: low.find(word, a)  # noqa: E731
+        p = find(0)
         while p >= 0:
             k = bisect.bisect_right(starts, p) - 1
             if phrase in self.facts[k].text:
                 return k
-            p = low.find(word, starts[k + 1]) if k + 1 < len(starts) else -1
+            p = find(starts[k + 1]) if k + 1 < len(starts) else -1
         return None
 
     def __contains__(self, phrase: str) -> bool:
