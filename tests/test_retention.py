@@ -526,6 +526,7 @@ def test_a_phrase_is_in_the_kept_texts_as_in_their_normalised_join() -> None:
     for phrase in phrases:
         assert (phrase in Said(facts)) == (phrase in joined), phrase
     assert Said(facts).first("the end") == 2 and Said([]).first("x") is None and "" in Said([])
+    assert " " in Said(facts) and " " not in Said([]) and Said(facts[3:]).first(" ") == 0
     # without İ: ASCII words looked for in the texts as bytes, other words in the characters
     more = [
         Facts("toolResult", source="naïve café: \u212aeyError raised"),  # the Kelvin sign: k

@@ -179,6 +179,8 @@ class Said:
         if not phrase:
             return 0 if self.facts else None
         word = max(phrase.split(" "), key=len)
+        if not word:  # only spaces: no word to look for first
+            return next((k for k, f in enumerate(self.facts) if phrase in f.text), None)
         raw = self._as_bytes() if word.isascii() else None
         if raw is not None:
             starts, key = self.starts, word.encode("ascii")
