@@ -440,6 +440,107 @@ def test_one_scan_for_many_names_finds_what_a_search_per_name_does(text: str) ->
         search.FIRST_BLOCK = old
 
 
+def test_joined_entries_find_each_name_in_its_first_entry() -> None:
+    """The texts of entries searched at once (each encoded on its own, the joined characters made
+    only for a non-ASCII name): each name in the first entry find_ident finds it in, before its
+    ``until``."""
+    from inspector.retention.extract import Facts, find_ident
+    from inspector.retention.score import _Texts
+
+    texts = [*SEARCH_TEXTS, "", "x = façadeCall(); load_config", *reversed(SEARCH_TEXTS)]
+    facts = [Facts("toolResult", source=t) for t in texts]
+    names = sorted(set().union(*(identifiers_in(t) for t in texts)) | {"naïve", "not_there", "γδ"})
+    for order in (list(range(len(texts))), list(range(2, len(texts)))):
+        joined = _Texts(facts, order)
+        for until in (None, {x: joined.end(4) for x in names}):  # all, or only the first four entries
+            among = order if until is None else order[:4]
+            want = {
+                x: k
+                for x in names
+                if (k := next((k for k in among if find_ident(texts[k], x) >= 0), None)) is not None
+            }
+            got = {x: order[joined.entry(p)] for x, p in joined.first(names, until).items()}
+            assert got == want, until
+
+
+def test_a_quote_is_found_in_the_first_message_that_holds_it() -> None:
+    """An error's words quoted by the user or the assistant: the first message whose normalised,
+    lower-cased text holds them, found through the messages' texts lower-cased and joined (where
+    lower-casing changes a length, or a word appears un-normalised, too)."""
+    from inspector.retention.extract import Facts
+    from inspector.retention.score import _first_quote, _Uses
+
+    texts = [
+        "İstanbul  ModuleNotFoundError:\tNo module named 'x' İİİİİİİİİİİİ",
+        "OSError: disk quota exceeded",
+        "ΣΟΦΟΣ says: no module named 'x'",
+        "nothing here",
+        "KeyError: 'missing_key' raised\nagain",
+        "the   KEYERROR: 'MISSING_KEY' RAISED",
+        "σοφος σοφοσ Ünïcode wörds here",
+    ]
+    u = _Uses()
+    for i, t in enumerate(texts):
+        u.said.append((10 + i, Facts("user", source=t)))
+    keys = [
+        "no module named 'x'",
+        "keyerror: 'missing_key' raised",
+        "σοφος says:",
+        "σοφοσ says:",
+        "ünïcode wörds",
+    ]
+    keys += ["'missing_key' raised again", "nothing here at all", "i̇stanbul modulenotfounderror:", "short"]
+    keys += ["disk quota exceeded"]
+    for key in keys:
+        want = next((i for i, f in u.said if key in f.text), None) if len(key) >= 8 else None
+        assert _first_quote(key, u) == want, key
+    assert _first_quote("keyerror: 'missing_key' raised", u) == 14
+    assert _first_quote("disk quota exceeded", u) == 11
+
+
+def test_a_phrase_is_in_the_kept_texts_as_in_their_normalised_join() -> None:
+    """Said (the kept texts, normalised only where a phrase may be): ``phrase in said`` is
+    ``phrase in "\\n".join(texts)``: a text cut at its limit, a character lower-cased into two,
+    a final sigma, a phrase across two texts, the empty phrase."""
+    from inspector.retention.extract import Facts
+    from inspector.retention.score import Said
+
+    facts = [
+        Facts("toolResult", source="İİİİ ΑΣ x  OSError:\tdisk quota exceeded ΟΔΟΣ", source_limit=40),
+        Facts("user", source="Use   the Σ-KEY, never the other one"),
+        Facts("assistant", source="ΟΔΟΣ done\n\n  the end"),
+        Facts("toolResult", source="y ΑΣΑ", source_limit=4),  # cut after the sigma: final there
+    ]
+    joined = "\n".join(f.text for f in facts)
+    phrases = ["disk quota exceeded", "oserror: disk quota", "ασ x", "οδος", "οδοσ", "use the σ-key, never"]
+    phrases += [
+        "one\nοδος done",
+        "never the other one\nοδος",
+        "the end",
+        "the  end",
+        "",
+        "i̇i̇",
+        "absent words",
+        "y ας",
+    ]
+    for phrase in phrases:
+        assert (phrase in Said(facts)) == (phrase in joined), phrase
+    assert Said(facts).first("the end") == 2 and Said([]).first("x") is None and "" in Said([])
+    assert " " in Said(facts) and " " not in Said([]) and Said(facts[3:]).first(" ") == 0
+    # without İ: ASCII words looked for in the texts as bytes, other words in the characters
+    more = [
+        Facts("toolResult", source="naïve café: \u212aeyError raised"),  # the Kelvin sign: k
+        Facts("user", source="ΣΟΦΟΣ said: KeyError raised; café  naïve"),
+        Facts("assistant", source="no keyerror here?"),
+    ]
+    phrases = ["keyerror raised", "café naïve", "naïve café:", "σοφος said:", "here?", "raised; café", "x?"]
+    assert Said(more).first("keyerror raised") == 0 and Said(more[1:]).first("keyerror raised") == 0
+    for texts in (more, more[:1], more[1:], more[2:]):
+        joined = "\n".join(f.text for f in texts)
+        for phrase in phrases:
+            assert (phrase in Said(texts)) == (phrase in joined), phrase
+
+
 def _token_start(text: str, p: int) -> int:
     from inspector.retention.extract import _TOKEN_ASCII
 
@@ -492,6 +593,38 @@ def test_one_scan_reports_overlapping_occurrences() -> None:
     assert got == {"x": 0, "z": 9, "y": 13}
     assert first_hits(text, {"aa_aa": ("x",)}, lambda k, p: p > 0) == {"x": 3}  # the next one, overlapping
     assert first_hits(text, {"é_x": ("x",)}, lambda k, p: True) == {}  # a non-ASCII name in an ASCII text
+
+
+@pytest.mark.parametrize("lines", [0, 7, 799, 800, 801, 3000])
+def test_error_hint_lines_in_one_scan_as_word_by_word(lines: int) -> None:
+    """The lines holding an error word, found in one scan for all the words: the lines one search
+    per word finds, past its cap too (4 * MAX_ERROR_LINES lines, gathered word by word)."""
+    import random
+
+    from inspector.retention.extract import ERROR_WORDS, _hint_spans, _hint_spans_per_word
+
+    rng = random.Random(lines)
+    words = [*ERROR_WORDS, "errors", "failfatal", "no such", "ok", "x", "", "not  found", "exceptional"]
+    text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 4))) for _ in range(lines))
+    low = text.encode().lower()
+    assert _hint_spans(low) == _hint_spans_per_word(low)
+
+
+def test_a_summary_read_line_by_line_as_a_whole() -> None:
+    """read_prose (each distinct line read once): the normalised text, paths, identifiers and
+    words of the whole text."""
+    from inspector.retention.extract import norm_lower, read_prose, scan, words
+
+    texts = [
+        *SEARCH_TEXTS,
+        "\n".join(SEARCH_TEXTS),
+        "ΟΔΟΣ\nΑΣ x\n\n  \n\u2028a_b.c\r\nİ\x1cx_y",
+        "",
+        "\n",
+        "a\n\na",
+    ]
+    for text in texts:
+        assert read_prose(text) == (norm_lower(text), *scan(text), words(text)), text
 
 
 def test_word_runs_and_lower_casing_match_the_plain_rules() -> None:

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
+from ahocorasick_rs import BytesAhoCorasick
+
 from ..session.models import (
     AssistantMessage,
     BashExecutionMessage,
@@ -108,6 +110,8 @@ ERROR_WORDS = (
 )
 """Words one of which an error line holds (lower case)."""
 _ERROR_WORDS_BYTES = tuple(w.encode("ascii") for w in ERROR_WORDS)
+_ERROR_WORDS_SCAN = BytesAhoCorasick(list(_ERROR_WORDS_BYTES))
+"""Every error word at once (an Aho-Corasick automaton: one pass over a text)."""
 _ERROR_HINT = re.compile("|".join(ERROR_WORDS), re.I)
 _PYTEST_E = re.compile(r"^E\s+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -165,6 +169,13 @@ class Facts:
         """The entry's text, normalised and lower-cased (for phrase look-ups)."""
         return norm_lower(self.source[: self.source_limit])
 
+    def tokens(self) -> tuple[frozenset[str], frozenset[str]]:
+        """:attr:`paths` and :attr:`idents` at once, read as those are (one pass, kept as them)."""
+        d = self.__dict__
+        if "paths" not in d or "idents" not in d:
+            d["paths"], d["idents"] = _scan(self.source)
+        return d["paths"], d["idents"]
+
     @property
     def deep(self) -> bool:
         """Have every token's paths and identifiers been read?"""
@@ -195,6 +206,10 @@ def norm_lower(text: str) -> str:
 @lru_cache(maxsize=4096)
 def words(text: str) -> frozenset[str]:
     """Content words, lower-cased, a final ``s`` dropped (the heuristics' bag of words)."""
+    return _words(text)
+
+
+def _words(text: str) -> frozenset[str]:
     out = set()
     for w in _words_raw(text):
         w = w.lower().strip("'-")
@@ -398,8 +413,8 @@ def errors_in(text: str, failed: bool) -> tuple[str, ...]:
 
 
 def _hint_lines(text: str) -> list[str]:
-    """The first lines holding an error word, in order: ``bytes.find`` on the text's UTF-8 lower-cased
-    as bytes (much faster than a case-insensitive alternation, or than ``str.lower``). Lower-casing
+    """The first lines holding an error word, in order, found in the text's UTF-8 lower-cased as
+    bytes (much faster than a case-insensitive alternation, or than ``str.lower``). Lower-casing
     only ASCII letters finds what ``str.lower`` would: the only other characters whose lower case
     holds an ASCII letter are the Kelvin sign (``k``, in no error word) and ``İ`` (``i̇``; a text
     with one goes through :func:`_lines_with`)."""
@@ -407,6 +422,30 @@ def _hint_lines(text: str) -> list[str]:
         return _lines_with(text)
     raw = text.encode("utf-8", "surrogatepass")
     low = raw.lower()
+    lines = _hint_spans(low)[:MAX_ERROR_LINES]
+    if len(raw) == len(text):  # ASCII: byte offsets are character offsets
+        return [text[a:e] for a, e in lines]
+    return [raw[a:e].decode("utf-8", "surrogatepass") for a, e in lines]
+
+
+def _hint_spans(low: bytes) -> list[tuple[int, int]]:
+    """(start, end) of the lines of ``low`` that hold an error word, in order: one scan for all the
+    words (:data:`_ERROR_WORDS_SCAN`; a match holds no newline, so each such line holds one). Past
+    ``4 * MAX_ERROR_LINES`` lines, those one ``bytes.find`` loop per word gathers before it stops
+    there (:func:`_hint_spans_per_word`)."""
+    found: list[tuple[int, int]] = []
+    n, e = len(low), -1
+    for _, i, _ in _ERROR_WORDS_SCAN.find_matches_as_indexes(low):
+        if i < e:  # in the line just found
+            continue
+        e = low.find(b"\n", i)
+        e = n if e < 0 else e
+        found.append((low.rfind(b"\n", 0, i) + 1, e))
+    return found if len(found) <= 4 * MAX_ERROR_LINES else _hint_spans_per_word(low)
+
+
+def _hint_spans_per_word(low: bytes) -> list[tuple[int, int]]:
+    """:func:`_hint_spans` word by word, up to ``4 * MAX_ERROR_LINES`` lines in all."""
     found: set[tuple[int, int]] = set()
     n = len(low)
     for word in _ERROR_WORDS_BYTES:
@@ -417,10 +456,7 @@ def _hint_lines(text: str) -> list[str]:
             e = n if e < 0 else e
             found.add((a, e))
             i = low.find(word, e)
-    lines = sorted(found)[:MAX_ERROR_LINES]
-    if len(raw) == len(text):  # ASCII: byte offsets are character offsets
-        return [text[a:e] for a, e in lines]
-    return [raw[a:e].decode("utf-8", "surrogatepass") for a, e in lines]
+    return sorted(found)
 
 
 def _lines_with(text: str) -> list[str]:
@@ -464,13 +500,6 @@ def _text(content: Any, limit: int = MAX_CHARS) -> str:
 _SCALARS = (str, int, float)
 
 
-def _call_text(tc: ToolCall) -> str:
-    args = tc.arguments
-    if isinstance(args, dict):
-        return "\n".join([str(v) for v in args.values() if isinstance(v, _SCALARS)])[:MAX_CHARS]
-    return str(args)[:MAX_CHARS] if args is not None else ""
-
-
 def _assistant(m: AssistantMessage) -> Facts:
     texts = [b.text for b in m.content if isinstance(b, TextContent)]
     touches: list[tuple[str, str]] = []
@@ -478,23 +507,31 @@ def _assistant(m: AssistantMessage) -> Facts:
     for b in m.content:
         if not isinstance(b, ToolCall):
             continue
-        texts.append(_call_text(b))
-        args = b.arguments if isinstance(b.arguments, dict) else {}
+        args = b.arguments
+        if isinstance(args, dict):
+            texts.append("\n".join([str(v) for v in args.values() if isinstance(v, _SCALARS)])[:MAX_CHARS])
+        else:
+            texts.append(str(args)[:MAX_CHARS] if args is not None else "")
+            args = {}
         name = b.name.lower()
-        if name in FILE_TOOLS:
-            p = next((v for k in PATH_KEYS if isinstance(v := args.get(k), str) and v), None)
-            if p is not None:
-                touches.append((p, FILE_TOOLS[name]))
-        patch = args.get("input") if name == "apply_patch" else None
-        if isinstance(patch, str):
-            touches.extend(
-                (f, "write" if op == "Add" else "edit") for op, f in _PATCH_FILE.findall(patch[:MAX_CHARS])
-            )
-        cmd = args.get("command", args.get("cmd"))
-        cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
-        if name in SHELL_TOOLS and isinstance(cmd, str) and cmd.strip():
-            commands.append((b.id, norm(cmd)))
-            touches.extend((t, "bash") for t in _command_files(cmd))
+        op = FILE_TOOLS.get(name)
+        if op is not None:  # the file tools, apply_patch and the shell tools are apart
+            for k in PATH_KEYS:
+                if isinstance(p := args.get(k), str) and p:
+                    touches.append((p, op))
+                    break
+        elif name == "apply_patch":
+            if isinstance(patch := args.get("input"), str):
+                touches.extend(
+                    (f, "write" if op == "Add" else "edit")
+                    for op, f in _PATCH_FILE.findall(patch[:MAX_CHARS])
+                )
+        elif name in SHELL_TOOLS:
+            cmd = args.get("command", args.get("cmd"))
+            cmd = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+            if isinstance(cmd, str) and cmd.strip():
+                commands.append((b.id, norm(cmd)))
+                touches.extend((t, "bash") for t in _command_files(cmd))
     text = "\n".join(texts)[:MAX_CHARS]
     return Facts("assistant", tuple(touches), commands=tuple(commands), source=text)
 
@@ -562,6 +599,10 @@ def _scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
     from its distinct chunks (:func:`_chunks`: C-level passes over the whole text) less those known
     to name nothing, each chunk judged once per process. Memoised: the same output often comes
     again."""
+    return _read(text)
+
+
+def _read(text: str) -> tuple[frozenset[str], frozenset[str]]:
     paths: set[str] = set()
     idents: set[str] = set()
     for chunk in _chunks(text) - _PLAIN:
@@ -578,6 +619,27 @@ def scan(text: str) -> tuple[frozenset[str], frozenset[str]]:
     :func:`identifiers_in` at once, each run of token characters judged once per
     process (memoised)."""
     return _scan(text)
+
+
+@lru_cache(maxsize=1 << 13)
+def _line(line: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str]]:
+    return norm_lower(line), *_read(line), _words(line)
+
+
+def read_prose(text: str) -> tuple[str, frozenset[str], frozenset[str], frozenset[str]]:
+    """``norm_lower(text)``, ``scan(text)`` and ``words(text)`` at once, read line by line, each
+    distinct line once per process (memoised): a summary repeats most of the one before it. No
+    token, word or run of whitespace spans a newline, so the lines' answers make the text's."""
+    lines = text.split("\n")
+    got = {x: _line(x) for x in dict.fromkeys(lines)}
+    low = " ".join([n for n in (got[x][0] for x in lines) if n])
+    parts = got.values()
+    return (
+        low,
+        frozenset().union(*(g[1] for g in parts)),
+        frozenset().union(*(g[2] for g in parts)),
+        frozenset().union(*(g[3] for g in parts)),
+    )
 
 
 def facts_of(message: Any) -> Facts:
@@ -638,7 +700,7 @@ def facts_for(session: Any, indexes: Iterable[int] | None = None, deep: bool = F
             e = entries[i]
             f = memo[i] = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
         if deep and not f.deep:
-            f.paths, f.idents  # noqa: B018 - read (cached_property)
+            f.tokens()
     return memo  # type: ignore[return-value]  # the entries asked for are read
 
 
@@ -659,5 +721,5 @@ def forget() -> None:
     measure a cold start with it; the per-session facts go with their session."""
     for memo in (_PLAIN, _FOUND):
         memo.clear()
-    for fn in (_scan, _token_paths, _token_idents, _suffixes, words):
+    for fn in (_scan, _token_paths, _token_idents, _suffixes, words, _line):
         fn.cache_clear()

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -47,13 +47,12 @@ from .extract import (
     find_path,
     ident_at,
     norm,
-    norm_lower,
     path_at,
     path_suffixes,
-    scan,
+    read_prose,
     words,
 )
-from .search import first_hits
+from .search import Encoded, first_hits, first_hits_in
 
 CATEGORIES = ("files", "identifiers", "errors", "instructions")
 """The categories with a recall (the Interface's ``recall`` keys)."""
@@ -134,6 +133,75 @@ class Span:
     """A recorded compaction's ``details`` (readFiles, modifiedFiles), when it has them."""
 
 
+class Said:
+    """The normalised texts (:attr:`Facts.text`) of some entries, joined by newlines, as phrases are
+    looked for in them (``phrase in said``), without normalising them all: only the texts whose
+    lower-cased text holds the phrase's longest word are. Lower-casing maps each character on its
+    own, so a word of a normalised text lies in its text lower-cased; the texts are lower-cased
+    joined by NULs, at once — as bytes for an ASCII word (each other character a ``?``: only ``İ``
+    and the Kelvin sign lower-case into an ASCII letter, and texts with one go the other way), else
+    as characters."""
+
+    def __init__(self, facts: Iterable[Facts]) -> None:
+        self.facts = list(facts)
+        self.texts = [f.source[: f.source_limit] for f in self.facts]
+        self.starts, n = [], 0
+        for t in self.texts:
+            self.starts.append(n)
+            n += len(t) + 1
+        self._bytes: bytes | None = None
+        self._chars: tuple[str, list[int]] | None = None
+
+    def _as_bytes(self) -> bytes | None:
+        """The texts lower-cased as bytes (None: a text lower-cases into an ASCII letter otherwise)."""
+        if self._bytes is None:
+            if any("\u0130" in t or "\u212a" in t for t in self.texts):
+                return None
+            self._bytes = b"\x00".join([t.encode("ascii", "replace") for t in self.texts]).lower()
+        return self._bytes
+
+    def _as_chars(self) -> tuple[str, list[int]]:
+        if self._chars is None:
+            texts = self.texts
+            low = "\x00".join(texts).lower()
+            if len(low) == sum(map(len, texts)) + len(texts) - 1:
+                self._chars = low, self.starts
+            else:  # a character lower-cased into two (İ)
+                starts, n = [], 0
+                for t in texts:
+                    starts.append(n)
+                    n += len(t.lower()) + 1
+                self._chars = low, starts
+        return self._chars
+
+    def first(self, phrase: str) -> int | None:
+        """The position (among the texts) of the first whose normalised text holds ``phrase``."""
+        if not phrase:
+            return 0 if self.facts else None
+        word = max(phrase.split(" "), key=len)
+        if not word:  # only spaces: no word to look for first
+            return next((k for k, f in enumerate(self.facts) if phrase in f.text), None)
+        raw = self._as_bytes() if word.isascii() else None
+        if raw is not None:
+            starts, key = self.starts, word.encode("ascii")
+            find: Callable[[int], int] = lambda a: raw.find(key, a)  # noqa: E731
+        else:
+            low, starts = self._as_chars()
+            find = lambda a: low.find(word, a)  # noqa: E731
+        p = find(0)
+        while p >= 0:
+            k = bisect.bisect_right(starts, p) - 1
+            if phrase in self.facts[k].text:
+                return k
+            p = find(starts[k + 1]) if k + 1 < len(starts) else -1
+        return None
+
+    def __contains__(self, phrase: str) -> bool:
+        if not phrase or "\n" in phrase:  # the joined texts themselves
+            return phrase in "\n".join(f.text for f in self.facts)
+        return self.first(phrase) is not None
+
+
 @dataclass(frozen=True)
 class Survivors:
     """What a summary and the kept messages carry (the sets :func:`judge` looks items up in)."""
@@ -148,7 +216,9 @@ class Survivors:
     kept_paths: frozenset[str]
     kept_idents: frozenset[str]
     kept_errors: frozenset[str]
-    kept_text: str
+    kept_text: str | Said
+    """The kept user, assistant and tool-output messages' texts (:attr:`Facts.text`), joined by
+    newlines (a :class:`Said`: normalised only where a phrase may be)."""
     kept_words: frozenset[str]
     kept_source: str = ""
     """The kept messages' texts as read, joined by NULs: a path or an identifier is looked for in
@@ -227,19 +297,19 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
     facts = facts_for(session, span.kept)
     kept = [facts[i] for i in span.kept]
     deep = all(f.deep for f in kept)  # their tokens read: sets; else their texts are searched
-    prose_paths, prose_idents = scan(prose)
+    low, prose_paths, prose_idents, prose_words = read_prose(prose)
     return Survivors(
-        prose=norm_lower(prose),
+        prose=low,
         prose_paths=prose_paths,
         prose_idents=prose_idents,
-        prose_words=frozenset(words(prose)),
+        prose_words=prose_words,
         files=frozenset(listed),
         files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
         kept_paths=frozenset(p for f in kept for p, _ in f.touches)
         | (frozenset().union(*(f.paths for f in kept)) if deep else frozenset()),
         kept_idents=frozenset().union(*(f.idents for f in kept)) if deep else frozenset(),
         kept_errors=frozenset(e for f in kept for e in f.errors),
-        kept_text="\n".join(f.text for f in kept if f.role in ("user", "assistant", "toolResult")),
+        kept_text=Said(f for f in kept if f.role in ("user", "assistant", "toolResult")),
         kept_words=frozenset().union(*(words(f.text) for f in kept if f.role == "user")),
         kept_source="" if deep else "\x00".join(f.source for f in kept),
     )
@@ -295,7 +365,7 @@ def _kept_mentions(sv: Survivors, kind: str, item: str) -> bool:
     return _path_in(item, sv.kept_source) if kind == "files" else find_ident(sv.kept_source, item) >= 0
 
 
-def _phrase_in(phrase: str, ws: frozenset[str], text: str) -> bool:
+def _phrase_in(phrase: str, ws: frozenset[str], text: str | Said) -> bool:
     p = norm(phrase).lower()
     if p and p in text:
         return True
@@ -351,7 +421,8 @@ class _Uses:
     idents: dict[str, int] = field(default_factory=dict)
     """First use by the user or the assistant (whether a tool output showed it before: :func:`_shown`)."""
     errors: dict[str, int] = field(default_factory=dict)
-    texts: list[tuple[int, str]] = field(default_factory=list)
+    said: list[tuple[int, Facts]] = field(default_factory=list)
+    """The user and assistant messages (entry index, facts), in order."""
     first_call: int | None = None
     starts_with_user: bool = False
     outputs: list[int] = field(default_factory=list)
@@ -375,14 +446,15 @@ def _uses(facts: Sequence[Facts], horizon: Sequence[int]) -> _Uses:
         if f.role in ("user", "assistant"):
             if f.role == "assistant" and u.first_call is None:
                 u.first_call = i
-            for p in f.paths:
+            paths, idents = f.tokens()
+            for p in paths:
                 u.paths.setdefault(p, i)
             for p, _ in f.touches:
                 for s in path_suffixes(p):
                     u.paths.setdefault(s, i)
-            for x in f.idents:
+            for x in idents:
                 u.idents.setdefault(x, i)
-            u.texts.append((i, f.text))
+            u.said.append((i, f))
             u.pos[i] = k
         elif f.role in ("toolResult", "bash"):
             u.outputs.append(i)
@@ -394,27 +466,42 @@ def _uses(facts: Sequence[Facts], horizon: Sequence[int]) -> _Uses:
 
 class _Texts:
     """The texts of some entries joined (by NULs: no name holds one), to find the first of them
-    that mentions each of many identifiers in one scan (:func:`inspector.retention.search.first_hits`;
-    each occurrence judged as :func:`inspector.retention.extract.find_ident` does)."""
+    that mentions each of many identifiers in one scan (:func:`inspector.retention.search.first_hits_in`;
+    each occurrence judged as :func:`inspector.retention.extract.find_ident` does, in the token of
+    its entry that holds it). They are searched as bytes, each text encoded on its own (one byte
+    per character, a non-ASCII one a ``?``: a text with one is much slower to join as characters
+    than to encode); the joined characters are made only for a name with a non-ASCII character."""
 
     def __init__(self, facts: Sequence[Facts], indexes: Sequence[int]) -> None:
+        self.order = indexes
+        self.sources = [facts[i].source for i in indexes]
         self.starts = []
         n = 0
-        for i in indexes:
+        for s in self.sources:
             self.starts.append(n)
-            n += len(facts[i].source) + 1
-        self.text = "\x00".join(facts[i].source for i in indexes)
+            n += len(s) + 1
+        self.size = max(n - 1, 0)
+        self.text = Encoded(
+            lambda: b"\x00".join([s.encode("ascii", "replace") for s in self.sources]),
+            all(s.isascii() for s in self.sources),
+            lambda a, b: "\x00".join(self.sources)[a:b],
+        )
 
     def end(self, hi: int) -> int:
         """Where the text of entry ``hi`` starts (a name mentioned before it lies wholly before it)."""
-        return self.starts[hi] if hi < len(self.starts) else len(self.text) + 1
+        return self.starts[hi] if hi < len(self.starts) else self.size + 1
 
     def first(self, names: Iterable[str], until: dict[str, int] | None = None) -> dict[str, int]:
         """Name → where the texts first mention it as an identifier (before ``until[name]``, when
         given), for the names they mention."""
-        text = self.text
-        hits = first_hits(
-            text, {x: (x,) for x in names}, lambda x, p: ident_at(text, p, x), until=until, names=True
+        starts, sources = self.starts, self.sources
+
+        def accept(x: str, p: int) -> bool:
+            k = bisect.bisect_right(starts, p) - 1
+            return ident_at(sources[k], p - starts[k], x)
+
+        hits = first_hits_in(
+            self.text, {x: (x,) for x in names}, accept, 0, self.size, until=until, names=True
         )
         return {x: p for x, p in hits.items() if until is None or p < until[x]}
 
@@ -472,8 +559,13 @@ def _first_path_use(path: str, u: _Uses) -> int | None:
     return min(hits) if hits else None
 
 
-def _first_quote(key: str, u: _Uses) -> int | None:
-    return next((i for i, t in u.texts if key in t), None) if len(key) >= 8 else None
+def _first_quote(key: str, u: _Uses, said: Said | None = None) -> int | None:
+    """The first user or assistant message whose text (:attr:`Facts.text`) holds ``key`` (8
+    characters or more; ``said``: those messages' :class:`Said`)."""
+    if len(key) < 8:
+        return None
+    k = (said if said is not None else Said(f for _, f in u.said)).first(key)
+    return u.said[k][0] if k is not None else None
 
 
 def _span_items(facts: Sequence[Facts], span: Span) -> dict[str, dict[str, tuple[int, str]]]:
@@ -527,9 +619,10 @@ def needed_items(session: Any, span: Span) -> list[tuple[str, str, int, int, str
     for x, (i, j) in _used_from_memory(facts, span, u).items():
         how = f"in {_role_name(facts[i])} at entry {i}"
         out.append(("identifiers", x, i, j, f"{how}; used at entry {j} before any new tool output showed it"))
+    said = Said(f for _, f in u.said)
     for e, (i, how) in cand["errors"].items():
         j = u.errors.get(e)
-        q = _first_quote(_error_key(e), u)
+        q = _first_quote(_error_key(e), u, said)
         if j is not None and (q is None or j <= q):
             out.append(("errors", e, i, j, f"{how}; recurs in the tool output at entry {j}"))
         elif q is not None:

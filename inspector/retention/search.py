@@ -14,7 +14,9 @@ dropped from the automaton, so a common name is reported a few times rather than
 thousands of occurrences, and only the rare names are looked for through the rest of the text.
 The cost is then about one pass over the text for all the names (against one per name missing);
 what it cannot avoid is reading the text: a name that is not there is known to be absent only
-at the end.
+at the end. A caller whose text is many parts (the entries of a span) gives it already encoded,
+each part on its own (:class:`Encoded`, :func:`first_hits_in`): joining parts one of which has a
+non-ASCII character widens every character, and encoding that costs as much again.
 """
 
 from __future__ import annotations
@@ -67,10 +69,60 @@ def first_hits(
     a key's position is an occurrence of its name in the first token that yields it — not always
     the first occurrence in that token (:func:`_hidden`); callers read positions by the entry or
     the token that holds them."""
-    end = len(text) if end is None else min(end, len(text))
     ascii_text = text.isascii()
+    return first_hits_in(
+        Encoded(
+            lambda: text.encode("ascii") if ascii_text else text.encode("ascii", "replace"), ascii_text, text
+        ),
+        patterns,
+        accept,
+        start,
+        len(text) if end is None else min(end, len(text)),
+        until,
+        names,
+    )
+
+
+class Encoded:
+    """A text as :func:`first_hits` searches it: its characters as bytes (an ASCII character as it
+    is, any other a ``?``), made on first use (``raw``, a function), whether it is all ASCII, and
+    the text itself (``text``: the text, or a function giving its characters from ``a`` to ``b``,
+    asked only for the rare patterns searched in it)."""
+
+    def __init__(
+        self,
+        raw: Callable[[], bytes],
+        ascii_text: bool,
+        text: str | Callable[[int, int], str],
+    ) -> None:
+        self._raw = raw
+        self._hay: memoryview | None = None
+        self.ascii = ascii_text
+        self.text = text
+
+    @property
+    def hay(self) -> memoryview:
+        if self._hay is None:
+            self._hay = memoryview(self._raw())
+        return self._hay
+
+    def chars(self, a: int, b: int) -> str:
+        """The text's characters from ``a`` to ``b``."""
+        return self.text[a:b] if isinstance(self.text, str) else self.text(a, b)
+
+
+def first_hits_in(
+    text: Encoded,
+    patterns: Mapping[str, Iterable[K]],
+    accept: Callable[[K, int], bool],
+    start: int,
+    end: int,
+    until: Mapping[K, int] | None = None,
+    names: bool = False,
+) -> dict[K, int]:
+    """:func:`first_hits` in ``text[start:end]`` (``end`` within the text), already encoded."""
     keys_of = {p: tuple(ks) for p, ks in patterns.items() if p}
-    if ascii_text:  # a pattern with another character cannot occur
+    if text.ascii:  # a pattern with another character cannot occur
         as_bytes, as_text = {p: ks for p, ks in keys_of.items() if p.isascii()}, {}
     else:
         as_bytes = {p: ks for p, ks in keys_of.items() if p.isascii() and "?" not in p}
@@ -79,12 +131,14 @@ def first_hits(
     if start >= end:
         return found
     if as_bytes:
-        hay = memoryview(text.encode("ascii") if ascii_text else text.encode("ascii", "replace"))
-        found = _scan(hay, as_bytes, accept, start, end, until, names)
-    if as_text:
-        for k, p in _scan(text, as_text, accept, start, end, until, names).items():
-            if p < found.get(k, end):
-                found[k] = p
+        found = _scan(text.hay, as_bytes, accept, start, end, until, names)
+    if as_text:  # searched in the characters from start to end, positions shifted back
+        sub = text.chars(start, end)
+        shifted = None if until is None else {k: q - start for k, q in until.items()}
+        hits = _scan(sub, as_text, lambda k, q: accept(k, q + start), 0, len(sub), shifted, names)
+        for k, q in hits.items():
+            if q + start < found.get(k, end):
+                found[k] = q + start
     return found
 
 
