@@ -276,32 +276,23 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
             t = clamp(calculate_context_tokens(e.message.usage))
             if t > o.context_window:
                 (failed if e.message.stopReason == "error" else answered).append((i, t))
+    w = o.context_window
+    kinds: tuple[tuple[list[tuple[int, int | float]], Severity, str, str], ...] = (
+        (failed, "error", f"over the {w:,}-token window ended in an error", ""),
+        (
+            answered,
+            "warning",
+            f"used more than the {w:,}-token window set",
+            ", and the provider answered them: this session's model has a larger window; check against "
+            "its own (--window, or the window in the sidebar)",
+        ),
+    )
     out = []
-    if failed:
-        i, t = max(failed, key=lambda x: x[1])
-        out.append(
-            _f(
-                session,
-                "context-overflow",
-                "error",
-                f"{len(failed)} call(s) over the {o.context_window:,}-token window ended in an error "
-                f"(largest {t:,.0f} at entry {i})",
-                [x[0] for x in failed[:20]],
-            )
-        )
-    if answered:
-        i, t = max(answered, key=lambda x: x[1])
-        out.append(
-            _f(
-                session,
-                "context-overflow",
-                "warning",
-                f"{len(answered)} call(s) used more than the {o.context_window:,}-token window set (largest "
-                f"{t:,.0f} at entry {i}), and the provider answered them: this session's model has a larger "
-                "window; check against its own (--window, or the window in the sidebar)",
-                [x[0] for x in answered[:20]],
-            )
-        )
+    for over, severity, what, then in kinds:
+        if over:
+            i, t = max(over, key=lambda x: x[1])
+            message = f"{len(over)} call(s) {what} (largest {t:,.0f} at entry {i}){then}"
+            out.append(_f(session, "context-overflow", severity, message, [x[0] for x in over[:20]]))
     return out
 
 
