@@ -165,6 +165,33 @@ def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
     assert any("pi compacts after an answer" in x for x in narrate.step_story(what_if, 0))
 
 
+def test_overflow_story_believes_the_provider_over_the_window_set() -> None:
+    """A call over the window set that the provider answered was not rejected: the story says
+    what the provider counted, and what that means (its window is larger, or this replay's counter
+    overstates a request it rebuilt); a call with no usage, or one that failed, keeps the warning."""
+    from types import SimpleNamespace
+
+    from inspector.replay.results import Overflow
+
+    r = replay(load_session(SAMPLE), ReplaySettings(context_window=9000, reserve_tokens=100))
+    k = next(s.step for s in r.steps if s.recorded_input and any(e["type"] == "overflow" for e in s.events))
+    (line,) = [x for x in narrate.step_story(r, k) if x.startswith("Overflow")]
+    assert f"counted as {r.steps[k].recorded_input:,} tokens" in line
+    assert "window is larger than the one set here" in line and "reject" not in line
+
+    def said(recorded: int | None, stop: str = "stop", as_sent: bool = True) -> str:
+        step = SimpleNamespace(recorded_input=recorded, error=stop == "error", aborted=stop == "aborted")
+        return narrate._overflow_sentence(Overflow(210_000, 200_000), step, as_sent)
+
+    assert "this replay's counter overstates it" in said(150_000)
+    assert "reject this request (the one recorded, 150,000 tokens" in said(150_000, as_sent=False)
+    for quiet in (said(None), said(0), said(150_000, "error"), said(250_000, "aborted")):
+        assert quiet.endswith("— a provider would reject this request.")
+    assert "compacts and retries" in narrate._overflow_sentence(
+        Overflow(210_000, 200_000, "compaction"), SimpleNamespace(recorded_input=1), True
+    )
+
+
 def test_sweep_values_stay_within_bounds() -> None:
     assert views.sweep_values("prune_protect", 40000, 0, 1_000_000) == [
         10000,

@@ -253,14 +253,7 @@ def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
                 ),
             ]
         case Overflow():
-            return [
-                f"Overflow: {e.tokens:,} tokens is more than the {e.window:,}-token window"
-                + (
-                    " — the request would fail, so the policy compacts and retries."
-                    if e.before
-                    else " — a provider would reject this request."
-                )
-            ]
+            return [_overflow_sentence(e, replay.steps[k], _as_sent(replay))]
         case Pruned():
             st = replay.steps[k]
             return [
@@ -293,6 +286,42 @@ def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
         case StrategyEvent():
             return _strategy_sentences(e.data, s.strategy)
     return []
+
+
+def _as_sent(replay: Any) -> bool:
+    """Does ``replay`` rebuild the requests the agent sent (its own compactions and pruning)?"""
+    s = replay.settings
+    fmt = getattr(getattr(replay, "session", None), "format", "pi")
+    return get_policy(s.compaction).as_recorded and (
+        s.strategy == "recorded" or (s.strategy == "none" and fmt == "pi")
+    )
+
+
+def _overflow_sentence(e: Overflow, step: Any, as_sent: bool) -> str:
+    """An overflow in plain words. A call the provider answered (recorded usage, neither failed nor
+    aborted) was not rejected: said so, with the provider's count — a lower bound on the model's
+    window whatever is replayed, and (``as_sent``: the replay rebuilds the request sent) a sign
+    that this replay's counter overstates when the provider's count fits."""
+    head = f"Overflow: {e.tokens:,} tokens is more than the {e.window:,}-token window"
+    if e.before:
+        return head + " — the request would fail, so the policy compacts and retries."
+    got = step.recorded_input
+    if not got or step.error or step.aborted:  # no usage (0: none recorded), or not answered
+        return head + " — a provider would reject this request."
+    if got > e.window:
+        return head + (
+            f". The provider answered the recorded request, which it counted as {got:,.0f} tokens: "
+            "the model's window is larger than the one set here."
+        )
+    if as_sent:
+        return head + (
+            f". The provider answered this request, which it counted as {got:,.0f} tokens: by its count "
+            "it fits, so this replay's counter overstates it."
+        )
+    return head + (
+        f" — a provider would reject this request (the one recorded, {got:,.0f} tokens by the "
+        "provider's count, was answered)."
+    )
 
 
 def _strategy_sentences(d: dict[str, Any], strategy: str) -> list[str]:
