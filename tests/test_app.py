@@ -667,8 +667,13 @@ def test_a_window_below_what_the_provider_answered_is_flagged_with_its_bound(
     at.button(key="load_path").click().run()
     assert not at.exception
     assert any("answered a 312,658-token context" in c.value for c in at.sidebar.caption)
+    at = page(at, "compare")
+    assert any(
+        "answered a 312,658-token context in this session (entry 3)" in c.value for c in at.main.caption
+    )
     at.button(key="use_session_floor").click().run()
     assert not at.exception
+    assert not any("answered a 312,658" in c.value for c in at.main.caption)  # the window now holds it
     assert (
         at.selectbox(key="window_preset").value == "Custom"
         and at.number_input(key="window_custom").value == 313_000

@@ -22,6 +22,7 @@ from inspector.ui import urlstate as us
 from inspector.ui.common import PLOT_CONFIG, need_session, strategy_title
 from inspector.ui.state import current_replay, default, set_widgets, summary_cache
 from inspector.whatif import variant_settings
+from inspector.window import answered_peak
 
 
 def _apply_cell() -> None:
@@ -100,9 +101,22 @@ def compare_page(settings: ReplaySettings) -> None:
         height=35 * len(rows) + 38,
         column_config={"metric": st.column_config.TextColumn(width="medium")},
     )
+    _overflow_note(s, settings.context_window)
     cache_view.compare_panel(runs, settings)
     st.plotly_chart(figures.compare_timelines(runs), key="cmp_tl", config=PLOT_CONFIG)
     _sweep_section(s, settings)
+
+
+def _overflow_note(session: Any, window: int) -> None:
+    """Under the table: overflows are counted against the sidebar's window, which the session's
+    own answered calls show to be too small (:mod:`inspector.window`), when they do."""
+    peak = answered_peak(session)
+    if peak is not None and peak.tokens > window:
+        st.caption(
+            f"Overflows are counted against the {window:,}-token window set in the sidebar. The provider "
+            f"answered a {peak.tokens:,}-token context in this session (entry {peak.entry_index}), so its "
+            "model's window is larger: set it in the sidebar to count only what a provider would reject."
+        )
 
 
 def _configurations(settings: ReplaySettings, count: int) -> list[tuple[str, ReplaySettings]]:
