@@ -60,6 +60,27 @@ def test_story_for_a_provider_without_a_cache_model(sb):
     assert cache_view.story(r, cache_replay(r), 0)[0].startswith("Prompt cache: no cache model")
 
 
+def test_story_says_how_each_provider_pays_for_a_broken_prefix():
+    """Anthropic writes the prefix again at its write price; an OpenAI-style cache has none: the
+    tokens are sent uncached again (the story and the timeline's mark say which)."""
+    from inspector.importers import load_any
+
+    from .test_app import SAMPLES
+
+    for name, family, said in (
+        ("codex-session.jsonl", "openai", "tokens be sent uncached again"),
+        ("opencode-session.json", "anthropic", "tokens be written again"),
+    ):
+        r = replay(load_any(SAMPLES / name), ReplaySettings(strategy="opencode"))
+        c = cache_replay(r)
+        inv = c.invalidations[0]
+        assert inv.family == family
+        (line,) = [x for x in cache_view.story(r, c, inv.step) if x.startswith("The cached prefix broke")]
+        assert said in line
+        mark = cache_view.invalidation_trace(r, c)
+        assert mark is not None and ("sent uncached again" in mark["text"][0]) == (family == "openai")
+
+
 def test_compare_prices_batch_style_pruning_against_every_turn():
     at = page(load(fresh()), "compare")
     at.toggle(key="cmp_batches").set_value(True).run()

@@ -83,7 +83,8 @@ def invalidation_trace(r: Any, c: CacheReport, top: float | None = None) -> dict
     ys = [min(r.steps[s.step].tokens, top * 0.985) for s in inv]
     text = [
         f"cache invalidated by {CAUSES.get(s.invalidation['cause'], s.invalidation['cause'])}: "  # type: ignore[index]
-        f"{s.invalidation['tokensRewritten']:,} tokens written again, +${s.invalidation['premiumUsd']:,.4f}"  # type: ignore[index]
+        f"{s.invalidation['tokensRewritten']:,} tokens {'written' if s.family == 'anthropic' else 'sent uncached'} "  # type: ignore[index]
+        f"again, +${s.invalidation['premiumUsd']:,.4f}"  # type: ignore[index]
         for s in inv
     ]
     return {
@@ -126,9 +127,14 @@ def story(r: Any, c: CacheReport, k: int) -> list[str]:
             if inv["cause"] == "ttl" and inv.get("idleSeconds") is not None
             else ""
         )
+        again = (
+            "be written again"
+            if s.family == "anthropic"
+            else "be sent uncached again (this provider caches what it is sent, without a write price)"
+        )
         out.append(
-            f"The cached prefix broke here: {who}{at}{idle} made {inv['tokensRewritten']:,} tokens be "
-            f"written again, costing ${inv['premiumUsd']:,.4f} more than reading them."
+            f"The cached prefix broke here: {who}{at}{idle} made {inv['tokensRewritten']:,} tokens {again}, "
+            f"costing ${inv['premiumUsd']:,.4f} more than reading them."
         )
     if s.recorded_read is not None:
         out.append(
