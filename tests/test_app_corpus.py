@@ -96,3 +96,25 @@ def test_a_corpus_sweep_shows_the_heatmap_frontier_and_the_sessions_hurt(at: App
     hurt = at.dataframe(key="cs_hurt").value if any(d.key == "cs_hurt" for d in at.dataframe) else None
     worse = int(table.iloc[0]["worse than recorded"])
     assert (hurt is None and worse == 0) or len(hurt) == worse
+
+
+def test_files_that_did_not_load_are_listed_apart_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table holds the sessions; a file that is not one is listed under it with the reason
+    (not as a row of empty figures)."""
+    generate_corpus(tmp_path, 2, seed=3)
+    (tmp_path / "notes.jsonl").write_text("this is not a session\n")
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
+    a = AppTest.from_file(APP, default_timeout=180).run().switch_page(PAGE).run()
+    a.text_area(key="corpus_specs").set_value(str(tmp_path))
+    a.number_input(key="corpus_workers").set_value(0)
+    a.button(key="corpus_load").click().run()
+    assert not a.exception, a.exception
+    assert "notes.jsonl" not in list(a.dataframe(key="corpus_table").value["session"])
+    assert len(a.dataframe(key="corpus_table").value) == 2
+    (exp,) = [e for e in a.expander if e.label == "1 file(s) did not load"]
+    (failed,) = [d.value for d in exp.dataframe]
+    assert list(failed["file"]) == ["notes.jsonl"] and failed["why"].iloc[0]
+    m = {x.label: x.value for x in a.metric}
+    assert m["Failed to load"] == "1" and m["Sessions"] == "2"  # the sessions loaded

@@ -132,7 +132,9 @@ def _overview(rows: list[dict[str, Any]]) -> None:
     t = totals(rows)
     c = st.columns(6)
     c[0].metric(
-        "Sessions", f"{t['sessions']:,}", help=", ".join(f"{a}: {n}" for a, n in sorted(t["agents"].items()))
+        "Sessions",
+        f"{t['sessions'] - t['failed']:,}",
+        help=", ".join(f"{a}: {n}" for a, n in sorted(t["agents"].items())),
     )
     c[1].metric("Model calls", f"{t['calls']:,}")
     c[2].metric("Compactions", f"{t['compactions']:,}")
@@ -143,7 +145,7 @@ def _overview(rows: list[dict[str, Any]]) -> None:
     agents = sorted({r["agent"] for r in rows if r["agent"]})
     pick = f[0].multiselect("Agents", agents, default=agents, key="corpus_agents")
     needle = f[1].text_input("Name contains", key="corpus_filter")
-    shown = [r for r in rows if (r["agent"] in pick or r["error"]) and needle.lower() in r["path"].lower()]
+    shown = [r for r in rows if not r["error"] and r["agent"] in pick and needle.lower() in r["path"].lower()]
     table = pd.DataFrame(
         [
             {
@@ -160,7 +162,6 @@ def _overview(rows: list[dict[str, Any]]) -> None:
                 "warnings": (r["findings"] or {}).get("warning", 0),
                 "load issues": r["loadIssues"],
                 "size KB": round((r["size"] or 0) / 1024),
-                "error": r["error"] or "",
                 "path": r["path"],
             }
             for r in shown
@@ -187,6 +188,7 @@ def _overview(rows: list[dict[str, Any]]) -> None:
         )
     else:
         st.caption("Click a column header to sort; select a row to open that session on Replay.")
+    _failed([r for r in rows if r["error"] and needle.lower() in r["path"].lower()])
     peaks = [r["peakContext"] for r in rows if r["peakContext"]]
     at = [t for r in rows for t in r["tokensAtCompaction"] or []]
     h = st.columns(2)
@@ -201,6 +203,21 @@ def _overview(rows: list[dict[str, Any]]) -> None:
         )
     else:
         h[1].caption("No compaction recorded in these sessions.")
+
+
+def _failed(rows: list[dict[str, Any]]) -> None:
+    """The files that did not load, each with why (apart from the sessions: they have no figures)."""
+    if not rows:
+        return
+    with st.expander(f"{len(rows):,} file(s) did not load", icon=":material/error:"):
+        st.dataframe(
+            pd.DataFrame(
+                [{"file": Path(r["path"]).name, "why": r["error"], "path": r["path"]} for r in rows]
+            ),
+            hide_index=True,
+            key="corpus_failed",
+            column_config={"why": st.column_config.TextColumn(width="large")},
+        )
 
 
 # ---------------------------------------------------------------------------------------------
