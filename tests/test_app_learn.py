@@ -102,6 +102,35 @@ def test_moving_the_control_hides_the_reveal_until_asked_again() -> None:
     assert shown_answer(at) == "0"
 
 
+@pytest.mark.parametrize(
+    ("screen", "key"),
+    [(6, "keeps"), (7, "pruning"), (9, "cost")],
+)
+def test_no_figure_states_the_answer_before_the_reveal(screen: int, key: str, session) -> None:  # type: ignore[no-untyped-def]
+    """Screens whose figure would spell the answer out (the files counted in the title, the totals
+    pruned or the dollars billed in the legend) keep those figures back until the reveal."""
+    rv = learn.reveal(session, key, learn.SCREENS[screen - 1].control.default)
+    v = rv.values
+    if key == "keeps":
+        told = [f"{len(v['read_files'])} read + {len(v['modified_files'])} modified"]
+    elif key == "pruning":
+        told = [f"{v['pruned'][n]:,} pruned" for n in v["pruned"]]
+    else:
+        told = [f"${v['cost_pi']:.2f}", f"${v['cost_never']:.2f}"]
+
+    def texts(at: AppTest) -> str:
+        (fig,) = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+        names = [t.get("name", "") for t in fig["data"]]
+        return " ".join([*names, json.dumps(fig["layout"].get("title", ""))])
+
+    at = open_learn(screen)
+    before = texts(at)
+    assert not any(x in before for x in told), before
+    at.button(key=f"learn_reveal_{key}").click().run()
+    after = texts(at)
+    assert all(x in after for x in told), after
+
+
 def test_the_screen_comes_from_the_url_and_goes_back_to_it() -> None:
     at = open_learn(4)
     assert at.header[0].value.startswith("4. The cut point")

@@ -244,9 +244,10 @@ def cut_walk(
     return fig
 
 
-def summary_parts(rv: Reveal) -> go.Figure:
+def summary_parts(rv: Reveal, revealed: bool = True) -> go.Figure:
     """Screen 6: the context at the compaction split into what is summarised (and whose files the
-    summary lists), the split turn's prefix, and what is kept verbatim."""
+    summary lists), the split turn's prefix, and what is kept verbatim (the files counted in the
+    title once ``revealed``: they are the answer)."""
     v = rv.values
     parts = (
         ("summarised: its files are listed", v["summarised_tokens"], PART_COLORS["summarised"]),
@@ -265,7 +266,11 @@ def summary_parts(rv: Reveal) -> go.Figure:
         }
         for name, t, c in parts
     ]
-    title = f"{len(v['read_files'])} read + {len(v['modified_files'])} modified file(s) listed"
+    title = (
+        f"{len(v['read_files'])} read + {len(v['modified_files'])} modified file(s) listed"
+        if revealed
+        else "the summary lists the files of the grey parts"
+    )
     return go.Figure(
         {
             "data": data,
@@ -281,11 +286,15 @@ def summary_parts(rv: Reveal) -> go.Figure:
     )
 
 
-def pruning_compare(rv: Reveal) -> go.Figure:
-    """Screen 7: both rules' context per call over the whole session, and the totals pruned."""
+def pruning_compare(rv: Reveal, revealed: bool = True) -> go.Figure:
+    """Screen 7: both rules' context per call over the whole session, and (once ``revealed``: they
+    are the answer) the totals pruned."""
     runs = rv.extra["replays"]
     fig = figures.compare_timelines(
-        [(f"{name}: {rv.values['pruned'][name]:,} pruned", r) for name, r in runs.items()]
+        [
+            (f"{name}: {rv.values['pruned'][name]:,} pruned" if revealed else name, r)
+            for name, r in runs.items()
+        ]
     )
     fig.update_layout(
         title={
@@ -298,15 +307,14 @@ def pruning_compare(rv: Reveal) -> go.Figure:
     return fig
 
 
-def cost_compare(rv: Reveal) -> go.Figure:
-    """Screen 9: context per call compacting at the window, and never compacting."""
+def cost_compare(rv: Reveal, revealed: bool = True) -> go.Figure:
+    """Screen 9: context per call compacting at the window, and never compacting (with what each
+    bills once ``revealed``: that is the answer)."""
     runs = rv.extra["replays"]
-    return figures.compare_timelines(
-        [
-            (f"pi at {rv.values['window']:,}: ${rv.values['cost_pi']:.2f}", runs["pi"]),
-            (f"never: ${rv.values['cost_never']:.2f}", runs["never"]),
-        ]
-    )
+    pi, never = f"pi at {rv.values['window']:,}", "never"
+    if revealed:
+        pi, never = f"{pi}: ${rv.values['cost_pi']:.2f}", f"{never}: ${rv.values['cost_never']:.2f}"
+    return figures.compare_timelines([(pi, runs["pi"]), (never, runs["never"])])
 
 
 def branch_tree(rv: Reveal) -> go.Figure:
@@ -317,17 +325,18 @@ def branch_tree(rv: Reveal) -> go.Figure:
     )
 
 
-def screen_figure(rv: Reveal) -> go.Figure | None:
-    """The figure a screen shows (None: the screen shows text and tables only)."""
+def screen_figure(rv: Reveal, revealed: bool = True) -> go.Figure | None:
+    """The figure a screen shows (None: the screen shows text and tables only). Before the answer
+    is ``revealed``, no figure states it in its legend or title (the shapes are there to read)."""
     if rv.screen in ("cut", "split"):
         return cut_walk(rv.extra["frames"], rv.values["keep"], rv.values["first_kept"])
+    telling = {"keeps": summary_parts, "pruning": pruning_compare, "cost": cost_compare}.get(rv.screen)
+    if telling is not None:
+        return telling(rv, revealed)
     make = {
         "context": context_kinds,
         "tokens": tokens_compare,
         "trigger": trigger_timeline,
-        "pruning": pruning_compare,
-        "cost": cost_compare,
-        "keeps": summary_parts,
         "branch": branch_tree,
     }.get(rv.screen)
     return make(rv) if make else None

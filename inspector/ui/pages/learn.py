@@ -115,7 +115,7 @@ def _figure(s: learn.Screen, rv: learn.Reveal) -> None:
                 else "The walk starts at the newest message."
             )
     else:
-        fig = learn_figures.screen_figure(rv)
+        fig = learn_figures.screen_figure(rv, bool(st.session_state.get(f"learn_shown_{s.key}")))
     if fig is not None:
         st.plotly_chart(fig, key=f"learn_fig_{s.key}", config=PLOT_CONFIG)
 
