@@ -102,3 +102,34 @@ def test_compare_page_weighs_retention_per_configuration() -> None:
             f"{(needed - lost) / needed:.0%} of {needed}" if needed else "—"
         )
     assert rows["items forgotten by compactions"][configs[0]] == "1"  # the sample's recorded compaction
+
+
+def test_a_sweep_is_scored_by_what_each_cell_forgot() -> None:
+    """Compare & tune: retention as an objective of the sweep — the grid coloured by the share kept,
+    the cells ranked by the items forgotten, each as retention_metrics replays and scores it."""
+    from inspector.retention import retention_metrics
+
+    at = _loaded()
+    at.selectbox(key="compaction").set_value("pi").run()
+    at = _page(at, "compare")
+    at.selectbox(key="sw_x").set_value("keep_recent_tokens")
+    at.selectbox(key="sw_y").set_value("context_window").run()
+    at.text_input(key="sw_vals_keep_recent_tokens").set_value("2000, 20000")
+    at.text_input(key="sw_vals_context_window_y").set_value("60000").run()
+    at.button(key="sw_run").click().run()
+    assert not at.exception
+    at.toggle(key="sw_retention").set_value(True).run()
+    assert not at.exception
+    heat = next(
+        json.loads(el.proto.spec)
+        for el in at.get("plotly_chart")
+        if json.loads(el.proto.spec)["data"][0].get("colorbar", {}).get("title", {}).get("text")
+        == "retention"
+    )
+    base = ReplaySettings(compaction="pi", context_window=60_000)
+    s = load_session(SAMPLE)
+    want = [retention_metrics(s, base.model_copy(update={"keep_recent_tokens": k})) for k in (2000, 20000)]
+    assert heat["data"][0]["z"] == [[w["retention"] for w in want]]
+    table = next(d.value for d in at.dataframe if "needed later" in d.value.columns)
+    assert list(table["forgotten"]) == sorted(w["forgotten"] for w in want)
+    assert want[0]["forgotten"] > want[1]["forgotten"]  # keeping more verbatim forgets less here

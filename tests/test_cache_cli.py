@@ -88,3 +88,43 @@ def test_sweep_ranks_by_billed_cost_and_flags_the_frontier():
         "off",
     )
     assert code == 2
+
+
+def test_sweep_ranks_settings_by_what_compactions_forgot() -> None:
+    """``--objective forgotten``: each cell replayed and its compactions scored (issue 21), fewest
+    items forgotten first, with the share kept; the same totals the retention report gives."""
+    from inspector import load_session
+    from inspector.replay import ReplaySettings, replay
+    from inspector.retention import retention
+
+    code, out, _ = run(
+        "sweep",
+        CODING,
+        "--grid",
+        "keep_recent_tokens=2000,8000,20000",
+        "--compaction",
+        "pi",
+        "--window",
+        "60000",
+        "--objective",
+        "forgotten",
+        "--json",
+    )
+    assert code == 0
+    cells = json.loads(out)["cells"]
+    assert [c["forgotten"] for c in cells] == sorted(c["forgotten"] for c in cells)
+    s = load_session(CODING)
+    for c in cells:
+        rep = retention(
+            replay(
+                s,
+                ReplaySettings(
+                    compaction="pi", context_window=60_000, keep_recent_tokens=c["keep_recent_tokens"]
+                ),
+            )
+        )
+        needed = sum(len(x.needed) for x in rep.compactions)
+        forgotten = sum(len(x.forgotten) for x in rep.compactions)
+        assert (c["needed"], c["forgotten"]) == (needed, forgotten) and needed > 0
+        assert c["retention"] == (needed - forgotten) / needed
+    assert cells[0]["keep_recent_tokens"] == 20000 and cells[-1]["keep_recent_tokens"] == 2000

@@ -11,7 +11,12 @@ from .report import cache_replay
 
 #: what a setting costs (lower is better on every axis)
 FRONTIER_AXES = ("billedCostUsd", "rereads", "overflows", "compactions")
-OBJECTIVES = {"billed": "billedCostUsd", "blended": "cost_usd", "tokens": "total_input_tokens"}
+OBJECTIVES = {
+    "billed": "billedCostUsd",
+    "blended": "cost_usd",
+    "tokens": "total_input_tokens",
+    "forgotten": "forgotten",  # items compactions forgot (:func:`inspector.retention.retention_metrics`)
+}
 
 
 def billed_metrics(session: Session, settings: Any, retention: str = "auto") -> dict[str, Any]:
@@ -33,9 +38,10 @@ def frontier(rows: Sequence[dict[str, Any]], axes: Sequence[str] = FRONTIER_AXES
 
 
 def rank(rows: list[dict[str, Any]], objective: str) -> list[dict[str, Any]]:
-    """``rows`` with ``frontier`` set, best first by the objective (billed, blended or tokens)."""
+    """``rows`` with ``frontier`` set, best first by the objective (billed, blended, tokens or
+    forgotten: each the lower the better; among equals, the fewer input tokens)."""
     key = OBJECTIVES[objective]
     if all(x in rows[0] for x in FRONTIER_AXES) if rows else False:
         for r, f in zip(rows, frontier(rows), strict=True):
             r["frontier"] = f
-    return sorted(rows, key=lambda r: r[key])
+    return sorted(rows, key=lambda r: (r[key], r.get("total_input_tokens", 0)))  # ties: fewer tokens first

@@ -13,6 +13,8 @@ from typing import Any
 from ..cache.sweep import OBJECTIVES, billed_metrics, rank
 from ..policies import trigger_threshold
 from ..replay import COMPARED, ReplaySettings, SweepCell, agent_config, compare_agents, parse_grid, sweep
+from ..retention import SWEEP_KEYS as RETENTION_KEYS
+from ..retention import retention_metrics
 from ..session.tree import Session
 from ..visible import visible
 from .base import EXIT_USAGE, Command, fail, load_or_exit, print_json
@@ -44,8 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--objective",
         choices=list(OBJECTIVES),
         default=None,
-        help="rank the cells by billed cost (prompt cache priced), blended cost or input tokens "
-        "(default: billed with --cache model, else blended)",
+        help="rank the cells by billed cost (prompt cache priced), blended cost, input tokens, or the "
+        "items compactions forgot (retention scored per cell; fewest first) (default: billed with "
+        "--cache model, else blended)",
     )
     add_json(p, csv=True)
     add_engine(p)
@@ -56,17 +59,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _billed(
+def _ranked(
     args: argparse.Namespace, session: Session, cells: list[SweepCell], rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Rows with the cache model's billed cost, ranked by the objective, the frontier flagged."""
-    if args.cache == "model":
-        for c, r in zip(cells, rows, strict=True):
-            r.update(billed_metrics(session, c.settings, args.cache_retention))
-    objective = args.objective or ("billed" if args.cache == "model" else "blended")
+    """Rows with the cache model's billed cost (``--cache model``) and what the compactions forgot
+    (``--objective forgotten``), ranked by the objective, the frontier flagged."""
+    objective = _objective(args)
     if objective == "billed" and args.cache != "model":
         fail("--objective billed needs --cache model", EXIT_USAGE)
+    for c, r in zip(cells, rows, strict=True):
+        if args.cache == "model":
+            r.update(billed_metrics(session, c.settings, args.cache_retention))
+        if objective == "forgotten":
+            r.update(retention_metrics(session, c.settings))
     return rank(rows, objective)
+
+
+def _objective(args: argparse.Namespace) -> str:
+    return str(args.objective or ("billed" if args.cache == "model" else "blended"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         cells = sweep(session, base, grid)
     except (ValueError, TypeError) as e:
         fail(str(e), EXIT_USAGE)
-    rows = _billed(args, session, cells, [{**c.values, **c.metrics.model_dump(mode="json")} for c in cells])
+    rows = _ranked(args, session, cells, [{**c.values, **c.metrics.model_dump(mode="json")} for c in cells])
     if args.json:
         print_json({"settings": base.model_dump(mode="json"), "grid": grid, "cells": rows}, indent=1)
         return 0
@@ -102,6 +112,7 @@ def _metrics(args: argparse.Namespace) -> list[str]:
         *METRICS,
         "cost_usd",
         *(["billedCostUsd", "cacheHitRate", "invalidations", "frontier"] if args.cache == "model" else []),
+        *(RETENTION_KEYS if _objective(args) == "forgotten" else []),
     ]
 
 
@@ -148,7 +159,7 @@ def run_agents(args: argparse.Namespace, session: Session, base: ReplaySettings)
         f"{visible(session.source, inline=True)}: each agent's compaction and pruning, window {base.context_window:,}, "
         f"counter {base.counter}"
     )
-    cols = _metrics(args)[:-1] if args.cache == "model" else _metrics(args)
+    cols = [c for c in _metrics(args) if c not in ("frontier", *RETENTION_KEYS)]  # a grid's, not the agents
     print(f"{'agent':<24}" + "".join(f"{c:>20}" for c in cols))
     for r in rows:
         print(f"{r['title']:<24}" + "".join(_cell(r.get(c), 20) for c in cols))

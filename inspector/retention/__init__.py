@@ -37,11 +37,13 @@ __all__ = [
     "CompactionRetention",
     "Needed",
     "Redo",
+    "SWEEP_KEYS",
     "RetentionReport",
     "Span",
     "compare_summaries",
     "first_need_step",
     "retention",
+    "retention_metrics",
     "score_text",
     "spans",
 ]
@@ -53,6 +55,18 @@ class RetentionReport:
     first_need_steps: tuple[int | None, ...]
     """Per compaction: the first model call that used a file, identifier or error it forgot
     (:func:`first_need_step`; None: none did)."""
+
+    def totals(self) -> dict[str, Any]:
+        """Over every compaction: the items needed later, those forgotten, and the share kept
+        (``retention``: kept ÷ needed; None when nothing was needed) — retention as one number, the
+        objective a sweep ranks settings by."""
+        needed = sum(len(c.needed) for c in self.compactions)
+        forgotten = sum(len(c.forgotten) for c in self.compactions)
+        return {
+            "needed": needed,
+            "forgotten": forgotten,
+            "retention": (needed - forgotten) / needed if needed else None,
+        }
 
     def as_dict(self, details: bool = False) -> dict[str, Any]:
         out = []
@@ -240,6 +254,19 @@ def retention(replay: Any) -> RetentionReport:
             _CACHE.clear()
         _CACHE[id(replay)] = (weakref.ref(replay), report)
     return report
+
+
+SWEEP_KEYS = ("retention", "needed", "forgotten")
+"""The keys :func:`retention_metrics` gives a sweep's cell (:meth:`RetentionReport.totals`)."""
+
+
+def retention_metrics(session: Any, settings: Any) -> dict[str, Any]:
+    """Retention as an objective of a sweep (which keeps only each cell's replay metrics): the
+    session replayed again under ``settings`` and every compaction scored — items needed later,
+    items forgotten, and the share kept (:meth:`RetentionReport.totals`)."""
+    from ..replay import replay as run
+
+    return retention(run(session, settings)).totals()
 
 
 def _prep_of(replay: Any, index: int) -> Any:

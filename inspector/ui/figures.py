@@ -993,16 +993,24 @@ def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:
 
 
 def sweep_heatmap(
-    cells: Sequence[Any], x: str, y: str, metric: str, current: dict[str, Any] | None = None
+    cells: Sequence[Any],
+    x: str,
+    y: str,
+    metric: str,
+    current: dict[str, Any] | None = None,
+    values: Sequence[float | None] | None = None,
 ) -> go.Figure:
     """A metric over a two-setting grid, the value written in each cell; ``current`` (the
-    sidebar's values of x and y) is outlined when it is on the grid."""
+    sidebar's values of x and y) is outlined when it is on the grid. ``values``: each cell's value
+    when it is not one of the cells' metrics (``metric`` names it; "retention" is a share)."""
     xs = sorted({c.values[x] for c in cells})
     ys = sorted({c.values[y] for c in cells})
     z: list[list[Any]] = [[None for _ in xs] for _ in ys]
-    for c in cells:
-        z[ys.index(c.values[y])][xs.index(c.values[x])] = getattr(c.metrics, metric)
-    fmt = "%{z:,.4f}" if metric.endswith("usd") else "%{z:,.0f}"
+    for i, c in enumerate(cells):
+        z[ys.index(c.values[y])][xs.index(c.values[x])] = (
+            values[i] if values is not None else getattr(c.metrics, metric)
+        )
+    fmt = "%{z:,.4f}" if metric.endswith("usd") else "%{z:.0%}" if metric == "retention" else "%{z:,.0f}"
     data: list[dict[str, Any]] = [
         {
             "type": "heatmap",

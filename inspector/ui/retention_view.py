@@ -22,9 +22,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention
+from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention, retention_metrics
 from ..retention.extract import facts_for, facts_ready, path_suffixes
-from . import views
+from . import figures, views
+from .common import PLOT_CONFIG
 from .state import memo, set_step, summary_cache
 from .urlstate import esc
 
@@ -119,12 +120,47 @@ def compare_rows(runs: list[tuple[str, Any]]) -> list[dict[str, str]]:
     kept: dict[str, str] = {"metric": "retention (kept / needed later)"}
     lost: dict[str, str] = {"metric": "items forgotten by compactions"}
     for name, r in runs:
-        cs = report(r).compactions if r.summaries else ()
-        needed = sum(len(c.needed) for c in cs)
-        forgotten = sum(len(c.forgotten) for c in cs)
-        kept[name] = f"{(needed - forgotten) / needed:.0%} of {needed:,}" if needed else "—"
-        lost[name] = f"{forgotten:,}" if cs else "—"
+        t = report(r).totals() if r.summaries else None
+        kept[name] = f"{t['retention']:.0%} of {t['needed']:,}" if t and t["needed"] else "—"
+        lost[name] = f"{t['forgotten']:,}" if t else "—"
     return [kept, lost]
+
+
+def sweep_panel(session: Any, cells: Any, x: str, y: str, current: dict[str, Any]) -> None:
+    """Compare & tune, under a sweep: retention as one more objective, on demand (each cell is
+    replayed again and its compactions scored): the grid coloured by the share kept of what the
+    branch needed later, and the cells ranked by the items forgotten."""
+    if not st.toggle("Score what each cell's compactions forgot (retention)", key="sw_retention"):
+        return
+    got = memo(
+        "sweep_retention",
+        tuple(c.settings for c in cells),
+        lambda: [retention_metrics(session, c.settings) for c in cells],
+    )
+    st.plotly_chart(
+        figures.sweep_heatmap(cells, x, y, "retention", current, [g["retention"] for g in got]),
+        key="heat_retention",
+        config=PLOT_CONFIG,
+    )
+    rows = [
+        {
+            **c.values,
+            "retention": _pct(g["retention"]),
+            "needed later": g["needed"],
+            "forgotten": g["forgotten"],
+            "compactions": c.metrics.compactions,
+            "total input tokens": c.metrics.total_input_tokens,
+        }
+        for c, g in sorted(
+            zip(cells, got, strict=True), key=lambda p: (p[1]["forgotten"], p[0].metrics.total_input_tokens)
+        )
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="sw_retention_table")
+    st.caption(
+        "Fewest items forgotten first (among equals, the fewest input tokens). A cell with no compaction forgets nothing (—: nothing needed). "
+        "Keeping more verbatim (keepRecentTokens) forgets less and sends more tokens per call; the "
+        "heuristics and what they miss: docs/retention.md."
+    )
 
 
 def _short(text: str, n: int) -> str:

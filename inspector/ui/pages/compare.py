@@ -297,6 +297,7 @@ def _sweep_result(
     if msg := st.session_state.pop("_applied", None):
         st.success(f"Applied {msg}.")
     cache_view.sweep_panel(s, cells)
+    retention_view.sweep_panel(s, cells, sx, sy, current)
 
 
 compare_page(st.session_state["_settings"])
