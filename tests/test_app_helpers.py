@@ -265,3 +265,24 @@ def test_code_span_shows_a_path_literally_and_cannot_be_closed_early() -> None:
         code("/root/.pi/agent_sessions") == "`/root/.pi/agent_sessions`"
     )  # no backslashes inside a code span
     assert code("a`b\nc") == "`a'b c`"
+
+
+def test_the_overflow_lane_counts_the_calls_the_provider_answered_all_the_same() -> None:
+    """Over a window smaller than what the sample's provider answered, the overflows lane says, per
+    bucket, how many of its overflows the provider answered (those are not real rejections)."""
+    r = replay(load_session(SAMPLE), ReplaySettings(context_window=9000, reserve_tokens=100))
+    fig = figures.timeline(r).to_plotly_json()
+    (lane,) = [t for t in fig["data"] if t.get("name") == "overflows"]
+    notes = [c[2] for c in lane["customdata"]]
+    answered = [
+        s.step
+        for s in r.steps
+        if s.recorded_input and not (s.error or s.aborted) and any(e["type"] == "overflow" for e in s.events)
+    ]
+    got = sum(int(n.split(", ")[1].split(" ")[0]) for n in notes if n)
+    assert got == len(answered) > 0
+    unanswered = [
+        s for s in r.steps if any(e["type"] == "overflow" for e in s.events) and s.step not in answered
+    ]
+    assert unanswered  # a failed call over the window is still counted, and not as answered
+    assert "%{customdata[2]}" in lane["hovertemplate"]  # the note is shown on hover

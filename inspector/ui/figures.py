@@ -12,6 +12,7 @@ rendered as HTML).
 
 from __future__ import annotations
 
+import bisect
 import html
 from collections.abc import Sequence
 from typing import Any
@@ -646,6 +647,7 @@ def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]
     data: list[dict[str, Any]] = []
     lanes: list[str] = []
     points = _all_lane_points(steps)
+    answered = _answered_overflows(steps) if "overflow" in points else []
     for etype, symbol in EVENT_SYMBOLS.items():
         pts = points.get(etype)
         if not pts:
@@ -664,7 +666,7 @@ def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]
                 "text": [str(c) if c > 1 else "" for _, _, c in pts],
                 "textposition": "middle center",
                 "textfont": {"size": 8, "color": "white" if symbol != "circle-open" else "#333"},
-                "customdata": [[b, c] for _, b, c in pts],
+                "customdata": [[b, c, _lane_note(answered, etype, a, b)] for a, b, c in pts],
                 "marker": {
                     "symbol": symbol,
                     "size": [min(22, 9 + 3 * len(str(c))) for _, _, c in pts],
@@ -672,10 +674,31 @@ def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]
                     "line": {"width": 1.5, "color": EVENT_COLORS[etype]},
                 },
                 "hovertemplate": f"steps %{{x}}–%{{customdata[0]}}: %{{customdata[1]}} × "
-                f"{etype.replace('_', ' ')}<extra></extra>",
+                f"{etype.replace('_', ' ')}%{{customdata[2]}}<extra></extra>",
             }
         )
     return data, lanes
+
+
+def _answered_overflows(steps: Sequence[Any]) -> list[int]:
+    """The steps over the window that the provider answered all the same (recorded usage, neither
+    failed nor aborted: :mod:`inspector.window`), in order."""
+    return [
+        s.step
+        for s in steps
+        if s.recorded_input
+        and s.stop_reason not in ("error", "aborted")
+        and any(e.type == "overflow" and not getattr(e, "before", None) for e in s.events)
+    ]
+
+
+def _lane_note(answered: Sequence[int], etype: str, a: int, b: int) -> str:
+    """What a lane's bucket (steps ``a`` to ``b``) adds to its count: for overflows, how many of
+    those calls the provider answered all the same (``answered``: :func:`_answered_overflows`)."""
+    if etype != "overflow":
+        return ""
+    n = bisect.bisect_right(answered, b) - bisect.bisect_left(answered, a)
+    return f", {n} of them answered by the provider all the same" if n else ""
 
 
 def _clip_marks(
