@@ -13,6 +13,9 @@ Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
 * ``context-overflow`` — a recorded call whose context (pi's usage-based count) exceeds the window:
   an error when the call failed; a warning that the window set is too small when the provider
   answered it (:mod:`inspector.window`).
+* ``cache-break`` — an answered call whose recorded cache read fell below half of what the call
+  before had cached (at least ``cache_break_tokens`` lost), with the cause the file shows: a
+  compaction, a branch summary, a model change or an idle gap (info), or nothing (a warning).
 * ``file-read-many-times`` — the same path read ``read_repeat`` times or more.
 * ``reread-after-compaction`` — a path read again within a few calls after a compaction
   summarised its earlier read away.
@@ -32,13 +35,13 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .context import build_session_context
 from .jsjson import js_stringify
-from .numbers import clamp
+from .numbers import clamp, finite_ms
 from .session.models import (
     AssistantMessage,
     BranchSummaryEntry,
@@ -49,10 +52,11 @@ from .session.models import (
     TextContent,
     ToolCall,
     ToolResultMessage,
+    Usage,
     UserMessage,
 )
-from .session.tree import Session
-from .tokens import calculate_context_tokens, estimate_tokens
+from .session.tree import Session, iso_to_ms
+from .tokens import assistant_usage, calculate_context_tokens, estimate_tokens
 
 Severity = Literal["error", "warning", "info"]
 
@@ -73,6 +77,9 @@ class DoctorOptions(BaseModel):
     )
     retention_needed: int = Field(
         3, description="... when the session needed at least this many items from it."
+    )
+    cache_break_tokens: int = Field(
+        10000, description="A call that lost at least this many cached tokens is a cache break."
     )
 
 
@@ -294,6 +301,107 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
             message = f"{len(over)} call(s) {what} (largest {t:,.0f} at entry {i}){then}"
             out.append(_f(session, "context-overflow", severity, message, [x[0] for x in over[:20]]))
     return out
+
+
+IDLE_EXPIRY_S = 300
+"""The shortest cache lifetime of the providers modelled (Anthropic's 5 minutes; OpenAI's in-memory
+retention is 5–10 minutes): an idle gap longer than this explains a lost cache."""
+
+
+def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    """``cache-break``: an answered call whose recorded cache read fell below half of what the
+    previous answered call had read or written to the cache, losing at least ``cache_break_tokens``
+    (from the usage each call recorded; no model). The cause, from the file: a compaction or a
+    branch summary between the two, a model change, or an idle gap past the cache's lifetime (each
+    expected: info); else nothing in the file explains it (a warning: a pruned or edited earlier
+    message, a changed system prompt or tools, or the provider's eviction)."""
+    breaks: list[Any] = []  # _cache_break's arguments, one tuple per break
+    prev: tuple[int, Usage, AssistantMessage] | None = None
+    between: list[int] = []  # entries since the previous answer that change the prompt's start
+    for i in path:
+        e = session.entries[i]
+        if isinstance(e, (CompactionEntry, BranchSummaryEntry, ModelChangeEntry)):
+            between.append(i)
+            continue
+        if not isinstance(e, MessageEntry):
+            continue
+        m = e.message
+        usage = assistant_usage(m)
+        if usage is None or not isinstance(m, AssistantMessage):
+            continue
+        if prev is not None:
+            cached = clamp(prev[1].cacheRead) + clamp(prev[1].cacheWrite)
+            read = clamp(usage.cacheRead)
+            if read < 0.5 * cached and cached - read >= o.cache_break_tokens:
+                breaks.append((i, m, usage, prev, between, cached, read))
+        prev, between = (i, usage, m), []
+    reads = Counter(b[6] for b in breaks if b[6] > 0)
+    return [
+        _cache_break(session, i, m, u, p, bt, c, r, shared=reads[r] >= 2) for i, m, u, p, bt, c, r in breaks
+    ]
+
+
+def _cache_break(
+    session: Session,
+    i: int,
+    m: AssistantMessage,
+    usage: Usage,
+    prev: tuple[int, Usage, AssistantMessage],
+    between: list[int],
+    cached: float,
+    read: float,
+    shared: bool = False,
+) -> Finding:
+    """One ``cache-break`` finding: what was lost at entry ``i``, and why, as far as the file says
+    (``shared``: other breaks read the same amount, the prefix every request shares)."""
+    j, prev_usage, pm = prev
+    cause, expected = _break_cause(session, i, m, j, pm, between)
+    what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
+    if shared:
+        what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
+    cost = ""
+    now, before = _recorded_cost(usage), _recorded_cost(prev_usage)
+    if now is not None and before is not None:
+        cost = f"; this call cost ${now:,.4f}, the one before ${before:,.4f}"
+    return _f(
+        session,
+        "cache-break",
+        "info" if expected else "warning",
+        f"prompt cache lost: {what}, so {cached - read:,.0f} tokens were paid again; {cause}{cost}",
+        [i, j, *between[:2]],
+    )
+
+
+def _break_cause(
+    session: Session, i: int, m: AssistantMessage, j: int, pm: AssistantMessage, between: list[int]
+) -> tuple[str, bool]:
+    """Why the cache was lost between the answers at ``j`` and ``i``, as far as the file says, and
+    whether that is expected."""
+    for k in between:
+        e = session.entries[k]
+        if isinstance(e, CompactionEntry):
+            return f"after the compaction at entry {k}, which rewrites the prompt's start (expected)", True
+        if isinstance(e, BranchSummaryEntry):
+            return f"after the branch summary at entry {k} (expected)", True
+    if (pm.model, pm.provider) != (m.model, m.provider):
+        return f"the model changed ({pm.model} → {m.model}): each model has its own cache", True
+    end = iso_to_ms(session.entries[j].timestamp) if hasattr(session.entries[j], "timestamp") else None
+    start = finite_ms(m.timestamp)
+    if end is not None and start is not None and start - end > IDLE_EXPIRY_S * 1000:
+        return f"after {(start - end) / 60000:.1f} idle minutes: a 5-minute cache had expired", True
+    return (
+        "nothing in the file explains it: an earlier message pruned or edited, the system prompt or "
+        "tools changed, or the provider evicted the cache",
+        False,
+    )
+
+
+def _recorded_cost(usage: Usage) -> float | None:
+    """The call's recorded cost in dollars (``usage.cost.total``), when the file has it."""
+    total = (usage.cost or {}).get("total")
+    if isinstance(total, bool) or not isinstance(total, (int, float)) or not 0 <= total < 1e9:
+        return None
+    return float(total)
 
 
 def check_reads(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
@@ -522,6 +630,7 @@ CHECKS = (
     check_compactions,
     check_retention,
     check_overflow,
+    check_cache_breaks,
     check_reads,
     check_giant_outputs,
     check_loops,

@@ -203,3 +203,83 @@ def test_load_issues_are_findings_too() -> None:
     s = parse_session('{"type":"session","version":3,"id":"s"}\n{oops\n')
     (f,) = d(s).findings
     assert (f.kind, f.severity, f.lines) == ("load-issue:malformed-json", "error", [2])
+
+
+def _cached(b: SessionBuilder, read: int, write: int, **kw) -> str:  # type: ignore[no-untyped-def]
+    """An answer whose recorded usage read and wrote these many cached tokens."""
+    eid = b.assistant("ok", usage=100, **kw)
+    b.lines[-1]["message"]["usage"].update(cacheRead=read, cacheWrite=write)
+    return eid
+
+
+def _breaks(b: SessionBuilder, **opts) -> list[tuple[str, list[int], str]]:  # type: ignore[no-untyped-def]
+    found = diagnose(b.session(), options=DoctorOptions(**opts)).findings  # warnings first, then info
+    return sorted(
+        ((f.severity, f.entries, f.message) for f in found if f.kind == "cache-break"), key=lambda x: x[1]
+    )
+
+
+def test_a_call_that_lost_the_prompt_cache_is_a_cache_break_with_its_cause() -> None:
+    """From the recorded usage alone: a read below half of what the call before had cached (read +
+    written), losing at least cache_break_tokens. Nothing in the file explains the first (a
+    warning); a compaction explains the second (info); a smaller loss, or one within half, is none."""
+    b = SessionBuilder()
+    b.user("a")
+    _cached(b, 0, 40_000)  # entry 1: writes the cache
+    b.user("b")
+    _cached(b, 30_000, 12_000)  # entry 3: 30,000 of 40,000 read: more than half, no break
+    b.user("c")
+    _cached(b, 2_000, 40_000)  # entry 5: 2,000 of 42,000: lost 40,000, unexplained
+    b.add("compaction", summary="s", firstKeptEntryId="e0000005", tokensBefore=1)  # entry 6
+    b.user("d")
+    _cached(b, 0, 20_000)  # entry 8: 0 of 42,000 after the compaction
+    b.user("e")
+    _cached(b, 15_000, 0)  # entry 10: 15,000 of 20,000: within half
+    b.user("f")
+    _cached(b, 0, 100)  # entry 12: lost 15,000
+    (first, second, third) = _breaks(b)
+    assert first[:2] == ("warning", [5, 3]) and "read 2,000 of the 42,000 tokens" in first[2]
+    assert "40,000 tokens were paid again" in first[2] and "nothing in the file explains it" in first[2]
+    assert second[:2] == ("info", [8, 5, 6]) and "after the compaction at entry 6" in second[2]
+    assert third[:2] == ("warning", [12, 10])
+    assert [x[1][0] for x in _breaks(b, cache_break_tokens=20_000)] == [5, 8]  # 15,000 lost is under it
+
+
+def test_a_cache_break_after_idle_time_or_a_model_change_is_expected() -> None:
+    b = SessionBuilder()
+    b.user("a")
+    _cached(b, 0, 50_000)  # entry 1, its entry stamped 2026-01-01T00:00:02
+    b.user("b")
+    _cached(b, 0, 50_000, timestamp=1767225600000 + 7 * 60_000)  # entry 3: asked 7 minutes later
+    b.user("c")
+    _cached(b, 0, 50_000)  # entry 5: another model
+    b.lines[-1]["message"]["model"] = "other"
+    (idle, model) = _breaks(b)
+    assert idle[:2] == ("info", [3, 1]) and "after 7.0 idle minutes" in idle[2]
+    assert model[:2] == ("info", [5, 3]) and "the model changed (m → other)" in model[2]
+
+
+def test_breaks_that_read_the_same_prefix_name_it_and_recorded_costs_are_quoted() -> None:
+    b = SessionBuilder()
+    b.user("a")
+    _cached(b, 0, 60_000)
+    for k in range(2):
+        b.user(f"q{k}")
+        _cached(b, 18_000, 50_000)  # each reads only the shared 18,000-token prefix
+    for line in b.lines:
+        u = line.get("message", {}).get("usage")
+        if u:
+            u["cost"] = {"total": 0.5 if u["cacheRead"] else 0.25}
+    found = _breaks(b)
+    assert [f[1][0] for f in found] == [3, 5]
+    assert all("only the 18,000-token prefix every request shares" in f[2] for f in found)
+    assert "this call cost $0.5000, the one before $0.2500" in found[0][2]
+
+
+def test_no_cache_usage_no_cache_break() -> None:
+    """A session whose provider records no cache (every read and write 0) has nothing to lose."""
+    b = clean()
+    for _ in range(3):
+        b.user("x")
+        b.assistant("y", usage=90_000)
+    assert "cache-break" not in kinds(b)
