@@ -15,7 +15,7 @@ Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
   answered it (:mod:`inspector.window`).
 * ``cache-break`` — an answered call whose recorded cache read fell below half of what the call
   before had cached (at least ``cache_break_tokens`` lost), with the cause the file shows: a
-  compaction, a branch summary, a model change or an idle gap (info), or nothing (a warning).
+  compaction, a branch summary, a model or agent change or an idle gap (info), or nothing (a warning).
 * ``file-read-many-times`` — the same path read ``read_repeat`` times or more.
 * ``reread-after-compaction`` — a path read again within a few calls after a compaction
   summarised its earlier read away.
@@ -313,7 +313,7 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     previous answered call had read or written to the cache, losing at least ``cache_break_tokens``
     (from the usage each call recorded; no model). The cause, from the file: a compaction or a
     branch summary between the two, a model change, or an idle gap past the cache's lifetime (each
-    expected: info); else nothing in the file explains it (a warning: a pruned or edited earlier
+    expected: info; an agent switch too, OpenCode's ``plan`` ↔ ``build``); else nothing in the file explains it (a warning: a pruned or edited earlier
     message, a changed system prompt or tools, or the provider's eviction)."""
     breaks: list[Any] = []  # _cache_break's arguments, one tuple per break
     prev: tuple[int, Usage, AssistantMessage] | None = None
@@ -383,6 +383,13 @@ def _break_cause(
             return f"after the compaction at entry {k}, which rewrites the prompt's start (expected)", True
         if isinstance(e, BranchSummaryEntry):
             return f"after the branch summary at entry {k} (expected)", True
+    agents = (_agent(pm), _agent(m))
+    if agents[0] is not None and agents[1] is not None and agents[0] != agents[1]:
+        return (
+            f"the agent changed ({agents[0]} → {agents[1]}): each agent is offered its own tools, so only "
+            "the prefix they share was cached",
+            True,
+        )
     if (pm.model, pm.provider) != (m.model, m.provider):
         return f"the model changed ({pm.model} → {m.model}): each model has its own cache", True
     end = iso_to_ms(session.entries[j].timestamp) if hasattr(session.entries[j], "timestamp") else None
@@ -394,6 +401,13 @@ def _break_cause(
         "tools changed, or the provider evicted the cache",
         False,
     )
+
+
+def _agent(m: AssistantMessage) -> str | None:
+    """The agent that gave an answer, where the file names it (OpenCode's ``agent``: ``plan``,
+    ``build``)."""
+    a = (m.__pydantic_extra__ or {}).get("agent")
+    return a if isinstance(a, str) else None
 
 
 def _recorded_cost(usage: Usage) -> float | None:

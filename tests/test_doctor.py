@@ -283,3 +283,17 @@ def test_no_cache_usage_no_cache_break() -> None:
         b.user("x")
         b.assistant("y", usage=90_000)
     assert "cache-break" not in kinds(b)
+
+
+def test_a_cache_break_after_an_agent_switch_is_expected() -> None:
+    """OpenCode names the agent of each answer; another agent is offered other tools, so only the
+    shared prefix is read: expected (info)."""
+    b = SessionBuilder()
+    b.user("a")
+    _cached(b, 0, 50_000)
+    b.lines[-1]["message"]["agent"] = "plan"
+    b.user("b")
+    _cached(b, 20_000, 40_000)  # entry 3: by another agent
+    b.lines[-1]["message"]["agent"] = "build"
+    ((severity, entries, message),) = _breaks(b)
+    assert (severity, entries) == ("info", [3, 1]) and "the agent changed (plan → build)" in message
