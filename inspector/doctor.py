@@ -312,9 +312,10 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     """``cache-break``: an answered call whose recorded cache read fell below half of what the
     previous answered call had read or written to the cache, losing at least ``cache_break_tokens``
     (from the usage each call recorded; no model). The cause, from the file: a compaction or a
-    branch summary between the two, a model change, or an idle gap past the cache's lifetime (each
-    expected: info; an agent switch too, OpenCode's ``plan`` ↔ ``build``); else nothing in the file explains it (a warning: a pruned or edited earlier
-    message, a changed system prompt or tools, or the provider's eviction)."""
+    branch summary between the two, an agent switch (OpenCode's ``plan`` ↔ ``build``), a model
+    change, or an idle gap past the cache's lifetime (each expected: info); else nothing in the
+    file explains it (a warning: a pruned or edited earlier message, a changed system prompt or
+    tools, or the provider's eviction)."""
     breaks: list[Any] = []  # _cache_break's arguments, one tuple per break
     prev: tuple[int, Usage, AssistantMessage] | None = None
     between: list[int] = []  # entries since the previous answer that change the prompt's start
@@ -380,9 +381,9 @@ def _break_cause(
     for k in between:
         e = session.entries[k]
         if isinstance(e, CompactionEntry):
-            return f"after the compaction at entry {k}, which rewrites the prompt's start (expected)", True
+            return f"after the compaction at entry {k}, which rewrites the prompt's start", True
         if isinstance(e, BranchSummaryEntry):
-            return f"after the branch summary at entry {k} (expected)", True
+            return f"after the branch summary at entry {k}", True
     agents = (_agent(pm), _agent(m))
     if agents[0] is not None and agents[1] is not None and agents[0] != agents[1]:
         return (
@@ -392,7 +393,7 @@ def _break_cause(
         )
     if (pm.model, pm.provider) != (m.model, m.provider):
         return f"the model changed ({pm.model} → {m.model}): each model has its own cache", True
-    end = iso_to_ms(session.entries[j].timestamp) if hasattr(session.entries[j], "timestamp") else None
+    end = iso_to_ms(getattr(session.entries[j], "timestamp", None))  # the previous answer's end
     start = finite_ms(m.timestamp)
     if end is not None and start is not None and start - end > IDLE_EXPIRY_S * 1000:
         return f"after {(start - end) / 60000:.1f} idle minutes: a 5-minute cache had expired", True

@@ -269,7 +269,7 @@ def summary_parts(rv: Reveal, revealed: bool = True) -> go.Figure:
     title = (
         f"{len(v['read_files'])} read + {len(v['modified_files'])} modified file(s) listed"
         if revealed
-        else "the summary lists the files of the grey parts"
+        else "the summary lists the files of the summarised part and of the turn prefix"
     )
     return go.Figure(
         {
