@@ -132,11 +132,19 @@ def sweep_panel(session: Any, cells: Any, x: str, y: str, current: dict[str, Any
     branch needed later, and the cells ranked by the items forgotten."""
     if not st.toggle("Score what each cell's compactions forgot (retention)", key="sw_retention"):
         return
-    got = memo(
-        "sweep_retention",
-        tuple(c.settings for c in cells),
-        lambda: [retention_metrics(session, c.settings) for c in cells],
-    )
+
+    def score() -> list[dict[str, Any]]:
+        bar = st.progress(0.0, text="Replaying and scoring each cell…")
+        out = []
+        for k, c in enumerate(cells):
+            out.append(retention_metrics(session, c.settings))
+            bar.progress(
+                (k + 1) / len(cells), text=f"Replaying and scoring each cell… {k + 1} of {len(cells)}"
+            )
+        bar.empty()
+        return out
+
+    got = memo("sweep_retention", tuple(c.settings for c in cells), score)
     st.plotly_chart(
         figures.sweep_heatmap(cells, x, y, "retention", current, [g["retention"] for g in got]),
         key="heat_retention",
