@@ -81,6 +81,11 @@ def _objective(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if is_corpus(args):
+        if args.objective is not None:
+            fail(
+                "--objective ranks one session's cells; a corpus sweep prints every setting's aggregate",
+                EXIT_USAGE,
+            )
         return run_corpus(args)
     if args.csv:
         fail("--csv is for a corpus sweep; use --json for one session", EXIT_USAGE)
