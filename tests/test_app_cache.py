@@ -45,9 +45,9 @@ def test_replay_page_splits_the_prompt_and_marks_invalidations():
 def test_compare_ranks_configurations_by_billed_cost():
     at = page(load(fresh()), "compare")
     assert not at.exception
-    table = next(df.value for df in at.dataframe if "billed cost ($)" in df.value.columns)
+    table = next(df.value for df in at.dataframe if "billed input cost ($)" in df.value.columns)
     assert list(table["rank"]) == [1, 2]
-    assert list(table["billed cost ($)"]) == sorted(table["billed cost ($)"])
+    assert list(table["billed input cost ($)"]) == sorted(table["billed input cost ($)"])
 
 
 def test_story_for_a_provider_without_a_cache_model(sb):
@@ -85,15 +85,15 @@ def test_compare_prices_batch_style_pruning_against_every_turn():
     at = page(load(fresh()), "compare")
     at.toggle(key="cmp_batches").set_value(True).run()
     assert not at.exception
-    table = [df.value for df in at.dataframe if "billed cost ($)" in df.value.columns][-1]
+    table = [df.value for df in at.dataframe if "billed input cost ($)" in df.value.columns][-1]
     names = list(table["configuration"])
     assert len(names) == 4 and any("every turn" in n for n in names) and any("batches" in n for n in names)
     every = table[table["configuration"].str.contains("every turn")].iloc[0]
     none = table[table["configuration"] == "no pruning"].iloc[0]
     # on this sample pruning every turn saves tokens (blended) but bills more (the cache)
     assert (
-        every["blended cost ($)"] < none["blended cost ($)"]
-        and every["billed cost ($)"] > none["billed cost ($)"]
+        every["blended input cost ($)"] < none["blended input cost ($)"]
+        and every["billed input cost ($)"] > none["billed input cost ($)"]
     )
 
 

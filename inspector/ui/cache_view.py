@@ -171,8 +171,8 @@ def compare_rows(runs: Sequence[tuple[str, Any, CacheReport]]) -> list[dict[str,
     rows = [
         {
             "configuration": name,
-            "billed cost ($)": round(c.billed_cost, 4),
-            "blended cost ($)": round(r.metrics.cost_usd, 4),
+            "billed input cost ($)": round(c.billed_cost, 4),
+            "blended input cost ($)": round(r.metrics.cost_usd, 4),
             "cache hit rate": round(c.hit_rate or 0.0, 3),
             "invalidations": len(c.invalidations),
             "input tokens": r.metrics.total_input_tokens,
@@ -180,7 +180,7 @@ def compare_rows(runs: Sequence[tuple[str, Any, CacheReport]]) -> list[dict[str,
         }
         for name, r, c in runs
     ]
-    rows.sort(key=lambda x: x["billed cost ($)"])
+    rows.sort(key=lambda x: x["billed input cost ($)"])
     for i, row in enumerate(rows):
         row["rank"] = i + 1
     return rows
@@ -332,7 +332,10 @@ def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None
     from .state import current_replay
 
     rows = compare_rows([(name, r, report(r)) for name, r in runs])
-    st.markdown("**Ranked by billed cost** (the provider's prompt cache priced)")
+    st.markdown(
+        "**Ranked by billed input cost** (the provider's prompt cache priced; the recorded answers, and "
+        "what their output costs, are the same in every configuration)"
+    )
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_billed")
     st.caption(
         "Pruning saves tokens, but every prune that changes an old message makes the next call write the "

@@ -234,7 +234,7 @@ METRIC_LABELS = {
     "steps": "model calls",
     "total_input_tokens": "total input tokens (sum over calls)",
     "cost_usd": "input cost, blended per token, no cache (USD)",
-    "recorded_cost_usd": "cost, recorded (USD)",
+    "recorded_cost_usd": "cost, recorded (USD: input and output)",
     "peak_context": "peak context (tokens)",
     "mean_context": "mean context (tokens)",
     "compactions": "compactions",
