@@ -130,8 +130,10 @@ def test_sweep_ranks_settings_by_what_compactions_forgot() -> None:
     assert cells[0]["keep_recent_tokens"] == 20000 and cells[-1]["keep_recent_tokens"] == 2000
 
 
-def test_objective_is_refused_for_a_corpus_sweep_rather_than_ignored() -> None:
+def test_objective_is_refused_for_a_corpus_sweep_or_the_agents_rather_than_ignored() -> None:
     code, _, err = run(
         "sweep", str(SAMPLES), "--grid", "keep_recent_tokens=1000,2000", "--objective", "forgotten"
     )
-    assert code == 2 and "--objective ranks one session's cells" in err
+    assert code == 2 and "--objective ranks one session's grid" in err
+    code, _, err = run("sweep", CODING, "--agents", "--objective", "billed")
+    assert code == 2 and "--objective ranks one session's grid" in err

@@ -80,12 +80,9 @@ def _objective(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.objective is not None and (is_corpus(args) or args.agents):
+        fail("--objective ranks one session's grid; a corpus sweep and --agents print every row", EXIT_USAGE)
     if is_corpus(args):
-        if args.objective is not None:
-            fail(
-                "--objective ranks one session's cells; a corpus sweep prints every setting's aggregate",
-                EXIT_USAGE,
-            )
         return run_corpus(args)
     if args.csv:
         fail("--csv is for a corpus sweep; use --json for one session", EXIT_USAGE)
