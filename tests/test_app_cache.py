@@ -122,3 +122,6 @@ def test_a_sweeps_cells_are_ranked_by_billed_cost_with_the_frontier():
     table = next(df.value for df in at.dataframe if "frontier" in df.value.columns)
     assert len(table) == 4 and list(table["billedCostUsd"]) == sorted(table["billedCostUsd"])
     assert bool(table["frontier"].iloc[0])  # the cheapest cell is on the frontier
+    front = next(f for f in figures_of(at) if "Cost against re-reads" in str(f["layout"].get("title")))
+    assert sorted(front["data"][0]["x"]) == sorted(table["billedCostUsd"])  # one marker per cell
+    assert front["data"][0]["y"] == [int(v) for v in table["rereads"]]

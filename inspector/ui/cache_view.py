@@ -324,6 +324,28 @@ def sweep_panel(session: Any, cells: Sequence[Any]) -> None:
         "frontier: no other cell is as cheap with as few re-reads, overflows and compactions — the settings "
         "worth choosing between."
     )
+    st.plotly_chart(
+        frontier_figure(rows, list(cells[0].values) if cells else []), key="sw_front", config=PLOT_CONFIG
+    )
+
+
+def frontier_figure(rows: Sequence[dict[str, Any]], axes: Sequence[str]) -> go.Figure:
+    """A sweep's cells (:func:`sweep_rows`; ``axes``: the settings swept) as billed cost against
+    re-reads, sized and coloured by overflows, with the frontier of the two: the Corpus page's
+    figure (:func:`inspector.corpus.figures.frontier`) for one session."""
+    from ..corpus.figures import frontier
+
+    return frontier(
+        [
+            {
+                "settings": {k: r[k] for k in axes},
+                "billedCostUsd": {"total": r["billedCostUsd"]},
+                "rereads": r["rereads"],
+                "overflows": r["overflows"],
+            }
+            for r in rows
+        ]
+    )
 
 
 def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None:
