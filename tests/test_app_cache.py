@@ -125,3 +125,4 @@ def test_a_sweeps_cells_are_ranked_by_billed_cost_with_the_frontier():
     front = next(f for f in figures_of(at) if "Cost against re-reads" in str(f["layout"].get("title")))
     assert sorted(front["data"][0]["x"]) == sorted(table["billedCostUsd"])  # one marker per cell
     assert front["data"][0]["y"] == [int(v) for v in table["rereads"]]
+    assert front["layout"]["yaxis"]["dtick"] == 1  # a few re-reads: whole-number ticks

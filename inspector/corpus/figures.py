@@ -141,6 +141,8 @@ def frontier(agg: Sequence[dict[str, Any]]) -> go.Figure:
         )
     )
     fig.update_xaxes(title="total billed cost ($, replayed with the prompt cache)")
-    fig.update_yaxes(title="re-reads")
+    fig.update_yaxes(
+        title="re-reads", rangemode="tozero", **({"dtick": 1} if max([0, *(p[1] for p in pts)]) <= 10 else {})
+    )
     fig.update_layout(showlegend=False)
     return _layout(fig, "Cost against re-reads (dotted: the frontier)", height=380)
