@@ -510,6 +510,11 @@ def test_pi_sessions_are_listed_by_project_name_and_date(tmp_path, monkeypatch: 
     monkeypatch.setenv("INSPECTOR_ROOTS", str(SAMPLES))  # pi's folder no longer allowed: not listed
     at = fresh()
     assert not [df for df in at.dataframe if df.key == "pi_table"]
+    assert any("are outside the allowed folders (set INSPECTOR_ROOTS" in c.value for c in at.caption)
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))  # allowed, and nothing there
+    (proj / "2026-01-01T00-00-00_abc.jsonl").unlink()
+    at = fresh()
+    assert any("found in their folders" in c.value and ".pi" in c.value for c in at.caption)
 
 
 def test_other_agents_local_sessions_are_listed_and_load(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:

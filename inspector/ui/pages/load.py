@@ -57,13 +57,22 @@ def _local_sessions() -> None:
     found = sources.local_sessions()
     have = [a for a, xs in found.items() if xs]
     if not have:
-        st.caption(
-            "No local sessions of "
-            + ", ".join(a.title for a in AGENTS.values())
-            + " found in the allowed folders ("
-            + ", ".join(us.code(str(d)) for a in AGENTS for d in agent_dirs(a))
-            + ")."
-        )
+        dirs = [d for a in AGENTS for d in agent_dirs(a)]
+        allowed = sources.roots()
+        inside = [d for d in dirs if sources.is_allowed(d, allowed)]
+        names = ", ".join(a.title for a in AGENTS.values())
+        if inside:
+            st.caption(
+                f"No local sessions of {names} found in their folders ("
+                + ", ".join(us.code(str(d)) for d in inside)
+                + ")."
+            )
+        else:
+            st.caption(
+                f"No local sessions listed: the session folders of {names} ("
+                + ", ".join(us.code(str(d)) for d in dirs)
+                + ") are outside the allowed folders (set INSPECTOR_ROOTS to include them)."
+            )
         return
     st.markdown("**Sessions on this machine** (newest first)")
     for a, tab in zip(have, st.tabs([f"{AGENTS[a].title} ({len(found[a])})" for a in have]), strict=True):
