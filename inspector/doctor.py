@@ -412,11 +412,12 @@ def _agent(m: AssistantMessage) -> str | None:
 
 
 def _recorded_cost(usage: Usage) -> float | None:
-    """The call's recorded cost in dollars (``usage.cost.total``), when the file has it."""
+    """The call's recorded cost in dollars (``usage.cost.total``, read as the replay reads it:
+    :func:`~inspector.numbers.clamp`), when the file has it."""
     total = (usage.cost or {}).get("total")
-    if isinstance(total, bool) or not isinstance(total, (int, float)) or not 0 <= total < 1e9:
+    if isinstance(total, bool) or not isinstance(total, (int, float)):
         return None
-    return float(total)
+    return float(clamp(total))
 
 
 def check_reads(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:

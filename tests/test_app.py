@@ -446,15 +446,19 @@ def test_compare_the_agents_sets_four_configurations(loaded: AppTest) -> None:
     assert len(set(want)) > 1  # the agents really behave differently here
 
 
+def run_sweep(at: AppTest, x: str, xs: str, y: str, ys: str) -> AppTest:
+    """On the Compare page: sweep ``x`` over ``xs`` and ``y`` over ``ys`` (comma-separated)."""
+    at.selectbox(key="sw_x").set_value(x)
+    at.selectbox(key="sw_y").set_value(y).run()
+    at.text_input(key=f"sw_vals_{x}").set_value(xs)
+    at.text_input(key=f"sw_vals_{y}_y").set_value(ys).run()
+    return at.button(key="sw_run").click().run()
+
+
 def test_sweep_heatmap_and_applying_a_cell(loaded: AppTest) -> None:
     loaded.selectbox(key="compaction").set_value("pi")
     loaded.selectbox(key="strategy").set_value("opencode").run()
-    at = page(loaded, "compare")
-    at.selectbox(key="sw_x").set_value("prune_protect")
-    at.selectbox(key="sw_y").set_value("prune_minimum").run()
-    at.text_input(key="sw_vals_prune_protect").set_value("1000, 5000")
-    at.text_input(key="sw_vals_prune_minimum_y").set_value("0, 2000, 20000").run()
-    at.button(key="sw_run").click().run()
+    at = run_sweep(page(loaded, "compare"), "prune_protect", "1000, 5000", "prune_minimum", "0, 2000, 20000")
     assert not at.exception
     heat = figures_of(at)[-1]["data"][0]
     assert heat["type"] == "heatmap" and len(heat["z"]) == 3 and len(heat["z"][0]) == 2

@@ -8,7 +8,7 @@ from inspector.cache import cache_replay
 from inspector.replay import ReplaySettings, replay
 from inspector.ui import cache_view
 
-from .test_app import SAMPLE, figures_of, fresh, load, page, story
+from .test_app import SAMPLE, figures_of, fresh, load, page, run_sweep, story
 
 
 def test_replay_page_splits_the_prompt_and_marks_invalidations():
@@ -111,12 +111,7 @@ def test_a_sweeps_cells_are_ranked_by_billed_cost_with_the_frontier():
     at = load(fresh())
     at.selectbox(key="compaction").set_value("pi")
     at.selectbox(key="strategy").set_value("opencode").run()
-    at = page(at, "compare")
-    at.selectbox(key="sw_x").set_value("prune_protect")
-    at.selectbox(key="sw_y").set_value("prune_minimum").run()
-    at.text_input(key="sw_vals_prune_protect").set_value("1000, 40000")
-    at.text_input(key="sw_vals_prune_minimum_y").set_value("0, 20000").run()
-    at.button(key="sw_run").click().run()
+    at = run_sweep(page(at, "compare"), "prune_protect", "1000, 40000", "prune_minimum", "0, 20000")
     at.toggle(key="sw_billed").set_value(True).run()
     assert not at.exception
     table = next(df.value for df in at.dataframe if "frontier" in df.value.columns)

@@ -109,14 +109,11 @@ def test_a_sweep_is_scored_by_what_each_cell_forgot() -> None:
     the cells ranked by the items forgotten, each as retention_metrics replays and scores it."""
     from inspector.retention import retention_metrics
 
+    from .test_app import run_sweep
+
     at = _loaded()
     at.selectbox(key="compaction").set_value("pi").run()
-    at = _page(at, "compare")
-    at.selectbox(key="sw_x").set_value("keep_recent_tokens")
-    at.selectbox(key="sw_y").set_value("context_window").run()
-    at.text_input(key="sw_vals_keep_recent_tokens").set_value("2000, 20000")
-    at.text_input(key="sw_vals_context_window_y").set_value("60000").run()
-    at.button(key="sw_run").click().run()
+    at = run_sweep(_page(at, "compare"), "keep_recent_tokens", "2000, 20000", "context_window", "60000")
     assert not at.exception
     at.toggle(key="sw_retention").set_value(True).run()
     assert not at.exception

@@ -23,7 +23,12 @@ def billed_metrics(session: Session, settings: Any, retention: str = "auto") -> 
     """The cache model's metrics of one configuration (replayed again: a sweep keeps only metrics)."""
     from ..replay import replay
 
-    m = cache_replay(replay(session, settings), retention=retention).metrics()
+    return billed_of(replay(session, settings), retention)
+
+
+def billed_of(replay: Any, retention: str = "auto") -> dict[str, Any]:
+    """:func:`billed_metrics` of a configuration already replayed."""
+    m = cache_replay(replay, retention=retention).metrics()
     keys = ("billedCostUsd", "cacheHitRate", "invalidations", "invalidationPremiumUsd", "tokensRewritten")
     return {k: m[k] for k in keys}
 

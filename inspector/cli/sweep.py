@@ -10,11 +10,20 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from ..cache.sweep import OBJECTIVES, billed_metrics, rank
+from ..cache.sweep import OBJECTIVES, billed_metrics, billed_of, rank
 from ..policies import trigger_threshold
-from ..replay import COMPARED, ReplaySettings, SweepCell, agent_config, compare_agents, parse_grid, sweep
+from ..replay import (
+    COMPARED,
+    ReplaySettings,
+    SweepCell,
+    agent_config,
+    compare_agents,
+    parse_grid,
+    replay,
+    sweep,
+)
 from ..retention import SWEEP_KEYS as RETENTION_KEYS
-from ..retention import retention_metrics
+from ..retention import retention
 from ..session.tree import Session
 from ..visible import visible
 from .base import EXIT_USAGE, Command, fail, load_or_exit, print_json
@@ -67,11 +76,13 @@ def _ranked(
     objective = _objective(args)
     if objective == "billed" and args.cache != "model":
         fail("--objective billed needs --cache model", EXIT_USAGE)
-    for c, r in zip(cells, rows, strict=True):
-        if args.cache == "model":
-            r.update(billed_metrics(session, c.settings, args.cache_retention))
-        if objective == "forgotten":
-            r.update(retention_metrics(session, c.settings))
+    if args.cache == "model" or objective == "forgotten":
+        for c, r in zip(cells, rows, strict=True):
+            replayed = replay(session, c.settings)  # once per cell for both (a sweep keeps only metrics)
+            if args.cache == "model":
+                r.update(billed_of(replayed, args.cache_retention))
+            if objective == "forgotten":
+                r.update(retention(replayed).totals())
     return rank(rows, objective)
 
 

@@ -628,9 +628,12 @@ def _lane_points(
 
 
 def _all_lane_points(
-    steps: Sequence[Any], limit: int = MAX_LANE_MARKERS
+    steps: Sequence[Any], limit: int = MAX_LANE_MARKERS, answered: list[int] | None = None
 ) -> dict[str, list[tuple[int, int, int]]]:
-    """:func:`_lane_points` of every event type, in one pass over the steps."""
+    """:func:`_lane_points` of every event type, in one pass over the steps; ``answered``, when
+    given, gets the steps over the window that the provider answered all the same (an overflow
+    found after the call, on a call with recorded usage that neither failed nor aborted:
+    :mod:`inspector.window`), in order."""
     size = max(1, -(-len(steps) // limit))
     out: dict[str, dict[int, list[int]]] = {}
     first = steps[0].step if steps else 0
@@ -638,6 +641,15 @@ def _all_lane_points(
         for e in s.events:
             b = out.setdefault(e.type, {}).setdefault((s.step - first) // size, [s.step, s.step, 0])
             b[1], b[2] = s.step, b[2] + 1
+            if (
+                answered is not None
+                and e.type == "overflow"
+                and not getattr(e, "before", None)
+                and s.recorded_input
+                and s.stop_reason not in ("error", "aborted")
+                and (not answered or answered[-1] != s.step)
+            ):
+                answered.append(s.step)
     return {t: [(a, b, c) for a, b, c in d.values()] for t, d in out.items()}
 
 
@@ -646,8 +658,8 @@ def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]
     events it holds, the count written in it (so dense runs read as counts, not a band)."""
     data: list[dict[str, Any]] = []
     lanes: list[str] = []
-    points = _all_lane_points(steps)
-    answered = _answered_overflows(steps) if "overflow" in points else []
+    answered: list[int] = []  # the overflows the provider answered all the same
+    points = _all_lane_points(steps, answered=answered)
     for etype, symbol in EVENT_SYMBOLS.items():
         pts = points.get(etype)
         if not pts:
@@ -680,21 +692,9 @@ def _event_lanes(steps: Sequence[Any]) -> tuple[list[dict[str, Any]], list[str]]
     return data, lanes
 
 
-def _answered_overflows(steps: Sequence[Any]) -> list[int]:
-    """The steps over the window that the provider answered all the same (recorded usage, neither
-    failed nor aborted: :mod:`inspector.window`), in order."""
-    return [
-        s.step
-        for s in steps
-        if s.recorded_input
-        and s.stop_reason not in ("error", "aborted")
-        and any(e.type == "overflow" and not getattr(e, "before", None) for e in s.events)
-    ]
-
-
 def _lane_note(answered: Sequence[int], etype: str, a: int, b: int) -> str:
     """What a lane's bucket (steps ``a`` to ``b``) adds to its count: for overflows, how many of
-    those calls the provider answered all the same (``answered``: :func:`_answered_overflows`)."""
+    those calls the provider answered all the same (``answered``: :func:`_all_lane_points`)."""
     if etype != "overflow":
         return ""
     n = bisect.bisect_right(answered, b) - bisect.bisect_left(answered, a)

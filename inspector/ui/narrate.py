@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..agents import AGENTS
+from ..cache.report import as_recorded
 from ..compaction import CompactionSettings
 from ..explain import explain_compaction
 from ..policies import get_policy
@@ -289,12 +290,11 @@ def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
 
 
 def _as_sent(replay: Any) -> bool:
-    """Does ``replay`` rebuild the requests the agent sent (its own compactions and pruning)?"""
-    s = replay.settings
+    """Does ``replay`` rebuild the requests the agent sent? The as-recorded replay
+    (:func:`inspector.cache.report.as_recorded`), whose "none" pruning is what was sent only for
+    pi, which does not prune (another agent's own pruning is the "recorded" strategy)."""
     fmt = getattr(getattr(replay, "session", None), "format", "pi")
-    return get_policy(s.compaction).as_recorded and (
-        s.strategy == "recorded" or (s.strategy == "none" and fmt == "pi")
-    )
+    return as_recorded(replay) and (replay.settings.strategy == "recorded" or fmt == "pi")
 
 
 def _overflow_sentence(e: Overflow, step: Any, as_sent: bool) -> str:
