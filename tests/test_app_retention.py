@@ -130,3 +130,38 @@ def test_a_sweep_is_scored_by_what_each_cell_forgot() -> None:
     table = next(d.value for d in at.dataframe if "needed later" in d.value.columns)
     assert list(table["forgotten"]) == sorted(w["forgotten"] for w in want)
     assert want[0]["forgotten"] > want[1]["forgotten"]  # keeping more verbatim forgets less here
+
+
+def test_a_compaction_with_no_summary_text_says_so() -> None:
+    """A Codex rollout whose ``compacted`` line has an empty message: the Summaries page says the
+    file records no summary text, instead of an empty box, and retention counts what Codex put
+    back as kept."""
+
+    def line(k: int, kind: str, payload: dict) -> str:  # type: ignore[type-arg]
+        return json.dumps({"timestamp": f"2026-01-02T03:04:{k:02d}.000Z", "type": kind, "payload": payload})
+
+    ask = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "Always run the tests with uv."}],
+    }
+    rows = [
+        ("session_meta", {"id": "s", "cwd": "/w"}),
+        ("response_item", ask),
+        (
+            "response_item",
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+        ),
+        ("compacted", {"message": "", "replacement_history": [ask]}),
+        (
+            "response_item",
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "go"}]},
+        ),
+    ]
+    data = "\n".join(line(k, kind, p) for k, (kind, p) in enumerate(rows)).encode()
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="upload").set_value(("rollout.jsonl", data, "application/jsonl"))
+    at = _page(at.run(), "summaries")
+    assert not at.exception, at.exception
+    assert any("records no summary text" in x.value and "Codex put back" in x.value for x in at.info)
+    assert {x.label: x.value for x in at.metric}["Instructions kept"] == "100%"

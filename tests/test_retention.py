@@ -377,6 +377,56 @@ def test_other_agents_file_and_shell_tools() -> None:
     assert f.commands == (("4", "cat docs/e.md"),)
 
 
+def _codex_rollout(*items: tuple[str, dict]) -> bytes:  # type: ignore[type-arg]
+    rows = [
+        {"timestamp": f"2026-01-02T03:04:{k:02d}.000Z", "type": kind, "payload": p}
+        for k, (kind, p) in enumerate([("session_meta", {"id": "s", "cwd": "/w"}), *items])
+    ]
+    return ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+
+
+def _codex_message(role: str, text: str) -> dict:  # type: ignore[type-arg]
+    kind = "input_text" if role == "user" else "output_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
+@pytest.mark.parametrize("history", [True, False])
+def test_what_codex_puts_back_after_its_compaction_is_kept_not_used(history: bool) -> None:
+    """Codex re-emits its replacement_history (or, without one, the user messages it rebuilds) right
+    after the compaction: the model has those messages because the compaction kept them. They count
+    as kept messages, not as the first later use of what the span said."""
+    from inspector.importers import parse_any
+
+    ask = "Always run the tests with uv run pytest. The bug is in load_settings_file."
+    compacted = {"message": "Fixing a config bug."}
+    if history:
+        compacted["replacement_history"] = [_codex_message("user", ask)]
+    s = parse_any(
+        _codex_rollout(
+            ("response_item", _codex_message("user", ask)),
+            ("response_item", _codex_message("assistant", "The cache lives in cfg_loader_cache.")),
+            ("compacted", compacted),
+            ("response_item", _codex_message("user", "go on")),
+            (
+                "response_item",
+                _codex_message("assistant", "Reading load_settings_file and cfg_loader_cache."),
+            ),
+        ),
+        source="r.jsonl",
+    )
+    r = replay(s, ReplaySettings())
+    (span,) = spans(r)
+    carried = [i for i, e in enumerate(s.entries) if isinstance(getattr(e, "codex", None), dict)]
+    assert len(carried) == 1 and span.kept == tuple(carried)
+    assert carried[0] not in span.horizon
+    (c,) = retention(r).compactions
+    by = {(n.kind, n.item): n for n in c.needed}
+    assert by[("identifiers", "load_settings_file")].where == ("kept",)
+    assert by[("instructions", "Always run the tests with uv run pytest.")].where == ("kept",)
+    assert [(n.kind, n.item) for n in c.forgotten] == [("identifiers", "cfg_loader_cache")]
+    assert by[("identifiers", "cfg_loader_cache")].needed_at == len(s.entries) - 1
+
+
 SEARCH_TEXTS = [
     "Call load_config() then TokenStream and parseHeader; self.cache_dir; os.path.join; JavaScript; Hello",
     "my_load_config(x) load_config_v2 src/load_config.py a((b_c d-load_config+e ~/x/y.ts(",

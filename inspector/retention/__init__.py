@@ -120,6 +120,10 @@ def spans(replay: Any) -> list[Span]:
         end = starts[k + 1] if k + 1 < len(starts) else len(path)
         after = _pinned(rec, "_after")
         kept = tuple(m.entry_index for m in after if not _is_summary(m))
+        first = start  # the horizon's first entry: after what the agent put back itself, if it did
+        if not rec.get("simulated"):
+            first += _carried(replay.session, path, start, end)
+            kept += tuple(path[start:first])
         kept_set = set(kept)
         summarised = tuple(
             m.entry_index
@@ -140,12 +144,32 @@ def spans(replay: Any) -> list[Span]:
                 int(rec.get("step", 0)),
                 summarised,
                 kept,
-                tuple(path[start:end]),
+                tuple(path[first:end]),
                 last_user,
                 _file_lists(replay.session, rec.get("entryIndex")) if recorded else None,
             )
         )
     return out
+
+
+CARRIED = ("replacementHistory", "rebuiltHistory")
+"""The marks of the entries Codex puts back in the context right after its compaction: its
+``replacement_history``, or the user messages it rebuilds when the file has none (the Codex
+importer marks them: :mod:`inspector.importers.codex`). They follow the compaction entry on the branch,
+but the model has them because the compaction kept them: they are kept messages, not later uses
+of what the span said."""
+
+
+def _carried(session: Any, path: Sequence[int], start: int, end: int) -> int:
+    """How many entries of ``path`` from ``start`` (right after a recorded compaction, before
+    ``end``) the agent put back itself (:data:`CARRIED`)."""
+    n = 0
+    while start + n < end:
+        mark = getattr(session.entries[path[start + n]], "codex", None)
+        if not (isinstance(mark, dict) and any(mark.get(k) for k in CARRIED)):
+            break
+        n += 1
+    return n
 
 
 def _step_positions(replay: Any) -> list[int]:

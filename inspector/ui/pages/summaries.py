@@ -121,8 +121,20 @@ def _summary_texts(s: Any, r: Any, i: int, view: Any) -> dict[str, str]:
     texts["recorded"] = rec["text"]
     with cols[0]:
         st.markdown(f"**Recorded** (entry {rec.get('entryIndex')}) · {rec.get('summaryTokens', 0):,} tokens")
-        with st.container(height=420):
-            st.text(rec["text"])
+        if rec["text"].strip():
+            with st.container(height=420):
+                st.text(rec["text"])
+        else:
+            st.info(
+                "The file records no summary text for this compaction"
+                + (
+                    ": the rollout's `compacted` line has an empty message. The model went on from "
+                    "what Codex put back after it (see *Where the cut landed*); retention counts "
+                    "those messages as kept."
+                    if s.format == "codex"
+                    else "."
+                )
+            )
     with cols[1]:
         prep = view.prep
         if prep is not None and get_summarizer is not None:
