@@ -222,6 +222,19 @@ def test_metrics_sum_the_steps_and_price_recorded_rates() -> None:
     assert r.metrics.peak_context == 100 and r.steps[0].recorded_input == 100
 
 
+def test_a_session_that_records_no_cost_has_no_recorded_cost() -> None:
+    """Claude Code, Codex and OpenCode files record usage but no dollars: the recorded cost is
+    None (shown "—"), not $0."""
+    from inspector.importers import load_any
+
+    from .support.paths import SAMPLES
+
+    for name in ("claude-code-session.jsonl", "codex-session.jsonl"):
+        r = replay(load_any(SAMPLES / name))
+        assert r.steps and any(s.recorded_input for s in r.steps)
+        assert r.metrics.recorded_cost_usd is None, name
+
+
 def test_sweep_covers_the_grid() -> None:
     """(Its speed is measured by ``bench/replay.py``, not asserted here.)"""
     s = load_session(FIXTURES / "before-compaction.jsonl")

@@ -123,7 +123,9 @@ class ReplayRun:
         self.pending: list[Event] = []
         self.new_prompt = True
         self.steps: list[Step] = []
-        self.recorded_costs: list[Any] = []  # each answer's recorded usage.cost.total (answers with usage)
+        self.recorded_costs: list[
+            Any
+        ] = []  # each answer's recorded usage.cost.total (answers that record a cost)
         self.summaries: list[dict[str, Any]] = []
         self.overflows = self.compactions = self.summary_tokens = 0
         self._stop_reasons: dict[Any, Any] = {}  # one string object per stop reason, for the steps
@@ -301,8 +303,8 @@ class ReplayRun:
     ) -> None:
         seg, length, state, call = pinned
         rin, rtot = recorded_usage(m)
-        if m.usage is not None:
-            self.recorded_costs.append(clamp((m.usage.cost or {}).get("total", 0) or 0))
+        if m.usage is not None and isinstance(m.usage.cost, dict):  # other agents' files record no cost
+            self.recorded_costs.append(clamp(m.usage.cost.get("total", 0) or 0))
         self.steps.append(
             Step(
                 step=k,
