@@ -407,3 +407,70 @@ def test_a_preserved_segment_in_a_parent_cycle_does_not_hang() -> None:
         _cc([_u("h", None, "head"), _u("x", "y", "x"), _u("y", "x", "y"), boundary]), source="p.jsonl"
     )
     assert any(i.kind == "preserved-segment" and "not on the conversation" in i.message for i in s.issues)
+
+
+def _progress(uid: str, parent: str, kind: str = "bash_progress"):  # type: ignore[no-untyped-def]
+    return {
+        "type": "progress",
+        "uuid": uid,
+        "parentUuid": parent,
+        "timestamp": "2026-03-03T10:00:01.500Z",
+        "data": {"type": kind},
+    }
+
+
+def test_a_dead_end_run_of_progress_lines_is_put_in_line_not_a_branch() -> None:
+    """Claude Code writes a tool's progress as lines chained off the answer, and the next prompt
+    sometimes hangs off the answer instead of the last progress line: a recording artifact, not a
+    rewind (the shared transcript b0dc55 has 21 of them and no real fork)."""
+    s = parse_any(
+        _cc(
+            [
+                _u("u1", None, "build it"),
+                _a("a1", "u1", "building", "m1", 100),
+                _progress("p1", "a1"),
+                _progress("p2", "p1"),
+                _u("u2", "a1", "and now?"),  # off the answer, beside the progress run
+                _a("a2", "u2", "done", "m2", 120),
+            ]
+        ),
+        source="p.jsonl",
+    )
+    assert s.fork_points == () and len(s.leaves) == 1
+    by = {e.id: e.parentId for e in s.entries}
+    assert (by["p1"], by["p2"], by["u2"]) == ("a1", "p1", "p2")
+    assert any(i.kind == "progress-inline" and i.message.startswith("1 dead-end run") for i in s.issues)
+    assert [m.role for m in build_session_context(s).messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_progress_written_after_the_line_that_continues_stays_a_branch() -> None:
+    s = parse_any(
+        _cc(
+            [
+                _u("u1", None, "build it"),
+                _a("a1", "u1", "building", "m1", 100),
+                _u("u2", "a1", "and now?"),
+                _progress("p1", "a1"),  # written after u2: not moved
+                _a("a2", "u2", "done", "m2", 120),
+            ]
+        ),
+        source="p.jsonl",
+    )
+    assert len(s.fork_points) == 1 and len(s.leaves) == 2
+    assert not any(i.kind == "progress-inline" for i in s.issues)
+
+
+def test_two_prompts_off_one_answer_stay_a_fork_beside_a_progress_run() -> None:
+    s = parse_any(
+        _cc(
+            [
+                _u("u1", None, "build it"),
+                _a("a1", "u1", "building", "m1", 100),
+                _progress("p1", "a1"),
+                _u("u2", "a1", "one way"),
+                _u("u3", "a1", "another way"),  # a real rewind: two prompts off the answer
+            ]
+        ),
+        source="p.jsonl",
+    )
+    assert len(s.leaves) == 3 and not any(i.kind == "progress-inline" for i in s.issues)

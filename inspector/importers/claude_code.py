@@ -9,7 +9,8 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
 * ``tool_result`` blocks inside ``user`` lines become ``toolResult`` messages (tool name taken
   from the matching ``tool_use``). Parallel tool calls produce chained lines that look like forks;
   results answering the same answer are chained one after another instead, and a line written off
-  any of them continues after the last, so they are not mistaken for branches.
+  any of them continues after the last, so they are not mistaken for branches. A dead-end run of
+  ``progress`` lines beside the line that continues is put in line before it (:func:`_progress_inline`).
 * ``system`` lines with ``subtype: compact_boundary`` start a new chain (``parentUuid: null``); they
   are re-attached to ``logicalParentUuid`` and, with the following ``isCompactSummary`` user
   message, become one compaction whose summary is that message (``tokensBefore`` =
@@ -575,6 +576,17 @@ class _Importer:
                     + ": its sidechain lines are the conversation",
                 ),
             )
+        inline = _progress_inline(self.entries)
+        if inline:
+            issues.append(
+                LoadIssue(
+                    "progress-inline",
+                    "info",
+                    f"{inline} dead-end run(s) of progress lines (a tool's or a hook's progress, "
+                    "written beside the conversation) put in line before the message that continues "
+                    "there: a recording artifact, not a branch (they send nothing)",
+                )
+            )
         extra = _continues_earlier(self.entries, self.parent_ids, self.lines_of, issues)
         header = SessionHeader(id=str(self.session_id), cwd=self.cwd, version=3, **extra)
         return _build(header, self.entries, self.lines_of, issues, source, 3, False)
@@ -621,6 +633,59 @@ def _attachment_issues(sent: Counter[str], silent: Counter[str], unknown: Counte
                 )
             )
     return out
+
+
+PROGRESS = "claude-code/progress:"
+"""The custom type prefix of a ``progress`` line (``bash_progress``, ``hook_progress``, …)."""
+
+
+def _progress_inline(entries: list[Any]) -> int:
+    """Put dead-end runs of progress lines in line; returns how many runs moved.
+
+    Claude Code writes a tool's progress (``bash_progress``) and a hook's (``hook_progress``) as
+    chained lines off the answer or the line before them, and the line that continues the
+    conversation (the tool's result, the next prompt) sometimes hangs off the same parent instead
+    of the last progress line. The progress run is then a dead end beside the conversation: a
+    recording artifact that claude-code-log's linearisation sets aside first, not a rewind (a run
+    holds only progress lines, each with one child, the last with none). Where every such run off
+    one parent was written before the one other child that continues, the runs are chained in file
+    order and that child continues after the last of them; otherwise nothing moves."""
+    ids = {e.id: k for k, e in enumerate(entries)}
+    children: dict[str, list[int]] = {}
+    for k, e in enumerate(entries):
+        if isinstance(e.parentId, str) and e.parentId in ids:
+            children.setdefault(e.parentId, []).append(k)
+
+    def progress(k: int) -> bool:
+        e = entries[k]
+        return isinstance(e, CustomEntry) and (e.customType or "").startswith(PROGRESS)
+
+    def dead_end(k: int) -> int | None:
+        """The last entry of the run from ``k`` when it is a dead end of progress lines."""
+        while progress(k):
+            kids = children.get(entries[k].id, [])
+            if not kids:
+                return k
+            if len(kids) > 1:
+                return None
+            k = kids[0]
+        return None
+
+    moved = 0
+    for parent, kids in children.items():
+        if len(kids) < 2:
+            continue
+        runs = [(k, t) for k in kids if (t := dead_end(k)) is not None]
+        rest = [k for k in kids if all(k != h for h, _ in runs)]
+        if not runs or len(rest) != 1 or any(t > rest[0] for _, t in runs):
+            continue  # a real fork, or progress written after what continues
+        last = parent
+        for head, tail in runs:  # in file order
+            entries[head] = entries[head].model_copy(update={"parentId": last})
+            last = entries[tail].id
+        entries[rest[0]] = entries[rest[0]].model_copy(update={"parentId": last})
+        moved += len(runs)
+    return moved
 
 
 def _continues_earlier(
