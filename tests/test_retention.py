@@ -427,6 +427,77 @@ def test_what_codex_puts_back_after_its_compaction_is_kept_not_used(history: boo
     assert by[("identifiers", "cfg_loader_cache")].needed_at == len(s.entries) - 1
 
 
+def test_the_reads_claude_code_attaches_again_after_its_compaction_are_kept() -> None:
+    """After a compaction Claude Code reads the most recently read files again and attaches them:
+    what the last read of such a file showed is kept (the importer's estimate of the reads)."""
+    from inspector.importers import parse_any
+
+    def line(o: dict) -> str:  # type: ignore[type-arg]
+        base = {"sessionId": "p", "isSidechain": False, "userType": "external", "cwd": "/w"}
+        return json.dumps({**base, "timestamp": "2026-03-03T10:00:00.000Z", **o})
+
+    def said(uid: str, parent: str, mid: str, content: list) -> dict:  # type: ignore[type-arg]
+        return {
+            "type": "assistant",
+            "uuid": uid,
+            "parentUuid": parent,
+            "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5", "content": content},
+        }
+
+    def user(uid: str, parent: str | None, content: object, **kw: object) -> dict:  # type: ignore[type-arg]
+        return {
+            "type": "user",
+            "uuid": uid,
+            "parentUuid": parent,
+            "message": {"role": "user", "content": content},
+            **kw,
+        }
+
+    read = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/w/widget.py"}}
+    lines = [
+        user("u1", None, "fix the widget loader"),
+        said("a1", "u1", "m1", [read]),
+        user(
+            "r1",
+            "a1",
+            [{"type": "tool_result", "tool_use_id": "t1", "content": "def load_widget_config(p): ..."}],
+        ),
+        said("a2", "r1", "m2", [{"type": "text", "text": "The cache key is in cfg_loader_cache."}]),
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "b",
+            "parentUuid": None,
+            "logicalParentUuid": "a2",
+            "content": "Conversation compacted",
+            "compactMetadata": {"trigger": "auto", "preTokens": 1000},
+        },
+        user(
+            "s",
+            "b",
+            "This session is being continued from a previous conversation. Fixing.",
+            isCompactSummary=True,
+        ),
+        user("u2", "s", "go on"),
+        said(
+            "a3",
+            "u2",
+            "m3",
+            [{"type": "text", "text": "Calling load_widget_config in widget.py; cfg_loader_cache next."}],
+        ),
+    ]
+    s = parse_any(("\n".join(map(line, lines)) + "\n").encode(), source="cc.jsonl")
+    comp = next(e for e in s.entries if e.type == "compaction")
+    r1 = next(i for i, e in enumerate(s.entries) if getattr(e.message, "role", "") == "toolResult")
+    assert comp.details["claudeCode"]["reinjectedReads"] == [r1]
+    (c,) = retention(replay(s, ReplaySettings())).compactions
+    assert c.span.kept == (r1,) and r1 in c.span.summarised
+    by = {(n.kind, n.item): n.where for n in c.needed}
+    assert by[("identifiers", "load_widget_config")] == ("kept",)
+    assert by[("files", "/w/widget.py")] == ("kept",)
+    assert [(n.kind, n.item) for n in c.forgotten] == [("identifiers", "cfg_loader_cache")]
+
+
 SEARCH_TEXTS = [
     "Call load_config() then TokenStream and parseHeader; self.cache_dir; os.path.join; JavaScript; Hello",
     "my_load_config(x) load_config_v2 src/load_config.py a((b_c d-load_config+e ~/x/y.ts(",

@@ -131,6 +131,9 @@ class Span:
     """The last user message on the branch before the cut."""
     file_lists: tuple[tuple[str, ...], tuple[str, ...]] | None = None
     """A recorded compaction's ``details`` (readFiles, modifiedFiles), when it has them."""
+    attached: tuple[str, ...] = ()
+    """Files the agent attaches again after the cut (Claude Code re-reads the most recently read
+    files): in the context after it, as the kept messages are."""
 
 
 class Said:
@@ -306,6 +309,7 @@ def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
         files=frozenset(listed),
         files_named=frozenset().union(*(path_suffixes(f) for f in listed)),
         kept_paths=frozenset(p for f in kept for p, _ in f.touches)
+        | frozenset().union(*map(path_suffixes, span.attached))
         | (frozenset().union(*(f.paths for f in kept)) if deep else frozenset()),
         kept_idents=frozenset().union(*(f.idents for f in kept)) if deep else frozenset(),
         kept_errors=frozenset(e for f in kept for e in f.errors),
