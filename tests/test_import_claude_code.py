@@ -474,3 +474,18 @@ def test_two_prompts_off_one_answer_stay_a_fork_beside_a_progress_run() -> None:
         source="p.jsonl",
     )
     assert len(s.leaves) == 3 and not any(i.kind == "progress-inline" for i in s.issues)
+
+
+def test_progress_lines_that_repeat_an_id_do_not_hang_the_import() -> None:
+    s = parse_any(
+        _cc(
+            [
+                _u("u1", None, "hi"),
+                _progress("x", "u1"),
+                _progress("x", "x"),  # the same id, its own parent
+                _u("u2", "u1", "again"),
+            ]
+        ),
+        source="p.jsonl",
+    )
+    assert len(s.entries) == 4 and any(i.kind == "duplicate-id" for i in s.issues)

@@ -662,7 +662,9 @@ def _progress_inline(entries: list[Any]) -> int:
 
     def dead_end(k: int) -> int | None:
         """The last entry of the run from ``k`` when it is a dead end of progress lines."""
-        while progress(k):
+        seen = set()
+        while progress(k) and k not in seen:  # a hostile file may repeat ids: never loop
+            seen.add(k)
             kids = children.get(entries[k].id, [])
             if not kids:
                 return k
