@@ -109,7 +109,13 @@ class SessionInfo(BaseModel):
         add(f"compactions {len(self.compactions)}")
         for c in self.compactions:
             add(
-                f"  entry {c.index}: keeps from entry {c.firstKeptEntryIndex}, tokensBefore {c.tokensBefore:,.0f}, "
+                f"  entry {c.index}: "
+                + (
+                    f"keeps from entry {c.firstKeptEntryIndex}"
+                    if c.firstKeptEntryIndex is not None
+                    else "keeps nothing verbatim"
+                )
+                + f", tokensBefore {c.tokensBefore:,.0f}, "
                 f"summary {c.summaryChars:,} chars{'' if c.onCurrentPath else ' (other branch)'}"
             )
         if self.labels:

@@ -217,6 +217,13 @@ def test_an_unreadable_session_or_a_refused_output_exits_1(tmp_path: Path) -> No
 # -- output -----------------------------------------------------------------------------------
 
 
+def test_info_says_what_each_compaction_keeps() -> None:
+    code, out, _ = run("info", SAMPLE)
+    assert code == 0 and "entry 147: keeps from entry 122," in out
+    code, out, _ = run("info", str(REPO / "sample_sessions" / "codex-session.jsonl"))
+    assert code == 0 and "entry 17: keeps nothing verbatim, tokensBefore" in out and "None" not in out
+
+
 def test_replay_csv_is_the_reports_table_with_messages_one_line_per_call() -> None:
     from inspector import load_session
     from inspector.replay import ReplaySettings, replay
