@@ -3,7 +3,8 @@
 Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
 
 * ``tool-call-without-result`` / ``result-without-call`` — pairing of ``toolCall`` ids and
-  ``toolResult.toolCallId`` along the branch.
+  ``toolResult.toolCallId`` along the branch (a call the provider runs itself, ``serverSide``
+  — Codex's hosted web search —, has no result to wait for).
 * ``compaction-first-kept-off-path`` — a compaction whose ``firstKeptEntryId`` is not on its own
   path before it: pi then keeps nothing but the summary.
 * ``summary-dropped-modified-files`` — files written or edited before a compaction's cut that
@@ -137,8 +138,10 @@ def check_tool_pairing(session: Session, path: list[int], o: DoctorOptions) -> l
             continue
         m = e.message
         for c in _calls(m):
-            open_calls[c.id] = (i, c.name, getattr(m, "stopReason", None) in ("aborted", "error"))
             seen_ids.add(c.id)
+            if getattr(c, "serverSide", None) is True:  # run by the provider: no result to wait for
+                continue
+            open_calls[c.id] = (i, c.name, getattr(m, "stopReason", None) in ("aborted", "error"))
         if isinstance(m, ToolResultMessage):
             if m.toolCallId in open_calls:
                 del open_calls[m.toolCallId]

@@ -493,3 +493,31 @@ def test_a_repeated_token_count_is_no_new_call() -> None:
     assert answers[i - 1].usage is not None and answers[i - 1].usage.totalTokens == 12520
     assert answers[i].usage is None
     assert answers[i + 1].usage is not None and answers[i + 1].usage.totalTokens == 14110
+
+
+def test_a_hosted_web_search_is_a_call_with_no_result_to_wait_for() -> None:
+    """OpenAI runs ``web_search_call`` itself: the rollout has no output for it, and the doctor
+    does not report one missing (the shared rollout 888ba8 had 12 such warnings)."""
+    from inspector.doctor import diagnose
+
+    search = (
+        "response_item",
+        {
+            "type": "web_search_call",
+            "id": "ws_1",
+            "status": "completed",
+            "action": {"type": "search", "query": "otel"},
+        },
+    )
+    call = ("response_item", {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"})
+    s = parse_any(
+        _rollout(_env(), _user("look it up"), search, call, _say("found"), _user("thanks"), _say("ok")),
+        source="r.jsonl",
+    )
+    calls = [b for m in _messages(s, "assistant") for b in m.content if b.type == "toolCall"]
+    assert [(c.name, getattr(c, "serverSide", None)) for c in calls] == [
+        ("web_search", True),
+        ("shell", None),
+    ]
+    missing = [f for f in diagnose(s).findings if f.kind == "tool-call-without-result"]
+    assert [f.message for f in missing] == ["tool call shell (c1) never got a result on this branch"]

@@ -14,7 +14,8 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
 * ``response_item``\\ s are what the model sees. The model's outputs of one call — ``reasoning``
   (its summary text only; ``encrypted_content`` is never read), ``message`` (assistant),
   ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` / ``web_search_call`` — become one
-  assistant message, closed by the next input item. ``function_call.arguments`` is a JSON *string*:
+  assistant message, closed by the next input item (a ``web_search_call`` is run by the provider:
+  it has no output, and its tool call is marked :data:`SERVER_SIDE`). ``function_call.arguments`` is a JSON *string*:
   parsed when it is an object, else kept as ``{"input": <string>}`` (custom tools' free-form input
   too). Outputs (``function_call_output``, ``custom_tool_call_output``) become tool results joined
   on ``call_id``. An output is a string, a list of content items (text and ``input_image``, which
@@ -106,6 +107,9 @@ _CONTEXT_MARKERS = (
     "<plugins>",
     "<subagents>",
 )
+SERVER_SIDE = "serverSide"
+"""Set on a tool call the provider runs itself (OpenAI's hosted web search, ``web_search_call``):
+the rollout has no output for it, and none is missing (the doctor does not look for one)."""
 ENCRYPTED_SUMMARY = "(server-side compaction: Codex stored the summary encrypted; it cannot be read)"
 
 
@@ -427,6 +431,7 @@ class _Importer:
         self.tool_names[cid] = name
         self._assistant(line, ts)["content"].append(
             {"type": "toolCall", "id": cid, "name": name, "arguments": args}
+            | ({SERVER_SIDE: True} if t == "web_search_call" else {})
         )
 
     def _tool_output(self, line: int, ts: Any, p: dict[str, Any], extra: dict[str, Any] | None) -> None:
