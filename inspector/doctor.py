@@ -22,7 +22,7 @@ Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
   summarised its earlier read away.
 * ``giant-tool-output`` — one tool output over ``giant_tokens``.
 * ``repeated-tool-call`` — the same tool with the same arguments ``loop_repeat`` times in a row
-  (a loop).
+  (a loop); Codex polling a running command (``write_stdin`` with no input) is info, not a loop.
 * ``failure-streak`` — ``streak`` or more aborted/error answers in a row.
 * ``duplicated-summary`` — the same summary text more than once in the context the model gets.
 * ``model-change-mid-turn`` — the model changed between two answers of one turn (while tool calls
@@ -486,10 +486,21 @@ def check_loops(session: Session, path: list[int], o: DoctorOptions) -> list[Fin
     run: list[int] = []
     prev: str | None = None
 
+    polling = False
+
     def flush() -> None:
         if len(run) >= o.loop_repeat and prev is not None:
             out.append(
                 _f(
+                    session,
+                    "repeated-tool-call",
+                    "info",
+                    f"polled a running command {len(run)} times in a row (write_stdin with no input: "
+                    "Codex waiting for the command's output): a long command, not a loop",
+                    run[:20],
+                )
+                if polling
+                else _f(
                     session,
                     "repeated-tool-call",
                     "warning",
@@ -510,8 +521,16 @@ def check_loops(session: Session, path: list[int], o: DoctorOptions) -> list[Fin
             flush()
             run = [i] if key is not None else []
             prev = key
+            polling = bool(calls) and all(_polls(c) for c in calls)
     flush()
     return out
+
+
+def _polls(c: ToolCall) -> bool:
+    """Codex's ``write_stdin`` with no input: it waits for more output of a command it started
+    (``exec_command``) — calls that repeat while a long command runs."""
+    a = c.arguments
+    return c.name == "write_stdin" and isinstance(a, dict) and not a.get("chars")
 
 
 def check_failure_streaks(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:

@@ -157,6 +157,23 @@ def test_repeated_identical_tool_calls_are_a_loop() -> None:
     assert "repeated-tool-call" not in kinds(b, loop_repeat=4)
 
 
+def test_polling_a_running_command_is_not_a_loop() -> None:
+    """Codex's write_stdin with no input waits for a command's output: repeated, it is a long
+    command (info), not a loop; the same call writing input is still a loop (warning)."""
+    for chars, severity in (("", "info"), ("y\n", "warning")):
+        b = SessionBuilder()
+        b.user("build")
+        for _ in range(3):
+            b.assistant(
+                "", tools=[("write_stdin", {"session_id": 7, "chars": chars, "yield_time_ms": 30000})]
+            )
+            b.tool_result("still running", tool="write_stdin")
+        b.assistant("done")
+        (f,) = [f for f in diagnose(b.session()).findings if f.kind == "repeated-tool-call"]
+        assert f.severity == severity and f.entries == [1, 3, 5], chars
+        assert ("polled a running command 3 times" in f.message) == (severity == "info")
+
+
 def test_failure_streak() -> None:
     b = clean()
     b.user("again")
