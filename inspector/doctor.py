@@ -16,7 +16,8 @@ Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
   answered it (:mod:`inspector.window`).
 * ``cache-break`` — an answered call whose recorded cache read fell below half of what the call
   before had cached (at least ``cache_break_tokens`` lost), with the cause the file shows: a
-  compaction, a branch summary, a model or agent change or an idle gap (info), or nothing (a warning).
+  compaction, a branch summary, a DCP compress, outputs the agent cleared itself, a model or agent
+  change or an idle gap (info), or nothing (a warning).
 * ``file-read-many-times`` — the same path read ``read_repeat`` times or more.
 * ``reread-after-compaction`` — a path read again within a few calls after a compaction
   summarised its earlier read away.
@@ -43,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .context import build_session_context
 from .jsjson import js_stringify
 from .numbers import clamp, finite_ms
+from .pruning.recorded import dcp_blocks, recorded_prune
 from .session.models import (
     AssistantMessage,
     BranchSummaryEntry,
@@ -314,14 +316,18 @@ retention is 5–10 minutes): an idle gap longer than this explains a lost cache
 def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
     """``cache-break``: an answered call whose recorded cache read fell below half of what the
     previous answered call had read or written to the cache, losing at least ``cache_break_tokens``
-    (from the usage each call recorded; no model). The cause, from the file: a compaction or a
-    branch summary between the two, an agent switch (OpenCode's ``plan`` ↔ ``build``), a model
-    change, or an idle gap past the cache's lifetime (each expected: info); else nothing in the
-    file explains it (a warning: a pruned or edited earlier message, a changed system prompt or
-    tools, or the provider's eviction)."""
+    (from the usage each call recorded; no model). The cause, from the file: a compaction, a
+    branch summary or a DCP compress between the two, an agent switch (OpenCode's ``plan`` ↔
+    ``build``), a model change, older tool outputs the agent cleared itself between the two calls
+    (OpenCode's pruning, Claude Code's microcompact: :mod:`inspector.pruning.recorded`), or an idle
+    gap past the cache's lifetime (each expected: info); else nothing in the file explains it (a
+    warning: a pruned or edited earlier message, a changed system prompt or tools, the DCP plugin's
+    tags when the session runs it, or the provider's eviction)."""
     breaks: list[Any] = []  # _cache_break's arguments, one tuple per break
     prev: tuple[int, Usage, AssistantMessage] | None = None
     between: list[int] = []  # entries since the previous answer that change the prompt's start
+    cleared: list[tuple[float, int, str]] = []  # (when, entry, agent): the outputs the agent cleared
+    dcp = False  # the DCP plugin is seen (its compress tool)
     for i in path:
         e = session.entries[i]
         if isinstance(e, (CompactionEntry, BranchSummaryEntry, ModelChangeEntry)):
@@ -330,6 +336,13 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
         if not isinstance(e, MessageEntry):
             continue
         m = e.message
+        if isinstance(m, ToolResultMessage):
+            if dcp_blocks(m):  # a DCP compress: its range is replaced from the next call on
+                between.append(i)
+            if (mark := recorded_prune(m)) is not None:
+                cleared.append((mark.at, i, mark.agent))
+            dcp = dcp or m.toolName == "compress" or bool(dcp_blocks(m))
+            continue
         usage = assistant_usage(m)
         if usage is None or not isinstance(m, AssistantMessage):
             continue
@@ -337,11 +350,16 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
             cached = clamp(prev[1].cacheRead) + clamp(prev[1].cacheWrite)
             read = clamp(usage.cacheRead)
             if read < 0.5 * cached and cached - read >= o.cache_break_tokens:
-                breaks.append((i, m, usage, prev, between, cached, read))
+                t0, t1 = finite_ms(prev[2].timestamp), finite_ms(m.timestamp)
+                gone = [
+                    (k, who) for at, k, who in cleared if t0 is not None and t1 is not None and t0 < at <= t1
+                ]
+                breaks.append((i, m, usage, prev, between, cached, read, gone))
         prev, between = (i, usage, m), []
     reads = Counter(b[6] for b in breaks if b[6] > 0)
     return [
-        _cache_break(session, i, m, u, p, bt, c, r, shared=reads[r] >= 2) for i, m, u, p, bt, c, r in breaks
+        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp)
+        for i, m, u, p, bt, c, r, gone in breaks
     ]
 
 
@@ -355,11 +373,14 @@ def _cache_break(
     cached: float,
     read: float,
     shared: bool = False,
+    cleared: Sequence[tuple[int, str]] = (),
+    dcp: bool = False,
 ) -> Finding:
     """One ``cache-break`` finding: what was lost at entry ``i``, and why, as far as the file says
-    (``shared``: other breaks read the same amount, the prefix every request shares)."""
+    (``shared``: other breaks read the same amount, the prefix every request shares; ``cleared``:
+    the outputs the agent cleared between the two calls; ``dcp``: the session runs the DCP plugin)."""
     j, prev_usage, pm = prev
-    cause, expected = _break_cause(session, i, m, j, pm, between)
+    cause, expected = _break_cause(session, i, m, j, pm, between, cleared, dcp)
     what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
     if shared:
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
@@ -377,7 +398,14 @@ def _cache_break(
 
 
 def _break_cause(
-    session: Session, i: int, m: AssistantMessage, j: int, pm: AssistantMessage, between: list[int]
+    session: Session,
+    i: int,
+    m: AssistantMessage,
+    j: int,
+    pm: AssistantMessage,
+    between: list[int],
+    cleared: Sequence[tuple[int, str]] = (),
+    dcp: bool = False,
 ) -> tuple[str, bool]:
     """Why the cache was lost between the answers at ``j`` and ``i``, as far as the file says, and
     whether that is expected."""
@@ -387,6 +415,19 @@ def _break_cause(
             return f"after the compaction at entry {k}, which rewrites the prompt's start", True
         if isinstance(e, BranchSummaryEntry):
             return f"after the branch summary at entry {k}", True
+        if isinstance(e, MessageEntry):  # a DCP compress result (check_cache_breaks)
+            return (
+                f"after DCP's compress at entry {k}: the range it compressed is replaced by its summary "
+                "from this call on, so the prompt changed there",
+                True,
+            )
+    if cleared:
+        return (
+            f"{cleared[0][1]} cleared {len(cleared)} older tool output(s) between the two calls (from "
+            f"entry {min(k for k, _ in cleared)}): the prompt changed there, and everything after it was "
+            "sent again",
+            True,
+        )
     agents = (_agent(pm), _agent(m))
     if agents[0] is not None and agents[1] is not None and agents[0] != agents[1]:
         return (
@@ -400,6 +441,13 @@ def _break_cause(
     start = finite_ms(m.timestamp)
     if end is not None and start is not None and start - end > IDLE_EXPIRY_S * 1000:
         return f"after {(start - end) / 60000:.1f} idle minutes: a 5-minute cache had expired", True
+    if dcp:
+        return (
+            "nothing in the file explains it: the session runs the DCP plugin, which re-renders its "
+            "message-id tags and nudges right after the system prompt at each request (DCP #410, #614; "
+            "the export does not show them), or the provider evicted the cache",
+            False,
+        )
     return (
         "nothing in the file explains it: an earlier message pruned or edited, the system prompt or "
         "tools changed, or the provider evicted the cache",

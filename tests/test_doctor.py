@@ -314,3 +314,27 @@ def test_a_cache_break_after_an_agent_switch_is_expected() -> None:
     b.lines[-1]["message"]["agent"] = "build"
     ((severity, entries, message),) = _breaks(b)
     assert (severity, entries) == ("info", [3, 1]) and "the agent changed (plan → build)" in message
+
+
+def test_a_cache_break_after_the_agents_own_pruning_or_a_dcp_compress_is_explained() -> None:
+    """Outputs the agent cleared itself between two calls (OpenCode's ``time.compacted``) and a DCP
+    compress explain a break (info); in a session that runs DCP, a break nothing explains names the
+    plugin's tags as a possible cause (still a warning)."""
+    t0 = 1767225600000  # 2026-01-01T00:00:00Z
+    b = SessionBuilder()
+    b.user("a")
+    _cached(b, 0, 50_000, timestamp=t0)  # entry 1
+    b.tool_result("old output", tool="bash", details={"opencode": {"compacted": t0 + 30_000}})  # entry 2
+    b.user("b")
+    _cached(b, 1_000, 50_000, timestamp=t0 + 60_000)  # entry 4: the output was cleared since entry 1
+    blocks = [{"block": 1, "first": 2, "last": 3, "summary": "s"}]
+    b.tool_result("compressed", tool="compress", details={"dcp": {"blocks": blocks}})  # entry 5
+    b.user("c")
+    _cached(b, 1_000, 50_000, timestamp=t0 + 90_000)  # entry 7: after the compress
+    b.user("d")
+    _cached(b, 1_000, 50_000, timestamp=t0 + 120_000)  # entry 9: nothing in the file
+    cleared, compress, unexplained = _breaks(b)
+    assert cleared[:2] == ("info", [4, 1])
+    assert "OpenCode cleared 1 older tool output(s) between the two calls (from entry 2)" in cleared[2]
+    assert compress[:2] == ("info", [7, 4, 5]) and "after DCP's compress at entry 5" in compress[2]
+    assert unexplained[:2] == ("warning", [9, 7]) and "runs the DCP plugin" in unexplained[2]
