@@ -232,3 +232,21 @@ def test_cli_json_is_the_interface_and_exits_0(tmp_path, capsys) -> None:  # typ
     assert all(f["cause"] in CAUSES for f in out["flagged"])
     assert main(["check", str(f)]) == 0
     assert "departs at 1 call" in capsys.readouterr().out
+
+
+def test_a_hosted_web_search_explains_tokens_the_file_does_not_hold() -> None:
+    """A hosted web search adds its results to the call that ran it (OpenAI's usage counts them in
+    that response): a jump at that call, or at the next, is said to come from it."""
+    from inspector.recon.flags import Observed, classify
+
+    search = AssistantMessage(
+        content=[{"type": "toolCall", "id": "ws", "name": "web_search", "arguments": {}}]
+    )
+    plain = AssistantMessage(content=[{"type": "text", "text": "hi"}])
+    prev = Observed(1, 1, 10_000, 5_000, 5_000.0, (), None, 0.0)
+    for answer, before, which in ((search, plain, "in this call"), (plain, search, "in the call before")):
+        f = classify(Observed(2, 3, 30_000, 6_000, 6_000.0, (), before, 0.0, 0, answer), prev, 19_000)
+        assert f.cause == "context change not in the file"
+        assert f"web search, {which} added results the file does not store" in f.detail
+    f = classify(Observed(2, 3, 30_000, 6_000, 6_000.0, (), plain, 0.0, 0, plain), prev, 19_000)
+    assert "web search" not in f.detail

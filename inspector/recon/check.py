@@ -131,6 +131,7 @@ def _observe(
                     previous,
                     float(m.usage.cacheRead or 0),
                     count.parts.get(REINJECTED, 0),
+                    m,
                 )
             )
             parts.append(dict(count.parts))

@@ -69,6 +69,8 @@ class Observed:
     cache_read: float
     reinjected: int = 0
     """Tokens of Claude Code's post-compaction re-injection this call's count estimates."""
+    answer: Any = None
+    """This call's own answer (a hosted tool it ran added its results to this call's usage)."""
 
 
 def threshold(max_recorded: float) -> int:
@@ -161,10 +163,11 @@ def classify(c: Observed, prev: Observed, jump: float) -> Flag:
 
 def _unexplained(c: Observed, prev: Observed, jump: float) -> str:
     amount = f"about {abs(jump) / 1000:.0f}k" if abs(jump) >= 1000 else f"{abs(round(jump))}"
-    if jump > 0 and _server_tools(c.previous_answer):
+    if jump > 0 and (_server_tools(c.answer) or _server_tools(c.previous_answer)):
+        which = "this call" if _server_tools(c.answer) else "the call before"
         return (
             f"the agent sent {amount} more tokens than this file explains (a server-side tool, web search, "
-            "added results the file does not store)"
+            f"in {which} added results the file does not store)"
         )
     text = (
         f"the agent sent {amount} {'fewer' if jump < 0 else 'more'} tokens than this file explains "
