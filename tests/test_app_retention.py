@@ -164,4 +164,5 @@ def test_a_compaction_with_no_summary_text_says_so() -> None:
     at = _page(at.run(), "summaries")
     assert not at.exception, at.exception
     assert any("records no summary text" in x.value and "Codex put back" in x.value for x in at.info)
+    assert not any(t.label.startswith("Diff") for t in at.tabs)  # nothing recorded to diff against
     assert {x.label: x.value for x in at.metric}["Instructions kept"] == "100%"

@@ -156,6 +156,8 @@ def _summary_texts(s: Any, r: Any, i: int, view: Any) -> dict[str, str]:
 
 
 def _summary_compare(texts: dict[str, str]) -> None:
+    if not texts.get("recorded", "x").strip():  # nothing recorded to compare with (said above)
+        texts = {k: v for k, v in texts.items() if k != "recorded"}
     if len(texts) == 2:
         t1, t2 = st.tabs(["Diff (recorded → generated)", "Files each summary lists"])
         with t1:
