@@ -123,9 +123,8 @@ class ReplayRun:
         self.pending: list[Event] = []
         self.new_prompt = True
         self.steps: list[Step] = []
-        self.recorded_costs: list[
-            Any
-        ] = []  # each answer's recorded usage.cost.total (answers that record a cost)
+        # each answer's recorded usage.cost.total (the answers that record a cost)
+        self.recorded_costs: list[Any] = []
         self.summaries: list[dict[str, Any]] = []
         self.overflows = self.compactions = self.summary_tokens = 0
         self._stop_reasons: dict[Any, Any] = {}  # one string object per stop reason, for the steps
