@@ -104,10 +104,14 @@ def test_local_paths_outside_the_roots_are_refused_and_inside_are_loaded() -> No
     assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"
 
 
-def test_session_argument_preloads_a_session_under_the_roots(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_session_argument_preloads_a_session_under_the_roots(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setattr(sys, "argv", ["app.py", "--session", "sample_sessions/small-tutorial.jsonl"])
     at = fresh()
     assert not at.exception
+    # the picker takes the preloaded sample from its state, with no default beside it (Streamlit warns)
+    assert not [r for r in caplog.records if "created with a default value" in r.getMessage()]
     assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"
     assert at.selectbox(key="sample_choice").value == "small-tutorial.jsonl"  # the picker shows what is open
     monkeypatch.setattr(sys, "argv", ["app.py", "--session", "/etc/hostname"])

@@ -170,10 +170,13 @@ def _samples_and_upload() -> None:
     st.subheader("Bundled samples")
     names = [p.name for p in sources.sample_files()]
     if names:
+        default = names.index("coding-session.jsonl") if "coding-session.jsonl" in names else 0
         st.selectbox(
             "Sample session",
             names,
-            index=names.index("coding-session.jsonl") if "coding-session.jsonl" in names else 0,
+            # a sample named by the URL, --session or Learn is already in the widget's state: no
+            # default beside it (index 0 is Streamlit's "none given")
+            index=0 if "sample_choice" in st.session_state else default,
             key="sample_choice",
         )
         st.button("Load sample", type="primary", key="load_sample", on_click=_load_sample)
