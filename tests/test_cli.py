@@ -347,3 +347,20 @@ def test_replay_names_the_window_a_codex_session_records() -> None:
     assert "window 200,000 (the session records 272,000: --window 272000)," in first_line()
     assert "window 272,000, counter" in first_line("--window", "272000")
     assert "records" not in first_line("--window", "272000")
+
+
+def test_a_replay_without_strategy_is_as_recorded_for_every_agent() -> None:
+    """The CLI's default pruning is the app's: as recorded. OpenCode's own pruning stands in the
+    replay of its export (no overflow it never had); pi's file records none (strategy none)."""
+    import json
+
+    oc = str(REPO / "sample_sessions" / "opencode-session.json")
+    code, out, _ = run("replay", oc, "--json", "--cache", "off")
+    explicit = json.loads(run("replay", oc, "--json", "--cache", "off", "--strategy", "recorded")[1])
+    got = json.loads(out)
+    assert code == 0 and got["settings"]["strategy"] == "recorded" and got["metrics"] == explicit["metrics"]
+    assert got["metrics"]["tokens_pruned"] > 0
+    got = json.loads(run("replay", SAMPLE, "--json", "--cache", "off")[1])
+    assert got["settings"]["strategy"] == "none"
+    code, _, err = run("replay", oc, "--set", "prune_protect=1")
+    assert code == EXIT_USAGE and "--set needs a --strategy" in err

@@ -122,11 +122,16 @@ def add_strategy(p: argparse.ArgumentParser, *, required: bool = False) -> None:
     p.add_argument(
         "--strategy",
         required=required,
-        default=None if required else "none",
+        default=None,
         choices=list(REGISTRY),
         metavar="STRATEGY",
         help=f"pruning strategy: {', '.join(REGISTRY)}"
-        + ("" if required else " (default none; see `inspector prune --help`)"),
+        + (
+            ""
+            if required
+            else " (default: as recorded — the agent's own pruning in another agent's file, none in "
+            "pi's, which records none; see `inspector prune --help`)"
+        ),
     )
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a pruning setting (repeatable)")
 
@@ -263,12 +268,19 @@ def strategy_settings(name: str, values: dict[str, str]) -> BaseModel:
         fail(error_text(e), EXIT_USAGE)
 
 
+def default_strategy(session: Session) -> str:
+    """The pruning a replay takes when none is given: as recorded. Another agent's file records
+    its own pruning (``recorded``: OpenCode's cleared outputs, DCP, Claude Code's microcompact);
+    pi's records none (``none``: the same replay, and the one a large pi file streams)."""
+    return "none" if getattr(session, "format", "pi") == "pi" else "recorded"
+
+
 def replay_settings(args: argparse.Namespace, session: Session) -> ReplaySettings:
     """The :class:`ReplaySettings` the options of :func:`add_replay` describe, or exit 2."""
     from ..summarize.llm import operator_key
 
     sets = key_values(args.set)
-    if sets and args.strategy == "none":
+    if sets and args.strategy in (None, "none"):
         fail("--set needs a --strategy", EXIT_USAGE)
     strategy: dict[str, Any] = strategy_settings(args.strategy, sets).model_dump() if sets else {}
     try:
@@ -276,7 +288,7 @@ def replay_settings(args: argparse.Namespace, session: Session) -> ReplaySetting
             summarizer_api_key=operator_key(args.summarizer, args.base_url),
             summarizer_redact=not args.send_secrets,
             compaction=args.compaction,
-            strategy=args.strategy,
+            strategy=default_strategy(session) if args.strategy is None else args.strategy,
             strategy_settings=tuple(sorted(strategy.items())),
             context_window=args.window,
             reserve_tokens=args.reserve,

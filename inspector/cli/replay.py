@@ -56,7 +56,7 @@ def _streamed(args: argparse.Namespace) -> tuple[Session, ReplaySettings, Replay
     """The replay of a large pi v3 file from its skeleton and a second read
     (:mod:`inspector.replay.streamed`: the same replay, without holding the messages); None for any
     other file or a replay that reads messages again (then the session is loaded)."""
-    if args.csv or args.set or args.compaction != "recorded" or args.strategy != "none":
+    if args.csv or args.set or args.compaction != "recorded" or args.strategy not in (None, "none"):
         return None
     if args.counter not in ("pi", "tiktoken") or not large_pi_file(args.session):
         return None
