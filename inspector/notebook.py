@@ -27,7 +27,7 @@ import plotly.graph_objects as go
 from .policies import POLICIES
 from .pruning import REGISTRY
 from .pruning.base import field_bounds
-from .replay import Replay, ReplaySettings, replay, session_counter
+from .replay import Replay, ReplaySettings, default_strategy, replay, session_counter
 from .session.tree import Session
 from .ui import figures
 from .ui.narrate import notable_steps, step_story
@@ -339,4 +339,6 @@ def inspect(path_or_session: str | Path | Session, *, step: int | None = None, *
         from .importers import load_any
 
         session = load_any(path_or_session)
+    if "strategy" not in settings:  # as recorded, as the app and the CLI replay it
+        settings = {**settings, "strategy": default_strategy(session)}
     return Inspector(session, _settings(None, settings), step)

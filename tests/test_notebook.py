@@ -96,3 +96,11 @@ def test_figure_modules_and_the_notebook_import_no_streamlit() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_another_agents_file_is_inspected_as_recorded() -> None:
+    """As in the app and the CLI: the agent's own pruning stands unless a strategy is given."""
+    ins = inspect(SAMPLES / "opencode-session.json")
+    assert ins.settings.strategy == "recorded"
+    assert inspect(SAMPLES / "opencode-session.json", strategy="none").settings.strategy == "none"
+    assert inspect(SAMPLE).settings.strategy == "none"  # pi records no pruning

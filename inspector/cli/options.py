@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..policies import POLICIES
 from ..pruning import REGISTRY, get_strategy, parse_settings
-from ..replay import ReplaySettings
+from ..replay import ReplaySettings, default_strategy
 from ..session.tree import Session
 from ..summarize import SUMMARIZERS
 from ..tokens import COUNTERS
@@ -266,13 +266,6 @@ def strategy_settings(name: str, values: dict[str, str]) -> BaseModel:
         return parse_settings(get_strategy(name), values)
     except (KeyError, ValueError) as e:
         fail(error_text(e), EXIT_USAGE)
-
-
-def default_strategy(session: Session) -> str:
-    """The pruning a replay takes when none is given: as recorded. Another agent's file records
-    its own pruning (``recorded``: OpenCode's cleared outputs, DCP, Claude Code's microcompact);
-    pi's records none (``none``: the same replay, and the one a large pi file streams)."""
-    return "none" if getattr(session, "format", "pi") == "pi" else "recorded"
 
 
 def replay_settings(args: argparse.Namespace, session: Session) -> ReplaySettings:

@@ -58,7 +58,7 @@ from .results import (
     Unpruned,
 )
 from .run import ReplayRun, replay
-from .settings import INCREMENTAL, REUSE, PolicyName, ReplaySettings, effective_settings
+from .settings import INCREMENTAL, REUSE, PolicyName, ReplaySettings, default_strategy, effective_settings
 from .summaries import SummaryCache, SummaryFn, default_summary
 from .sweep import COMPARED, SweepCell, agent_config, compare_agents, parse_grid, sweep
 
@@ -92,6 +92,7 @@ __all__ = [
     "Unpruned",
     "agent_config",
     "compare_agents",
+    "default_strategy",
     "default_summary",
     "effective_settings",
     "parse_grid",

@@ -104,3 +104,11 @@ def effective_settings(settings: ReplaySettings) -> ReplaySettings:
     if settings.strategy in ("none", ""):
         update["strategy_settings"] = ()
     return settings.model_copy(update=update)
+
+
+def default_strategy(session: Any) -> str:
+    """The pruning a replay takes when none is chosen (the CLI, the notebook; the app's "As
+    recorded" preset): as recorded. Another agent's file records its own pruning (``recorded``:
+    OpenCode's cleared outputs, DCP, Claude Code's microcompact); pi's records none (``none``: the
+    same replay, and the one a large pi file streams)."""
+    return "none" if getattr(session, "format", "pi") == "pi" else "recorded"
