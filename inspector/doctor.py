@@ -241,10 +241,10 @@ def check_retention(session: Session, path: list[int], o: DoctorOptions) -> list
     summarised (:mod:`inspector.retention`; replayed as recorded, only when the branch compacts)."""
     if not any(isinstance(session.entries[i], CompactionEntry) for i in path):
         return []
-    from .replay import ReplaySettings, replay
+    from .replay import ReplaySettings, default_strategy, replay
     from .retention import retention
 
-    rep = retention(replay(session, ReplaySettings(leaf=path[-1])))
+    rep = retention(replay(session, ReplaySettings(leaf=path[-1], strategy=default_strategy(session))))
     out = []
     for c in rep.compactions:
         if (

@@ -28,8 +28,9 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   the source report them). The transcript does not hold what was attached: the compaction's
   ``details["claudeCode"]["reinjectedReads"]`` names the last read of each of those files (an
   **estimate**, said so wherever it is counted; :mod:`inspector.sent`).
-* ``microcompact_boundary`` lines (Claude Code clearing old tool results; the format is reported
-  by third-party analyses, unverified): the results named in ``compactedToolIds`` keep their text
+* ``microcompact_boundary`` lines (Claude Code clearing old tool results; the format third-party
+  analyses reported, as the shared transcript b0dc55 writes it: ``microcompactMetadata{trigger,
+  preTokens, tokensSaved, compactedToolIds}``): the results named in ``compactedToolIds`` keep their text
   and get ``details.claudeCode.microcompacted`` (ms), which the ``recorded`` pruning strategy reads.
 * Sidechain (sub-agent) lines are kept apart: not in the main tree, counted in an info issue —
   unless every line is one (a sub-agent's own ``subagents/agent-<id>.jsonl``), which is then the
