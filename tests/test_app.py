@@ -354,7 +354,7 @@ def test_summaries_page_shows_the_recorded_summary_beside_a_generated_one(loaded
     ("sample", "agent", "kept"),
     [
         ("codex-session.jsonl", "Codex", "its replacement"),
-        ("claude-code-session.jsonl", "Claude Code", "nothing verbatim"),
+        ("claude-code-session.jsonl", "Claude Code", "no message verbatim"),
     ],
 )
 def test_summaries_of_another_agents_compaction_follow_its_own_split(

@@ -427,6 +427,27 @@ def test_what_codex_puts_back_after_its_compaction_is_kept_not_used(history: boo
     assert by[("identifiers", "cfg_loader_cache")].needed_at == len(s.entries) - 1
 
 
+def test_the_story_of_each_codex_compaction_counts_what_it_put_back() -> None:
+    from inspector.importers import parse_any
+    from inspector.ui.narrate import agent_compaction_story
+
+    ask = _codex_message("user", "Always run the tests with uv run pytest.")
+    s = parse_any(
+        _codex_rollout(
+            ("response_item", ask),
+            ("response_item", _codex_message("assistant", "ok")),
+            ("compacted", {"message": "one", "replacement_history": [ask]}),
+            ("response_item", _codex_message("assistant", "ok")),
+            ("compacted", {"message": "two", "replacement_history": [ask, ask]}),
+            ("response_item", _codex_message("assistant", "ok")),
+        ),
+        source="r.jsonl",
+    )
+    first, second = [i for i, e in enumerate(s.entries) if e.type == "compaction"]
+    assert "Codex continued with 1 message after it" in agent_compaction_story(s, first, 2)[1]
+    assert "Codex continued with 2 messages after it" in agent_compaction_story(s, second, 2)[1]
+
+
 def test_the_reads_claude_code_attaches_again_after_its_compaction_are_kept() -> None:
     """After a compaction Claude Code reads the most recently read files again and attaches them:
     what the last read of such a file showed is kept (the importer's estimate of the reads)."""
@@ -490,12 +511,18 @@ def test_the_reads_claude_code_attaches_again_after_its_compaction_are_kept() ->
     comp = next(e for e in s.entries if e.type == "compaction")
     r1 = next(i for i, e in enumerate(s.entries) if getattr(e.message, "role", "") == "toolResult")
     assert comp.details["claudeCode"]["reinjectedReads"] == [r1]
+    assert comp.details["claudeCode"]["reinjectedFiles"] == ["/w/widget.py"]
     (c,) = retention(replay(s, ReplaySettings())).compactions
     assert c.span.kept == (r1,) and r1 in c.span.summarised
     by = {(n.kind, n.item): n.where for n in c.needed}
     assert by[("identifiers", "load_widget_config")] == ("kept",)
     assert by[("files", "/w/widget.py")] == ("kept",)
     assert [(n.kind, n.item) for n in c.forgotten] == [("identifiers", "cfg_loader_cache")]
+    from inspector.ui.narrate import agent_compaction_story
+
+    story = agent_compaction_story(s, s.entries.index(comp), 3)
+    assert story[1].startswith("It kept no message verbatim")
+    assert "reads again the file read most recently and attaches it after the summary (widget.py)" in story[2]
 
 
 SEARCH_TEXTS = [

@@ -465,9 +465,9 @@ class _Importer:
             details["postTokens"] = post  # the context right after, as Claude Code measured it
         if first_kept is not None:
             details["preservedSegment"] = {"head": head, "tail": tail}
-        reads = _reinjected_reads(self.entries, first_kept)
+        reads, files = _reinjected_reads(self.entries, first_kept)
         if reads:
-            details["claudeCode"] = {"reinjectedReads": reads, "estimate": True}
+            details["claudeCode"] = {"reinjectedReads": reads, "reinjectedFiles": files, "estimate": True}
         self.add(
             CompactionEntry(
                 id=uid,
@@ -737,9 +737,9 @@ def _preserved(meta: dict[str, Any]) -> tuple[str | None, str | None, list[str]]
 POST_COMPACT_MAX_FILES_TO_RESTORE = 5
 
 
-def _reinjected_reads(entries: list[Any], first_kept: str | None) -> list[int]:
+def _reinjected_reads(entries: list[Any], first_kept: str | None) -> tuple[list[int], list[str]]:
     """Entry indexes of the last successful read of each of the most recently read files (at
-    most 5), which Claude Code reads again and attaches after a compaction (``compact.ts``
+    most 5), and those files, which Claude Code reads again and attaches after a compaction (``compact.ts``
     ``createPostCompactFileAttachments``, ``POST_COMPACT_MAX_FILES_TO_RESTORE``); files read in
     the preserved messages are already in the context and left out. An estimate: the file is
     read again from disk, and the transcript does not hold what was attached."""
@@ -756,17 +756,17 @@ def _reinjected_reads(entries: list[Any], first_kept: str | None) -> list[int]:
         if first_kept
         else len(entries)
     )
-    seen: set[str] = set()
+    files: list[str] = []
     out: list[int] = []
     for k in range(kept - 1, -1, -1):
         m = getattr(entries[k], "message", None)
         p = paths.get(m.toolCallId) if isinstance(m, ToolResultMessage) and not m.isError else None
-        if p is not None and p not in seen:
-            seen.add(p)
+        if p is not None and p not in files:
+            files.append(p)
             out.append(k)
             if len(out) == POST_COMPACT_MAX_FILES_TO_RESTORE:
                 break
-    return out
+    return out, files
 
 
 def _mark_microcompacted(entries: list[Any], microcompacted: dict[str, Any]) -> None:

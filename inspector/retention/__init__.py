@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..replay.results import Reread
-from ..session.models import AssistantMessage, ToolCall
-from .extract import PATH_KEYS, facts_for
+from .extract import facts_for
 from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
 
 __all__ = [
@@ -133,8 +132,9 @@ def spans(replay: Any) -> list[Span]:
         )
         recorded = not rec.get("simulated")
         again: list[int] = []
+        attached: tuple[str, ...] = ()
         if recorded:  # the reads Claude Code attaches again after its compaction (an estimate)
-            again = _reattached(replay.session, rec.get("entryIndex"), summarised)
+            again, attached = _reattached(replay.session, rec.get("entryIndex"), summarised)
             kept += tuple(i for i in again if i not in kept_set)
         ei = rec.get("entryIndex") if recorded else (path[start - 1] if start > 0 else -1)
         last_user = next(
@@ -152,7 +152,7 @@ def spans(replay: Any) -> list[Span]:
                 tuple(path[first:end]),
                 last_user,
                 _file_lists(replay.session, rec.get("entryIndex")) if recorded else None,
-                _read_paths(replay.session, again, summarised),
+                attached,
             )
         )
     return out
@@ -178,35 +178,22 @@ def _carried(session: Any, path: Sequence[int], start: int, end: int) -> int:
     return n
 
 
-def _reattached(session: Any, ei: Any, summarised: Sequence[int]) -> list[int]:
-    """The reads of the span a recorded Claude Code compaction attaches again after it: the last
-    read of each file Claude Code re-reads then (``details.claudeCode.reinjectedReads``, the
-    importer's estimate: :mod:`inspector.importers.claude_code`). The model has their content
-    after the cut (Claude Code reads the file from disk again; the last read stands for it), so
-    they are kept messages — and still part of the span, where what they show was introduced."""
+def _reattached(session: Any, ei: Any, summarised: Sequence[int]) -> tuple[list[int], tuple[str, ...]]:
+    """The reads of the span a recorded Claude Code compaction attaches again after it, and their
+    files: the last read of each file Claude Code re-reads then (``details.claudeCode``
+    ``reinjectedReads`` / ``reinjectedFiles``, the importer's estimate:
+    :mod:`inspector.importers.claude_code`). The model has their content after the cut (Claude
+    Code reads the file from disk again; the last read stands for it), so they are kept messages —
+    and still part of the span, where what they show was introduced."""
     details = getattr(session.entries[ei], "details", None) if isinstance(ei, int) else None
     cc = details.get("claudeCode") if isinstance(details, dict) else None
-    idxs = cc.get("reinjectedReads") if isinstance(cc, dict) else None
+    if not isinstance(cc, dict) or not isinstance(idxs := cc.get("reinjectedReads"), list):
+        return [], ()
+    files = cc.get("reinjectedFiles")
+    named = files if isinstance(files, list) and len(files) == len(idxs) else [None] * len(idxs)
     span = set(summarised)
-    return sorted(i for i in idxs if type(i) is int and i in span) if isinstance(idxs, list) else []
-
-
-def _read_paths(session: Any, results: Sequence[int], summarised: Sequence[int]) -> tuple[str, ...]:
-    """The files the tool results at ``results`` read: the paths of the calls they answer (the
-    span's file tool calls, matched by tool call id)."""
-    if not results:
-        return ()
-    facts = facts_for(session, summarised)
-    wanted = {facts[i].call_id for i in results if facts[i].call_id}
-    out: list[str] = []
-    for i in summarised:
-        m = getattr(session.entries[i], "message", None)
-        if not isinstance(m, AssistantMessage):
-            continue
-        for b in m.content:
-            if isinstance(b, ToolCall) and b.id in wanted and isinstance(b.arguments, dict):
-                out += [p for k in PATH_KEYS if isinstance(p := b.arguments.get(k), str) and p][:1]
-    return tuple(dict.fromkeys(out))
+    pairs = [(i, f) for i, f in zip(idxs, named, strict=True) if type(i) is int and i in span]
+    return sorted(i for i, _ in pairs), tuple(f for _, f in pairs if isinstance(f, str) and f)
 
 
 def _step_positions(replay: Any) -> list[int]:

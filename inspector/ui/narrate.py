@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from itertools import takewhile
 from typing import Any
 
 from ..agents import AGENTS
@@ -28,6 +29,7 @@ from ..replay.results import (
     StrategyEvent,
     Unpruned,
 )
+from .views import relative_paths
 
 QUIET_EVENTS = frozenset({"zone"})
 """Events that mark a state rather than a change (turn-aware's zone is reported at every call)."""
@@ -115,13 +117,15 @@ def agent_compaction_story(session: Any, compaction_index: int, summarised: int)
             "summary in the context."
         )
     else:
-        after = session.entries[compaction_index + 1 :]
-        marked = [
-            x
-            for x in after
-            if isinstance(getattr(x, "codex", None), dict)
-            and (x.codex.get("replacementHistory") or x.codex.get("rebuiltHistory"))
-        ]
+        marked = list(
+            takewhile(
+                lambda x: (
+                    isinstance(getattr(x, "codex", None), dict)
+                    and bool(x.codex.get("replacementHistory") or x.codex.get("rebuiltHistory"))
+                ),
+                session.entries[compaction_index + 1 :],
+            )
+        )  # what Codex put back right after this compaction
         if session.format == "codex" and marked:
             rebuilt = any(x.codex.get("rebuiltHistory") for x in marked)
             out.append(
@@ -134,7 +138,19 @@ def agent_compaction_story(session: Any, compaction_index: int, summarised: int)
                 + ": Codex puts the summary after them, pi's context before."
             )
         else:
-            out.append("It kept nothing verbatim: the summary alone stands for everything before it.")
+            out.append("It kept no message verbatim: the summary alone stands for everything before it.")
+    cc = details.get("claudeCode")
+    files = cc.get("reinjectedFiles") if isinstance(cc, dict) else None
+    files = [f for f in files if isinstance(f, str) and f] if isinstance(files, list) else []
+    if session.format == "claude-code" and files:
+        cwd = getattr(session.header, "cwd", None) if session.header is not None else None
+        out.append(
+            "Claude Code then reads again "
+            + ("the file" if len(files) == 1 else f"the {len(files)} files")
+            + f" read most recently and attaches {'it' if len(files) == 1 else 'them'} after the summary "
+            f"({relative_paths(', '.join(files), cwd)}): an estimate from their last reads in the file, "
+            "which does not hold what was attached."
+        )
     if getattr(e, "tokensBefore", 0):
         post = details.get("postTokens")
         out.append(
