@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .cache.report import TOOL_SEARCH, TOOL_SEARCH_NOTE, calls_tool
 from .context import build_session_context
 from .jsjson import js_stringify
 from .numbers import clamp, finite_ms
@@ -441,6 +442,8 @@ def _break_cause(
     start = finite_ms(m.timestamp)
     if end is not None and start is not None and start - end > IDLE_EXPIRY_S * 1000:
         return f"after {(start - end) / 60000:.1f} idle minutes: a 5-minute cache had expired", True
+    if calls_tool(pm, TOOL_SEARCH):
+        return "nothing in the file explains it" + TOOL_SEARCH_NOTE, False
     if dcp:
         return (
             "nothing in the file explains it: the session runs the DCP plugin, which re-renders its "

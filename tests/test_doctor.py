@@ -338,3 +338,19 @@ def test_a_cache_break_after_the_agents_own_pruning_or_a_dcp_compress_is_explain
     assert "OpenCode cleared 1 older tool output(s) between the two calls (from entry 2)" in cleared[2]
     assert compress[:2] == ("info", [7, 4, 5]) and "after DCP's compress at entry 5" in compress[2]
     assert unexplained[:2] == ("warning", [9, 7]) and "runs the DCP plugin" in unexplained[2]
+
+
+def test_a_cache_break_right_after_a_tool_search_says_so() -> None:
+    """As the cache report does: the shared Claude Code transcript ta93abe reads only its system
+    prefix right after its one ToolSearch; said beside the break (still a warning: one case is no
+    rule)."""
+    b = SessionBuilder()
+    b.user("a")
+    _cached(b, 0, 50_000)
+    b.lines[-1]["message"]["content"].append(
+        {"type": "toolCall", "id": "ts", "name": "ToolSearch", "arguments": {"query": "select:Foo"}}
+    )
+    b.tool_result("loaded", tool="ToolSearch")
+    _cached(b, 16_000, 40_000)  # entry 3: only the system prefix read
+    ((severity, entries, message),) = _breaks(b)
+    assert (severity, entries) == ("warning", [3, 1]) and "the previous answer called ToolSearch" in message
