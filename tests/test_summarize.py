@@ -251,10 +251,28 @@ def test_parse_summary_keeps_code_fences_and_foreign_sections() -> None:
         "src/\n```\n\n1. Primary Request and Intent:\n   fix the bug\n\n<modified-files>\nz.py\n</modified-files>"
     )
     sec = parse_summary(text)
-    assert sec["Goal"] == ["Ship it"]
+    assert sec["Goal"] == ["Ship it", "fix the bug"]  # Claude Code's numbered section maps onto pi's
     cc = "\n".join(sec["Critical Context"])
-    assert "**Key Files**" in cc and "## not a heading" in cc and "src/" in cc and "fix the bug" in cc
+    assert "**Key Files**" in cc and "## not a heading" in cc and "src/" in cc and "fix the bug" not in cc
     assert "not a heading" not in sec and "z.py" not in cc
+
+
+def test_a_claude_code_summary_is_read_by_its_nine_numbered_sections() -> None:
+    """Claude Code writes ``N. Title:`` lines with the section indented under them (the shared
+    transcript b0dc55): known titles map onto pi's sections, item by item; other numbered lines
+    (a numbered list in a body, a title it does not use) stay text."""
+    text = (
+        "Analysis:\nLet me go through it.\n\nSummary:\n1. Primary Request and Intent:\n"
+        "   - Review the e2e tests\n   - Fix the auto-commit bug\n\n2. Key Technical Concepts:\n"
+        "   - Shadow branches\n\n7. Pending Tasks:\n   - Add the worktree test\n\n8. Current Work:\n"
+        "   Fixing `stagedFilesOverlapWithContent`:\n   1. Steps to do:\n\n9. Optional Next Step:\n"
+        "   Run the failing test again.\n"
+    )
+    sec = parse_summary(text)
+    assert sec["Goal"] == ["Review the e2e tests", "Fix the auto-commit bug"]
+    assert sec["Next Steps"] == ["Add the worktree test", "Run the failing test again."]
+    assert sec["In Progress"][0].startswith("Fixing `stagedFilesOverlapWithContent`")
+    assert any(x.startswith("**Key Technical Concepts**") for x in sec["Critical Context"])
 
 
 def test_offline_branch_and_turn_prefix_layouts(sb: SessionBuilder) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import textwrap
 from dataclasses import dataclass
 
 from ..jsjson import utf16_len, utf16_slice
@@ -96,7 +97,9 @@ def _section_of(heading: str) -> str | None:
 
 
 def _blocks(text: str) -> list[tuple[str | None, list[str]]]:
-    """(heading or None, body lines), headings inside code fences ignored."""
+    """(heading or None, body lines), headings inside code fences ignored. A heading is a markdown
+    one, or one of Claude Code's nine numbered section titles on a line of its own
+    (``1. Primary Request and Intent:``, as its compaction summaries write them)."""
     out: list[tuple[str | None, list[str]]] = [(None, [])]
     fence = False
     for line in text.splitlines():
@@ -105,9 +108,27 @@ def _blocks(text: str) -> list[tuple[str | None, list[str]]]:
         m = None if fence or "#" not in line else _HEADING.match(line)
         if m:
             out.append((m.group(2).strip().strip("*").strip(), []))
+        elif not fence and (title := _claude_title(line)) is not None:
+            out.append((title, []))
         else:
             out[-1][1].append(line.rstrip())
     return out
+
+
+_NUMBERED_TITLE = re.compile(r"^\s{0,3}\d{1,2}\.\s+\**([A-Za-z][A-Za-z ]{2,40}?)\**:\s*$")
+
+
+@functools.lru_cache(maxsize=1)
+def _claude_titles() -> frozenset[str]:
+    from .prompts import CLAUDE_CODE_SECTIONS
+
+    return frozenset(t.lower() for t in CLAUDE_CODE_SECTIONS)
+
+
+def _claude_title(line: str) -> str | None:
+    """The section title of a ``N. Title:`` line naming one of Claude Code's nine sections."""
+    m = _NUMBERED_TITLE.match(line) if line[:4].lstrip()[:1].isdigit() else None
+    return m.group(1) if m is not None and m.group(1).lower() in _claude_titles() else None
 
 
 def _items(lines: list[str]) -> list[str]:
@@ -174,6 +195,8 @@ def parse_summary(text: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for heading, body in _blocks(text):
         sec = _section_of(heading) if heading else None
+        if heading is not None and heading.lower() in _claude_titles():  # its body is indented under it
+            body = textwrap.dedent("\n".join(body)).splitlines()
         items = _items(body)
         if sec is not None:
             if heading and ":" in heading:  # "Current Task: File Reorganization" keeps its subject
