@@ -364,3 +364,5 @@ def test_a_replay_without_strategy_is_as_recorded_for_every_agent() -> None:
     assert got["settings"]["strategy"] == "none"
     code, _, err = run("replay", oc, "--set", "prune_protect=1")
     assert code == EXIT_USAGE and "--set needs a --strategy" in err
+    out = run("replay", oc, "--cache", "off")[1]
+    assert "compaction: As recorded, pruning: As recorded (the agent's own pruning)," in out.splitlines()[0]

@@ -8,6 +8,7 @@ from ..cache import CacheReport, cache_replay
 from ..cache.report import FactsReader, remember_facts
 from ..importers.codex import recorded_context_window
 from ..policies import POLICIES
+from ..pruning import REGISTRY
 from ..replay import Replay, ReplaySettings, replay
 from ..replay.streamed import load_for_replay, streamable, streamed_replay
 from ..replay_report import replay_table
@@ -117,7 +118,8 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
     pol = POLICIES[settings.compaction]
     print(
         f"replay of {visible(session.source, inline=True)}: {m.steps} model calls, compaction: {pol.title}, "
-        f"pruning: {settings.strategy}, window {settings.context_window:,}{_recorded_window(session, settings)}, "
+        f"pruning: {REGISTRY[settings.strategy].title if settings.strategy in REGISTRY else settings.strategy}, "
+        f"window {settings.context_window:,}{_recorded_window(session, settings)}, "
         f"counter {settings.counter}"
     )
     print(
