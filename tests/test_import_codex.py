@@ -424,6 +424,7 @@ def test_each_agent_replays_its_own_way_from_the_cli(capsys) -> None:  # type: i
     assert main(["sweep", str(SAMPLE), "--agents", "--window", "20000"]) == 0
     text = capsys.readouterr().out
     assert "Codex CLI" in text and "note: OpenCode compacts at -12,000 tokens" in text
+    assert "window 20,000 (the session records 272,000: --window 272000)" in text.splitlines()[0]
 
 
 def test_tool_outputs_are_cut_as_codex_cuts_them_into_its_history() -> None:

@@ -119,7 +119,7 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
     print(
         f"replay of {visible(session.source, inline=True)}: {m.steps} model calls, compaction: {pol.title}, "
         f"pruning: {REGISTRY[settings.strategy].title if settings.strategy in REGISTRY else settings.strategy}, "
-        f"window {settings.context_window:,}{_recorded_window(session, settings)}, "
+        f"window {settings.context_window:,}{recorded_window_note(session, settings)}, "
         f"counter {settings.counter}"
     )
     print(
@@ -141,7 +141,7 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
         print(f"  step {s.step:>5} (entry {s.entry_index}): {ev.type} {detail}".rstrip())
 
 
-def _recorded_window(session: Session, settings: ReplaySettings) -> str:
+def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
     """The window the session records (Codex), when it is not the one given."""
     w = recorded_context_window(session)
     return f" (the session records {w:,}: --window {w})" if w and w != settings.context_window else ""

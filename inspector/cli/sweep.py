@@ -30,6 +30,7 @@ from .base import EXIT_USAGE, Command, fail, load_or_exit, print_json
 from .corpus_sweep import is_corpus
 from .corpus_sweep import run as run_corpus
 from .options import add_cache, add_engine, add_json, add_replay, replay_settings
+from .replay import recorded_window_note
 
 METRICS = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned", "rereads", "overflows"]
 
@@ -169,8 +170,8 @@ def run_agents(args: argparse.Namespace, session: Session, base: ReplaySettings)
         print_json({"settings": base.model_dump(mode="json"), "agents": rows}, indent=1)
         return 0
     print(
-        f"{visible(session.source, inline=True)}: each agent's compaction and pruning, window {base.context_window:,}, "
-        f"counter {base.counter}"
+        f"{visible(session.source, inline=True)}: each agent's compaction and pruning, window {base.context_window:,}"
+        f"{recorded_window_note(session, base)}, counter {base.counter}"
     )
     cols = [c for c in _metrics(args) if c not in ("frontier", *RETENTION_KEYS)]  # a grid's, not the agents
     print(f"{'agent':<24}" + "".join(f"{c:>20}" for c in cols))
