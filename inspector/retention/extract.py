@@ -16,7 +16,8 @@ sets. Every heuristic here is ours (no agent scores retention); each says what i
   ``/repo/src/a.py``), a bare file name included.
 * **Identifiers** — code-shaped tokens: ``snake_case``, ``camelCase``, ``PascalCase`` with two
   humps or more, ``dotted.names`` (``self.``/``this.`` dropped), at least 4 characters, file names
-  aside.
+  aside, and names any model knows without the session aside (:data:`KNOWN_NAMES`,
+  :data:`KNOWN_MODULES`, :data:`KNOWN_METHODS`).
 * **Errors** — the lines of a tool output that look like an error (``…Error:``, ``error:``,
   ``FAILED``, ``fatal:``, ``No such file or directory``, ``command not found``, …); a failed tool
   result with no such line gives its first line. Outputs of file-reading and listing tools
@@ -32,7 +33,10 @@ characters when it serialises the conversation for the summary).
 
 from __future__ import annotations
 
+import builtins
+import pathlib
 import re
+import sys
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -127,6 +131,23 @@ BRANDS = frozenset(
     "FastAPI NumPy PyTorch OpenCode ClaudeCode DeepSeek OpenRouter LangChain WebSocket PowerShell VSCode "
     "DevOps README".split()
 )
+
+
+def _public(*objs: object) -> frozenset[str]:
+    return frozenset(n for o in objs for n in dir(o) if not n.startswith("_"))
+
+
+KNOWN_NAMES = _public(builtins)
+"""Python's builtins (``ImportError``, ``isinstance``, …): a model names them without the session."""
+KNOWN_MODULES = frozenset(sys.stdlib_module_names) | frozenset(
+    "console JSON Object Array Promise Math Number String Date Buffer process window document".split()
+)
+"""Python's standard library modules and JavaScript's globals: ``os.chmod``, ``asyncio.run``,
+``tempfile.TemporaryDirectory``, ``JSON.stringify`` are general knowledge, not something the
+session showed (a dotted name starting with one is not an identifier)."""
+KNOWN_METHODS = _public(str, bytes, list, dict, set, tuple, pathlib.Path)
+"""Methods of Python's builtin types and of ``pathlib.Path`` (``strip``, ``get``, ``read_text``):
+``line.strip`` or ``result.get`` names a general method, not the session's own code."""
 
 
 @dataclass(frozen=True)
@@ -279,13 +300,15 @@ def paths_in(text: str, tokens: set[str] | None = None) -> set[str]:
 
 
 def _ident_ok(tok: str) -> bool:
-    if len(tok) < 4 or tok in BRANDS or tok[0].isdigit():
+    if len(tok) < 4 or tok in BRANDS or tok[0].isdigit() or tok in KNOWN_NAMES:
         return False
     if "." in tok:
         parts = tok.split(".")
         if parts[-1].lower() in EXTENSIONS or any(len(p) < 2 or p[0].isdigit() for p in parts):
             return False
-        return True
+        return parts[0] not in KNOWN_MODULES and parts[-1] not in KNOWN_METHODS
+    if tok in KNOWN_METHODS:
+        return False
     if "_" in tok.strip("_"):
         return any(c.isalpha() for c in tok)
     if tok.startswith("__") and tok.endswith("__"):
@@ -303,7 +326,13 @@ def _token_idents(raw: str) -> tuple[str, ...]:
         if dot and head in ("this", "self", "cls"):  # an attribute: its name, not the receiver
             tok = rest
         if _ident_ok(tok) or (
-            call and len(tok) >= 4 and tok.isidentifier() and not tok.istitle() and not tok.isalpha()
+            call
+            and len(tok) >= 4
+            and tok.isidentifier()
+            and not tok.istitle()
+            and not tok.isalpha()
+            and tok not in KNOWN_NAMES
+            and tok not in KNOWN_METHODS
         ):
             out.append(tok)
     return tuple(out)
