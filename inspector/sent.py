@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .context import ContextMessage
+from .importers.claude_code import reinjected
 from .session.models import (
     AssistantMessage,
     CompactionSummaryMessage,
@@ -252,17 +253,9 @@ class SentCounter:
 
 def reinjected_reads(session: Session, compaction_index: int) -> list[str]:
     """The texts of the reads a Claude Code compaction entry names as re-attached after it."""
-    e = session.entries[compaction_index]
-    details = getattr(e, "details", None)
-    cc = details.get("claudeCode") if isinstance(details, dict) else None
-    idxs = cc.get("reinjectedReads") if isinstance(cc, dict) else None
     out = []
-    for i in idxs if isinstance(idxs, list) else []:
-        m = (
-            getattr(session.entries[i], "message", None)
-            if isinstance(i, int) and 0 <= i < len(session.entries)
-            else None
-        )
+    for i, _ in reinjected(session.entries[compaction_index]):
+        m = getattr(session.entries[i], "message", None) if i < len(session.entries) else None
         c = getattr(m, "content", None)
         out.append(c if isinstance(c, str) else "".join(getattr(b, "text", "") for b in c or ()))
     return out

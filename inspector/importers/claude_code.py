@@ -737,6 +737,24 @@ def _preserved(meta: dict[str, Any]) -> tuple[str | None, str | None, list[str]]
 POST_COMPACT_MAX_FILES_TO_RESTORE = 5
 
 
+def reinjected(entry: Any) -> list[tuple[int, str | None]]:
+    """What a compaction entry says Claude Code attached again after it (the estimate this importer
+    records in ``details.claudeCode``): (entry index of the read, its file or None), in the
+    recorded order; anything else in those lists is left out (a hand-made or hostile file)."""
+    details = getattr(entry, "details", None)
+    cc = details.get("claudeCode") if isinstance(details, dict) else None
+    reads = cc.get("reinjectedReads") if isinstance(cc, dict) else None
+    if not isinstance(reads, list):
+        return []
+    files = cc.get("reinjectedFiles")  # type: ignore[union-attr]
+    named = files if isinstance(files, list) and len(files) == len(reads) else [None] * len(reads)
+    return [
+        (i, f if isinstance(f, str) and f else None)
+        for i, f in zip(reads, named, strict=True)
+        if type(i) is int and i >= 0
+    ]
+
+
 def _reinjected_reads(entries: list[Any], first_kept: str | None) -> tuple[list[int], list[str]]:
     """Entry indexes of the last successful read of each of the most recently read files (at
     most 5), and those files, which Claude Code reads again and attaches after a compaction (``compact.ts``

@@ -110,6 +110,17 @@ _CONTEXT_MARKERS = (
 SERVER_SIDE = "serverSide"
 """Set on a tool call the provider runs itself (OpenAI's hosted web search, ``web_search_call``):
 the rollout has no output for it, and none is missing (the doctor does not look for one)."""
+PUT_BACK = ("replacementHistory", "rebuiltHistory")
+"""The marks of the entries Codex puts back in the context right after its compaction: its
+``replacement_history``, or the user messages it rebuilds when the file has none."""
+
+
+def put_back(entry: Any) -> str | None:
+    """How Codex put ``entry`` back after its compaction (a :data:`PUT_BACK` mark), or None."""
+    mark = getattr(entry, "codex", None)
+    return next((k for k in PUT_BACK if mark.get(k)), None) if isinstance(mark, dict) else None
+
+
 ENCRYPTED_SUMMARY = "(server-side compaction: Codex stored the summary encrypted; it cannot be read)"
 
 

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..importers.claude_code import reinjected
+from ..importers.codex import put_back
 from ..replay.results import Reread
 from .extract import facts_for
 from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
@@ -158,42 +160,26 @@ def spans(replay: Any) -> list[Span]:
     return out
 
 
-CARRIED = ("replacementHistory", "rebuiltHistory")
-"""The marks of the entries Codex puts back in the context right after its compaction: its
-``replacement_history``, or the user messages it rebuilds when the file has none (the Codex
-importer marks them: :mod:`inspector.importers.codex`). They follow the compaction entry on the branch,
-but the model has them because the compaction kept them: they are kept messages, not later uses
-of what the span said."""
-
-
 def _carried(session: Any, path: Sequence[int], start: int, end: int) -> int:
     """How many entries of ``path`` from ``start`` (right after a recorded compaction, before
-    ``end``) the agent put back itself (:data:`CARRIED`)."""
+    ``end``) Codex put back itself (:func:`inspector.importers.codex.put_back`). They follow the
+    compaction entry on the branch, but the model has them because the compaction kept them: they
+    are kept messages, not later uses of what the span said."""
     n = 0
-    while start + n < end:
-        mark = getattr(session.entries[path[start + n]], "codex", None)
-        if not (isinstance(mark, dict) and any(mark.get(k) for k in CARRIED)):
-            break
+    while start + n < end and put_back(session.entries[path[start + n]]) is not None:
         n += 1
     return n
 
 
 def _reattached(session: Any, ei: Any, summarised: Sequence[int]) -> tuple[list[int], tuple[str, ...]]:
     """The reads of the span a recorded Claude Code compaction attaches again after it, and their
-    files: the last read of each file Claude Code re-reads then (``details.claudeCode``
-    ``reinjectedReads`` / ``reinjectedFiles``, the importer's estimate:
-    :mod:`inspector.importers.claude_code`). The model has their content after the cut (Claude
-    Code reads the file from disk again; the last read stands for it), so they are kept messages —
-    and still part of the span, where what they show was introduced."""
-    details = getattr(session.entries[ei], "details", None) if isinstance(ei, int) else None
-    cc = details.get("claudeCode") if isinstance(details, dict) else None
-    if not isinstance(cc, dict) or not isinstance(idxs := cc.get("reinjectedReads"), list):
-        return [], ()
-    files = cc.get("reinjectedFiles")
-    named = files if isinstance(files, list) and len(files) == len(idxs) else [None] * len(idxs)
+    files: the last read of each file Claude Code re-reads then (the importer's estimate:
+    :func:`inspector.importers.claude_code.reinjected`). The model has their content after the cut
+    (Claude Code reads the file from disk again; the last read stands for it), so they are kept
+    messages — and still part of the span, where what they show was introduced."""
     span = set(summarised)
-    pairs = [(i, f) for i, f in zip(idxs, named, strict=True) if type(i) is int and i in span]
-    return sorted(i for i, _ in pairs), tuple(f for _, f in pairs if isinstance(f, str) and f)
+    pairs = [(i, f) for i, f in reinjected(session.entries[ei]) if i in span] if isinstance(ei, int) else []
+    return sorted(i for i, _ in pairs), tuple(f for _, f in pairs if f is not None)
 
 
 def _step_positions(replay: Any) -> list[int]:

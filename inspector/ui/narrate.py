@@ -15,6 +15,8 @@ from ..agents import AGENTS
 from ..cache.report import as_recorded
 from ..compaction import CompactionSettings
 from ..explain import explain_compaction
+from ..importers.claude_code import reinjected
+from ..importers.codex import put_back
 from ..policies import get_policy
 from ..replay.results import (
     BranchSummary,
@@ -117,17 +119,10 @@ def agent_compaction_story(session: Any, compaction_index: int, summarised: int)
             "summary in the context."
         )
     else:
-        marked = list(
-            takewhile(
-                lambda x: (
-                    isinstance(getattr(x, "codex", None), dict)
-                    and bool(x.codex.get("replacementHistory") or x.codex.get("rebuiltHistory"))
-                ),
-                session.entries[compaction_index + 1 :],
-            )
-        )  # what Codex put back right after this compaction
+        # what Codex put back right after this compaction
+        marked = list(takewhile(put_back, session.entries[compaction_index + 1 :]))
         if session.format == "codex" and marked:
-            rebuilt = any(x.codex.get("rebuiltHistory") for x in marked)
+            rebuilt = any(put_back(x) == "rebuiltHistory" for x in marked)
             out.append(
                 f"Codex continued with {_plural(len(marked), 'message')} after it — "
                 + (
@@ -139,9 +134,7 @@ def agent_compaction_story(session: Any, compaction_index: int, summarised: int)
             )
         else:
             out.append("It kept no message verbatim: the summary alone stands for everything before it.")
-    cc = details.get("claudeCode")
-    files = cc.get("reinjectedFiles") if isinstance(cc, dict) else None
-    files = [f for f in files if isinstance(f, str) and f] if isinstance(files, list) else []
+    files = [f for _, f in reinjected(e) if f is not None]
     if session.format == "claude-code" and files:
         cwd = getattr(session.header, "cwd", None) if session.header is not None else None
         out.append(
