@@ -32,6 +32,7 @@ from .session.tree import Session
 from .ui import figures
 from .ui.narrate import notable_steps, step_story
 from .ui.step_figures import step_bars
+from .window import session_window
 
 try:
     import ipywidgets as widgets
@@ -330,9 +331,10 @@ class Inspector:
 
 def inspect(path_or_session: str | Path | Session, *, step: int | None = None, **settings: Any) -> Inspector:
     """An interactive inspector of a session file (any format the loader reads) or a loaded
-    :class:`~inspector.session.tree.Session`, replayed under ``settings`` (the fields of
-    :class:`~inspector.replay.ReplaySettings`, with ``window``, ``keep`` and ``reserve`` as short
-    names and ``strategy_settings`` as a dict). It opens where something first happens, or at ``step``."""
+        :class:`~inspector.session.tree.Session`, replayed under ``settings`` (the fields of
+        :class:`~inspector.replay.ReplaySettings`, with ``window``, ``keep`` and ``reserve`` as short
+        names and ``strategy_settings`` as a dict; the window defaults to the one the session records,
+    as in the app). It opens where something first happens, or at ``step``."""
     if isinstance(path_or_session, Session):
         session = path_or_session
     else:
@@ -341,4 +343,6 @@ def inspect(path_or_session: str | Path | Session, *, step: int | None = None, *
         session = load_any(path_or_session)
     if "strategy" not in settings:  # as recorded, as the app and the CLI replay it
         settings = {**settings, "strategy": default_strategy(session)}
+    if "window" not in settings and "context_window" not in settings:  # the session's own, as there
+        settings = {**settings, "context_window": session_window(session)}
     return Inspector(session, _settings(None, settings), step)

@@ -7,8 +7,8 @@ of an answered call (pi's usage count, :func:`inspector.tokens.calculate_context
 prompt with its answer) is a lower bound on the window. A call that failed or was aborted proves
 nothing (:func:`inspector.tokens.assistant_usage`: the usage pi trusts).
 
-The replay, the doctor and the app compare contexts with the window the user sets (200,000
-tokens unless told otherwise). When the session's answered calls go above it, the window set is
+The replay, the doctor and the app compare contexts with the window the user sets; unless told
+otherwise, the one the session records, else 200,000 tokens (:func:`session_window`). When the session's answered calls go above it, the window set is
 smaller than the model's, and every "overflow" counted against it is one the provider did not
 see: the doctor says so, and the app offers the bound as the window.
 """
@@ -19,6 +19,7 @@ import math
 import weakref
 from typing import NamedTuple
 
+from .importers.codex import recorded_context_window
 from .numbers import clamp
 from .session.models import MessageEntry
 from .session.tree import Session
@@ -34,6 +35,18 @@ class AnsweredPeak(NamedTuple):
     def window_floor(self) -> int:
         """The bound as a window to offer: the peak rounded up to a whole thousand tokens."""
         return int(math.ceil(self.tokens / 1000) * 1000)
+
+
+DEFAULT_WINDOW = 200_000
+"""The window assumed when neither the user nor the session gives one (Claude Sonnet / Opus)."""
+
+
+def session_window(session: Session | None, given: int | None = None) -> int:
+    """The window to replay ``session`` with: ``given`` (the user's), else the one the session
+    records (Codex's ``model_context_window``), else :data:`DEFAULT_WINDOW`."""
+    if given is not None:
+        return given
+    return (recorded_context_window(session) if session is not None else None) or DEFAULT_WINDOW
 
 
 _MEMO: weakref.WeakKeyDictionary[Session, AnsweredPeak | None] = weakref.WeakKeyDictionary()

@@ -501,6 +501,22 @@ def test_doctor_page_counts_findings_and_opens_one_in_the_replay(loaded: AppTest
     assert at.slider(key="step").value == next(x.step for x in r.steps if x.entry_index > target)
 
 
+def test_the_doctors_overflow_check_uses_the_sidebars_window() -> None:
+    from inspector.doctor import DoctorOptions, diagnose
+
+    at = page(load(fresh()), "doctor")
+    overflow = [
+        f
+        for f in diagnose(load_session(SAMPLE), options=DoctorOptions(context_window=32_768)).findings
+        if f.kind == "context-overflow"
+    ]
+    assert overflow and "context-overflow" not in str(at.dataframe(key="doctor_table").value["kind"].tolist())
+    at.selectbox(key="window_preset").set_value("Small local model (32k)").run()
+    table = at.dataframe(key="doctor_table").value
+    row = table[table["kind"] == "context-overflow"]
+    assert len(row) == 1 and "32,768-token window" in row["explanation"].iloc[0]
+
+
 def test_pi_sessions_are_listed_by_project_name_and_date(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     proj = tmp_path / ".pi" / "agent" / "sessions" / "--home-dev-project--"
     proj.mkdir(parents=True)
@@ -641,23 +657,41 @@ def test_codex_preset_uses_the_window_the_rollout_records() -> None:
     )
 
 
-def test_the_window_a_session_records_is_offered_in_the_sidebar() -> None:
-    at = fresh()
-    at.selectbox(key="sample_choice").set_value("codex-session.jsonl").run()
-    at.button(key="load_sample").click().run()
-    assert (
-        at.selectbox(key="window_preset").value == "Claude Sonnet / Opus (200k)"
-    )  # the user's choice stands
+def window_of(at: AppTest) -> int | str:
+    preset = at.selectbox(key="window_preset").value
+    return at.number_input(key="window_custom").value if preset == "Custom" else preset
+
+
+def test_the_window_follows_the_session_until_the_user_chooses_one() -> None:
+    at = load(fresh(), "codex-session.jsonl")
+    assert window_of(at) == 272000  # what the rollout records, not the app's 200k
+    assert any("272,000-token window this session records" in c.value for c in at.sidebar.caption)
+    assert not [b for b in at.sidebar.button if b.key == "use_session_window"]
+    assert at.query_params["window"] in ("272000", ["272000"])
+    load(at)  # a pi session records no window: back to the default
+    assert window_of(at) == "Claude Sonnet / Opus (200k)"
+    load(at, "codex-session.jsonl")
+    assert window_of(at) == 272000
+    at.selectbox(key="window_preset").set_value("GPT-5 (400k)").run()  # the user's choice
     assert any("records a 272,000-token window" in c.value for c in at.sidebar.caption)
-    at.button(key="use_session_window").click().run()
-    assert not at.exception
-    assert (
-        at.selectbox(key="window_preset").value == "Custom"
-        and at.number_input(key="window_custom").value == 272000
-    )
-    assert not [
-        b for b in at.sidebar.button if b.key == "use_session_window"
-    ]  # offered only while it differs
+    load(at)
+    assert window_of(at) == "GPT-5 (400k)"  # stands when another session is opened
+    load(at, "codex-session.jsonl")
+    assert window_of(at) == "GPT-5 (400k)"
+    at.button(key="use_session_window").click().run()  # offered while it differs
+    assert not at.exception and window_of(at) == 272000
+    assert not [b for b in at.sidebar.button if b.key == "use_session_window"]
+
+
+def test_a_links_window_is_the_senders_choice() -> None:
+    at = fresh(session="sample:codex-session.jsonl", window="200000")
+    assert not at.exception and at.session_state["session_window"] == 272000
+    assert window_of(at) == "Claude Sonnet / Opus (200k)"
+    assert any("records a 272,000-token window" in c.value for c in at.sidebar.caption)
+    at = fresh(session="sample:codex-session.jsonl", window="272000")
+    assert window_of(at) == 272000
+    load(at)  # the link's window was the one the session gave: it follows the next session
+    assert window_of(at) == "Claude Sonnet / Opus (200k)"
 
 
 def test_a_window_below_what_the_provider_answered_is_flagged_with_its_bound(

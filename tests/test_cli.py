@@ -344,9 +344,31 @@ def test_replay_names_the_window_a_codex_session_records() -> None:
             assert main(["replay", codex, "--cache", "off", *extra]) == 0
         return out.getvalue().splitlines()[0]
 
-    assert "window 200,000 (the session records 272,000: --window 272000)," in first_line()
-    assert "window 272,000, counter" in first_line("--window", "272000")
-    assert "records" not in first_line("--window", "272000")
+    assert "window 272,000 (the one the session records), counter" in first_line()  # the default
+    assert "window 272,000 (the one the session records), counter" in first_line("--window", "272000")
+    assert "window 200,000 (the session records 272,000: --window 272000)," in first_line(
+        "--window", "200000"
+    )
+    pi = str(REPO / "sample_sessions" / "coding-session.jsonl")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["replay", pi, "--cache", "off"]) == 0
+    assert "window 200,000, counter" in out.getvalue()  # pi records none: the default
+
+
+def test_the_window_a_codex_session_records_is_every_commands_default() -> None:
+    """A Codex rollout's own window (272,000 here) is the default of replay, doctor, prune and the
+    corpus overview: an overflow against 200k the session never had is not reported."""
+    import json
+
+    codex = str(REPO / "sample_sessions" / "codex-session.jsonl")
+    got = json.loads(run("replay", codex, "--json", "--cache", "off")[1])
+    assert got["settings"]["context_window"] == 272000
+    small = json.loads(run("replay", codex, "--json", "--cache", "off", "--window", "50000")[1])
+    assert small["settings"]["context_window"] == 50000
+    doctor = json.loads(run("doctor", codex, "--json")[1])
+    assert doctor == json.loads(run("doctor", codex, "--json", "--window", "272000")[1])
+    assert doctor != json.loads(run("doctor", codex, "--json", "--window", "20000")[1])
 
 
 def test_a_replay_without_strategy_is_as_recorded_for_every_agent() -> None:

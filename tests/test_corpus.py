@@ -71,6 +71,16 @@ def test_a_long_generated_pi_session_compacts_as_pi_would() -> None:
     assert f["peakContext"] <= 200_000 and f["peakSource"] == "recorded"
 
 
+def test_a_codex_rollout_is_checked_against_the_window_it_records() -> None:
+    from inspector.corpus.overview import session_figures
+
+    data = session_bytes("codex", 30, seed=11)
+    assert b'"model_context_window":272000' in data
+    s = parse_any(data.replace(b'"model_context_window":272000', b'"model_context_window":20000'), "x-codex")
+    assert session_figures(s) == session_figures(s, 20_000)  # the window it records, not 200k
+    assert session_figures(s)["findings"] != session_figures(s, 200_000)["findings"]
+
+
 # -- resolution ------------------------------------------------------------------------------------
 
 

@@ -104,3 +104,10 @@ def test_another_agents_file_is_inspected_as_recorded() -> None:
     assert ins.settings.strategy == "recorded"
     assert inspect(SAMPLES / "opencode-session.json", strategy="none").settings.strategy == "none"
     assert inspect(SAMPLE).settings.strategy == "none"  # pi records no pruning
+
+
+def test_a_codex_rollout_is_inspected_with_the_window_it_records() -> None:
+    codex = SAMPLES / "codex-session.jsonl"
+    assert inspect(codex).settings.context_window == 272_000
+    assert inspect(codex, window=64_000).settings.context_window == 64_000
+    assert inspect(SAMPLE).settings.context_window == 200_000

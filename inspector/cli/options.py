@@ -96,7 +96,11 @@ def add_counters(p: argparse.ArgumentParser) -> None:
 
 
 def add_window(p: argparse.ArgumentParser, purpose: str = "") -> None:
-    p.add_argument("--window", type=int, default=200000, help=f"context window{purpose} (default 200000)")
+    p.add_argument(
+        "--window",
+        type=int,
+        help=f"context window{purpose} (default: the one the session records (Codex), else 200000)",
+    )
 
 
 def add_reserve(p: argparse.ArgumentParser) -> None:
@@ -271,6 +275,7 @@ def strategy_settings(name: str, values: dict[str, str]) -> BaseModel:
 def replay_settings(args: argparse.Namespace, session: Session) -> ReplaySettings:
     """The :class:`ReplaySettings` the options of :func:`add_replay` describe, or exit 2."""
     from ..summarize.llm import operator_key
+    from ..window import session_window
 
     sets = key_values(args.set)
     if sets and args.strategy in (None, "none"):
@@ -283,7 +288,7 @@ def replay_settings(args: argparse.Namespace, session: Session) -> ReplaySetting
             compaction=args.compaction,
             strategy=default_strategy(session) if args.strategy is None else args.strategy,
             strategy_settings=tuple(sorted(strategy.items())),
-            context_window=args.window,
+            context_window=session_window(session, args.window),
             reserve_tokens=args.reserve,
             keep_recent_tokens=args.keep_recent_tokens,
             counter=args.counter,

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from ..pruning import PruneResult, Strategy, get_strategy
 from ..replay import prune_at
 from ..visible import visible
+from ..window import session_window
 from .base import EXIT_USAGE, Command, checked_leaf, error_text, fail, load_or_exit, print_json
 from .options import (
     add_counter,
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             leaf=checked_leaf(session, args),
             at_step=args.at_step,
             counter=args.counter,
-            context_window=args.window,
+            context_window=session_window(session, args.window),
         )
     except (KeyError, ValueError) as e:
         fail(error_text(e), EXIT_USAGE)

@@ -142,9 +142,16 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
 
 
 def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
-    """The window the session records (Codex), when it is not the one given."""
+    """Beside the window replayed: the one the session records (Codex), and how to use it when it
+    is another."""
     w = recorded_context_window(session)
-    return f" (the session records {w:,}: --window {w})" if w and w != settings.context_window else ""
+    if not w:
+        return ""
+    return (
+        " (the one the session records)"
+        if w == settings.context_window
+        else f" (the session records {w:,}: --window {w})"
+    )
 
 
 def _window_note(session: Session, window: int, overflows: int) -> str:

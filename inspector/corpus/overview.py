@@ -29,6 +29,7 @@ from typing import Any
 from ..replay import ReplaySettings, replay
 from ..session.models import AssistantMessage, CompactionEntry, MessageEntry
 from ..session.tree import Session
+from ..window import session_window
 from .items import CorpusItem, load_item
 from .sweep import baseline_settings, release_caches
 
@@ -51,7 +52,7 @@ COLUMNS: tuple[str, ...] = (
 )
 
 
-def overview_task(path: str, ref: str | None, window: int = 200_000) -> dict[str, Any]:
+def overview_task(path: str, ref: str | None, window: int | None = None) -> dict[str, Any]:
     """The overview row of one session (never raises: a failure is the row's ``error``)."""
     item = CorpusItem(path, ref)
     row: dict[str, Any] = dict.fromkeys(COLUMNS)
@@ -69,11 +70,14 @@ def overview_task(path: str, ref: str | None, window: int = 200_000) -> dict[str
     return row
 
 
-def session_figures(session: Session, window: int = 200_000) -> dict[str, Any]:
-    """Every overview figure of a loaded session (see the module's docstring)."""
+def session_figures(session: Session, window: int | None = None) -> dict[str, Any]:
+    """Every overview figure of a loaded session (see the module's docstring); ``window``: the one
+    to check against (default: the one the session records, else 200,000:
+    :func:`inspector.window.session_window`)."""
     from ..doctor import DoctorOptions, diagnose
     from ..pruning.recorded import recorded_prune
 
+    window = session_window(session, window)
     r = replay(session, baseline_settings(ReplaySettings(context_window=window)))
     recorded = [s.recorded_input for s in r.steps if s.recorded_input is not None]
     msgs = [e.message for e in session.entries if isinstance(e, MessageEntry)]
@@ -106,7 +110,7 @@ def overview(
     engine: str = "local",
     workers: int | None = None,
     scheduler: str | None = None,
-    window: int = 200_000,
+    window: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     engine_options: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from ..policies import POLICIES, PolicySettings, trigger_threshold
 from ..replay import ReplaySettings
+from ..window import DEFAULT_WINDOW
 from . import urlstate as us
 from .state import default, set_widgets
 from .urlstate import esc
@@ -28,6 +29,11 @@ def _from_query() -> None:
     st.session_state["_qp_loaded"] = True
     updates, problems = us.from_query(st.query_params.to_dict())
     set_widgets(updates)
+    if "window_preset" in updates:
+        # a link's window other than the one the open session would get is the sharer's choice
+        given = us.WINDOW_PRESETS[updates["window_preset"]] or updates.get("window_custom")
+        if given != (st.session_state.get("session_window") or DEFAULT_WINDOW):
+            st.session_state["window_chosen"] = True
     if problems:
         st.session_state["_qp_problems"] = problems
 
@@ -123,9 +129,14 @@ WINDOW_MAX = 10_000_000
 """The largest window the sidebar takes (its number input's limit)."""
 
 
-def _use_window(window: int) -> None:
+def _window_updates(window: int) -> dict[str, Any]:
     preset = us.window_preset_for(window)
-    set_widgets({"window_preset": preset, **({"window_custom": int(window)} if preset == "Custom" else {})})
+    return {"window_preset": preset, **({"window_custom": int(window)} if preset == "Custom" else {})}
+
+
+def _use_window(window: int) -> None:
+    set_widgets(_window_updates(window))
+    st.session_state["window_chosen"] = True
 
 
 def _llm_controls(sb: Any, summarizer: str) -> tuple[str | None, str | None, str | None, bool]:
@@ -203,12 +214,34 @@ def _preset_box(sb: Any) -> None:
     )
 
 
+def _window_chosen() -> None:
+    st.session_state["window_chosen"] = True
+
+
+def _follow_session_window() -> None:
+    """Until the user picks a window, it is the one the open session records (Codex), else the
+    default (:func:`inspector.window.session_window`): set before the window widgets are drawn."""
+    if st.session_state.get("window_chosen"):
+        return
+    recorded = st.session_state.get("session_window")
+    followed = st.session_state.get("_window_followed")
+    if recorded and recorded != followed:
+        set_widgets(_window_updates(recorded))
+        st.session_state["_window_followed"] = recorded
+    elif not recorded and followed:
+        set_widgets(_window_updates(DEFAULT_WINDOW))
+        st.session_state["_window_followed"] = None
+
+
 def _window_box(sb: Any) -> int:
+    _follow_session_window()
     preset = sb.selectbox(
         "Model / context window",
         list(us.WINDOW_PRESETS),
         key="window_preset",
-        help="The context window the replay assumes (tokens the model accepts per call).",
+        on_change=_window_chosen,
+        help="The context window the replay assumes (tokens the model accepts per call). Until you "
+        "choose one, it is the window the open session records (Codex rollouts do), else 200k.",
     )
     window = us.WINDOW_PRESETS[preset] or int(
         sb.number_input(
@@ -217,11 +250,14 @@ def _window_box(sb: Any) -> int:
             WINDOW_MAX,
             step=1000,
             key="window_custom",
-            **_v("window_custom", 200_000),
+            on_change=_window_chosen,
+            **_v("window_custom", DEFAULT_WINDOW),
         )
     )
     recorded = st.session_state.get("session_window")
-    if recorded and recorded != window:
+    if recorded and recorded == window and not st.session_state.get("window_chosen"):
+        sb.caption(f"The {recorded:,}-token window this session records; choose another to explore.")
+    elif recorded and recorded != window:
         sb.caption(f"This session records a {recorded:,}-token window.")
         sb.button(f"Use {recorded:,}", key="use_session_window", on_click=_use_window, args=(recorded,))
     elif not recorded:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from inspector.doctor import diagnose
+from inspector.doctor import DoctorOptions, diagnose
 from inspector.replay import ReplaySettings
 from inspector.ui import views
 from inspector.ui.common import need_session, open_in_replay
@@ -24,9 +24,9 @@ def doctor_page(settings: ReplaySettings) -> None:
         "What looks wrong on the replayed branch: tool calls without results, overflows, loops, re-reads, "
         "summaries that forgot files…"
     )
-    rep = memo(
-        "doctor", settings.leaf, lambda: diagnose(s, settings.leaf if settings.leaf is not None else "leaf")
-    )
+    leaf = settings.leaf if settings.leaf is not None else "leaf"
+    window = settings.context_window  # the sidebar's, for the overflow check
+    rep = memo("doctor", (settings.leaf, window), lambda: diagnose(s, leaf, DoctorOptions(context_window=window)))
     counts = rep.counts()
     m = st.columns(3)
     m[0].metric("Errors", counts.get("error", 0))
