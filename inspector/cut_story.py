@@ -7,10 +7,19 @@ Read by the pi policy (the story of each simulated compaction) and by :mod:`insp
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .compaction import CompactionPreparation
-from .session.models import AnyEntry, MessageEntry
+from .context import message_from_entry
+from .session.models import (
+    AnyEntry,
+    BranchSummaryEntry,
+    BranchSummaryMessage,
+    CustomMessageEntry,
+    MessageEntry,
+)
 from .session.tree import Session
+from .tokens import estimate_tokens
 
 
 def describe_entry(e: AnyEntry) -> str:
@@ -61,6 +70,7 @@ def _walk(
             f"less than keepRecentTokens = {keep:,}: everything is kept (cut at the first cut point, "
             f"entry {at(c.firstKeptEntryIndex)})."
         )
+        out.extend(_uncounted(entries, c.start, c.end, keep))
     else:
         out.append(
             f"Walking back from the newest message and adding message estimates, the total reaches "
@@ -79,6 +89,7 @@ def _walk(
             )
         else:
             out.append("That entry is a valid cut point: the kept part starts there.")
+        out.extend(_uncounted(entries, c.walked_to or 0, c.end, keep))
     if c.moved_back:
         out.append(
             f"The cut then moves back over {c.moved_back} preceding non-message entr"
@@ -86,6 +97,38 @@ def _walk(
             f"{at(c.firstKeptEntryIndex)}."
         )
     return out
+
+
+UNCOUNTED_SHARE = 0.05
+"""Uncounted messages are mentioned from this share of keepRecentTokens."""
+
+
+def _uncounted(entries: Sequence[AnyEntry], start: int, end: int, keep: int) -> list[str]:
+    """pi's walk adds message entries only: the custom messages and branch summaries of the range
+    are in the context but not counted (another agent's attachments, imported as custom messages,
+    can be most of it). Said when they weigh :data:`UNCOUNTED_SHARE` of keepRecentTokens."""
+    extra = [
+        message_from_entry(e, include_compaction=False)
+        for e in entries[start:end]
+        if isinstance(e, CustomMessageEntry) or (isinstance(e, BranchSummaryEntry) and e.summary)
+    ]
+    if not extra:
+        return []
+    total = sum(estimate_tokens(m) for m in extra)
+    if total < UNCOUNTED_SHARE * keep:
+        return []
+    return [
+        f"pi counts message entries only: {_count(extra)} in that range ({total:,} tokens): sent to the "
+        "model, not counted."
+    ]
+
+
+def _count(messages: Sequence[Any]) -> str:
+    summaries = sum(isinstance(m, BranchSummaryMessage) for m in messages)
+    custom = len(messages) - summaries
+    parts = [f"{custom} custom message{'s' if custom != 1 else ''}"] if custom else []
+    parts += [f"{summaries} branch summar{'ies' if summaries != 1 else 'y'}"] if summaries else []
+    return " and ".join(parts)
 
 
 def _turn(

@@ -98,6 +98,31 @@ def test_custom_messages_and_branch_summaries_weigh_nothing_in_the_walk() -> Non
     assert c.firstKeptEntryIndex == 0
 
 
+def test_the_cut_story_says_what_the_walk_did_not_count() -> None:
+    """Another agent's attachments are imported as custom messages: sent, but not in pi's walk.
+    The story says so when they weigh 5 % of keepRecentTokens or more."""
+    from inspector.compaction import CompactionSettings
+    from inspector.explain import explain_compaction
+
+    def story(custom_chars: int, keep: int) -> list[str]:
+        b = SessionBuilder()
+        b.user("u" * 400)
+        b.add("custom_message", customType="x", content="c" * custom_chars, display=True)
+        b.assistant("a" * 400)
+        b.user("u" * 400)
+        b.assistant("a" * 400)
+        plan = explain_compaction(b.session(), settings=CompactionSettings(keepRecentTokens=keep))
+        assert plan is not None
+        return [x for x in plan.steps if "counts message entries only" in x]
+
+    assert story(40_000, 20_000) == [  # the walk: 400 tokens; the context holds 10,000 more
+        "pi counts message entries only: 1 custom message in that range (10,000 tokens): sent to the "
+        "model, not counted."
+    ]
+    assert story(40_000, 150) == []  # past the walked part: not in the range
+    assert story(3_000, 20_000) == []  # 750 tokens, under 5 % of keepRecentTokens
+
+
 def test_turn_start_recognises_user_bash_custom_message_and_branch_summary() -> None:
     b = SessionBuilder()
     b.add("branch_summary", fromId="x", summary="s")

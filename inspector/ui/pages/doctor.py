@@ -26,7 +26,9 @@ def doctor_page(settings: ReplaySettings) -> None:
     )
     leaf = settings.leaf if settings.leaf is not None else "leaf"
     window = settings.context_window  # the sidebar's, for the overflow check
-    rep = memo("doctor", (settings.leaf, window), lambda: diagnose(s, leaf, DoctorOptions(context_window=window)))
+    rep = memo(
+        "doctor", (settings.leaf, window), lambda: diagnose(s, leaf, DoctorOptions(context_window=window))
+    )
     counts = rep.counts()
     m = st.columns(3)
     m[0].metric("Errors", counts.get("error", 0))
