@@ -181,6 +181,7 @@ def _disagreeing_share(steps) -> str:  # type: ignore[no-untyped-def]
 
 def _short(cause: str) -> str:
     for key, word in (
+        ("smaller than the file explains", "prompt short of the file"),
         ("DCP", "DCP tags"),
         ("already warm", "warm at start"),
         ("outlived", "cache lived longer"),

@@ -42,15 +42,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .cache.report import TOOL_SEARCH, TOOL_SEARCH_NOTE, calls_tool
-from .context import build_session_context
+from .context import build_session_context, custom_message_from_entry
 from .jsjson import js_stringify
 from .numbers import clamp, finite_ms
 from .pruning.recorded import dcp_blocks, recorded_prune
+from .recon.flags import fewer_words, sent_fewer, threshold
 from .session.models import (
     AssistantMessage,
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessage,
+    CustomMessageEntry,
     MessageEntry,
     ModelChangeEntry,
     TextContent,
@@ -326,6 +328,8 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     tags when the session runs it, or the provider's eviction)."""
     breaks: list[Any] = []  # _cache_break's arguments, one tuple per break
     prev: tuple[int, Usage, AssistantMessage] | None = None
+    added = 0  # pi's estimate of what the file appended since the previous answer (that answer included)
+    largest = 0.0  # the largest recorded prompt
     between: list[int] = []  # entries since the previous answer that change the prompt's start
     cleared: list[tuple[float, int, str]] = []  # (when, entry, agent): the outputs the agent cleared
     dcp = False  # the DCP plugin is seen (its compress tool)
@@ -334,9 +338,13 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
         if isinstance(e, (CompactionEntry, BranchSummaryEntry, ModelChangeEntry)):
             between.append(i)
             continue
+        if isinstance(e, CustomMessageEntry):
+            added += estimate_tokens(custom_message_from_entry(e))
         if not isinstance(e, MessageEntry):
             continue
         m = e.message
+        if not isinstance(m, AssistantMessage):
+            added += estimate_tokens(m)
         if isinstance(m, ToolResultMessage):
             if dcp_blocks(m):  # a DCP compress: its range is replaced from the next call on
                 between.append(i)
@@ -347,6 +355,7 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
         usage = assistant_usage(m)
         if usage is None or not isinstance(m, AssistantMessage):
             continue
+        largest = max(largest, _prompt(usage))
         if prev is not None:
             cached = clamp(prev[1].cacheRead) + clamp(prev[1].cacheWrite)
             read = clamp(usage.cacheRead)
@@ -355,13 +364,20 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
                 gone = [
                     (k, who) for at, k, who in cleared if t0 is not None and t1 is not None and t0 < at <= t1
                 ]
-                breaks.append((i, m, usage, prev, between, cached, read, gone))
-        prev, between = (i, usage, m), []
+                growth = (_prompt(usage) - _prompt(prev[1]), added)
+                breaks.append((i, m, usage, prev, between, cached, read, gone, growth))
+        prev, between, added = (i, usage, m), [], estimate_tokens(m)
     reads = Counter(b[6] for b in breaks if b[6] > 0)
+    limit = threshold(largest)
     return [
-        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp)
-        for i, m, u, p, bt, c, r, gone in breaks
+        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit))
+        for i, m, u, p, bt, c, r, gone, grown in breaks
     ]
+
+
+def _prompt(u: Usage) -> float:
+    """The prompt a call's usage records: its input and cache reads and writes."""
+    return clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)
 
 
 def _cache_break(
@@ -376,12 +392,15 @@ def _cache_break(
     shared: bool = False,
     cleared: Sequence[tuple[int, str]] = (),
     dcp: bool = False,
+    growth: tuple[float, float, int] | None = None,
 ) -> Finding:
     """One ``cache-break`` finding: what was lost at entry ``i``, and why, as far as the file says
     (``shared``: other breaks read the same amount, the prefix every request shares; ``cleared``:
-    the outputs the agent cleared between the two calls; ``dcp``: the session runs the DCP plugin)."""
+    the outputs the agent cleared between the two calls; ``dcp``: the session runs the DCP plugin;
+    ``growth``: how much the recorded prompt grew, how much the file appended (pi's estimate), and
+    the check's threshold: :func:`inspector.recon.flags.sent_fewer`)."""
     j, prev_usage, pm = prev
-    cause, expected = _break_cause(session, i, m, j, pm, between, cleared, dcp)
+    cause, expected = _break_cause(session, i, m, j, pm, between, cleared, dcp, growth)
     what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
     if shared:
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
@@ -407,6 +426,7 @@ def _break_cause(
     between: list[int],
     cleared: Sequence[tuple[int, str]] = (),
     dcp: bool = False,
+    growth: tuple[float, float, int] | None = None,
 ) -> tuple[str, bool]:
     """Why the cache was lost between the answers at ``j`` and ``i``, as far as the file says, and
     whether that is expected."""
@@ -442,6 +462,8 @@ def _break_cause(
     start = finite_ms(m.timestamp)
     if end is not None and start is not None and start - end > IDLE_EXPIRY_S * 1000:
         return f"after {(start - end) / 60000:.1f} idle minutes: a 5-minute cache had expired", True
+    if growth is not None and (short := sent_fewer(*growth)):
+        return fewer_words(short, growth[0], growth[1]), False
     if calls_tool(pm, TOOL_SEARCH):
         return "nothing in the file explains it" + TOOL_SEARCH_NOTE, False
     if dcp:

@@ -674,3 +674,32 @@ def test_answers_classes_see_subclasses_as_their_base():
     a = AssistantMessage(role="assistant", content=[], timestamp=2)
     assert _classes([a, m, "x"], (AssistantMessage, UserMessage)) == [AssistantMessage, UserMessage, None]
     assert _classes([a, "x"], (AssistantMessage, UserMessage)) == [AssistantMessage, str]
+
+
+def test_a_read_collapse_where_the_prompt_fell_short_of_the_file_is_named_so():
+    """The shared pi transcripts: at a call that read only the system prefix, the recorded prompt
+    shrank by 40k tokens while the file only appended a tool output; something the file does not
+    record changed what was sent (as ``inspector check`` flags it), not an eviction."""
+    from inspector.cache.report import _disagreement
+
+    b = SessionBuilder()
+    hidden, prompts = 10_000, []
+    for k in range(12):
+        b.user(f"q{k} " + "word " * 8_000)  # ~10k tokens a turn
+        prompt = hidden + 10_000 * (k + 1) - (30_000 if k == 6 else 0)  # call 6 sent 30k fewer
+        read = hidden if k == 6 else (prompts[-1] if prompts else 0)
+        b.assistant("ok", usage=100)
+        b.lines[-1]["message"]["usage"].update(input=10, cacheRead=read, cacheWrite=prompt - read - 10)
+        prompts.append(prompt)
+    c = cache_replay(replay(_sonnet(b).session(), ReplaySettings()))
+    why = c.steps[6].disagreement
+    assert why is not None and why.startswith("only the system prompt and tools were read")
+    assert (
+        "about 30k tokens smaller than the file explains (it shrank by 20,000 tokens where the file adds 10,"
+        in why
+    )
+    assert [s.step for s in c.steps if s.disagreement] == [6]
+    # within the tokenizer's drift, or under the check's threshold, it is not
+    assert "smaller than" not in (
+        _disagreement(5, 90_000, 9_600, 91_000, True, 12.0, hidden=9_600, fewer=None) or ""
+    )

@@ -293,6 +293,26 @@ def test_breaks_that_read_the_same_prefix_name_it_and_recorded_costs_are_quoted(
     assert "this call cost $0.5000, the one before $0.2500" in found[0][2]
 
 
+def test_a_cache_break_where_the_prompt_fell_short_of_the_file_says_so() -> None:
+    """The recorded prompt shrank by 20,000 tokens where the file appended a ~10,000-token message:
+    what was sent differed from the file (an extension, the transport), not an eviction. A prompt
+    that grew as the file says is left to the other causes."""
+    b = SessionBuilder()
+    b.user("a")
+    _cached(b, 0, 60_000)  # entry 1: a 60,100-token prompt written
+    b.user("b " * 20_000)  # ~10,000 tokens appended
+    _cached(b, 10_000, 30_000)  # entry 3: a 40,100-token prompt, the cache read collapsed
+    b.user("c " * 20_000)
+    _cached(b, 2_000, 48_000)  # entry 5: grew by 10,000, as the file says: nothing in the file
+    (short, plain) = _breaks(b)
+    assert short[:2] == ("warning", [3, 1])
+    assert (
+        "the prompt was about 30k tokens smaller than the file explains (it shrank by 20,000 tokens"
+        in short[2]
+    )
+    assert plain[:2] == ("warning", [5, 3]) and "nothing in the file explains it" in plain[2]
+
+
 def test_no_cache_usage_no_cache_break() -> None:
     """A session whose provider records no cache (every read and write 0) has nothing to lose."""
     b = clean()

@@ -27,13 +27,14 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, attrgetter, itemgetter, mul, truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
 from ..numbers import MAX_TOKENS, finite_ms
+from ..recon.flags import fewer_words, sent_fewer, threshold
 from ..replay.results import Pruned
 from ..session.answers import Answers, answers, read_answers
 from ..session.models import (
@@ -1073,13 +1074,16 @@ def _disagreement(
     interrupted: bool | Callable[[], bool] = False,
     earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
     tool_search: bool | Callable[[], bool] = False,
+    fewer: tuple[int, float, float] | None | Callable[[], tuple[int, float, float] | None] = None,
 ) -> str | None:
     """Why call ``k``'s recorded read ``rec`` differs from the predicted ``pred`` (None: it does
     not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
     gives them: only the calls that get that far look them up);
     ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`); ``dcp``: the
-    session ran the DCP plugin; ``interrupted``: an interruption marker came before the call (each of
-    the three may be what gives it, asked only when needed)."""
+    session ran the DCP plugin; ``interrupted``: an interruption marker came before the call;
+    ``fewer``: the recorded prompt fell short of what the file explains (:func:`inspector.recon.flags.sent_fewer`:
+    the shortfall, the recorded growth, the file's growth) (each may be what gives it, asked only
+    when needed)."""
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -1103,6 +1107,14 @@ def _disagreement(
         )
     if idle is not None and idle > 240:
         return f"the cache had expired sooner than modelled ({mins})"
+    if (short := _given(fewer)) is not None:
+        only = hidden and abs(rec - hidden) <= 128
+        return (
+            f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of this "
+            "agent shares): "
+            if only
+            else ""
+        ) + fewer_words(*short)
     if hidden and abs(rec - hidden) <= 128:
         return (
             f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
@@ -1283,10 +1295,12 @@ def _disagrees(
     earlier: list[tuple[int, float | None]],
     t: float | None,
     ttl: float,
+    fewer: Callable[[], tuple[int, float, float] | None] | None = None,
 ) -> str | None:
     """:func:`_disagreement` of call ``k`` (entry ``ei``, requested at ``t``) in a cache replay:
-    the prompts before the previous one (``earlier``) and whether the previous answer called
-    ToolSearch are looked up only when less was read than predicted."""
+    the prompts before the previous one (``earlier``), whether the previous answer called
+    ToolSearch and whether the recorded prompt fell short of the file (``fewer``) are looked up
+    only when less was read than predicted."""
     short = rec_read < read
     return _disagreement(
         k,
@@ -1301,7 +1315,29 @@ def _disagrees(
         partial(facts.follows_interruption, ei),
         partial(_alive, earlier, t, ttl) if short else (),
         partial(facts.follows_tool_search, ei) if short else False,
+        fewer if short else None,
     )
+
+
+def _fewer(
+    recorded_growth: float, file_growth: float, limit: Callable[[], int]
+) -> tuple[int, float, float] | None:
+    """(shortfall, recorded growth, the file's growth) when a call's recorded prompt fell short of
+    what the file explains since the previous call (:func:`inspector.recon.flags.sent_fewer`, at
+    ``limit()``: the check's threshold for the largest recorded prompt)."""
+    short = sent_fewer(recorded_growth, file_growth, limit())
+    return (short, recorded_growth, file_growth) if short else None
+
+
+def _limit(steps: Sequence[Any]) -> Callable[[], int]:
+    """The check's threshold (:func:`inspector.recon.flags.threshold`) for the largest prompt
+    ``steps`` record, found the first time it is asked."""
+
+    @cache
+    def limit() -> int:
+        return threshold(max((x for st in steps if (x := st.recorded_input) is not None), default=0))
+
+    return limit
 
 
 def _cache_replay(replay: Any, session: Session | None, model: str, retention: str) -> CacheReport:
@@ -1321,7 +1357,8 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     hidden, size = p.fit.hidden, p.fit.size
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
-    prev_prompt = prev_tail = 0
+    prev_prompt = prev_tail = prev_tokens = 0
+    limit = _limit(replay.steps)
     earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first
     last_t: float | None = None
     prev_st: Any = None
@@ -1372,8 +1409,13 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         gap = abs(read - rec_read) if rec_read is not None and enabled else 0
         dis = None
         if gap > dis_min and gap > dis_share * prompt:
+            fewer = (
+                partial(_fewer, prompt - prev_prompt, size(st.tokens) - size(prev_tokens), limit)
+                if anchored and k and prev_prompt
+                else None
+            )
             dis = _disagrees(
-                k, read, rec_read, prompt, warm, idle, facts, prev_prompt, hidden, ei, earlier, t, ttl
+                k, read, rec_read, prompt, warm, idle, facts, prev_prompt, hidden, ei, earlier, t, ttl, fewer
             )
         rw = rec_write if writes or rec_write else (0 if rec_read is not None else None)
         cost = read * rate.read + write * rate.write + uncached * rate.input
@@ -1381,7 +1423,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         out.append(row)
         if prev_prompt:
             earlier.append((prev_prompt, last_t))
-        prev_prompt, prev_tail, prev_st = prompt, tail, st
+        prev_prompt, prev_tail, prev_st, prev_tokens = prompt, tail, st, st.tokens
         if end is not None:
             last_t = end
     return tuple(map(_new, repeat(CacheStep), out))

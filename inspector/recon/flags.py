@@ -121,6 +121,34 @@ def flag_calls(
     return flags, carried, unexplained
 
 
+UNSEEN_SHARE = 0.5
+"""A prompt short of what the file explains by less than this share of what the file appended is
+the tokenizer's drift."""
+
+
+def sent_fewer(recorded_growth: float, file_growth: float, limit: int) -> int:
+    """By how many tokens a call's recorded prompt fell short of what the file explains (0: within
+    the noise): it grew by ``recorded_growth`` since the previous call where the file appended
+    ``file_growth`` (in the same tokens). Flagged from ``limit`` (:func:`threshold` of the largest
+    recorded prompt, as the check flags) and :data:`UNSEEN_SHARE` of what was appended: the cheap
+    form of the check's ``context change not in the file`` for a call that sent fewer tokens, used
+    where the cache read collapsed (the cache model's disagreements, the doctor's breaks)."""
+    short = file_growth - recorded_growth
+    return round(short) if short >= max(limit, UNSEEN_SHARE * file_growth) else 0
+
+
+def fewer_words(short: int, recorded_growth: float, file_growth: float) -> str:
+    """:func:`sent_fewer`'s finding in words."""
+    grew = f"grew by {recorded_growth:,.0f}" if recorded_growth >= 0 else f"shrank by {-recorded_growth:,.0f}"
+    adds = f"adds {file_growth:,.0f}" if file_growth >= 0 else f"removes {-file_growth:,.0f}"
+    return (
+        f"the prompt was about {short / 1000:.0f}k tokens smaller than the file explains (it {grew} tokens "
+        f"where the file {adds}): what was sent differed from the file in a way it does "
+        "not record (an extension, the transport, or earlier reasoning the provider no longer counts; "
+        "`inspector check` flags it), so the provider saw a different prefix"
+    )
+
+
 def _base(calls: Sequence[Observed], n: int = 5) -> float | None:
     """The offset's level at the start: the median of the first calls' offsets."""
     first = sorted(c.recorded - c.calibrated for c in calls[:n])
