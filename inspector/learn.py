@@ -745,7 +745,8 @@ def _cost(session: Session, window: int) -> Reveal:
     why = (
         f"With the prompt cache: compacting at {int(window):,} bills ${a:.2f} ({pi_r.metrics.compactions} "
         f"compaction(s), {ca.hit_rate or 0:.0%} of prompt tokens read from the cache, {len(ca.invalidations)} "
-        f"cache invalidation(s)); never compacting bills ${b:.2f} ({cb.hit_rate or 0:.0%} from the cache).",
+        f"cache invalidation(s), ${ca.summary_cost:.2f} of it the summarisation requests themselves); never "
+        f"compacting bills ${b:.2f} ({cb.hit_rate or 0:.0%} from the cache).",
         f"Counting only the replayed messages at the input price (no cache, no system prompt or tools): "
         f"${pi_r.metrics.cost_usd:.2f} against ${never.metrics.cost_usd:.2f}. A compaction shrinks every later prompt, but it rewrites the prompt's "
         "start, so the cache must be written again: compacting often can cost more than it saves.",
@@ -758,6 +759,7 @@ def _cost(session: Session, window: int) -> Reveal:
             "window": int(window),
             "cost_pi": a,
             "cost_never": b,
+            "cost_summaries": ca.summary_cost,
             "list_pi": pi_r.metrics.cost_usd,
             "list_never": never.metrics.cost_usd,
             "hit_rate_pi": ca.hit_rate,

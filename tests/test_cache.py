@@ -703,3 +703,36 @@ def test_a_read_collapse_where_the_prompt_fell_short_of_the_file_is_named_so():
     assert "smaller than" not in (
         _disagreement(5, 90_000, 9_600, 91_000, True, 12.0, hidden=9_600, fewer=None) or ""
     )
+
+
+def test_a_compactions_summarisation_request_is_billed_by_pis_request_and_the_family_rule():
+    """pi sends the summarised span as new text in one request (two for a split turn), through
+    pi-ai's default cache options: written whole on Anthropic, plain input on OpenAI. The billed
+    cost adds it; the recorded check compares the calls alone."""
+    from inspector.importers import load_any
+
+    s = load_session(SAMPLES / "coding-session.jsonl")  # pi, Anthropic: one recorded compaction
+    r = replay(s, ReplaySettings())
+    c = cache_replay(r)
+    (call,) = c.summaries
+    assert (call.step, call.entry_index, call.simulated, call.requests) == (66, 147, False, 1)
+    assert call.write == call.prompt > 50_000 and call.uncached == 0 and call.shape == "pi's request"
+    assert r.session.entries[c.steps[66].entry_index].message.model == "claude-opus-4-5"
+    rate = c.rates["claude-opus-4-5"]  # the model of the call it came before
+    assert call.cost == pytest.approx(call.prompt * rate.write)
+    m = c.metrics()
+    assert m["billedCostUsd"] == pytest.approx(sum(x.cost for x in c.steps) + call.cost, abs=1e-5)
+    assert m["summarisationCostUsd"] == pytest.approx(call.cost, abs=1e-6) and m["summarisationRequests"] == 1
+    rec = [x for x in c.steps if x.recorded_cost is not None]
+    assert m["billedCostError"] == pytest.approx(
+        (sum(x.cost for x in rec) - m["recordedBilledCostUsd"]) / m["recordedBilledCostUsd"], abs=1e-4
+    )
+    assert c.annotate(r.as_dict())["cache"]["summarisation"]["calls"] == [call.as_dict()]
+    # what-if: pi's own compactions at a smaller window, a split turn's two requests among them
+    w = cache_replay(replay(s, ReplaySettings(compaction="pi", context_window=64_000)))
+    assert [x.requests for x in w.summaries] == [2, 2] and all(x.simulated for x in w.summaries)
+    assert cache_replay(replay(s, ReplaySettings(compaction="never"))).summaries == ()
+    # OpenAI: nothing written, plain input; another agent's compaction priced as pi's, said so
+    codex = load_any(SAMPLES / "codex-session.jsonl")
+    (oc,) = cache_replay(replay(codex, ReplaySettings(strategy="recorded"))).summaries
+    assert oc.write == 0 and oc.uncached == oc.prompt > 1_024 and "not modelled" in oc.shape

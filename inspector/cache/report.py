@@ -13,9 +13,9 @@ answers' timestamps give the idle time between calls. What a call shares with th
   comparing the two sent contexts message by message).
 
 The provider family's rule (:mod:`.anthropic`, :mod:`.openai`, or no cache model) turns that into
-read / write / uncached; :mod:`.prices` prices them. Summarisation requests are not calls of the
-replay: their cost stays in ``summary_tokens`` (pi's compaction request is an ordinary cached call
-of its own; it does not change what the next call reads).
+read / write / uncached; :mod:`.prices` prices them. The compactions' summarisation requests are
+calls of their own, priced apart (:mod:`.summaries`) and added to the billed cost; they do not
+change what the next call reads.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ from .prices import LONG, Rates, RateSums, long_context, openai_read_multiplier,
 from .recorded import recorded_context_tokens
 from .rule import NO_CACHE, CacheRule, splitter
 from .sizes import UNFITTED, SizeFit, fit_columns, tails_of
+from .summaries import SOURCE as SUMMARY_SOURCE
+from .summaries import SummaryCall, summary_calls
 
 MODELS = ("auto", "anthropic", "openai", "none")
 RETENTIONS = ("auto", "short", "long", "none")
@@ -110,11 +112,18 @@ class CacheReport:
     fit: SizeFit
     rules: dict[str, CacheRule] = field(default_factory=dict)
     rates: dict[str, Rates] = field(default_factory=dict)
+    summaries: tuple[SummaryCall, ...] = ()
+    """The compactions' summarisation requests, priced (:mod:`.summaries`)."""
 
     # -- metrics ----------------------------------------------------------------------------
     @property
     def billed_cost(self) -> float:
-        return sum(s.cost for s in self.steps)
+        """Every call's billed prompt, and the compactions' summarisation requests."""
+        return sum(s.cost for s in self.steps) + self.summary_cost
+
+    @property
+    def summary_cost(self) -> float:
+        return sum(c.cost for c in self.summaries)
 
     @property
     def hit_rate(self) -> float | None:
@@ -160,6 +169,8 @@ class CacheReport:
         err, tot, cerr = self.read_error, self.read_total_error, self.cost_error
         return {
             "billedCostUsd": round(self.billed_cost, 6),
+            "summarisationCostUsd": round(self.summary_cost, 6),
+            "summarisationRequests": sum(c.requests for c in self.summaries),
             "cacheHitRate": None if self.hit_rate is None else round(self.hit_rate, 4),
             "invalidations": len(inv),
             "invalidationPremiumUsd": round(
@@ -215,6 +226,7 @@ class CacheReport:
                 **self.describe(),
                 "invalidations": self.invalidation_rows(),
                 "disagreements": self.disagreements(),
+                "summarisation": {"source": SUMMARY_SOURCE, "calls": [c.as_dict() for c in self.summaries]},
             },
         }
 
@@ -1342,7 +1354,26 @@ def _limit(steps: Sequence[Any]) -> Callable[[], int]:
 
 def _cache_replay(replay: Any, session: Session | None, model: str, retention: str) -> CacheReport:
     p = _Pricing(replay, session or replay.session, model, retention)
-    return CacheReport(model, retention, _priced(replay, p), p.sizes(replay), p.fit, p.rules, p.rates)
+    steps = _priced(replay, p)
+    calls = _summary_calls(replay, p)
+    return CacheReport(model, retention, steps, p.sizes(replay), p.fit, p.rules, p.rates, calls)
+
+
+def _summary_calls(replay: Any, p: _Pricing) -> tuple[SummaryCall, ...]:
+    """The replay's compactions' summarisation requests, each priced by the terms of the call it
+    came before (the last call's when none follows)."""
+    if not replay.summaries or not replay.steps:
+        return ()
+    names, answers, last = p.picked[-1], p.facts.models, len(replay.steps) - 1
+
+    def terms_at(k: int) -> tuple[CacheRule, Rates]:
+        k = min(max(k, 0), last)
+        name = names[k]
+        t = p.terms.get(name) or p.terms_of(name, answers[p.entries[k]])
+        return t.rule, t.rate
+
+    pi_session = getattr(replay.session, "format", "pi") == "pi"
+    return summary_calls(replay.summaries, p.shared.counter, p.fit.scale, terms_at, pi_session)
 
 
 _NO_NAME = object()

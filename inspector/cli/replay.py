@@ -84,8 +84,13 @@ def print_cache(c: CacheReport) -> None:
     rec = m["recordedBilledCostUsd"]
     print(
         f"  billed cost (input, USD, prompt cache priced) {m['billedCostUsd']:,.4f}"
-        + (f"   (recorded: {rec:,.4f}, {m['billedCostError']:+.1%})" if rec else "")
+        + (f"   (recorded: {rec:,.4f}, {m['billedCostError']:+.1%} on the calls)" if rec else "")
     )
+    if c.summaries:
+        print(
+            f"  of which summarisation {m['summarisationCostUsd']:>14,.4f}   {m['summarisationRequests']} request(s) of "
+            f"{len(c.summaries)} compaction(s), {sum(x.prompt for x in c.summaries):,} tokens sent (estimated: a session file records none)"
+        )
     hit = m["cacheHitRate"]
     print(
         f"  cache hit rate       {'—' if hit is None else f'{hit:.1%}':>14}   sizes: {c.sizes}, retention: {c.retention}"

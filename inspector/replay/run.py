@@ -36,6 +36,7 @@ from ..session.models import (
     AssistantMessage,
     BranchSummaryEntry,
     CompactionEntry,
+    CompactionSummaryMessage,
     MessageEntry,
     ToolCall,
     ToolResultMessage,
@@ -201,6 +202,7 @@ class ReplayRun:
     def recorded_compaction(self, e: CompactionEntry, ei: int) -> None:
         """As recorded: the context becomes pi's ``buildSessionContext`` after the compaction entry."""
         before = (self.ctx.msgs, len(self.ctx.msgs))
+        total = self.ctx.total
         self.sim.append(e, ei)
         self.ctx.reset(self.sim.context_after_last())
         self.compactions += 1
@@ -220,6 +222,7 @@ class ReplayRun:
                 "summarizedEntryIndexes": [],
                 "_before": before,
                 "_after": (self.ctx.msgs, len(self.ctx.msgs)),
+                "_lost": self._lost(total),
             }
         )
 
@@ -347,9 +350,19 @@ class ReplayRun:
             self.compact(k + 1, reason, "threshold")
 
     # -- compaction -----------------------------------------------------------------------------------
+    def _lost(self, before: int) -> int | None:
+        """Tokens of the context before a compaction (``before``) that the context after it does
+        not keep: the total less what survives (the context after, less its summary message);
+        None when the context after does not start with a summary."""
+        msgs = self.ctx.msgs
+        if not msgs or not isinstance(msgs[0].message, CompactionSummaryMessage):
+            return None
+        return max(0, before - (self.ctx.total - self.counter.count(msgs[0].message)))
+
     def compact(self, step_no: int, reason: str, kind: str) -> bool:
         """The policy compacts the running context; its event and summary record are kept."""
         before = (self.ctx.msgs, len(self.ctx.msgs))  # pinned: the list is replaced, never changed
+        total = self.ctx.total
         preps: list[CompactionPreparation] = []
 
         def summarize_seen(p: CompactionPreparation) -> dict[str, Any]:
@@ -400,6 +413,7 @@ class ReplayRun:
                 "_before": before,
                 "_after": (self.ctx.msgs, len(self.ctx.msgs)),
                 "_prep": preps[-1] if preps else None,
+                "_lost": self._lost(total),
             }
         )
         return True

@@ -153,7 +153,11 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
     rows = [
         ("Billed input cost (prompt cache priced)", f"${m['billedCostUsd']:,.4f}"),
         (
-            "Recorded input cost",
+            "of which the compactions' summarisation requests (no file records them)",
+            f"${m['summarisationCostUsd']:,.4f} ({m['summarisationRequests']} requests)",
+        ),
+        (
+            "Recorded input cost (the calls)",
             "—" if m["recordedBilledCostUsd"] is None else f"${m['recordedBilledCostUsd']:,.4f}",
         ),
         ("Cache hit rate", pct(m["cacheHitRate"])),
@@ -161,7 +165,7 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
         ("Tokens written again after them", f"{m['tokensRewritten']:,}"),
         ("Invalidation premium", f"${m['invalidationPremiumUsd']:,.4f}"),
         ("Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)", pct(m["cacheReadError"])),
-        ("Billed cost error vs recorded", pct(m["billedCostError"])),
+        ("Billed cost error vs recorded (the calls)", pct(m["billedCostError"])),
     ]
     return [{"metric": a, "value": b} for a, b in rows]
 
@@ -172,6 +176,7 @@ def compare_rows(runs: Sequence[tuple[str, Any, CacheReport]]) -> list[dict[str,
         {
             "configuration": name,
             "billed input cost ($)": round(c.billed_cost, 4),
+            "of which summarisation ($)": round(c.summary_cost, 4),
             "blended input cost ($)": round(r.metrics.cost_usd, 4),
             "cache hit rate": round(c.hit_rate or 0.0, 3),
             "invalidations": len(c.invalidations),

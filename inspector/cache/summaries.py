@@ -1,0 +1,168 @@
+"""What the summarisation requests of a replay's compactions cost (pure).
+
+A compaction is a model call of its own, apart from the conversation's: pi sends the summarised
+messages, serialized into one user message, with its summary instructions (and the previous
+summary), and for a split turn a second request for the turn's first part. Source: pi-mono
+``packages/coding-agent/src/core/compaction/compaction.ts`` (``generateSummary``,
+``generateTurnPrefixSummary``, through pi-ai's ``completeSimple`` with its default cache options):
+
+* **Anthropic** — pi-ai puts ``cache_control`` on the system prompt and on the last user message,
+  so the request is written to the cache whole (at the write rate) once it is above the model's
+  minimum; its conversation is new text (the span starts where the last one was cut), so nothing
+  of it is read;
+* **OpenAI** — automatic caching has nothing to read either (the prompt differs from its first
+  message on): plain input; no write premium;
+* no cache model: plain input.
+
+The request's size is pi's: the instructions and previous summary as sent, and the summarised
+messages by the replay's counter, in the provider's tokens by the session's size fit (its scale:
+the request carries no tools). Simulated compactions give the preparation pi would summarise; a
+recorded one, what its context lost (the context before it less what survives after it, the
+previous summary included). Another agent's compaction is priced as pi sends its request: that
+agent's own request is not modelled (said in the row's ``shape``). The output (the summary's
+tokens) is listed, not priced: billed cost is the prompt side, as for every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from operator import attrgetter
+from typing import Any, NamedTuple
+
+from ..summarize.base import Kind, SummaryRequest
+from ..summarize.prompts import build_prompt
+from .prices import Rates
+from .rule import CacheRule
+
+SOURCE = (
+    "pi-mono packages/coding-agent/src/core/compaction/compaction.ts (generateSummary, "
+    "generateTurnPrefixSummary): one request per part through pi-ai's completeSimple, default cache options"
+)
+PI_SHAPE = "pi's request"
+_MESSAGE = attrgetter("message")
+OTHER_SHAPE = "priced as pi's request (the agent's own is not modelled)"
+
+
+class SummaryCall(NamedTuple):
+    """The summarisation request(s) of one compaction, priced."""
+
+    step: int
+    """The call the compaction came before."""
+    entry_index: int | None
+    """The recorded compaction's entry (None: simulated)."""
+    simulated: bool
+    requests: int
+    prompt: int
+    """Provider tokens sent (every request of the compaction)."""
+    write: int
+    uncached: int
+    output: int
+    """The summary's tokens (the replay's counter; not priced)."""
+    cost: float
+    family: str
+    shape: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "entryIndex": self.entry_index,
+            "simulated": self.simulated,
+            "requests": self.requests,
+            "prompt": self.prompt,
+            "write": self.write,
+            "uncached": self.uncached,
+            "outputTokens": self.output,
+            "costUsd": round(self.cost, 6),
+            "shape": self.shape,
+        }
+
+
+@cache
+def _instruction_text(kind: Kind) -> str:
+    system, user = build_prompt(SummaryRequest((), None, None, 0, kind, "pi"))
+    return system + "\n" + user
+
+
+def _instructions(counter: Any, kind: Kind) -> int:
+    """Counter tokens of pi's instructions for one request (the previous summary it quotes is
+    counted with what the context lost: the summary message it was)."""
+    return int(counter.count_text(_instruction_text(kind)))
+
+
+def request_sizes(record: dict[str, Any], counter: Any) -> list[int]:
+    """Counter tokens of each request one compaction (a ``Replay.summaries`` record) sends: pi's
+    instructions, and what the context lost (``_lost``, kept by the replay: the summarised
+    messages and the previous summary), the turn prefix apart when a simulated compaction split a
+    turn; else what the context before it holds that the context after it does not."""
+    lost = record.get("_lost")
+    if lost is None:
+        before, after = record.get("_before"), record.get("_after")
+        if before is None or after is None:
+            return []
+        msgs, k = before
+        survives = {id(cm.message) for cm in after[0][: after[1]]}
+        while k > 0 and id(msgs[k - 1].message) in survives:  # what survives is the context's end
+            k -= 1
+        lost = sum(counter.counts(list(map(_MESSAGE, msgs[:k]))))
+    prep = record.get("_prep")
+    prefix = list(map(_MESSAGE, prep.turnPrefixMessages)) if prep is not None and prep.isSplitTurn else []
+    if not prefix:
+        return [_instructions(counter, "history") + lost]
+    part = sum(counter.counts(prefix))
+    sizes = [_instructions(counter, "turn_prefix") + part]
+    if prep is not None and prep.messagesToSummarize:
+        sizes.insert(0, _instructions(counter, "history") + max(0, lost - part))
+    return sizes
+
+
+def price(tokens: int, rule: CacheRule, rate: Rates) -> tuple[int, int, float]:
+    """(written, uncached, dollars) of one summarisation request of ``tokens`` provider tokens."""
+    if rule.enabled and rule.writes and tokens >= rule.min_tokens:
+        return tokens, 0, tokens * rate.write
+    return 0, tokens, tokens * rate.input
+
+
+PI_POLICIES = frozenset({"pi", "early"})
+"""The compaction policies that summarise as pi does (the others are other agents')."""
+
+
+def summary_calls(
+    records: Sequence[dict[str, Any]],
+    counter: Any,
+    scale: float,
+    terms_at: Callable[[int], tuple[CacheRule, Rates] | None],
+    pi_session: bool,
+) -> tuple[SummaryCall, ...]:
+    """Each compaction of ``records`` (a replay's ``summaries``) with its requests priced by the
+    rule and rates of the call it came before (``terms_at(step)``: None, the compaction is not
+    priced); ``pi_session``: the file is pi's (its recorded compactions are pi's requests)."""
+    out = []
+    for rec in records:
+        policy = rec.get("policy")
+        own = policy in PI_POLICIES or (policy == "recorded" and pi_session)
+        sizes = [max(0, round(scale * n)) for n in request_sizes(rec, counter)]
+        if not sizes:
+            continue
+        step = int(rec.get("step", 0))
+        terms = terms_at(step)
+        if terms is None:
+            continue
+        rule, rate = terms
+        priced = [price(n, rule, rate) for n in sizes]
+        out.append(
+            SummaryCall(
+                step,
+                None if rec.get("simulated") else rec.get("entryIndex"),
+                bool(rec.get("simulated")),
+                len(sizes),
+                sum(sizes),
+                sum(p[0] for p in priced),
+                sum(p[1] for p in priced),
+                int(counter.count_text(rec.get("text") or "")),
+                sum(p[2] for p in priced),
+                rule.family,
+                PI_SHAPE if own else OTHER_SHAPE,
+            )
+        )
+    return tuple(out)
