@@ -81,6 +81,19 @@ def test_story_says_how_each_provider_pays_for_a_broken_prefix():
         assert mark is not None and ("sent uncached again" in mark["text"][0]) == (family == "openai")
 
 
+def test_story_at_a_compaction_prices_its_summarisation_request():
+    from inspector import load_session
+
+    from .test_app import SAMPLES
+
+    r = replay(load_session(SAMPLES / "coding-session.jsonl"), ReplaySettings())
+    c = cache_replay(r)
+    (sc,) = c.summaries
+    (line,) = [x for x in cache_view.story(r, c, sc.step) if "summarisation request" in x]
+    assert f"{sc.write:,} tokens written to the cache" in line and f"${sc.cost:,.4f}" in line
+    assert not [x for x in cache_view.story(r, c, sc.step + 1) if "summarisation request" in x]
+
+
 def test_compare_prices_batch_style_pruning_against_every_turn():
     at = page(load(fresh()), "compare")
     at.toggle(key="cmp_batches").set_value(True).run()

@@ -136,6 +136,19 @@ def story(r: Any, c: CacheReport, k: int) -> list[str]:
             f"The cached prefix broke here: {who}{at}{idle} made {inv['tokensRewritten']:,} tokens {again}, "
             f"costing ${inv['premiumUsd']:,.4f} more than reading them."
         )
+    for sc in c.summaries:
+        if sc.step == s.step:
+            how = (
+                f"{sc.write:,} tokens written to the cache"
+                + (f", {sc.uncached:,} sent uncached" if sc.uncached else "")
+                if sc.write
+                else f"{sc.uncached:,} tokens of plain input"
+            )
+            out.append(
+                f"The compaction before this call was a model call of its own: {sc.requests} summarisation "
+                f"request{'s' if sc.requests != 1 else ''} ({how}; {sc.shape}), ${sc.cost:,.4f}, estimated "
+                "(no session file records it) and counted in the billed cost."
+            )
     if s.recorded_read is not None:
         out.append(
             f"Recorded by the provider: {s.recorded_read:,} read, {s.recorded_write or 0:,} written."
