@@ -14,11 +14,11 @@ summary), and for a split turn a second request for the turn's first part. Sourc
   message on): plain input; no write premium;
 * no cache model: plain input.
 
-The request's size is pi's: the instructions and previous summary as sent, and the summarised
-messages by the replay's counter, in the provider's tokens by the session's size fit (its scale:
-the request carries no tools). Simulated compactions give the preparation pi would summarise; a
-recorded one, what its context lost (the context before it less what survives after it, the
-previous summary included). Another agent's compaction is priced as pi sends its request: that
+The request's size is pi's instructions and what the context lost at the compaction (the
+summarised messages and the previous summary, which the request quotes: the replay keeps the
+count), by the replay's counter, in the provider's tokens by the session's size fit (its scale:
+the request carries no tools); a simulated compaction that split a turn sends the turn's first
+part apart. Another agent's compaction is priced as pi sends its request: that
 agent's own request is not modelled (said in the row's ``shape``). The output (the summary's
 tokens) is listed, not priced: billed cost is the prompt side, as for every call.
 """
@@ -40,8 +40,8 @@ SOURCE = (
     "generateTurnPrefixSummary): one request per part through pi-ai's completeSimple, default cache options"
 )
 PI_SHAPE = "pi's request"
-_MESSAGE = attrgetter("message")
 OTHER_SHAPE = "priced as pi's request (the agent's own is not modelled)"
+_MESSAGE = attrgetter("message")
 
 
 class SummaryCall(NamedTuple):
