@@ -294,8 +294,10 @@ SCREENS: tuple[Screen, ...] = (
         "the providers' prompt caching",
         "Each call is billed for its prompt: what the provider's prompt cache holds (the unchanged start of the "
         "prompt) at the cache-read price, the rest at the input price plus a cache write; a compaction changes "
-        "the prompt's start, so the next call reads nothing from the cache.",
-        "inspector/cache (Anthropic and OpenAI prompt caching, issue 19); inspector/pricing.py",
+        "the prompt's start, so the next call reads nothing from the cache, and the compaction is a request of "
+        "its own: pi sends the span it summarises as new text.",
+        "inspector/cache (Anthropic and OpenAI prompt caching, issue 19; the summarisation requests: pi-mono "
+        "compaction.ts); inspector/pricing.py",
         Control(
             "window",
             "Context window",
