@@ -736,3 +736,39 @@ def test_a_compactions_summarisation_request_is_billed_by_pis_request_and_the_fa
     codex = load_any(SAMPLES / "codex-session.jsonl")
     (oc,) = cache_replay(replay(codex, ReplaySettings(strategy="recorded"))).summaries
     assert oc.write == 0 and oc.uncached == oc.prompt > 1_024 and "not modelled" in oc.shape
+
+
+def test_codexs_remote_compaction_is_the_conversations_own_request():
+    """A Codex ``compacted`` line with no summary text is the server's compaction: Codex sends its
+    history with the turn's tools and instructions (codex-rs compact_remote_request.rs), so the
+    prefix the last call cached is read and only what followed it is new input."""
+    import json as _json
+
+    from inspector.importers import parse_any
+
+    lines = (SAMPLES / "codex-session.jsonl").read_text().splitlines()
+    remote = []
+    for line in lines:
+        d = _json.loads(line)
+        if d["type"] == "compacted":
+            d["payload"]["message"] = ""
+        remote.append(_json.dumps(d))
+    s = parse_any("\n".join(remote).encode(), "remote.jsonl")
+    c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
+    (sc,) = c.summaries
+    assert sc.shape.startswith("Codex's remote compaction") and sc.requests == 1
+    before = c.steps[sc.step - 1]
+    assert sc.read == before.prompt > 0 and sc.uncached == sc.prompt - sc.read > 0 and sc.write == 0
+    rate = next(iter(c.rates.values()))
+    assert sc.cost == pytest.approx(sc.read * rate.read + sc.uncached * rate.input)
+    # with its summary text, Codex compacted locally: priced as pi's request, said so
+    (local,) = cache_replay(
+        replay(load_any_sample("codex-session.jsonl"), ReplaySettings(strategy="recorded"))
+    ).summaries
+    assert local.read == 0 and "not modelled" in local.shape
+
+
+def load_any_sample(name: str):  # type: ignore[no-untyped-def]
+    from inspector.importers import load_any
+
+    return load_any(SAMPLES / name)

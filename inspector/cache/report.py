@@ -1355,13 +1355,13 @@ def _limit(steps: Sequence[Any]) -> Callable[[], int]:
 def _cache_replay(replay: Any, session: Session | None, model: str, retention: str) -> CacheReport:
     p = _Pricing(replay, session or replay.session, model, retention)
     steps = _priced(replay, p)
-    calls = _summary_calls(replay, p)
+    calls = _summary_calls(replay, p, steps)
     return CacheReport(model, retention, steps, p.sizes(replay), p.fit, p.rules, p.rates, calls)
 
 
-def _summary_calls(replay: Any, p: _Pricing) -> tuple[SummaryCall, ...]:
+def _summary_calls(replay: Any, p: _Pricing, steps: Sequence[CacheStep]) -> tuple[SummaryCall, ...]:
     """The replay's compactions' summarisation requests, each priced by the terms of the call it
-    came before (the last call's when none follows)."""
+    came before (the last call's when none follows); ``steps``: the calls priced."""
     if not replay.summaries or not replay.steps:
         return ()
     names, answers, last = p.picked[-1], p.facts.models, len(replay.steps) - 1
@@ -1372,8 +1372,18 @@ def _summary_calls(replay: Any, p: _Pricing) -> tuple[SummaryCall, ...]:
         t = p.terms.get(name) or p.terms_of(name, answers[p.entries[k]])
         return t.rule, t.rate
 
-    pi_session = getattr(replay.session, "format", "pi") == "pi"
-    return summary_calls(replay.summaries, p.shared.counter, p.fit.scale, terms_at, pi_session)
+    def last_call(k: int) -> tuple[int, int, bool]:
+        """The last billed call before call ``k``: its prompt, its replayed context, and whether
+        the cache it left was alive at call ``k`` (not when call ``k`` came after its lifetime:
+        the compaction between may have too)."""
+        j = next((j for j in range(min(k, len(steps)) - 1, -1, -1) if steps[j].prompt), None)
+        if j is None:
+            return 0, 0, False
+        idle = steps[k].idle_seconds if k < len(steps) else None
+        return steps[j].prompt, replay.steps[j].tokens, idle is None or idle <= terms_at(k)[0].ttl_seconds
+
+    agent = getattr(replay.session, "format", "pi")
+    return summary_calls(replay.summaries, p.shared.counter, p.fit, terms_at, agent, last_call)
 
 
 _NO_NAME = object()

@@ -18,9 +18,17 @@ The request's size is pi's instructions and what the context lost at the compact
 summarised messages and the previous summary, which the request quotes: the replay keeps the
 count), by the replay's counter, in the provider's tokens by the session's size fit (its scale:
 the request carries no tools); a simulated compaction that split a turn sends the turn's first
-part apart. Another agent's compaction is priced as pi sends its request: that
-agent's own request is not modelled (said in the row's ``shape``). The output (the summary's
-tokens) is listed, not priced: billed cost is the prompt side, as for every call.
+part apart.
+
+**Codex's remote compaction** (a recorded ``compacted`` line with no summary text: the server
+compacts) is the conversation's own request: Codex sends its history with the turn's tools and
+base instructions to the compact endpoint (codex-rs ``core/src/compact_remote_request.rs``,
+``run_remote_compact_attempt``), so the prefix the last call left in the cache is read (at the
+cache-read rate) and the rest, what followed that call, is plain input; its size is the context
+before the compaction, in the provider's tokens by the session's fit (system prompt and tools
+included: the last call's prompt and what followed it). Any other agent's compaction is priced as pi sends its request: that agent's own
+request is not modelled (said in the row's ``shape``). The output (the summary's tokens) is
+listed, not priced: billed cost is the prompt side, as for every call.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from ..summarize.base import Kind, SummaryRequest
 from ..summarize.prompts import build_prompt
 from .prices import Rates
 from .rule import CacheRule
+from .sizes import SizeFit
 
 SOURCE = (
     "pi-mono packages/coding-agent/src/core/compaction/compaction.ts (generateSummary, "
@@ -41,6 +50,7 @@ SOURCE = (
 )
 PI_SHAPE = "pi's request"
 OTHER_SHAPE = "priced as pi's request (the agent's own is not modelled)"
+CODEX_REMOTE_SHAPE = "Codex's remote compaction: the conversation's own request, its cached prefix read"
 _MESSAGE = attrgetter("message")
 
 
@@ -57,6 +67,7 @@ class SummaryCall(NamedTuple):
     """Provider tokens sent (every request of the compaction)."""
     write: int
     uncached: int
+    read: int
     output: int
     """The summary's tokens (the replay's counter; not priced)."""
     cost: float
@@ -70,6 +81,7 @@ class SummaryCall(NamedTuple):
             "simulated": self.simulated,
             "requests": self.requests,
             "prompt": self.prompt,
+            "read": self.read,
             "write": self.write,
             "uncached": self.uncached,
             "outputTokens": self.output,
@@ -127,29 +139,48 @@ PI_POLICIES = frozenset({"pi", "early"})
 """The compaction policies that summarise as pi does (the others are other agents')."""
 
 
+def codex_remote(rec: dict[str, Any], agent: str) -> bool:
+    """Is ``rec`` a recorded Codex compaction the server made (no summary text in the file)?"""
+    return agent == "codex" and rec.get("policy") == "recorded" and not (rec.get("text") or "").strip()
+
+
 def summary_calls(
     records: Sequence[dict[str, Any]],
     counter: Any,
-    scale: float,
+    fit: SizeFit,
     terms_at: Callable[[int], tuple[CacheRule, Rates] | None],
-    pi_session: bool,
+    agent: str,
+    last_call: Callable[[int], tuple[int, int, bool]] = lambda step: (0, 0, False),
 ) -> tuple[SummaryCall, ...]:
     """Each compaction of ``records`` (a replay's ``summaries``) with its requests priced by the
     rule and rates of the call it came before (``terms_at(step)``: None, the compaction is not
-    priced); ``pi_session``: the file is pi's (its recorded compactions are pi's requests)."""
+    priced); ``agent``: the file's format (pi's recorded compactions are pi's requests, Codex's
+    remote ones the conversation's: :func:`codex_remote`); ``last_call(step)``: the last billed call
+    before ``step``: its prompt (provider tokens), its replayed context (the counter's tokens) and
+    whether its cache was still alive at ``step``."""
     out = []
     for rec in records:
-        policy = rec.get("policy")
-        own = policy in PI_POLICIES or (policy == "recorded" and pi_session)
-        sizes = [max(0, round(scale * n)) for n in request_sizes(rec, counter)]
-        if not sizes:
-            continue
         step = int(rec.get("step", 0))
         terms = terms_at(step)
         if terms is None:
             continue
         rule, rate = terms
-        priced = [price(n, rule, rate) for n in sizes]
+        read = 0
+        if codex_remote(rec, agent) and rec.get("_tokensBefore") is not None:
+            prompt, tokens, warm = last_call(step)
+            grown = max(0, round(fit.scale * (rec["_tokensBefore"] - tokens)))
+            size = prompt + grown if prompt else fit.size(rec["_tokensBefore"])
+            read = prompt if rule.enabled and warm else 0
+            sizes, shape = [size], CODEX_REMOTE_SHAPE
+            priced = [(0, size - read, read * rate.read + (size - read) * rate.input)]
+        else:
+            sizes = [max(0, round(fit.scale * n)) for n in request_sizes(rec, counter)]
+            priced = [price(n, rule, rate) for n in sizes]
+            policy = rec.get("policy")
+            own = policy in PI_POLICIES or (policy == "recorded" and agent == "pi")
+            shape = PI_SHAPE if own else OTHER_SHAPE
+        if not sizes:
+            continue
         out.append(
             SummaryCall(
                 step,
@@ -157,12 +188,13 @@ def summary_calls(
                 bool(rec.get("simulated")),
                 len(sizes),
                 sum(sizes),
-                sum(p[0] for p in priced),
-                sum(p[1] for p in priced),
+                sum(x[0] for x in priced),
+                sum(x[1] for x in priced),
+                read,
                 int(counter.count_text(rec.get("text") or "")),
-                sum(p[2] for p in priced),
+                sum(x[2] for x in priced),
                 rule.family,
-                PI_SHAPE if own else OTHER_SHAPE,
+                shape,
             )
         )
     return tuple(out)

@@ -223,6 +223,7 @@ class ReplayRun:
                 "_before": before,
                 "_after": (self.ctx.msgs, len(self.ctx.msgs)),
                 "_lost": self._lost(total),
+                "_tokensBefore": total,
             }
         )
 
@@ -414,6 +415,7 @@ class ReplayRun:
                 "_after": (self.ctx.msgs, len(self.ctx.msgs)),
                 "_prep": preps[-1] if preps else None,
                 "_lost": self._lost(total),
+                "_tokensBefore": total,
             }
         )
         return True
