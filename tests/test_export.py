@@ -180,3 +180,32 @@ def test_other_agents_sessions_exported_as_pi_files_read_the_same_in_pi(
     c = compare(pi, ours)
     assert c.checks > 50 and c.ok, c.report()
     assert [m["role"] for m in pi["context"]["messages"]][0] == "compactionSummary"
+
+
+def test_the_html_replay_report_states_the_billed_cost_beside_the_blended_one(tmp_path: Path) -> None:
+    """Billed cost wherever a cost appears (issue 19): the report's metrics name the blended
+    figure as such and give the prompt-cache priced one, the summarisation requests in it."""
+    import re
+
+    from inspector.cache import cache_replay
+    from inspector.cli import main
+    from inspector.replay import ReplaySettings, replay
+
+    src = REPO / "sample_sessions" / "coding-session.jsonl"
+    out = tmp_path / "r.html"
+    assert main(["export", "replay", str(src), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    m = cache_replay(replay(load_session(src), ReplaySettings())).metrics()
+
+    def cell(label: str) -> str:
+        got = re.search(rf"<th>{re.escape(label)}</th><td class='num'>([^<]*)</td>", page)
+        assert got is not None, label
+        return got.group(1)
+
+    assert float(cell("billed input cost, prompt cache priced (USD)")) == m["billedCostUsd"]
+    assert (
+        float(cell("of which the compactions&#x27; summarisation requests (USD, estimated)"))
+        == m["summarisationCostUsd"]
+        > 0
+    )
+    assert cell("input cost, blended per token, no cache (USD)")

@@ -75,12 +75,26 @@ def _page(title: str, body: str, plotly: bool = False) -> str:
 def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None = None) -> str:
     """A replay report: settings, metrics, the timeline, events and the last call's context.
     Every string from the session passes through ``redact`` (e.g. ``redact_text``) first."""
+    from ..cache import cache_replay
+    from .views import METRIC_LABELS
+
     t = _Text(redact)
     s = replay.settings
     m = replay.metrics
+    cm = cache_replay(replay).metrics()
+    cached = [  # billed cost, as everywhere a cost appears (issue 19)
+        ("billed input cost, prompt cache priced (USD)", cm["billedCostUsd"]),
+        ("of which the compactions' summarisation requests (USD, estimated)", cm["summarisationCostUsd"]),
+        ("cache hit rate", cm["cacheHitRate"]),
+        ("cache invalidations", cm["invalidations"]),
+        ("cache-read error vs recorded", cm["cacheReadError"]),
+    ]
     rows = "".join(
-        f"<tr><th>{html.escape(k.replace('_', ' '))}</th><td class='num'>{t(v)}</td></tr>"
-        for k, v in m.model_dump().items()
+        f"<tr><th>{html.escape(label)}</th><td class='num'>{t('—' if v is None else v)}</td></tr>"
+        for label, v in [
+            *((METRIC_LABELS.get(k, k.replace("_", " ")), v) for k, v in m.model_dump().items()),
+            *cached,
+        ]
     )
     sets = "".join(f"<tr><th>{html.escape(k)}</th><td>{t(v)}</td></tr>" for k, v in s.model_dump().items())
     parts = [
