@@ -772,3 +772,20 @@ def load_any_sample(name: str):  # type: ignore[no-untyped-def]
     from inspector.importers import load_any
 
     return load_any(SAMPLES / name)
+
+
+def test_opencodes_compaction_request_is_priced_as_its_file_records_it():
+    """OpenCode records the answer that wrote the summary (``summary: true``) with its tokens: the
+    importer keeps them on the compaction entry, and the request is priced from them."""
+    from inspector.importers.opencode import summary_usage
+
+    s = load_any_sample("opencode-session.json")
+    (entry,) = [e for e in s.entries if e.type == "compaction"]
+    u = summary_usage(entry.details)
+    assert u is not None and (u["input"], u["cacheRead"], u["cacheWrite"], u["output"]) == (24_100, 0, 0, 160)
+    c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
+    (sc,) = c.summaries
+    assert sc.shape == "the agent's own request, as its file records it"
+    assert (sc.prompt, sc.read, sc.write, sc.uncached) == (24_100, 0, 0, 24_100)
+    rate = c.rates["claude-sonnet-4-5"]
+    assert sc.cost == pytest.approx(24_100 * rate.input)

@@ -33,12 +33,14 @@ from operator import add, attrgetter, itemgetter, mul, truediv
 from typing import Any, NamedTuple
 
 from ..gcpause import gc_paused
+from ..importers.opencode import summary_usage
 from ..numbers import MAX_TOKENS, finite_ms
 from ..recon.flags import fewer_words, sent_fewer, threshold
 from ..replay.results import Pruned
 from ..session.answers import Answers, answers, read_answers
 from ..session.models import (
     AssistantMessage,
+    CompactionEntry,
     CustomMessageEntry,
     ImageContent,
     MessageEntry,
@@ -1382,8 +1384,15 @@ def _summary_calls(replay: Any, p: _Pricing, steps: Sequence[CacheStep]) -> tupl
         idle = steps[k].idle_seconds if k < len(steps) else None
         return steps[j].prompt, replay.steps[j].tokens, idle is None or idle <= terms_at(k)[0].ttl_seconds
 
+    entries = replay.session.entries
+
+    def recorded(rec: dict[str, Any]) -> dict[str, Any] | None:
+        ei = rec.get("entryIndex")
+        e = entries[ei] if isinstance(ei, int) and 0 <= ei < len(entries) else None
+        return summary_usage(getattr(e, "details", None)) if isinstance(e, CompactionEntry) else None
+
     agent = getattr(replay.session, "format", "pi")
-    return summary_calls(replay.summaries, p.shared.counter, p.fit, terms_at, agent, last_call)
+    return summary_calls(replay.summaries, p.shared.counter, p.fit, terms_at, agent, last_call, recorded)
 
 
 _NO_NAME = object()

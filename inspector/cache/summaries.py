@@ -26,7 +26,10 @@ base instructions to the compact endpoint (codex-rs ``core/src/compact_remote_re
 ``run_remote_compact_attempt``), so the prefix the last call left in the cache is read (at the
 cache-read rate) and the rest, what followed that call, is plain input; its size is the context
 before the compaction, in the provider's tokens by the session's fit (system prompt and tools
-included: the last call's prompt and what followed it). Any other agent's compaction is priced as pi sends its request: that agent's own
+included: the last call's prompt and what followed it). **OpenCode records its compaction's
+request** (the ``summary: true`` answer's tokens, kept by the importer:
+:func:`inspector.importers.opencode.summary_usage`): a recorded one is priced from those tokens,
+as recorded. Any other agent's compaction is priced as pi sends its request: that agent's own
 request is not modelled (said in the row's ``shape``). The output (the summary's tokens) is
 listed, not priced: billed cost is the prompt side, as for every call.
 """
@@ -51,6 +54,7 @@ SOURCE = (
 PI_SHAPE = "pi's request"
 OTHER_SHAPE = "priced as pi's request (the agent's own is not modelled)"
 CODEX_REMOTE_SHAPE = "Codex's remote compaction: the conversation's own request, its cached prefix read"
+RECORDED_SHAPE = "the agent's own request, as its file records it"
 _MESSAGE = attrgetter("message")
 
 
@@ -151,13 +155,15 @@ def summary_calls(
     terms_at: Callable[[int], tuple[CacheRule, Rates] | None],
     agent: str,
     last_call: Callable[[int], tuple[int, int, bool]] = lambda step: (0, 0, False),
+    recorded: Callable[[dict[str, Any]], dict[str, Any] | None] = lambda rec: None,
 ) -> tuple[SummaryCall, ...]:
     """Each compaction of ``records`` (a replay's ``summaries``) with its requests priced by the
     rule and rates of the call it came before (``terms_at(step)``: None, the compaction is not
     priced); ``agent``: the file's format (pi's recorded compactions are pi's requests, Codex's
     remote ones the conversation's: :func:`codex_remote`); ``last_call(step)``: the last billed call
     before ``step``: its prompt (provider tokens), its replayed context (the counter's tokens) and
-    whether its cache was still alive at ``step``."""
+    whether its cache was still alive at ``step``; ``recorded(rec)``: the usage the file records
+    of a compaction's own request (None: not recorded)."""
     out = []
     for rec in records:
         step = int(rec.get("step", 0))
@@ -166,7 +172,11 @@ def summary_calls(
             continue
         rule, rate = terms
         read = 0
-        if codex_remote(rec, agent) and rec.get("_tokensBefore") is not None:
+        if rec.get("policy") == "recorded" and (u := recorded(rec)) is not None:
+            read, write, uncached = (max(0, int(u.get(k) or 0)) for k in ("cacheRead", "cacheWrite", "input"))
+            sizes, shape = [read + write + uncached], RECORDED_SHAPE
+            priced = [(write, uncached, read * rate.read + write * rate.write + uncached * rate.input)]
+        elif codex_remote(rec, agent) and rec.get("_tokensBefore") is not None:
             prompt, tokens, warm = last_call(step)
             grown = max(0, round(fit.scale * (rec["_tokensBefore"] - tokens)))
             size = prompt + grown if prompt else fit.size(rec["_tokensBefore"])

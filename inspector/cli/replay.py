@@ -6,6 +6,7 @@ import argparse
 
 from ..cache import CacheReport, cache_replay
 from ..cache.report import FactsReader, remember_facts
+from ..cache.summaries import RECORDED_SHAPE
 from ..importers.codex import recorded_context_window
 from ..policies import POLICIES
 from ..pruning import REGISTRY
@@ -87,9 +88,15 @@ def print_cache(c: CacheReport) -> None:
         + (f"   (recorded: {rec:,.4f}, {m['billedCostError']:+.1%} on the calls)" if rec else "")
     )
     if c.summaries:
+        guessed = sum(x.shape != RECORDED_SHAPE for x in c.summaries)
+        known = (
+            "as the file records them"
+            if not guessed
+            else f"{'' if guessed == len(c.summaries) else f'{guessed} '}estimated: the file records no usage for them"
+        )
         print(
             f"  of which summarisation {m['summarisationCostUsd']:>14,.4f}   {m['summarisationRequests']} request(s) of "
-            f"{len(c.summaries)} compaction(s), {sum(x.prompt for x in c.summaries):,} tokens sent (estimated: a session file records none)"
+            f"{len(c.summaries)} compaction(s), {sum(x.prompt for x in c.summaries):,} tokens sent ({known})"
         )
     hit = m["cacheHitRate"]
     print(

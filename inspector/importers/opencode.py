@@ -109,6 +109,18 @@ def _iso(ms: Any) -> str | None:
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
 
 
+SUMMARY_USAGE = "summaryUsage"
+"""A compaction entry's ``details`` key for the usage OpenCode records of the request that wrote the
+summary (its ``summary: true`` answer): ``input``, ``cacheRead``, ``cacheWrite``, ``output``,
+``provider``, ``model``."""
+
+
+def summary_usage(details: Any) -> dict[str, Any] | None:
+    """The recorded usage of a compaction's own request (OpenCode), from its entry's ``details``."""
+    got = details.get(SUMMARY_USAGE) if isinstance(details, dict) else None
+    return got if isinstance(got, dict) else None
+
+
 def _usage(tokens: Any) -> dict[str, Any] | None:
     if not isinstance(tokens, dict):
         return None
@@ -400,7 +412,7 @@ class _Importer:
         ts = _time(mi)
         provider, model = mi.get("providerID"), mi.get("modelID")
         if mi.get("summary") is True:
-            self._summary(mid, line, ts, parts)
+            self._summary(mid, line, ts, parts, _usage(mi.get("tokens")), provider, model)
             return
         if self.pending_compaction is not None:  # a compaction request that got no summary
             self.pending_compaction = None
@@ -434,12 +446,24 @@ class _Importer:
             for p in tools:
                 self._tool_result(p, mid, locate)
 
-    def _summary(self, mid: str, line: int, ts: Any, parts: list[dict[str, Any]]) -> None:
-        """A ``summary: true`` answer and the request before it: one compaction entry."""
+    def _summary(
+        self,
+        mid: str,
+        line: int,
+        ts: Any,
+        parts: list[dict[str, Any]],
+        usage: dict[str, Any] | None = None,
+        provider: Any = None,
+        model: Any = None,
+    ) -> None:
+        """A ``summary: true`` answer and the request before it: one compaction entry (the
+        summarising request's own usage and model kept in its ``details``: :data:`SUMMARY_USAGE`)."""
         text = "\n".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
         line0, ts0, comp = self.pending_compaction or (line, ts, {})
         self.pending_compaction = None
         details: dict[str, Any] = {"agent": "opencode", "auto": bool(comp.get("auto"))}
+        if usage is not None:
+            details[SUMMARY_USAGE] = {**usage, "provider": provider, "model": model}
         if comp.get("overflow"):
             details["overflow"] = True
         first_kept = None

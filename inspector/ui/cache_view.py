@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..cache import CacheReport, cache_replay
+from ..cache.summaries import RECORDED_SHAPE
 from .state import memo
 
 COLOURS = {"read": "#2ca02c", "write": "#ff7f0e", "uncached": "#7f7f7f"}
@@ -138,16 +139,24 @@ def story(r: Any, c: CacheReport, k: int) -> list[str]:
         )
     for sc in c.summaries:
         if sc.step == s.step:
-            how = (
-                f"{sc.write:,} tokens written to the cache"
-                + (f", {sc.uncached:,} sent uncached" if sc.uncached else "")
-                if sc.write
-                else f"{sc.uncached:,} tokens of plain input"
+            parts = [
+                f"{n:,} tokens {what}"
+                for n, what in (
+                    (sc.read, "read from the cache"),
+                    (sc.write, "written to the cache"),
+                    (sc.uncached, "of plain input"),
+                )
+                if n
+            ]
+            known = (
+                "as recorded"
+                if sc.shape == RECORDED_SHAPE
+                else "estimated (the file records no usage for it)"
             )
             out.append(
                 f"The compaction before this call was a model call of its own: {sc.requests} summarisation "
-                f"request{'s' if sc.requests != 1 else ''} ({how}; {sc.shape}), ${sc.cost:,.4f}, estimated "
-                "(no session file records it) and counted in the billed cost."
+                f"request{'s' if sc.requests != 1 else ''} ({', '.join(parts) or 'nothing sent'}; {sc.shape}), "
+                f"${sc.cost:,.4f}, {known}, counted in the billed cost."
             )
     if s.recorded_read is not None:
         out.append(
