@@ -77,6 +77,15 @@ def test_compaction_request_and_summary_become_one_compaction() -> None:
     assert comp.summary.startswith("## Goal\nFix stale") and comp.details == {
         "agent": "opencode",
         "auto": True,
+        "summaryUsage": {  # the summarising request's own tokens, as the summary answer records them
+            "input": 24100,
+            "output": 160,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 24260,
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+        },
     }
     assert comp.tokensBefore == 500 + 23200 + 100  # the last step's input + cache read + cache write
     ctx = build_session_context(s).messages
