@@ -60,6 +60,22 @@ def test_story_for_a_provider_without_a_cache_model(sb):
     assert cache_view.story(r, cache_replay(r), 0)[0].startswith("Prompt cache: no cache model")
 
 
+def test_recorded_reads_under_no_cache_model_are_not_checked(sb):
+    """A provider with no cache model has nothing to check its recorded reads against: no error,
+    no verdict on the Load page (it read "within 100.0 % … 0 calls disagree")."""
+    sb.user("hi")
+    sb.assistant("hello", usage=100)
+    for x in sb.lines:
+        if x.get("message", {}).get("role") == "assistant":
+            x["message"]["provider"], x["message"]["model"] = "google", "gemini-2.5-pro"
+            x["message"]["usage"].update(cacheRead=50_000)
+    c = cache_replay(replay(sb.session(), ReplaySettings()))
+    assert c.steps[0].family == "none" and c.steps[0].recorded_read == 50_000
+    m = c.metrics()
+    assert m["cacheReadError"] is None and m["cacheReadTotalError"] is None
+    assert cache_view.verdict(m, len(c.disagreements())) is None
+
+
 def test_story_says_how_each_provider_pays_for_a_broken_prefix():
     """Anthropic writes the prefix again at its write price; an OpenAI-style cache has none: the
     tokens are sent uncached again (the story and the timeline's mark say which)."""

@@ -137,7 +137,9 @@ class CacheReport:
         return [s for s in self.steps if s.invalidation is not None]
 
     def _recorded(self) -> list[CacheStep]:
-        return [s for s in self.steps if s.recorded_read is not None]
+        """The calls that record a cache read, under a cache model (a provider with none has
+        nothing to check)."""
+        return [s for s in self.steps if s.recorded_read is not None and s.family != "none"]
 
     @property
     def read_error(self) -> float | None:
