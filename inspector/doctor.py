@@ -63,6 +63,7 @@ from .session.models import (
 )
 from .session.tree import Session, iso_to_ms
 from .tokens import assistant_usage, calculate_context_tokens, estimate_tokens
+from .window import DEFAULT_WINDOW
 
 Severity = Literal["error", "warning", "info"]
 
@@ -70,7 +71,7 @@ Severity = Literal["error", "warning", "info"]
 class DoctorOptions(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    context_window: int = Field(200000, description="Window for the overflow check.")
+    context_window: int = Field(DEFAULT_WINDOW, description="Window for the overflow check.")
     giant_tokens: int = Field(20000, description="A single tool output above this many tokens is giant.")
     read_repeat: int = Field(4, description="Reading the same file this many times is flagged.")
     loop_repeat: int = Field(3, description="The same tool call this many times in a row is a loop.")
@@ -328,23 +329,19 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     tags when the session runs it, or the provider's eviction)."""
     breaks: list[Any] = []  # _cache_break's arguments, one tuple per break
     prev: tuple[int, Usage, AssistantMessage] | None = None
-    added = 0  # pi's estimate of what the file appended since the previous answer (that answer included)
+    prev_pos = 0  # the previous answer's position on the path
     largest = 0.0  # the largest recorded prompt
     between: list[int] = []  # entries since the previous answer that change the prompt's start
     cleared: list[tuple[float, int, str]] = []  # (when, entry, agent): the outputs the agent cleared
     dcp = False  # the DCP plugin is seen (its compress tool)
-    for i in path:
+    for pos, i in enumerate(path):
         e = session.entries[i]
         if isinstance(e, (CompactionEntry, BranchSummaryEntry, ModelChangeEntry)):
             between.append(i)
             continue
-        if isinstance(e, CustomMessageEntry):
-            added += estimate_tokens(custom_message_from_entry(e))
         if not isinstance(e, MessageEntry):
             continue
         m = e.message
-        if not isinstance(m, AssistantMessage):
-            added += estimate_tokens(m)
         if isinstance(m, ToolResultMessage):
             if dcp_blocks(m):  # a DCP compress: its range is replaced from the next call on
                 between.append(i)
@@ -364,15 +361,29 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
                 gone = [
                     (k, who) for at, k, who in cleared if t0 is not None and t1 is not None and t0 < at <= t1
                 ]
-                growth = (_prompt(usage) - _prompt(prev[1]), added)
+                growth = (_prompt(usage) - _prompt(prev[1]), _appended(session, path[prev_pos:pos]))
                 breaks.append((i, m, usage, prev, between, cached, read, gone, growth))
-        prev, between, added = (i, usage, m), [], estimate_tokens(m)
+        prev, between, prev_pos = (i, usage, m), [], pos
     reads = Counter(b[6] for b in breaks if b[6] > 0)
     limit = threshold(largest)
     return [
         _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit))
         for i, m, u, p, bt, c, r, gone, grown in breaks
     ]
+
+
+def _appended(session: Session, span: Sequence[int]) -> int:
+    """pi's estimate of what the file appended between two answers (``span``: the path from the
+    earlier one): that answer, then every message and custom message but answers (asked only at a
+    cache break)."""
+    n = 0
+    for k, i in enumerate(span):
+        e = session.entries[i]
+        if isinstance(e, CustomMessageEntry):
+            n += estimate_tokens(custom_message_from_entry(e))
+        elif isinstance(e, MessageEntry) and (k == 0 or not isinstance(e.message, AssistantMessage)):
+            n += estimate_tokens(e.message)
+    return n
 
 
 def _prompt(u: Usage) -> float:

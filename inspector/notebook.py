@@ -331,10 +331,10 @@ class Inspector:
 
 def inspect(path_or_session: str | Path | Session, *, step: int | None = None, **settings: Any) -> Inspector:
     """An interactive inspector of a session file (any format the loader reads) or a loaded
-        :class:`~inspector.session.tree.Session`, replayed under ``settings`` (the fields of
-        :class:`~inspector.replay.ReplaySettings`, with ``window``, ``keep`` and ``reserve`` as short
-        names and ``strategy_settings`` as a dict; the window defaults to the one the session records,
-    as in the app). It opens where something first happens, or at ``step``."""
+    :class:`~inspector.session.tree.Session`, replayed under ``settings`` (the fields of
+    :class:`~inspector.replay.ReplaySettings`, with ``window``, ``keep`` and ``reserve`` as short
+    names and ``strategy_settings`` as a dict; pruning defaults to as recorded and the window to the
+    one the session records, as in the app). It opens where something first happens, or at ``step``."""
     if isinstance(path_or_session, Session):
         session = path_or_session
     else:

@@ -8,9 +8,10 @@ prompt with its answer) is a lower bound on the window. A call that failed or wa
 nothing (:func:`inspector.tokens.assistant_usage`: the usage pi trusts).
 
 The replay, the doctor and the app compare contexts with the window the user sets; unless told
-otherwise, the one the session records, else 200,000 tokens (:func:`session_window`). When the session's answered calls go above it, the window set is
-smaller than the model's, and every "overflow" counted against it is one the provider did not
-see: the doctor says so, and the app offers the bound as the window.
+otherwise, the one the session records, else 200,000 tokens (:func:`session_window`). When the
+session's answered calls go above it, the window set is smaller than the model's, and every
+"overflow" counted against it is one the provider did not see: the doctor says so, and the app
+offers the bound as the window.
 """
 
 from __future__ import annotations

@@ -89,11 +89,11 @@ def print_cache(c: CacheReport) -> None:
     )
     if c.summaries:
         guessed = sum(x.shape != RECORDED_SHAPE for x in c.summaries)
-        known = (
-            "as the file records them"
-            if not guessed
-            else f"{'' if guessed == len(c.summaries) else f'{guessed} '}estimated: the file records no usage for them"
-        )
+        if not guessed:
+            known = "as the file records them"
+        else:
+            some = "" if guessed == len(c.summaries) else f"{guessed} "
+            known = f"{some}estimated: the file records no usage for them"
         print(
             f"  of which summarisation {m['summarisationCostUsd']:>14,.4f}   {m['summarisationRequests']} request(s) of "
             f"{len(c.summaries)} compaction(s), {sum(x.prompt for x in c.summaries):,} tokens sent ({known})"

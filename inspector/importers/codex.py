@@ -15,9 +15,9 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   (its summary text only; ``encrypted_content`` is never read), ``message`` (assistant),
   ``function_call`` / ``custom_tool_call`` / ``local_shell_call`` / ``web_search_call`` — become one
   assistant message, closed by the next input item (a ``web_search_call`` is run by the provider:
-  it has no output, and its tool call is marked :data:`SERVER_SIDE`). ``function_call.arguments`` is a JSON *string*:
-  parsed when it is an object, else kept as ``{"input": <string>}`` (custom tools' free-form input
-  too). Outputs (``function_call_output``, ``custom_tool_call_output``) become tool results joined
+  it has no output, and its tool call is marked :data:`SERVER_SIDE`). ``function_call.arguments``
+  is a JSON *string*: parsed when it is an object, else kept as ``{"input": <string>}`` (custom
+  tools' free-form input too). Outputs (``function_call_output``, ``custom_tool_call_output``) become tool results joined
   on ``call_id``. An output is a string, a list of content items (text and ``input_image``, which
   become text and image blocks) or ``{content, success}``; a JSON-string output with
   ``metadata.exit_code`` ≠ 0, or ``success: false``, is an error result.

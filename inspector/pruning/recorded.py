@@ -12,9 +12,10 @@ importers keep each original output together with the agent's mark:
 * OpenCode: a tool part's ``state.time.compacted`` (ms) — the model sees
   ``[Old tool result content cleared]`` from then on (``message-v2.ts``). The OpenCode importer
   keeps it in the tool result's ``details["opencode"]["compacted"]``.
-* Claude Code: a ``microcompact_boundary`` line's ``compactedToolIds`` (the reported format;
-  the shared transcript b0dc55 has two such lines, each followed by the cache break it causes). The Claude Code importer marks those results with
-  ``details["claudeCode"]["microcompacted"]`` (ms of the boundary line).
+* Claude Code: a ``microcompact_boundary`` line's ``compactedToolIds`` (the reported format; the
+  shared transcript b0dc55 has two such lines, each followed by the cache break it causes). The
+  Claude Code importer marks those results with ``details["claudeCode"]["microcompacted"]`` (ms of
+  the boundary line).
 
 A marked output is shown pruned at every model call made after the mark (the call's time is the
 recorded answer's timestamp; without one, the newest message timestamp in the context).

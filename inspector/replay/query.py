@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from ..context import build_session_context
 from ..pruning import get_strategy, parse_settings
 from ..pruning.base import CallInfo, PruneResult
+from ..window import DEFAULT_WINDOW
 from .counters import session_counter
 from .run import replay
 from .settings import ReplaySettings
@@ -21,7 +22,7 @@ def prune_at(
     leaf: int | str = "leaf",
     at_step: int | None = None,
     counter: str = "pi",
-    context_window: int = 200000,
+    context_window: int = DEFAULT_WINDOW,
 ) -> PruneResult:
     """Prune the context of one model call on the branch ending at ``leaf``.
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..policies import POLICIES, PolicySettings, get_policy
+from ..window import DEFAULT_WINDOW
 
 #: Replays prune incrementally (see :mod:`inspector.pruning.runner`); False: ``apply`` at every call.
 INCREMENTAL = True
@@ -31,7 +32,7 @@ class ReplaySettings(BaseModel):
     strategy_settings: tuple[tuple[str, Any], ...] = Field(
         (), description="Strategy settings (key, value) pairs."
     )
-    context_window: int = Field(200000, ge=1000, description="The model's context window in tokens.")
+    context_window: int = Field(DEFAULT_WINDOW, ge=1000, description="The model's context window in tokens.")
     reserve_tokens: int = Field(
         16384, ge=0, description="pi reserveTokens: compact when context > window − reserve."
     )

@@ -175,7 +175,7 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
     rows = [
         ("Billed input cost (prompt cache priced)", f"${m['billedCostUsd']:,.4f}"),
         (
-            "of which the compactions' summarisation requests (no file records them)",
+            "of which the compactions' summarisation requests (estimated where the file records none)",
             f"${m['summarisationCostUsd']:,.4f} ({m['summarisationRequests']} requests)",
         ),
         (

@@ -129,13 +129,8 @@ WINDOW_MAX = 10_000_000
 """The largest window the sidebar takes (its number input's limit)."""
 
 
-def _window_updates(window: int) -> dict[str, Any]:
-    preset = us.window_preset_for(window)
-    return {"window_preset": preset, **({"window_custom": int(window)} if preset == "Custom" else {})}
-
-
 def _use_window(window: int) -> None:
-    set_widgets(_window_updates(window))
+    set_widgets(us.window_updates(window))
     st.session_state["window_chosen"] = True
 
 
@@ -226,10 +221,10 @@ def _follow_session_window() -> None:
     recorded = st.session_state.get("session_window")
     followed = st.session_state.get("_window_followed")
     if recorded and recorded != followed:
-        set_widgets(_window_updates(recorded))
+        set_widgets(us.window_updates(recorded))
         st.session_state["_window_followed"] = recorded
     elif not recorded and followed:
-        set_widgets(_window_updates(DEFAULT_WINDOW))
+        set_widgets(us.window_updates(DEFAULT_WINDOW))
         st.session_state["_window_followed"] = None
 
 

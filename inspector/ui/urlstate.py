@@ -88,6 +88,12 @@ def window_preset_for(window: int) -> str:
     return next((k for k, v in WINDOW_PRESETS.items() if v == window), "Custom")
 
 
+def window_updates(window: int) -> dict[str, Any]:
+    """The window widgets' values for ``window``: its preset, or Custom with the number."""
+    preset = window_preset_for(window)
+    return {"window_preset": preset, **({"window_custom": int(window)} if preset == "Custom" else {})}
+
+
 def _json(v: Any) -> str:
     return json.dumps(list(v) if isinstance(v, tuple) else v, ensure_ascii=False, separators=(",", ":"))
 
@@ -164,9 +170,7 @@ def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         return v
 
     if (w := as_int("window", 1000, 10_000_000)) is not None:
-        out["window_preset"] = window_preset_for(w)
-        if out["window_preset"] == "Custom":
-            out["window_custom"] = w
+        out |= window_updates(w)
     if (r := as_int("reserve", 0, 2_000_000)) is not None:
         out["reserve"] = r
     if (kp := as_int("keep", 0, 2_000_000)) is not None:
@@ -269,9 +273,7 @@ def agent_preset_updates(name: str, window: int | None = None) -> dict[str, Any]
     sets the context window too."""
     updates = dict(AGENT_PRESETS[name][1])
     if window:
-        updates["window_preset"] = window_preset_for(window)
-        if updates["window_preset"] == "Custom":
-            updates["window_custom"] = int(window)
+        updates |= window_updates(window)
     return {k: v for k, v in updates.items() if k != "strategy" or v in REGISTRY or v == "none"}
 
 

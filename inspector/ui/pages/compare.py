@@ -37,9 +37,7 @@ def _apply_cell() -> None:
         elif k == "reserve_tokens":
             updates["reserve"] = v
         elif k == "context_window":
-            updates["window_preset"] = us.window_preset_for(v)
-            if updates["window_preset"] == "Custom":
-                updates["window_custom"] = v
+            updates |= us.window_updates(v)
         else:
             updates[f"set.{sw['strategy']}.{k}"] = v
     set_widgets(updates)

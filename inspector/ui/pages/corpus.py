@@ -116,9 +116,7 @@ def _open(key: str, values: dict[str, Any] | None = None, policy: str | None = N
             elif k == "reserve_tokens":
                 updates["reserve"] = v
             elif k == "context_window":
-                updates["window_preset"] = us.window_preset_for(v)
-                if updates["window_preset"] == "Custom":
-                    updates["window_custom"] = v
+                updates |= us.window_updates(v)
         set_widgets(updates)
     st.session_state["_corpus_goto"] = True
 
