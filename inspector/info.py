@@ -12,10 +12,11 @@ from pydantic import BaseModel
 from .context import _context_message, build_session_context, compaction_summary_message, entry_setting
 from .numbers import clamp
 from .session.loader import SessionLoadError, stream_session
-from .session.models import CompactionEntry
+from .session.models import CompactionEntry, MessageEntry
 from .session.tree import Session
 from .tokens import assistant_usage, calculate_context_tokens, estimate_context_tokens, get_counter
 from .visible import visible
+from .window import ModelTally, known_window, remember_model, session_model
 
 
 def _vis(text: object) -> str:
@@ -62,6 +63,12 @@ class SessionInfo(BaseModel):
     """pi's estimateContextTokens (last valid usage + estimates after it)."""
     model: dict[str, str] | None
     thinkingLevel: str | None
+    window: int | None = None
+    """The context window the session makes known (:func:`inspector.window.known_window`)."""
+    windowSource: str | None = None
+    """Where it comes from: "recorded", or "model" (its model's in pi's model list)."""
+    windowModel: str | None = None
+    """The model that answered most calls (whose window it is, or that pi's model list lacks)."""
     compactions: list[CompactionRow]
     labels: dict[int, str]
     issues: list[IssueRow]
@@ -99,6 +106,15 @@ class SessionInfo(BaseModel):
                 f"model     {_vis(self.model.get('provider', '?'))}/{_vis(self.model.get('modelId', '?'))}  "
                 f"thinking: {_vis(self.thinkingLevel)}"
             )
+        if self.window is not None:
+            src = (
+                "the session records it"
+                if self.windowSource == "recorded"
+                else f"{_vis(self.windowModel)}'s in pi's model list"
+            )
+            add(f"window    {self.window:,} tokens ({src})")
+        elif self.windowModel is not None:
+            add(f"window    unknown: {_vis(self.windowModel)} is not in pi's model list")
         add(f"context   {self.contextMessages} messages")
         for name, t in self.contextTokens.items():
             add(f"  {t:>9,} tokens  by {name}")
@@ -179,6 +195,7 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
         if isinstance(e, CompactionEntry)
     ]
     h = session.header
+    known, model = known_window(session), session_model(session)
     return SessionInfo(
         source=session.source,
         sessionId=h.id if h else None,
@@ -201,6 +218,9 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
         usageContextTokens=figures.usage_tokens,
         model=figures.model,
         thinkingLevel=figures.thinking_level,
+        window=known.tokens if known is not None else None,
+        windowSource=known.source if known is not None else None,
+        windowModel=model.model if model is not None else None,
         compactions=comps,
         labels=dict(session.labels),
         issues=[
@@ -253,10 +273,13 @@ def _streamed_figures(skeleton: Session, path: list[int], counters: Sequence[str
         pos_of[i] = p
     comp, kept = _context_range(skeleton, path)
     acc = _Figures(counters, len(path))
+    models = ModelTally()  # of every branch, as session_model counts them
     if comp is not None:
         acc.add(-1, compaction_summary_message(comp))
     try:
         for i, e in enumerate(stream.entries):
+            if isinstance(e, MessageEntry):
+                models.add(e.message)
             p = pos_of[i] if i < len(pos_of) else -1
             if p < 0:
                 continue
@@ -266,6 +289,7 @@ def _streamed_figures(skeleton: Session, path: list[int], counters: Sequence[str
                 acc.add(p, m)
     finally:
         stream.entries.close()
+    remember_model(skeleton, models.result())
     return acc.figures()
 
 

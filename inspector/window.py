@@ -7,22 +7,27 @@ of an answered call (pi's usage count, :func:`inspector.tokens.calculate_context
 prompt with its answer) is a lower bound on the window. A call that failed or was aborted proves
 nothing (:func:`inspector.tokens.assistant_usage`: the usage pi trusts).
 
+Every agent records which model answered, too, and pi's model list gives that model's window
+(:mod:`inspector.model_windows`): pi itself compacts against it.
+
 The replay, the doctor and the app compare contexts with the window the user sets; unless told
-otherwise, the one the session records, else 200,000 tokens (:func:`session_window`). When the
-session's answered calls go above it, the window set is smaller than the model's, and every
-"overflow" counted against it is one the provider did not see: the doctor says so, and the app
-offers the bound as the window.
+otherwise, the one the session records, else its model's (:func:`known_window`), else 200,000
+tokens (:func:`session_window`). When the session's answered calls go above it, the window set is
+smaller than the model's, and every "overflow" counted against it is one the provider did not see:
+the doctor says so, and the app offers the bound as the window.
 """
 
 from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from typing import NamedTuple
 
+from . import model_windows
 from .importers.codex import recorded_context_window
 from .numbers import clamp
-from .session.models import MessageEntry
+from .session.models import AssistantMessage, MessageEntry
 from .session.tree import Session
 from .tokens import assistant_usage, calculate_context_tokens
 
@@ -42,12 +47,93 @@ DEFAULT_WINDOW = 200_000
 """The window assumed when neither the user nor the session gives one (Claude Sonnet / Opus)."""
 
 
+class SessionModel(NamedTuple):
+    """The model that answered most of a session's calls (pi's provider and model names)."""
+
+    provider: str | None
+    model: str
+    models: int
+    """How many distinct models answered."""
+
+
+class KnownWindow(NamedTuple):
+    """A window the session itself makes known: the one it records (``source`` "recorded"), or its
+    model's in pi's model list ("model", with the model)."""
+
+    tokens: int
+    source: str
+    model: SessionModel | None = None
+
+    def said(self, shown: Callable[[str], str] = str) -> str:
+        """Where the window comes from, as a phrase: "this session records", "of gpt-5.5, this
+        session's model, in pi's model list" (the model's name as ``shown`` writes it: the app
+        escapes it)."""
+        if self.source == "recorded" or self.model is None:
+            return "this session records"
+        return f"of {shown(self.model.model)}, this session's model, in pi's model list"
+
+
 def session_window(session: Session | None, given: int | None = None) -> int:
     """The window to replay ``session`` with: ``given`` (the user's), else the one the session
-    records (Codex's ``model_context_window``), else :data:`DEFAULT_WINDOW`."""
+    makes known (:func:`known_window`), else :data:`DEFAULT_WINDOW`."""
     if given is not None:
         return given
-    return (recorded_context_window(session) if session is not None else None) or DEFAULT_WINDOW
+    known = known_window(session) if session is not None else None
+    return known.tokens if known is not None else DEFAULT_WINDOW
+
+
+def known_window(session: Session) -> KnownWindow | None:
+    """The window ``session`` records (Codex's ``model_context_window``), else the window of the
+    model that answered most of its calls in pi's model list (:func:`inspector.model_windows.model_window`);
+    None when neither is known."""
+    w = recorded_context_window(session)
+    if w:
+        return KnownWindow(w, "recorded")
+    m = session_model(session)
+    mw = model_windows.model_window(m.provider, m.model) if m is not None else None
+    return KnownWindow(mw, "model", m) if mw else None
+
+
+class ModelTally:
+    """Counts the models that answered, one message at a time (:func:`session_model`; a streamed
+    load counts them as it reads)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str | None, str], int] = {}
+
+    def add(self, m: object) -> None:
+        if isinstance(m, AssistantMessage) and isinstance(m.model, str) and m.model.strip():
+            key = (m.provider if isinstance(m.provider, str) else None, m.model)
+            self._seen[key] = self._seen.pop(key, 0) + 1  # re-inserted: the later of a tie comes last
+
+    def result(self) -> SessionModel | None:
+        """The model of most answers (the later one of a tie), or None."""
+        best = max(reversed(self._seen.items()), key=lambda kv: kv[1], default=None)
+        if best is None:
+            return None
+        return SessionModel(best[0][0], best[0][1], len({m for _, m in self._seen}))
+
+
+_MODELS: weakref.WeakKeyDictionary[Session, SessionModel | None] = weakref.WeakKeyDictionary()
+
+
+def session_model(session: Session) -> SessionModel | None:
+    """The (provider, model) that answered most of the session's calls, on any branch (the later
+    one of a tie); None when no answer names its model (memoised per session)."""
+    if session in _MODELS:
+        return _MODELS[session]
+    tally = ModelTally()
+    for e in session.entries:
+        if isinstance(e, MessageEntry):
+            tally.add(e.message)
+    return remember_model(session, tally.result())
+
+
+def remember_model(session: Session, model: SessionModel | None) -> SessionModel | None:
+    """Keep ``model`` as :func:`session_model` of ``session`` (a skeleton, whose messages a
+    streamed load counted as it read them: :class:`ModelTally`)."""
+    _MODELS[session] = model
+    return model
 
 
 _MEMO: weakref.WeakKeyDictionary[Session, AnsweredPeak | None] = weakref.WeakKeyDictionary()

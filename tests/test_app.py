@@ -673,7 +673,7 @@ def test_the_window_follows_the_session_until_the_user_chooses_one() -> None:
     load(at, "codex-session.jsonl")
     assert window_of(at) == 272000
     at.selectbox(key="window_preset").set_value("GPT-5 (400k)").run()  # the user's choice
-    assert any("records a 272,000-token window" in c.value for c in at.sidebar.caption)
+    assert any("window this session records: 272,000 tokens" in c.value for c in at.sidebar.caption)
     load(at)
     assert window_of(at) == "GPT-5 (400k)"  # stands when another session is opened
     load(at, "codex-session.jsonl")
@@ -687,7 +687,7 @@ def test_a_links_window_is_the_senders_choice() -> None:
     at = fresh(session="sample:codex-session.jsonl", window="200000")
     assert not at.exception and at.session_state["session_window"] == 272000
     assert window_of(at) == "Claude Sonnet / Opus (200k)"
-    assert any("records a 272,000-token window" in c.value for c in at.sidebar.caption)
+    assert any("window this session records: 272,000 tokens" in c.value for c in at.sidebar.caption)
     at = fresh(session="sample:codex-session.jsonl", window="272000")
     assert window_of(at) == 272000
     load(at)  # the link's window was the one the session gave: it follows the next session
@@ -845,3 +845,37 @@ def test_a_forked_codex_session_offers_its_parent(tmp_path, monkeypatch: pytest.
     at.button(key="load_codex_forkedFrom").click().run()
     assert not at.exception
     assert at.session_state["session_name"] == str(parent)
+
+
+def test_the_window_follows_the_sessions_model(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No window in the file: the sidebar takes the model's from pi's model list and says so; a model
+    the list does not hold gets the default, said to be assumed."""
+    from .support.builder import SessionBuilder
+
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
+    at = fresh()
+    for model in ("gpt-5.5", "gpt-9"):
+        b = SessionBuilder()
+        b.user("go")
+        b.assistant("ok", provider="openai", model=model)
+        (tmp_path / f"{model}.jsonl").write_text(b.text())
+    at.text_input(key="local_path").set_value(str(tmp_path / "gpt-5.5.jsonl"))
+    at.button(key="load_path").click().run()
+    assert not at.exception and window_of(at) == 272000
+    said = [c.value for c in at.sidebar.caption]
+    assert any(
+        r"272,000-token window of gpt\-5\.5, this session's model, in pi's model list" in c for c in said
+    )
+    at.text_input(key="local_path").set_value(str(tmp_path / "gpt-9.jsonl"))
+    at.button(key="load_path").click().run()
+    assert not at.exception and window_of(at) == "Claude Sonnet / Opus (200k)"
+    assert any(
+        r"gpt\-9, is not in pi's model list" in c.value and "200,000 tokens assumed" in c.value
+        for c in at.sidebar.caption
+    )
+    # a window a page sets (Learn's, a sweep cell's) is a choice: the next session does not move it
+    at.session_state["window_preset"], at.session_state["window_custom"] = "Custom", 48_000
+    at.run()
+    at.text_input(key="local_path").set_value(str(tmp_path / "gpt-5.5.jsonl"))
+    at.button(key="load_path").click().run()
+    assert not at.exception and window_of(at) == 48_000

@@ -353,7 +353,31 @@ def test_replay_names_the_window_a_codex_session_records() -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["replay", pi, "--cache", "off"]) == 0
-    assert "window 200,000, counter" in out.getvalue()  # pi records none: the default
+    # pi records no window, but its model: claude-sonnet-4-5's in pi's model list
+    assert "window 200,000 (claude-sonnet-4-5's window in pi's model list), counter" in out.getvalue()
+
+
+def test_replay_names_the_window_of_the_sessions_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """No window in the file: the model's in pi's model list, or the default, said to be assumed."""
+    from .support.builder import SessionBuilder
+
+    def first_line(model: str, *extra: str) -> str:
+        b = SessionBuilder()
+        b.user("go")
+        b.assistant("ok", provider="openai", model=model)
+        f = tmp_path / f"{model}.jsonl"
+        f.write_text(b.text())
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["replay", str(f), "--cache", "off", *extra]) == 0
+        return out.getvalue().splitlines()[0]
+
+    assert "window 272,000 (gpt-5.5's window in pi's model list), counter" in first_line("gpt-5.5")
+    assert "window 200,000 (gpt-5.5 has 272,000 in pi's model list: --window 272000), counter" in first_line(
+        "gpt-5.5", "--window", "200000"
+    )
+    assert "window 200,000 (assumed: gpt-9 is not in pi's model list), counter" in first_line("gpt-9")
+    assert "window 128,000, counter" in first_line("gpt-9", "--window", "128000")
 
 
 def test_the_window_a_codex_session_records_is_every_commands_default() -> None:

@@ -5,8 +5,8 @@ Layers, lowest first (a module belongs to the layer of its longest matching pref
 
 0. foundations — deep, gcpause, foreground, safeio, agents, visible, redact: no project imports but each other;
 1. session — ``session/`` and ``numbers`` (numbers are checked where sessions load);
-2. formats — jsjson, tokens, pricing, window (what the usage proves of the window), ``importers/`` (other
-   agents' files into sessions);
+2. formats — jsjson, tokens, pricing, model_windows (pi's model list), window (the window a session
+   makes known, and what its usage proves of it), ``importers/`` (other agents' files into sessions);
 3. context — context, sent;
 4. compaction — compaction, branch_summary, cut_story, and the package root (its public names);
 5. engines — ``pruning/``, ``policies/``, ``summarize/``, calibration;
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1] / "inspector"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundations", ("deep", "gcpause", "foreground", "safeio", "agents", "visible", "redact")),
     ("session", ("session", "numbers")),
-    ("formats", ("jsjson", "tokens", "pricing", "window", "importers")),
+    ("formats", ("jsjson", "tokens", "pricing", "model_windows", "window", "importers")),
     ("context", ("context", "sent")),
     ("compaction", ("compaction", "branch_summary", "cut_story", "")),
     ("engines", ("pruning", "policies", "summarize", "calibration")),

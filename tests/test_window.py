@@ -32,3 +32,62 @@ def test_no_usage_no_bound() -> None:
     b.assistant("x")
     assert answered_peak(b.session()) is None
     assert AnsweredPeak(200_000, 1).window_floor() == 200_000
+
+
+def test_pi_model_list_gives_a_models_window() -> None:
+    from inspector.model_windows import model_window
+
+    assert model_window("openai", "gpt-5.5") == 272_000
+    assert model_window("openai", "gpt-5.2") == 400_000
+    assert model_window("openai-codex", "gpt-5.2") == 272_000  # the provider decides
+    assert model_window("anthropic", "claude-opus-4-5") == 200_000
+    assert model_window("anthropic", "claude-opus-4-6") == 1_000_000  # a newer one of a family
+    assert model_window("anthropic", "claude-sonnet-4-5-20990101") == 200_000  # a release date
+    assert model_window("anthropic", "claude-sonnet-4-5:high") == 200_000  # pi's thinking level
+    assert model_window("openrouter", "anthropic/claude-opus-4-6") == 1_000_000  # a router's id
+    assert model_window(None, "claude-sonnet-4-5") == 200_000  # every provider agrees
+    assert model_window(None, "gpt-5.2") is None  # openai and openai-codex do not
+    assert model_window("anthropic", "claude-opus-5") is None  # not guessed from the family
+    assert model_window("anthropic", "gpt-5.5") is None  # not looked up under another provider
+    assert model_window("openai", "") is None and model_window("openai", None) is None
+
+
+def test_a_sessions_window_is_recorded_else_its_models_else_the_default() -> None:
+    from inspector.window import DEFAULT_WINDOW, KnownWindow, SessionModel, known_window, session_window
+
+    def session(*models: tuple[str, str]):  # type: ignore[no-untyped-def]
+        b = SessionBuilder()
+        for provider, model in models:
+            b.user("go")
+            b.assistant("ok", provider=provider, model=model)
+        return b.session()
+
+    s = session(("openai", "gpt-5.5"))
+    gpt = SessionModel("openai", "gpt-5.5", 1)
+    assert known_window(s) == KnownWindow(272_000, "model", gpt)
+    assert session_window(s) == 272_000 and session_window(s, 128_000) == 128_000
+    assert "gpt-5.5, this session's model, in pi's model list" in known_window(s).said()
+    # the model of most answers; of a tie, the later
+    mixed = session(("anthropic", "claude-opus-4-6"), ("openai", "gpt-5.5"), ("openai", "gpt-5.5"))
+    assert known_window(mixed) == KnownWindow(272_000, "model", SessionModel("openai", "gpt-5.5", 2))
+    tie = session(("openai", "gpt-5.5"), ("anthropic", "claude-opus-4-6"))
+    assert known_window(tie).tokens == 1_000_000
+    unknown = session(("anthropic", "claude-opus-5"))
+    assert known_window(unknown) is None and session_window(unknown) == DEFAULT_WINDOW
+    assert session_window(None) == DEFAULT_WINDOW
+
+
+def test_info_says_the_window_and_where_it_comes_from() -> None:
+    from inspector.info import session_info
+
+    def text(provider: str, model: str) -> str:
+        b = SessionBuilder()
+        b.user("go")
+        b.assistant("ok", provider=provider, model=model)
+        return session_info(b.session()).to_text()
+
+    assert "window    272,000 tokens (gpt-5.5's in pi's model list)\n" in text("openai", "gpt-5.5")
+    assert "window    unknown: gpt-9 is not in pi's model list\n" in text("openai", "gpt-9")
+    info = session_info(SessionBuilder().session())
+    assert (info.window, info.windowSource, info.windowModel) == (None, None, None)
+    assert "window " not in info.to_text()

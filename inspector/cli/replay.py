@@ -7,7 +7,6 @@ import argparse
 from ..cache import CacheReport, cache_replay
 from ..cache.report import FactsReader, remember_facts
 from ..cache.summaries import RECORDED_SHAPE
-from ..importers.codex import recorded_context_window
 from ..policies import POLICIES
 from ..pruning import REGISTRY
 from ..replay import Replay, ReplaySettings, replay
@@ -16,7 +15,7 @@ from ..replay_report import replay_table
 from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
-from ..window import answered_peak
+from ..window import DEFAULT_WINDOW, answered_peak, known_window, session_model
 from .base import EXIT_FAILED, Command, fail, large_pi_file, load_or_exit, print_csv, print_json_streamed
 from .options import add_cache, add_json, add_replay, replay_settings
 
@@ -154,15 +153,27 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
 
 
 def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
-    """Beside the window replayed: the one the session records (Codex), and how to use it when it
-    is another."""
-    w = recorded_context_window(session)
-    if not w:
-        return ""
+    """Beside the window replayed: the one the session makes known (recorded by Codex, or its
+    model's: :func:`inspector.window.known_window`), and how to use it when it is another; or that
+    the session's model has no known window."""
+    known = known_window(session)
+    if known is None:
+        m = session_model(session)
+        if m is None or settings.context_window != DEFAULT_WINDOW:
+            return ""
+        return f" (assumed: {visible(m.model, inline=True)} is not in pi's model list)"
+    w = known.tokens
+    if known.source == "recorded":
+        return (
+            " (the one the session records)"
+            if w == settings.context_window
+            else f" (the session records {w:,}: --window {w})"
+        )
+    name = visible(known.model.model, inline=True) if known.model else "its model"
     return (
-        " (the one the session records)"
+        f" ({name}'s window in pi's model list)"
         if w == settings.context_window
-        else f" (the session records {w:,}: --window {w})"
+        else f" ({name} has {w:,} in pi's model list: --window {w})"
     )
 
 

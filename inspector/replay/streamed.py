@@ -38,6 +38,7 @@ from ..session.compact import is_stand_in
 from ..session.loader import SessionLoadError, load_skeleton, stream_session
 from ..session.models import MessageEntry
 from ..session.tree import Session
+from ..window import ModelTally, remember_model
 from .counters import skeleton_counter
 from .results import Replay
 from .run import ReplayRun
@@ -67,13 +68,18 @@ class Skeleton:
 def load_for_replay(path: str | os.PathLike[str]) -> Skeleton | None:
     """The skeleton of a pi v3 file and its recorded rates, in one read; None for any other file."""
     rates = MeanRate()
+    models = ModelTally()  # the skeleton holds no message: its model is counted here
 
     def visit(e: Any) -> None:
         if isinstance(e, MessageEntry):
             rates.add(e.message)
+            models.add(e.message)
 
     s = load_skeleton(path, visit=visit, timestamps=False)  # the cache model reads them from the second read
-    return None if s is None else Skeleton(s, rates)
+    if s is None:
+        return None
+    remember_model(s, models.result())
+    return Skeleton(s, rates)
 
 
 def streamed_replay(

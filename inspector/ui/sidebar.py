@@ -12,9 +12,10 @@ from typing import Any
 import streamlit as st
 from pydantic import BaseModel
 
+from ..model_windows import READ_FROM
 from ..policies import POLICIES, PolicySettings, trigger_threshold
 from ..replay import ReplaySettings
-from ..window import DEFAULT_WINDOW
+from ..window import DEFAULT_WINDOW, KnownWindow
 from . import urlstate as us
 from .state import default, set_widgets
 from .urlstate import esc
@@ -214,18 +215,26 @@ def _window_chosen() -> None:
 
 
 def _follow_session_window() -> None:
-    """Until the user picks a window, it is the one the open session records (Codex), else the
-    default (:func:`inspector.window.session_window`): set before the window widgets are drawn."""
+    """Until the user picks a window, it is the one the open session makes known (recorded by
+    Codex, or its model's), else the default (:func:`inspector.window.session_window`): set before
+    the window widgets are drawn."""
     if st.session_state.get("window_chosen"):
         return
-    recorded = st.session_state.get("session_window")
-    followed = st.session_state.get("_window_followed")
-    if recorded and recorded != followed:
-        set_widgets(us.window_updates(recorded))
-        st.session_state["_window_followed"] = recorded
-    elif not recorded and followed:
-        set_widgets(us.window_updates(DEFAULT_WINDOW))
-        st.session_state["_window_followed"] = None
+    target = st.session_state.get("session_window") or DEFAULT_WINDOW
+    current = _window_set()
+    if current not in (st.session_state.get("_window_followed", DEFAULT_WINDOW), target):
+        # set by a page (Learn, a sweep's cell), a link or a preset, not by following: a choice
+        st.session_state["window_chosen"] = True
+        return
+    if current != target:
+        set_widgets(us.window_updates(target))
+    st.session_state["_window_followed"] = target
+
+
+def _window_set() -> int:
+    """The window the widgets hold now (before they are drawn)."""
+    preset = st.session_state.get("window_preset", us.window_preset_for(DEFAULT_WINDOW))
+    return us.WINDOW_PRESETS.get(preset) or int(st.session_state.get("window_custom", DEFAULT_WINDOW))
 
 
 def _window_box(sb: Any) -> int:
@@ -236,7 +245,8 @@ def _window_box(sb: Any) -> int:
         key="window_preset",
         on_change=_window_chosen,
         help="The context window the replay assumes (tokens the model accepts per call). Until you "
-        "choose one, it is the window the open session records (Codex rollouts do), else 200k.",
+        "choose one, it is the window the open session records (Codex rollouts do), else its "
+        "model's in pi's model list, else 200k.",
     )
     window = us.WINDOW_PRESETS[preset] or int(
         sb.number_input(
@@ -249,15 +259,30 @@ def _window_box(sb: Any) -> int:
             **_v("window_custom", DEFAULT_WINDOW),
         )
     )
-    recorded = st.session_state.get("session_window")
-    if recorded and recorded == window and not st.session_state.get("window_chosen"):
-        sb.caption(f"The {recorded:,}-token window this session records; choose another to explore.")
-    elif recorded and recorded != window:
-        sb.caption(f"This session records a {recorded:,}-token window.")
-        sb.button(f"Use {recorded:,}", key="use_session_window", on_click=_use_window, args=(recorded,))
-    elif not recorded:
+    known: KnownWindow | None = st.session_state.get("session_window_known")
+    if known is None:
+        _unknown_model_note(sb, window)
+    elif known.tokens == window and not st.session_state.get("window_chosen"):
+        sb.caption(f"The {window:,}-token window {known.said(esc)}; choose another to explore.")
+    elif known.tokens != window:
+        sb.caption(f"The window {known.said(esc)}: {known.tokens:,} tokens.")
+        sb.button(
+            f"Use {known.tokens:,}", key="use_session_window", on_click=_use_window, args=(known.tokens,)
+        )
+    if known is None or known.source == "model":  # a window the file records is not in doubt
         _window_floor_hint(sb, window)
     return window
+
+
+def _unknown_model_note(sb: Any, window: int) -> None:
+    """The session names its model, but pi's model list does not hold it: the window is assumed."""
+    model = st.session_state.get("session_model")
+    if model is None or st.session_state.get("window_chosen"):
+        return
+    sb.caption(
+        f"This session's model, {esc(model.model)}, is not in pi's model list "
+        f"(pi-ai {READ_FROM}): {window:,} tokens assumed."
+    )
 
 
 def _window_floor_hint(sb: Any, window: int) -> None:

@@ -26,7 +26,6 @@ import streamlit as st
 from .. import replay as rp
 from ..gcpause import settled, thaw
 from ..importers import parse_any
-from ..importers.codex import recorded_context_window
 from ..jsjson import replace_lone_surrogate_escapes
 from ..replay import (
     Replay,
@@ -38,7 +37,7 @@ from ..replay import (
     warm_session,
 )
 from ..session.tree import LoadIssue, Session
-from ..window import answered_peak
+from ..window import answered_peak, known_window, session_model
 
 MAX_SESSIONS = 6
 MAX_REPLAYS = 32
@@ -159,9 +158,13 @@ def load_bytes(data: bytes, name: str, origin: tuple[str, str] | None = None) ->
 
 
 def _remember_window(session: Session | None) -> None:
-    """What the session says of its model's window: recorded (Codex), and the bound its answered
-    calls prove (:func:`inspector.window.answered_peak`); the sidebar offers them."""
-    st.session_state["session_window"] = recorded_context_window(session) if session is not None else None
+    """What the session says of its model's window: the one it records (Codex) or its model's
+    (:func:`inspector.window.known_window`), its model, and the bound its answered calls prove
+    (:func:`inspector.window.answered_peak`); the sidebar offers them."""
+    known = known_window(session) if session is not None else None
+    st.session_state["session_window"] = known.tokens if known is not None else None
+    st.session_state["session_window_known"] = known
+    st.session_state["session_model"] = session_model(session) if session is not None else None
     st.session_state["session_window_floor"] = answered_peak(session) if session is not None else None
 
 

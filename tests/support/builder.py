@@ -67,7 +67,7 @@ class SessionBuilder:
                 "cacheWrite": 0,
                 "totalTokens": usage,
             }
-        return self.msg("assistant", content=content, **extra, **kw)
+        return self.msg("assistant", content=content, **{**extra, **kw})  # kw may name the model
 
     def tool_result(self, text: str, tool: str = "read", is_error: bool = False, **kw: Any) -> str:
         cid = self.pending_calls.pop(0) if getattr(self, "pending_calls", None) else "c"
