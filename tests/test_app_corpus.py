@@ -65,7 +65,10 @@ def test_a_file_outside_the_allowed_folders_is_left_out(at: AppTest) -> None:
 
 def test_a_corpus_sweep_shows_the_heatmap_frontier_and_the_sessions_hurt(at: AppTest) -> None:
     at.segmented_control(key="corpus_view").set_value("Corpus sweep").run()
-    at.selectbox(key="cs_y").set_value("context_window")
+    at.selectbox(key="cs_y").set_value("reserve_tokens").run()
+    assert any("Each session is replayed against its own window" in c.value for c in at.caption)
+    at.selectbox(key="cs_y").set_value("context_window").run()
+    assert not any("against its own window" in c.value for c in at.caption)  # the window is swept
     at.text_input(key="cs_vals_x_keep_recent_tokens").set_value("5000, 40000")
     at.text_input(key="cs_vals_y_context_window").set_value("30000, 200000")
     at.button(key="cs_run").click().run()

@@ -357,3 +357,29 @@ def test_corpus_command_errors(corpus: Path) -> None:
     assert code == 2 and "--leaf" in err
     code, _, err = run("sweep", str(corpus), "--compaction", "pi")
     assert code == 2 and "--grid" in err
+
+
+def test_a_sweep_without_a_window_gives_each_session_its_own(tmp_path: Path) -> None:
+    """A gpt-5.5 session whose context reaches 225k tokens overflows a 200k window, not its model's
+    272k (pi's model list): unless the sweep gives a window, each session has its own."""
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    b.user("x" * 900_000)  # 225,000 tokens by pi's estimate
+    b.assistant("ok", provider="openai", model="gpt-5.5")
+    (tmp_path / "gpt.jsonl").write_text(b.text())
+    items = resolve_corpus([str(tmp_path)])
+    base = ReplaySettings(compaction="never", context_window=200_000)
+    grid = {"keep_recent_tokens": [20_000]}
+    own = run_sweep(items, base, grid, workers=0, own_window=True)
+    given = run_sweep(items, base, grid, workers=0)
+    assert [r["overflows"] for r in own.rows] == [0, 0]
+    assert [r["overflows"] for r in given.rows] == [1, 1]
+    assert own.as_dict()["window"] == "session" and given.as_dict()["window"] == 200_000
+    assert set(own.plan.keys).isdisjoint(given.plan.keys)  # a results file keeps them apart
+    swept = run_sweep(items, base, {"context_window": [300_000]}, workers=0, own_window=True)
+    assert swept.as_dict()["window"] == "grid" and [r["overflows"] for r in swept.rows] == [0, 0]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["sweep", str(tmp_path), "--grid", "keep_recent_tokens=20000", "--workers", "0"]) == 0
+    assert "each session against its own window" in out.getvalue().splitlines()[0]

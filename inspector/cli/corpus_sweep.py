@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             out=args.out,
             progress=bar,
+            own_window=args.window is None,
         )
     except (ValueError, TypeError) as e:
         fail(error_text(e), EXIT_USAGE)
@@ -128,10 +129,19 @@ def csv_row(a: dict[str, Any], keys: list[str]) -> list[Any]:
     ]
 
 
+WINDOW_SAID = {
+    "grid": "the window swept",
+    "session": "each session against its own window (recorded, else its model's, else 200,000)",
+}
+
+
 def print_text(doc: dict[str, Any], keys: list[str], computed: int, out: str | None) -> None:
+    w = doc["window"]
     print(
         f"{doc['sessions']} session(s), {len(doc['aggregate'])} setting(s); {computed:,} replay(s) computed"
         + (f", results in {visible(out, inline=True)}" if out else "")
+        + "; "
+        + (WINDOW_SAID[w] if isinstance(w, str) else f"window {w:,}")
     )
     cols = [
         *keys,

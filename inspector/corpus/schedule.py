@@ -33,7 +33,7 @@ the replay engine, the policies and the pruning strategies)."""
 
 
 def task_cost(task: Sequence[Any]) -> float:
-    """Estimated cost of a session task ``(path, ref, base_json, points)``: the file's size × (its
+    """Estimated cost of a session task ``(path, ref, base_json, points, …)``: the file's size × (its
     replays + :data:`LOAD_REPLAYS`). A file that cannot be read costs nothing (it fails fast)."""
     try:
         size = os.stat(task[0]).st_size

@@ -9,7 +9,9 @@ a DuckDB file (:mod:`inspector.corpus.store`) so an interrupted sweep resumes wh
 
 *As recorded* is the replay with ``compaction="recorded"`` and ``strategy="recorded"`` (the
 session's own compactions and recorded pruning; the same as ``sweep --agents recorded``), with
-the sweep's window and counter. A setting makes a session **worse than recorded** when its replay
+the sweep's window and counter. The window is each session's own (``own_window``: the one it
+records, else its model's, else 200,000: :func:`inspector.window.session_window`) unless the sweep
+gives one or sweeps it (a ``context_window`` grid). A setting makes a session **worse than recorded** when its replay
 sends more input tokens, or overflows the window more often, than that baseline.
 """
 
@@ -29,6 +31,7 @@ from ..cache.report import cache_replay
 from ..replay import ReplaySettings, replay
 from ..replay.summaries import SummaryCache
 from ..replay.sweep import _coerce as with_grid_value
+from ..window import session_window
 from .items import CorpusItem, load_item
 from .store import METRIC_FIELDS
 
@@ -50,10 +53,15 @@ def corpus_base(base: ReplaySettings) -> ReplaySettings:
     return base.model_copy(update={"leaf": None})
 
 
-def setting_key(base: ReplaySettings, values: Mapping[str, Any] | str) -> str:
+def setting_key(base: ReplaySettings, values: Mapping[str, Any] | str, own_window: bool = False) -> str:
     """A short stable id of one setting: the base settings and the grid point (or
-    :data:`BASELINE`). Two sweeps share a row only when both are equal."""
-    doc = json.dumps({"base": base.model_dump(mode="json"), "values": values}, sort_keys=True, default=str)
+    :data:`BASELINE`), and whether each session has its own window. Two sweeps share a row only
+    when all are equal."""
+    doc_of: dict[str, Any] = {"base": base.model_dump(mode="json"), "values": values}
+    if own_window:
+        doc_of["window"] = "each session's own"
+        doc_of["base"].pop("context_window")
+    doc = json.dumps(doc_of, sort_keys=True, default=str)
     return hashlib.sha256(doc.encode()).hexdigest()[:20]
 
 
@@ -93,10 +101,15 @@ def replay_row(session: Any, settings: ReplaySettings, summaries: SummaryCache) 
 
 
 def session_task(
-    path: str, ref: str | None, base_json: dict[str, Any], points: list[tuple[str, Any]]
+    path: str,
+    ref: str | None,
+    base_json: dict[str, Any],
+    points: list[tuple[str, Any]],
+    own_window: bool = False,
 ) -> dict[str, Any]:
     """Replay one session under ``points`` — ``(setting key, grid values or "recorded")`` — and
-    return ``{"session", "agent", "rows", "error", "seconds"}``; a row per point with the
+    return ``{"session", "agent", "rows", "error", "seconds"}`` (``own_window``: against the
+    session's own window, :func:`inspector.window.session_window`); a row per point with the
     :data:`METRIC_FIELDS` and the billed cost of the same replay (:func:`replay_row`: one replay
     per session × setting; the baseline comes first, so the cache model's size fit reuses it).
     Never raises: a session that cannot be loaded or replayed comes back
@@ -108,6 +121,8 @@ def session_task(
         if not session.entries:
             raise ValueError("no entries: " + "; ".join(i.message for i in session.issues[:2]))
         base = ReplaySettings.model_validate(base_json)
+        if own_window:
+            base = base.model_copy(update={"context_window": session_window(session)})
         summaries = SummaryCache()
         rows = [
             {
@@ -164,10 +179,16 @@ class SweepPlan:
     points: tuple[dict[str, Any], ...]
     keys: tuple[str, ...]
     baseline_key: str
+    own_window: bool = False
+    """Each session replayed against its own window (the base's is not used)."""
 
     @classmethod
     def make(
-        cls, items: Iterable[CorpusItem], base: ReplaySettings, grid: Mapping[str, Sequence[Any]]
+        cls,
+        items: Iterable[CorpusItem],
+        base: ReplaySettings,
+        grid: Mapping[str, Sequence[Any]],
+        own_window: bool = False,
     ) -> SweepPlan:
         base = corpus_base(base)
         points = grid_points(grid)
@@ -176,8 +197,9 @@ class SweepPlan:
             base,
             {k: list(v) for k, v in grid.items()},
             tuple(points),
-            tuple(setting_key(base, p) for p in points),
-            setting_key(base, BASELINE),
+            tuple(setting_key(base, p, own_window) for p in points),
+            setting_key(base, BASELINE, own_window),
+            own_window,
         )
 
     def pairs(self) -> int:
@@ -186,7 +208,7 @@ class SweepPlan:
 
     def tasks(
         self, done: Mapping[str, set[str]]
-    ) -> list[tuple[str, str | None, dict[str, Any], list[tuple[str, Any]]]]:
+    ) -> list[tuple[str, str | None, dict[str, Any], list[tuple[str, Any]], bool]]:
         """One task per session with pairs left (``done``: the setting keys each session has),
         the largest files first (the longest tasks start first: workers finish together)."""
         base_json = self.base.model_dump(mode="json")
@@ -199,7 +221,7 @@ class SweepPlan:
             if self.baseline_key not in have:
                 todo.insert(0, (self.baseline_key, BASELINE))
             if todo:
-                out.append((item.path, item.ref, base_json, todo))
+                out.append((item.path, item.ref, base_json, todo, self.own_window))
         return out
 
 
@@ -226,12 +248,20 @@ class SweepResult:
     def aggregate(self) -> list[dict[str, Any]]:
         return aggregate(self.plan, self.rows)
 
+    def window(self) -> int | str:
+        """The window the sessions were replayed against: "grid" (swept), "session" (each its
+        own), or the one number."""
+        if "context_window" in self.plan.grid:
+            return "grid"
+        return "session" if self.plan.own_window else self.plan.base.context_window
+
     def as_dict(self) -> dict[str, Any]:
         """The ``inspector sweep CORPUS --json`` document."""
         return {
             "sessions": len(self.plan.items),
             "failed": [{"path": k, "error": e} for k, e in self.failed],
             "grid": self.plan.grid,
+            "window": self.window(),
             "aggregate": self.aggregate(),
         }
 
@@ -250,17 +280,19 @@ def run_sweep(
     out: str | None = None,
     progress: ProgressFn | None = None,
     engine_options: Mapping[str, Any] | None = None,
+    own_window: bool = False,
 ) -> SweepResult:
     """Replay every session of ``items`` under every point of ``grid`` on ``engine`` (``local``:
     a process pool of ``workers``, 0 = in this process; ``dask``: the cluster at ``scheduler``, or
     a new ``LocalCluster``). With ``out``, rows go to that DuckDB file as they arrive and pairs
     already there are skipped. ``progress(done, total)`` is called after each session (pairs);
-    an exception it raises stops the sweep (what is written stays written)."""
+    an exception it raises stops the sweep (what is written stays written). ``own_window``: each
+    session against its own window (:func:`inspector.window.session_window`), not ``base``'s."""
     from .engines import run_tasks
     from .schedule import order, warm_for
     from .store import Store
 
-    plan = SweepPlan.make(items, base, grid)
+    plan = SweepPlan.make(items, base, grid, own_window)
     store = Store(out) if out else None
     try:
         done = store.done(plan.keys + (plan.baseline_key,)) if store else {}

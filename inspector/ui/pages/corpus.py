@@ -244,6 +244,16 @@ def _sweep_form(items: list[CorpusItem], settings: ReplaySettings, workers: int)
     ys = c2[1].text_input(
         f"{y} values", DEFAULT_VALUES.get(y, ""), key=f"cs_vals_y_{y}", disabled=y == "(none)"
     )
+    own_window = not st.session_state.get("window_chosen") and "context_window" not in (x, y)
+    if own_window:
+        st.caption(
+            "Each session is replayed against its own window: the one it records, else its model's in "
+            "pi's model list, else 200,000. Choose a window in the sidebar to use one for all."
+        )
+    elif "context_window" not in (x, y):
+        st.caption(
+            f"Every session is replayed against the sidebar's window, {settings.context_window:,} tokens."
+        )
     if not st.button("Run the corpus sweep", key="cs_run", type="primary"):
         return
     try:
@@ -262,7 +272,7 @@ def _sweep_form(items: list[CorpusItem], settings: ReplaySettings, workers: int)
         def swept(d: int, t: int) -> None:
             bar.progress(d / max(1, t), text=f"Sweeping… {d:,}/{t:,} session × setting pairs")
 
-        res = run_sweep(items, base, grid, workers=workers, progress=swept)
+        res = run_sweep(items, base, grid, workers=workers, progress=swept, own_window=own_window)
     except (ValueError, TypeError) as e:
         st.error(us.esc(str(e)))
         return
