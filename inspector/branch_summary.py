@@ -15,7 +15,9 @@ Reproduces ``core/compaction/branch-summarization.ts`` (pi 0.73.1; unchanged sin
   (not ``fromHook``; compaction details are not used), then from every message visited —
   including the one that broke the budget.
 * pi's default budget is ``(model.contextWindow or 128000) - reserveTokens`` with
-  ``branchSummary.reserveTokens`` 16384 (:func:`default_branch_budget`).
+  ``branchSummary.reserveTokens`` 16384 (:func:`default_branch_budget`), the model being the
+  session's current one (``agent-session.ts`` passes ``this.model``): so the window of the
+  session's model, not 128000, for any model pi knows.
 """
 
 from __future__ import annotations
@@ -107,10 +109,15 @@ def prepare_branch_entries(
 
 
 def prepare_branch_summary(
-    session: Session, old_leaf: int | None, target: int, token_budget: int | None = None
+    session: Session,
+    old_leaf: int | None,
+    target: int,
+    token_budget: int | None = None,
+    context_window: int | None = None,
 ) -> tuple[BranchCollection, BranchPreparation]:
-    """Both steps for a navigation from ``old_leaf`` to ``target``, at pi's default budget."""
+    """Both steps for a navigation from ``old_leaf`` to ``target``, at ``token_budget``, else pi's
+    default budget for a model of ``context_window`` tokens (:func:`default_branch_budget`)."""
     col = collect_entries_for_branch_summary(session, old_leaf, target)
-    budget = default_branch_budget() if token_budget is None else token_budget
+    budget = default_branch_budget(context_window) if token_budget is None else token_budget
     prep = prepare_branch_entries(session.entries_at(col.entries), budget, col.entries)
     return col, prep

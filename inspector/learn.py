@@ -34,6 +34,7 @@ from .replay import Replay, ReplaySettings, replay
 from .session.models import BranchSummaryEntry, CompactionEntry, MessageEntry
 from .session.tree import Session
 from .tokens import estimate_tokens
+from .window import session_window
 
 LEARN_SAMPLE = "coding-session.jsonl"
 """The bundled session the Learn path walks through (``sample_sessions/``): a coding session with
@@ -691,7 +692,7 @@ def _branch(session: Session, target: int) -> Reveal:
     from .summarize import get_summarizer, summarize_branch
 
     old = abandoned_leaf(session)
-    col, prep = prepare_branch_summary(session, old, int(target))
+    col, prep = prepare_branch_summary(session, old, int(target), context_window=session_window(session))
     text = summarize_branch(prep, get_summarizer("offline")).text
     read, modified = prep.fileOps.lists()
     n = len(prep.messages)

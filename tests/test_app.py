@@ -324,9 +324,11 @@ def test_tree_page_previews_a_branch_summary(loaded: AppTest) -> None:
     at = page(loaded, "tree")
     a, b = s.default_leaf, next(x for x in s.leaves if x != s.default_leaf)
     assert at.number_input(key="bs_from").value == a and at.number_input(key="bs_to").value == b
-    col, prep = prepare_branch_summary(s, a, b)
+    col, prep = prepare_branch_summary(s, a, b, context_window=200_000)  # the sample's model's window
     text = next(m.value for m in at.markdown if "Common ancestor" in m.value)
     assert f"Common ancestor: entry {col.common_ancestor}" in text
+    # pi's budget is the session's model's window less branchSummary.reserveTokens, not 128k's
+    assert prep.budget == 183_616 and "within pi's budget of 183,616 tokens (the model's 200,000" in text
     assert f"{len(col.entries):,} entries" in text and f"{prep.totalTokens:,} tokens" in text
     from inspector.summarize import get_summarizer, summarize_branch
 

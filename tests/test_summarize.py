@@ -569,3 +569,25 @@ def test_summarize_command(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["summarize", f, "--slices", "compare", "--slice-tokens", "30000"]) == 0
     table = capsys.readouterr().out
     assert "| Strategy" in table and "sequential-rolling" in table and "slices of 30,000 tokens" in table
+
+
+def test_a_branch_summary_budget_is_the_models_window_less_the_reserve() -> None:
+    """pi's generateBranchSummary: (model.contextWindow || 128000) - reserveTokens, the session's
+    current model passed (agent-session.ts): a 200k model reads up to 183,616 tokens of the branch."""
+    from inspector.branch_summary import default_branch_budget, prepare_branch_summary
+
+    from .support.builder import SessionBuilder
+
+    assert default_branch_budget() == 128_000 - 16_384 and default_branch_budget(200_000) == 183_616
+    b = SessionBuilder()
+    root = b.user("start")
+    for _ in range(4):
+        b.assistant("a" * 160_000)  # 40,000 tokens each
+    old = b.user("more")
+    b.msg("user", parent=root, content="elsewhere")
+    s = b.session()
+    target = len(s.entries) - 1
+    _, small = prepare_branch_summary(s, s.by_id[old], target)
+    _, large = prepare_branch_summary(s, s.by_id[old], target, context_window=200_000)
+    assert (small.budget, len(small.messages)) == (111_616, 3)  # "more" and two answers
+    assert (large.budget, len(large.messages)) == (183_616, 5)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from inspector.branch_summary import prepare_branch_summary
+from inspector.branch_summary import DEFAULT_BRANCH_RESERVE_TOKENS, prepare_branch_summary
 from inspector.replay import ReplaySettings
 from inspector.session.tree import Session
 from inspector.ui import figures, views
@@ -96,7 +96,7 @@ _NOT_PI_TREE = {
 }
 
 
-def _branch_summary_preview(s: Session, leaf: int | None) -> None:
+def _branch_summary_preview(s: Session, leaf: int | None, window: int) -> None:
     """Two entries (FROM, TO; defaults from :func:`views.default_branch_pair`), and what pi's /tree
     would summarise of the branch left between them."""
     st.subheader("Branch summary preview")
@@ -110,7 +110,9 @@ def _branch_summary_preview(s: Session, leaf: int | None) -> None:
     cc = st.columns(2)
     src = int(cc[0].number_input("From (old leaf)", 0, n - 1, key="bs_from", **default("bs_from", dflt[0])))
     dst = int(cc[1].number_input("To (target)", 0, n - 1, key="bs_to", **default("bs_to", dflt[1])))
-    col, prep = memo("branch", (src, dst), lambda: prepare_branch_summary(s, src, dst))
+    col, prep = memo(
+        "branch", (src, dst, window), lambda: prepare_branch_summary(s, src, dst, context_window=window)
+    )
     if not col.entries:
         st.info(
             f"Nothing to summarise: entry {src} is on the path to entry {dst} (common ancestor "
@@ -120,12 +122,15 @@ def _branch_summary_preview(s: Session, leaf: int | None) -> None:
     st.write(
         f"Common ancestor: entry {col.common_ancestor}. Abandoned: {len(col.entries):,} entries; the "
         f"summary reads the newest {len(prep.messages):,} message(s), {prep.totalTokens:,} tokens, "
-        f"within pi's budget of {prep.budget:,} tokens."
+        f"within pi's budget of {prep.budget:,} tokens (the model's {window:,}-token window less "
+        f"branchSummary.reserveTokens, {DEFAULT_BRANCH_RESERVE_TOKENS:,})."
     )
     _file_lists(*prep.fileOps.lists())
     if get_summarizer is not None and prep.messages:
         with st.expander("Preview the summary (offline summarizer)"):
-            res = memo("branch_text", (src, dst), lambda: summarize_branch(prep, get_summarizer("offline")))
+            res = memo(
+                "branch_text", (src, dst, window), lambda: summarize_branch(prep, get_summarizer("offline"))
+            )
             st.caption(
                 "What pi would store in the branch_summary entry: its preamble, the summary, then the file lists."
             )
@@ -185,7 +190,7 @@ def tree_page(settings: ReplaySettings) -> None:
     with c1:
         _replay_a_branch(s, settings, leaf)
     with c2:
-        _branch_summary_preview(s, leaf)
+        _branch_summary_preview(s, leaf, settings.context_window)
     _entries_table(s, path)
 
 
