@@ -16,7 +16,7 @@ from .session.models import CompactionEntry, MessageEntry
 from .session.tree import Session
 from .tokens import assistant_usage, calculate_context_tokens, estimate_context_tokens, get_counter
 from .visible import visible
-from .window import ModelTally, known_window, remember_model, session_model
+from .window import ModelTally, known_window, remember_model, session_model, unknown_window_why
 
 
 def _vis(text: object) -> str:
@@ -69,6 +69,8 @@ class SessionInfo(BaseModel):
     """Where it comes from: "recorded", or "model" (its model's in pi's model list)."""
     windowModel: str | None = None
     """The model that answered most calls (whose window it is, or that pi's model list lacks)."""
+    windowUnknown: str | None = None
+    """Why the window is not known (:func:`inspector.window.unknown_window_why`)."""
     compactions: list[CompactionRow]
     labels: dict[int, str]
     issues: list[IssueRow]
@@ -113,8 +115,8 @@ class SessionInfo(BaseModel):
                 else f"{_vis(self.windowModel)}'s in pi's model list"
             )
             add(f"window    {self.window:,} tokens ({src})")
-        elif self.windowModel is not None:
-            add(f"window    unknown: {_vis(self.windowModel)} is not in pi's model list")
+        elif self.windowUnknown is not None:
+            add(f"window    unknown: {_vis(self.windowUnknown)}")
         add(f"context   {self.contextMessages} messages")
         for name, t in self.contextTokens.items():
             add(f"  {t:>9,} tokens  by {name}")
@@ -221,6 +223,7 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
         window=known.tokens if known is not None else None,
         windowSource=known.source if known is not None else None,
         windowModel=model.model if model is not None else None,
+        windowUnknown=unknown_window_why(session),
         compactions=comps,
         labels=dict(session.labels),
         issues=[

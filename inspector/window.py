@@ -85,13 +85,30 @@ def session_window(session: Session | None, given: int | None = None) -> int:
 def known_window(session: Session) -> KnownWindow | None:
     """The window ``session`` records (Codex's ``model_context_window``), else the window of the
     model that answered most of its calls in pi's model list (:func:`inspector.model_windows.model_window`);
-    None when neither is known."""
+    None when neither is known. Not for a Claude Code transcript: Claude Code runs a model at 200k
+    or, when set to, at 1M, and the transcript does not say which (:func:`unknown_window_why`)."""
     w = recorded_context_window(session)
     if w:
         return KnownWindow(w, "recorded")
+    if session.format == "claude-code":
+        return None
     m = session_model(session)
     mw = model_windows.model_window(m.provider, m.model) if m is not None else None
     return KnownWindow(mw, "model", m) if mw else None
+
+
+def unknown_window_why(session: Session, shown: Callable[[str], str] = str) -> str | None:
+    """Why the window of ``session`` is not known (then :data:`DEFAULT_WINDOW` is assumed), as a
+    clause ("claude-opus-5 is not in pi's model list"; the model's name as ``shown`` writes it);
+    None when it is known, or the session names no model."""
+    if known_window(session) is not None:
+        return None
+    if session.format == "claude-code":
+        return "Claude Code does not record whether it ran with the 1M-token window"
+    m = session_model(session)
+    if m is None:
+        return None
+    return f"{shown(m.model)} is not in pi's model list (pi-ai {model_windows.READ_FROM})"
 
 
 class ModelTally:

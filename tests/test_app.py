@@ -872,7 +872,7 @@ def test_the_window_follows_the_sessions_model(tmp_path, monkeypatch: pytest.Mon
     at.button(key="load_path").click().run()
     assert not at.exception and window_of(at) == "Claude Sonnet / Opus (200k)"
     assert any(
-        r"gpt\-9, is not in pi's model list" in c.value and "200,000 tokens assumed" in c.value
+        r"The window is assumed, 200,000 tokens: gpt\-9 is not in pi's model list" in c.value
         for c in at.sidebar.caption
     )
     # a window a page sets (Learn's, a sweep cell's) is a choice: the next session does not move it

@@ -376,7 +376,9 @@ def test_replay_names_the_window_of_the_sessions_model(tmp_path) -> None:  # typ
     assert "window 200,000 (gpt-5.5 has 272,000 in pi's model list: --window 272000), counter" in first_line(
         "gpt-5.5", "--window", "200000"
     )
-    assert "window 200,000 (assumed: gpt-9 is not in pi's model list), counter" in first_line("gpt-9")
+    assert "window 200,000 (assumed: gpt-9 is not in pi's model list (pi-ai 0.73.1)), counter" in first_line(
+        "gpt-9"
+    )
     assert "window 128,000, counter" in first_line("gpt-9", "--window", "128000")
 
 

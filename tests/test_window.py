@@ -87,7 +87,22 @@ def test_info_says_the_window_and_where_it_comes_from() -> None:
         return session_info(b.session()).to_text()
 
     assert "window    272,000 tokens (gpt-5.5's in pi's model list)\n" in text("openai", "gpt-5.5")
-    assert "window    unknown: gpt-9 is not in pi's model list\n" in text("openai", "gpt-9")
+    assert "window    unknown: gpt-9 is not in pi's model list (pi-ai 0.73.1)\n" in text("openai", "gpt-9")
     info = session_info(SessionBuilder().session())
     assert (info.window, info.windowSource, info.windowModel) == (None, None, None)
     assert "window " not in info.to_text()
+
+
+def test_a_claude_code_transcript_leaves_its_window_unknown() -> None:
+    """Claude Code runs a model at 200k or, when set to, at 1M; its transcript does not say which:
+    the window is assumed, and said to be, whatever pi's model list gives the model."""
+    from inspector.importers import load_any
+    from inspector.window import known_window, session_window, unknown_window_why
+
+    from .support.paths import REPO
+
+    s = load_any(REPO / "sample_sessions" / "claude-code-session.jsonl")
+    assert s.format == "claude-code" and known_window(s) is None and session_window(s) == 200_000
+    assert unknown_window_why(s) == "Claude Code does not record whether it ran with the 1M-token window"
+    pi = load_any(REPO / "sample_sessions" / "coding-session.jsonl")
+    assert known_window(pi) is not None and unknown_window_why(pi) is None

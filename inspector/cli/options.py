@@ -99,7 +99,8 @@ def add_window(p: argparse.ArgumentParser, purpose: str = "") -> None:
     p.add_argument(
         "--window",
         type=int,
-        help=f"context window{purpose} (default: the one the session records (Codex), else 200000)",
+        help=f"context window{purpose} (default: the one the session records (Codex), else its model's in "
+        "pi's model list, else 200000)",
     )
 
 

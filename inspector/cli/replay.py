@@ -15,7 +15,7 @@ from ..replay_report import replay_table
 from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
-from ..window import DEFAULT_WINDOW, answered_peak, known_window, session_model
+from ..window import DEFAULT_WINDOW, answered_peak, known_window, unknown_window_why
 from .base import EXIT_FAILED, Command, fail, large_pi_file, load_or_exit, print_csv, print_json_streamed
 from .options import add_cache, add_json, add_replay, replay_settings
 
@@ -158,10 +158,8 @@ def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
     the session's model has no known window."""
     known = known_window(session)
     if known is None:
-        m = session_model(session)
-        if m is None or settings.context_window != DEFAULT_WINDOW:
-            return ""
-        return f" (assumed: {visible(m.model, inline=True)} is not in pi's model list)"
+        why = unknown_window_why(session, lambda t: visible(t, inline=True))
+        return f" (assumed: {why})" if why and settings.context_window == DEFAULT_WINDOW else ""
     w = known.tokens
     if known.source == "recorded":
         return (

@@ -12,7 +12,6 @@ from typing import Any
 import streamlit as st
 from pydantic import BaseModel
 
-from ..model_windows import READ_FROM
 from ..policies import POLICIES, PolicySettings, trigger_threshold
 from ..replay import ReplaySettings
 from ..window import DEFAULT_WINDOW, KnownWindow
@@ -275,14 +274,12 @@ def _window_box(sb: Any) -> int:
 
 
 def _unknown_model_note(sb: Any, window: int) -> None:
-    """The session names its model, but pi's model list does not hold it: the window is assumed."""
-    model = st.session_state.get("session_model")
-    if model is None or st.session_state.get("window_chosen"):
+    """The session's window is not known (:func:`inspector.window.unknown_window_why`): say that
+    the one shown is assumed."""
+    why = st.session_state.get("session_window_why")
+    if why is None or st.session_state.get("window_chosen"):
         return
-    sb.caption(
-        f"This session's model, {esc(model.model)}, is not in pi's model list "
-        f"(pi-ai {READ_FROM}): {window:,} tokens assumed."
-    )
+    sb.caption(f"The window is assumed, {window:,} tokens: {why}.")
 
 
 def _window_floor_hint(sb: Any, window: int) -> None:

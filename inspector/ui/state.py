@@ -37,7 +37,8 @@ from ..replay import (
     warm_session,
 )
 from ..session.tree import LoadIssue, Session
-from ..window import answered_peak, known_window, session_model
+from ..window import answered_peak, known_window, unknown_window_why
+from .urlstate import esc
 
 MAX_SESSIONS = 6
 MAX_REPLAYS = 32
@@ -164,7 +165,7 @@ def _remember_window(session: Session | None) -> None:
     known = known_window(session) if session is not None else None
     st.session_state["session_window"] = known.tokens if known is not None else None
     st.session_state["session_window_known"] = known
-    st.session_state["session_model"] = session_model(session) if session is not None else None
+    st.session_state["session_window_why"] = unknown_window_why(session, esc) if session is not None else None
     st.session_state["session_window_floor"] = answered_peak(session) if session is not None else None
 
 
