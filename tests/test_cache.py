@@ -732,10 +732,15 @@ def test_a_compactions_summarisation_request_is_billed_by_pis_request_and_the_fa
     w = cache_replay(replay(s, ReplaySettings(compaction="pi", context_window=64_000)))
     assert [x.requests for x in w.summaries] == [2, 2] and all(x.simulated for x in w.summaries)
     assert cache_replay(replay(s, ReplaySettings(compaction="never"))).summaries == ()
-    # OpenAI: nothing written, plain input; another agent's compaction priced as pi's, said so
+    # OpenAI: nothing written, plain input
     codex = load_any(SAMPLES / "codex-session.jsonl")
     (oc,) = cache_replay(replay(codex, ReplaySettings(strategy="recorded"))).summaries
-    assert oc.write == 0 and oc.uncached == oc.prompt > 1_024 and "not modelled" in oc.shape
+    assert oc.write == 0 and oc.uncached == oc.prompt > 1_024 and oc.shape.startswith("Codex's local")
+    # another agent's compaction is priced as pi's, said so
+    (cc,) = cache_replay(
+        replay(s, ReplaySettings(compaction="claude-code", context_window=64_000))
+    ).summaries[:1]
+    assert "not modelled" in cc.shape
 
 
 def test_codexs_remote_compaction_is_the_conversations_own_request():
@@ -761,11 +766,22 @@ def test_codexs_remote_compaction_is_the_conversations_own_request():
     assert sc.read == before.prompt > 0 and sc.uncached == sc.prompt - sc.read > 0 and sc.write == 0
     rate = next(iter(c.rates.values()))
     assert sc.cost == pytest.approx(sc.read * rate.read + sc.uncached * rate.input)
-    # with its summary text, Codex compacted locally: priced as pi's request, said so
-    (local,) = cache_replay(
-        replay(load_any_sample("codex-session.jsonl"), ReplaySettings(strategy="recorded"))
-    ).summaries
-    assert local.read == 0 and "not modelled" in local.shape
+    # with its summary text, Codex compacted locally: the whole history and the compact prompt,
+    # sent without the turn's tools (codex-rs compact.rs): nothing read, all of it new input
+    from inspector.cache.summaries import _instructions
+    from inspector.tokens import get_counter
+
+    r = replay(load_any_sample("codex-session.jsonl"), ReplaySettings(strategy="recorded"))
+    local_c = cache_replay(r)
+    (local,) = local_c.summaries
+    assert local.shape.startswith("Codex's local compaction") and local.read == local.write == 0
+    (rec,) = r.summaries
+    counter = get_counter(r.settings.counter)
+    assert (
+        local.prompt
+        == local.uncached
+        == local_c.fit.size(rec["_tokensBefore"] + _instructions(counter, "history", "codex"))
+    )
 
 
 def load_any_sample(name: str):  # type: ignore[no-untyped-def]

@@ -26,7 +26,13 @@ base instructions to the compact endpoint (codex-rs ``core/src/compact_remote_re
 ``run_remote_compact_attempt``), so the prefix the last call left in the cache is read (at the
 cache-read rate) and the rest, what followed that call, is plain input; its size is the context
 before the compaction, in the provider's tokens by the session's fit (system prompt and tools
-included: the last call's prompt and what followed it). **OpenCode records its compaction's
+included: the last call's prompt and what followed it). **Codex's local compaction** (a recorded
+one with its summary text, or the Codex policy's simulated one) appends its compact prompt to the
+whole history and sends that with no tools (codex-rs ``core/src/compact.rs``,
+``run_compact_task_inner``: ``Prompt { input, ..Default::default() }``): the prompt parts from the
+turns' before the history begins, so nothing of the conversation's cache is read (at most the
+instructions' own prefix could be: not counted); it is priced by the family's rule as a new
+request of the context before the compaction and the compact prompt. **OpenCode records its compaction's
 request** (the ``summary: true`` answer's tokens, kept by the importer:
 :func:`inspector.importers.opencode.summary_usage`): a recorded one is priced from those tokens,
 as recorded. Any other agent's compaction is priced as pi sends its request: that agent's own
@@ -54,6 +60,10 @@ SOURCE = (
 PI_SHAPE = "pi's request"
 OTHER_SHAPE = "priced as pi's request (the agent's own is not modelled)"
 CODEX_REMOTE_SHAPE = "Codex's remote compaction: the conversation's own request, its cached prefix read"
+CODEX_LOCAL_SHAPE = (
+    "Codex's local compaction: the whole history and its compact prompt, sent without the turn's tools "
+    "(nothing of the conversation's cache read)"
+)
 RECORDED_SHAPE = "the agent's own request, as its file records it"
 _MESSAGE = attrgetter("message")
 
@@ -95,15 +105,16 @@ class SummaryCall(NamedTuple):
 
 
 @cache
-def _instruction_text(kind: Kind) -> str:
-    system, user = build_prompt(SummaryRequest((), None, None, 0, kind, "pi"))
+def _instruction_text(kind: Kind, style: str = "pi") -> str:
+    system, user = build_prompt(SummaryRequest((), None, None, 0, kind, style))
     return system + "\n" + user
 
 
-def _instructions(counter: Any, kind: Kind) -> int:
-    """Counter tokens of pi's instructions for one request (the previous summary it quotes is
-    counted with what the context lost: the summary message it was)."""
-    return int(counter.count_text(_instruction_text(kind)))
+def _instructions(counter: Any, kind: Kind, style: str = "pi") -> int:
+    """Counter tokens of an agent's summary instructions for one request (pi's unless ``style``
+    says; the previous summary it quotes is counted with what the context lost: the summary
+    message it was)."""
+    return int(counter.count_text(_instruction_text(kind, style)))
 
 
 def request_sizes(record: dict[str, Any], counter: Any) -> list[int]:
@@ -148,6 +159,14 @@ def codex_remote(rec: dict[str, Any], agent: str) -> bool:
     return agent == "codex" and rec.get("policy") == "recorded" and not (rec.get("text") or "").strip()
 
 
+def codex_local(rec: dict[str, Any], agent: str) -> bool:
+    """Is ``rec`` a compaction Codex made itself: a recorded one with its summary text, or the
+    Codex policy's?"""
+    policy = rec.get("policy")
+    recorded_local = agent == "codex" and policy == "recorded" and bool((rec.get("text") or "").strip())
+    return policy == "codex" or recorded_local
+
+
 def summary_calls(
     records: Sequence[dict[str, Any]],
     counter: Any,
@@ -183,6 +202,9 @@ def summary_calls(
             read = prompt if rule.enabled and warm else 0
             sizes, shape = [size], CODEX_REMOTE_SHAPE
             priced = [(0, size - read, read * rate.read + (size - read) * rate.input)]
+        elif codex_local(rec, agent) and rec.get("_tokensBefore") is not None:
+            sizes = [fit.size(rec["_tokensBefore"] + _instructions(counter, "history", "codex"))]
+            priced, shape = [price(sizes[0], rule, rate)], CODEX_LOCAL_SHAPE
         else:
             sizes = [max(0, round(fit.scale * n)) for n in request_sizes(rec, counter)]
             priced = [price(n, rule, rate) for n in sizes]
