@@ -424,10 +424,14 @@ def test_compare_page_tabulates_each_configuration(loaded: AppTest) -> None:
     ]
 
 
-def test_compare_the_agents_sets_four_configurations(loaded: AppTest) -> None:
+def test_compare_the_agents_sets_four_configurations(
+    loaded: AppTest, caplog: pytest.LogCaptureFixture
+) -> None:
     at = page(loaded, "compare")
     at.button(key="cmp_agents").click().run()
     assert not at.exception
+    # the widgets it sets get no default besides (Streamlit logs a warning for each that does)
+    assert not [r for r in caplog.records if "created with a default value" in r.getMessage()]
     assert [at.selectbox(key=f"cmp_pol_{i}").value for i in range(4)] == [
         "pi",
         "codex",

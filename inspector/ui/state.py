@@ -308,6 +308,14 @@ def default(key: str, value: Any) -> dict[str, Any]:
     return {} if key in st.session_state else {"value": value}
 
 
+def default_index(key: str, options: list[Any], value: Any) -> dict[str, Any]:
+    """``index=...`` of ``value`` among ``options`` (the first when it is not one) for a select
+    widget, unless session state already holds its value (see :func:`default`)."""
+    if key in st.session_state:
+        return {}
+    return {"index": options.index(value) if value in options else 0}
+
+
 def set_widgets(updates: dict[str, Any]) -> None:
     """Set widget values (call from a callback, which runs before any widget is drawn)."""
     for k, v in updates.items():

@@ -20,7 +20,7 @@ from inspector.replay import COMPARED, ReplaySettings, sweep
 from inspector.ui import cache_view, figures, retention_view, views
 from inspector.ui import urlstate as us
 from inspector.ui.common import PLOT_CONFIG, need_session, strategy_title
-from inspector.ui.state import current_replay, default, set_widgets, summary_cache
+from inspector.ui.state import current_replay, default, default_index, set_widgets, summary_cache
 from inspector.whatif import variant_settings
 from inspector.window import answered_peak
 
@@ -86,7 +86,13 @@ def compare_page(settings: ReplaySettings) -> None:
         "compaction (the sidebar's window and thresholds apply to all).",
     )
     count = int(
-        st.segmented_control("Configurations", [2, 3, 4], key="cmp_n", default=2, persist_state="session")
+        st.segmented_control(
+            "Configurations",
+            [2, 3, 4],
+            key="cmp_n",
+            persist_state="session",
+            **({} if "cmp_n" in st.session_state else {"default": 2}),  # set by "Compare the agents"
+        )
         or 2
     )
     configs = _configurations(settings, count)
@@ -141,7 +147,7 @@ def _configurations(settings: ReplaySettings, count: int) -> list[tuple[str, Rep
                 names,
                 key=f"cmp_strat_{i}",
                 persist_state="session",
-                index=names.index(ds) if ds in names else 0,
+                **default_index(f"cmp_strat_{i}", names, ds),
                 format_func=strategy_title,
             )
             pol = st.selectbox(
@@ -149,7 +155,7 @@ def _configurations(settings: ReplaySettings, count: int) -> list[tuple[str, Rep
                 list(POLICIES),
                 key=f"cmp_pol_{i}",
                 persist_state="session",
-                index=list(POLICIES).index(dp),
+                **default_index(f"cmp_pol_{i}", list(POLICIES), dp),
                 format_func=lambda n: POLICIES[n].title,
             )
             keep = int(
