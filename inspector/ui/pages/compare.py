@@ -91,7 +91,7 @@ def compare_page(settings: ReplaySettings) -> None:
             [2, 3, 4],
             key="cmp_n",
             persist_state="session",
-            **({} if "cmp_n" in st.session_state else {"default": 2}),  # set by "Compare the agents"
+            default=None if "cmp_n" in st.session_state else 2,  # set by "Compare the agents"
         )
         or 2
     )
