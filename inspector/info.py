@@ -222,7 +222,7 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
         thinkingLevel=figures.thinking_level,
         window=known.tokens if known is not None else None,
         windowSource=known.source if known is not None else None,
-        windowModel=model.model if model is not None else None,
+        windowModel=model.name() if model is not None else None,
         windowUnknown=unknown_window_why(session),
         compactions=comps,
         labels=dict(session.labels),

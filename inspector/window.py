@@ -55,6 +55,15 @@ class SessionModel(NamedTuple):
     models: int
     """How many distinct models answered."""
 
+    def name(self) -> str:
+        """The model's name to show: cut at :data:`NAME_SHOWN` characters (a file may hold any)."""
+        m = self.model
+        return m if len(m) <= NAME_SHOWN else m[: NAME_SHOWN - 1] + "…"
+
+
+NAME_SHOWN = 80
+"""Characters of a model's name shown."""
+
 
 class KnownWindow(NamedTuple):
     """A window the session itself makes known: the one it records (``source`` "recorded"), or its
@@ -70,7 +79,7 @@ class KnownWindow(NamedTuple):
         escapes it)."""
         if self.source == "recorded" or self.model is None:
             return "this session records"
-        return f"of {shown(self.model.model)}, this session's model, in pi's model list"
+        return f"of {shown(self.model.name())}, this session's model, in pi's model list"
 
 
 def session_window(session: Session | None, given: int | None = None) -> int:
@@ -108,7 +117,7 @@ def unknown_window_why(session: Session, shown: Callable[[str], str] = str) -> s
     m = session_model(session)
     if m is None:
         return None
-    return f"{shown(m.model)} is not in pi's model list (pi-ai {model_windows.READ_FROM})"
+    return f"{shown(m.name())} is not in pi's model list (pi-ai {model_windows.READ_FROM})"
 
 
 class ModelTally:

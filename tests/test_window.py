@@ -106,3 +106,17 @@ def test_a_claude_code_transcript_leaves_its_window_unknown() -> None:
     assert unknown_window_why(s) == "Claude Code does not record whether it ran with the 1M-token window"
     pi = load_any(REPO / "sample_sessions" / "coding-session.jsonl")
     assert known_window(pi) is not None and unknown_window_why(pi) is None
+
+
+def test_a_long_model_name_is_cut_where_it_is_shown() -> None:
+    from inspector.info import session_info
+    from inspector.window import unknown_window_why
+
+    b = SessionBuilder()
+    b.user("go")
+    b.assistant("ok", provider="openai", model="m" * 5000)
+    s = b.session()
+    why = unknown_window_why(s)
+    assert why is not None and why.startswith("m" * 79 + "… is not in pi's model list")
+    line = next(x for x in session_info(s).to_text().splitlines() if x.startswith("window "))
+    assert len(line) < 200

@@ -167,7 +167,7 @@ def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
             if w == settings.context_window
             else f" (the session records {w:,}: --window {w})"
         )
-    name = visible(known.model.model, inline=True) if known.model else "its model"
+    name = visible(known.model.name(), inline=True) if known.model else "its model"
     return (
         f" ({name}'s window in pi's model list)"
         if w == settings.context_window
