@@ -79,7 +79,8 @@ class KnownWindow(NamedTuple):
         escapes it)."""
         if self.source == "recorded" or self.model is None:
             return "this session records"
-        return f"of {shown(self.model.name())}, this session's model, in pi's model list"
+        whose = "this session's model" if self.model.models == 1 else "the model of most of its calls"
+        return f"of {shown(self.model.name())}, {whose}, in pi's model list"
 
 
 def session_window(session: Session | None, given: int | None = None) -> int:

@@ -70,6 +70,7 @@ def test_a_sessions_window_is_recorded_else_its_models_else_the_default() -> Non
     # the model of most answers; of a tie, the later
     mixed = session(("anthropic", "claude-opus-4-6"), ("openai", "gpt-5.5"), ("openai", "gpt-5.5"))
     assert known_window(mixed) == KnownWindow(272_000, "model", SessionModel("openai", "gpt-5.5", 2))
+    assert "of gpt-5.5, the model of most of its calls, in pi's model list" in known_window(mixed).said()
     tie = session(("openai", "gpt-5.5"), ("anthropic", "claude-opus-4-6"))
     assert known_window(tie).tokens == 1_000_000
     unknown = session(("anthropic", "claude-opus-5"))
