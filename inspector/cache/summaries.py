@@ -32,8 +32,8 @@ whole history and sends that with no tools (codex-rs ``core/src/compact.rs``,
 ``run_compact_task_inner``: ``Prompt { input, ..Default::default() }``): the prompt parts from the
 turns' before the history begins, so nothing of the conversation's cache is read (at most the
 instructions' own prefix could be: not counted); it is priced by the family's rule as a new
-request of the context before the compaction and the compact prompt. **OpenCode records its compaction's
-request** (the ``summary: true`` answer's tokens, kept by the importer:
+request of the context before the compaction and the compact prompt. **OpenCode records its
+compaction's request** (the ``summary: true`` answer's tokens, kept by the importer:
 :func:`inspector.importers.opencode.summary_usage`): a recorded one is priced from those tokens,
 as recorded. Any other agent's compaction is priced as pi sends its request: that agent's own
 request is not modelled (said in the row's ``shape``). The output (the summary's tokens) is

@@ -11,8 +11,9 @@ a DuckDB file (:mod:`inspector.corpus.store`) so an interrupted sweep resumes wh
 session's own compactions and recorded pruning; the same as ``sweep --agents recorded``), with
 the sweep's window and counter. The window is each session's own (``own_window``: the one it
 records, else its model's, else 200,000: :func:`inspector.window.session_window`) unless the sweep
-gives one or sweeps it (a ``context_window`` grid). A setting makes a session **worse than recorded** when its replay
-sends more input tokens, or overflows the window more often, than that baseline.
+gives one or sweeps it (a ``context_window`` grid). A setting makes a session **worse than
+recorded** when its replay sends more input tokens, or overflows the window more often, than that
+baseline.
 """
 
 from __future__ import annotations
