@@ -383,3 +383,6 @@ def test_a_sweep_without_a_window_gives_each_session_its_own(tmp_path: Path) -> 
     with contextlib.redirect_stdout(out):
         assert main(["sweep", str(tmp_path), "--grid", "keep_recent_tokens=20000", "--workers", "0"]) == 0
     assert "each session against its own window" in out.getvalue().splitlines()[0]
+    # the overview says which window each session's findings were checked against
+    assert [r["window"] for r in overview(items, workers=0)] == [272_000]
+    assert [r["window"] for r in overview(items, workers=0, window=200_000)] == [200_000]

@@ -16,6 +16,7 @@ CSV_COLUMNS = [
     "path",
     "agent",
     "model",
+    "window",
     "size",
     "calls",
     "peakContext",
@@ -78,7 +79,7 @@ def csv_row(r: dict[str, Any]) -> list[Any]:
 
 def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
     print(
-        f"{'session':<36} {'agent':<12} {'calls':>6} {'peak ctx':>9} {'compact':>7} {'prunes':>6} {'cost $':>8} "
+        f"{'session':<36} {'agent':<12} {'calls':>6} {'peak ctx':>9} {'window':>9} {'compact':>7} {'prunes':>6} {'cost $':>8} "
         f"{'cache':>6} {'findings (e/w/i)':>16}"
     )
     for r in rows:
@@ -90,7 +91,7 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         cost = f"{r['recordedCost']:.2f}" if r["recordedCost"] is not None else "–"
         cache = f"{r['cacheHitRate']:.0%}" if r["cacheHitRate"] is not None else "–"
         print(
-            f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {r['compactions']:>7} "
+            f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {r['window']:>9,} {r['compactions']:>7} "
             f"{r['prunes']:>6} {cost:>8} {cache:>6} "
             f"{f.get('error', 0):>8}/{f.get('warning', 0)}/{f.get('info', 0)}"
         )

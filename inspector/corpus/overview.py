@@ -4,7 +4,9 @@ Each row is computed by :func:`overview_task` in a worker (one session loaded at
 session's own records and one as-recorded replay (its own compactions and recorded pruning):
 
 * ``agent`` — the file's format (``pi``, ``claude-code``, ``codex``, ``opencode``); ``model`` —
-  the model of the last model call; ``size`` — bytes of the file;
+  the model of the last model call; ``window`` — the context window the findings are checked
+  against (the one given, else the session's own: :func:`inspector.window.session_window`);
+  ``size`` — bytes of the file;
 * ``calls`` — model calls (the replay's steps); ``peakContext`` — the largest prompt the file
   records (usage ``input + cacheRead + cacheWrite``), or, when no call records one, the replay's
   estimate (``peakSource`` says which);
@@ -37,6 +39,7 @@ COLUMNS: tuple[str, ...] = (
     "path",
     "agent",
     "model",
+    "window",
     "size",
     "calls",
     "peakContext",
@@ -72,7 +75,7 @@ def overview_task(path: str, ref: str | None, window: int | None = None) -> dict
 
 def session_figures(session: Session, window: int | None = None) -> dict[str, Any]:
     """Every overview figure of a loaded session (see the module's docstring); ``window``: the one
-    to check against (default: the one the session records, else 200,000:
+    to check against (default: the one the session records, else its model's, else 200,000:
     :func:`inspector.window.session_window`)."""
     from ..doctor import DoctorOptions, diagnose
     from ..pruning.recorded import recorded_prune
@@ -89,6 +92,7 @@ def session_figures(session: Session, window: int | None = None) -> dict[str, An
     return {
         "agent": session.format,
         "model": next((m.model for m in reversed(calls) if m.model), None),
+        "window": window,
         "calls": r.metrics.steps,
         "peakContext": int(max(recorded)) if recorded else r.metrics.peak_context,
         "peakSource": "recorded" if recorded else "estimated",

@@ -150,6 +150,7 @@ def _overview(rows: list[dict[str, Any]]) -> None:
                 "session": Path(r["path"]).name,
                 "agent": r["agent"],
                 "model": r["model"],
+                "window": r["window"],
                 "calls": r["calls"],
                 "peak context": r["peakContext"],
                 "compactions": r["compactions"],
