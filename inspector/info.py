@@ -69,6 +69,8 @@ class SessionInfo(BaseModel):
     """Where it comes from: "recorded", or "model" (its model's in pi's model list)."""
     windowModel: str | None = None
     """The model that answered most calls (whose window it is, or that pi's model list lacks)."""
+    windowSaid: str | None = None
+    """Where the window comes from, in words (:meth:`inspector.window.KnownWindow.short`)."""
     windowUnknown: str | None = None
     """Why the window is not known (:func:`inspector.window.unknown_window_why`)."""
     compactions: list[CompactionRow]
@@ -109,12 +111,7 @@ class SessionInfo(BaseModel):
                 f"thinking: {_vis(self.thinkingLevel)}"
             )
         if self.window is not None:
-            src = (
-                "the session records it"
-                if self.windowSource == "recorded"
-                else f"{_vis(self.windowModel)}'s in pi's model list"
-            )
-            add(f"window    {self.window:,} tokens ({src})")
+            add(f"window    {self.window:,} tokens ({_vis(self.windowSaid)})")
         elif self.windowUnknown is not None:
             add(f"window    unknown: {_vis(self.windowUnknown)}")
         add(f"context   {self.contextMessages} messages")
@@ -223,6 +220,7 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
         window=known.tokens if known is not None else None,
         windowSource=known.source if known is not None else None,
         windowModel=model.name() if model is not None else None,
+        windowSaid=known.short() if known is not None else None,
         windowUnknown=unknown_window_why(session),
         compactions=comps,
         labels=dict(session.labels),

@@ -65,18 +65,33 @@ NAME_SHOWN = 80
 """Characters of a model's name shown."""
 
 
+CLAUDE_CODE_WINDOWS = (200_000, 1_000_000)
+"""Claude Code's two windows: a model's 200k, or 1M when set to (the transcript does not say)."""
+
+
 class KnownWindow(NamedTuple):
-    """A window the session itself makes known: the one it records (``source`` "recorded"), or its
-    model's in pi's model list ("model", with the model)."""
+    """A window the session itself makes known: the one it records (``source`` "recorded"), its
+    model's in pi's model list ("model", with the model), or Claude Code's 1M, proved by an
+    answered call over 200k ("answered")."""
 
     tokens: int
     source: str
     model: SessionModel | None = None
 
+    def short(self, shown: Callable[[str], str] = str) -> str:
+        """Where the window comes from, as a short phrase for a line of text."""
+        if self.source == "answered":
+            return f"an answered call went over {CLAUDE_CODE_WINDOWS[0]:,}: Claude Code's 1M mode"
+        if self.source == "recorded" or self.model is None:
+            return "the session records it"
+        return f"{shown(self.model.name())}'s in pi's model list"
+
     def said(self, shown: Callable[[str], str] = str) -> str:
         """Where the window comes from, as a phrase: "this session records", "of gpt-5.5, this
         session's model, in pi's model list" (the model's name as ``shown`` writes it: the app
         escapes it)."""
+        if self.source == "answered":
+            return f"Claude Code's 1M mode runs with (an answered call went over {CLAUDE_CODE_WINDOWS[0]:,})"
         if self.source == "recorded" or self.model is None:
             return "this session records"
         whose = "this session's model" if self.model.models == 1 else "the model of most of its calls"
@@ -96,11 +111,15 @@ def known_window(session: Session) -> KnownWindow | None:
     """The window ``session`` records (Codex's ``model_context_window``), else the window of the
     model that answered most of its calls in pi's model list (:func:`inspector.model_windows.model_window`);
     None when neither is known. Not for a Claude Code transcript: Claude Code runs a model at 200k
-    or, when set to, at 1M, and the transcript does not say which (:func:`unknown_window_why`)."""
+    or, when set to, at 1M, and the transcript does not say which (:func:`unknown_window_why`),
+    unless a call the provider answered went over 200k: then it ran at 1M."""
     w = recorded_context_window(session)
     if w:
         return KnownWindow(w, "recorded")
     if session.format == "claude-code":
+        peak = answered_peak(session)
+        if peak is not None and peak.tokens > CLAUDE_CODE_WINDOWS[0]:
+            return KnownWindow(CLAUDE_CODE_WINDOWS[1], "answered")
         return None
     m = session_model(session)
     mw = model_windows.model_window(m.provider, m.model) if m is not None else None

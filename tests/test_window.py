@@ -121,3 +121,32 @@ def test_a_long_model_name_is_cut_where_it_is_shown() -> None:
     assert why is not None and why.startswith("m" * 79 + "… is not in pi's model list")
     line = next(x for x in session_info(s).to_text().splitlines() if x.startswith("window "))
     assert len(line) < 200
+
+
+def test_a_claude_code_call_answered_over_200k_proves_its_1m_window() -> None:
+    """Claude Code has two windows, 200k and 1M: a call the provider answered with more than 200k
+    tokens (input and output: the API refuses more than the window) ran at 1M."""
+    from inspector.cli.replay import recorded_window_note
+    from inspector.importers import parse_any
+    from inspector.info import session_info
+    from inspector.replay import ReplaySettings
+    from inspector.window import known_window, session_window, unknown_window_why
+
+    from .support.paths import REPO
+
+    text = (REPO / "sample_sessions" / "claude-code-session.jsonl").read_text()
+    one = '"input_tokens": 1200, "output_tokens": 90, "cache_read_input_tokens": 16000,'
+    assert text.count(one) == 1
+    for answered, window in ((150_000, 200_000), (200_000, 200_000), (200_001, 1_000_000)):
+        # the call's context: input 1,200 + output 90 + cache read + cache write 120
+        big = text.replace(one, one.replace("16000", str(answered - 1_410)))
+        s = parse_any(big.encode(), "cc.jsonl")
+        assert session_window(s) == window, answered
+    known = known_window(s)
+    assert known is not None and known.source == "answered" and unknown_window_why(s) is None
+    assert "Claude Code's 1M mode" in known.said()
+    assert "window    1,000,000 tokens (an answered call went over 200,000: Claude Code's 1M mode)" in (
+        session_info(s).to_text()
+    )
+    note = recorded_window_note(s, ReplaySettings(context_window=1_000_000))
+    assert note == " (an answered call went over 200,000: Claude Code's 1M mode)"

@@ -161,6 +161,8 @@ def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
         why = unknown_window_why(session, lambda t: visible(t, inline=True))
         return f" (assumed: {why})" if why and settings.context_window == DEFAULT_WINDOW else ""
     w = known.tokens
+    if known.source == "answered":
+        return f" ({known.short()})" if w == settings.context_window else f" ({known.short()}: --window {w})"
     if known.source == "recorded":
         return (
             " (the one the session records)"
