@@ -150,3 +150,13 @@ def test_a_sweeps_cells_are_ranked_by_billed_cost_with_the_frontier():
     assert sorted(front["data"][0]["x"]) == sorted(table["billedCostUsd"])  # one marker per cell
     assert front["data"][0]["y"] == [int(v) for v in table["rereads"]]
     assert front["layout"]["yaxis"]["dtick"] == 1  # a few re-reads: whole-number ticks
+
+
+def test_the_load_pages_verdict_says_how_far_off_the_reads_are():
+    """ "within 100.0 %" read as praise for a model that missed every read: the sentence says how far off."""
+    m = {"cacheReadError": 1.0, "cacheReadTotalError": -1.0, "billedCostError": None}
+    assert cache_view.verdict(m, 1) == (
+        "Prompt cache: replayed as recorded, the model's cache reads are off the recorded ones by "
+        "100.0% in total (100.0% call by call); 1 call(s) disagree, each with its likely cause on the "
+        "Replay page."
+    )

@@ -254,7 +254,7 @@ def verdict(m: dict[str, Any], disagreeing: int) -> str | None:
         else f", billed input cost {m['billedCostError']:+.1%} of the recorded"
     )
     return (
-        f"Prompt cache: replayed as recorded, the model predicts the recorded cache reads within "
+        f"Prompt cache: replayed as recorded, the model's cache reads are off the recorded ones by "
         f"{abs(m['cacheReadTotalError']):.1%} in total ({m['cacheReadError']:.1%} call by call{cost}); "
         f"{disagreeing:,} call(s) disagree, each with its likely cause on the Replay page."
     )
