@@ -150,3 +150,35 @@ def test_a_claude_code_call_answered_over_200k_proves_its_1m_window() -> None:
     )
     note = recorded_window_note(s, ReplaySettings(context_window=1_000_000))
     assert note == " (an answered call went over 200,000: Claude Code's 1M mode)"
+
+
+def test_the_model_list_is_pis_own(pi_oracle) -> None:  # type: ignore[no-untyped-def]
+    """inspector/model_windows.json is what the pinned pi-ai's MODELS give, every provider and
+    model (tools/pi-oracle/model-windows.mjs prints it): the windows pi itself compacts against."""
+    import json
+    import subprocess
+
+    from inspector import model_windows
+
+    from .support.paths import PI_ORACLE_SRC
+
+    out = subprocess.run(
+        ["node", str(PI_ORACLE_SRC / "model-windows.mjs"), "--modules", str(pi_oracle.modules)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    assert json.loads(out) == json.loads(model_windows.TABLE.read_text(encoding="utf-8"))
+    assert model_windows.READ_FROM == json.loads(out)["piAi"]
+    assert model_windows.windows()["openai"]["gpt-5.5"] == 272_000
+
+
+def test_pi_sessions_name_models_as_the_list_does() -> None:
+    """A router's and a cloud's own ids are looked up as pi records them."""
+    from inspector.model_windows import model_window, windows
+
+    for provider in ("openrouter", "github-copilot", "amazon-bedrock", "google-vertex"):
+        model, window = next(iter(windows()[provider].items()))
+        assert model_window(provider, model) == window
+    assert model_window("openrouter", "no-such/model") is None
