@@ -62,6 +62,10 @@ class Agent:
     """pi only: reserveTokens its preset sets."""
     verified: bool = True
     """False when its policy and pruning come from third-party reports (source not public)."""
+    windows: tuple[int, ...] = ()
+    """The windows it may run a model at when its file does not say which, smallest first (Claude
+    Code: a model's 200k, or 1M when set to); empty: the window the file records, or the model's
+    (:func:`inspector.window.known_window`)."""
 
     @property
     def label(self) -> str:
@@ -98,6 +102,7 @@ AGENTS: dict[str, Agent] = {
             "(unverified)",
             context_window=200_000,
             verified=False,
+            windows=(200_000, 1_000_000),
         ),
         Agent(
             "codex",

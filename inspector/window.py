@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from . import model_windows
+from .agents import AGENTS
 from .importers.codex import recorded_context_window
 from .numbers import clamp
 from .session.models import AssistantMessage, MessageEntry
@@ -65,23 +66,26 @@ NAME_SHOWN = 80
 """Characters of a model's name shown."""
 
 
-CLAUDE_CODE_WINDOWS = (200_000, 1_000_000)
-"""Claude Code's two windows: a model's 200k, or 1M when set to (the transcript does not say)."""
-
-
 class KnownWindow(NamedTuple):
     """A window the session itself makes known: the one it records (``source`` "recorded"), its
-    model's in pi's model list ("model", with the model), or Claude Code's 1M, proved by an
-    answered call over 200k ("answered")."""
+    model's in pi's model list ("model", with the model), or the larger of its agent's windows an
+    answered call proved (``answered``: Claude Code's 1M, ``over`` its 200k)."""
 
     tokens: int
     source: str
     model: SessionModel | None = None
+    agent: str = ""
+    """The agent whose window an answered call proved (its short title)."""
+    over: int = 0
+    """The agent's window the answered call went over."""
+
+    def _mode(self) -> str:
+        return f"{self.agent}'s {_millions(self.tokens)} mode"
 
     def short(self, shown: Callable[[str], str] = str) -> str:
         """Where the window comes from, as a short phrase for a line of text."""
         if self.source == "answered":
-            return f"an answered call went over {CLAUDE_CODE_WINDOWS[0]:,}: Claude Code's 1M mode"
+            return f"an answered call went over {self.over:,}: {self._mode()}"
         if self.source == "recorded" or self.model is None:
             return "the session records it"
         return f"{shown(self.model.name())}'s in pi's model list"
@@ -91,11 +95,16 @@ class KnownWindow(NamedTuple):
         session's model, in pi's model list" (the model's name as ``shown`` writes it: the app
         escapes it)."""
         if self.source == "answered":
-            return f"Claude Code's 1M mode runs with (an answered call went over {CLAUDE_CODE_WINDOWS[0]:,})"
+            return f"{self._mode()} runs with (an answered call went over {self.over:,})"
         if self.source == "recorded" or self.model is None:
             return "this session records"
         whose = "this session's model" if self.model.models == 1 else "the model of most of its calls"
         return f"of {shown(self.model.name())}, {whose}, in pi's model list"
+
+
+def _millions(tokens: int) -> str:
+    """1,000,000 → "1M" (a window's size as the agents name it)."""
+    return f"{tokens / 1_000_000:g}M" if tokens >= 1_000_000 else f"{tokens // 1000:,}k"
 
 
 def session_window(session: Session | None, given: int | None = None) -> int:
@@ -110,17 +119,22 @@ def session_window(session: Session | None, given: int | None = None) -> int:
 def known_window(session: Session) -> KnownWindow | None:
     """The window ``session`` records (Codex's ``model_context_window``), else the window of the
     model that answered most of its calls in pi's model list (:func:`inspector.model_windows.model_window`);
-    None when neither is known. Not for a Claude Code transcript: Claude Code runs a model at 200k
-    or, when set to, at 1M, and the transcript does not say which (:func:`unknown_window_why`),
-    unless a call the provider answered went over 200k: then it ran at 1M."""
+    None when neither is known. Not for an agent that runs a model at one of several windows and
+    does not record which (:attr:`inspector.agents.Agent.windows`: Claude Code's 200k or 1M; see
+    :func:`unknown_window_why`), unless a call the provider answered went over the smallest: then
+    it ran at the smallest that holds it (the API refuses a call over its window)."""
     w = recorded_context_window(session)
     if w:
         return KnownWindow(w, "recorded")
-    if session.format == "claude-code":
+    agent = AGENTS.get(session.format)
+    if agent is not None and agent.windows:
         peak = answered_peak(session)
-        if peak is not None and peak.tokens > CLAUDE_CODE_WINDOWS[0]:
-            return KnownWindow(CLAUDE_CODE_WINDOWS[1], "answered")
-        return None
+        tokens = peak.tokens if peak is not None else 0
+        held = next((w for w in agent.windows if tokens <= w), None)
+        if held is None or held == agent.windows[0]:
+            return None
+        over = max(w for w in agent.windows if w < held)
+        return KnownWindow(held, "answered", agent=agent.short_title, over=over)
     m = session_model(session)
     mw = model_windows.model_window(m.provider, m.model) if m is not None else None
     return KnownWindow(mw, "model", m) if mw else None
@@ -132,8 +146,9 @@ def unknown_window_why(session: Session, shown: Callable[[str], str] = str) -> s
     None when it is known, or the session names no model."""
     if known_window(session) is not None:
         return None
-    if session.format == "claude-code":
-        return "Claude Code does not record whether it ran with the 1M-token window"
+    agent = AGENTS.get(session.format)
+    if agent is not None and agent.windows:
+        return f"{agent.short_title} does not record whether it ran with the {_millions(agent.windows[-1])}-token window"
     m = session_model(session)
     if m is None:
         return None
