@@ -16,7 +16,16 @@ from .session.models import CompactionEntry, MessageEntry
 from .session.tree import Session
 from .tokens import assistant_usage, calculate_context_tokens, estimate_context_tokens, get_counter
 from .visible import visible
-from .window import ModelTally, known_window, remember_model, session_model, unknown_window_why
+from .window import (
+    DEFAULT_WINDOW,
+    ModelTally,
+    known_window,
+    model_windows_of,
+    model_windows_said,
+    remember_model,
+    session_model,
+    unknown_window_why,
+)
 
 
 def _vis(text: object) -> str:
@@ -73,6 +82,10 @@ class SessionInfo(BaseModel):
     """Where the window comes from, in words (:meth:`inspector.window.KnownWindow.short`)."""
     windowUnknown: str | None = None
     """Why the window is not known (:func:`inspector.window.unknown_window_why`)."""
+    modelWindows: list[dict[str, Any]] = []
+    """The other models that answered calls, whose window in pi's model list differs
+    (``provider``, ``model``, ``window``; :func:`inspector.window.model_windows_of`): a replay
+    following the session runs their calls against it, as pi checks them."""
     compactions: list[CompactionRow]
     labels: dict[int, str]
     issues: list[IssueRow]
@@ -114,6 +127,11 @@ class SessionInfo(BaseModel):
             add(f"window    {self.window:,} tokens ({_vis(self.windowSaid)})")
         elif self.windowUnknown is not None:
             add(f"window    unknown: {_vis(self.windowUnknown)}")
+        if self.modelWindows:
+            said = model_windows_said(
+                tuple((w["provider"], w["model"], w["window"]) for w in self.modelWindows), _vis
+            )
+            add(f"          {said} (each call against its model's window, as pi checks it)")
         add(f"context   {self.contextMessages} messages")
         for name, t in self.contextTokens.items():
             add(f"  {t:>9,} tokens  by {name}")
@@ -222,6 +240,10 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
         windowModel=model.name() if model is not None else None,
         windowSaid=known.short() if known is not None else None,
         windowUnknown=unknown_window_why(session),
+        modelWindows=[
+            {"provider": p, "model": m, "window": w}
+            for p, m, w in model_windows_of(session, known.tokens if known is not None else DEFAULT_WINDOW)
+        ],
         compactions=comps,
         labels=dict(session.labels),
         issues=[
@@ -290,7 +312,7 @@ def _streamed_figures(skeleton: Session, path: list[int], counters: Sequence[str
                 acc.add(p, m)
     finally:
         stream.entries.close()
-    remember_model(skeleton, models.result())
+    remember_model(skeleton, models)
     return acc.figures()
 
 

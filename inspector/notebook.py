@@ -32,7 +32,7 @@ from .session.tree import Session
 from .ui import figures
 from .ui.narrate import notable_steps, step_story
 from .ui.step_figures import step_bars
-from .window import session_window
+from .window import window_settings
 
 try:
     import ipywidgets as widgets
@@ -240,13 +240,16 @@ class Inspector:
         )
         for w in self.strategy_box.children:
             strat_values[w.setting] = w.value
+        # another window chosen: every call runs against it (the models' own windows were the session's)
+        chosen = {} if c["context_window"].value == self._settings.context_window else {"model_windows": ()}
         return _settings(
             self._settings,
             {
                 k: c[k].value
                 for k in ("compaction", "context_window", "keep_recent_tokens", "reserve_tokens", "strategy")
             }
-            | {"strategy_settings": strat_values},
+            | {"strategy_settings": strat_values}
+            | chosen,
         )
 
     # -- updates ------------------------------------------------------------------------------
@@ -344,5 +347,5 @@ def inspect(path_or_session: str | Path | Session, *, step: int | None = None, *
     if "strategy" not in settings:  # as recorded, as the app and the CLI replay it
         settings = {**settings, "strategy": default_strategy(session)}
     if "window" not in settings and "context_window" not in settings:  # the session's own, as there
-        settings = {**settings, "context_window": session_window(session)}
+        settings = {**settings, **window_settings(session)}
     return Inspector(session, _settings(None, settings), step)

@@ -116,6 +116,25 @@ def session_window(session: Session | None, given: int | None = None) -> int:
     return known.tokens if known is not None else DEFAULT_WINDOW
 
 
+def model_windows_said(own: tuple[tuple[str, str, int], ...], shown: Callable[[str], str] = str) -> str:
+    """``own`` (:func:`model_windows_of`) as a clause: "gemini-2.5-pro's calls against 1,048,576"
+    (each model's name cut at :data:`NAME_SHOWN` characters, as ``shown`` writes it); "" for none."""
+
+    def name(m: str) -> str:
+        return shown(m if len(m) <= NAME_SHOWN else m[: NAME_SHOWN - 1] + "…")
+
+    return ", ".join(f"{name(m)}'s calls against {w:,}" for _, m, w in own)
+
+
+def window_settings(session: Session | None, given: int | None = None) -> dict[str, object]:
+    """The replay settings of the window (``context_window``, ``model_windows``): ``given`` for
+    every call (the user's), else the session's own (:func:`session_window`) and, for the calls of
+    a model whose window differs, that model's (:func:`model_windows_of`)."""
+    window = session_window(session, given)
+    own = model_windows_of(session, window) if given is None and session is not None else ()
+    return {"context_window": window, "model_windows": own}
+
+
 def known_window(session: Session) -> KnownWindow | None:
     """The window ``session`` records (Codex's ``model_context_window``), else the window of the
     model that answered most of its calls in pi's model list (:func:`inspector.model_windows.model_window`);
@@ -138,6 +157,28 @@ def known_window(session: Session) -> KnownWindow | None:
     m = session_model(session)
     mw = model_windows.model_window(m.provider, m.model) if m is not None else None
     return KnownWindow(mw, "model", m) if mw else None
+
+
+def model_windows_of(session: Session, window: int) -> tuple[tuple[str, str, int], ...]:
+    """(provider, model, window) of each model that answered calls of ``session`` and whose window
+    in pi's model list is not ``window`` (the one the replay runs with): pi checks each call
+    against the window of the model that answered it (``agent-session.ts``, ``_checkCompaction``:
+    ``this.model.contextWindow``), so a session that switched models is replayed with each
+    model's window (:attr:`inspector.replay.ReplaySettings.model_windows`). Empty for a session
+    whose file records its window (Codex) and for an agent that runs a model at one of several
+    windows (:attr:`inspector.agents.Agent.windows`: Claude Code); a model the list lacks runs
+    with ``window``."""
+    if recorded_context_window(session):
+        return ()
+    agent = AGENTS.get(session.format)
+    if agent is not None and agent.windows:
+        return ()
+    out = []
+    for provider, model in session_models(session):
+        w = model_windows.model_window(provider, model)
+        if w and w != window:
+            out.append((provider or "", model, w))
+    return tuple(sorted(out))
 
 
 def unknown_window_why(session: Session, shown: Callable[[str], str] = str) -> str | None:
@@ -167,6 +208,10 @@ class ModelTally:
             key = (m.provider if isinstance(m.provider, str) else None, m.model)
             self._seen[key] = self._seen.pop(key, 0) + 1  # re-inserted: the later of a tie comes last
 
+    def pairs(self) -> tuple[tuple[str | None, str], ...]:
+        """Every (provider, model) that answered, in the order of their last answer."""
+        return tuple(self._seen)
+
     def result(self) -> SessionModel | None:
         """The model of most answers (the later one of a tie), or None."""
         best = max(reversed(self._seen.items()), key=lambda kv: kv[1], default=None)
@@ -175,25 +220,40 @@ class ModelTally:
         return SessionModel(best[0][0], best[0][1], len({m for _, m in self._seen}))
 
 
-_MODELS: weakref.WeakKeyDictionary[Session, SessionModel | None] = weakref.WeakKeyDictionary()
+_MODELS: weakref.WeakKeyDictionary[
+    Session, tuple[SessionModel | None, tuple[tuple[str | None, str], ...]]
+] = weakref.WeakKeyDictionary()
 
 
 def session_model(session: Session) -> SessionModel | None:
     """The (provider, model) that answered most of the session's calls, on any branch (the later
     one of a tie); None when no answer names its model (memoised per session)."""
-    if session in _MODELS:
-        return _MODELS[session]
+    return _tally(session)[0]
+
+
+def session_models(session: Session) -> tuple[tuple[str | None, str], ...]:
+    """Every (provider, model) that answered a call of the session, on any branch (memoised)."""
+    return _tally(session)[1]
+
+
+def _tally(session: Session) -> tuple[SessionModel | None, tuple[tuple[str | None, str], ...]]:
+    hit = _MODELS.get(session)
+    if hit is not None:
+        return hit
     tally = ModelTally()
     for e in session.entries:
         if isinstance(e, MessageEntry):
             tally.add(e.message)
-    return remember_model(session, tally.result())
+    remember_model(session, tally)
+    return _MODELS[session]
 
 
-def remember_model(session: Session, model: SessionModel | None) -> SessionModel | None:
-    """Keep ``model`` as :func:`session_model` of ``session`` (a skeleton, whose messages a
-    streamed load counted as it read them: :class:`ModelTally`)."""
-    _MODELS[session] = model
+def remember_model(session: Session, tally: ModelTally) -> SessionModel | None:
+    """Keep what ``tally`` counted as :func:`session_model` and :func:`session_models` of
+    ``session`` (a skeleton, whose messages a streamed load counted as it read them); returns the
+    model of most answers."""
+    model = tally.result()
+    _MODELS[session] = (model, tally.pairs())
     return model
 
 

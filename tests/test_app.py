@@ -885,3 +885,53 @@ def test_the_window_follows_the_sessions_model(tmp_path, monkeypatch: pytest.Mon
     at.text_input(key="local_path").set_value(str(tmp_path / "gpt-5.5.jsonl"))
     at.button(key="load_path").click().run()
     assert not at.exception and window_of(at) == 48_000
+
+
+def test_each_models_calls_run_against_its_own_window(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session that switched models: while the window follows the session, the other model's
+    calls run against its own window (as pi checks them), the sidebar says so and the timeline
+    draws each window over its calls; a window the user chooses is every call's."""
+    from .support.builder import SessionBuilder
+
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
+    b = SessionBuilder()
+    for model, text in [("claude-sonnet-4-5", "hello")] * 3 + [("gemini-2.5-pro", "x" * 400_000)] * 2:
+        b.user(text)
+        b.assistant("ok", provider="anthropic" if model.startswith("claude") else "google", model=model)
+    (tmp_path / "switch.jsonl").write_text(b.text())
+    at = fresh()
+    at.text_input(key="local_path").set_value(str(tmp_path / "switch.jsonl"))
+    at.button(key="load_path").click().run()
+    assert not at.exception and window_of(at) == "Claude Sonnet / Opus (200k)"
+    assert any(
+        "each call runs against the window of the model that answered it: gemini\\-2\\.5\\-pro's calls "
+        "against 1,048,576" in c.value
+        for c in at.sidebar.caption
+    )
+    page(at, "replay")
+    assert not at.exception
+    timeline = next(
+        f
+        for f in figures_of(at)
+        if f["layout"].get("yaxis", {}).get("title", {}).get("text") == "context tokens"
+    )
+    windows = [
+        s
+        for s in timeline["layout"]["shapes"]
+        if s["line"]["color"] == "#d62728" and s["line"].get("dash") in (None, "solid")
+    ]
+    assert [(s["x0"], s["x1"], s["y0"]) for s in windows] == [(-0.5, 2.5, 200_000), (2.5, 4.5, 1_048_576)]
+    assert metrics(at)["Window used"].endswith("%")
+    at.selectbox(key="window_preset").set_value("GPT-5 (400k)").run()
+    assert not at.exception
+    assert not any("each call runs against" in c.value for c in at.sidebar.caption)
+    timeline = next(
+        f
+        for f in figures_of(at)
+        if f["layout"].get("yaxis", {}).get("title", {}).get("text") == "context tokens"
+    )
+    assert [
+        s["y0"]
+        for s in timeline["layout"]["shapes"]
+        if s["line"]["color"] == "#d62728" and s["line"].get("dash") in (None, "solid")
+    ] == [400_000]

@@ -182,3 +182,59 @@ def test_pi_sessions_name_models_as_the_list_does() -> None:
         model, window = next(iter(windows()[provider].items()))
         assert model_window(provider, model) == window
     assert model_window("openrouter", "no-such/model") is None
+
+
+def _switching_session():  # type: ignore[no-untyped-def]
+    """Two small calls by claude-sonnet-4-5 (200,000 in pi's model list), then gemini-2.5-pro
+    (1,048,576) answering as the context grows past 300,000 tokens (pi's estimate: chars ÷ 4)."""
+    b = SessionBuilder()
+    for _ in range(2):
+        b.user("hello")
+        b.assistant("ok", provider="anthropic", model="claude-sonnet-4-5")
+    for _ in range(4):
+        b.user("x" * 320_000)  # 80,000 tokens each
+        b.assistant("ok", provider="google", model="gemini-2.5-pro")
+    return b.session()
+
+
+def test_each_call_runs_against_the_window_of_the_model_that_answered_it() -> None:
+    from inspector.replay import ReplaySettings, replay
+    from inspector.window import model_windows_of, model_windows_said, window_settings
+
+    s = _switching_session()
+    own = window_settings(s)
+    # the model of most calls gives the headline window; the other model keeps its own
+    assert own == {
+        "context_window": 1_048_576,
+        "model_windows": (("anthropic", "claude-sonnet-4-5", 200_000),),
+    }
+    assert model_windows_of(s, 200_000) == (("google", "gemini-2.5-pro", 1_048_576),)
+    assert window_settings(s, 128_000) == {
+        "context_window": 128_000,
+        "model_windows": (),
+    }  # the user's: every call's
+    assert model_windows_said(model_windows_of(s, 200_000)) == "gemini-2.5-pro's calls against 1,048,576"
+
+    # pi's policy at 200,000 for every call: the gemini calls overflow and it compacts
+    flat = replay(s, ReplaySettings(compaction="pi", context_window=200_000))
+    assert {st.window for st in flat.steps} == {200_000}
+    assert flat.metrics.compactions >= 1
+    # each model's own window (pi's this.model.contextWindow at each check): no compaction, no overflow
+    per = replay(
+        s, ReplaySettings(compaction="pi", context_window=200_000, model_windows=model_windows_of(s, 200_000))
+    )
+    assert [st.window for st in per.steps] == [200_000] * 2 + [1_048_576] * 4
+    assert per.metrics.compactions == 0 and per.metrics.overflows == 0
+    assert per.steps[-1].tokens > 300_000
+    assert per.steps[-1].as_dict()["window"] == 1_048_576
+
+
+def test_a_swept_or_chosen_window_is_every_calls() -> None:
+    from inspector.replay import ReplaySettings
+    from inspector.replay.sweep import _coerce
+    from inspector.window import model_windows_of
+
+    s = _switching_session()
+    base = ReplaySettings(context_window=200_000, model_windows=model_windows_of(s, 200_000))
+    assert _coerce(base, "context_window", 400_000).model_windows == ()
+    assert _coerce(base, "keep_recent_tokens", 10_000).model_windows == base.model_windows

@@ -276,7 +276,7 @@ def strategy_settings(name: str, values: dict[str, str]) -> BaseModel:
 def replay_settings(args: argparse.Namespace, session: Session) -> ReplaySettings:
     """The :class:`ReplaySettings` the options of :func:`add_replay` describe, or exit 2."""
     from ..summarize.llm import operator_key
-    from ..window import session_window
+    from ..window import window_settings
 
     sets = key_values(args.set)
     if sets and args.strategy in (None, "none"):
@@ -289,7 +289,7 @@ def replay_settings(args: argparse.Namespace, session: Session) -> ReplaySetting
             compaction=args.compaction,
             strategy=default_strategy(session) if args.strategy is None else args.strategy,
             strategy_settings=tuple(sorted(strategy.items())),
-            context_window=session_window(session, args.window),
+            **window_settings(session, args.window),
             reserve_tokens=args.reserve,
             keep_recent_tokens=args.keep_recent_tokens,
             counter=args.counter,

@@ -15,7 +15,7 @@ from ..replay_report import replay_table
 from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
-from ..window import DEFAULT_WINDOW, answered_peak, known_window, unknown_window_why
+from ..window import DEFAULT_WINDOW, answered_peak, known_window, model_windows_said, unknown_window_why
 from .base import EXIT_FAILED, Command, fail, large_pi_file, load_or_exit, print_csv, print_json_streamed
 from .options import add_cache, add_json, add_replay, replay_settings
 
@@ -133,6 +133,9 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
         f"window {settings.context_window:,}{recorded_window_note(session, settings)}, "
         f"counter {settings.counter}"
     )
+    if settings.model_windows:
+        said = model_windows_said(settings.model_windows, lambda t: visible(t, inline=True))
+        print(f"  each call against its model's window, as pi checks it: {said} (pi's model list)")
     print(
         f"  total input tokens   {m.total_input_tokens:>14,}"
         + (f"   (recorded: {m.recorded_total_input:,})" if m.recorded_total_input else "")

@@ -32,7 +32,7 @@ from ..cache.report import cache_replay
 from ..replay import ReplaySettings, replay
 from ..replay.summaries import SummaryCache
 from ..replay.sweep import _coerce as with_grid_value
-from ..window import session_window
+from ..window import window_settings
 from .items import CorpusItem, load_item
 from .store import METRIC_FIELDS
 
@@ -123,7 +123,7 @@ def session_task(
             raise ValueError("no entries: " + "; ".join(i.message for i in session.issues[:2]))
         base = ReplaySettings.model_validate(base_json)
         if own_window:
-            base = base.model_copy(update={"context_window": session_window(session)})
+            base = base.model_copy(update=window_settings(session))
         summaries = SummaryCache()
         rows = [
             {

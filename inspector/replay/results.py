@@ -233,6 +233,9 @@ class Step:
     pruned_tokens: int
     events: tuple[Event, ...]
     cost: float
+    window: int
+    """The context window this call ran against (:attr:`ReplaySettings.context_window`, or its
+    model's: :attr:`ReplaySettings.model_windows`)."""
     # -- to rebuild the exact context lazily ------------------------------------------------
     _segment: list[ContextMessage] = field(repr=False, compare=False, default_factory=list)
     _length: int = field(repr=False, compare=False, default=0)
@@ -260,6 +263,7 @@ class Step:
             "prunedItems": self.pruned_items,
             "prunedTokens": self.pruned_tokens,
             "cost": round(self.cost, 6),
+            "window": self.window,
             "events": [e.to_json() for e in self.events],
         }
 

@@ -114,6 +114,8 @@ class ReplayRun:
             enabled=True, reserveTokens=settings.reserve_tokens, keepRecentTokens=settings.keep_recent_tokens
         )
         self.window = settings.context_window
+        # pi checks each call against the window of the model that answered it (model_windows)
+        self.windows = {(p, m): w for p, m, w in settings.model_windows}
         self.path = session.path(settings.leaf)
         self.price = self._price()
         self.ctx = self._context()
@@ -231,6 +233,9 @@ class ReplayRun:
     def model_call(self, m: AssistantMessage, ei: int, kept: Any = None) -> None:
         """The call answered by ``m`` (``kept``: what the context keeps in its place, if not ``m``)."""
         k = len(self.steps)
+        if self.windows:
+            provider = m.provider if isinstance(m.provider, str) else ""
+            self.window = self.windows.get((provider, m.model or ""), self.settings.context_window)
         state_before = self.prune_state
         call, res, tokens = self.prune(k, state_before, m.timestamp)
         if self.policy.simulated and tokens > self.window:
@@ -324,6 +329,7 @@ class ReplayRun:
                 pruned_tokens=before - tokens,
                 events=tuple(self.pending),
                 cost=tokens * self.price(m),
+                window=self.window,
                 _segment=seg,
                 _length=length,
                 _state=state,

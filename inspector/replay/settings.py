@@ -33,6 +33,12 @@ class ReplaySettings(BaseModel):
         (), description="Strategy settings (key, value) pairs."
     )
     context_window: int = Field(DEFAULT_WINDOW, ge=1000, description="The model's context window in tokens.")
+    model_windows: tuple[tuple[str, str, int], ...] = Field(
+        (),
+        description="(provider, model, window) of each model whose calls run against another window "
+        "than context_window: pi checks each call against the window of the model that answered it "
+        "(inspector.window.model_windows_of gives a session's). Empty: context_window for every call.",
+    )
     reserve_tokens: int = Field(
         16384, ge=0, description="pi reserveTokens: compact when context > window − reserve."
     )

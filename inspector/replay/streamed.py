@@ -78,7 +78,7 @@ def load_for_replay(path: str | os.PathLike[str]) -> Skeleton | None:
     s = load_skeleton(path, visit=visit, timestamps=False)  # the cache model reads them from the second read
     if s is None:
         return None
-    remember_model(s, models.result())
+    remember_model(s, models)
     return Skeleton(s, rates)
 
 

@@ -17,6 +17,8 @@ from .summaries import SummaryCache
 
 
 def _coerce(settings: ReplaySettings, key: str, value: Any) -> ReplaySettings:
+    if key == "context_window":  # a window swept is every call's (not only the main model's)
+        return settings.model_copy(update={key: value, "model_windows": ()})
     if key in ReplaySettings.model_fields and key not in ("policy", "strategy_settings"):
         return settings.model_copy(update={key: value})
     if key in PolicySettings.model_fields:

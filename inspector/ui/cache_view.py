@@ -15,6 +15,7 @@ import streamlit as st
 
 from ..cache import CacheReport, cache_replay
 from ..cache.summaries import RECORDED_SHAPE
+from . import figures
 from .state import memo
 
 COLOURS = {"read": "#2ca02c", "write": "#ff7f0e", "uncached": "#7f7f7f"}
@@ -289,7 +290,7 @@ def step_panel(r: Any, k: int) -> None:
 
 def mark_timeline(fig: go.Figure, r: Any) -> go.Figure:
     """The timeline with the cache invalidations marked (their cause and cost on hover)."""
-    trace = invalidation_trace(r, report(r), r.settings.context_window * 1.15)
+    trace = invalidation_trace(r, report(r), figures.largest_window(r) * 1.15)
     if trace is not None:
         fig.add_trace(trace)
     return fig

@@ -586,15 +586,16 @@ def downsample(steps: Sequence[Any], limit: int = MAX_TIMELINE_POINTS) -> list[A
     return out
 
 
-def trigger_line(settings: Any, agent: str = "pi") -> tuple[int, str] | None:
+def trigger_line(settings: Any, agent: str = "pi", window: int | None = None) -> tuple[int, str] | None:
     """Where the replay's compaction policy fires, in tokens, with a label (None: it never does).
     Replaying as recorded, the line is the rule of the agent that wrote the session (``agent``:
-    the session's format), drawn for reference."""
+    the session's format), drawn for reference. ``window``: the calls' window, when not the
+    settings' (a model's own: :attr:`inspector.replay.ReplaySettings.model_windows`)."""
     from ..policies import rule_policy
 
     pol = rule_policy(settings.compaction, agent)
     own = pol.own_settings(settings.policy)
-    t = pol.threshold(settings.context_window, own, settings.reserve_tokens)
+    t = pol.threshold(settings.context_window if window is None else window, own, settings.reserve_tokens)
     if t is None:
         return None
     label = pol.threshold_label(own)
@@ -866,14 +867,13 @@ def timeline(
     lo, hi = x_range if x_range else (0, len(all_steps) - 1)
     shown = all_steps[max(0, lo) : hi + 1]
     steps = downsample(shown)
-    st = replay.settings
-    top = st.context_window * CLIP
+    top = largest_window(replay) * CLIP
     data = _timeline_series(replay, steps, name)
     clips = [c for tr in data if (c := _clip_marks(tr["x"], tr["y"], top, tr["name"])) is not None]
     lanes_data, lanes = _event_lanes(shown)
     if recon is not None:
         data += _recon_traces(recon, shown[0].step if shown else 0, shown[-1].step if shown else -1)
-    shapes, notes = _timeline_marks(replay, top, clips)
+    shapes, notes = _timeline_marks(replay, top, clips, shown)
     if current_step is not None and 0 <= current_step < len(all_steps):
         shapes.append({**_vline(current_step, "#333", 1)})
         data.append(_current_marker(all_steps[current_step], top))
@@ -881,30 +881,74 @@ def timeline(
     return trusted_figure({"data": data + clips + lanes_data, "layout": layout})
 
 
-def _timeline_marks(replay: Any, top: float, clips: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+def largest_window(replay: Any) -> int:
+    """The largest window a call of ``replay`` ran against (the settings' when it has no call)."""
+    return max((s.window for s in replay.steps), default=replay.settings.context_window)
+
+
+def window_runs(steps: Sequence[Any]) -> list[tuple[int, int, int]]:
+    """(first step, last step, window) of each run of consecutive calls against the same window."""
+    out: list[tuple[int, int, int]] = []
+    for s in steps:
+        if out and out[-1][2] == s.window:
+            out[-1] = (out[-1][0], s.step, s.window)
+        else:
+            out.append((s.step, s.step, s.window))
+    return out
+
+
+def _timeline_marks(
+    replay: Any, top: float, clips: list[dict[str, Any]], shown: Sequence[Any] = ()
+) -> tuple[list[Any], list[Any]]:
     """The timeline's lines and their labels: the window, the policy's trigger (when it is on
-    the chart), and a note on what rises above the chart."""
+    the chart), and a note on what rises above the chart. The calls ``shown`` that ran against
+    other windows (their models': :attr:`inspector.replay.ReplaySettings.model_windows`) have
+    their window and trigger drawn over their own run of calls."""
     st = replay.settings
-    shapes = [_hline(st.context_window, "#d62728")]
-    notes = [_note(0.01, st.context_window, f"window {st.context_window:,}", "bottom", "left", "paper", "y")]
-    trig = trigger_line(st, getattr(getattr(replay, "session", None), "format", "pi"))
+    agent = getattr(getattr(replay, "session", None), "format", "pi")
+    runs = window_runs(shown)
+    shapes: list[Any] = []
+    notes: list[Any] = []
+    if len(runs) > 1:
+        for a, b, w in runs:
+            shapes.append(_hseg(a - 0.5, b + 0.5, w, "#d62728"))
+            notes.append(_note(a - 0.5, w, f"window {w:,}", "bottom", "left", "x", "y"))
+            trig = trigger_line(st, agent, w)
+            if trig is not None and trig[0] < top:
+                shapes.append(_hseg(a - 0.5, b + 0.5, trig[0], "#d62728", "dash"))
+        return shapes, notes + _clip_note(clips, max(w for _, _, w in runs))
+    window = runs[0][2] if runs else st.context_window
+    shapes.append(_hline(window, "#d62728"))
+    notes.append(_note(0.01, window, f"window {window:,}", "bottom", "left", "paper", "y"))
+    trig = trigger_line(st, agent, window)
     if trig is not None and trig[0] < top:
         shapes.append(_hline(trig[0], "#d62728", "dash"))
         notes.append(_note(0.01, trig[0], f"{trig[1]}: {trig[0]:,}", "top", "left", "paper", "y"))
+    return shapes, notes + _clip_note(clips, window)
+
+
+def _hseg(x0: float, x1: float, y: float, color: str, dash: str = "solid") -> dict[str, Any]:
+    """A horizontal line over the calls from ``x0`` to ``x1`` only (:func:`_hline`: the whole width)."""
+    return {**_hline(y, color, dash), "xref": "x", "x0": x0, "x1": x1}
+
+
+def _clip_note(clips: list[dict[str, Any]], window: int) -> list[dict[str, Any]]:
+    """The note on what rises above the chart (none when nothing does)."""
+    notes = []
     if clips:
         peak = max(max(c["customdata"]) for c in clips)
         notes.append(
             _note(
                 1,
                 1,
-                f"▲ above the chart: up to {peak:,.0f} ({peak / st.context_window:.1f}× the window)",
+                f"▲ above the chart: up to {peak:,.0f} ({peak / window:.1f}× the window)",
                 "bottom",
                 "right",
                 "paper",
                 "paper",
             )
         )
-    return shapes, notes
+    return notes
 
 
 def _current_marker(cur: Any, top: float) -> dict[str, Any]:
@@ -998,7 +1042,9 @@ def compare_timelines(replays: Sequence[tuple[str, Any]]) -> go.Figure:
             )
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
-    windows = sorted({r.settings.context_window for _, r in replays})
+    windows = sorted(
+        {s.window for _, r in replays for s in r.steps} or {r.settings.context_window for _, r in replays}
+    )
     for w in windows:
         shapes.append(_hline(w, "#d62728"))
         notes.append(_note(1, w, f"window {w:,}", "bottom", "right", "paper", "y"))

@@ -227,7 +227,7 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
             "is not in the file (pick its policy in the sidebar, or the agent preset, to see its threshold)."
         )
     elif (pol.as_recorded or pol is get_policy("pi")) and st.tokens:
-        trig = s.context_window - s.reserve_tokens
+        trig = st.window - s.reserve_tokens
         if trig > 0:
             out.append(
                 f"pi compacts after an answer once the context exceeds window − reserveTokens = {trig:,} "

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ..policies import POLICIES, PolicySettings, trigger_threshold
 from ..replay import ReplaySettings
-from ..window import DEFAULT_WINDOW, KnownWindow
+from ..window import DEFAULT_WINDOW, KnownWindow, model_windows_said
 from . import urlstate as us
 from .state import default, set_widgets
 from .urlstate import esc
@@ -268,9 +268,25 @@ def _window_box(sb: Any) -> int:
         sb.button(
             f"Use {known.tokens:,}", key="use_session_window", on_click=_use_window, args=(known.tokens,)
         )
+    if _follows_models(window):
+        sb.caption(
+            f"As pi does, each call runs against the window of the model that answered it: "
+            f"{model_windows_said(st.session_state['session_model_windows'], esc)} (pi's model list)."
+        )
     if known is None or known.source == "model":  # a window the file records is not in doubt
         _window_floor_hint(sb, window)
     return window
+
+
+def _follows_models(window: int) -> bool:
+    """Does the replay give the calls of the session's other models their own windows
+    (:func:`inspector.window.model_windows_of`)? Yes while the window is the session's own and not
+    chosen: a window the user chooses is every call's."""
+    return (
+        bool(st.session_state.get("session_model_windows"))
+        and not st.session_state.get("window_chosen")
+        and window == (st.session_state.get("session_window") or DEFAULT_WINDOW)
+    )
 
 
 def _unknown_model_note(sb: Any, window: int) -> None:
@@ -552,6 +568,7 @@ def render() -> ReplaySettings:
         strategy=strategy,
         strategy_settings=tuple(sorted(values.items())),
         context_window=window,
+        model_windows=st.session_state["session_model_windows"] if _follows_models(window) else (),
         counter=counter,
         leaf=st.session_state.get("leaf"),
         **comp,

@@ -37,7 +37,7 @@ from ..replay import (
     warm_session,
 )
 from ..session.tree import LoadIssue, Session
-from ..window import answered_peak, known_window, unknown_window_why
+from ..window import DEFAULT_WINDOW, answered_peak, known_window, model_windows_of, unknown_window_why
 from .urlstate import esc
 
 MAX_SESSIONS = 6
@@ -167,6 +167,10 @@ def _remember_window(session: Session | None) -> None:
     st.session_state["session_window_known"] = known
     st.session_state["session_window_why"] = unknown_window_why(session, esc) if session is not None else None
     st.session_state["session_window_floor"] = answered_peak(session) if session is not None else None
+    window = known.tokens if known is not None else DEFAULT_WINDOW
+    st.session_state["session_model_windows"] = (
+        model_windows_of(session, window) if session is not None else ()
+    )
 
 
 def current_session() -> Session | None:

@@ -33,6 +33,7 @@ from inspector.ui.narrate import notable_steps, step_story
 from inspector.ui.state import counter_for, default, get_step, memo, set_step, set_widgets
 from inspector.ui.urlstate import esc
 from inspector.whatif import keep_recent_line
+from inspector.window import model_windows_said
 
 
 def _beyond_notes(settings: ReplaySettings) -> list[str]:
@@ -166,7 +167,13 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
         help="What the provider reported for this call (input + cache read + cache write); none for an "
         "aborted or failed call.",
     )
-    m[2].metric("Window used", f"{step.tokens / settings.context_window:.0%}")
+    m[2].metric(
+        "Window used",
+        f"{step.tokens / step.window:.0%}",
+        help=None
+        if step.window == settings.context_window
+        else f"Of this call's model's window, {step.window:,} tokens.",
+    )
     m[3].metric("Messages", f"{len(d.after):,}")
     m[4].metric(
         "Pruned away", f"{step.pruned_tokens:,}", help="Tokens the pruning strategy keeps out of this call."
@@ -214,12 +221,12 @@ def _plain_bars(r: Any, k: int, d: Any, settings: ReplaySettings, counter: Any) 
         after_tokens,
         pruned_positions=views.pruned_positions(d),
         pruned_before=pruned,
-        window=settings.context_window,
+        window=r.steps[k].window,
         reserve=settings.reserve_tokens,
         keep_recent=keep_recent_line(settings),
         cuts=_next_cuts(r, k, d, before_tokens, settings),
         title=f"Context at model call {k} (entry {r.steps[k].entry_index})",
-        zoom=_zoom(sum(before_tokens), settings.context_window),
+        zoom=_zoom(sum(before_tokens), r.steps[k].window),
     )
     st.plotly_chart(fig, key="bars", config=PLOT_CONFIG)
     st.caption(
@@ -268,10 +275,10 @@ def _compaction_moment(
             d.after,
             sent_tokens,
             pruned_positions=views.pruned_positions(d),
-            window=settings.context_window,
+            window=r.steps[k].window,
             reserve=settings.reserve_tokens,
             title=f"Compaction before model call {k} (entry {r.steps[k].entry_index})",
-            zoom=_zoom(v.tokens_before, settings.context_window),
+            zoom=_zoom(v.tokens_before, r.steps[k].window),
         )
         st.plotly_chart(fig, key=f"bars_c{i}" if i != idxs[0] else "bars", config=PLOT_CONFIG)
         st.caption(
@@ -353,7 +360,7 @@ def replay_page(settings: ReplaySettings) -> None:
     )
     st.caption(
         f"{n:,} model calls on this branch · compaction {mode} · pruning {strategy_title(settings.strategy)} · "
-        f"window {settings.context_window:,} tokens · counter {us.COUNTERS[settings.counter]} · replayed once in "
+        f"window {settings.context_window:,} tokens{_other_windows(settings)} · counter {us.COUNTERS[settings.counter]} · replayed once in "
         f"{r.seconds:.2f} s, then cached"
     )
     for note in _beyond_notes(settings):
@@ -494,6 +501,14 @@ def _report_download(s: Any, r: Any) -> None:
             key="report_dl",
             help="The same report as `inspector export replay` (secrets redacted).",
         )
+
+
+def _other_windows(settings: ReplaySettings) -> str:
+    """The windows of the calls of the session's other models (their own: pi checks each call
+    against the window of the model that answered it), as a parenthesis; "" when none."""
+    if not settings.model_windows:
+        return ""
+    return f" ({model_windows_said(settings.model_windows, esc)})"
 
 
 replay_page(st.session_state["_settings"])
