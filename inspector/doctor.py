@@ -72,6 +72,11 @@ class DoctorOptions(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     context_window: int = Field(DEFAULT_WINDOW, description="Window for the overflow check.")
+    model_windows: tuple[tuple[str, str, int], ...] = Field(
+        (),
+        description="(provider, model, window) of the models whose calls are checked against their own "
+        "window (:attr:`inspector.replay.ReplaySettings.model_windows`).",
+    )
     giant_tokens: int = Field(20000, description="A single tool output above this many tokens is giant.")
     read_repeat: int = Field(4, description="Reading the same file this many times is flagged.")
     loop_repeat: int = Field(3, description="The same tool call this many times in a row is a loop.")
@@ -280,6 +285,7 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
     ended in an error over the window may be a real overflow (an error)."""
     answered: list[tuple[int, int | float]] = []
     failed: list[tuple[int, int | float]] = []
+    own = {(p, m): w for p, m, w in o.model_windows}
     for i in path:
         e = session.entries[i]
         if (
@@ -290,15 +296,22 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
             if e.message.stopReason in ("aborted",):
                 continue
             t = clamp(calculate_context_tokens(e.message.usage))
-            if t > o.context_window:
-                (failed if e.message.stopReason == "error" else answered).append((i, t))
-    w = o.context_window
+            m = e.message
+            if t > own.get(
+                (m.provider if isinstance(m.provider, str) else "", m.model or ""), o.context_window
+            ):
+                (failed if m.stopReason == "error" else answered).append((i, t))
+    w = (
+        f"{o.context_window:,}-token window"
+        if not own
+        else "window of the model that answered (pi's model list)"
+    )
     kinds: tuple[tuple[list[tuple[int, int | float]], Severity, str, str], ...] = (
-        (failed, "error", f"over the {w:,}-token window ended in an error", ""),
+        (failed, "error", f"over the {w} ended in an error", ""),
         (
             answered,
             "warning",
-            f"used more than the {w:,}-token window set",
+            f"used more than the {w} set" if not own else f"used more than the {w}",
             ", and the provider answered them: this session's model has a larger window; check against "
             "its own (--window, or the window in the sidebar)",
         ),

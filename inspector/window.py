@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 from . import model_windows
 from .agents import AGENTS
@@ -126,13 +126,20 @@ def model_windows_said(own: tuple[tuple[str, str, int], ...], shown: Callable[[s
     return ", ".join(f"{name(m)}'s calls against {w:,}" for _, m, w in own)
 
 
-def window_settings(session: Session | None, given: int | None = None) -> dict[str, object]:
+class WindowSettings(TypedDict):
+    """The window fields of :class:`inspector.replay.ReplaySettings` (and of the doctor's options)."""
+
+    context_window: int
+    model_windows: tuple[tuple[str, str, int], ...]
+
+
+def window_settings(session: Session | None, given: int | None = None) -> WindowSettings:
     """The replay settings of the window (``context_window``, ``model_windows``): ``given`` for
     every call (the user's), else the session's own (:func:`session_window`) and, for the calls of
     a model whose window differs, that model's (:func:`model_windows_of`)."""
     window = session_window(session, given)
     own = model_windows_of(session, window) if given is None and session is not None else ()
-    return {"context_window": window, "model_windows": own}
+    return WindowSettings(context_window=window, model_windows=own)
 
 
 def known_window(session: Session) -> KnownWindow | None:

@@ -111,3 +111,19 @@ def test_a_codex_rollout_is_inspected_with_the_window_it_records() -> None:
     assert inspect(codex).settings.context_window == 272_000
     assert inspect(codex, window=64_000).settings.context_window == 64_000
     assert inspect(SAMPLE).settings.context_window == 200_000
+
+
+def test_a_session_that_switched_models_is_inspected_with_each_models_window() -> None:
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    for model in ("claude-sonnet-4-5",) * 3 + ("gemini-2.5-pro",) * 2:
+        b.user("go")
+        b.assistant("ok", provider="anthropic" if model.startswith("claude") else "google", model=model)
+    ins = inspect(b.session())
+    assert ins.settings.context_window == 200_000
+    assert ins.settings.model_windows == (("google", "gemini-2.5-pro", 1_048_576),)
+    assert [s.window for s in ins.replay.steps] == [200_000] * 3 + [1_048_576] * 2
+    ins.controls["context_window"].value = 128_000  # a window chosen: every call's
+    assert ins.settings.model_windows == () and {s.window for s in ins.replay.steps} == {128_000}
+    assert inspect(b.session(), window=64_000).settings.model_windows == ()

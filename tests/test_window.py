@@ -238,3 +238,34 @@ def test_a_swept_or_chosen_window_is_every_calls() -> None:
     base = ReplaySettings(context_window=200_000, model_windows=model_windows_of(s, 200_000))
     assert _coerce(base, "context_window", 400_000).model_windows == ()
     assert _coerce(base, "keep_recent_tokens", 10_000).model_windows == base.model_windows
+
+
+def test_the_doctor_checks_each_call_against_its_models_window() -> None:
+    from inspector.doctor import DoctorOptions, diagnose
+    from inspector.window import window_settings
+
+    b = SessionBuilder()
+    for model, usage in [("claude-sonnet-4-5", 150_000)] * 3 + [("gemini-2.5-pro", 300_000)] * 2:
+        b.user("go")
+        b.assistant(
+            "ok", provider="anthropic" if model.startswith("claude") else "google", model=model, usage=usage
+        )
+    s = b.session()
+
+    def overflow(o: DoctorOptions) -> list[str]:
+        return [f.message for f in diagnose(s, "leaf", o).findings if f.kind == "context-overflow"]
+
+    assert overflow(DoctorOptions(context_window=200_000)) == [
+        "2 call(s) used more than the 200,000-token window set (largest 300,000 at entry 7), and the provider "
+        "answered them: this session's model has a larger window; check against its own (--window, or the "
+        "window in the sidebar)"
+    ]
+    assert overflow(DoctorOptions(**window_settings(s))) == []  # gemini's calls against its 1,048,576
+    b.user("go")
+    b.assistant("ok", provider="google", model="gemini-2.5-pro", usage=1_100_000)
+    s = b.session()
+    assert overflow(DoctorOptions(**window_settings(s))) == [
+        "1 call(s) used more than the window of the model that answered (pi's model list) (largest "
+        "1,100,000 at entry 11), and the provider answered them: this session's model has a larger window; "
+        "check against its own (--window, or the window in the sidebar)"
+    ]

@@ -7,7 +7,7 @@ import argparse
 from ..doctor import DoctorOptions, DoctorReport, diagnose
 from ..session.tree import Session
 from ..visible import visible
-from ..window import session_window
+from ..window import window_settings
 from .base import Command, checked_leaf, load_or_exit, print_json
 from .options import add_json, add_leaf, add_session, add_window
 
@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     session = load_or_exit(args.session)
-    opts = DoctorOptions(context_window=session_window(session, args.window), giant_tokens=args.giant_tokens)
+    opts = DoctorOptions(**window_settings(session, args.window), giant_tokens=args.giant_tokens)
     report = diagnose(session, checked_leaf(session, args), opts)
     if args.json:
         print_json(report.as_dict(), indent=2)

@@ -31,7 +31,7 @@ from typing import Any
 from ..replay import ReplaySettings, replay
 from ..session.models import AssistantMessage, CompactionEntry, MessageEntry
 from ..session.tree import Session
-from ..window import session_window
+from ..window import window_settings
 from .items import CorpusItem, load_item
 from .sweep import baseline_settings, release_caches
 
@@ -80,8 +80,9 @@ def session_figures(session: Session, window: int | None = None) -> dict[str, An
     from ..doctor import DoctorOptions, diagnose
     from ..pruning.recorded import recorded_prune
 
-    window = session_window(session, window)
-    r = replay(session, baseline_settings(ReplaySettings(context_window=window)))
+    windows = window_settings(session, window)
+    window = windows["context_window"]
+    r = replay(session, baseline_settings(ReplaySettings(**windows)))
     recorded = [s.recorded_input for s in r.steps if s.recorded_input is not None]
     msgs = [e.message for e in session.entries if isinstance(e, MessageEntry)]
     calls = [m for m in msgs if isinstance(m, AssistantMessage)]
@@ -103,7 +104,7 @@ def session_figures(session: Session, window: int | None = None) -> dict[str, An
         if any((u.cost or {}).get("total") for u in usages)
         else None,
         "cacheHitRate": round(sum(u.cacheRead for u in usages) / prompt, 4) if cached and prompt else None,
-        "findings": diagnose(session, "leaf", DoctorOptions(context_window=window)).counts(),
+        "findings": diagnose(session, "leaf", DoctorOptions(**windows)).counts(),
         "loadIssues": sum(1 for i in session.issues if i.severity != "info"),
     }
 

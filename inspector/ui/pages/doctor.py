@@ -27,7 +27,9 @@ def doctor_page(settings: ReplaySettings) -> None:
     leaf = settings.leaf if settings.leaf is not None else "leaf"
     window = settings.context_window  # the sidebar's, for the overflow check
     rep = memo(
-        "doctor", (settings.leaf, window), lambda: diagnose(s, leaf, DoctorOptions(context_window=window))
+        "doctor",
+        (settings.leaf, window, settings.model_windows),
+        lambda: diagnose(s, leaf, DoctorOptions(context_window=window, model_windows=settings.model_windows)),
     )
     counts = rep.counts()
     m = st.columns(3)
