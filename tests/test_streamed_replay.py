@@ -248,3 +248,37 @@ def test_streamed_json_is_the_json_of_the_whole(obj: dict[str, Any], monkeypatch
     out.truncate()
     print_json_streamed({k: iter(v) if k == "steps" else v for k, v in obj.items()}, chunk=2)
     assert out.getvalue() == whole
+
+
+def test_a_streamed_replay_gives_each_model_its_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The skeleton holds no message: the models are counted as it is read, so a streamed replay
+    of a session that switched models runs each model's calls against its window, as loaded."""
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    for model, usage in [("claude-sonnet-4-5", 150_000)] * 3 + [("gemini-2.5-pro", 300_000)] * 2:
+        b.user("go")
+        b.assistant(
+            "ok", provider="anthropic" if model.startswith("claude") else "google", model=model, usage=usage
+        )
+    src = tmp_path / "switch.jsonl"
+    src.write_text(b.text())
+    import inspector.cli.base as cli_base
+
+    monkeypatch.setattr(cli_base, "STREAM_BYTES", 1 << 60)
+    loaded = _cli("replay", str(src), "--json")
+    monkeypatch.setattr(cli_base, "STREAM_BYTES", 0)
+    import inspector.cli.replay as replay_cli
+
+    def no_load(path: str) -> None:
+        raise AssertionError("streamed, not loaded")
+
+    monkeypatch.setattr(replay_cli, "load_or_exit", no_load)
+    streamed = _cli("replay", str(src), "--json")
+    assert streamed == loaded and loaded[0] == 0
+    out = json.loads(loaded[1])
+    assert [s["window"] for s in out["steps"]] == [200_000] * 3 + [1_048_576] * 2
+    assert out["metrics"]["overflows"] == 0
+    assert "gemini-2.5-pro's calls against 1,048,576" in _cli("replay", str(src))[1]
