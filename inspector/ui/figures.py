@@ -910,12 +910,17 @@ def _timeline_marks(
     shapes: list[Any] = []
     notes: list[Any] = []
     if len(runs) > 1:
+        labelled: set[int] = set()  # each window's lines are labelled once, over its first run
         for a, b, w in runs:
             shapes.append(_hseg(a - 0.5, b + 0.5, w, "#d62728"))
-            notes.append(_note(a - 0.5, w, f"window {w:,}", "bottom", "left", "x", "y"))
             trig = trigger_line(st, agent, w)
             if trig is not None and trig[0] < top:
                 shapes.append(_hseg(a - 0.5, b + 0.5, trig[0], "#d62728", "dash"))
+            if w not in labelled:
+                labelled.add(w)
+                notes.append(_note(a - 0.5, w, f"window {w:,}", "bottom", "left", "x", "y"))
+                if trig is not None and trig[0] < top:
+                    notes.append(_note(a - 0.5, trig[0], f"{trig[1]}: {trig[0]:,}", "top", "left", "x", "y"))
         return shapes, notes + _clip_note(clips, max(w for _, _, w in runs))
     window = runs[0][2] if runs else st.context_window
     shapes.append(_hline(window, "#d62728"))
