@@ -301,11 +301,7 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
                 (m.provider if isinstance(m.provider, str) else "", m.model or ""), o.context_window
             ):
                 (failed if m.stopReason == "error" else answered).append((i, t))
-    w = (
-        f"{o.context_window:,}-token window"
-        if not own
-        else "window of the model that answered (pi's model list)"
-    )
+    w = f"{o.context_window:,}-token window" if not own else "window their model has in pi's model list"
     kinds: tuple[tuple[list[tuple[int, int | float]], Severity, str, str], ...] = (
         (failed, "error", f"over the {w} ended in an error", ""),
         (

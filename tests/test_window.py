@@ -265,7 +265,33 @@ def test_the_doctor_checks_each_call_against_its_models_window() -> None:
     b.assistant("ok", provider="google", model="gemini-2.5-pro", usage=1_100_000)
     s = b.session()
     assert overflow(DoctorOptions(**window_settings(s))) == [
-        "1 call(s) used more than the window of the model that answered (pi's model list) (largest "
+        "1 call(s) used more than the window their model has in pi's model list (largest "
         "1,100,000 at entry 11), and the provider answered them: this session's model has a larger window; "
         "check against its own (--window, or the window in the sidebar)"
     ]
+
+
+def test_the_timeline_draws_each_window_over_its_calls_or_across_when_they_alternate_often() -> None:
+    from inspector.replay import ReplaySettings, replay
+    from inspector.ui.figures import MAX_WINDOW_RUNS, timeline
+    from inspector.window import window_settings
+
+    def solid_red(runs: int) -> list[tuple[object, object, int]]:
+        b = SessionBuilder()
+        for k in range(runs):
+            b.user("go")
+            b.assistant(
+                "ok",
+                provider="google" if k % 2 else "anthropic",
+                model="gemini-2.5-pro" if k % 2 else "claude-sonnet-4-5",
+            )
+        fig = timeline(replay(b.session(), ReplaySettings(**window_settings(b.session()))))
+        shapes = fig.to_plotly_json()["layout"]["shapes"]
+        return [
+            (s["x0"], s["x1"], s["y0"])
+            for s in shapes
+            if s["line"]["color"] == "#d62728" and s["line"]["dash"] == "solid"
+        ]
+
+    assert solid_red(3) == [(-0.5, 0.5, 200_000), (0.5, 1.5, 1_048_576), (1.5, 2.5, 200_000)]
+    assert solid_red(MAX_WINDOW_RUNS + 1) == [(0, 1, 200_000), (0, 1, 1_048_576)]  # across the chart

@@ -883,7 +883,14 @@ def timeline(
 
 def largest_window(replay: Any) -> int:
     """The largest window a call of ``replay`` ran against (the settings' when it has no call)."""
+    if not replay.settings.model_windows:  # every call's is the settings'
+        return int(replay.settings.context_window)
     return max((s.window for s in replay.steps), default=replay.settings.context_window)
+
+
+MAX_WINDOW_RUNS = 40
+"""Runs of calls against one window drawn each over its calls; a session that switched models
+more often has each window drawn across the chart."""
 
 
 def window_runs(steps: Sequence[Any]) -> list[tuple[int, int, int]]:
@@ -906,9 +913,14 @@ def _timeline_marks(
     their window and trigger drawn over their own run of calls."""
     st = replay.settings
     agent = getattr(getattr(replay, "session", None), "format", "pi")
-    runs = window_runs(shown)
+    runs = window_runs(shown) if st.model_windows else []
     shapes: list[Any] = []
     notes: list[Any] = []
+    if len(runs) > MAX_WINDOW_RUNS:  # each window across the chart
+        for w in sorted({w for _, _, w in runs}):
+            shapes.append(_hline(w, "#d62728"))
+            notes.append(_note(0.01, w, f"window {w:,}", "bottom", "left", "paper", "y"))
+        return shapes, notes + _clip_note(clips, max(w for _, _, w in runs))
     if len(runs) > 1:
         labelled: set[int] = set()  # each window's lines are labelled once, over its first run
         for a, b, w in runs:
