@@ -227,6 +227,13 @@ def test_each_call_runs_against_the_window_of_the_model_that_answered_it() -> No
     assert per.metrics.compactions == 0 and per.metrics.overflows == 0
     assert per.steps[-1].tokens > 300_000
     assert per.steps[-1].as_dict()["window"] == 1_048_576
+    from inspector.ui.narrate import step_story
+
+    assert (
+        "Another model answers this call: its window is 1,048,576 tokens (the previous call's: 200,000), "
+        "and pi checks the call against it." in step_story(per, 2)
+    )
+    assert not any("Another model" in x for x in step_story(per, 3))
 
 
 def test_a_swept_or_chosen_window_is_every_calls() -> None:

@@ -201,6 +201,11 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
             f"Since the previous call the context went from {prev.tokens:,} to {st.tokens:,} tokens "
             f"({delta:+,})."
         )
+    if prev is not None and st.window != prev.window:
+        out.append(
+            f"Another model answers this call: its window is {st.window:,} tokens (the previous call's: "
+            f"{prev.window:,}), and pi checks the call against it."
+        )
     if st.stop_reason in ("aborted", "error"):
         out.append(f"This call ended {st.stop_reason}: pi ignores its usage when deciding to compact.")
     newly: list[int] = []
