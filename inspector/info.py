@@ -20,6 +20,7 @@ from .window import (
     DEFAULT_WINDOW,
     ModelTally,
     known_window,
+    model_windows_from,
     model_windows_of,
     model_windows_said,
     remember_model,
@@ -83,9 +84,11 @@ class SessionInfo(BaseModel):
     windowUnknown: str | None = None
     """Why the window is not known (:func:`inspector.window.unknown_window_why`)."""
     modelWindows: list[dict[str, Any]] = []
-    """The other models that answered calls, whose window in pi's model list differs
-    (``provider``, ``model``, ``window``; :func:`inspector.window.model_windows_of`): a replay
-    following the session runs their calls against it, as pi checks them."""
+    """The other models that answered calls, whose window differs (``provider``, ``model``,
+    ``window``; :func:`inspector.window.model_windows_of`): a replay following the session runs
+    their calls against it, as the agents check them."""
+    modelWindowsFrom: str | None = None
+    """Where those windows come from: "pi's model list", or "as the session records them"."""
     compactions: list[CompactionRow]
     labels: dict[int, str]
     issues: list[IssueRow]
@@ -131,7 +134,9 @@ class SessionInfo(BaseModel):
             said = model_windows_said(
                 tuple((w["provider"], w["model"], w["window"]) for w in self.modelWindows), _vis
             )
-            add(f"          {said} (each call against its model's window, as pi checks it)")
+            add(
+                f"          {said} (each call against its model's window, as the agent checks it; {self.modelWindowsFrom})"
+            )
         add(f"context   {self.contextMessages} messages")
         for name, t in self.contextTokens.items():
             add(f"  {t:>9,} tokens  by {name}")
@@ -213,6 +218,7 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
     ]
     h = session.header
     known, model = known_window(session), session_model(session)
+    own = model_windows_of(session, known.tokens if known is not None else DEFAULT_WINDOW)
     return SessionInfo(
         source=session.source,
         sessionId=h.id if h else None,
@@ -240,10 +246,8 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
         windowModel=model.name() if model is not None else None,
         windowSaid=known.short() if known is not None else None,
         windowUnknown=unknown_window_why(session),
-        modelWindows=[
-            {"provider": p, "model": m, "window": w}
-            for p, m, w in model_windows_of(session, known.tokens if known is not None else DEFAULT_WINDOW)
-        ],
+        modelWindows=[{"provider": p, "model": m, "window": w} for p, m, w in own],
+        modelWindowsFrom=model_windows_from(session) if own else None,
         compactions=comps,
         labels=dict(session.labels),
         issues=[

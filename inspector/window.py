@@ -26,7 +26,7 @@ from typing import NamedTuple, TypedDict
 
 from . import model_windows
 from .agents import AGENTS
-from .importers.codex import recorded_context_window
+from .importers.codex import recorded_context_window, recorded_model_windows
 from .numbers import clamp
 from .session.models import AssistantMessage, MessageEntry
 from .session.tree import Session
@@ -133,6 +133,11 @@ class WindowSettings(TypedDict):
     model_windows: tuple[tuple[str, str, int], ...]
 
 
+def model_windows_from(session: Session) -> str:
+    """Where :func:`model_windows_of` takes the windows from, as a phrase."""
+    return "as the session records them" if recorded_context_window(session) else "pi's model list"
+
+
 def window_settings(session: Session | None, given: int | None = None) -> WindowSettings:
     """The replay settings of the window (``context_window``, ``model_windows``): ``given`` for
     every call (the user's), else the session's own (:func:`session_window`) and, for the calls of
@@ -171,12 +176,13 @@ def model_windows_of(session: Session, window: int) -> tuple[tuple[str, str, int
     in pi's model list is not ``window`` (the one the replay runs with): pi checks each call
     against the window of the model that answered it (``agent-session.ts``, ``_checkCompaction``:
     ``this.model.contextWindow``), so a session that switched models is replayed with each
-    model's window (:attr:`inspector.replay.ReplaySettings.model_windows`). Empty for a session
-    whose file records its window (Codex) and for an agent that runs a model at one of several
-    windows (:attr:`inspector.agents.Agent.windows`: Claude Code); a model the list lacks runs
-    with ``window``."""
-    if recorded_context_window(session):
-        return ()
+    model's window (:attr:`inspector.replay.ReplaySettings.model_windows`); Codex, too, checks a
+    turn against its model's window. A session whose file records its window (Codex) gives each
+    model's as recorded (:func:`inspector.importers.codex.recorded_model_windows`); an agent that
+    runs a model at one of several windows (:attr:`inspector.agents.Agent.windows`: Claude Code)
+    gives none; a model the list lacks runs with ``window``."""
+    if recorded_context_window(session):  # each model's as the file records it (Codex)
+        return tuple(sorted(x for x in recorded_model_windows(session) if x[2] != window))
     agent = AGENTS.get(session.format)
     if agent is not None and agent.windows:
         return ()

@@ -904,8 +904,8 @@ def test_each_models_calls_run_against_its_own_window(tmp_path, monkeypatch: pyt
     at.button(key="load_path").click().run()
     assert not at.exception and window_of(at) == "Claude Sonnet / Opus (200k)"
     assert any(
-        "each call runs against the window of the model that answered it: gemini\\-2\\.5\\-pro's calls "
-        "against 1,048,576" in c.value
+        "Each call runs against the window of the model that answered it, as the agents check it: "
+        "gemini\\-2\\.5\\-pro's calls against 1,048,576 (pi's model list)." in c.value
         for c in at.sidebar.caption
     )
     page(at, "replay")
@@ -924,7 +924,7 @@ def test_each_models_calls_run_against_its_own_window(tmp_path, monkeypatch: pyt
     assert metrics(at)["Window used"].endswith("%")
     at.selectbox(key="window_preset").set_value("GPT-5 (400k)").run()
     assert not at.exception
-    assert not any("each call runs against" in c.value for c in at.sidebar.caption)
+    assert not any("Each call runs against" in c.value for c in at.sidebar.caption)
     timeline = next(
         f
         for f in figures_of(at)

@@ -522,3 +522,42 @@ def test_a_hosted_web_search_is_a_call_with_no_result_to_wait_for() -> None:
     ]
     missing = [f for f in diagnose(s).findings if f.kind == "tool-call-without-result"]
     assert [f.message for f in missing] == ["tool call shell (c1) never got a result on this branch"]
+
+
+def test_a_rollout_that_switched_models_records_each_models_window() -> None:
+    """Codex records ``model_context_window`` at every call: a rollout that switched to a model with
+    another window gives each model's, and the replay runs each model's calls against it."""
+    from inspector.importers.codex import recorded_model_windows
+    from inspector.window import model_windows_of, window_settings
+
+    def counted(window: int, total: int) -> tuple[str, dict]:  # type: ignore[type-arg]
+        usage = {
+            "input_tokens": total,
+            "cached_input_tokens": 0,
+            "output_tokens": 10,
+            "total_tokens": total + 10,
+        }
+        info = {"total_token_usage": usage, "last_token_usage": usage, "model_context_window": window}
+        return ("event_msg", {"type": "token_count", "info": info})
+
+    s = parse_any(
+        _rollout(
+            ("turn_context", {"cwd": "/w", "model": "gpt-5.5"}),
+            _user("one"),
+            _say("1"),
+            counted(258_400, 1000),
+            ("turn_context", {"cwd": "/w", "model": "gpt-5.4-mini"}),
+            _user("two"),
+            _say("2"),
+            counted(128_000, 2000),
+        ),
+        source="r.jsonl",
+    )
+    assert recorded_context_window(s) == 128_000  # the last call's
+    assert recorded_model_windows(s) == (("openai", "gpt-5.5", 258_400), ("openai", "gpt-5.4-mini", 128_000))
+    assert model_windows_of(s, 128_000) == (("openai", "gpt-5.5", 258_400),)
+    r = replay(s, ReplaySettings(**window_settings(s)))
+    assert [st.window for st in r.steps] == [258_400, 128_000]
+    # one model, or one window: nothing more is recorded
+    same = parse_any(_rollout(_user("one"), _say("1"), counted(258_400, 1000)), source="r.jsonl")
+    assert recorded_model_windows(same) == () and model_windows_of(same, 258_400) == ()

@@ -15,7 +15,14 @@ from ..replay_report import replay_table
 from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
-from ..window import DEFAULT_WINDOW, answered_peak, known_window, model_windows_said, unknown_window_why
+from ..window import (
+    DEFAULT_WINDOW,
+    answered_peak,
+    known_window,
+    model_windows_from,
+    model_windows_said,
+    unknown_window_why,
+)
 from .base import EXIT_FAILED, Command, fail, large_pi_file, load_or_exit, print_csv, print_json_streamed
 from .options import add_cache, add_json, add_replay, replay_settings
 
@@ -135,7 +142,9 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
     )
     if settings.model_windows:
         said = model_windows_said(settings.model_windows, lambda t: visible(t, inline=True))
-        print(f"  each call against its model's window, as pi checks it: {said} (pi's model list)")
+        print(
+            f"  each call against its model's window, as the agent checks it: {said} ({model_windows_from(session)})"
+        )
     print(
         f"  total input tokens   {m.total_input_tokens:>14,}"
         + (f"   (recorded: {m.recorded_total_input:,})" if m.recorded_total_input else "")

@@ -150,6 +150,28 @@ def recorded_context_window(session: Session) -> int | None:
     return int(w) if isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 else None
 
 
+def recorded_model_windows(session: Session) -> tuple[tuple[str, str, int], ...]:
+    """(provider, model, window) of each model whose window the agent recorded, when they differ
+    (Codex records ``model_context_window`` at each call: a rollout that switched models records
+    each model's); empty otherwise."""
+    h = session.header
+    extra = (h.__pydantic_extra__ or {}) if h is not None else {}
+    rows = extra.get("contextWindows")
+    out = []
+    for row in rows if isinstance(rows, list) else []:
+        if (
+            isinstance(row, list)
+            and len(row) == 3
+            and isinstance(row[0], str)
+            and isinstance(row[1], str)
+            and isinstance(row[2], int)
+            and not isinstance(row[2], bool)
+            and row[2] > 0
+        ):
+            out.append((row[0], row[1], row[2]))
+    return tuple(out)
+
+
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -291,6 +313,7 @@ class _Importer:
         self.context_tokens = 0
         self.last_total: Any = None
         self.window: int | None = None
+        self.windows: dict[tuple[str, str], int] = {}  # (provider, model) → the window last recorded for it
         self.meta: dict[str, Any] = {}
         self.skipped: dict[str, int] = {}
         self.n_ids = 0
@@ -481,8 +504,9 @@ class _Importer:
             if info is None:
                 return
             w = info.get("model_context_window")
-            if isinstance(w, int) and w > 0:
+            if isinstance(w, int) and not isinstance(w, bool) and w > 0:
                 self.window = w
+                self.windows[(self.provider, self.model or "")] = w
             u = info.get("last_token_usage")
             if not isinstance(u, dict):
                 return
@@ -782,6 +806,8 @@ class _Importer:
         }
         if self.window:
             header_fields["contextWindow"] = self.window
+        if len(set(self.windows.values())) > 1:  # the rollout switched to a model with another window
+            header_fields["contextWindows"] = [[p, m, w] for (p, m), w in self.windows.items()]
         related = related_sessions(meta)
         if related:
             header_fields["codexRelated"] = related  # {"forkedFrom"?, "parentThread"?}: other rollouts' ids

@@ -270,8 +270,9 @@ def _window_box(sb: Any) -> int:
         )
     if _follows_models(window):
         sb.caption(
-            f"As pi does, each call runs against the window of the model that answered it: "
-            f"{model_windows_said(st.session_state['session_model_windows'], esc)} (pi's model list)."
+            "Each call runs against the window of the model that answered it, as the agents check it: "
+            f"{model_windows_said(st.session_state['session_model_windows'], esc)} "
+            f"({st.session_state.get('session_model_windows_from', '')})."
         )
     if known is None or known.source == "model":  # a window the file records is not in doubt
         _window_floor_hint(sb, window)

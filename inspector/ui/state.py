@@ -37,7 +37,14 @@ from ..replay import (
     warm_session,
 )
 from ..session.tree import LoadIssue, Session
-from ..window import DEFAULT_WINDOW, answered_peak, known_window, model_windows_of, unknown_window_why
+from ..window import (
+    DEFAULT_WINDOW,
+    answered_peak,
+    known_window,
+    model_windows_from,
+    model_windows_of,
+    unknown_window_why,
+)
 from .urlstate import esc
 
 MAX_SESSIONS = 6
@@ -170,6 +177,9 @@ def _remember_window(session: Session | None) -> None:
     window = known.tokens if known is not None else DEFAULT_WINDOW
     st.session_state["session_model_windows"] = (
         model_windows_of(session, window) if session is not None else ()
+    )
+    st.session_state["session_model_windows_from"] = (
+        model_windows_from(session) if session is not None else ""
     )
 
 
