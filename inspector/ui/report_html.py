@@ -118,7 +118,7 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
                     c.count_many([x.message for x in d.before]),
                     d.after,
                     c.count_many([x.message for x in d.after]),
-                    window=s.context_window,
+                    window=replay.steps[k].window,
                     reserve=s.reserve_tokens,
                 )
             )
