@@ -3,6 +3,8 @@ retention evidence, and cache_replay on sessions whose answer is known."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from inspector import load_session
@@ -424,16 +426,21 @@ def test_a_switch_of_opencode_agent_keeps_only_the_shared_prefix():
     for k, m in enumerate(answers):
         m["model"], m["provider"] = "gpt-5.5", "openai"
         m["agent"] = "plan" if k < 5 else "build"
-    s = b.session()
-    c = cache_replay(replay(s, ReplaySettings()))
+
+    def opencode():  # type: ignore[no-untyped-def]  # the builder writes pi's format; OpenCode's answers name their agent
+        return dataclasses.replace(b.session(), format="opencode")
+
+    c = cache_replay(replay(opencode(), ReplaySettings()))
     switch = [x for x in c.steps if x.invalidation and x.invalidation["cause"] == "agent"]
     assert [x.step for x in switch] == [5]  # the first build answer, and only it
     assert switch[0].read == c.fit.hidden < c.steps[4].prompt  # only the shared prefix is read
     assert switch[0].invalidation["brokenAtEntryIndex"] == switch[0].entry_index
     # the same session in one agent reads the whole previous prompt there
+    pi = cache_replay(replay(b.session(), ReplaySettings()))  # a pi file's answers name no agent: not read
+    assert not any(x.invalidation and x.invalidation["cause"] == "agent" for x in pi.steps)
     for m in answers:
         m["agent"] = "build"
-    c = cache_replay(replay(b.session(), ReplaySettings()))
+    c = cache_replay(replay(opencode(), ReplaySettings()))
     assert not any(x.invalidation and x.invalidation["cause"] == "agent" for x in c.steps)
     assert c.steps[5].read > c.fit.hidden
 

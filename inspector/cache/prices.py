@@ -146,7 +146,7 @@ class RateSums:
         for name in dict.fromkeys(names):
             if name not in long:
                 long[name] = long_context(name)
-        keys: list[Any] = names
+        keys: Sequence[Any] = names
         limits = {n: lc[0] for n, lc in long.items() if lc is not None}
         if limits:
             totals = list(map(add, map(add, cols[0], cols[1]), cols[2]))  # input + cache read + cache write
@@ -167,7 +167,7 @@ class RateSums:
             s = self.sums.get(key)
             if s is None:
                 s = self.sums[key] = [0.0] * 6
-            part = _picker(at, len(keys)) if at is not None else list
+            part = _picker(at, len(keys)) if at is not None else _same
             for j in range(3):
                 t, d = part(cols[j]), part(cols[3 + j])
                 if not t or (min(t) > 0 and min(d) > 0):
@@ -185,10 +185,15 @@ class RateSums:
         }
 
 
-def _picker(at: Sequence[int], n: int) -> Callable[[Sequence[Any]], list[Any]]:
-    """A function giving the values at the positions ``at`` of a column of ``n`` values, as a list."""
+def _same(col: Sequence[Any]) -> Sequence[Any]:
+    return col
+
+
+def _picker(at: Sequence[int], n: int) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """A function giving the values at the positions ``at`` of a column of ``n`` values (the column
+    itself when ``at`` is every position: the callers only read it)."""
     if len(at) == n:
-        return list
+        return _same
     if len(at) == 1:
         k = at[0]
         return lambda col: [col[k]]

@@ -676,7 +676,7 @@ def session_facts(session: Session) -> _Facts:
         return hit
     entries = session.entries
     got = answers(session)
-    cols = _Columns()
+    cols = _Columns(agents=session.format == "opencode")
     contents = cols.add(got.index, got, [entries[i] for i in got.index])
     marks = partial(_markers, entries, got.asked)
     facts = cols.facts(marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents)
@@ -693,6 +693,8 @@ def remember_facts(session: Session, facts: _Facts) -> None:
 _ANSWER_FIELDS = attrgetter("timestamp", "provider", "api", "model", "__pydantic_extra__", "content")
 """What the cache model reads of each answer besides its usage (each message visited once: the
 cost is in reaching them); of its entry, only the entry's ``timestamp``."""
+_FIELDS_NO_AGENT = attrgetter("timestamp", "provider", "api", "model", "content")
+"""The same, for a file no agent field is read from (only OpenCode's answers name their agent)."""
 _STAMP = attrgetter("timestamp")
 
 
@@ -700,7 +702,9 @@ class _Columns:
     """The answers' columns :func:`session_facts` reads, added a run of answers at a time (all of
     them for a loaded session; a chunk at a time for a :class:`FactsReader`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, agents: bool = True) -> None:
+        self.agents = agents
+        """Read the agent that answered (an OpenCode file's: :func:`_agent_switches`)."""
         self.idx: list[int] = []
         self.families: list[str] = []
         self.ints: tuple[list[Any], list[Any], list[Any]] = ([], [], [])  # recorded read, write, input
@@ -718,9 +722,16 @@ class _Columns:
         before; returns their contents."""
         num = got.numbers()
         stamps = list(map(_STAMP, entries))
-        started, providers, apis, models, extras, contents = (
-            map(list, zip(*map(_ANSWER_FIELDS, got.messages), strict=True)) if entries else ([],) * 6
-        )
+        if not entries:
+            started, providers, apis, models, extras, contents = ([],) * 6
+        elif self.agents:
+            started, providers, apis, models, extras, contents = map(
+                list, zip(*map(_ANSWER_FIELDS, got.messages), strict=True)
+            )
+        else:
+            started, providers, apis, models, contents = map(
+                list, zip(*map(_FIELDS_NO_AGENT, got.messages), strict=True)
+            )
         inputs, reads, writes = num.counts
         names = [x or "" for x in models]
         self.sums.add_all(names, num.tokens, num.dollars, list(compress(range(len(names)), got.costed)))
@@ -733,8 +744,9 @@ class _Columns:
         self.starts += _start_times(started)
         self.ends += _iso_times(stamps)
         self.names += names
-        switched, self.agent = _agent_switches(idx, extras, self.agent)
-        self.switches |= switched
+        if self.agents:
+            switched, self.agent = _agent_switches(idx, extras, self.agent)
+            self.switches |= switched
         return contents
 
     def facts(
@@ -780,7 +792,7 @@ class FactsReader:
 
     def __init__(self, chunk: int = 2_000) -> None:
         self.chunk = chunk
-        self.cols = _Columns()
+        self.cols = _Columns(agents=False)  # a pi file: its answers name no agent
         self.marks: list[int] = []
         self.called: dict[str, list[int]] = {TOOL_SEARCH: [], "compress": []}
         self._idx: list[int] = []
