@@ -63,7 +63,7 @@ from .session.models import (
 )
 from .session.tree import Session, iso_to_ms
 from .tokens import assistant_usage, calculate_context_tokens, estimate_tokens
-from .window import DEFAULT_WINDOW
+from .window import DEFAULT_WINDOW, model_key
 
 Severity = Literal["error", "warning", "info"]
 
@@ -296,12 +296,9 @@ def check_overflow(session: Session, path: list[int], o: DoctorOptions) -> list[
             if e.message.stopReason in ("aborted",):
                 continue
             t = clamp(calculate_context_tokens(e.message.usage))
-            m = e.message
-            if t > own.get(
-                (m.provider if isinstance(m.provider, str) else "", m.model or ""), o.context_window
-            ):
-                (failed if m.stopReason == "error" else answered).append((i, t))
-    w = f"{o.context_window:,}-token window" if not own else "window their model has in pi's model list"
+            if t > own.get(model_key(e.message), o.context_window):
+                (failed if e.message.stopReason == "error" else answered).append((i, t))
+    w = f"{o.context_window:,}-token window" if not own else "window of their model"
     kinds: tuple[tuple[list[tuple[int, int | float]], Severity, str, str], ...] = (
         (failed, "error", f"over the {w} ended in an error", ""),
         (

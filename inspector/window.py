@@ -57,13 +57,23 @@ class SessionModel(NamedTuple):
     """How many distinct models answered."""
 
     def name(self) -> str:
-        """The model's name to show: cut at :data:`NAME_SHOWN` characters (a file may hold any)."""
-        m = self.model
-        return m if len(m) <= NAME_SHOWN else m[: NAME_SHOWN - 1] + "…"
+        """The model's name to show (:func:`shown_name`)."""
+        return shown_name(self.model)
 
 
 NAME_SHOWN = 80
 """Characters of a model's name shown."""
+
+
+def shown_name(model: str) -> str:
+    """A model's name to show: cut at :data:`NAME_SHOWN` characters (a file may hold any)."""
+    return model if len(model) <= NAME_SHOWN else model[: NAME_SHOWN - 1] + "…"
+
+
+def model_key(m: AssistantMessage) -> tuple[str, str]:
+    """The (provider, model) an answer is looked up by in ``model_windows`` (:func:`model_windows_of`
+    writes them so: a provider or model that is not a string is "")."""
+    return (m.provider if isinstance(m.provider, str) else "", m.model if isinstance(m.model, str) else "")
 
 
 class KnownWindow(NamedTuple):
@@ -118,12 +128,8 @@ def session_window(session: Session | None, given: int | None = None) -> int:
 
 def model_windows_said(own: tuple[tuple[str, str, int], ...], shown: Callable[[str], str] = str) -> str:
     """``own`` (:func:`model_windows_of`) as a clause: "gemini-2.5-pro's calls against 1,048,576"
-    (each model's name cut at :data:`NAME_SHOWN` characters, as ``shown`` writes it); "" for none."""
-
-    def name(m: str) -> str:
-        return shown(m if len(m) <= NAME_SHOWN else m[: NAME_SHOWN - 1] + "…")
-
-    return ", ".join(f"{name(m)}'s calls against {w:,}" for _, m, w in own)
+    (each model's name cut (:func:`shown_name`), as ``shown`` writes it); "" for none."""
+    return ", ".join(f"{shown(shown_name(m))}'s calls against {w:,}" for _, m, w in own)
 
 
 class WindowSettings(TypedDict):

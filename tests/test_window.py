@@ -272,7 +272,7 @@ def test_the_doctor_checks_each_call_against_its_models_window() -> None:
     b.assistant("ok", provider="google", model="gemini-2.5-pro", usage=1_100_000)
     s = b.session()
     assert overflow(DoctorOptions(**window_settings(s))) == [
-        "1 call(s) used more than the window their model has in pi's model list (largest "
+        "1 call(s) used more than the window of their model (largest "
         "1,100,000 at entry 11), and the provider answered them: this session's model has a larger window; "
         "check against its own (--window, or the window in the sidebar)"
     ]

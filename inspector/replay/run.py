@@ -44,6 +44,7 @@ from ..session.models import (
 )
 from ..session.tree import Session
 from ..tokens import calculate_context_tokens, estimate_context_tokens
+from ..window import model_key
 from .counters import session_counter
 from .rereads import RereadTracker
 from .results import (
@@ -234,8 +235,7 @@ class ReplayRun:
         """The call answered by ``m`` (``kept``: what the context keeps in its place, if not ``m``)."""
         k = len(self.steps)
         if self.windows:
-            provider = m.provider if isinstance(m.provider, str) else ""
-            self.window = self.windows.get((provider, m.model or ""), self.settings.context_window)
+            self.window = self.windows.get(model_key(m), self.settings.context_window)
         state_before = self.prune_state
         call, res, tokens = self.prune(k, state_before, m.timestamp)
         if self.policy.simulated and tokens > self.window:
