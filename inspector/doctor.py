@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .cache.report import TOOL_SEARCH, TOOL_SEARCH_NOTE, calls_tool
+from .cache.report import TOOL_SEARCH, TOOL_SEARCH_NOTE, calls_tool, loaded_tools
 from .context import build_session_context, custom_message_from_entry
 from .jsjson import js_stringify
 from .numbers import clamp, finite_ms
@@ -328,7 +328,7 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     previous answered call had read or written to the cache, losing at least ``cache_break_tokens``
     (from the usage each call recorded; no model). The cause, from the file: a compaction, a
     branch summary or a DCP compress between the two, an agent switch (OpenCode's ``plan`` ↔
-    ``build``), a model change, older tool outputs the agent cleared itself between the two calls
+    ``build``), a deferred tool Claude Code's ``ToolSearch`` loaded, a model change, older tool outputs the agent cleared itself between the two calls
     (OpenCode's pruning, Claude Code's microcompact: :mod:`inspector.pruning.recorded`), or an idle
     gap past the cache's lifetime (each expected: info); else nothing in the file explains it (a
     warning: a pruned or edited earlier message, a changed system prompt or tools, the DCP plugin's
@@ -340,6 +340,8 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     between: list[int] = []  # entries since the previous answer that change the prompt's start
     cleared: list[tuple[float, int, str]] = []  # (when, entry, agent): the outputs the agent cleared
     dcp = False  # the DCP plugin is seen (its compress tool)
+    loads: list[tuple[int, list[str]]] = []  # (entry, names): ToolSearch results loading new tools
+    tools: set[str] = set()  # the deferred tools loaded so far
     for pos, i in enumerate(path):
         e = session.entries[i]
         if isinstance(e, (CompactionEntry, BranchSummaryEntry, ModelChangeEntry)):
@@ -354,6 +356,9 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
             if (mark := recorded_prune(m)) is not None:
                 cleared.append((mark.at, i, mark.agent))
             dcp = dcp or m.toolName == "compress" or bool(dcp_blocks(m))
+            if m.toolName == TOOL_SEARCH and (new := [n for n in loaded_tools(m) if n not in tools]):
+                tools.update(new)
+                loads.append((i, new))
             continue
         usage = assistant_usage(m)
         if usage is None or not isinstance(m, AssistantMessage):
@@ -368,13 +373,13 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
                     (k, who) for at, k, who in cleared if t0 is not None and t1 is not None and t0 < at <= t1
                 ]
                 growth = (_prompt(usage) - _prompt(prev[1]), _appended(session, path[prev_pos:pos]))
-                breaks.append((i, m, usage, prev, between, cached, read, gone, growth))
-        prev, between, prev_pos = (i, usage, m), [], pos
+                breaks.append((i, m, usage, prev, between, cached, read, gone, growth, loads))
+        prev, between, prev_pos, loads = (i, usage, m), [], pos, []
     reads = Counter(b[6] for b in breaks if b[6] > 0)
     limit = threshold(largest)
     return [
-        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit))
-        for i, m, u, p, bt, c, r, gone, grown in breaks
+        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit), ld)
+        for i, m, u, p, bt, c, r, gone, grown, ld in breaks
     ]
 
 
@@ -410,14 +415,16 @@ def _cache_break(
     cleared: Sequence[tuple[int, str]] = (),
     dcp: bool = False,
     growth: tuple[float, float, int] | None = None,
+    loads: Sequence[tuple[int, list[str]]] = (),
 ) -> Finding:
     """One ``cache-break`` finding: what was lost at entry ``i``, and why, as far as the file says
     (``shared``: other breaks read the same amount, the prefix every request shares; ``cleared``:
     the outputs the agent cleared between the two calls; ``dcp``: the session runs the DCP plugin;
     ``growth``: how much the recorded prompt grew, how much the file appended (pi's estimate), and
-    the check's threshold: :func:`inspector.recon.flags.sent_fewer`)."""
+    the check's threshold: :func:`inspector.recon.flags.sent_fewer`; ``loads``: the ToolSearch results
+    between the two calls that loaded a deferred tool new to the session, with their tools)."""
     j, prev_usage, pm = prev
-    cause, expected = _break_cause(session, i, m, j, pm, between, cleared, dcp, growth)
+    cause, expected = _break_cause(session, i, m, j, pm, between, cleared, dcp, growth, loads)
     what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
     if shared:
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
@@ -444,6 +451,7 @@ def _break_cause(
     cleared: Sequence[tuple[int, str]] = (),
     dcp: bool = False,
     growth: tuple[float, float, int] | None = None,
+    loads: Sequence[tuple[int, list[str]]] = (),
 ) -> tuple[str, bool]:
     """Why the cache was lost between the answers at ``j`` and ``i``, as far as the file says, and
     whether that is expected."""
@@ -464,6 +472,14 @@ def _break_cause(
             f"{cleared[0][1]} cleared {len(cleared)} older tool output(s) between the two calls (from "
             f"entry {min(k for k, _ in cleared)}): the prompt changed there, and everything after it was "
             "sent again",
+            True,
+        )
+    if loads:
+        k, names = loads[0]
+        return (
+            f"ToolSearch loaded {', '.join(names)} at entry {k}: Claude Code then sends its tool list again, "
+            "and the cache is read only up to the system prompt (as Claude Code users measured it: "
+            "claude-code #53132, #91514)",
             True,
         )
     agents = (_agent(pm), _agent(m))

@@ -48,6 +48,7 @@ from ..session.models import (
     TextContent,
     ThinkingContent,
     ToolCall,
+    ToolResultMessage,
     UserMessage,
 )
 from ..session.tree import Session, iso_to_ms
@@ -580,6 +581,9 @@ class _Facts:
     columns: tuple[list[Any], ...] | None = None
     """The answers' entry indexes (increasing) and the eight columns of :attr:`calls`, in file
     order (a loaded session's facts; None for a :class:`FactsReader`'s, held in :attr:`calls`)."""
+    tool_loads: frozenset[int] = frozenset()
+    """Answers that send the result of a Claude Code ``ToolSearch`` which loaded a deferred tool new
+    to the session (see :data:`TOOL_LOAD`)."""
 
     def picked(self, entries: list[int]) -> tuple[Sequence[Any], ...]:
         """The eight columns of :attr:`calls` at the answers ``entries`` (entry indexes), in that order."""
@@ -680,6 +684,8 @@ def session_facts(session: Session) -> _Facts:
     contents = cols.add(got.index, got, [entries[i] for i in got.index])
     marks = partial(_markers, entries, got.asked)
     facts = cols.facts(marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents)
+    if session.format == "claude-code":
+        facts = replace(facts, tool_loads=tool_loads(entries, got.index))
     _FACTS[session] = facts
     return facts
 
@@ -1029,14 +1035,51 @@ OpenCode export each of the five calls after a switch read exactly its 20,992-to
 
 TOOL_SEARCH = "ToolSearch"
 TOOL_SEARCH_NOTE = (
-    "; the previous answer called ToolSearch (Claude Code loaded a deferred tool, its result a "
-    "tool_reference block): Anthropic's tool-use caching page says an inline tool_reference keeps the "
-    "prefix, but this request read only the system prefix"
+    "; the previous answer called ToolSearch: when a search loads a deferred tool, Claude Code sends "
+    "its tool list again and the cache is read only up to the system prompt (claude-code #53132, "
+    "#91514), though the file names no tool it loaded here"
 )
-"""Said, not modelled: the shared Claude Code transcript ta93abe reads only its 16,222-token system
-prefix on the call right after its one ToolSearch (88k tokens written again at the 1-hour price),
-while Anthropic's documentation ("Tool use with prompt caching", defer_loading) says a deferred tool
-found by tool search leaves the cached prefix untouched; one occurrence is no rule."""
+"""Said where a call right after a ``ToolSearch`` read less than predicted and the file names no
+new tool that search loaded (the modelled case is :data:`TOOL_LOAD`)."""
+
+TOOL_LOAD = "tool-load"
+"""The cause of an invalidation on the call right after a Claude Code ``ToolSearch`` that loaded a
+deferred tool new to the session (its result's ``tool_reference`` blocks, kept by the importer in
+``details.claudeCode.toolReferences``). Not in any source we can read: Anthropic's page on tool use
+with prompt caching says a tool found by tool search leaves the cached prefix alone, but Claude Code
+users measured the opposite, the call after the search reading only the system prompt and tools
+and writing the whole conversation again (claude-code #53132 on 2.1.119, #91514 on 2.1.258, #63930),
+and the shared transcript ta93abe (2.1.177) does the same: 16,222 tokens read after ToolSearch
+loaded WebSearch, the previous call having read 103,337. Modelled as OpenCode's agent switch is:
+the call reads only the session's hidden prefix. A search for a tool already loaded changes nothing
+(#53132: the first time a tool is unlocked)."""
+
+
+def loaded_tools(m: Any) -> list[str]:
+    """The deferred tools a Claude Code ``ToolSearch`` result loaded (its ``tool_reference`` blocks,
+    as the importer keeps them), or none."""
+    details = getattr(m, "details", None)
+    cc = details.get("claudeCode") if isinstance(details, dict) else None
+    names = cc.get("toolReferences") if isinstance(cc, dict) else None
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
+def tool_loads(entries: Sequence[Any], answer_index: Sequence[int]) -> frozenset[int]:
+    """The answers (entry indexes; ``answer_index`` increasing) that first send a ``ToolSearch``
+    result loading a tool no earlier result loaded, in file order (:data:`TOOL_LOAD`)."""
+    seen: set[str] = set()
+    out: set[int] = set()
+    for i, e in enumerate(entries):
+        m = getattr(e, "message", None)
+        if not isinstance(m, ToolResultMessage) or m.toolName != TOOL_SEARCH:
+            continue
+        new = set(loaded_tools(m)) - seen
+        if new:
+            seen |= new
+            k = bisect_right(answer_index, i)
+            if k < len(answer_index):
+                out.add(answer_index[k])
+    return frozenset(out)
 
 
 def _tool_names(content: Sequence[Any]) -> tuple[Any, ...]:
@@ -1304,6 +1347,8 @@ def _break(k: int, st: Any, prev_st: Any, facts: Any, shared: _Shared) -> tuple[
         return "start", None, 0
     if st.entry_index in facts.agent_switch:
         return AGENT_SWITCH, st.entry_index, 0
+    if st.entry_index in facts.tool_loads:
+        return TOOL_LOAD, st.entry_index, 0
     if not st.events and prev_st is not None and st._segment is prev_st._segment:
         return None, None, 0  # the context only grew: nothing to compare
     return shared.at(k)
@@ -1417,7 +1462,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     """Each call of ``replay`` split and priced, in order (the running state: the previous billed
     call's prompt, tail and when it used the cache, and the prompts before it)."""
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
-    answers, switched = facts.models, facts.agent_switch
+    answers, switched = facts.models, facts.agent_switch | facts.tool_loads
     hidden, size = p.fit.hidden, p.fit.size
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields

@@ -7,7 +7,8 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   content block**, all lines sharing ``message.id`` and the same usage: they are merged into one
   assistant message (usage counted once), and links to any of its lines reach the merged entry.
 * ``tool_result`` blocks inside ``user`` lines become ``toolResult`` messages (tool name taken
-  from the matching ``tool_use``). Parallel tool calls produce chained lines that look like forks;
+  from the matching ``tool_use``). The ``tool_reference`` blocks of a ``ToolSearch`` result (the
+  deferred tools it loaded) are named in ``details.claudeCode.toolReferences``. Parallel tool calls produce chained lines that look like forks;
   results answering the same answer are chained one after another instead, and a line written off
   any of them continues after the last, so they are not mistaken for branches. A dead-end run of
   ``progress`` lines beside the line that continues is put in line before it (:func:`_progress_inline`).
@@ -207,6 +208,21 @@ def _usage(msg: dict[str, Any]) -> dict[str, Any]:
     return usage
 
 
+def _tool_references(c: Any) -> list[str]:
+    """The tools a ``tool_result`` block loads: the ``tool_name`` of each ``tool_reference`` block in
+    its content (Claude Code's ``ToolSearch`` result; the API expands each into the tool's definition,
+    which the transcript does not hold)."""
+    if not isinstance(c, list):
+        return []
+    return [
+        n
+        for x in c
+        if isinstance(x, dict)
+        and x.get("type") == "tool_reference"
+        and isinstance(n := x.get("tool_name"), str)
+    ]
+
+
 def _result_content(c: Any) -> list[dict[str, Any]]:
     """A ``tool_result`` block's content (a string, or text and image blocks) as pi blocks."""
     if isinstance(c, str):
@@ -375,16 +391,17 @@ class _Importer:
             if root is not None and root in self.last_in_chain:
                 parent = self.last_in_chain[root]  # parallel results: a chain, not a fork
             content = _result_content(b.get("content"))
-            tr = ToolResultMessage.model_validate(
-                {
-                    "role": "toolResult",
-                    "toolCallId": b.get("tool_use_id", ""),
-                    "toolName": self.tool_names.get(b.get("tool_use_id", ""), ""),
-                    "content": content,
-                    "isError": bool(b.get("is_error")),
-                    "timestamp": _ms(ts),
-                }
-            )
+            result: dict[str, Any] = {
+                "role": "toolResult",
+                "toolCallId": b.get("tool_use_id", ""),
+                "toolName": self.tool_names.get(b.get("tool_use_id", ""), ""),
+                "content": content,
+                "isError": bool(b.get("is_error")),
+                "timestamp": _ms(ts),
+            }
+            if loaded := _tool_references(b.get("content")):
+                result["details"] = {"claudeCode": {"toolReferences": loaded}}
+            tr = ToolResultMessage.model_validate(result)
             self.add(MessageEntry(id=rid, parentId=parent, timestamp=ts, message=tr), n)
             if root is not None:
                 self.root_of[rid] = root
@@ -795,10 +812,10 @@ def _mark_microcompacted(entries: list[Any], microcompacted: dict[str, Any]) -> 
     for k, e in enumerate(entries):
         m = getattr(e, "message", None)
         if isinstance(m, ToolResultMessage) and m.toolCallId in microcompacted:
-            details = {
-                **(m.details if isinstance(m.details, dict) else {}),
-                "claudeCode": {"microcompacted": microcompacted[m.toolCallId]},
-            }
+            old = m.details if isinstance(m.details, dict) else {}
+            cc = old.get("claudeCode")
+            cc = cc if isinstance(cc, dict) else {}
+            details = {**old, "claudeCode": {**cc, "microcompacted": microcompacted[m.toolCallId]}}
             entries[k] = e.model_copy(update={"message": m.model_copy(update={"details": details})})
 
 

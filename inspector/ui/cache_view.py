@@ -28,6 +28,7 @@ CAUSES = {
     "ttl": "the cache expiring",
     "change": "a change",
     "agent": "a switch of agent (its own tools)",
+    "tool-load": "a deferred tool ToolSearch loaded (Claude Code sends its tool list again)",
 }
 
 

@@ -1,0 +1,175 @@
+"""Claude Code's ToolSearch and the prompt cache: a search that loads a deferred tool makes the
+next request read only the system prompt and tools (claude-code #53132, #91514; the shared
+transcript ta93abe). The transcripts are written by hand in the shape Claude Code 2.1 writes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from inspector.cache import cache_replay
+from inspector.doctor import diagnose
+from inspector.importers import parse_any
+from inspector.replay import ReplaySettings, replay
+from inspector.session.models import ToolResultMessage
+
+SID = "0c0c0c0c-0000-4000-8000-0000000000aa"
+SYSTEM = 16_000  # the prefix every request shares: Claude Code's system prompt and tools
+
+
+class Transcript:
+    """A Claude Code transcript: one answer per call, each with the cache usage its request recorded."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self.last: str | None = None
+
+    def line(self, type_: str, message: dict[str, Any]) -> None:
+        n = len(self.lines) + 1
+        uid = f"00000000-0000-4000-8000-{n:012d}"
+        self.lines.append(
+            {
+                "type": type_,
+                "uuid": uid,
+                "parentUuid": self.last,
+                "isSidechain": False,
+                "sessionId": SID,
+                "version": "2.1.177",
+                "timestamp": f"2026-07-01T10:{n // 60:02d}:{n % 60:02d}.000Z",
+                "message": message,
+            }
+        )
+        self.last = uid
+
+    def user(self, content: Any) -> None:
+        self.line("user", {"role": "user", "content": content})
+
+    def answer(self, read: int, write: int, tool: tuple[str, str, dict[str, Any]] | None = None) -> None:
+        content: list[dict[str, Any]] = [{"type": "text", "text": "working on it"}]
+        if tool is not None:
+            content.append({"type": "tool_use", "id": tool[0], "name": tool[1], "input": tool[2]})
+        self.line(
+            "assistant",
+            {
+                "id": f"msg_{len(self.lines)}",
+                "role": "assistant",
+                "model": "claude-opus-4-8",
+                "content": content,
+                "stop_reason": "tool_use" if tool else "end_turn",
+                "usage": {
+                    "input_tokens": 2,
+                    "cache_read_input_tokens": read,
+                    "cache_creation_input_tokens": write,
+                    "output_tokens": 50,
+                },
+            },
+        )
+
+    def search(self, read: int, write: int, call_id: str, *loaded: str) -> None:
+        """An answer calling ToolSearch, then its result naming the tools it loaded."""
+        self.answer(read, write, (call_id, "ToolSearch", {"query": "select:" + ",".join(loaded)}))
+        refs = [{"type": "tool_reference", "tool_name": n} for n in loaded]
+        self.user([{"type": "tool_result", "tool_use_id": call_id, "content": refs}])
+
+    def session(self):  # type: ignore[no-untyped-def]
+        data = "\n".join(json.dumps(x) for x in self.lines).encode()
+        return parse_any(data, "tool-search.jsonl")
+
+
+def _searching() -> Transcript:
+    """Calls 0–1 grow the cache; call 2 searches (loads WebSearch); call 3 sends its result and reads
+    only the system prefix, as recorded; call 4 reads what call 3 wrote; call 5 loads WebFetch, and
+    call 6 again reads only the system prefix; call 7 searches for WebSearch again, and call 8 reads
+    on (nothing new was loaded). Two floors recorded: the session's own hidden prefix is read off them."""
+    t = Transcript()
+    t.user("find out how the site is scored")
+    t.answer(0, SYSTEM + 20_000)
+    t.user("go on")
+    t.answer(SYSTEM + 20_000, 3_000)
+    t.user("look it up on the web")
+    t.search(SYSTEM + 23_000, 1_000, "ts1", "WebSearch")
+    t.answer(SYSTEM, 24_100, ("ws1", "WebSearch", {"query": "agent ready"}))
+    t.user([{"type": "tool_result", "tool_use_id": "ws1", "content": "results"}])
+    t.search(SYSTEM + 24_100, 2_000, "ts2", "WebFetch")
+    t.answer(SYSTEM, 26_200)
+    t.user("search again")
+    t.search(SYSTEM + 26_200, 500, "ts3", "WebSearch")
+    t.answer(SYSTEM + 26_700, 300)
+    return t
+
+
+def test_the_importer_keeps_the_tools_a_search_loaded() -> None:
+    s = _searching().session()
+    results = [e.message for e in s.entries if isinstance(getattr(e, "message", None), ToolResultMessage)]
+    searches = [m for m in results if m.toolName == "ToolSearch"]
+    assert [m.details["claudeCode"]["toolReferences"] for m in searches] == [
+        ["WebSearch"],
+        ["WebFetch"],
+        ["WebSearch"],
+    ]
+    assert [m.details for m in results if m.toolName == "WebSearch"] == [None]
+
+
+def test_the_call_after_a_search_that_loads_a_tool_reads_only_the_system_prefix() -> None:
+    s = _searching().session()
+    c = cache_replay(replay(s, ReplaySettings()))
+    loads = [x for x in c.steps if x.invalidation and x.invalidation["cause"] == "tool-load"]
+    assert [x.step for x in loads] == [3, 5]  # the third search loads nothing new: no break there
+    assert c.fit.hidden == SYSTEM  # the recorded floor
+    for x in loads:
+        assert (x.read, x.write) == (x.recorded_read, x.recorded_write) == (SYSTEM, x.prompt - SYSTEM - 2)
+        assert x.invalidation["brokenAtEntryIndex"] == x.entry_index
+        lost = c.steps[x.step - 1].prompt - 2 - SYSTEM  # what the call before cached, less the floor
+        assert x.invalidation["tokensRewritten"] == lost
+    assert c.steps[4].read == c.steps[3].prompt - 2  # the next call reads what it wrote
+    assert c.steps[7].read == c.steps[6].prompt - 2
+    assert all(x.read == x.recorded_read and x.disagreement is None for x in c.steps[1:])
+
+
+def test_a_search_in_a_pi_file_changes_nothing() -> None:
+    """The rule is Claude Code's: a pi session whose tool is named ToolSearch keeps its cache."""
+    import dataclasses
+
+    s = dataclasses.replace(_searching().session(), format="pi")
+    c = cache_replay(replay(s, ReplaySettings()))
+    assert not any(x.invalidation for x in c.steps)
+    assert c.steps[3].read > c.steps[3].recorded_read  # the recorded floor is now a disagreement
+
+
+def test_the_doctor_expects_the_break_after_a_search_that_loads_a_tool() -> None:
+    s = _searching().session()
+    found = [f for f in diagnose(s).findings if f.kind == "cache-break"]
+    assert [(f.severity, f.entries[0]) for f in found] == [("info", 7), ("info", 11)]
+    assert "ToolSearch loaded WebSearch at entry 6" in found[0].message
+    assert "ToolSearch loaded WebFetch at entry 10" in found[1].message
+    assert all("claude-code #53132" in f.message for f in found)
+
+
+def test_a_microcompacted_search_result_keeps_the_tools_it_loaded() -> None:
+    """Claude Code's microcompact marks the results it cleared in the same ``details.claudeCode``:
+    both marks stay."""
+    from inspector.pruning.recorded import recorded_prune
+
+    t = _searching()
+    t.lines.append(
+        {
+            "type": "system",
+            "subtype": "microcompact_boundary",
+            "uuid": "00000000-0000-4000-8000-0000000000ff",
+            "parentUuid": t.last,
+            "isSidechain": False,
+            "sessionId": SID,
+            "timestamp": "2026-07-01T10:59:00.000Z",
+            "content": "Context microcompacted",
+            "microcompactMetadata": {
+                "trigger": "auto",
+                "preTokens": 50_000,
+                "tokensSaved": 10,
+                "compactedToolIds": ["ts1"],
+            },
+        }
+    )
+    s = t.session()
+    (m,) = [e.message for e in s.entries if getattr(getattr(e, "message", None), "toolCallId", "") == "ts1"]
+    assert m.details["claudeCode"]["toolReferences"] == ["WebSearch"]
+    assert recorded_prune(m) is not None
