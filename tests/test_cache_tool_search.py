@@ -118,7 +118,7 @@ def test_the_call_after_a_search_that_loads_a_tool_reads_only_the_system_prefix(
     assert c.fit.hidden == SYSTEM  # the recorded floor
     for x in loads:
         assert (x.read, x.write) == (x.recorded_read, x.recorded_write) == (SYSTEM, x.prompt - SYSTEM - 2)
-        assert x.invalidation["brokenAtEntryIndex"] == x.entry_index
+        assert x.invalidation["brokenAtEntryIndex"] == x.entry_index - 1  # the search's result
         lost = c.steps[x.step - 1].prompt - 2 - SYSTEM  # what the call before cached, less the floor
         assert x.invalidation["tokensRewritten"] == lost
     assert c.steps[4].read == c.steps[3].prompt - 2  # the next call reads what it wrote

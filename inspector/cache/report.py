@@ -581,9 +581,9 @@ class _Facts:
     columns: tuple[list[Any], ...] | None = None
     """The answers' entry indexes (increasing) and the eight columns of :attr:`calls`, in file
     order (a loaded session's facts; None for a :class:`FactsReader`'s, held in :attr:`calls`)."""
-    tool_loads: frozenset[int] = frozenset()
+    tool_loads: Mapping[int, int] = field(default_factory=dict)
     """Answers that send the result of a Claude Code ``ToolSearch`` which loaded a deferred tool new
-    to the session (see :data:`TOOL_LOAD`)."""
+    to the session → that result's entry index (see :data:`TOOL_LOAD`)."""
 
     def picked(self, entries: list[int]) -> tuple[Sequence[Any], ...]:
         """The eight columns of :attr:`calls` at the answers ``entries`` (entry indexes), in that order."""
@@ -1064,11 +1064,12 @@ def loaded_tools(m: Any) -> list[str]:
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
-def tool_loads(entries: Sequence[Any], answer_index: Sequence[int]) -> frozenset[int]:
+def tool_loads(entries: Sequence[Any], answer_index: Sequence[int]) -> dict[int, int]:
     """The answers (entry indexes; ``answer_index`` increasing) that first send a ``ToolSearch``
-    result loading a tool no earlier result loaded, in file order (:data:`TOOL_LOAD`)."""
+    result loading a tool no earlier result loaded, in file order, each → that result's entry index
+    (:data:`TOOL_LOAD`)."""
     seen: set[str] = set()
-    out: set[int] = set()
+    out: dict[int, int] = {}
     for i, e in enumerate(entries):
         m = getattr(e, "message", None)
         if not isinstance(m, ToolResultMessage) or m.toolName != TOOL_SEARCH:
@@ -1078,8 +1079,8 @@ def tool_loads(entries: Sequence[Any], answer_index: Sequence[int]) -> frozenset
             seen |= new
             k = bisect_right(answer_index, i)
             if k < len(answer_index):
-                out.add(answer_index[k])
-    return frozenset(out)
+                out.setdefault(answer_index[k], i)
+    return out
 
 
 def _tool_names(content: Sequence[Any]) -> tuple[Any, ...]:
@@ -1347,8 +1348,8 @@ def _break(k: int, st: Any, prev_st: Any, facts: Any, shared: _Shared) -> tuple[
         return "start", None, 0
     if st.entry_index in facts.agent_switch:
         return AGENT_SWITCH, st.entry_index, 0
-    if st.entry_index in facts.tool_loads:
-        return TOOL_LOAD, st.entry_index, 0
+    if (result := facts.tool_loads.get(st.entry_index)) is not None:
+        return TOOL_LOAD, result, 0
     if not st.events and prev_st is not None and st._segment is prev_st._segment:
         return None, None, 0  # the context only grew: nothing to compare
     return shared.at(k)
@@ -1462,7 +1463,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     """Each call of ``replay`` split and priced, in order (the running state: the previous billed
     call's prompt, tail and when it used the cache, and the prompts before it)."""
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
-    answers, switched = facts.models, facts.agent_switch | facts.tool_loads
+    answers, switched = facts.models, facts.agent_switch | facts.tool_loads.keys()
     hidden, size = p.fit.hidden, p.fit.size
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields

@@ -28,7 +28,7 @@ CAUSES = {
     "ttl": "the cache expiring",
     "change": "a change",
     "agent": "a switch of agent (its own tools)",
-    "tool-load": "a deferred tool ToolSearch loaded (Claude Code sends its tool list again)",
+    "tool-load": "a deferred tool ToolSearch loaded (Claude Code then sends its tool list again, as its users measured it)",
 }
 
 
