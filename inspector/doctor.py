@@ -63,7 +63,7 @@ from .session.models import (
 )
 from .session.tree import Session, iso_to_ms
 from .tokens import assistant_usage, calculate_context_tokens, estimate_tokens
-from .window import DEFAULT_WINDOW, model_key
+from .window import DEFAULT_WINDOW, model_key, shown_name
 
 Severity = Literal["error", "warning", "info"]
 
@@ -476,8 +476,11 @@ def _break_cause(
         )
     if loads:
         k, names = loads[0]
+        named = ", ".join(map(shown_name, names[:3])) + (
+            f" and {len(names) - 3} more" if len(names) > 3 else ""
+        )
         return (
-            f"ToolSearch loaded {', '.join(names)} at entry {k}: Claude Code then sends its tool list again, "
+            f"ToolSearch loaded {named} at entry {k}: Claude Code then sends its tool list again, "
             "and the cache is read only up to the system prompt (as Claude Code users measured it: "
             "claude-code #53132, #91514)",
             True,

@@ -173,3 +173,12 @@ def test_a_microcompacted_search_result_keeps_the_tools_it_loaded() -> None:
     (m,) = [e.message for e in s.entries if getattr(getattr(e, "message", None), "toolCallId", "") == "ts1"]
     assert m.details["claudeCode"]["toolReferences"] == ["WebSearch"]
     assert recorded_prune(m) is not None
+
+
+def test_a_search_loading_many_or_long_named_tools_is_said_in_one_short_line() -> None:
+    t = _searching()
+    refs = [{"type": "tool_reference", "tool_name": n} for n in ["x" * 5000, "B", "C", "D", "E"]]
+    t.lines[6]["message"]["content"][0]["content"] = refs  # the first search's result
+    (f, _) = [f for f in diagnose(t.session()).findings if f.kind == "cache-break"]
+    assert f.severity == "info" and "x" * 79 + "…, B, C and 2 more at entry 6" in f.message
+    assert len(f.message) < 600
