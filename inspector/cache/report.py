@@ -1035,9 +1035,9 @@ OpenCode export each of the five calls after a switch read exactly its 20,992-to
 
 TOOL_SEARCH = "ToolSearch"
 TOOL_SEARCH_NOTE = (
-    "; the previous answer called ToolSearch: when a search loads a deferred tool, Claude Code sends "
-    "its tool list again and the cache is read only up to the system prompt (claude-code #53132, "
-    "#91514), though the file names no tool it loaded here"
+    "; the previous answer called ToolSearch: when a search first loads a deferred tool, Claude Code "
+    "sends its tool list again and the cache is read only up to the system prompt (claude-code #53132, "
+    "#91514), but the file names no tool this search loaded for the first time"
 )
 """Said where a call right after a ``ToolSearch`` read less than predicted and the file names no
 new tool that search loaded (the modelled case is :data:`TOOL_LOAD`)."""
