@@ -328,11 +328,12 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     previous answered call had read or written to the cache, losing at least ``cache_break_tokens``
     (from the usage each call recorded; no model). The cause, from the file: a compaction, a
     branch summary or a DCP compress between the two, an agent switch (OpenCode's ``plan`` ↔
-    ``build``), a deferred tool Claude Code's ``ToolSearch`` loaded, a model change, older tool outputs the agent cleared itself between the two calls
-    (OpenCode's pruning, Claude Code's microcompact: :mod:`inspector.pruning.recorded`), or an idle
-    gap past the cache's lifetime (each expected: info); else nothing in the file explains it (a
-    warning: a pruned or edited earlier message, a changed system prompt or tools, the DCP plugin's
-    tags when the session runs it, or the provider's eviction)."""
+    ``build``), a deferred tool Claude Code's ``ToolSearch`` loaded, a model change, older tool
+    outputs the agent cleared itself between the two calls (OpenCode's pruning, Claude Code's
+    microcompact: :mod:`inspector.pruning.recorded`), or an idle gap past the cache's lifetime (each
+    expected: info); else nothing in the file explains it (a warning: a pruned or edited earlier
+    message, a changed system prompt or tools, the DCP plugin's tags when the session runs it, or the
+    provider's eviction)."""
     breaks: list[Any] = []  # _cache_break's arguments, one tuple per break
     prev: tuple[int, Usage, AssistantMessage] | None = None
     prev_pos = 0  # the previous answer's position on the path

@@ -7,11 +7,12 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   content block**, all lines sharing ``message.id`` and the same usage: they are merged into one
   assistant message (usage counted once), and links to any of its lines reach the merged entry.
 * ``tool_result`` blocks inside ``user`` lines become ``toolResult`` messages (tool name taken
-  from the matching ``tool_use``). The ``tool_reference`` blocks of a ``ToolSearch`` result (the
-  deferred tools it loaded) are named in ``details.claudeCode.toolReferences``. Parallel tool calls produce chained lines that look like forks;
-  results answering the same answer are chained one after another instead, and a line written off
-  any of them continues after the last, so they are not mistaken for branches. A dead-end run of
-  ``progress`` lines beside the line that continues is put in line before it (:func:`_progress_inline`).
+  from the matching ``tool_use``); the ``tool_reference`` blocks of a ``ToolSearch`` result (the
+  deferred tools it loaded) are named in ``details.claudeCode.toolReferences``. Parallel tool calls
+  produce chained lines that look like forks; results answering the same answer are chained one
+  after another instead, and a line written off any of them continues after the last, so they are
+  not mistaken for branches. A dead-end run of ``progress`` lines beside the line that continues is
+  put in line before it (:func:`_progress_inline`).
 * ``system`` lines with ``subtype: compact_boundary`` start a new chain (``parentUuid: null``); they
   are re-attached to ``logicalParentUuid`` and, with the following ``isCompactSummary`` user
   message, become one compaction whose summary is that message (``tokensBefore`` =
