@@ -438,7 +438,7 @@ def _cache_break(
         "cache-break",
         "info" if expected else "warning",
         f"prompt cache lost: {what}, so {cached - read:,.0f} tokens were paid again; {cause}{cost}",
-        [i, j, *between[:2]],
+        [i, j, *between[:2], *[k for k, _ in loads[:1]]],  # the search that loaded a tool
     )
 
 
