@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from inspector.cache import cache_replay
 from inspector.doctor import diagnose
 from inspector.importers import parse_any
 from inspector.replay import ReplaySettings, replay
 from inspector.session.models import ToolResultMessage
+from tests.support.paths import SHARED
 
 SID = "0c0c0c0c-0000-4000-8000-0000000000aa"
 SYSTEM = 16_000  # the prefix every request shares: Claude Code's system prompt and tools
@@ -182,3 +185,21 @@ def test_a_search_loading_many_or_long_named_tools_is_said_in_one_short_line() -
     (f, _) = [f for f in diagnose(t.session()).findings if f.kind == "cache-break"]
     assert f.severity == "info" and "x" * 79 + "…, B, C and 2 more at entry 6" in f.message
     assert len(f.message) < 600
+
+
+TA93ABE = SHARED / "real-sessions" / "claude-code" / "ta93abe-me-abd0788e9d-0.jsonl"
+
+
+@pytest.mark.skipif(not TA93ABE.is_file(), reason="../shared/real-sessions is not beside this clone")
+def test_the_shared_transcript_reads_its_floor_where_the_model_says() -> None:
+    """ta93abe (Claude Code 2.1.177): its one ToolSearch loads WebSearch, and the next call reads only
+    the 16,222-token prefix, as recorded; the session's reads within 5 % of the recorded total."""
+    from inspector.importers import load_any
+
+    c = cache_replay(replay(load_any(TA93ABE), ReplaySettings()))
+    (x,) = [x for x in c.steps if x.invalidation and x.invalidation["cause"] == "tool-load"]
+    assert (x.entry_index, x.invalidation["brokenAtEntryIndex"]) == (53, 52)
+    assert (x.read, x.write) == (x.recorded_read, x.recorded_write) == (16_222, 87_737)
+    predicted = sum(s.read for s in c.steps if s.recorded_read is not None)
+    recorded = sum(s.recorded_read for s in c.steps if s.recorded_read is not None)
+    assert abs(predicted - recorded) / recorded < 0.05  # +9.1 % before the rule
