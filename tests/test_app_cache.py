@@ -78,19 +78,24 @@ def test_recorded_reads_under_no_cache_model_are_not_checked(sb):
 
 def test_story_says_how_each_provider_pays_for_a_broken_prefix():
     """Anthropic writes the prefix again at its write price; an OpenAI-style cache has none: the
-    tokens are sent uncached again (the story and the timeline's mark say which)."""
-    from inspector.importers import load_any
+    tokens are sent uncached again (the story and the timeline's mark say which). Pruning every
+    turn breaks the prefix at each prune."""
+    from .test_cache import PRUNE_EVERY_TURN, reading_session
 
-    from .test_app import SAMPLES
+    def gpt(b):  # type: ignore[no-untyped-def]
+        for x in b.lines:
+            if x.get("message", {}).get("role") == "assistant":
+                x["message"]["model"], x["message"]["provider"] = "gpt-5.5", "openai"
+        return b
 
-    for name, family, said in (
-        ("codex-session.jsonl", "openai", "tokens be sent uncached again"),
-        ("opencode-session.json", "anthropic", "tokens be written again"),
+    for build, family, said in (
+        (lambda: gpt(reading_session(6)), "openai", "tokens be sent uncached again"),
+        (lambda: reading_session(6), "anthropic", "tokens be written again"),
     ):
-        r = replay(load_any(SAMPLES / name), ReplaySettings(strategy="opencode"))
+        r = replay(build().session(), PRUNE_EVERY_TURN)
         c = cache_replay(r)
         inv = c.invalidations[0]
-        assert inv.family == family
+        assert inv.family == family and inv.invalidation["cause"] == "prune"
         (line,) = [x for x in cache_view.story(r, c, inv.step) if x.startswith("The cached prefix broke")]
         assert said in line
         mark = cache_view.invalidation_trace(r, c)

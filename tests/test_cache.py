@@ -812,3 +812,59 @@ def test_opencodes_compaction_request_is_priced_as_its_file_records_it():
     assert (sc.prompt, sc.read, sc.write, sc.uncached) == (24_100, 0, 0, 24_100)
     rate = c.rates["claude-sonnet-4-5"]
     assert sc.cost == pytest.approx(24_100 * rate.input)
+
+
+def recorded_reading_session(turns: int = 6) -> SessionBuilder:
+    """:func:`reading_session` with the cache usage a provider recorded: prompts that grow unlike the
+    replayed tokens (a hidden prefix, a tokenizer three times the estimate, and content the file
+    does not hold at every third call), each call reading the previous prompt."""
+    b = reading_session(turns)
+    prev = 0
+    answers = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    for k, m in enumerate(answers):
+        prompt = 15_000 + 6_000 * k + (4_000 if k % 3 == 2 else 0)
+        read = prev - 2 if k else 0
+        m["usage"] = {
+            "input": 2,
+            "output": 10,
+            "cacheRead": read,
+            "cacheWrite": prompt - read - 2,
+            "totalTokens": prompt + 10,
+        }
+        prev = prompt
+    return b
+
+
+def test_a_what_if_that_changes_nothing_prices_every_call_as_recorded():
+    """A what-if's prompt is the recorded one plus the fitted size of what it changed: when it changes
+    nothing (pruning that finds nothing to prune), every call is priced exactly as the as-recorded
+    replay prices it, however badly the size fit follows the recorded prompts."""
+    s = recorded_reading_session().session()
+    base = cache_replay(replay(s, ReplaySettings()))
+    idle = replay(
+        s, ReplaySettings(strategy="pi-context-pruning", strategy_settings=(("prune_protect", 1_000_000),))
+    )
+    assert idle.metrics.tokens_pruned == 0
+    c = cache_replay(idle)
+    assert base.sizes == "recorded" and c.sizes == "recorded + fitted change"
+    fitted = [base.fit.size(st.tokens) for st in idle.steps]
+    assert max(abs(f - x.prompt) for f, x in zip(fitted, base.steps, strict=True)) > 3_000  # a poor fit
+    assert [(x.prompt, x.read, x.write, x.uncached) for x in c.steps] == [
+        (x.prompt, x.read, x.write, x.uncached) for x in base.steps
+    ]
+    assert c.billed_cost == base.billed_cost
+
+
+def test_a_pruning_what_if_sends_the_recorded_prompt_less_what_it_pruned():
+    s = recorded_reading_session().session()
+    r = replay(s, PRUNE_EVERY_TURN)
+    c = cache_replay(r)
+    assert r.metrics.tokens_pruned > 0
+    scale = c.fit.scale
+    for st, x in zip(r.steps, c.steps, strict=True):
+        assert x.prompt == st.recorded_input + round(scale * (st.tokens - st.tokens_before_pruning))
+    pruned = [x for x, st in zip(c.steps, r.steps, strict=True) if st.tokens < st.tokens_before_pruning]
+    assert pruned and all(
+        x.prompt < st.recorded_input for x, st in zip(c.steps, r.steps, strict=True) if x in pruned
+    )
+    assert c.invalidations and c.invalidations[0].invalidation["cause"] == "prune"

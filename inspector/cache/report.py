@@ -110,8 +110,10 @@ class CacheReport:
     retention: str
     steps: tuple[CacheStep, ...]
     sizes: str
-    """"recorded" (each call's recorded prompt), "fitted" (hidden + scale × replayed tokens) or
-    "counted" (the replayed tokens: no recorded usage to fit a hidden prefix to)."""
+    """"recorded" (each call's recorded prompt: the as-recorded replay), "recorded + fitted change"
+    (a what-if: each call's recorded prompt plus ``scale ×`` what the what-if changed in its
+    context, in replayed tokens), "fitted" (hidden + scale × replayed tokens, for calls with no
+    recorded prompt) or "counted" (the replayed tokens: no recorded usage to fit a hidden prefix to)."""
     fit: SizeFit
     rules: dict[str, CacheRule] = field(default_factory=dict)
     rates: dict[str, Rates] = field(default_factory=dict)
@@ -297,6 +299,11 @@ def rule_for(m: Any, model: str, retention: str, long: frozenset[str] = frozense
 _FITS: weakref.WeakKeyDictionary[Session, dict[tuple[str, int | None], tuple[SizeFit, frozenset[str]]]] = (
     weakref.WeakKeyDictionary()
 )
+_BASES: weakref.WeakKeyDictionary[Session, dict[tuple[str, int | None], dict[int, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per session, branch and counter: each call's (entry index →) as-recorded context in replayed
+tokens, the context its recorded prompt was measured on (made with the fit: :func:`base_tokens`)."""
 
 
 def as_recorded(replay: Any) -> bool:
@@ -322,17 +329,21 @@ def session_fit(
         base = replay.steps
         recorded = [s.recorded_input for s in base]
         if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
-            fit = fit_columns([s.tokens_before_pruning for s in base], recorded)
+            tokens = [s.tokens_before_pruning for s in base]
         else:
             walked = recorded_context_tokens(replay.session, replay.settings.counter, replay.settings.leaf)
             if walked is not None and walked[0] == [s.entry_index for s in base]:
-                fit = fit_columns(walked[1], recorded)
+                tokens = walked[1]
             else:  # the usage counter: the as-recorded replay itself
                 base = run(
                     replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
                 ).steps
                 recorded = [s.recorded_input for s in base]
-                fit = fit_columns([s.tokens for s in base], recorded)
+                tokens = [s.tokens for s in base]
+        fit = fit_columns(tokens, recorded)
+        _BASES.setdefault(replay.session, {})[key] = dict(
+            zip([s.entry_index for s in base], tokens, strict=True)
+        )
         if picked is None or base is not replay.steps:
             picked = session_facts(replay.session).picked([s.entry_index for s in base])
         fams, reads, _, inputs, _, starts, ends, _ = picked
@@ -345,6 +356,18 @@ def session_fit(
         )
         memo[key] = (fit, _long_retention(fams, prompts, reads, _milliseconds(starts), _milliseconds(ends)))
     return memo[key]
+
+
+def base_tokens(replay: Any) -> dict[int, int]:
+    """Each call's as-recorded context in replayed tokens, by entry index, on ``replay``'s branch
+    and counter (what :func:`session_fit` fitted the sizes on)."""
+    key = (replay.settings.counter, replay.settings.leaf)
+    got = _BASES.get(replay.session, {}).get(key)
+    if got is None:
+        _FITS.get(replay.session, {}).pop(key, None)
+        session_fit(replay)
+        got = _BASES[replay.session][key]
+    return got
 
 
 def partial_reads(prompts: Sequence[int], reads: Sequence[int | None]) -> int | None:
@@ -1294,6 +1317,9 @@ class _Pricing:
         own = self.picked if session is replay.session else None  # the fit's too, when it fits these steps
         self.fit, self.long = session_fit(replay, own) if replay.steps else (UNFITTED, frozenset[str]())
         self.anchored = as_recorded(replay)
+        self.base = base_tokens(replay) if replay.steps and not self.anchored and self.fit.fitted else {}
+        """A what-if's calls: their as-recorded context (:func:`base_tokens`), which their recorded
+        prompts measure (see :func:`_priced`)."""
         self.shared = _Shared(replay)
         self.rules: dict[str, CacheRule] = {}
         self.rates: dict[str, Rates] = {}
@@ -1337,8 +1363,11 @@ class _Pricing:
 
     def sizes(self, replay: Any) -> str:
         """Where the prompts' sizes came from (:attr:`CacheReport.sizes`)."""
-        if self.anchored and any(st.recorded_input for st in replay.steps):
-            return "recorded"
+        if any(st.recorded_input for st in replay.steps):
+            if self.anchored:
+                return "recorded"
+            if self.base:
+                return "recorded + fitted change"
         return "fitted" if self.fit.fitted else "counted"
 
 
@@ -1464,7 +1493,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     call's prompt, tail and when it used the cache, and the prompts before it)."""
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
     answers, switched = facts.models, facts.agent_switch | facts.tool_loads.keys()
-    hidden, size = p.fit.hidden, p.fit.size
+    hidden, size, scale, base = p.fit.hidden, p.fit.size, p.fit.scale, p.base.get
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = prev_tokens = 0
@@ -1477,7 +1506,9 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         if name is not last_name:  # another model than the previous call's: its terms
             got = terms.get(name) or p.terms_of(name, answers[ei])
             rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
-            recorded_tail = anchored and family == "anthropic"  # the recorded input is the tail
+            recorded_tail = (
+                anchored or bool(p.base)
+            ) and family == "anthropic"  # the recorded input is the tail
             last_name = name
         rate = model_rate
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
@@ -1486,7 +1517,16 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             out.append((k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING)
             prev_st = st
             continue
-        prompt = int(recorded) if anchored and (recorded := st.recorded_input) else size(st.tokens)
+        if not (recorded := st.recorded_input):
+            prompt = size(st.tokens)
+        elif anchored:
+            prompt = int(recorded)
+        elif (was := base(ei)) is not None:  # what was sent, changed by what the what-if changed
+            prompt = int(recorded) + round(scale * (st.tokens - was))
+            if prompt < hidden and prompt < recorded:  # no less than the prefix every request sends
+                prompt = min(hidden, int(recorded))
+        else:
+            prompt = size(st.tokens)
         if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
             rate = p.long_rates(name, tiered[0])
         if t is not None and last_t is not None:
