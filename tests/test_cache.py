@@ -814,11 +814,11 @@ def test_opencodes_compaction_request_is_priced_as_its_file_records_it():
     assert sc.cost == pytest.approx(24_100 * rate.input)
 
 
-def recorded_reading_session(turns: int = 6) -> SessionBuilder:
+def recorded_reading_session(turns: int = 6, gap_ms: int | None = None) -> SessionBuilder:
     """:func:`reading_session` with the cache usage a provider recorded: prompts that grow unlike the
     replayed tokens (a hidden prefix, a tokenizer three times the estimate, and content the file
     does not hold at every third call), each call reading the previous prompt."""
-    b = reading_session(turns)
+    b = reading_session(turns, gap_ms)
     prev = 0
     answers = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "assistant"]
     for k, m in enumerate(answers):
@@ -868,3 +868,30 @@ def test_a_pruning_what_if_sends_the_recorded_prompt_less_what_it_pruned():
         x.prompt < st.recorded_input for x, st in zip(c.steps, r.steps, strict=True) if x in pruned
     )
     assert c.invalidations and c.invalidations[0].invalidation["cause"] == "prune"
+
+
+def test_the_sizes_of_a_file_whose_agent_pruned_are_fitted_on_what_it_sent():
+    """OpenCode cleared the first two outputs itself (``time.compacted``): its recorded prompts
+    were measured on the context after that, so the size fit and a what-if's base are made on it,
+    not on the context before the agent's pruning."""
+    from inspector.cache.report import _BASES, _FITS, agent_pruned, base_tokens, session_fit
+    from inspector.cache.sizes import fit_columns
+
+    b = recorded_reading_session(6, gap_ms=1_000)
+    results = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "toolResult"]
+    cleared_at = results[3]["timestamp"]
+    for m in results[:2]:
+        m["details"] = {"opencode": {"compacted": cleared_at}}
+    s = dataclasses.replace(b.session(), format="opencode")  # the builder writes pi's format
+    assert agent_pruned(s) and not agent_pruned(b.session())  # pi records no pruning: not looked for
+    sent = replay(s, ReplaySettings(strategy="recorded"))
+    assert sent.metrics.tokens_pruned > 0
+    recorded = [st.recorded_input for st in sent.steps]
+    own = fit_columns([st.tokens for st in sent.steps], recorded)
+    before = fit_columns([st.tokens_before_pruning for st in sent.steps], recorded)
+    assert own.scale != before.scale
+    for settings in (ReplaySettings(strategy="recorded"), ReplaySettings(), ReplaySettings(compaction="pi")):
+        _FITS.pop(s, None), _BASES.pop(s, None)
+        r = replay(s, settings)
+        assert session_fit(r)[0].scale == own.scale
+        assert base_tokens(r) == {st.entry_index: st.tokens for st in sent.steps}

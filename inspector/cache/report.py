@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 from ..gcpause import gc_paused
 from ..importers.opencode import summary_usage
 from ..numbers import MAX_TOKENS, finite_ms
+from ..pruning.recorded import records_pruning
 from ..recon.flags import fewer_words, sent_fewer, threshold
 from ..replay.results import Pruned
 from ..session.answers import Answers, answers, read_answers
@@ -314,10 +315,12 @@ def as_recorded(replay: Any) -> bool:
 def session_fit(
     replay: Any, picked: tuple[Sequence[Any], ...] | None = None
 ) -> tuple[SizeFit, frozenset[str]]:
-    """The session's size fit (with each family's tail), from this replay when its compactions are
-    the recorded ones (its context before pruning is then the recorded one), else from the
-    as-recorded context of the same branch and counter (its sizes walked once per session,
-    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for the "usage" counter);
+    """The session's size fit (with each family's tail), on the context each recorded prompt was
+    measured on: this replay's when its compactions are the recorded ones and its pruning is the
+    agent's own (or there is none: its context before pruning), else the as-recorded context of
+    the same branch and counter (walked once per session,
+    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed with the agent's own pruning
+    when the file records some, :func:`agent_pruned`, and for the "usage" counter);
     and the families whose recorded reads show the long retention (see :func:`long_retention`).
     ``picked``: the facts of this replay's calls (:meth:`_Facts.picked`), when the caller has them."""
     from ..replay import ReplaySettings
@@ -328,15 +331,21 @@ def session_fit(
     if key not in memo:
         base = replay.steps
         recorded = [s.recorded_input for s in base]
-        if replay.settings.compaction == "recorded":  # the context before pruning is the recorded one
-            tokens = [s.tokens_before_pruning for s in base]
+        settings = replay.settings
+        pruned = agent_pruned(replay.session)
+        if settings.compaction == "recorded" and (settings.strategy == "recorded" or not pruned):
+            # what was sent: the agent's own pruning, or none (then: before this replay's pruning)
+            tokens = [s.tokens if settings.strategy == "recorded" else s.tokens_before_pruning for s in base]
         else:
-            walked = recorded_context_tokens(replay.session, replay.settings.counter, replay.settings.leaf)
+            walked = (
+                None if pruned else recorded_context_tokens(replay.session, settings.counter, settings.leaf)
+            )
             if walked is not None and walked[0] == [s.entry_index for s in base]:
                 tokens = walked[1]
-            else:  # the usage counter: the as-recorded replay itself
+            else:  # the agent's own pruning, or the usage counter: the as-recorded replay itself
                 base = run(
-                    replay.session, ReplaySettings(counter=replay.settings.counter, leaf=replay.settings.leaf)
+                    replay.session,
+                    ReplaySettings(strategy="recorded", counter=settings.counter, leaf=settings.leaf),
                 ).steps
                 recorded = [s.recorded_input for s in base]
                 tokens = [s.tokens for s in base]
@@ -356,6 +365,27 @@ def session_fit(
         )
         memo[key] = (fit, _long_retention(fams, prompts, reads, _milliseconds(starts), _milliseconds(ends)))
     return memo[key]
+
+
+_PRUNED: weakref.WeakKeyDictionary[Session, bool] = weakref.WeakKeyDictionary()
+
+
+def agent_pruned(session: Session) -> bool:
+    """Does the file record pruning the agent did itself (OpenCode's cleared outputs, Claude Code's
+    microcompact, DCP's compress: :func:`inspector.pruning.recorded.records_pruning`)? Then the
+    recorded prompts were measured on the context after that pruning (looked for once per session,
+    in the files of the agents that write it down: pi records none, and reaching every tool result
+    of a long pi file costs a sixth of the cache model)."""
+    if session.format not in ("opencode", "claude-code"):
+        return False
+    got = _PRUNED.get(session)
+    if got is None:
+        got = _PRUNED[session] = any(
+            records_pruning(m)
+            for e in session.entries
+            if type(m := getattr(e, "message", None)) is ToolResultMessage and m.details is not None
+        )
+    return got
 
 
 def base_tokens(replay: Any) -> dict[int, int]:
