@@ -1536,9 +1536,8 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         if name is not last_name:  # another model than the previous call's: its terms
             got = terms.get(name) or p.terms_of(name, answers[ei])
             rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
-            recorded_tail = (
-                anchored or bool(p.base)
-            ) and family == "anthropic"  # the recorded input is the tail
+            # the recorded input is the tail (a what-if's too: it starts from the recorded prompt)
+            recorded_tail = family == "anthropic" and (anchored or bool(p.base))
             last_name = name
         rate = model_rate
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
