@@ -429,6 +429,8 @@ def _cache_break(
     what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
     if shared:
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
+        if session.format == "claude-code" and cause.startswith(UNEXPLAINED):
+            cause += CLAUDE_CODE_FLOOR
     cost = ""
     now, before = _recorded_cost(usage), _recorded_cost(prev_usage)
     if now is not None and before is not None:
@@ -440,6 +442,18 @@ def _cache_break(
         f"prompt cache lost: {what}, so {cached - read:,.0f} tokens were paid again; {cause}{cost}",
         [i, j, *between[:2], *[k for k, _ in loads[:1]]],  # the search that loaded a tool
     )
+
+
+UNEXPLAINED = "nothing in the file explains it"
+"""How :func:`_break_cause` starts when the file shows no cause."""
+CLAUDE_CODE_FLOOR = (
+    "; Claude Code users have measured such reads of only that prefix coming and going seconds apart "
+    "with nothing changed, the next call reading the whole conversation again (claude-code #87966, "
+    "#91514)"
+)
+"""Said of a Claude Code break the file does not explain that read only the prefix every request
+shares: the intermittent floor reads users measured (claude-code #87966: 89 over 9 days, not
+correlated with idle time, self-healing; #91514)."""
 
 
 def _break_cause(
@@ -502,16 +516,16 @@ def _break_cause(
     if growth is not None and (short := sent_fewer(*growth)):
         return fewer_words(short, growth[0], growth[1]), False
     if calls_tool(pm, TOOL_SEARCH):
-        return "nothing in the file explains it" + TOOL_SEARCH_NOTE, False
+        return UNEXPLAINED + TOOL_SEARCH_NOTE, False
     if dcp:
         return (
-            "nothing in the file explains it: the session runs the DCP plugin, which re-renders its "
+            UNEXPLAINED + ": the session runs the DCP plugin, which re-renders its "
             "message-id tags and nudges right after the system prompt at each request (DCP #410, #614; "
             "the export does not show them), or the provider evicted the cache",
             False,
         )
     return (
-        "nothing in the file explains it: an earlier message pruned or edited, the system prompt or "
+        UNEXPLAINED + ": an earlier message pruned or edited, the system prompt or "
         "tools changed, or the provider evicted the cache",
         False,
     )

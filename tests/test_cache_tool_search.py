@@ -203,3 +203,18 @@ def test_the_shared_transcript_reads_its_floor_where_the_model_says() -> None:
     predicted = sum(s.read for s in c.steps if s.recorded_read is not None)
     recorded = sum(s.recorded_read for s in c.steps if s.recorded_read is not None)
     assert abs(predicted - recorded) / recorded < 0.05  # +9.1 % before the rule
+
+
+def test_an_unexplained_floor_read_in_claude_code_cites_what_its_users_measured() -> None:
+    """A Claude Code break the file does not explain, reading only the prefix other breaks read too,
+    is still a warning, and says Claude Code users measured such intermittent floor reads."""
+    import dataclasses
+
+    t = _searching()
+    t.user("and now?")
+    t.answer(SYSTEM, 27_300)  # the floor again, nothing in the file before it
+    s = t.session()
+    (f,) = [f for f in diagnose(s).findings if f.kind == "cache-break" and f.severity == "warning"]
+    assert f.entries[0] == len(s.entries) - 1 and "claude-code #87966" in f.message
+    pi = [f for f in diagnose(dataclasses.replace(s, format="pi")).findings if f.kind == "cache-break"]
+    assert not any("#87966" in f.message for f in pi)
