@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .cache.report import TOOL_SEARCH, TOOL_SEARCH_NOTE, calls_tool, loaded_tools
+from .cache.report import TOOL_SEARCH, TOOL_SEARCH_NOTE, calls_tool, first_loads
 from .context import build_session_context, custom_message_from_entry
 from .jsjson import js_stringify
 from .numbers import clamp, finite_ms
@@ -357,8 +357,7 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
             if (mark := recorded_prune(m)) is not None:
                 cleared.append((mark.at, i, mark.agent))
             dcp = dcp or m.toolName == "compress" or bool(dcp_blocks(m))
-            if m.toolName == TOOL_SEARCH and (new := [n for n in loaded_tools(m) if n not in tools]):
-                tools.update(new)
+            if new := first_loads(m, tools):
                 loads.append((i, new))
             continue
         usage = assistant_usage(m)

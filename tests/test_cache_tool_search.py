@@ -4,7 +4,6 @@ transcript ta93abe). The transcripts are written by hand in the shape Claude Cod
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -14,47 +13,28 @@ from inspector.doctor import diagnose
 from inspector.importers import parse_any
 from inspector.replay import ReplaySettings, replay
 from inspector.session.models import ToolResultMessage
+from tests.support import claude_code
 from tests.support.paths import SHARED
 
-SID = "0c0c0c0c-0000-4000-8000-0000000000aa"
 SYSTEM = 16_000  # the prefix every request shares: Claude Code's system prompt and tools
 
 
-class Transcript:
-    """A Claude Code transcript: one answer per call, each with the cache usage its request recorded."""
+class Transcript(claude_code.Transcript):
+    """A Claude Code transcript whose answers record the cache usage of their requests."""
 
-    def __init__(self) -> None:
-        self.lines: list[dict[str, Any]] = []
-        self.last: str | None = None
+    def line(self, type_: str, **o: Any) -> str:
+        return super().line(type_, version="2.1.177", **o)
 
-    def line(self, type_: str, message: dict[str, Any]) -> None:
-        n = len(self.lines) + 1
-        uid = f"00000000-0000-4000-8000-{n:012d}"
-        self.lines.append(
-            {
-                "type": type_,
-                "uuid": uid,
-                "parentUuid": self.last,
-                "isSidechain": False,
-                "sessionId": SID,
-                "version": "2.1.177",
-                "timestamp": f"2026-07-01T10:{n // 60:02d}:{n % 60:02d}.000Z",
-                "message": message,
-            }
-        )
-        self.last = uid
-
-    def user(self, content: Any) -> None:
-        self.line("user", {"role": "user", "content": content})
-
-    def answer(self, read: int, write: int, tool: tuple[str, str, dict[str, Any]] | None = None) -> None:
+    def cached(self, read: int, write: int, tool: tuple[str, str, dict[str, Any]] | None = None) -> None:
+        """An answer (calling ``tool``: call id, name, input) whose request read ``read`` tokens
+        from the cache and wrote ``write``."""
         content: list[dict[str, Any]] = [{"type": "text", "text": "working on it"}]
         if tool is not None:
             content.append({"type": "tool_use", "id": tool[0], "name": tool[1], "input": tool[2]})
         self.line(
             "assistant",
-            {
-                "id": f"msg_{len(self.lines)}",
+            message={
+                "id": f"msg_{self.n}",
                 "role": "assistant",
                 "model": "claude-opus-4-8",
                 "content": content,
@@ -70,13 +50,12 @@ class Transcript:
 
     def search(self, read: int, write: int, call_id: str, *loaded: str) -> None:
         """An answer calling ToolSearch, then its result naming the tools it loaded."""
-        self.answer(read, write, (call_id, "ToolSearch", {"query": "select:" + ",".join(loaded)}))
+        self.cached(read, write, (call_id, "ToolSearch", {"query": "select:" + ",".join(loaded)}))
         refs = [{"type": "tool_reference", "tool_name": n} for n in loaded]
         self.user([{"type": "tool_result", "tool_use_id": call_id, "content": refs}])
 
     def session(self):  # type: ignore[no-untyped-def]
-        data = "\n".join(json.dumps(x) for x in self.lines).encode()
-        return parse_any(data, "tool-search.jsonl")
+        return parse_any(self.bytes(), "tool-search.jsonl")
 
 
 def _searching() -> Transcript:
@@ -86,18 +65,18 @@ def _searching() -> Transcript:
     on (nothing new was loaded). Two floors recorded: the session's own hidden prefix is read off them."""
     t = Transcript()
     t.user("find out how the site is scored")
-    t.answer(0, SYSTEM + 20_000)
+    t.cached(0, SYSTEM + 20_000)
     t.user("go on")
-    t.answer(SYSTEM + 20_000, 3_000)
+    t.cached(SYSTEM + 20_000, 3_000)
     t.user("look it up on the web")
     t.search(SYSTEM + 23_000, 1_000, "ts1", "WebSearch")
-    t.answer(SYSTEM, 24_100, ("ws1", "WebSearch", {"query": "agent ready"}))
+    t.cached(SYSTEM, 24_100, ("ws1", "WebSearch", {"query": "agent ready"}))
     t.user([{"type": "tool_result", "tool_use_id": "ws1", "content": "results"}])
     t.search(SYSTEM + 24_100, 2_000, "ts2", "WebFetch")
-    t.answer(SYSTEM, 26_200)
+    t.cached(SYSTEM, 26_200)
     t.user("search again")
     t.search(SYSTEM + 26_200, 500, "ts3", "WebSearch")
-    t.answer(SYSTEM + 26_700, 300)
+    t.cached(SYSTEM + 26_700, 300)
     return t
 
 
@@ -154,23 +133,16 @@ def test_a_microcompacted_search_result_keeps_the_tools_it_loaded() -> None:
     from inspector.pruning.recorded import recorded_prune
 
     t = _searching()
-    t.lines.append(
-        {
-            "type": "system",
-            "subtype": "microcompact_boundary",
-            "uuid": "00000000-0000-4000-8000-0000000000ff",
-            "parentUuid": t.last,
-            "isSidechain": False,
-            "sessionId": SID,
-            "timestamp": "2026-07-01T10:59:00.000Z",
-            "content": "Context microcompacted",
-            "microcompactMetadata": {
-                "trigger": "auto",
-                "preTokens": 50_000,
-                "tokensSaved": 10,
-                "compactedToolIds": ["ts1"],
-            },
-        }
+    t.line(
+        "system",
+        subtype="microcompact_boundary",
+        content="Context microcompacted",
+        microcompactMetadata={
+            "trigger": "auto",
+            "preTokens": 50_000,
+            "tokensSaved": 10,
+            "compactedToolIds": ["ts1"],
+        },
     )
     s = t.session()
     (m,) = [e.message for e in s.entries if getattr(getattr(e, "message", None), "toolCallId", "") == "ts1"]
@@ -212,7 +184,7 @@ def test_an_unexplained_floor_read_in_claude_code_cites_what_its_users_measured(
 
     t = _searching()
     t.user("and now?")
-    t.answer(SYSTEM, 27_300)  # the floor again, nothing in the file before it
+    t.cached(SYSTEM, 27_300)  # the floor again, nothing in the file before it
     s = t.session()
     (f,) = [f for f in diagnose(s).findings if f.kind == "cache-break" and f.severity == "warning"]
     assert f.entries[0] == len(s.entries) - 1 and "claude-code #87966" in f.message

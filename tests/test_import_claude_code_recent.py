@@ -3,70 +3,10 @@ continues an earlier one. The files are written by hand in the shape recent buil
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from inspector import build_session_context
 from inspector.importers import detect_format, parse_any
 from inspector.importers.claude_code_attachments import attachment_text
-
-SID = "0c0c0c0c-0000-4000-8000-000000000001"
-
-
-class Transcript:
-    def __init__(self, parent: str | None = None) -> None:
-        self.lines: list[dict[str, Any]] = []
-        self.last = parent
-        self.n = 0
-
-    def raw(self, **o: Any) -> None:
-        self.lines.append({**o, "sessionId": SID})
-
-    def line(self, type_: str, **o: Any) -> str:
-        self.n += 1
-        uid = f"00000000-0000-4000-8000-{self.n:012d}"
-        self.lines.append(
-            {
-                "type": type_,
-                "uuid": uid,
-                "parentUuid": self.last,
-                "isSidechain": False,
-                "sessionId": SID,
-                "timestamp": f"2026-07-01T10:00:{self.n:02d}.000Z",
-                **o,
-            }
-        )
-        self.last = uid
-        return uid
-
-    def user(self, text: str) -> str:
-        return self.line("user", message={"role": "user", "content": text})
-
-    def answer(
-        self, text: str, prompt: int, thinking: str = "", output: int = 10, model: str = "claude-opus-4-8"
-    ) -> str:
-        content = (
-            [{"type": "thinking", "thinking": thinking, "signature": "c2ln"}] if thinking is not None else []
-        ) + [{"type": "text", "text": text}]
-        return self.line(
-            "assistant",
-            message={
-                "id": f"msg_{self.n}",
-                "role": "assistant",
-                "model": model,
-                "content": content,
-                "stop_reason": "end_turn",
-                "usage": {
-                    "input_tokens": prompt,
-                    "cache_read_input_tokens": 0,
-                    "cache_creation_input_tokens": 0,
-                    "output_tokens": output,
-                },
-            },
-        )
-
-    def bytes(self) -> bytes:
-        return "".join(json.dumps(x) + "\n" for x in self.lines).encode()
+from tests.support.claude_code import Transcript
 
 
 def _leading_bookkeeping(t: Transcript) -> None:

@@ -1124,16 +1124,21 @@ def tool_loads(entries: Sequence[Any], answer_index: Sequence[int]) -> dict[int,
     seen: set[str] = set()
     out: dict[int, int] = {}
     for i, e in enumerate(entries):
-        m = getattr(e, "message", None)
-        if not isinstance(m, ToolResultMessage) or m.toolName != TOOL_SEARCH:
-            continue
-        new = set(loaded_tools(m)) - seen
-        if new:
-            seen |= new
+        if first_loads(getattr(e, "message", None), seen):
             k = bisect_right(answer_index, i)
             if k < len(answer_index):
                 out.setdefault(answer_index[k], i)
     return out
+
+
+def first_loads(m: Any, seen: set[str]) -> list[str]:
+    """The tools the ``ToolSearch`` result ``m`` loads that no earlier result loaded (``seen``: those
+    so far, updated), in its order; none for any other message."""
+    if not isinstance(m, ToolResultMessage) or m.toolName != TOOL_SEARCH:
+        return []
+    new = [n for n in dict.fromkeys(loaded_tools(m)) if n not in seen]
+    seen.update(new)
+    return new
 
 
 def _tool_names(content: Sequence[Any]) -> tuple[Any, ...]:
@@ -1349,7 +1354,8 @@ class _Pricing:
         self.anchored = as_recorded(replay)
         self.base = base_tokens(replay) if replay.steps and not self.anchored and self.fit.fitted else {}
         """A what-if's calls: their as-recorded context (:func:`base_tokens`), which their recorded
-        prompts measure (see :func:`_priced`)."""
+        prompts measure (:meth:`changed`); on Anthropic their recorded input is then the tail, as
+        in the as-recorded replay."""
         self.shared = _Shared(replay)
         self.rules: dict[str, CacheRule] = {}
         self.rates: dict[str, Rates] = {}
@@ -1390,6 +1396,18 @@ class _Pricing:
         """Each of the replay's steps, its entry index and its answer's recorded read, write, input,
         input cost, request start, cache use and model name (:attr:`_Facts.calls`)."""
         return zip(steps, self.entries, *self.picked[1:], strict=True)
+
+    def changed(self, entry: int, recorded: int, tokens: int) -> int:
+        """A what-if's prompt at the call answered at ``entry``: what was sent (``recorded``), changed
+        by the fitted size of what the what-if changed in its context (``tokens`` replayed against
+        the as-recorded :attr:`base`); no less than the prefix every request sends (or the recorded
+        prompt, when that is smaller). A call with no as-recorded context gets the fitted size."""
+        was = self.base.get(entry)
+        fit = self.fit
+        if was is None:
+            return fit.size(tokens)
+        prompt = int(recorded) + round(fit.scale * (tokens - was))
+        return prompt if prompt >= fit.hidden or prompt >= recorded else min(fit.hidden, int(recorded))
 
     def sizes(self, replay: Any) -> str:
         """Where the prompts' sizes came from (:attr:`CacheReport.sizes`)."""
@@ -1523,7 +1541,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     call's prompt, tail and when it used the cache, and the prompts before it)."""
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
     answers, switched = facts.models, facts.agent_switch | facts.tool_loads.keys()
-    hidden, size, scale, base = p.fit.hidden, p.fit.size, p.fit.scale, p.base.get
+    hidden, size, changed = p.fit.hidden, p.fit.size, p.changed
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = prev_tokens = 0
@@ -1536,8 +1554,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         if name is not last_name:  # another model than the previous call's: its terms
             got = terms.get(name) or p.terms_of(name, answers[ei])
             rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
-            # the recorded input is the tail (a what-if's too: it starts from the recorded prompt)
-            recorded_tail = family == "anthropic" and (anchored or bool(p.base))
+            recorded_tail = family == "anthropic" and (anchored or bool(p.base))  # input: the tail
             last_name = name
         rate = model_rate
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
@@ -1550,22 +1567,13 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             prompt = size(st.tokens)
         elif anchored:
             prompt = int(recorded)
-        elif (was := base(ei)) is not None:  # what was sent, changed by what the what-if changed
-            prompt = int(recorded) + round(scale * (st.tokens - was))
-            if prompt < hidden and prompt < recorded:  # no less than the prefix every request sends
-                prompt = min(hidden, int(recorded))
-        else:
-            prompt = size(st.tokens)
+        else:  # a what-if: what was sent, changed by what it changed
+            prompt = changed(ei, recorded, st.tokens)
         if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
             rate = p.long_rates(name, tiered[0])
-        if t is not None and last_t is not None:
-            idle = t - last_t  # from when the previous request used the cache (:func:`idle_between`)
-            if not idle > 0.0:
-                idle = 0.0
-            warm = k > 0 and idle <= ttl
-        else:
-            idle = None
-            warm = k > 0
+        # idle: from when the previous request used the cache (:func:`idle_between`), never below 0
+        idle = None if t is None or last_t is None else (d if (d := t - last_t) > 0.0 else 0.0)
+        warm = k > 0 and (idle is None or idle <= ttl)
         tail = rec_in if recorded_tail and rec_in is not None else fitted_tail
         reach = prev_prompt - prev_tail  # what the previous call left in the cache
         if reach < 0:
