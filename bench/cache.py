@@ -184,6 +184,7 @@ def _short(cause: str) -> str:
         ("smaller than the file explains", "prompt short of the file"),
         ("DCP", "DCP tags"),
         ("already warm", "warm at start"),
+        ("sessions share", "shared prefix short at start"),
         ("outlived", "cache lived longer"),
         ("expired sooner", "expired sooner"),
         ("kept more", "kept more"),

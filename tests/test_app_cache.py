@@ -165,3 +165,15 @@ def test_the_load_pages_verdict_says_how_far_off_the_reads_are():
         "100.0% in total (100.0% call by call); 1 call(s) disagree, each with its likely cause on the "
         "Replay page."
     )
+
+
+def test_the_first_call_of_a_claude_code_file_says_it_is_assumed_warm():
+    """The split under a Claude Code file's first call names the modelled warm start (and its
+    sources); a later call's does not."""
+    at = page(load(fresh(), "claude-code-session.jsonl"), "replay")
+    at.slider(key="step").set_value(0).run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "First call: assumed warm at the start" in captions and "#94417" in captions
+    at.slider(key="step").set_value(1).run()
+    assert "First call:" not in " ".join(c.value for c in at.caption)

@@ -4,58 +4,16 @@ transcript ta93abe). The transcripts are written by hand in the shape Claude Cod
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from inspector.cache import cache_replay
 from inspector.doctor import diagnose
-from inspector.importers import parse_any
 from inspector.replay import ReplaySettings, replay
 from inspector.session.models import ToolResultMessage
-from tests.support import claude_code
+from tests.support.claude_code import CachedTranscript as Transcript
 from tests.support.paths import SHARED
 
 SYSTEM = 16_000  # the prefix every request shares: Claude Code's system prompt and tools
-
-
-class Transcript(claude_code.Transcript):
-    """A Claude Code transcript whose answers record the cache usage of their requests."""
-
-    def line(self, type_: str, **o: Any) -> str:
-        return super().line(type_, version="2.1.177", **o)
-
-    def cached(self, read: int, write: int, tool: tuple[str, str, dict[str, Any]] | None = None) -> None:
-        """An answer (calling ``tool``: call id, name, input) whose request read ``read`` tokens
-        from the cache and wrote ``write``."""
-        content: list[dict[str, Any]] = [{"type": "text", "text": "working on it"}]
-        if tool is not None:
-            content.append({"type": "tool_use", "id": tool[0], "name": tool[1], "input": tool[2]})
-        self.line(
-            "assistant",
-            message={
-                "id": f"msg_{self.n}",
-                "role": "assistant",
-                "model": "claude-opus-4-8",
-                "content": content,
-                "stop_reason": "tool_use" if tool else "end_turn",
-                "usage": {
-                    "input_tokens": 2,
-                    "cache_read_input_tokens": read,
-                    "cache_creation_input_tokens": write,
-                    "output_tokens": 50,
-                },
-            },
-        )
-
-    def search(self, read: int, write: int, call_id: str, *loaded: str) -> None:
-        """An answer calling ToolSearch, then its result naming the tools it loaded."""
-        self.cached(read, write, (call_id, "ToolSearch", {"query": "select:" + ",".join(loaded)}))
-        refs = [{"type": "tool_reference", "tool_name": n} for n in loaded]
-        self.user([{"type": "tool_result", "tool_use_id": call_id, "content": refs}])
-
-    def session(self):  # type: ignore[no-untyped-def]
-        return parse_any(self.bytes(), "tool-search.jsonl")
 
 
 def _searching() -> Transcript:

@@ -120,6 +120,8 @@ class CacheReport:
     rates: dict[str, Rates] = field(default_factory=dict)
     summaries: tuple[SummaryCall, ...] = ()
     """The compactions' summarisation requests, priced (:mod:`.summaries`)."""
+    start: str | None = None
+    """How the first call's read is modelled when not as a cold start (:data:`WARM_START`), else None."""
 
     # -- metrics ----------------------------------------------------------------------------
     @property
@@ -637,6 +639,9 @@ class _Facts:
     tool_loads: Mapping[int, int] = field(default_factory=dict)
     """Answers that send the result of a Claude Code ``ToolSearch`` which loaded a deferred tool new
     to the session → that result's entry index (see :data:`TOOL_LOAD`)."""
+    warm_start: bool = False
+    """The first call reads the system prompt and tools from the cache the agent's other sessions
+    keep warm (Claude Code: see :data:`WARM_START`)."""
 
     def picked(self, entries: list[int]) -> tuple[Sequence[Any], ...]:
         """The eight columns of :attr:`calls` at the answers ``entries`` (entry indexes), in that order."""
@@ -738,7 +743,7 @@ def session_facts(session: Session) -> _Facts:
     marks = partial(_markers, entries, got.asked)
     facts = cols.facts(marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents)
     if session.format == "claude-code":
-        facts = replace(facts, tool_loads=tool_loads(entries, got.index))
+        facts = replace(facts, tool_loads=tool_loads(entries, got.index), warm_start=True)
     _FACTS[session] = facts
     return facts
 
@@ -1108,6 +1113,22 @@ the call reads only the session's hidden prefix. A search for a tool already loa
 (#53132: the first time a tool is unlocked)."""
 
 
+WARM_START = (
+    "assumed warm at the start: Claude Code caches its system prompt and tools apart and every "
+    "session sends the same ones, so a session's first call reads them from the cache another session "
+    "left (claude-code #94417, #47098)"
+)
+"""How a Claude Code session's first call is modelled: it reads the session's hidden prefix (the
+system prompt and tools, fitted) instead of writing it. Claude Code's prompt-caching page says
+sessions in the same directory build matching prefixes and read each other's cache; its users
+measured it: over 674 sessions, the first call of each of the 474 warm starts read the same
+system-and-tools prefix in every project (claude-code #94417, 2.1.156–2.1.272), and a relaunch
+read it seconds later (#47098). Both shared Claude Code transcripts start that way (16,141 and
+16,129 tokens read by their first call). An assumption all the same: a session started when no
+other had run within the cache's lifetime reads nothing, and its first call then disagrees with
+the model (:func:`_disagreement` says so)."""
+
+
 def loaded_tools(m: Any) -> list[str]:
     """The deferred tools a Claude Code ``ToolSearch`` result loaded (its ``tool_reference`` blocks,
     as the importer keeps them), or none."""
@@ -1217,6 +1238,12 @@ def _disagreement(
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
+    if k == 0 and rec < pred:  # only Claude Code's first call is predicted to read (WARM_START)
+        return (
+            "the first call read less than the system prompt and tools Claude Code's sessions share: no "
+            "session had used them within the cache's lifetime, or part of this session's fixed prefix "
+            "(its CLAUDE.md, its project context) is not shared (claude-code #94417)"
+        )
     if rec > pred:
         if k == 0:
             return "the cache was already warm (an earlier request with the same system prompt and tools)"
@@ -1495,7 +1522,8 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     p = _Pricing(replay, session or replay.session, model, retention)
     steps = _priced(replay, p)
     calls = _summary_calls(replay, p, steps)
-    return CacheReport(model, retention, steps, p.sizes(replay), p.fit, p.rules, p.rates, calls)
+    start = WARM_START if p.facts.warm_start and p.fit.hidden > 0 else None
+    return CacheReport(model, retention, steps, p.sizes(replay), p.fit, p.rules, p.rates, calls, start)
 
 
 def _summary_calls(replay: Any, p: _Pricing, steps: Sequence[CacheStep]) -> tuple[SummaryCall, ...]:
@@ -1542,6 +1570,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
     answers, switched = facts.models, facts.agent_switch | facts.tool_loads.keys()
     hidden, size, changed = p.fit.hidden, p.fit.size, p.changed
+    warm_start = facts.warm_start and hidden > 0
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = prev_tokens = 0
@@ -1585,6 +1614,8 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
             reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
+        if warm_start and not prev_prompt:  # the first billed call: what other sessions cached (WARM_START)
+            reuse, warm = hidden, True
         read, write, uncached = split(prompt, reuse, warm, tail)
         inv = None
         if k > 0 and enabled and (cause is not None or not warm):

@@ -108,6 +108,8 @@ def print_cache(c: CacheReport) -> None:
     print(
         f"  cache hit rate       {'—' if hit is None else f'{hit:.1%}':>14}   sizes: {c.sizes}, retention: {c.retention}"
     )
+    if c.start:
+        print(f"  first call           {c.start}")
     print(
         f"  invalidations        {m['invalidations']:>14}   rewritten {m['tokensRewritten']:,} tokens, "
         f"premium {m['invalidationPremiumUsd']:,.4f} USD"

@@ -286,6 +286,11 @@ def step_panel(r: Any, k: int) -> None:
         f"What was sent, split the way the provider bills it ({c.steps[k].family} rule; sizes: {c.sizes}, "
         f"retention: {c.retention}). Green is read from the cache (about a tenth of the price), orange written "
         "to it (Anthropic: 1.25×), grey full-price input. The recorded bar is what the provider reported."
+        + (
+            f" First call: {c.start}."
+            if c.start and k == next(i for i, x in enumerate(c.steps) if x.prompt)
+            else ""
+        )
     )
 
 

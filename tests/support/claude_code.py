@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from inspector.importers import parse_any
+
 SID = "0c0c0c0c-0000-4000-8000-000000000001"
 
 
@@ -68,3 +70,42 @@ class Transcript:
 
     def bytes(self) -> bytes:
         return "".join(json.dumps(x) + "\n" for x in self.lines).encode()
+
+
+class CachedTranscript(Transcript):
+    """A Claude Code transcript whose answers record the cache usage of their requests."""
+
+    def line(self, type_: str, **o: Any) -> str:
+        return super().line(type_, version="2.1.177", **o)
+
+    def cached(self, read: int, write: int, tool: tuple[str, str, dict[str, Any]] | None = None) -> None:
+        """An answer (calling ``tool``: call id, name, input) whose request read ``read`` tokens
+        from the cache and wrote ``write``."""
+        content: list[dict[str, Any]] = [{"type": "text", "text": "working on it"}]
+        if tool is not None:
+            content.append({"type": "tool_use", "id": tool[0], "name": tool[1], "input": tool[2]})
+        self.line(
+            "assistant",
+            message={
+                "id": f"msg_{self.n}",
+                "role": "assistant",
+                "model": "claude-opus-4-8",
+                "content": content,
+                "stop_reason": "tool_use" if tool else "end_turn",
+                "usage": {
+                    "input_tokens": 2,
+                    "cache_read_input_tokens": read,
+                    "cache_creation_input_tokens": write,
+                    "output_tokens": 50,
+                },
+            },
+        )
+
+    def search(self, read: int, write: int, call_id: str, *loaded: str) -> None:
+        """An answer calling ToolSearch, then its result naming the tools it loaded."""
+        self.cached(read, write, (call_id, "ToolSearch", {"query": "select:" + ",".join(loaded)}))
+        refs = [{"type": "tool_reference", "tool_name": n} for n in loaded]
+        self.user([{"type": "tool_result", "tool_use_id": call_id, "content": refs}])
+
+    def session(self, name: str = "claude-code.jsonl"):  # type: ignore[no-untyped-def]
+        return parse_any(self.bytes(), name)
