@@ -41,7 +41,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .cache.report import TOOL_SEARCH, TOOL_SEARCH_NOTE, calls_tool, first_loads
+from .cache.openai import drops_earlier_reasoning
+from .cache.report import (
+    DISAGREE_MIN,
+    DISAGREE_SHARE,
+    TOOL_SEARCH,
+    TOOL_SEARCH_NOTE,
+    calls_tool,
+    first_loads,
+    reasoned,
+)
 from .context import build_session_context, custom_message_from_entry
 from .jsjson import js_stringify
 from .numbers import clamp, finite_ms
@@ -343,14 +352,20 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     dcp = False  # the DCP plugin is seen (its compress tool)
     loads: list[tuple[int, list[str]]] = []  # (entry, names): ToolSearch results loading new tools
     tools: set[str] = set()  # the deferred tools loaded so far
+    asked = False  # a user message since the previous answer: this answer starts a turn
+    reasoning: tuple[int, float] | None = None  # this turn's first answer that reasoned: (entry, prompt)
     for pos, i in enumerate(path):
         e = session.entries[i]
         if isinstance(e, (CompactionEntry, BranchSummaryEntry, ModelChangeEntry)):
             between.append(i)
             continue
+        if isinstance(e, CustomMessageEntry):
+            asked = True
         if not isinstance(e, MessageEntry):
             continue
         m = e.message
+        if isinstance(m, UserMessage):
+            asked = True
         if isinstance(m, ToolResultMessage):
             if dcp_blocks(m):  # a DCP compress: its range is replaced from the next call on
                 between.append(i)
@@ -364,6 +379,11 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
         if usage is None or not isinstance(m, AssistantMessage):
             continue
         largest = max(largest, _prompt(usage))
+        dropped, asked = (reasoning if asked else None), False  # the previous turn's, dropped at this one
+        if dropped is not None or reasoning is None:
+            reasoning = (
+                (i, _prompt(usage)) if drops_earlier_reasoning(m.model, m.api) and reasoned(m) else None
+            )
         if prev is not None:
             cached = clamp(prev[1].cacheRead) + clamp(prev[1].cacheWrite)
             read = clamp(usage.cacheRead)
@@ -373,14 +393,23 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
                     (k, who) for at, k, who in cleared if t0 is not None and t1 is not None and t0 < at <= t1
                 ]
                 growth = (_prompt(usage) - _prompt(prev[1]), _appended(session, path[prev_pos:pos]))
-                breaks.append((i, m, usage, prev, between, cached, read, gone, growth, loads))
+                if dropped is not None and not _dropped_at(read, dropped[1], _prompt(usage)):
+                    dropped = None
+                breaks.append((i, m, usage, prev, between, cached, read, gone, growth, loads, dropped))
         prev, between, prev_pos, loads = (i, usage, m), [], pos, []
     reads = Counter(b[6] for b in breaks if b[6] > 0)
     limit = threshold(largest)
     return [
-        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit), ld)
-        for i, m, u, p, bt, c, r, gone, grown, ld in breaks
+        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit), ld, dr)
+        for i, m, u, p, bt, c, r, gone, grown, ld, dr in breaks
     ]
+
+
+def _dropped_at(read: float, where: float, prompt: float) -> bool:
+    """Whether a read of ``read`` tokens stopped where the previous turn's reasoning began (the
+    prompt ``where`` of its first call that reasoned), as the cache model's check counts agreement
+    for a call of ``prompt`` tokens (:data:`inspector.cache.report.DISAGREE_SHARE`)."""
+    return where - max(DISAGREE_MIN, DISAGREE_SHARE * prompt) <= read <= where + 128
 
 
 def _appended(session: Session, span: Sequence[int]) -> int:
@@ -416,15 +445,18 @@ def _cache_break(
     dcp: bool = False,
     growth: tuple[float, float, int] | None = None,
     loads: Sequence[tuple[int, list[str]]] = (),
+    dropped: tuple[int, float] | None = None,
 ) -> Finding:
     """One ``cache-break`` finding: what was lost at entry ``i``, and why, as far as the file says
     (``shared``: other breaks read the same amount, the prefix every request shares; ``cleared``:
     the outputs the agent cleared between the two calls; ``dcp``: the session runs the DCP plugin;
     ``growth``: how much the recorded prompt grew, how much the file appended (pi's estimate), and
     the check's threshold: :func:`inspector.recon.flags.sent_fewer`; ``loads``: the ToolSearch results
-    between the two calls that loaded a deferred tool new to the session, with their tools)."""
+    between the two calls that loaded a deferred tool new to the session, with their tools;
+    ``dropped``: the previous turn's first answer that reasoned and its prompt, where the read stopped,
+    for a model that drops earlier turns' reasoning)."""
     j, prev_usage, pm = prev
-    cause, expected = _break_cause(session, i, m, j, pm, between, cleared, dcp, growth, loads)
+    cause, expected = _break_cause(session, i, m, j, pm, between, cleared, dcp, growth, loads, dropped)
     what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
     if shared:
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
@@ -466,6 +498,7 @@ def _break_cause(
     dcp: bool = False,
     growth: tuple[float, float, int] | None = None,
     loads: Sequence[tuple[int, list[str]]] = (),
+    dropped: tuple[int, float] | None = None,
 ) -> tuple[str, bool]:
     """Why the cache was lost between the answers at ``j`` and ``i``, as far as the file says, and
     whether that is expected."""
@@ -512,6 +545,13 @@ def _break_cause(
     start = finite_ms(m.timestamp)
     if end is not None and start is not None and start - end > IDLE_EXPIRY_S * 1000:
         return f"after {(start - end) / 60000:.1f} idle minutes: a 5-minute cache had expired", True
+    if dropped is not None:
+        return (
+            f"a new turn: {shown_name(str(m.model))} (an OpenAI model before GPT-5.6) drops the reasoning of "
+            f"earlier turns, so the prompt changed where the previous turn's reasoning began (after the prompt of "
+            f"entry {dropped[0]}) and the cache was read up to there",
+            True,
+        )
     if growth is not None and (short := sent_fewer(*growth)):
         return fewer_words(short, growth[0], growth[1]), False
     if calls_tool(pm, TOOL_SEARCH):

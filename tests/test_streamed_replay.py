@@ -20,6 +20,7 @@ from inspector.replay import Replay, ReplaySettings, replay
 from inspector.replay.streamed import load_for_replay, streamable, streamed_replay
 from inspector.session.loader import SessionLoadError, load_session
 
+from .test_cache_reasoning import reasoning_file
 from .test_streamed import HEADER, INFO_FILES, _cli, _msg, _v3_files
 
 SETTINGS = [ReplaySettings(), ReplaySettings(counter="tiktoken"), ReplaySettings(context_window=1000)]
@@ -72,7 +73,9 @@ def _reads() -> str:
     return out + _msg("r7", "a7", 5, _result(7, "y"))
 
 
-FILES = {**INFO_FILES, "reads": _reads()}
+FILES = {**INFO_FILES, "reads": _reads(), "reasoning": reasoning_file()}
+"""``reasoning``: OpenAI answers that reason, read by the cache model at each new turn
+(:data:`inspector.cache.report.REASONING`): the streamed facts keep which answers reasoned."""
 
 
 def _write(tmp_path: Path, name: str) -> Path:
@@ -143,6 +146,10 @@ def test_streamed_replay_figures_are_not_trivial(tmp_path: Path) -> None:
     assert len(set(own)) > 2  # own rates and the mean rate
     report = json.loads(_cache(streamed))
     assert report["metrics"]["cacheHitRate"] and report["steps"][7]["recordedCache"]["read"] == 2800
+    streamed, _ = _both(_write(tmp_path, "reasoning"), ReplaySettings())
+    assert streamed is not None
+    causes = [x["cause"] for x in json.loads(_cache(streamed))["cache"]["invalidations"]]
+    assert causes == ["reasoning"]
     out_of_order, _ = _both(_write(tmp_path, "out-of-order"), ReplaySettings())
     assert out_of_order is None
 

@@ -55,6 +55,7 @@ from ..session.models import (
 from ..session.tree import Session, iso_to_ms
 from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
+from .openai import drops_earlier_reasoning
 from .openai import rule as openai_rule
 from .prices import LONG, Rates, RateSums, long_context, openai_read_multiplier, rates_for
 from .recorded import recorded_context_tokens
@@ -642,6 +643,9 @@ class _Facts:
     warm_start: bool = False
     """The first call reads the system prompt and tools from the cache the agent's other sessions
     keep warm (Claude Code: see :data:`WARM_START`)."""
+    asked: Sequence[int] = ()
+    """The entry indexes of the user messages and custom message entries (what the agent sends as
+    the user's), in file order: a call after one starts a turn (:attr:`turn_starts`)."""
 
     def picked(self, entries: list[int]) -> tuple[Sequence[Any], ...]:
         """The eight columns of :attr:`calls` at the answers ``entries`` (entry indexes), in that order."""
@@ -688,6 +692,13 @@ class _Facts:
         was sent and cut off there, with no usage recorded (see :data:`INTERRUPTED`)."""
         idx = list(self.models)
         return frozenset(idx[k] for k in (bisect_right(idx, i) for i in _given(self.marks)) if k < len(idx))
+
+    @cached_property
+    def turn_starts(self) -> frozenset[int]:
+        """Answers preceded (since the previous answer) by a user message: the first call of a turn
+        (asked only by a model that drops earlier turns' reasoning: :data:`REASONING`)."""
+        idx = list(self.models)
+        return frozenset(idx[k] for k in (bisect_right(idx, i) for i in self.asked) if k < len(idx))
 
     def follows_interruption(self, entry_index: int) -> bool:
         return entry_index in self.interrupted
@@ -741,7 +752,9 @@ def session_facts(session: Session) -> _Facts:
     cols = _Columns(agents=session.format == "opencode")
     contents = cols.add(got.index, got, [entries[i] for i in got.index])
     marks = partial(_markers, entries, got.asked)
-    facts = cols.facts(marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents)
+    facts = cols.facts(
+        marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents, asked=got.asked
+    )
     if session.format == "claude-code":
         facts = replace(facts, tool_loads=tool_loads(entries, got.index), warm_start=True)
     _FACTS[session] = facts
@@ -820,6 +833,7 @@ class _Columns:
         content: Sequence[Any] = (),
         called: dict[str, list[int]] | None = None,
         compact: bool = False,
+        asked: Sequence[int] = (),
     ) -> _Facts:
         """The facts of every answer added (``marks``: the interruption markers' entry indexes, or
         what finds them;
@@ -845,6 +859,7 @@ class _Columns:
             content,
             called,
             columns,
+            asked=asked,
         )
 
 
@@ -858,11 +873,13 @@ class FactsReader:
         self.chunk = chunk
         self.cols = _Columns(agents=False)  # a pi file: its answers name no agent
         self.marks: list[int] = []
+        self.asked: list[int] = []
         self.called: dict[str, list[int]] = {TOOL_SEARCH: [], "compress": []}
         self._idx: list[int] = []
         self._entries: list[Any] = []
         self._models: list[AssistantMessage] = []
         self._keys: dict[tuple[Any, ...], AssistantMessage] = {}
+        self._drops: dict[tuple[Any, Any], bool] = {}
 
     def add(self, i: int, e: Any) -> None:
         """Entry ``i`` of the file: an answer joins the pending chunk, an interruption marker is noted."""
@@ -873,10 +890,14 @@ class FactsReader:
                 self._entries.append(e)
                 if len(self._entries) >= self.chunk:
                     self._flush()
-            elif isinstance(m, UserMessage) and _interrupts(e):
+            elif isinstance(m, UserMessage):
+                self.asked.append(i)
+                if _interrupts(e):
+                    self.marks.append(i)
+        elif isinstance(e, CustomMessageEntry):
+            self.asked.append(i)
+            if _interrupts(e):
                 self.marks.append(i)
-        elif isinstance(e, CustomMessageEntry) and _interrupts(e):
-            self.marks.append(i)
 
     def _flush(self) -> None:
         entries, base = self._entries, len(self.cols.idx)
@@ -890,20 +911,32 @@ class FactsReader:
 
     def _key(self, m: AssistantMessage) -> AssistantMessage:
         """What the cache loop reads of an answer (:func:`rule_for`, ``m.model``, ``m.content``),
-        one shared stand-in per provider, API, model and whether it has content."""
-        k = (m.provider, m.api, m.model, not m.content)
+        one shared stand-in per provider, API, model, whether it has content and, for a model that
+        drops earlier turns' reasoning, whether it reasoned (:func:`reasoned`)."""
+        k = (m.provider, m.api, m.model, not m.content, self._reasons(m))
         got = self._keys.get(k)
         if got is None:
+            content: list[Any] = [] if k[3] else [_THOUGHT] if k[4] else [_SOME]
             got = self._keys[k] = AssistantMessage.model_construct(
-                provider=m.provider, api=m.api, model=m.model, content=[] if k[3] else [_SOME]
+                provider=m.provider, api=m.api, model=m.model, content=content
             )
         return got
+
+    def _reasons(self, m: AssistantMessage) -> bool:
+        drops = self._drops.get((m.api, m.model))
+        if drops is None:
+            drops = self._drops[(m.api, m.model)] = drops_earlier_reasoning(m.model, m.api)
+        return drops and reasoned(m)
 
     def facts(self) -> _Facts:
         self._flush()
         idx = array("q", self.cols.idx)
         return self.cols.facts(
-            self.marks, _ByEntry(idx, self._models.__getitem__), called=self.called, compact=True
+            self.marks,
+            _ByEntry(idx, self._models.__getitem__),
+            called=self.called,
+            compact=True,
+            asked=self.asked,
         )
 
 
@@ -959,6 +992,14 @@ def _calls(
 
 _SOME = TextContent.model_construct(type="text", text="")
 """The content of a stand-in answer that had content (:meth:`FactsReader._key`)."""
+_THOUGHT = ThinkingContent.model_construct(type="thinking", thinking="")
+"""The content of a stand-in answer that reasoned (:meth:`FactsReader._key`)."""
+
+
+def reasoned(m: Any) -> bool:
+    """Whether answer ``m`` holds reasoning (a thinking block: what the agent sends back)."""
+    content = getattr(m, "content", None)
+    return isinstance(content, list) and any(type(b) is ThinkingContent for b in content)
 
 
 def _families(who: tuple[list[Any], list[Any], list[Any]]) -> list[str]:
@@ -1112,6 +1153,14 @@ loaded WebSearch, the previous call having read 103,337. Modelled as OpenCode's 
 the call reads only the session's hidden prefix. A search for a tool already loaded changes nothing
 (#53132: the first time a tool is unlocked)."""
 
+
+REASONING = "reasoning"
+"""The cause of an invalidation at the first call of a turn, when the model drops the reasoning of
+earlier turns (:func:`inspector.cache.openai.drops_earlier_reasoning`: OpenAI reasoning models
+before GPT-5.6, through the Responses API): the prompt it processes changes where the previous
+turn's first reasoning item sat, so the cache is read only up to the prompt of that turn's first
+call that reasoned (its ``brokenAtEntryIndex`` is that call's answer). Sources:
+:data:`inspector.cache.openai.REASONING_SOURCE`."""
 
 WARM_START = (
     "assumed warm at the start: Claude Code caches its system prompt and tools apart and every "
@@ -1360,6 +1409,8 @@ class _Terms(NamedTuple):
     writes: bool
     split: Callable[..., tuple[int, int, int]]
     """:func:`splitter` of the rule."""
+    drops: bool = False
+    """The model drops earlier turns' reasoning (:data:`REASONING`)."""
 
 
 class _Pricing:
@@ -1404,6 +1455,9 @@ class _Pricing:
             rule.enabled,
             rule.writes,
             splitter(rule),
+            rule.enabled
+            and rule.family == "openai"
+            and drops_earlier_reasoning(name, getattr(answer, "api", None)),
         )
         return got
 
@@ -1579,12 +1633,18 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     last_t: float | None = None
     prev_st: Any = None
     last_name: Any = _NO_NAME
+    # REASONING: the (prompt, answer) of the current turn's first call that reasoned, and at a new
+    # turn the previous turn's, up to which the cache is still read
+    turn_cap: tuple[int, int] | None = None
+    cap: tuple[int, int] | None = None
     for k, (st, ei, rec_read, rec_write, rec_in, rec_cost, t, end, name) in enumerate(p.calls(replay.steps)):
         if name is not last_name:  # another model than the previous call's: its terms
             got = terms.get(name) or p.terms_of(name, answers[ei])
-            rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split = got
+            rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split, drops = got
             recorded_tail = family == "anthropic" and (anchored or bool(p.base))  # input: the tail
             last_name = name
+        if drops and ei in facts.turn_starts:  # a new turn: the previous one's reasoning is dropped
+            cap, turn_cap = turn_cap, None
         rate = model_rate
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
             rec_in is None and not answers[ei].content
@@ -1614,6 +1674,12 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
             reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
+        if cap is not None:  # read up to where the previous turn's reasoning began (REASONING)
+            if cap[0] < reuse:
+                reuse = rule.reusable(cap[0], reach, hidden)
+                if cause is None:
+                    cause, broke = REASONING, cap[1]
+            cap = None
         if warm_start and not prev_prompt:  # the first billed call: what other sessions cached (WARM_START)
             reuse, warm = hidden, True
         read, write, uncached = split(prompt, reuse, warm, tail)
@@ -1642,6 +1708,8 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         if prev_prompt:
             earlier.append((prev_prompt, last_t))
         prev_prompt, prev_tail, prev_st, prev_tokens = prompt, tail, st, st.tokens
+        if drops and turn_cap is None and reasoned(answers[ei]):
+            turn_cap = (prompt, ei)
         if end is not None:
             last_t = end
     return tuple(map(_new, repeat(CacheStep), out))

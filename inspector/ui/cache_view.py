@@ -29,6 +29,7 @@ CAUSES = {
     "change": "a change",
     "agent": "a switch of agent (its own tools)",
     "tool-load": "a deferred tool ToolSearch loaded (Claude Code then sends its tool list again, as its users measured it)",
+    "reasoning": "the previous turn's reasoning, which OpenAI models before GPT-5.6 drop at a new turn, beginning",
 }
 
 
@@ -85,7 +86,9 @@ def invalidation_trace(r: Any, c: CacheReport, top: float | None = None) -> dict
     top = top or float("inf")
     ys = [min(r.steps[s.step].tokens, top * 0.985) for s in inv]
     text = [
-        f"cache invalidated by {CAUSES.get(s.invalidation['cause'], s.invalidation['cause'])}: "  # type: ignore[index]
+        f"cache invalidated by {CAUSES.get(s.invalidation['cause'], s.invalidation['cause'])}"  # type: ignore[index]
+        + (f" at entry {b}" if (b := s.invalidation.get("brokenAtEntryIndex")) is not None else "")  # type: ignore[union-attr]
+        + ": "
         f"{s.invalidation['tokensRewritten']:,} tokens {'written' if s.family == 'anthropic' else 'sent uncached'} "  # type: ignore[index]
         f"again, +${s.invalidation['premiumUsd']:,.4f}"  # type: ignore[index]
         for s in inv

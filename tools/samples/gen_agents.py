@@ -236,7 +236,9 @@ def codex_session() -> bytes:
     user("Now add `--format json` to `tasklane list`. Keep the table output as the default.")
     think("Find where list renders its output.")
     shell("call_05", ["bash", "-lc", 'rg -n "renderTable" src'])
-    usage(15600, 14600, 95, 30)
+    # a new turn: the model (before GPT-5.6) drops the previous turn's reasoning, so the cache is read
+    # only up to where it began, the first call's 9,200-token prompt (in 128-token steps)
+    usage(15600, 9088, 95, 30)
     shell_out(
         "call_05",
         'src/cli/commands/list.ts:3:import { renderTable } from "../../output/table";\n'
