@@ -55,7 +55,7 @@ from ..session.models import (
 from ..session.tree import Session, iso_to_ms
 from .anthropic import rule as anthropic_rule
 from .openai import IDLE_SECONDS as OPENAI_IDLE_SECONDS
-from .openai import drops_earlier_reasoning
+from .openai import REASONING_SOURCE, drops_earlier_reasoning
 from .openai import rule as openai_rule
 from .prices import LONG, Rates, RateSums, long_context, openai_read_multiplier, rates_for
 from .recorded import recorded_context_tokens
@@ -292,7 +292,10 @@ def rule_for(m: Any, model: str, retention: str, long: frozenset[str] = frozense
     if fam == "anthropic":
         return anthropic_rule(name, retention)
     if fam == "openai":
-        return openai_rule(openai_read_multiplier(name), retention)
+        rule = openai_rule(openai_read_multiplier(name), retention)
+        if drops_earlier_reasoning(name, getattr(m, "api", None)):  # REASONING: said in the rule's source
+            rule = replace(rule, source=f"{rule.source}; at a new turn: {REASONING_SOURCE}")
+        return rule
     return NO_CACHE
 
 
