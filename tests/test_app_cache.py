@@ -175,5 +175,6 @@ def test_the_first_call_of_a_claude_code_file_says_it_is_assumed_warm():
     assert not at.exception
     captions = " ".join(c.value for c in at.caption)
     assert "First call: assumed warm at the start" in captions and "#94417" in captions
+    assert "The read is assumed warm at the start" in story(at)
     at.slider(key="step").set_value(1).run()
-    assert "First call:" not in " ".join(c.value for c in at.caption)
+    assert "First call:" not in " ".join(c.value for c in at.caption) and "assumed warm" not in story(at)

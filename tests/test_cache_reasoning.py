@@ -160,3 +160,21 @@ def test_the_shared_codex_rollout_reads_where_the_model_says() -> None:
     exact = [x.recorded_read for x in dropped if x.read == x.recorded_read]
     assert {97_152, 84_864} <= set(exact)
     assert abs(c.read_total_error) < 0.03
+
+
+def test_the_replay_page_says_which_turn_s_reasoning_broke_the_cache() -> None:
+    from inspector.ui.cache_view import invalidation_trace, story
+
+    s = parse_any(reasoning_file().encode(), "reasoning.jsonl")
+    r = replay(s, ReplaySettings())
+    c = cache_replay(r)
+    text = " ".join(story(r, c, TURN_2))
+    assert (
+        f"the previous turn's reasoning, which OpenAI models before GPT-5.6 drop at a new turn, beginning at entry {TURN_1_FIRST} made"
+        in text
+    )
+    (hover,) = invalidation_trace(r, c)["text"]
+    assert (
+        hover.startswith("cache invalidated by the previous turn's reasoning")
+        and f"at entry {TURN_1_FIRST}:" in hover
+    )

@@ -124,6 +124,8 @@ def story(r: Any, c: CacheReport, k: int) -> list[str]:
         f"Prompt cache ({s.family}): {s.read:,} tokens read from the cache, {s.write:,} written, "
         f"{s.uncached:,} uncached; this call's input bills ${s.cost:,.4f}."
     ]
+    if c.start and s.read and not any(x.prompt for x in c.steps[:k]):  # the first billed call
+        out.append(f"The read is {c.start}.")
     inv = s.invalidation
     if inv is not None:
         who = CAUSES.get(inv["cause"], inv["cause"])
