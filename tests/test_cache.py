@@ -4,6 +4,7 @@ retention evidence, and cache_replay on sessions whose answer is known."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -11,6 +12,7 @@ from inspector import load_session
 from inspector.cache import anthropic, cache_replay, family_of, fit_sizes, openai
 from inspector.cache.report import long_retention
 from inspector.cache.sizes import fit_tails
+from inspector.importers import parse_any
 from inspector.replay import ReplaySettings, replay
 from inspector.session.models import AssistantMessage
 from tests.support.builder import SessionBuilder
@@ -66,6 +68,40 @@ def test_openai_prefix_in_128_token_steps_from_1024_without_writes():
     # any processed prefix is reusable: a change keeps the cache up to it
     assert r.reusable(common=50_000, previous=60_000, hidden=3_000) == 50_000
     assert r.ttl_seconds == 600.0 and not r.writes
+
+
+def test_gpt_5_6_and_later_bill_writes_and_keep_the_cache_30_minutes():
+    """OpenAI's guide: from the GPT-5.6 family on, cache writes cost 1.25× the input rate; the
+    cache's lifetime is prompt_cache_options.ttl, 30 minutes (the long retention does not apply)."""
+    for name in ("gpt-5.6-sol", "openai/gpt-5.6", "gpt-6"):
+        for retention in ("short", "long"):
+            r = openai.rule(0.1, retention, name)
+            assert (r.writes, r.write_multiplier, r.ttl_seconds) == (True, 1.25, 1800.0), (name, retention)
+    # the uncached tail (what the last request did not cache) stays plain input; the rest is written
+    assert openai.rule(0.1, "short", "gpt-5.6-sol").split(5_000, 1_200, True, 300) == (1_152, 3_548, 300)
+    for name in ("gpt-5.5", "gpt-5-codex", "o3", "gpt-4.1", None):
+        r = openai.rule(0.1, "short", name)
+        assert (r.writes, r.write_multiplier, r.ttl_seconds) == (False, 1.0, 600.0), name
+
+
+def test_a_gpt_5_6_call_after_20_idle_minutes_reads_and_its_writes_are_priced():
+    from .test_cache_reasoning import reasoning_file
+
+    lines = reasoning_file("gpt-5.6-sol", reads=False).splitlines()
+    last = json.loads(lines[-1])  # the last answer: 20 minutes after the one before
+    last["message"]["timestamp"] += 20 * 60_000
+    last["timestamp"] = "2026-01-01T00:20:21.000Z"
+    s = parse_any(("\n".join([*lines[:-1], json.dumps(last)]) + "\n").encode(), "s.jsonl")
+    c = cache_replay(replay(s, ReplaySettings()))
+    x = c.steps[-1]
+    assert x.idle_seconds > 1_190 and x.read == x.recorded_read > 0 and x.invalidation is None
+    rate = c.rates["gpt-5.6-sol"]
+    assert rate.write == pytest.approx(1.25 * rate.input)
+    assert x.write > 0 and x.cost == pytest.approx(
+        x.read * rate.read + x.write * rate.write + x.uncached * rate.input
+    )
+    older = parse_any(reasoning_file("gpt-5.5", reads=False).encode(), "o.jsonl")
+    assert all(y.write == 0 for y in cache_replay(replay(older, ReplaySettings())).steps)
 
 
 def test_family_by_provider_and_model():

@@ -21,8 +21,32 @@ SOURCE = (
 
 IDLE_SECONDS = 600.0  # the guide's "5 to 10 minutes of inactivity": its upper bound
 
+NEWER_SOURCE = (
+    "GPT-5.6 and later: OpenAI prompt-caching guide (cache writes cost 1.25× the uncached input "
+    "rate, reported in cache_write_tokens); prompt_cache_options.ttl (30 minutes, the default and "
+    "only value; prompt_cache_retention applies to earlier models only)"
+)
+NEWER_TTL_SECONDS = 1800.0
+NEWER_WRITE_MULTIPLIER = 1.25
 
-def rule(read_multiplier: float, retention: str = "short") -> CacheRule:
+
+def rule(read_multiplier: float, retention: str = "short", model: object = None) -> CacheRule:
+    """The rule for ``model``: GPT-5.6 and later bill the cache writes and keep entries 30 minutes
+    (:data:`NEWER_SOURCE`); earlier models write for free and keep them 5–10 idle minutes (24 hours
+    with the long retention)."""
+    if caches_as_newer(model):
+        return CacheRule(
+            family="openai",
+            source=f"{SOURCE}; {NEWER_SOURCE}",
+            min_tokens=1024,
+            granularity=128,
+            ttl_seconds=NEWER_TTL_SECONDS,
+            breakpoints_only=False,
+            writes=True,
+            read_multiplier=read_multiplier,
+            write_multiplier=NEWER_WRITE_MULTIPLIER,
+            enabled=retention != "none",
+        )
     return CacheRule(
         family="openai",
         source=SOURCE,
@@ -35,6 +59,28 @@ def rule(read_multiplier: float, retention: str = "short") -> CacheRule:
         write_multiplier=1.0,
         enabled=retention != "none",
     )
+
+
+def gpt_version(model: object) -> tuple[int, int] | None:
+    """``gpt-5.5`` → (5, 5), ``gpt-5-codex`` → (5, 0), ``gpt-6`` → (6, 0) (a provider prefix
+    ``openai/`` aside); None for any other name."""
+    if not isinstance(model, str):
+        return None
+    name = model.lower().rsplit("/", 1)[-1]
+    if not name.startswith("gpt-"):
+        return None
+    major, dot, rest = name[4:].partition(".")
+    major = major.split("-", 1)[0]
+    minor = rest.split("-", 1)[0] if dot else "0"
+    if not (major.isdigit() and minor.isdigit()):
+        return None
+    return int(major), int(minor)
+
+
+def caches_as_newer(model: object) -> bool:
+    """GPT-5.6 and later (:data:`NEWER_SOURCE`)."""
+    v = gpt_version(model)
+    return v is not None and v >= (5, 6)
 
 
 REASONING_SOURCE = (
@@ -60,13 +106,7 @@ def drops_earlier_reasoning(model: object, api: object) -> bool:
     them (the shared pi transcript on gpt-5.6-sol reads on at every user turn)."""
     if not isinstance(model, str) or (isinstance(api, str) and "completions" in api.lower()):
         return False
-    name = model.lower().rsplit("/", 1)[-1]
-    if name.startswith(("o1", "o3", "o4", "codex-mini")):
+    if model.lower().rsplit("/", 1)[-1].startswith(("o1", "o3", "o4", "codex-mini")):
         return True
-    if not name.startswith("gpt-5"):
-        return False
-    rest = name[len("gpt-5") :]
-    if not rest or not rest.startswith("."):
-        return rest == "" or rest.startswith("-")  # gpt-5, gpt-5-codex, gpt-5-mini
-    minor = rest[1:].split("-", 1)[0]
-    return minor.isdigit() and int(minor) < 6
+    v = gpt_version(model)
+    return v is not None and (5, 0) <= v < (5, 6)

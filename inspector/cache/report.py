@@ -292,7 +292,7 @@ def rule_for(m: Any, model: str, retention: str, long: frozenset[str] = frozense
     if fam == "anthropic":
         return anthropic_rule(name, retention)
     if fam == "openai":
-        rule = openai_rule(openai_read_multiplier(name), retention)
+        rule = openai_rule(openai_read_multiplier(name), retention, name)
         if drops_earlier_reasoning(name, getattr(m, "api", None)):  # REASONING: said in the rule's source
             rule = replace(rule, source=f"{rule.source}; at a new turn: {REASONING_SOURCE}")
         return rule
