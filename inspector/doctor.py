@@ -17,7 +17,8 @@ Checks (each is a function ``check_*(session, path, opts) -> list[Finding]``):
 * ``cache-break`` — an answered call whose recorded cache read fell below half of what the call
   before had cached (at least ``cache_break_tokens`` lost), with the cause the file shows: a
   compaction, a branch summary, a DCP compress, outputs the agent cleared itself, a model or agent
-  change or an idle gap (info), or nothing (a warning).
+  change, a deferred tool loaded, a new turn dropping the previous turn's reasoning or an idle gap
+  (info), or nothing (a warning).
 * ``file-read-many-times`` — the same path read ``read_repeat`` times or more.
 * ``reread-after-compaction`` — a path read again within a few calls after a compaction
   summarised its earlier read away.
@@ -337,7 +338,9 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     previous answered call had read or written to the cache, losing at least ``cache_break_tokens``
     (from the usage each call recorded; no model). The cause, from the file: a compaction, a
     branch summary or a DCP compress between the two, an agent switch (OpenCode's ``plan`` ↔
-    ``build``), a deferred tool Claude Code's ``ToolSearch`` loaded, a model change, older tool
+    ``build``), a deferred tool Claude Code's ``ToolSearch`` loaded, a new turn on an OpenAI model
+    that drops earlier turns' reasoning (the read stopped where the previous turn's began:
+    :func:`inspector.cache.openai.drops_earlier_reasoning`), a model change, older tool
     outputs the agent cleared itself between the two calls (OpenCode's pruning, Claude Code's
     microcompact: :mod:`inspector.pruning.recorded`), or an idle gap past the cache's lifetime (each
     expected: info); else nothing in the file explains it (a warning: a pruned or edited earlier
