@@ -42,6 +42,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .cache.anthropic import LOOKBACK_BLOCKS
 from .cache.openai import drops_earlier_reasoning
 from .cache.report import (
     DISAGREE_MIN,
@@ -49,6 +50,7 @@ from .cache.report import (
     TOOL_SEARCH,
     TOOL_SEARCH_NOTE,
     calls_tool,
+    family_of,
     first_loads,
     reasoned,
 )
@@ -398,14 +400,33 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
                 growth = (_prompt(usage) - _prompt(prev[1]), _appended(session, path[prev_pos:pos]))
                 if dropped is not None and not _dropped_at(read, dropped[1], _prompt(usage)):
                     dropped = None
-                breaks.append((i, m, usage, prev, between, cached, read, gone, growth, loads, dropped))
+                wide = _blocks(session, path[prev_pos:pos]) if family_of(m) == "anthropic" else 0
+                breaks.append((i, m, usage, prev, between, cached, read, gone, growth, loads, dropped, wide))
         prev, between, prev_pos, loads = (i, usage, m), [], pos, []
     reads = Counter(b[6] for b in breaks if b[6] > 0)
     limit = threshold(largest)
     return [
-        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit), ld, dr)
-        for i, m, u, p, bt, c, r, gone, grown, ld, dr in breaks
+        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit), ld, dr, w)
+        for i, m, u, p, bt, c, r, gone, grown, ld, dr, w in breaks
     ]
+
+
+def _blocks(session: Session, span: Sequence[int]) -> int:
+    """The content blocks the entries ``span`` send (the previous answer and what followed it), as
+    :func:`inspector.cache.report.blocks_appended` counts them."""
+    n = 0
+    for i in span:
+        e = session.entries[i]
+        if isinstance(e, CustomMessageEntry):
+            n += 1
+        elif isinstance(e, MessageEntry):
+            content = getattr(e.message, "content", None)
+            n += (
+                len(content)
+                if isinstance(content, list) and not isinstance(e.message, ToolResultMessage)
+                else 1
+            )
+    return n
 
 
 def _dropped_at(read: float, where: float, prompt: float) -> bool:
@@ -449,6 +470,7 @@ def _cache_break(
     growth: tuple[float, float, int] | None = None,
     loads: Sequence[tuple[int, list[str]]] = (),
     dropped: tuple[int, float] | None = None,
+    blocks: int = 0,
 ) -> Finding:
     """One ``cache-break`` finding: what was lost at entry ``i``, and why, as far as the file says
     (``shared``: other breaks read the same amount, the prefix every request shares; ``cleared``:
@@ -457,9 +479,12 @@ def _cache_break(
     the check's threshold: :func:`inspector.recon.flags.sent_fewer`; ``loads``: the ToolSearch results
     between the two calls that loaded a deferred tool new to the session, with their tools;
     ``dropped``: the previous turn's first answer that reasoned and its prompt, where the read stopped,
-    for a model that drops earlier turns' reasoning)."""
+    for a model that drops earlier turns' reasoning; ``blocks``: the content blocks sent since the
+    previous request, on Anthropic)."""
     j, prev_usage, pm = prev
-    cause, expected = _break_cause(session, i, m, j, pm, between, cleared, dcp, growth, loads, dropped)
+    cause, expected = _break_cause(
+        session, i, m, j, pm, between, cleared, dcp, growth, loads, dropped, blocks
+    )
     what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
     if shared:
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
@@ -502,6 +527,7 @@ def _break_cause(
     growth: tuple[float, float, int] | None = None,
     loads: Sequence[tuple[int, list[str]]] = (),
     dropped: tuple[int, float] | None = None,
+    blocks: int = 0,
 ) -> tuple[str, bool]:
     """Why the cache was lost between the answers at ``j`` and ``i``, as far as the file says, and
     whether that is expected."""
@@ -548,6 +574,13 @@ def _break_cause(
     start = finite_ms(m.timestamp)
     if end is not None and start is not None and start - end > IDLE_EXPIRY_S * 1000:
         return f"after {(start - end) / 60000:.1f} idle minutes: a 5-minute cache had expired", True
+    if blocks > LOOKBACK_BLOCKS:
+        return (
+            f"{blocks} content blocks were sent since the previous request (its answer's tool calls and "
+            f"their results): Anthropic looks back at most {LOOKBACK_BLOCKS} blocks from a breakpoint for an "
+            "earlier cache entry, so that request's entry was out of reach",
+            True,
+        )
     if dropped is not None:
         return (
             f"a new turn: {shown_name(str(m.model))} (an OpenAI model before GPT-5.6) drops the reasoning of "

@@ -15,7 +15,12 @@ from a model's minimum length (1,024 tokens for Opus 4/4.1 and Sonnet; 2,048 for
 longest cached prefix ending at one of its breakpoints (looking back up to 20 blocks before each):
 with the breakpoint at the end of every prompt that is the whole previous prompt when nothing before
 it changed, else only the system prompt and tools. A change inside the last 20 blocks could still
-hit an older entry; that case is not modelled (it reads as a full invalidation here).
+hit an older entry; that case is not modelled (it reads as a full invalidation here). The other
+side of the same rule is modelled (:data:`LOOKBACK_BLOCKS`): a request that appended more than 20
+content blocks since the previous one (a wide turn of parallel tool calls: each call and each
+result is a block) finds no entry within its breakpoint's lookback and reads only the system prompt
+and tools, as the sofos-code project measured ("a single iteration adding more than ~20 blocks …
+cold-missed the rolling lookup and re-billed the entire prefix").
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from .rule import CacheRule
 
 SOURCE = (
     "pi-ai 0.73.1 providers/anthropic.ts (cache_control on system prompt, last tool, last user "
-    "message); Anthropic prompt-caching docs (min length, 5 min / 1 h TTL, write 1.25× / 2×, read 0.1×)"
+    "message); Anthropic prompt-caching docs (min length, 5 min / 1 h TTL, write 1.25× / 2×, read 0.1×, "
+    "a 20-block lookback from each breakpoint)"
 )
 
 #: minimum cacheable prefix by model name (substring, first match wins)
@@ -36,6 +42,10 @@ MIN_TOKENS: tuple[tuple[str, int], ...] = (
     ("3-5-haiku", 2048),
 )
 DEFAULT_MIN = 1024
+
+LOOKBACK_BLOCKS = 20
+"""Anthropic's prompt-caching documentation: the automatic prefix check looks back at most 20
+content blocks from each breakpoint for an earlier cache entry."""
 
 
 def min_tokens(model: str | None) -> int:
@@ -58,4 +68,5 @@ def rule(model: str | None, retention: str = "short") -> CacheRule:
         read_multiplier=0.1,
         write_multiplier=2.0 if long else 1.25,
         enabled=retention != "none",
+        lookback_blocks=LOOKBACK_BLOCKS,
     )

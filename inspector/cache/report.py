@@ -1157,6 +1157,25 @@ the call reads only the session's hidden prefix. A search for a tool already loa
 (#53132: the first time a tool is unlocked)."""
 
 
+LOOKBACK = "lookback"
+"""The cause of an invalidation when the call appended more content blocks since the previous
+request than the provider looks back from a breakpoint (:attr:`CacheRule.lookback_blocks`:
+Anthropic's 20): the previous entry is out of reach, and only the system prompt and tools are
+read. ``brokenAtEntryIndex`` is the first message appended (the previous answer)."""
+
+
+def blocks_appended(segment: Sequence[Any], start: int, end: int) -> int:
+    """The content blocks of the messages ``segment[start:end]`` as the provider counts them: each
+    block of an answer or of a user message (text, thinking, tool call, image), one per tool result
+    and per other message."""
+    n = 0
+    for cm in segment[start:end]:
+        m = cm.message
+        content = getattr(m, "content", None)
+        n += len(content) if isinstance(content, list) and not isinstance(m, ToolResultMessage) else 1
+    return n
+
+
 REASONING = "reasoning"
 """The cause of an invalidation at the first call of a turn, when the model drops the reasoning of
 earlier turns (:func:`inspector.cache.openai.drops_earlier_reasoning`: OpenAI reasoning models
@@ -1414,6 +1433,8 @@ class _Terms(NamedTuple):
     """:func:`splitter` of the rule."""
     drops: bool = False
     """The model drops earlier turns' reasoning (:data:`REASONING`)."""
+    lookback: int = 0
+    """:attr:`CacheRule.lookback_blocks` (:data:`LOOKBACK`)."""
 
 
 class _Pricing:
@@ -1461,6 +1482,7 @@ class _Pricing:
             rule.enabled
             and rule.family == "openai"
             and drops_earlier_reasoning(name, getattr(answer, "api", None)),
+            rule.lookback_blocks if rule.enabled else 0,
         )
         return got
 
@@ -1643,7 +1665,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     for k, (st, ei, rec_read, rec_write, rec_in, rec_cost, t, end, name) in enumerate(p.calls(replay.steps)):
         if name is not last_name:  # another model than the previous call's: its terms
             got = terms.get(name) or p.terms_of(name, answers[ei])
-            rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split, drops = got
+            rule, model_rate, fitted_tail, tiered, ttl, family, enabled, writes, split, drops, lookback = got
             recorded_tail = family == "anthropic" and (anchored or bool(p.base))  # input: the tail
             last_name = name
         if drops and ei in facts.turn_starts:  # a new turn: the previous one's reasoning is dropped
@@ -1673,6 +1695,16 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         if k and not st.events and st._segment is prev_st._segment and ei not in switched:
             cause = broke = None  # the context only grew (:func:`_break`)
             reuse = reach if enabled else rule.reusable(reach, reach, hidden)
+            # LOOKBACK: counted where the call appended three messages or more (a tool call's
+            # result is a message of its own); an answer and one message are taken to be within
+            # reach (counting every call's blocks would cost a fifth of the cache model's time)
+            if (
+                lookback
+                and st._length - prev_st._length > 2
+                and (blocks_appended(st._segment, prev_st._length, st._length) > lookback)
+            ):
+                cause, broke = LOOKBACK, st._segment[prev_st._length].entry_index
+                reuse = rule.reusable(hidden, reach, hidden)
         else:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)

@@ -33,6 +33,10 @@ class CacheRule:
     read_multiplier: float
     write_multiplier: float
     enabled: bool = True
+    lookback_blocks: int = 0
+    """How many content blocks back from a breakpoint the provider looks for an earlier entry (0:
+    any distance): a request that appended more blocks than this since the previous one misses
+    that entry (Anthropic: 20)."""
 
     def reusable(self, common: int, previous: int, hidden: int) -> int:
         """How much of the new prompt can be read from the cache (before the minimum and steps)."""

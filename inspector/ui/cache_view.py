@@ -30,6 +30,7 @@ CAUSES = {
     "agent": "a switch of agent (its own tools)",
     "tool-load": "a deferred tool ToolSearch loaded (Claude Code then sends its tool list again, as its users measured it)",
     "reasoning": "the previous turn's reasoning, which OpenAI models before GPT-5.6 drop at a new turn, beginning",
+    "lookback": "more than 20 content blocks sent since the previous request (Anthropic looks back at most 20 from a breakpoint), from the answer",
 }
 
 
