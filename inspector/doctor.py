@@ -499,7 +499,8 @@ def _cache_break(
         "cache-break",
         "info" if expected else "warning",
         f"prompt cache lost: {what}, so {cached - read:,.0f} tokens were paid again; {cause}{cost}",
-        [i, j, *between[:2], *[k for k, _ in loads[:1]]],  # the search that loaded a tool
+        # the search that loaded a tool; the previous turn's first answer that reasoned
+        [i, j, *between[:2], *[k for k, _ in loads[:1]], *([dropped[0]] if dropped is not None else [])],
     )
 
 

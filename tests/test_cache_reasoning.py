@@ -142,6 +142,7 @@ def test_the_doctor_says_the_turn_dropped_the_reasoning() -> None:
     (f,) = [f for f in diagnose(s).findings if f.kind == "cache-break"]
     assert f.severity == "info" and "drops the reasoning of earlier turns" in f.message
     assert f"after the prompt of entry {TURN_1_FIRST}" in f.message
+    assert f.entries[-1] == TURN_1_FIRST  # "Open in Replay" reaches the answer whose reasoning was dropped
     newer = parse_any(reasoning_file("gpt-5.6-sol").encode(), "reasoning.jsonl")
     (g,) = [f for f in diagnose(newer).findings if f.kind == "cache-break"]
     assert g.severity == "warning" and "reasoning" not in g.message.split(";")[1]
