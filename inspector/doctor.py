@@ -52,6 +52,7 @@ from .cache.report import (
     calls_tool,
     family_of,
     first_loads,
+    message_blocks,
     reasoned,
 )
 from .context import build_session_context, custom_message_from_entry
@@ -412,20 +413,15 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
 
 
 def _blocks(session: Session, span: Sequence[int]) -> int:
-    """The content blocks the entries ``span`` send (the previous answer and what followed it), as
-    :func:`inspector.cache.report.blocks_appended` counts them."""
+    """The content blocks the entries ``span`` send (the previous answer and what followed it:
+    :func:`inspector.cache.report.message_blocks`; a custom message is one)."""
     n = 0
     for i in span:
         e = session.entries[i]
         if isinstance(e, CustomMessageEntry):
             n += 1
         elif isinstance(e, MessageEntry):
-            content = getattr(e.message, "content", None)
-            n += (
-                len(content)
-                if isinstance(content, list) and not isinstance(e.message, ToolResultMessage)
-                else 1
-            )
+            n += message_blocks(e.message)
     return n
 
 

@@ -1164,16 +1164,17 @@ Anthropic's 20): the previous entry is out of reach, and only the system prompt 
 read. ``brokenAtEntryIndex`` is the first message appended (the previous answer)."""
 
 
+def message_blocks(m: Any) -> int:
+    """The content blocks message ``m`` sends, as the provider counts them for its lookback: each
+    block of an answer or of a user message (text, thinking, tool call, image), one for a tool
+    result and for any other message."""
+    content = getattr(m, "content", None)
+    return len(content) if isinstance(content, list) and not isinstance(m, ToolResultMessage) else 1
+
+
 def blocks_appended(segment: Sequence[Any], start: int, end: int) -> int:
-    """The content blocks of the messages ``segment[start:end]`` as the provider counts them: each
-    block of an answer or of a user message (text, thinking, tool call, image), one per tool result
-    and per other message."""
-    n = 0
-    for cm in segment[start:end]:
-        m = cm.message
-        content = getattr(m, "content", None)
-        n += len(content) if isinstance(content, list) and not isinstance(m, ToolResultMessage) else 1
-    return n
+    """The content blocks of the context messages ``segment[start:end]`` (:func:`message_blocks`)."""
+    return sum(message_blocks(cm.message) for cm in segment[start:end])
 
 
 REASONING = "reasoning"
