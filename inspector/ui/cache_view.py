@@ -294,7 +294,7 @@ def step_panel(r: Any, k: int) -> None:
         "to it (Anthropic: 1.25×), grey full-price input. The recorded bar is what the provider reported."
         + (
             f" First call: {c.start}."
-            if c.start and k == next(i for i, x in enumerate(c.steps) if x.prompt)
+            if c.start and k == next((i for i, x in enumerate(c.steps) if x.prompt), None)
             else ""
         )
     )
