@@ -528,36 +528,9 @@ def _break_cause(
 ) -> tuple[str, bool]:
     """Why the cache was lost between the answers at ``j`` and ``i``, as far as the file says, and
     whether that is expected."""
-    for k in between:
-        e = session.entries[k]
-        if isinstance(e, CompactionEntry):
-            return f"after the compaction at entry {k}, which rewrites the prompt's start", True
-        if isinstance(e, BranchSummaryEntry):
-            return f"after the branch summary at entry {k}", True
-        if isinstance(e, MessageEntry):  # a DCP compress result (check_cache_breaks)
-            return (
-                f"after DCP's compress at entry {k}: the range it compressed is replaced by its summary "
-                "from this call on, so the prompt changed there",
-                True,
-            )
-    if cleared:
-        return (
-            f"{cleared[0][1]} cleared {len(cleared)} older tool output(s) between the two calls (from "
-            f"entry {min(k for k, _ in cleared)}): the prompt changed there, and everything after it was "
-            "sent again",
-            True,
-        )
-    if loads:
-        k, names = loads[0]
-        named = ", ".join(map(shown_name, names[:3])) + (
-            f" and {len(names) - 3} more" if len(names) > 3 else ""
-        )
-        return (
-            f"ToolSearch loaded {named} at entry {k}: Claude Code then sends its tool list again, "
-            "and the cache is read only up to the system prompt (as Claude Code users measured it: "
-            "claude-code #53132, #91514)",
-            True,
-        )
+    recorded = _recorded_change(session, between, cleared, loads)
+    if recorded is not None:
+        return recorded, True
     agents = (_agent(pm), _agent(m))
     if agents[0] is not None and agents[1] is not None and agents[0] != agents[1]:
         return (
@@ -601,6 +574,44 @@ def _break_cause(
         "tools changed, or the provider evicted the cache",
         False,
     )
+
+
+def _recorded_change(
+    session: Session,
+    between: list[int],
+    cleared: Sequence[tuple[int, str]],
+    loads: Sequence[tuple[int, list[str]]],
+) -> str | None:
+    """The change the file records between two calls that broke the cache (a compaction, a branch
+    summary, a DCP compress, outputs the agent cleared, a deferred tool loaded), or None."""
+    for k in between:
+        e = session.entries[k]
+        if isinstance(e, CompactionEntry):
+            return f"after the compaction at entry {k}, which rewrites the prompt's start"
+        if isinstance(e, BranchSummaryEntry):
+            return f"after the branch summary at entry {k}"
+        if isinstance(e, MessageEntry):  # a DCP compress result (check_cache_breaks)
+            return (
+                f"after DCP's compress at entry {k}: the range it compressed is replaced by its summary "
+                "from this call on, so the prompt changed there"
+            )
+    if cleared:
+        return (
+            f"{cleared[0][1]} cleared {len(cleared)} older tool output(s) between the two calls (from "
+            f"entry {min(k for k, _ in cleared)}): the prompt changed there, and everything after it was "
+            "sent again"
+        )
+    if loads:
+        k, names = loads[0]
+        named = ", ".join(map(shown_name, names[:3])) + (
+            f" and {len(names) - 3} more" if len(names) > 3 else ""
+        )
+        return (
+            f"ToolSearch loaded {named} at entry {k}: Claude Code then sends its tool list again, "
+            "and the cache is read only up to the system prompt (as Claude Code users measured it: "
+            "claude-code #53132, #91514)"
+        )
+    return None
 
 
 def _agent(m: AssistantMessage) -> str | None:

@@ -12,6 +12,8 @@ change at a message keeps the cache up to that message.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .rule import CacheRule
 
 SOURCE = (
@@ -103,8 +105,16 @@ def drops_earlier_reasoning(model: object, api: object) -> bool:
     that reasoned. In the shared Codex rollout (gpt-5.5) the first call of three turns read
     exactly that prompt, rounded down to 128 tokens (97,152; 84,864; and within one step, 94,592),
     where the whole previous prompt (up to 225,664) had been predicted. GPT-5.6 and later keep
-    them (the shared pi transcript on gpt-5.6-sol reads on at every user turn)."""
-    if not isinstance(model, str) or (isinstance(api, str) and "completions" in api.lower()):
+    them (the shared pi transcript on gpt-5.6-sol reads on at every user turn). Memoised per model
+    and API (the doctor asks it of every answer)."""
+    if not isinstance(model, str):
+        return False
+    return _drops(model, api if isinstance(api, str) else None)
+
+
+@lru_cache(maxsize=256)
+def _drops(model: str, api: str | None) -> bool:
+    if api is not None and "completions" in api.lower():
         return False
     if model.lower().rsplit("/", 1)[-1].startswith(("o1", "o3", "o4", "codex-mini")):
         return True

@@ -882,7 +882,6 @@ class FactsReader:
         self._entries: list[Any] = []
         self._models: list[AssistantMessage] = []
         self._keys: dict[tuple[Any, ...], AssistantMessage] = {}
-        self._drops: dict[tuple[Any, Any], bool] = {}
 
     def add(self, i: int, e: Any) -> None:
         """Entry ``i`` of the file: an answer joins the pending chunk, an interruption marker is noted."""
@@ -916,7 +915,13 @@ class FactsReader:
         """What the cache loop reads of an answer (:func:`rule_for`, ``m.model``, ``m.content``),
         one shared stand-in per provider, API, model, whether it has content and, for a model that
         drops earlier turns' reasoning, whether it reasoned (:func:`reasoned`)."""
-        k = (m.provider, m.api, m.model, not m.content, self._reasons(m))
+        k = (
+            m.provider,
+            m.api,
+            m.model,
+            not m.content,
+            drops_earlier_reasoning(m.model, m.api) and reasoned(m),
+        )
         got = self._keys.get(k)
         if got is None:
             content: list[Any] = [] if k[3] else [_THOUGHT] if k[4] else [_SOME]
@@ -924,12 +929,6 @@ class FactsReader:
                 provider=m.provider, api=m.api, model=m.model, content=content
             )
         return got
-
-    def _reasons(self, m: AssistantMessage) -> bool:
-        drops = self._drops.get((m.api, m.model))
-        if drops is None:
-            drops = self._drops[(m.api, m.model)] = drops_earlier_reasoning(m.model, m.api)
-        return drops and reasoned(m)
 
     def facts(self) -> _Facts:
         self._flush()
@@ -1526,6 +1525,37 @@ class _Pricing:
         return "fitted" if self.fit.fitted else "counted"
 
 
+def _too_wide(st: Any, prev_st: Any, lookback: int) -> int | None:
+    """The first message call ``st`` appended (its entry index) when it appended more content blocks
+    than the provider looks back from a breakpoint (:data:`LOOKBACK`), else None. Counted only where
+    it appended three messages or more (a tool call's result is a message of its own): an answer
+    and one message are taken to be within reach, as counting every call's blocks would cost a
+    fifth of the cache model's time."""
+    start, end = prev_st._length, st._length
+    if end - start > 2 and blocks_appended(st._segment, start, end) > lookback:
+        return st._segment[start].entry_index
+    return None
+
+
+def _cut(
+    rule: CacheRule,
+    reuse: int,
+    reach: int,
+    hidden: int,
+    limit: int,
+    why: str,
+    at: int,
+    cause: str | None = None,
+    broke: int | None = None,
+) -> tuple[int, str | None, int | None]:
+    """(reuse, cause, entry that broke the cache) of a call that can read no further than ``limit``
+    (:data:`LOOKBACK`, :data:`REASONING`): ``why`` at entry ``at`` when that is less than it would
+    read, and no other cause was found."""
+    if limit >= reuse:
+        return reuse, cause, broke
+    return rule.reusable(limit, reach, hidden), cause or why, broke if cause else at
+
+
 def _break(k: int, st: Any, prev_st: Any, facts: Any, shared: _Shared) -> tuple[str | None, int | None, int]:
     """(cause, entry that broke the cache, tokens shared with the previous call) for step ``k``."""
     if k == 0:
@@ -1659,10 +1689,9 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     last_t: float | None = None
     prev_st: Any = None
     last_name: Any = _NO_NAME
-    # REASONING: the (prompt, answer) of the current turn's first call that reasoned, and at a new
-    # turn the previous turn's, up to which the cache is still read
-    turn_cap: tuple[int, int] | None = None
-    cap: tuple[int, int] | None = None
+    turn_cap = cap = (
+        None  # REASONING: (prompt, answer) of this turn's first call that reasoned; the last turn's
+    )
     for k, (st, ei, rec_read, rec_write, rec_in, rec_cost, t, end, name) in enumerate(p.calls(replay.steps)):
         if name is not last_name:  # another model than the previous call's: its terms
             got = terms.get(name) or p.terms_of(name, answers[ei])
@@ -1696,25 +1725,14 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         if k and not st.events and st._segment is prev_st._segment and ei not in switched:
             cause = broke = None  # the context only grew (:func:`_break`)
             reuse = reach if enabled else rule.reusable(reach, reach, hidden)
-            # LOOKBACK: counted where the call appended three messages or more (a tool call's
-            # result is a message of its own); an answer and one message are taken to be within
-            # reach (counting every call's blocks would cost a fifth of the cache model's time)
-            if (
-                lookback
-                and st._length - prev_st._length > 2
-                and (blocks_appended(st._segment, prev_st._length, st._length) > lookback)
-            ):
-                cause, broke = LOOKBACK, st._segment[prev_st._length].entry_index
-                reuse = rule.reusable(hidden, reach, hidden)
+            if lookback and (first := _too_wide(st, prev_st, lookback)) is not None:
+                reuse, cause, broke = _cut(rule, reuse, reach, hidden, hidden, LOOKBACK, first)
         else:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
             reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
         if cap is not None:  # read up to where the previous turn's reasoning began (REASONING)
-            if cap[0] < reuse:
-                reuse = rule.reusable(cap[0], reach, hidden)
-                if cause is None:
-                    cause, broke = REASONING, cap[1]
+            reuse, cause, broke = _cut(rule, reuse, reach, hidden, cap[0], REASONING, cap[1], cause, broke)
             cap = None
         if warm_start and not prev_prompt:  # the first billed call: what other sessions cached (WARM_START)
             reuse, warm = hidden, True
