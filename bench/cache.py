@@ -85,9 +85,9 @@ def check(files: list[Path]) -> int:
 
     print(
         "| file | agent | calls | recorded reads | predicted | total | per call | recorded cost | billed | error "
-        "| error, agreeing calls | gap on disagreeing calls | disagreeing calls (cause) |"
+        "| error, agreeing calls | gap on disagreeing calls | of the total: cache servers | disagreeing calls (cause) |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for f in files:
         s = load_any(f)
         c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
@@ -101,6 +101,7 @@ def check(files: list[Path]) -> int:
             f"{sum(x.read for x in rec):,} | {m['cacheReadTotalError']:+.1%} | {m['cacheReadError']:.1%} | "
             f"${m['recordedBilledCostUsd']:,.2f} | ${sum(x.cost for x in rec):,.2f} | {m['billedCostError']:+.1%} | "
             f"{_agreeing_error(c.steps)} | {_disagreeing_share(c.steps)} | "
+            f"{m['cacheReadServerSideError']:+.1%} ({m['serverSideCalls']}) | "
             + (", ".join(f"{n} {k}" for k, n in causes.most_common()) or "—")
             + " |",
             flush=True,

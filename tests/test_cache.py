@@ -931,3 +931,56 @@ def test_the_sizes_of_a_file_whose_agent_pruned_are_fitted_on_what_it_sent():
         r = replay(s, settings)
         assert session_fit(r)[0].scale == own.scale
         assert base_tokens(r) == {st.entry_index: st.tokens for st in sent.steps}
+
+
+def _routed_session() -> SessionBuilder:
+    """An OpenAI session (gpt-4.1) whose every call reads the previous prompt, but for two calls the
+    provider's cache servers decided: call 6 reads only the 10k-token prefix every request shares,
+    call 9 what call 6 had sent (an older copy); nothing in the file changes at either."""
+    b = SessionBuilder()
+    hidden, prompts = 10_000, []
+    for k in range(12):
+        b.user(f"q{k} " + "word " * 8_000)  # ~10k tokens a turn
+        prompt = hidden + 10_000 * (k + 1)
+        read = prompts[-1] - prompts[-1] % 128 if prompts else 0
+        if k == 6:
+            read = hidden
+        elif k == 9:
+            read = prompts[6] - prompts[6] % 128
+        b.assistant("ok", usage=100, provider="openai", api="openai-responses", model="gpt-4.1")
+        b.lines[-1]["message"]["usage"].update(input=prompt - read, cacheRead=read)
+        prompts.append(prompt)
+    return b
+
+
+def test_reads_the_cache_servers_decided_are_named_and_their_share_of_the_error_is_told_apart():
+    """A read of only the shared prefix, or of an older copy, with nothing changed in the file: the
+    provider's cache servers decided it (OpenAI's routing), no model of the prompt can. The check
+    names both, cites OpenAI's routing and the reported floor reads, and reports their share of the
+    total read error apart, so that the rest of the calls can be judged on their own."""
+    from inspector.cache.report import server_side
+    from inspector.ui.cache_view import verdict
+
+    c = cache_replay(replay(_routed_session().session(), ReplaySettings()))
+    dis = {s.step: s.disagreement for s in c.steps if s.disagreement}
+    assert sorted(dis) == [6, 9]
+    assert (
+        "only the system prompt and tools" in dis[6] and "#20301" in dis[6] and "prompt_cache_key" in dis[6]
+    )
+    assert "3 calls back" in dis[9] and server_side(dis[6]) and server_side(dis[9])
+    m = c.metrics()
+    recorded = sum(s.recorded_read for s in c.steps if s.recorded_read is not None)
+    gap = sum(c.steps[k].read - c.steps[k].recorded_read for k in (6, 9))
+    assert m["serverSideCalls"] == 2 and gap > 0
+    assert m["cacheReadServerSideError"] == round(gap / recorded, 4)
+    assert abs(m["cacheReadTotalError"] - m["cacheReadServerSideError"]) < 0.0005  # the rest agree
+    line = verdict(m, 2)
+    assert line is not None and "2 of them, where the provider's cache servers" in line
+    assert "without them the reads are off by 0.0%" in line
+    # an Anthropic session's floor read is the same kind, without OpenAI's routing note
+    b = _routed_session()
+    for x in b.lines:
+        if x.get("message", {}).get("role") == "assistant":
+            x["message"].update(provider="anthropic", api="anthropic-messages", model=SONNET)
+    why = cache_replay(replay(b.session(), ReplaySettings())).steps[6].disagreement or ""
+    assert "only the system prompt and tools" in why and server_side(why) and "#20301" not in why

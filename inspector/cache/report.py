@@ -163,6 +163,19 @@ class CacheReport:
         return (sum(s.read for s in rec) - total) / total if total else None
 
     @property
+    def server_side_error(self) -> float | None:
+        """The part of :attr:`read_total_error` at the calls whose read the provider's cache servers
+        decided (:func:`server_side`): Σ (predicted − recorded) over them / Σ recorded cache reads."""
+        rec = self._recorded()
+        total = sum(s.recorded_read or 0 for s in rec)
+        gap = sum(s.read - (s.recorded_read or 0) for s in rec if server_side(s.disagreement))
+        return gap / total if total else None
+
+    def server_side_calls(self) -> int:
+        """How many calls :attr:`server_side_error` sums."""
+        return sum(1 for s in self._recorded() if server_side(s.disagreement))
+
+    @property
     def recorded_cost(self) -> float | None:
         costs = [s.recorded_cost for s in self.steps if s.recorded_cost is not None]
         return sum(costs) if costs else None
@@ -177,7 +190,7 @@ class CacheReport:
 
     def metrics(self) -> dict[str, Any]:
         inv = self.invalidations
-        err, tot, cerr = self.read_error, self.read_total_error, self.cost_error
+        err, tot, cerr, side = self.read_error, self.read_total_error, self.cost_error, self.server_side_error
         return {
             "billedCostUsd": round(self.billed_cost, 6),
             "summarisationCostUsd": round(self.summary_cost, 6),
@@ -190,6 +203,8 @@ class CacheReport:
             "tokensRewritten": sum(s.invalidation["tokensRewritten"] for s in inv if s.invalidation),
             "cacheReadError": None if err is None else round(err, 4),
             "cacheReadTotalError": None if tot is None else round(tot, 4),
+            "cacheReadServerSideError": None if side is None else round(side, 4),
+            "serverSideCalls": self.server_side_calls(),
             "recordedBilledCostUsd": None if self.recorded_cost is None else round(self.recorded_cost, 6),
             "billedCostError": None if cerr is None else round(cerr, 4),
             "cacheModel": self.model,
@@ -1143,6 +1158,30 @@ TOOL_SEARCH_NOTE = (
 """Said where a call right after a ``ToolSearch`` read less than predicted and the file names no
 new tool that search loaded (the modelled case is :data:`TOOL_LOAD`)."""
 
+ENTRY_GONE = "the conversation's own entry was gone although nothing before it changed in the file"
+"""Said of a call that read only the prefix every request shares while nothing in the file changed
+before the cached part: the cache server the request reached held no entry for this conversation."""
+OLDER_COPY = "this request reached a cache copy that had not seen the calls since"
+"""Said of a call that read, to within :data:`OLDER_SLACK`, what an earlier call (not the previous
+one) had sent (:func:`older_prefix`)."""
+SERVER_SIDE = (ENTRY_GONE, OLDER_COPY)
+"""Disagreements the provider's cache servers decide, not the prompt: which server a request
+reaches, and what it still holds. No model of the prompt can foresee them; the check reports their
+share of the error apart (:attr:`CacheReport.server_side_error`)."""
+OPENAI_ROUTING_NOTE = (
+    "; OpenAI routes each request to a cache server by the prompt's first tokens and "
+    "prompt_cache_key, and sends some elsewhere when one prefix is busy (prompt-caching guide); "
+    "reads stuck at the system prompt and tools are reported for gpt-5.x on the ChatGPT/Codex backend "
+    "(openai/codex #20301)"
+)
+"""Added to :data:`ENTRY_GONE` for an OpenAI-family call."""
+
+
+def server_side(cause: str | None) -> bool:
+    """Is this disagreement one the provider's cache servers decided (:data:`SERVER_SIDE`)?"""
+    return cause is not None and any(phrase in cause for phrase in SERVER_SIDE)
+
+
 TOOL_LOAD = "tool-load"
 """The cause of an invalidation on the call right after a Claude Code ``ToolSearch`` that loaded a
 deferred tool new to the session (its result's ``tool_reference`` blocks, kept by the importer in
@@ -1297,10 +1336,13 @@ def _disagreement(
     earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
     tool_search: bool | Callable[[], bool] = False,
     fewer: tuple[int, float, float] | None | Callable[[], tuple[int, float, float] | None] = None,
+    routing: str = "",
 ) -> str | None:
     """Why call ``k``'s recorded read ``rec`` differs from the predicted ``pred`` (None: it does
     not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
-    gives them: only the calls that get that far look them up);
+    gives them: only the calls that get that far look them up); ``routing``: what the provider
+    says of how it routes requests to its cache servers (:data:`OPENAI_ROUTING_NOTE`), added where
+    only the shared prefix was read;
     ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`); ``dcp``: the
     session ran the DCP plugin; ``interrupted``: an interruption marker came before the call;
     ``fewer``: the recorded prompt fell short of what the file explains (:func:`inspector.recon.flags.sent_fewer`:
@@ -1346,16 +1388,14 @@ def _disagreement(
     if hidden and abs(rec - hidden) <= 128:
         return (
             f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
-            "this agent shares, cached apart): the conversation's own entry was gone although nothing "
-            "before it changed in the file (evicted, or the request went to another cache server)"
-            + (TOOL_SEARCH_NOTE if _given(tool_search) else "")
+            f"this agent shares, cached apart): {ENTRY_GONE} (evicted, or the request went to another "
+            "cache server)" + (TOOL_SEARCH_NOTE if _given(tool_search) else routing)
         )
     back = older_prefix(rec, _given(earlier))
     if back is not None:
         return (
-            f"the provider read the prefix the prompt of {back} calls back left: this request reached a "
-            "cache copy that had not seen the calls since (OpenAI routes requests across cache servers "
-            "by the prompt's prefix; its cache is best-effort)"
+            f"the provider read the prefix the prompt of {back} calls back left: {OLDER_COPY} (OpenAI "
+            "routes requests across cache servers by the prompt's prefix; its cache is best-effort)"
         )
     if _given(dcp):
         return DCP_CAUSE
@@ -1584,8 +1624,10 @@ def _disagrees(
     t: float | None,
     ttl: float,
     fewer: Callable[[], tuple[int, float, float] | None] | None = None,
+    family: str = "",
 ) -> str | None:
-    """:func:`_disagreement` of call ``k`` (entry ``ei``, requested at ``t``) in a cache replay:
+    """:func:`_disagreement` of call ``k`` (entry ``ei``, requested at ``t``, answered by a model of
+    cache ``family``) in a cache replay:
     the prompts before the previous one (``earlier``), whether the previous answer called
     ToolSearch and whether the recorded prompt fell short of the file (``fewer``) are looked up
     only when less was read than predicted."""
@@ -1604,6 +1646,7 @@ def _disagrees(
         partial(_alive, earlier, t, ttl) if short else (),
         partial(facts.follows_tool_search, ei) if short else False,
         fewer if short else None,
+        OPENAI_ROUTING_NOTE if family == "openai" else "",
     )
 
 
@@ -1753,7 +1796,21 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
                 else None
             )
             dis = _disagrees(
-                k, read, rec_read, prompt, warm, idle, facts, prev_prompt, hidden, ei, earlier, t, ttl, fewer
+                k,
+                read,
+                rec_read,
+                prompt,
+                warm,
+                idle,
+                facts,
+                prev_prompt,
+                hidden,
+                ei,
+                earlier,
+                t,
+                ttl,
+                fewer,
+                family,
             )
         rw = rec_write if writes or rec_write else (0 if rec_read is not None else None)
         cost = read * rate.read + write * rate.write + uncached * rate.input

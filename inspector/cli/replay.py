@@ -119,6 +119,11 @@ def print_cache(c: CacheReport) -> None:
             f"  cache reads vs recorded: error {m['cacheReadError']:.1%} (Σ|predicted − recorded| / Σ recorded), "
             f"total {m['cacheReadTotalError']:+.1%}, {len(c.disagreements())} calls disagree"
         )
+        if m["serverSideCalls"]:
+            print(
+                f"    of the total, {m['cacheReadServerSideError']:+.1%} at {m['serverSideCalls']} calls the "
+                "provider's cache servers decided (the conversation's entry gone, or an older copy reached)"
+            )
     for row in c.disagreements()[:MAX_DISAGREEMENTS]:
         print(
             f"  step {row['step']:>5} (entry {row['entryIndex']}): cache read {row['predictedRead']:,} predicted, "

@@ -195,6 +195,12 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
         ("Tokens written again after them", f"{m['tokensRewritten']:,}"),
         ("Invalidation premium", f"${m['invalidationPremiumUsd']:,.4f}"),
         ("Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)", pct(m["cacheReadError"])),
+        (
+            "of the total read error: calls the provider's cache servers decided (entry gone, older copy)",
+            "—"
+            if m["cacheReadServerSideError"] is None
+            else f"{m['cacheReadServerSideError']:+.1%} ({m['serverSideCalls']:,} calls)",
+        ),
         ("Billed cost error vs recorded (the calls)", pct(m["billedCostError"])),
     ]
     return [{"metric": a, "value": b} for a, b in rows]
@@ -261,10 +267,19 @@ def verdict(m: dict[str, Any], disagreeing: int) -> str | None:
         if m["billedCostError"] is None
         else f", billed input cost {m['billedCostError']:+.1%} of the recorded"
     )
+    side = m.get("cacheReadServerSideError") or 0.0
+    servers = (
+        f" {m['serverSideCalls']:,} of them, where the provider's cache servers rather than the prompt "
+        f"decided the read (the conversation's entry gone, or an older copy reached), account for "
+        f"{side:+.1%} of the total: no model of the prompt can foresee those; without them the reads are "
+        f"off by {abs(m['cacheReadTotalError'] - side):.1%}."
+        if m.get("serverSideCalls")
+        else ""
+    )
     return (
         f"Prompt cache: replayed as recorded, the model's cache reads are off the recorded ones by "
         f"{abs(m['cacheReadTotalError']):.1%} in total ({m['cacheReadError']:.1%} call by call{cost}); "
-        f"{disagreeing:,} call(s) disagree, each with its likely cause on the Replay page."
+        f"{disagreeing:,} call(s) disagree, each with its likely cause on the Replay page.{servers}"
     )
 
 
