@@ -183,12 +183,12 @@ def _disagreeing_share(steps) -> str:  # type: ignore[no-untyped-def]
 def _short(cause: str) -> str:
     for key, word in (
         ("smaller than the file explains", "prompt short of the file"),
+        ("kept more", "kept more"),
         ("DCP", "DCP tags"),
         ("already warm", "warm at start"),
         ("sessions share", "shared prefix short at start"),
         ("outlived", "cache lived longer"),
         ("expired sooner", "expired sooner"),
-        ("kept more", "kept more"),
         ("user interrupted", "interrupted request"),
         ("ToolSearch", "system prefix only, after ToolSearch"),
         ("cache copy", "older cache copy"),

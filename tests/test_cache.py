@@ -420,6 +420,10 @@ def test_a_read_that_stops_at_an_earlier_prompts_end_is_an_older_cache_copy():
     # what neither explains stays DCP's in a DCP session
     why = _disagreement(5, 73_000, 40_000, 74_307, True, 30.0, dcp=True, earlier=earlier, hidden=20_992)
     assert why is not None and "DCP" in why
+    # a read past the prediction in a DCP session: DCP's summaries are larger than the export records
+    more = _disagreement(5, 26_624, 52_736, 61_932, True, 30.0, dcp=True, previous=60_000, hidden=20_992)
+    assert more is not None and more.startswith("the provider kept more") and "notifications" in more
+    assert "DCP" not in (_disagreement(5, 26_624, 52_736, 61_932, True, 30.0, previous=60_000) or "")
 
 
 def test_the_older_copy_search_looks_back_a_bounded_number_of_calls_still_cached():
@@ -975,7 +979,7 @@ def test_reads_the_cache_servers_decided_are_named_and_their_share_of_the_error_
     assert m["cacheReadServerSideError"] == round(gap / recorded, 4)
     assert abs(m["cacheReadTotalError"] - m["cacheReadServerSideError"]) < 0.0005  # the rest agree
     line = verdict(m, 2)
-    assert line is not None and "2 of them, where the provider's cache servers" in line
+    assert line is not None and "2 of them, where the read stopped at the prefix every request shares" in line
     assert "without them the reads are off by 0.0%" in line
     # an Anthropic session's floor read is the same kind, without OpenAI's routing note
     b = _routed_session()

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from inspector.importers import parse_any
-from inspector.importers.opencode_dcp import Replay, restore, wrap
+from inspector.importers.opencode_dcp import Replay, notified, restore, wrap
 from inspector.replay import ReplaySettings, replay
 from inspector.session.models import UserMessage
 
@@ -66,7 +66,12 @@ class Export:
         )
         return self._msg("assistant", parts, providerID="openai", modelID="gpt-5.5")
 
-    def compress(self, ranges: list[tuple[str, str, str]], prompt: int = 1000) -> str:
+    def compress(
+        self,
+        ranges: list[tuple[str, str, str]],
+        prompt: int = 1000,
+        note: str = "▣ DCP | -1K removed, +0.1K summary — Compression",
+    ) -> str:
         content = [{"startId": a, "endId": b, "summary": s} for a, b, s in ranges]
         mid = self.answer(
             tool=(
@@ -76,7 +81,7 @@ class Export:
             ),
             prompt=prompt,
         )
-        self.user("▣ DCP | -1K removed, +0.1K summary — Compression", ignored=True)
+        self.user(note, ignored=True)
         return mid
 
     def session(self):  # type: ignore[no-untyped-def]
@@ -145,3 +150,78 @@ def test_a_range_that_does_not_resolve_is_reported_not_guessed() -> None:
     assert any(i.kind == "dcp" and i.severity == "warning" and "m0042..m0043" in i.message for i in s.issues)
     r = replay(s, ReplaySettings(strategy="recorded"))
     assert all(cm.entry_index is not None for k in range(len(r.steps)) for cm in r.step_detail(k).after)
+
+
+def _two_compresses(first: str, second: str) -> Export:
+    """Two compress calls, the second consuming the first's block, each followed by ``first`` /
+    ``second`` as DCP's notification."""
+    e = Export()
+    _first_exchange(e)
+    e.compress([("m0001", "m0003", "Bug in a.py.")], note=first)
+    e.answer("working", ("read", {"filePath": "/p/b.py"}, "B" * 100))
+    e.user("and b?")
+    e.compress([("b1", "m0008", "(b1)\nThen b.py was read.")], note=second)
+    e.answer("done")
+    return e
+
+
+def test_dcps_notifications_give_the_size_of_the_summaries_each_compress_sent() -> None:
+    """DCP 3.1 counts each block's stored summary (Anthropic's tokenizer) and prints, in its
+    ``minimal`` notification, the active blocks' total: a compress's own figure is the total's rise
+    plus what the blocks it consumed had counted. The ``detailed`` form prints it directly; an older
+    DCP prints no summary size, and nothing is made up then."""
+    e = _two_compresses(
+        "▣ DCP | -5K removed, +3.2K summary — Compression #1",
+        "▣ DCP | -9.4K removed, +7.5K summary — Compression #2",
+    )
+    calls = Replay(e.messages).run()
+    first, second = calls
+    got = notified(e.messages, calls)
+    assert got[first] == (3_200, "▣ DCP | -5K removed, +3.2K summary — Compression #1")
+    assert got[second][0] == 7_500  # 7.5K active, after consuming the 3.2K block
+    detailed = _two_compresses(
+        "▣ DCP | -5K removed, +3.2K summary\n\n│█░│\n▣ Compression #1 -5K removed, +3.2K summary\n→ Topic: t",
+        "▣ DCP | -9.4K removed, +7.5K summary\n\n│█░│\n▣ Compression #2 -4.4K removed, +7.5K summary",
+    )
+    assert [t for t, _ in notified(detailed.messages, Replay(detailed.messages).run()).values()] == [
+        3_200,
+        7_500,
+    ]
+    older = _two_compresses(
+        "▣ DCP | ~5K saved total — Compression #1", "▣ DCP | ~9K saved total — Compression #2"
+    )
+    assert notified(older.messages, Replay(older.messages).run()) == {}
+    huge = "9" * 5_000  # a hostile file's numbers are not read (int() refuses 4,300+ digits)
+    hostile = _two_compresses(f"▣ DCP | -1K removed, +{huge}K summary — Compression #{huge}", "▣ DCP")
+    assert notified(hostile.messages, Replay(hostile.messages).run()) == {}
+    # the importer keeps it with the compress call's blocks
+    s = e.session()
+    told = [
+        m.details["dcp"].get("notified")
+        for m in (x.message for x in s.entries if hasattr(x, "message"))
+        if getattr(m, "details", None) and "dcp" in m.details
+    ]
+    assert [t["summaryTokens"] for t in told] == [3_200, 7_500]
+
+
+def test_the_check_says_how_much_more_dcp_sent_than_the_export_records_where_a_compress_departs() -> None:
+    """Where a compress took effect and the rebuilt context departs from the recorded prompt, the
+    check gives DCP's own figure against the export's, and net of the blocks it replaced."""
+    from inspector.recon.flags import Observed, classify
+    from inspector.replay.results import Pruned
+
+    def call(dcp):  # type: ignore[no-untyped-def]
+        return Observed(9, 40, 50_000.0, 30_000, 30_000.0, (Pruned(3, 1_000, (1, 2, 3)),), None, 0.0, dcp=dcp)
+
+    prev = Observed(8, 38, 40_000.0, 30_000, 30_000.0, (), None, 0.0)
+    flag = classify(call(((34_400, 4_100, 9_500),)), prev, 20_000.0)
+    assert flag.cause == "prune" and flag.detail == (
+        "a recorded prune took effect here; DCP's own notification counts the summary it sent at 34.4k "
+        "tokens (Anthropic's tokenizer), the export's compress call holds 4.1k: DCP sent about 30k tokens "
+        "more than the export records (21k more than the blocks it replaced had)"
+    )
+    assert classify(call(((10_300, 800, None),)), prev, 9_000.0).detail.endswith(
+        "more than the export records"
+    )
+    assert classify(call(((1_000, 800, 0),)), prev, 3_000.0).detail == "a recorded prune took effect here"
+    assert classify(call(()), prev, 3_000.0).detail == "a recorded prune took effect here"

@@ -43,6 +43,19 @@ def test_dcp_ranges_replayed_match_what_dcp_said_it_compressed() -> None:
 
 
 @needs_real
+def test_dcps_own_notifications_account_for_where_the_rebuild_departs_at_its_compresses() -> None:
+    """The export's five compress calls each took effect with the rebuilt context smaller than the
+    recorded prompt; DCP's notifications in the export say its summaries were larger than the
+    compress calls record, and the check gives those figures at each."""
+    c = check(load_any(REAL / "opencode" / "shaheislam-dotfiles-e9150c5ddd-0.json"))
+    prunes = {f.entry_index: f.detail for f in c.flags if f.cause == "prune"}
+    assert sorted(prunes) == [120, 170, 200, 251, 297]
+    assert all("DCP's own notification counts the summary it sent at" in d for d in prunes.values())
+    assert "34.4k tokens" in prunes[170] and "21k more than the blocks it replaced had" in prunes[170]
+    assert "67.3k tokens" in prunes[251] and "26k more than the blocks it replaced had" in prunes[251]
+
+
+@needs_real
 def test_a_recent_claude_code_file_loads_with_the_attachments_it_sent() -> None:
     s = load_any(REAL / "claude-code" / "ta93abe-me-abd0788e9d-0.jsonl")
     assert s.format == "claude-code" and not [i for i in s.issues if i.severity != "info"]

@@ -1132,6 +1132,15 @@ DCP_CAUSE = (
 )
 
 
+DCP_LARGER = (
+    "; DCP's own notifications count the summaries it sends larger than the export's compress calls "
+    "record (`inspector check` lists them), so what stands before a later change is longer than the "
+    "replay's"
+)
+"""Added where a DCP session's call read more than predicted (see
+:func:`inspector.importers.opencode_dcp.notified`)."""
+
+
 def uses_dcp(messages: Sequence[Any]) -> bool:
     """Whether the session ran the DCP plugin (its ``compress`` tool was called)."""
     return any(isinstance(m, AssistantMessage) and calls_compress(m) for m in messages)
@@ -1165,9 +1174,10 @@ OLDER_COPY = "this request reached a cache copy that had not seen the calls sinc
 """Said of a call that read, to within :data:`OLDER_SLACK`, what an earlier call (not the previous
 one) had sent (:func:`older_prefix`)."""
 SERVER_SIDE = (ENTRY_GONE, OLDER_COPY)
-"""Disagreements the provider's cache servers decide, not the prompt: which server a request
-reaches, and what it still holds. No model of the prompt can foresee them; the check reports their
-share of the error apart (:attr:`CacheReport.server_side_error`)."""
+"""Disagreements the provider's cache servers decide as far as the file shows (which server a
+request reaches, what it still holds), nothing before the cached part having changed in the file.
+Nothing in the file lets a model foresee them; the check reports their share of the error apart
+(:attr:`CacheReport.server_side_error`)."""
 OPENAI_ROUTING_NOTE = (
     "; OpenAI routes each request to a cache server by the prompt's first tokens and "
     "prompt_cache_key, and sends some elsewhere when one prefix is busy (prompt-caching guide); "
@@ -1374,6 +1384,7 @@ def _disagreement(
             )
         return (
             "the provider kept more of the prefix than the model predicts (a change it did not count as one)"
+            + (DCP_LARGER if _given(dcp) else "")
         )
     if idle is not None and idle > 240:
         return f"the cache had expired sooner than modelled ({mins})"

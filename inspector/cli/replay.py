@@ -121,8 +121,9 @@ def print_cache(c: CacheReport) -> None:
         )
         if m["serverSideCalls"]:
             print(
-                f"    of the total, {m['cacheReadServerSideError']:+.1%} at {m['serverSideCalls']} calls the "
-                "provider's cache servers decided (the conversation's entry gone, or an older copy reached)"
+                f"    of the total, {m['cacheReadServerSideError']:+.1%} at {m['serverSideCalls']} calls that read "
+                "only the shared prefix or an older copy with nothing changed in the file (the provider's cache "
+                "servers, as far as the file shows)"
             )
     for row in c.disagreements()[:MAX_DISAGREEMENTS]:
         print(

@@ -40,7 +40,10 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   indexes, and the summary message DCP sent instead — are kept in the call's tool result
   ``details["dcp"]``; the ``recorded`` pruning strategy applies them from the next call on. The
   header says ``dcp: true`` (every message then carries DCP's id, which the reconstruction check
-  counts).
+  counts). What DCP's own notification (an ignored user message, not imported) says the call's
+  summaries came to is kept there too (``details["dcp"]["notified"]``: tokens by Anthropic's
+  tokenizer, and the line): DCP may send more than the compress call's summary
+  (:func:`.opencode_dcp.notified`), and the reconstruction check says so where it departs.
 * A pending undo (``info.revert``) is reported at its message: OpenCode removes the reverted
   messages when the next prompt starts; they are imported as recorded (they were sent).
 * Other parts (``agent``, ``patch``, ``snapshot``, ``retry``) send nothing and are
@@ -63,6 +66,7 @@ from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session
 from .opencode_dcp import Replay as DcpReplay
 from .opencode_dcp import is_dcp
+from .opencode_dcp import notified as dcp_notified
 
 FORMAT = AGENTS["opencode"].name
 LABEL = AGENTS["opencode"].format_label
@@ -182,6 +186,7 @@ class _Importer:
         self.first_entry: dict[str, int] = {}  # OpenCode message id -> index of its first entry
         self.mid_at: dict[int, str] = {}  # position in the export -> OpenCode message id
         self.dcp: dict[str, list[Any]] = {}  # compress part id -> DCP blocks it made (opencode_dcp)
+        self.dcp_notified: dict[str, tuple[int, str]] = {}  # compress part id -> DCP's own count, its line
 
     def _add(self, eid: str, line: int, ts: Any, obj: dict[str, Any]) -> None:
         if any(r["id"] == eid for r in self.raw[-3:]):
@@ -281,6 +286,7 @@ class _Importer:
             return
         replay = DcpReplay(messages)
         self.dcp = replay.run()
+        self.dcp_notified = dcp_notified(messages, self.dcp)
         n = sum(len(v) for v in self.dcp.values())
         self.issues.append(
             LoadIssue(
@@ -321,7 +327,11 @@ class _Importer:
                         "consumes": list(b.consumes),
                     }
                 )
-        return {"dcp": {"blocks": out}} if out else None
+        if not out:
+            return None
+        note = self.dcp_notified.get(part_id)
+        told = {"notified": {"summaryTokens": note[0], "line": note[1]}} if note else {}
+        return {"dcp": {"blocks": out, **told}}
 
     def _revert(self, info: dict[str, Any], messages: list[Any], locate: _Locator) -> None:
         """A pending undo (``info.revert{messageID, partID?}``): OpenCode removes that message (or

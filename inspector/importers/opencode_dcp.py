@@ -269,3 +269,75 @@ class Replay:
             if outs
             else ""
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# What DCP's own notifications say of the summaries it sent
+# ---------------------------------------------------------------------------------------------
+
+_NOTE_HEAD = re.compile(
+    r"▣ DCP \| -[\d.]{1,12}K? removed(?:, \+(?P<total>\d{1,9}(?:\.\d)?K?) summary)?"
+    r"(?: — Compression #(?P<run>\d{1,9}))?"
+)
+"""The notification's first line (DCP 3.1: ``formatCompressionMetrics`` of the whole session, then,
+in the ``minimal`` form, the run): ``+Y summary`` is the summaries of the active blocks."""
+_NOTE_RUN = re.compile(
+    r"▣ Compression #(?P<run>\d{1,9}) -[\d.]{1,12}K? removed(?:, \+(?P<own>\d{1,9}(?:\.\d)?K?) summary)?"
+)
+"""The ``detailed`` form's line for the run: ``+Y summary`` is this call's blocks' summaries. Numbers
+are bounded (a hostile file's 5,000-digit run number is not read)."""
+
+
+def _count(text: str) -> int:
+    """``formatTokenCount(n, true)`` read back: ``10.3K`` → 10,300, ``999`` → 999."""
+    return round(float(text[:-1]) * 1000) if text.endswith("K") else int(text)
+
+
+def notified(messages: list[Any], calls: dict[str, list[Block]]) -> dict[str, tuple[int, str]]:
+    """Compress part id → (the tokens DCP's own notification gives the summaries that call sent, the
+    notification's line), for the calls whose notification the export holds (an ignored user
+    message after it: ``▣ DCP | -39.6K removed, +10.3K summary — Compression #1``). Source: DCP
+    3.1.9 (npm ``@tarquinen/opencode-dcp``), ``sendCompressNotification`` in ``lib/ui/notification``:
+    each block's stored summary counted with Anthropic's tokenizer (``countTokens``), printed to the
+    nearest 0.1K (``formatTokenCount``); the header's figure is ``getActiveSummaryTokenUsage``. Run ``N`` is
+    the ``N``-th completed compress call (DCP numbers a run when the call's ranges resolve). The
+    ``detailed`` form gives a run's own figure; the ``minimal`` one only the active blocks' total,
+    from which a run's is its rise plus what the blocks it consumed had counted. Older DCP versions
+    print no summary size: nothing is given then."""
+    totals: dict[int, tuple[int, str]] = {}
+    own: dict[int, tuple[int, str]] = {}
+    for msg in messages:
+        if not isinstance(msg, dict) or not ignored(msg):
+            continue
+        for p in _parts(msg):
+            text = p.get("text") if isinstance(p, dict) else None
+            if not isinstance(text, str) or "▣" not in text:
+                continue
+            head, run = _NOTE_HEAD.search(text), _NOTE_RUN.search(text)
+            line = text.strip().splitlines()[0][:200]
+            if run and run.group("own"):
+                own[int(run.group("run"))] = (_count(run.group("own")), line)
+            elif run and head:
+                own[int(run.group("run"))] = (0, line)  # no summary: DCP leaves "+0 summary" out
+            if head and head.group("run"):
+                total = _count(head.group("total")) if head.group("total") else 0
+                totals[int(head.group("run"))] = (total, line)
+    out: dict[str, tuple[int, str]] = {}
+    sizes: dict[int, int] = {}  # block id -> its summary's notified tokens (a one-block run's)
+    for n, (part, blocks) in enumerate(calls.items(), start=1):
+        if n in own:
+            tokens, line = own[n]
+        elif n in totals and (n == 1 or n - 1 in totals):
+            consumed = [c for b in blocks for c in b.consumes]
+            if any(c not in sizes for c in consumed):
+                continue
+            tokens = totals[n][0] - (totals[n - 1][0] if n > 1 else 0) + sum(sizes[c] for c in consumed)
+            line = totals[n][1]
+        else:
+            continue
+        if tokens < 0:
+            continue
+        out[part] = (tokens, line)
+        if len(blocks) == 1:
+            sizes[blocks[0].id] = tokens
+    return out

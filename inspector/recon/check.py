@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..calibration import Calibration, recorded_prompt, session_calibration
+from ..pruning.recorded import dcp_blocks
 from ..replay import Event, Replay, ReplaySettings, replay, session_counter
 from ..sent import REINJECTED, SentCounter, rules_for
 from ..session.models import AssistantMessage
@@ -107,11 +108,15 @@ def continues_earlier(session: Session, path: Sequence[int]) -> bool:
 def _observe(
     session: Session, r: Replay, cal: Calibration, providers: bool
 ) -> tuple[list[Observed], list[dict[str, int]]]:
-    sent = SentCounter(session, session_counter(session, "tiktoken"), rules_for(session, providers))
+    counter = session_counter(session, "tiktoken")
+    sent = SentCounter(session, counter, rules_for(session, providers))
     observed: list[Observed] = []
     parts: list[dict[str, int]] = []
     events: list[Event] = []
     previous = None
+    compresses: set[int] = set()  # DCP compress results met in a context so far
+    excess: dict[int, int | None] = {}  # DCP block id -> its notified less recorded summary tokens
+    dcp = bool((session.header.model_extra or {}).get("dcp")) if session.header is not None else False
     for k, st in enumerate(r.steps):
         m = session.entries[st.entry_index].message  # type: ignore[union-attr]
         events.extend(st.events)
@@ -119,7 +124,8 @@ def _observe(
         if (
             rec is not None and isinstance(m, AssistantMessage) and m.usage is not None
         ):  # a recorded prompt has usage
-            count = sent.count(r.step_detail(k).after, m)
+            after = r.step_detail(k).after
+            count = sent.count(after, m)
             observed.append(
                 Observed(
                     st.step,
@@ -132,12 +138,42 @@ def _observe(
                     float(m.usage.cacheRead or 0),
                     count.parts.get(REINJECTED, 0),
                     m,
+                    _dcp_told(after, compresses, excess, counter)
+                    if dcp and any(e.type == "pruned" for e in events)
+                    else (),
                 )
             )
             parts.append(dict(count.parts))
             events = []
         previous = m
     return observed, parts
+
+
+def _dcp_told(
+    context: Sequence[Any], seen: set[int], excess: dict[int, int | None], counter: Any
+) -> tuple[tuple[int, int, int | None], ...]:
+    """(DCP's notified summary tokens, the tokens of the summaries the export records, the excess of
+    the blocks they replaced or None when unknown) of each DCP compress that takes effect at this
+    call (its result first in a context), when the export holds its notification
+    (``details["dcp"]["notified"]``: :func:`inspector.importers.opencode_dcp.notified`).
+    ``excess``: block id → notified less recorded tokens, of the blocks met so far."""
+    out = []
+    for cm in context:
+        blocks = dcp_blocks(cm.message) if cm.entry_index is not None and cm.entry_index not in seen else []
+        if not blocks:
+            continue
+        seen.add(cm.entry_index)
+        told = cm.message.details["dcp"].get("notified")
+        tokens = told.get("summaryTokens") if isinstance(told, dict) else None
+        if type(tokens) is not int:
+            excess.update(dict.fromkeys((b["block"] for b in blocks), None))
+            continue
+        held = sum(counter.count_text(str(b.get("summary", ""))) for b in blocks)
+        gone = [excess.get(c) for b in blocks for c in b.get("consumes", []) if isinstance(c, int)]
+        replaced = None if None in gone else sum(gone)  # type: ignore[arg-type]
+        excess.update({b["block"]: (tokens - held if len(blocks) == 1 else None) for b in blocks})
+        out.append((tokens, held, replaced))
+    return tuple(out)
 
 
 def check(session: Session, *, leaf: int | None = None, send_rules: bool = True) -> ReconCheck:

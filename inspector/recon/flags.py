@@ -71,6 +71,11 @@ class Observed:
     """Tokens of Claude Code's post-compaction re-injection this call's count estimates."""
     answer: Any = None
     """This call's own answer (a hosted tool it ran added its results to this call's usage)."""
+    dcp: tuple[tuple[int, int, int | None], ...] = ()
+    """Per DCP compress taking effect at this call whose notification the export holds: (the
+    summaries' tokens DCP's notification gives, the tokens of those the export records, how many
+    more than the export DCP's notifications had counted for the blocks it replaced, None when
+    unknown)."""
 
 
 def threshold(max_recorded: float) -> int:
@@ -177,7 +182,7 @@ def classify(c: Observed, prev: Observed, jump: float) -> Flag:
             "after it differs from the one rebuilt (summary, kept messages)" + note,
         )
     if kinds & {"pruned", "unpruned"}:
-        return Flag(c.step, c.entry_index, "prune", n, "a recorded prune took effect here")
+        return Flag(c.step, c.entry_index, "prune", n, "a recorded prune took effect here" + _dcp_note(c))
     if appended > 0 and abs(jump) <= DRIFT_SHARE * appended:
         return Flag(
             c.step,
@@ -187,6 +192,26 @@ def classify(c: Observed, prev: Observed, jump: float) -> Flag:
             f"the {round(appended):,} tokens appended count differently than this session's fitted ratio",
         )
     return Flag(c.step, c.entry_index, "context change not in the file", n, _unexplained(c, prev, jump))
+
+
+def _dcp_note(c: Observed) -> str:
+    """What DCP's own notification says of the summaries a compress at this call sent, when it
+    counts more than the export holds (DCP sent content the export does not record)."""
+    told = sum(t for t, _, _ in c.dcp)
+    held = sum(h for _, h, _ in c.dcp)
+    if not c.dcp or told - held < 1_000:
+        return ""
+    replaced = [r for _, _, r in c.dcp]
+    net = (
+        f" ({(told - held - sum(replaced)) / 1000:.0f}k more than the blocks it replaced had)"  # type: ignore[arg-type]
+        if None not in replaced and any(replaced)
+        else ""
+    )
+    return (
+        f"; DCP's own notification counts the summary it sent at {told / 1000:.1f}k tokens (Anthropic's "
+        f"tokenizer), the export's compress call holds {held / 1000:.1f}k: DCP sent about "
+        f"{(told - held) / 1000:.0f}k tokens more than the export records{net}"
+    )
 
 
 def _unexplained(c: Observed, prev: Observed, jump: float) -> str:

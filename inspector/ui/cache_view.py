@@ -196,7 +196,8 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
         ("Invalidation premium", f"${m['invalidationPremiumUsd']:,.4f}"),
         ("Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)", pct(m["cacheReadError"])),
         (
-            "of the total read error: calls the provider's cache servers decided (entry gone, older copy)",
+            "of the total read error: reads of only the shared prefix or an older copy, nothing changed "
+            "in the file (the provider's cache servers, as far as the file shows)",
             "—"
             if m["cacheReadServerSideError"] is None
             else f"{m['cacheReadServerSideError']:+.1%} ({m['serverSideCalls']:,} calls)",
@@ -269,10 +270,10 @@ def verdict(m: dict[str, Any], disagreeing: int) -> str | None:
     )
     side = m.get("cacheReadServerSideError") or 0.0
     servers = (
-        f" {m['serverSideCalls']:,} of them, where the provider's cache servers rather than the prompt "
-        f"decided the read (the conversation's entry gone, or an older copy reached), account for "
-        f"{side:+.1%} of the total: no model of the prompt can foresee those; without them the reads are "
-        f"off by {abs(m['cacheReadTotalError'] - side):.1%}."
+        f" {m['serverSideCalls']:,} of them, where the read stopped at the prefix every request shares or "
+        f"at an older copy with nothing before it changed in the file (the provider's cache servers, as far "
+        f"as the file shows), account for {side:+.1%} of the total: nothing in the file lets a model foresee "
+        f"those; without them the reads are off by {abs(m['cacheReadTotalError'] - side):.1%}."
         if m.get("serverSideCalls")
         else ""
     )
