@@ -45,6 +45,7 @@ from typing import Any
 
 from ahocorasick_rs import BytesAhoCorasick
 
+from ..gcpause import gc_paused
 from ..session.models import (
     AssistantMessage,
     BashExecutionMessage,
@@ -723,13 +724,14 @@ def facts_for(session: Any, indexes: Iterable[int] | None = None, deep: bool = F
         memo = [None] * len(session.entries)
         _MEMO[session] = memo
     entries = session.entries
-    for i in range(len(entries)) if indexes is None else indexes:
-        f = memo[i]
-        if f is None:
-            e = entries[i]
-            f = memo[i] = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
-        if deep and not f.deep:
-            f.tokens()
+    with gc_paused():  # many small acyclic objects (:mod:`inspector.gcpause`)
+        for i in range(len(entries)) if indexes is None else indexes:
+            f = memo[i]
+            if f is None:
+                e = entries[i]
+                f = memo[i] = facts_of(e.message) if isinstance(e, MessageEntry) else _EMPTY
+            if deep and not f.deep:
+                f.tokens()
     return memo  # type: ignore[return-value]  # the entries asked for are read
 
 
