@@ -162,18 +162,14 @@ class CacheReport:
         total = sum(s.recorded_read or 0 for s in rec)
         return (sum(s.read for s in rec) - total) / total if total else None
 
-    @property
-    def server_side_error(self) -> float | None:
+    def server_side_share(self) -> tuple[float | None, int]:
         """The part of :attr:`read_total_error` at the calls whose read the provider's cache servers
-        decided (:func:`server_side`): Σ (predicted − recorded) over them / Σ recorded cache reads."""
+        decided (:func:`server_side`): Σ (predicted − recorded) over them / Σ recorded cache reads
+        (None when nothing is recorded), and how many such calls."""
         rec = self._recorded()
         total = sum(s.recorded_read or 0 for s in rec)
-        gap = sum(s.read - (s.recorded_read or 0) for s in rec if server_side(s.disagreement))
-        return gap / total if total else None
-
-    def server_side_calls(self) -> int:
-        """How many calls :attr:`server_side_error` sums."""
-        return sum(1 for s in self._recorded() if server_side(s.disagreement))
+        side = [s.read - (s.recorded_read or 0) for s in rec if server_side(s.disagreement)]
+        return (sum(side) / total if total else None), len(side)
 
     @property
     def recorded_cost(self) -> float | None:
@@ -190,7 +186,8 @@ class CacheReport:
 
     def metrics(self) -> dict[str, Any]:
         inv = self.invalidations
-        err, tot, cerr, side = self.read_error, self.read_total_error, self.cost_error, self.server_side_error
+        err, tot, cerr = self.read_error, self.read_total_error, self.cost_error
+        side, side_calls = self.server_side_share()
         return {
             "billedCostUsd": round(self.billed_cost, 6),
             "summarisationCostUsd": round(self.summary_cost, 6),
@@ -204,7 +201,7 @@ class CacheReport:
             "cacheReadError": None if err is None else round(err, 4),
             "cacheReadTotalError": None if tot is None else round(tot, 4),
             "cacheReadServerSideError": None if side is None else round(side, 4),
-            "serverSideCalls": self.server_side_calls(),
+            "serverSideCalls": side_calls,
             "recordedBilledCostUsd": None if self.recorded_cost is None else round(self.recorded_cost, 6),
             "billedCostError": None if cerr is None else round(cerr, 4),
             "cacheModel": self.model,
@@ -1177,14 +1174,14 @@ SERVER_SIDE = (ENTRY_GONE, OLDER_COPY)
 """Disagreements the provider's cache servers decide as far as the file shows (which server a
 request reaches, what it still holds), nothing before the cached part having changed in the file.
 Nothing in the file lets a model foresee them; the check reports their share of the error apart
-(:attr:`CacheReport.server_side_error`)."""
+(:meth:`CacheReport.server_side_share`)."""
 OPENAI_ROUTING_NOTE = (
     "; OpenAI routes each request to a cache server by the prompt's first tokens and "
     "prompt_cache_key, and sends some elsewhere when one prefix is busy (prompt-caching guide); "
     "reads stuck at the system prompt and tools are reported for gpt-5.x on the ChatGPT/Codex backend "
     "(openai/codex #20301)"
 )
-"""Added to :data:`ENTRY_GONE` for an OpenAI-family call."""
+"""Added to a disagreement saying :data:`ENTRY_GONE`, under the OpenAI rule."""
 
 
 def server_side(cause: str | None) -> bool:
@@ -1346,13 +1343,10 @@ def _disagreement(
     earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
     tool_search: bool | Callable[[], bool] = False,
     fewer: tuple[int, float, float] | None | Callable[[], tuple[int, float, float] | None] = None,
-    routing: str = "",
 ) -> str | None:
     """Why call ``k``'s recorded read ``rec`` differs from the predicted ``pred`` (None: it does
     not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
-    gives them: only the calls that get that far look them up); ``routing``: what the provider
-    says of how it routes requests to its cache servers (:data:`OPENAI_ROUTING_NOTE`), added where
-    only the shared prefix was read;
+    gives them: only the calls that get that far look them up);
     ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`); ``dcp``: the
     session ran the DCP plugin; ``interrupted``: an interruption marker came before the call;
     ``fewer``: the recorded prompt fell short of what the file explains (:func:`inspector.recon.flags.sent_fewer`:
@@ -1400,7 +1394,7 @@ def _disagreement(
         return (
             f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
             f"this agent shares, cached apart): {ENTRY_GONE} (evicted, or the request went to another "
-            "cache server)" + (TOOL_SEARCH_NOTE if _given(tool_search) else routing)
+            "cache server)" + (TOOL_SEARCH_NOTE if _given(tool_search) else "")
         )
     back = older_prefix(rec, _given(earlier))
     if back is not None:
@@ -1635,10 +1629,8 @@ def _disagrees(
     t: float | None,
     ttl: float,
     fewer: Callable[[], tuple[int, float, float] | None] | None = None,
-    family: str = "",
 ) -> str | None:
-    """:func:`_disagreement` of call ``k`` (entry ``ei``, requested at ``t``, answered by a model of
-    cache ``family``) in a cache replay:
+    """:func:`_disagreement` of call ``k`` (entry ``ei``, requested at ``t``) in a cache replay:
     the prompts before the previous one (``earlier``), whether the previous answer called
     ToolSearch and whether the recorded prompt fell short of the file (``fewer``) are looked up
     only when less was read than predicted."""
@@ -1657,7 +1649,6 @@ def _disagrees(
         partial(_alive, earlier, t, ttl) if short else (),
         partial(facts.follows_tool_search, ei) if short else False,
         fewer if short else None,
-        OPENAI_ROUTING_NOTE if family == "openai" else "",
     )
 
 
@@ -1807,22 +1798,10 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
                 else None
             )
             dis = _disagrees(
-                k,
-                read,
-                rec_read,
-                prompt,
-                warm,
-                idle,
-                facts,
-                prev_prompt,
-                hidden,
-                ei,
-                earlier,
-                t,
-                ttl,
-                fewer,
-                family,
+                k, read, rec_read, prompt, warm, idle, facts, prev_prompt, hidden, ei, earlier, t, ttl, fewer
             )
+            if family == "openai" and dis is not None and ENTRY_GONE in dis:
+                dis += OPENAI_ROUTING_NOTE
         rw = rec_write if writes or rec_write else (0 if rec_read is not None else None)
         cost = read * rate.read + write * rate.write + uncached * rate.input
         row = (k, ei, family, prompt, read, write, uncached, rec_read, rw, rec_in, cost, rc, idle, inv, dis)
