@@ -1,95 +1,21 @@
 """The DCP plugin's ``compress`` in an OpenCode export: message ids, ranges, the summary message.
 
-The exports here are written by hand, shaped like the ones OpenCode writes with DCP installed
-(one step per assistant message, DCP's ignored notification after each compress).
+The exports here are written by hand (``tests/support/opencode_export.py``), or at random.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import random
 
-from inspector.importers import parse_any
-from inspector.importers.opencode_dcp import Replay, notified, restore, wrap
+import pytest
+
+from inspector.importers.opencode_dcp import Replay, ignored, notified, restore, wrap
 from inspector.replay import ReplaySettings, replay
 from inspector.session.models import UserMessage
 
-T0 = 1780000000000
-
-
-class Export:
-    """An ``opencode export`` document built message by message."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-
-    def _msg(self, role: str, parts: list[dict[str, Any]], **info: Any) -> str:
-        mid = f"msg_{len(self.messages):03d}"
-        t = T0 + 1000 * len(self.messages)
-        for k, p in enumerate(parts):
-            p.setdefault("id", f"prt_{len(self.messages):03d}_{k}")
-        self.messages.append(
-            {"info": {"id": mid, "role": role, "time": {"created": t}, **info}, "parts": parts}
-        )
-        return mid
-
-    def user(self, text: str, ignored: bool = False) -> str:
-        return self._msg("user", [{"type": "text", "text": text, **({"ignored": True} if ignored else {})}])
-
-    def answer(
-        self, text: str = "", tool: tuple[str, dict[str, Any], str] | None = None, prompt: int = 1000
-    ) -> str:
-        n = len(self.messages)
-        parts: list[dict[str, Any]] = [{"type": "step-start"}]
-        if text:
-            parts.append({"type": "text", "text": text})
-        if tool:
-            name, args, out = tool
-            parts.append(
-                {
-                    "type": "tool",
-                    "tool": name,
-                    "callID": f"call_{n}",
-                    "state": {
-                        "status": "completed",
-                        "input": args,
-                        "output": out,
-                        "time": {"start": T0 + 1000 * n, "end": T0 + 1000 * n + 1},
-                    },
-                }
-            )
-        parts.append(
-            {
-                "type": "step-finish",
-                "tokens": {"input": prompt, "output": 10, "reasoning": 0, "cache": {"read": 0, "write": 0}},
-            }
-        )
-        return self._msg("assistant", parts, providerID="openai", modelID="gpt-5.5")
-
-    def compress(
-        self,
-        ranges: list[tuple[str, str, str]],
-        prompt: int = 1000,
-        note: str = "▣ DCP | -1K removed, +0.1K summary — Compression",
-    ) -> str:
-        content = [{"startId": a, "endId": b, "summary": s} for a, b, s in ranges]
-        mid = self.answer(
-            tool=(
-                "compress",
-                {"topic": "t", "content": content},
-                "Compressed N messages into [Compressed conversation section].",
-            ),
-            prompt=prompt,
-        )
-        self.user(note, ignored=True)
-        return mid
-
-    def session(self):  # type: ignore[no-untyped-def]
-        doc = {
-            "info": {"id": "ses_dcp", "directory": "/p", "time": {"created": T0}},
-            "messages": self.messages,
-        }
-        return parse_any(json.dumps(doc).encode(), source="dcp.json")
+from .support.builder import SessionBuilder
+from .support.opencode_export import Export, dcp_export
+from .test_replay_incremental import RUNS, assert_same
 
 
 def _first_exchange(e: Export) -> None:
@@ -225,3 +151,82 @@ def test_the_check_says_how_much_more_dcp_sent_than_the_export_records_where_a_c
     )
     assert classify(call(((1_000, 800, 0),)), prev, 3_000.0).detail == "a recorded prune took effect here"
     assert classify(call(()), prev, 3_000.0).detail == "a recorded prune took effect here"
+
+
+class _EveryMessage(Replay):
+    """DCP's numbering as its source states it: at every call, every message sent is looked at
+    (the importer looks only at what can be new; this is the reference it is compared with)."""
+
+    def _number(self, upto: int) -> None:
+        anchors = {self.blocks[b].anchor: b for b in self.active}
+        covered = {i for b in self.active for i in range(self.blocks[b].lo, self.blocks[b].hi + 1)}
+        for i in range(upto):
+            keys = ([("s", anchors[i])] if i in anchors else []) + (
+                [("m", i)] if i not in covered and not ignored(self.msgs[i]) else []
+            )
+            for key in keys:
+                if key not in self.refs:
+                    n = self.refs[key] = len(self.refs) + 1
+                    self.by_number[n] = key
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_numbering_only_what_can_be_new_gives_every_message_the_number_dcp_gives_it(seed: int) -> None:
+    e = dcp_export(random.Random(seed), 60, every=5)
+    fast, ref = Replay(e.messages), _EveryMessage(e.messages)
+    calls = fast.run()
+    assert calls == ref.run() and len(calls) >= 3
+    assert fast.refs == ref.refs and fast.blocks == ref.blocks and fast.problems == ref.problems
+    assert any(b.consumes for b in fast.blocks.values())  # blocks consumed, summaries numbered
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dcps_layer_is_worked_out_per_compress_and_equals_apply_at_every_call(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorded strategy's runner redoes DCP's layer only when a compress (or a message a
+    block's range may hold) arrives, never deciding a call by ``apply`` on the whole context; every
+    call equals ``apply``'s, cleared outputs (OpenCode's time.compacted) inside and outside the
+    blocks included."""
+    from inspector.pruning.recorded import Recorded
+
+    s = dcp_export(random.Random(seed), 40, every=4).session()
+    applied = []
+    whole = Recorded.apply
+    monkeypatch.setattr(Recorded, "apply", lambda *a: applied.append(1) or whole(*a))
+    replay(s, ReplaySettings(strategy="recorded"))
+    assert applied == []
+    monkeypatch.undo()
+    for policy, window, counter in RUNS:
+        st = ReplaySettings(strategy="recorded", compaction=policy, context_window=window, counter=counter)
+        r = assert_same(s, st, details=6)
+        if policy == "recorded":
+            last = r.step_detail(len(r.steps) - 1).prune.decisions
+            assert any("block b" in d.reason for d in last) and any(d.action == "pruned" for d in last)
+
+
+def test_blocks_a_file_could_hold_but_dcp_would_not_write_are_followed_as_apply_follows_them(
+    sb: SessionBuilder,
+) -> None:
+    """Blocks as no DCP writes them, kept as the file has them: b2 consumes b1 without covering
+    its range (b1's messages are sent again, the cleared output among them as cleared) and reaches
+    past its own compress (the messages after it that the range holds are left out as they come)."""
+    sb.user("go")  # entry 0
+    sb.assistant("", tools=[("read", {"path": "a.txt"})])
+    sb.tool_result("A" * 400, details={"opencode": {"compacted": 1}})  # entry 2, cleared
+    sb.assistant("", tools=[("compress", {})])
+    b1 = {"block": 1, "first": 1, "last": 2, "summary": "one"}
+    sb.tool_result("done", tool="compress", details={"dcp": {"blocks": [b1]}})  # entry 4
+    sb.assistant("", tools=[("compress", {})])
+    b2 = {"block": 2, "first": 5, "last": 9, "consumes": [1], "summary": "two"}
+    sb.tool_result("done", tool="compress", details={"dcp": {"blocks": [b2]}})  # entry 6
+    sb.assistant("", tools=[("read", {"path": "b.txt"})])
+    sb.tool_result("B" * 400)
+    sb.assistant("more")  # entry 9, the last b2 names
+    sb.user("and")
+    sb.assistant("end")
+    r = assert_same(sb.session(), ReplaySettings(strategy="recorded"), details=8)
+    last = {d.entry_index: d.action for d in r.step_detail(len(r.steps) - 1).prune.decisions}
+    assert last == {0: "kept", 1: "kept", 2: "pruned", 3: "kept", 4: "kept"} | dict.fromkeys(
+        range(5, 10), "dropped"
+    ) | {10: "kept"}

@@ -145,11 +145,16 @@ class Replay:
 
     def __init__(self, messages: list[Any]) -> None:
         self.msgs = [m if isinstance(m, dict) else {} for m in messages]
+        self.ignored = [ignored(m) for m in self.msgs]  # DCP's own notifications: never numbered
         self.refs: dict[tuple[str, int], int] = {}  # ("m", message index) | ("s", block id) -> number
+        self.by_number: dict[int, tuple[str, int]] = {}  # the other way round
         self.blocks: dict[int, Block] = {}
         self.active: list[int] = []
         self.calls: dict[str, list[Block]] = {}  # compress part id -> the blocks it made
         self.problems: list[str] = []
+        self.seen = 0  # messages 0 .. seen-1 have been sent once (numbered, or covered by then)
+        self.covered: set[int] = set()  # messages the active blocks leave out
+        self.unnumbered: set[int] = set()  # active blocks whose summary has no number yet
 
     def run(self) -> dict[str, list[Block]]:
         for j, msg in enumerate(self.msgs):
@@ -162,31 +167,36 @@ class Replay:
                         self._compress(j, p)
         return self.calls
 
-    def _visible(self, upto: int) -> list[tuple[str, int]]:
-        """What the call sees of messages ``0 .. upto-1``, blocks applied, ignored ones left out."""
-        covered = {i for b in self.active for i in range(self.blocks[b].lo, self.blocks[b].hi + 1)}
-        anchors = {self.blocks[b].anchor: b for b in self.active}
-        out: list[tuple[str, int]] = []
-        for i in range(upto):
-            if i in anchors:
-                out.append(("s", anchors[i]))
-            if i not in covered and not ignored(self.msgs[i]):
-                out.append(("m", i))
-        return out
-
     def _number(self, upto: int) -> None:
-        for key in self._visible(upto):
-            if key not in self.refs:
-                self.refs[key] = len(self.refs) + 1
+        """Number what the call sees of messages ``0 .. upto-1`` that has no number yet, in the
+        order it is sent: each active block's summary at its anchor, then the message there if no
+        active block covers it and it is not ignored. Only two kinds of key can be new: a message not
+        sent before (from :attr:`seen` on: a block only ever covers more, so an earlier message left
+        out stays out, and one sent was numbered then) and the summary of a block made since; so
+        only those are looked at, in that order, not every message at every call."""
+        new = []
+        if self.unnumbered:  # a block's summary not sent yet
+            anchors = {self.blocks[b].anchor: b for b in self.active}
+            new = [(i, 0, ("s", b)) for i, b in anchors.items() if i < upto and b in self.unnumbered]
+        new += [
+            (i, 1, ("m", i))
+            for i in range(self.seen, upto)
+            if i not in self.covered and not self.ignored[i] and ("m", i) not in self.refs
+        ]
+        self.seen = max(self.seen, upto)
+        for _, _, key in sorted(new):
+            n = self.refs[key] = len(self.refs) + 1
+            self.by_number[n] = key
+            if key[0] == "s":
+                self.unnumbered.discard(key[1])
 
     def _resolve(self, ref: str) -> tuple[int, int | None] | None:
         """(message index, block id or None) a boundary id stands for, or None."""
         ref = ref.strip().lower()
         m, b = _REF.match(ref), _BLOCK.match(ref)
         if m:
-            n = int(m.group(1))
-            idx = next((k[1] for k, v in self.refs.items() if v == n and k[0] == "m"), None)
-            return (idx, None) if idx is not None else None
+            key = self.by_number.get(int(m.group(1)))
+            return (key[1], None) if key is not None and key[0] == "m" else None
         if b and int(b.group(1)) in self.active:
             return self.blocks[int(b.group(1))].anchor, int(b.group(1))
         return None
@@ -203,12 +213,14 @@ class Replay:
         made = [self._block(j, entry, a, z) for entry, a, z in plans]
         for b in made:
             self.active = [x for x in self.active if x not in b.consumes] + [b.id]
+            self.unnumbered = (self.unnumbered - set(b.consumes)) | {b.id}
+            self.covered.update(range(b.lo, b.hi + 1))  # the blocks it consumes lie within it
         self.calls[str(part.get("id") or part.get("callID"))] = made
 
     def _block(
         self, j: int, entry: dict[str, Any], a: tuple[int, int | None], z: tuple[int, int | None]
     ) -> Block:
-        sel = [i for i in range(a[0], z[0] + 1) if not ignored(self.msgs[i])]
+        sel = [i for i in range(a[0], z[0] + 1) if not self.ignored[i]]
         required = sorted(
             (b for b in self.active if self.blocks[b].anchor in sel), key=lambda b: (self.blocks[b].anchor, b)
         )
@@ -253,10 +265,9 @@ class Replay:
         return text, consumed
 
     def _protected(self, sel: list[int]) -> str:
-        covered = {i for b in self.active for i in range(self.blocks[b].lo, self.blocks[b].hi + 1)}
         outs = []
         for i in sel:
-            if i in covered:
+            if i in self.covered:
                 continue
             for p in _parts(self.msgs[i]):
                 if isinstance(p, dict) and p.get("type") == "tool" and p.get("tool") in PROTECTED_TOOLS:

@@ -86,21 +86,57 @@ def _summary_message(block: dict[str, Any]) -> ContextMessage:
     return ContextMessage(_SUMMARIES.get(block, text, lambda: UserMessage(content=text)), None)
 
 
-def _apply_dcp(plan: Plan, messages: Sequence[ContextMessage]) -> None:
-    blocks = {b["block"]: b for cm in messages for b in dcp_blocks(cm.message)}
+def dcp_layer(
+    messages: Sequence[ContextMessage],
+    compresses: Sequence[int] | None = None,
+    at: dict[int, list[int]] | None = None,
+    hits: dict[tuple[int, int, int], list[int]] | None = None,
+) -> tuple[dict[int, str], list[tuple[int, ContextMessage]]]:
+    """What DCP's compresses in ``messages`` do to them: the positions they leave out (with the
+    reason) and the summary messages they put in (each before the position it stands at).
+    A caller that keeps them as the context grows may give ``compresses`` (the positions of the
+    compress results), ``at`` (entry index → its positions) and ``hits`` ((block, first, last) →
+    the positions in that range, while no new message falls in it)."""
+    if compresses is None:
+        compresses = [i for i, cm in enumerate(messages) if dcp_blocks(cm.message)]
+    if at is None:
+        at = {}
+        for i, cm in enumerate(messages):
+            if cm.entry_index is not None:
+                at.setdefault(cm.entry_index, []).append(i)
+    blocks = {b["block"]: b for i in compresses for b in dcp_blocks(messages[i].message)}
     consumed = {c for b in blocks.values() for c in b.get("consumes", []) if isinstance(c, int)}
+    dropped: dict[int, str] = {}
+    inserted: list[tuple[int, ContextMessage]] = []
     for bid, b in sorted(blocks.items()):
-        if bid in consumed or not isinstance(b.get("first"), int) or not isinstance(b.get("last"), int):
+        first, last = b.get("first"), b.get("last")
+        if bid in consumed or not isinstance(first, int) or not isinstance(last, int):
             continue
-        hit = [
-            i
-            for i, cm in enumerate(messages)
-            if cm.entry_index is not None and b["first"] <= cm.entry_index <= b["last"]
-        ]
-        for i in hit:
-            plan.drop(i, f"DCP compressed it into block b{bid} (recorded)")
+        hit = hits.get((bid, first, last)) if hits is not None else None
+        if hit is None:
+            if last - first < len(at):  # the range's entries, or the context's, whichever are fewer
+                hit = sorted(i for e in range(first, last + 1) if e in at for i in at[e])
+            else:
+                hit = sorted(i for e, ps in at.items() if first <= e <= last for i in ps)
+            if hits is not None:
+                hits[(bid, first, last)] = hit
+        dropped.update(dict.fromkeys(hit, f"DCP compressed it into block b{bid} (recorded)"))
         if hit:
-            plan.insert(hit[0], _summary_message(b))
+            inserted.append((hit[0], _summary_message(b)))
+    return dropped, inserted
+
+
+def _apply_dcp(plan: Plan, messages: Sequence[ContextMessage]) -> None:
+    dropped, inserted = dcp_layer(messages)
+    for i, reason in dropped.items():
+        plan.drop(i, reason)
+    for before, cm in inserted:
+        plan.insert(before, cm)
+
+
+def _reach(blocks: list[dict[str, Any]]) -> int:
+    """The last entry index a compress result's blocks name (-1: none)."""
+    return max((b["last"] for b in blocks if isinstance(b.get("last"), int)), default=-1)
 
 
 def _ms(m: Any) -> float | None:
@@ -152,18 +188,34 @@ _ALWAYS = float("inf")  # the time of a call that has none: every mark applies
 class RecordedRunner(IncrementalRunner):
     """:meth:`Recorded.apply`, call after call: the marked outputs sorted by the time of their
     mark, and the call's time moving through them. A call without a time of its own takes the
-    newest message timestamp in the context, which is kept as messages arrive. A context that
-    holds a DCP compress is decided by ``apply`` from the compress on."""
+    newest message timestamp in the context, which is kept as messages arrive. DCP's layer (the
+    positions its blocks leave out, the summaries they put in) is worked out again only when a
+    compress result arrives, or a message a block's range may hold: O(context) at each compress,
+    not at each call after the first one."""
 
     def _begin(self, msgs: Sequence[ContextMessage]) -> None:
         self.marks: list[tuple[float, int]] = []  # (time of the mark, position), sorted
         self.newest: float | None = None
         self.now = -_ALWAYS  # the marks at or before this time are pruned
+        self.dropped: dict[int, str] = {}  # positions DCP leaves out
+        self.reach = -1  # the last entry index the blocks of this context name
+        self.stale = False  # DCP's layer must be worked out again
+        self.compresses: list[int] = []  # positions of the compress results
+        self.at: dict[int, list[int]] = {}  # entry index -> its positions
+        self.hits: dict[tuple[int, int, int], list[int]] = {}  # a block's positions (dcp_layer)
 
     def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
         cm = msgs[i]
-        if dcp_blocks(cm.message):  # DCP's compress drops and inserts messages: decided by apply from here
-            self._fall_back()
+        if cm.entry_index is not None:
+            self.at.setdefault(cm.entry_index, []).append(i)
+            if cm.entry_index <= self.reach:  # a block's range may hold it
+                self.stale = True
+                self.hits.clear()
+        blocks = dcp_blocks(cm.message)
+        if blocks:  # a compress result: DCP's layer changes
+            self.stale = True
+            self.reach = max(self.reach, _reach(blocks))
+            self.compresses.append(i)
         t = _ms(cm.message)
         if t is not None and (self.newest is None or t > self.newest):
             self.newest = t
@@ -177,6 +229,8 @@ class RecordedRunner(IncrementalRunner):
     def _decide(
         self, msgs: Sequence[ContextMessage], state: Any, call: Any
     ) -> tuple[list[dict[str, Any]], Any]:
+        if self.stale:
+            self._relayer(msgs)
         now = call.time_ms if call.time_ms is not None else self.newest
         now = _ALWAYS if now is None else now
         if self.marks and now != self.now:
@@ -184,9 +238,29 @@ class RecordedRunner(IncrementalRunner):
             a = bisect_right(self.marks, (lo, _ALWAYS))
             b = bisect_right(self.marks, (hi, _ALWAYS))
             for _, i in self.marks[a:b]:
+                if i in self.dropped:  # DCP left it out: not sent, marked or not
+                    continue
                 if now > self.now:
-                    self._prune(msgs, i, with_text(msgs[i], recorded_prune(msgs[i].message).marker))  # type: ignore[union-attr]
+                    self._mark_pruned(msgs, i)
                 else:
                     self._keep(i)
         self.now = now
         return [], None
+
+    def _mark_pruned(self, msgs: Sequence[ContextMessage], i: int) -> None:
+        self._prune(msgs, i, with_text(msgs[i], recorded_prune(msgs[i].message).marker))  # type: ignore[union-attr]
+
+    def _relayer(self, msgs: Sequence[ContextMessage]) -> None:
+        """DCP's layer over the whole context again (:func:`dcp_layer`); a position it no longer
+        leaves out is sent as its mark says at the current time."""
+        self.stale = False
+        dropped, inserted = dcp_layer(msgs, self.compresses, self.at, self.hits)
+        for pos in self.dropped.keys() - dropped.keys():
+            self._keep(pos)
+            r = recorded_prune(msgs[pos].message)
+            if r is not None and r.at <= self.now:
+                self._mark_pruned(msgs, pos)
+        for pos in dropped.keys() - self.dropped.keys():
+            self._drop(msgs, pos)
+        self.dropped = dropped
+        self.inserted = tuple(inserted)

@@ -132,6 +132,8 @@ class IncrementalRunner(Runner):
         self._trusted: list[int] = []  # positions of assistant messages whose usage pi trusts
         self.front: tuple[ContextMessage, ...] = ()
         """Messages inserted before the first position (turn-aware's packet)."""
+        self.inserted: tuple[tuple[int, ContextMessage], ...] = ()
+        """Messages inserted elsewhere: (the position each is sent before, the message)."""
         self._fallback = False
         self._full: Any = None
 
@@ -151,8 +153,12 @@ class IncrementalRunner(Runner):
         if self._fallback:
             return self._call_full(msgs, state, call)
         events, new_state = self._decide(msgs, state, call)
-        front = sum(count(cm.message) for cm in self.front)
-        return Outcome(self.total - self.saved + front, len(self._fate), tuple(events), new_state)
+        return Outcome(self.total - self.saved + self._extra(), len(self._fate), tuple(events), new_state)
+
+    def _extra(self) -> int:
+        """Tokens of the messages this runner inserts (:attr:`front`, :attr:`inserted`)."""
+        count = self.counter.count
+        return sum(count(cm.message) for cm in self.front) + sum(count(cm.message) for _, cm in self.inserted)
 
     def _restart(self, msgs: Sequence[ContextMessage]) -> None:
         for pos in list(self._fate):
@@ -162,6 +168,7 @@ class IncrementalRunner(Runner):
         self.total = 0
         self._trusted = []
         self.front = ()
+        self.inserted = ()
         self._fallback = False
         self._begin(msgs)
 
@@ -278,13 +285,13 @@ class IncrementalRunner(Runner):
             u = assistant_usage(cm.message) if cm is not None else None
             if u is None:
                 continue
-            trailing = 0
+            trailing = sum(count(cm.message) for before, cm in self.inserted if before > p)
             for j in range(p + 1, len(msgs)):
                 s = self.sent(msgs, j)
                 if s is not None:
                     trailing += count(s.message)
             return clamp_int(calculate_context_tokens(u) + trailing)
-        return int(self.total - self.saved + sum(count(cm.message) for cm in self.front))
+        return int(self.total - self.saved + self._extra())
 
 
 class PlainRunner(IncrementalRunner):
