@@ -9,7 +9,8 @@ requests answered by a read and a reply, a compress every ``--every`` requests o
 range or two, often consuming earlier blocks), a few outputs OpenCode clears. Printed per export:
 calls, compresses, import time (the importer numbers DCP's message ids and rebuilds each block)
 against ``json.loads`` of the same bytes, and the recorded replay's CPU time, incremental and
-reference (the reference is quadratic: only up to ``--baseline-max`` requests). Figures only.
+reference (the reference is quadratic: only up to ``--baseline-max`` requests), and ``inspector
+check`` (every call's context as sent, counted and compared with its recorded prompt). Figures only.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from inspector.importers import parse_any  # noqa: E402
+from inspector.recon import check  # noqa: E402
 from inspector.replay import ReplaySettings, replay  # noqa: E402
 from tests.support.opencode_export import dcp_export  # noqa: E402
 
@@ -51,8 +53,8 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=12)
     ap.add_argument("--baseline-max", type=int, default=2000)
     args = ap.parse_args()
-    print("| requests | calls | compresses | import | json.loads | replay | reference | × |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| requests | calls | compresses | import | json.loads | replay | reference | × | check |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in (int(x) for x in args.exchanges.split(",")):
         data = export(n, args.every).read_bytes()
         _, t_json = cpu(json.loads, data)
@@ -70,9 +72,10 @@ def main() -> int:
         if n <= args.baseline_max:
             _, t_ref = cpu(replay, s, settings, incremental=False)
             ref, ratio = f"{t_ref:.2f} s", f"{t_ref / t_replay:.0f}×"
+        _, t_check = cpu(check, s)
         print(
             f"| {n:,} | {len(r.steps):,} | {compresses} | {t_import:.2f} s | {t_json:.2f} s | "
-            f"{t_replay:.2f} s | {ref} | {ratio} |"
+            f"{t_replay:.2f} s | {ref} | {ratio} | {t_check:.2f} s |"
         )
     return 0
 

@@ -195,8 +195,12 @@ def test_dcps_layer_is_worked_out_per_compress_and_equals_apply_at_every_call(
     whole = Recorded.apply
     monkeypatch.setattr(Recorded, "apply", lambda *a: applied.append(1) or whole(*a))
     replay(s, ReplaySettings(strategy="recorded"))
+    from inspector.recon import check
+
+    flagged = check(s).as_json()["flagged"]  # every call's context as sent, compared with its prompt
     assert applied == []
     monkeypatch.undo()
+    assert check(s).as_json()["flagged"] == flagged
     for policy, window, counter in RUNS:
         st = ReplaySettings(strategy="recorded", compaction=policy, context_window=window, counter=counter)
         r = assert_same(s, st, details=6)

@@ -132,13 +132,34 @@ def assert_same(session: Any, settings: ReplaySettings, details: int = 4) -> Rep
     chosen = (
         [s.step for s in fast.steps if s.events][: details - 1] + [len(fast.steps) - 1] if fast.steps else []
     )
+    sent = dict(fast.sent_contexts(chosen))  # the runner run again over these steps only
     for k in chosen:
         da, db = fast.step_detail(k), ref.step_detail(k)
         assert _context(da.before) == _context(db.before)
         assert _context(da.after) == _context(db.after)
+        assert _context(sent[k]) == _context(da.after)
         if da.prune is not None:
             assert da.prune.decisions == db.prune.decisions
     return fast
+
+
+@pytest.mark.parametrize("strategy", ["none", *STRATEGIES])
+@pytest.mark.parametrize(
+    "name", ["coding-session.jsonl", "opencode-session.json", "claude-code-session.jsonl"]
+)
+def test_the_contexts_sent_at_every_step_are_step_details_after(name: str, strategy: str) -> None:
+    """:meth:`Replay.sent_contexts` (the runner run again, step after step) gives every step's
+    context as sent exactly as :meth:`Replay.step_detail` (``apply`` on that step's context)."""
+    s = _load(REPO / "sample_sessions" / name)
+    values = VARIANTS.get(strategy) or [{}]
+    for policy, window in (("recorded", 200_000), ("pi", 32_768)):
+        st = ReplaySettings(strategy=strategy, compaction=policy, context_window=window)
+        r = replay(s, st.with_strategy_settings(values[0]))
+        got = list(r.sent_contexts())
+        assert [k for k, _ in got] == list(range(len(r.steps)))
+        assert [_context(c) for _, c in got] == [
+            _context(r.step_detail(k).after) for k in range(len(r.steps))
+        ]
 
 
 def _cases(strategy: str) -> list[tuple[str, int, str, dict[str, Any]]]:
@@ -346,3 +367,33 @@ def test_growing_set_versions_share_storage_and_stay_immutable() -> None:
     assert d == {1, 3, 5, 9} and 9 not in c and d._log is not c._log
     assert (b | ()) is b and frozenset({1, 2}) - b == frozenset({2}) and c - {1, 3} == frozenset({5, 7})
     assert hash(b) == hash(frozenset({1, 3, 5})) and b != frozenset({1}) and (b == "x") is False
+
+
+def test_the_list_of_messages_sent_follows_drops_prunes_and_appends_between_calls(sb: SessionBuilder) -> None:
+    """:meth:`IncrementalRunner.sent_messages` keeps its list from call to call: a position that
+    stops being sent (or comes back), one sent otherwise, and new positions are each followed."""
+    from inspector.pruning.runner import PlainRunner
+
+    for k in range(4):
+        sb.user(f"q{k}")
+        sb.assistant(f"a{k}")
+    s = sb.session()
+    ctx = list(build_session_context(s).messages)
+    runner = PlainRunner(None, None, session_counter(s, "pi"))
+    msgs = ctx[:4]
+
+    def sent() -> list[Any]:
+        return [cm.entry_index for cm in runner.sent_messages(msgs)]
+
+    runner.call(msgs, None, None)
+    assert sent() == [0, 1, 2, 3]
+    runner._drop(msgs, 1)  # no longer sent
+    assert sent() == [0, 2, 3]
+    msgs += ctx[4:6]
+    runner.call(msgs, None, None)
+    other = dataclasses.replace(msgs[2], entry_index=99)
+    runner._prune(msgs, 2, other)  # sent otherwise
+    assert sent() == [0, 99, 3, 4, 5]
+    runner._keep(1)  # sent again
+    runner._keep(2)
+    assert sent() == [0, 1, 2, 3, 4, 5]

@@ -136,6 +136,9 @@ class IncrementalRunner(Runner):
         """Messages inserted elsewhere: (the position each is sent before, the message)."""
         self._fallback = False
         self._full: Any = None
+        self._presence = 0  # changes of which positions are sent (see _changed)
+        self._sent: _Sent | None = None  # sent_messages' list, kept from call to call
+        self._touched: set[int] = set()  # positions sent otherwise since it was made
 
     # -- the call ------------------------------------------------------------------------------
 
@@ -222,6 +225,8 @@ class IncrementalRunner(Runner):
             return
         self.saved -= cur[2]
         self._unmark(cur[0])
+        if self._sent is not None:
+            self._changed(pos, cur[1] is None)
 
     def _set(self, pos: int, fate: tuple[int | None, ContextMessage | None, int]) -> None:
         cur = self._fate.get(pos)
@@ -231,6 +236,17 @@ class IncrementalRunner(Runner):
             self._mark(fate[0])
         self._fate[pos] = fate
         self.saved += fate[2]
+        if self._sent is not None:
+            self._changed(pos, (fate[1] is None) != (cur is not None and cur[1] is None))
+
+    def _changed(self, pos: int, presence: bool) -> None:
+        """Position ``pos`` is sent otherwise now; ``presence``: it is sent now and was not, or the
+        other way round (:meth:`sent_messages` keeps its list up to date from these, noted once
+        it has made one)."""
+        if presence:
+            self._presence += 1
+        else:
+            self._touched.add(pos)
 
     def _mark(self, entry: int | None) -> None:
         if entry is None:
@@ -265,6 +281,59 @@ class IncrementalRunner(Runner):
     def is_pruned(self, entry: int) -> bool:
         return entry in self._entries
 
+    def sent_messages(self, msgs: Sequence[ContextMessage]) -> tuple[ContextMessage, ...]:
+        """The messages sent at the last call, in order (what ``apply``'s ``PruneResult.messages``
+        holds): :attr:`front`, then each position from :meth:`_floor` on as its fate says, each
+        :attr:`inserted` message before its position. The list is kept from one call to the next
+        and only brought up to date — the new positions appended, the positions sent otherwise
+        replaced — while the same positions are sent, in the same context: a context that only
+        grows but sends little of it (DCP's) costs what changed, not its length, at each call."""
+        if self._fallback:
+            return tuple(self._full.messages)
+        c, floor = self._sent, self._floor()
+        if (
+            c is None
+            or c.msgs is not msgs
+            or c.presence != self._presence
+            or c.floor != floor
+            or c.front is not self.front
+            or c.inserted is not self.inserted
+            or c.n > len(msgs)
+            or any(before >= c.n for before, _ in self.inserted)  # one would go after the new positions
+        ):
+            c = self._sent = self._made(msgs, floor)
+        else:
+            get, out, at = self._fate.get, c.out, c.at
+            for pos in self._touched:
+                if pos in at:
+                    f = get(pos)
+                    out[at[pos]] = msgs[pos] if f is None else f[1]  # type: ignore[assignment]
+            for pos in range(c.n, len(msgs)):
+                f = get(pos)
+                if f is None or f[1] is not None:
+                    at[pos] = len(out)
+                    out.append(msgs[pos] if f is None else f[1])  # type: ignore[arg-type]
+            c.n = len(msgs)
+        self._touched = set()
+        return tuple(c.out)
+
+    def _made(self, msgs: Sequence[ContextMessage], floor: int) -> _Sent:
+        get = self._fate.get
+        inserts = sorted(self.inserted, key=lambda x: x[0])  # apply's order: a stable sort
+        out: list[ContextMessage] = list(self.front)
+        at: dict[int, int] = {}
+        k = 0
+        for pos in range(floor, len(msgs)):
+            while k < len(inserts) and inserts[k][0] <= pos:
+                out.append(inserts[k][1])
+                k += 1
+            f = get(pos)
+            if f is None or f[1] is not None:
+                at[pos] = len(out)
+                out.append(msgs[pos] if f is None else f[1])  # type: ignore[arg-type]
+        out += [cm for _, cm in inserts[k:]]
+        return _Sent(msgs, self._presence, floor, self.front, self.inserted, len(msgs), out, at)
+
     def sent(self, msgs: Sequence[ContextMessage], pos: int) -> ContextMessage | None:
         """What position ``pos`` is sent as at the last call (None: dropped)."""
         fate = self._fate.get(pos)
@@ -292,6 +361,22 @@ class IncrementalRunner(Runner):
                     trailing += count(s.message)
             return clamp_int(calculate_context_tokens(u) + trailing)
         return int(self.total - self.saved + self._extra())
+
+
+@dataclass
+class _Sent:
+    """:meth:`IncrementalRunner.sent_messages`' list, and what it was made from."""
+
+    msgs: Any
+    presence: int
+    floor: int
+    front: tuple[ContextMessage, ...]
+    inserted: tuple[tuple[int, ContextMessage], ...]
+    n: int
+    """Positions read."""
+    out: list[ContextMessage]
+    at: dict[int, int]
+    """Position → its index in :attr:`out` (the positions sent)."""
 
 
 class PlainRunner(IncrementalRunner):

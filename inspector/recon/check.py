@@ -117,14 +117,22 @@ def _observe(
     compresses: set[int] = set()  # DCP compress results met in a context so far
     excess: dict[int, int | None] = {}  # DCP block id -> its notified less recorded summary tokens
     dcp = bool((session.header.model_extra or {}).get("dcp")) if session.header is not None else False
+    answers = [session.entries[st.entry_index].message for st in r.steps]  # type: ignore[union-attr]
+    compared = [  # the calls whose recorded prompt is compared: those with usage
+        k
+        for k, m in enumerate(answers)
+        if isinstance(m, AssistantMessage) and m.usage is not None and recorded_prompt(m) is not None
+    ]
+    contexts = r.sent_contexts(compared)  # each context as sent, one after the other
     for k, st in enumerate(r.steps):
-        m = session.entries[st.entry_index].message  # type: ignore[union-attr]
+        m = answers[k]
         events.extend(st.events)
         rec = recorded_prompt(m) if isinstance(m, AssistantMessage) else None
         if (
             rec is not None and isinstance(m, AssistantMessage) and m.usage is not None
         ):  # a recorded prompt has usage
-            after = r.step_detail(k).after
+            at, after = next(contexts)
+            assert at == k
             count = sent.count(after, m)
             observed.append(
                 Observed(

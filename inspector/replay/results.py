@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -314,6 +314,40 @@ class Replay:
         res = strat.apply(base, strategy_settings(self.settings), st._state, st._call, counter)
         return StepDetail(st, base, tuple(res.messages), res)
 
+    def sent_contexts(
+        self, steps: Iterable[int] | None = None
+    ) -> Iterator[tuple[int, tuple[ContextMessage, ...]]]:
+        """(step, the context sent at it) for ``steps`` (default: every step), in step order: what
+        :meth:`step_detail` gives as ``after``, for many steps at once. The strategy's incremental
+        runner is run again over the replay's contexts, so each step costs what changed since the
+        one before and the messages sent, not ``apply`` over its whole context (a context that
+        only grows — a DCP session never compacts — made that quadratic)."""
+        from .counters import session_counter
+        from .strategies import effective_strategy, strategy_settings
+
+        ks = range(len(self.steps)) if steps is None else sorted(set(steps))
+        strat = effective_strategy(self.settings, self.session)
+        if strat is None:
+            for k in ks:
+                st = self.steps[k]
+                yield k, tuple(st._segment[: st._length])
+            return
+        counter = session_counter(self.session, self.settings.counter)
+        runner = strat.runner(strategy_settings(self.settings), counter)
+        if not hasattr(runner, "sent_messages"):  # no incremental runner: apply at each step
+            for k in ks:
+                yield k, self.step_detail(k).after
+            return
+        views: dict[int, _Prefix] = {}
+        for k in ks:
+            st = self.steps[k]
+            view = views.get(id(st._segment))
+            if view is None or view.items is not st._segment:
+                view = views[id(st._segment)] = _Prefix(st._segment)
+            view.n = st._length
+            runner.call(view, st._state, st._call)
+            yield k, runner.sent_messages(view)
+
     def event_steps(self) -> list[int]:
         return [s.step for s in self.steps if s.events]
 
@@ -341,3 +375,26 @@ class StepDetail:
     before: tuple[ContextMessage, ...]
     after: tuple[ContextMessage, ...]
     prune: Any  # PruneResult | None
+
+
+class _Prefix(Sequence[ContextMessage]):
+    """The first :attr:`n` items of a list that may have grown since (a replay's context at one of
+    its steps), one object per list, so that a runner fed it call after call sees the same
+    context grow (:meth:`Replay.sent_contexts`)."""
+
+    def __init__(self, items: list[ContextMessage]) -> None:
+        self.items = items
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return self.items[: self.n][i]
+        if not -self.n <= i < self.n:
+            raise IndexError(i)
+        return self.items[i if i >= 0 else self.n + i]
+
+    def __iter__(self) -> Iterator[ContextMessage]:
+        return iter(self.items[: self.n])
