@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from .context import ContextMessage
@@ -109,6 +110,7 @@ def rules_for(session: Session, providers: bool = True) -> SendRules:
     )
 
 
+@lru_cache(maxsize=256)
 def claude_keeps_thinking(model: str | None) -> bool | None:
     """Does this Claude model keep earlier turns' thinking (Anthropic's thinking-preservation
     rule)? None for a model that is not Claude."""
