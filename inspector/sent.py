@@ -47,6 +47,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import is_
 from typing import Any, Literal
 
 from .context import ContextMessage
@@ -170,6 +171,21 @@ def withheld(rules: SendRules, m: AssistantMessage) -> bool:
     )
 
 
+@dataclass
+class _Counted:
+    """A context :meth:`SentCounter.count` counted: its messages, the call's model, its turn's
+    start, the count of its messages (before DCP's ids and re-injected files), DCP's ids, and the
+    answers of its last turn (position, answer, thinking tokens sent as stored and beyond)."""
+
+    messages: list[ContextMessage]
+    key: Any
+    turn_start: int
+    held: SentCount
+    seen: set[str]
+    blocks: int
+    current: list[tuple[int, AssistantMessage, int, int]]
+
+
 class SentCounter:
     """Counts contexts as sent, per session: remembers each message's pieces (a context shares
     its message objects with the next call's)."""
@@ -180,6 +196,7 @@ class SentCounter:
         self.rules = rules or rules_for(session)
         self._thinking: dict[int, tuple[Any, int]] = {}
         self._tag = counter.count_text(DCP_TAG)
+        self._last: _Counted | None = None  # the previous context counted (see count)
 
     def thinking_text(self, m: AssistantMessage) -> int:
         hit = self._thinking.get(id(m))
@@ -212,11 +229,39 @@ class SentCounter:
         return max(0, round(m.usage.output) - shown)
 
     def count(self, messages: Sequence[ContextMessage], call: AssistantMessage | None = None) -> SentCount:
-        """The tokens ``messages`` reach the provider as, for the call ``call`` answers."""
-        out = SentCount()
+        """The tokens ``messages`` reach the provider as, for the call ``call`` answers. A context
+        that holds the previous one's messages first (the same objects), for the same model, is
+        counted from the previous count on: only its new messages are read, and the thinking of
+        the previous turn's answers again if a new turn has started since."""
         turn_start = _last_prompt(messages)
-        for i, cm in enumerate(messages):
-            m = cm.message
+        key = (  # what thinking_rule reads of the call
+            (getattr(call, "model", None), getattr(call, "provider", None), getattr(call, "api", None))
+            if call is not None
+            else None
+        )
+        last = self._last
+        current: list[tuple[int, AssistantMessage, int, int]] = []
+        if (
+            last is not None
+            and last.key == key
+            and last.turn_start <= turn_start
+            and len(last.messages) <= len(messages)
+            and all(map(is_, last.messages, messages))
+        ):
+            out = SentCount(last.held.tokens, last.held.items, dict(last.held.parts))
+            seen, blocks, start = set(last.seen), last.blocks, len(last.messages)
+            for i, a, stored, beyond in last.current:  # the last turn's answers, in an earlier turn now?
+                if i > turn_start:
+                    current.append((i, a, stored, beyond))
+                    continue
+                out.add("thinking as stored", -stored)
+                out.add("reasoning beyond the stored text", -beyond)
+                self._thinking_sent(out, a, call, False)
+            out.parts = {k: v for k, v in out.parts.items() if v}
+        else:
+            out, seen, blocks, start = SentCount(), set(), 0, 0
+        for i in range(start, len(messages)):
+            m = messages[i].message
             n = self.counter.count(m)
             if not isinstance(m, AssistantMessage):
                 out.add("messages", n)
@@ -225,16 +270,30 @@ class SentCounter:
             if (self.rules.skip_failed and m.stopReason in ("error", "aborted")) or withheld(self.rules, m):
                 continue
             out.items += 1
-            text = self.thinking_text(m)
-            out.add("messages", n - text)
-            sent = self.answer_thinking(m, thinking_rule(self.rules, m, call), i > turn_start)
-            out.add("thinking as stored", min(sent, text))
-            out.add("reasoning beyond the stored text", sent - min(sent, text))
+            out.add("messages", n - self.thinking_text(m))
+            stored, beyond = self._thinking_sent(out, m, call, i > turn_start)
+            if i > turn_start:
+                current.append((i, m, stored, beyond))
         if self.rules.dcp_tags:
-            out.add("DCP message ids", self._tag * _dcp_messages(self.session, messages))
+            blocks += _dcp_messages(self.session, messages[start:], seen)
+        self._last = _Counted(list(messages), key, turn_start, out, seen, blocks, current)
+        full = SentCount(out.tokens, out.items, dict(out.parts))
+        if self.rules.dcp_tags:
+            full.add("DCP message ids", self._tag * (len(seen) + blocks))
         if self.rules.providers:
-            out.add(REINJECTED, self.reinjected(messages))
-        return out
+            full.add(REINJECTED, self.reinjected(messages))
+        return full
+
+    def _thinking_sent(
+        self, out: SentCount, m: AssistantMessage, call: AssistantMessage | None, current_turn: bool
+    ) -> tuple[int, int]:
+        """Add to ``out`` the tokens ``m``'s thinking is sent as; returns them (as stored, beyond)."""
+        text = self.thinking_text(m)
+        sent = self.answer_thinking(m, thinking_rule(self.rules, m, call), current_turn)
+        stored = min(sent, text)
+        out.add("thinking as stored", stored)
+        out.add("reasoning beyond the stored text", sent - stored)
+        return stored, sent - stored
 
     def reinjected(self, messages: Sequence[ContextMessage]) -> int:
         """Claude Code's post-compaction file attachments, estimated from the last reads the
@@ -273,9 +332,9 @@ def _last_prompt(messages: Sequence[ContextMessage]) -> int:
 _STEP = re.compile(r"-s\d+$")
 
 
-def _dcp_messages(session: Session, messages: Sequence[ContextMessage]) -> int:
-    """OpenCode messages in the context (each carries one DCP id), plus DCP's block summaries."""
-    seen: set[str] = set()
+def _dcp_messages(session: Session, messages: Sequence[ContextMessage], seen: set[str]) -> int:
+    """The OpenCode messages in the context (each carries one DCP id), added to ``seen`` (their
+    ids); returns how many of DCP's block summaries it holds."""
     blocks = 0
     for cm in messages:
         if cm.entry_index is None:
@@ -286,4 +345,4 @@ def _dcp_messages(session: Session, messages: Sequence[ContextMessage]) -> int:
         eid = session.entries[cm.entry_index].id
         if isinstance(eid, str):
             seen.add(_STEP.sub("", eid))
-    return len(seen) + blocks
+    return blocks

@@ -250,3 +250,54 @@ def test_a_hosted_web_search_explains_tokens_the_file_does_not_hold() -> None:
         assert f"web search, {which} added results the file does not store" in f.detail
     f = classify(Observed(2, 3, 30_000, 6_000, 6_000.0, (), plain, 0.0, 0, plain), prev, 19_000)
     assert "web search" not in f.detail
+
+
+def _contexts_as_checked(s):  # type: ignore[no-untyped-def]
+    r = replay(s, ReplaySettings(compaction="recorded", strategy="recorded", counter="tiktoken"))
+    answers = [s.entries[st.entry_index].message for st in r.steps]
+    return [(ctx, answers[k]) for k, ctx in r.sent_contexts()]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["coding-session.jsonl", "claude-code-session.jsonl", "codex-session.jsonl", "opencode-session.json"],
+)
+def test_a_context_that_extends_the_previous_one_is_counted_as_if_afresh(name: str) -> None:
+    """:meth:`SentCounter.count` continues from the previous context when the new one holds it
+    first (a new turn re-counts the last turn's thinking, another model or a changed context
+    counts afresh): every call's count equals a fresh counter's, across turns, compactions and
+    pruning, with each agent's rules (and DCP's ids on a DCP export)."""
+    import random
+
+    from .support.opencode_export import dcp_export
+    from .support.paths import REPO
+
+    sessions = [parse_any((REPO / "sample_sessions" / name).read_bytes(), source=name)]
+    if name == "opencode-session.json":
+        sessions.append(dcp_export(random.Random(3), 30, every=4).session())
+    for s in sessions:
+        rules = rules_for(s)
+        kept = SentCounter(s, TIK, rules)
+        pairs = _contexts_as_checked(s)
+        reused = 0
+        for ctx, call in pairs:
+            reused += kept._last is not None and kept._last.messages == list(ctx[: len(kept._last.messages)])
+            got = kept.count(ctx, call)
+            want = SentCounter(s, TIK, rules).count(ctx, call)
+            assert (got.tokens, got.items, got.parts) == (want.tokens, want.items, want.parts)
+        assert reused > len(pairs) // 3  # most calls continue from the one before
+
+
+def test_a_call_by_another_model_counts_the_context_afresh() -> None:
+    """pi sends another model's thinking as text: the same context counts otherwise for a call by
+    another model, so the counter does not continue from the previous call's count then."""
+    s = SessionBuilder().session()
+    rules = SendRules(agent="pi", skip_failed=True, dcp_tags=False)
+    a = _answer(ANSWER, THINK, reasoning=500, api="openai-codex-responses", model="gpt-5.6")
+    other = _answer("", "", api="anthropic-messages", model="claude-sonnet-4-5")
+    ctx = [ContextMessage(UserMessage(content="go"), None), ContextMessage(a, None)]
+    more = [*ctx, ContextMessage(ToolResultMessage(toolCallId="c", content="ok"), None)]  # the same turn
+    kept = SentCounter(s, TIK, rules)
+    assert kept.count(ctx, a).tokens == SentCounter(s, TIK, rules).count(ctx, a).tokens
+    got, want = kept.count(more, other), SentCounter(s, TIK, rules).count(more, other)
+    assert got.parts == want.parts and "reasoning beyond the stored text" not in got.parts

@@ -117,6 +117,11 @@ def _observe(
     compresses: set[int] = set()  # DCP compress results met in a context so far
     excess: dict[int, int | None] = {}  # DCP block id -> its notified less recorded summary tokens
     dcp = bool((session.header.model_extra or {}).get("dcp")) if session.header is not None else False
+    compress_at = (  # the entries holding a compress result
+        {i for i, e in enumerate(session.entries) if dcp_blocks(getattr(e, "message", None))}
+        if dcp
+        else set()
+    )
     answers = [session.entries[st.entry_index].message for st in r.steps]  # type: ignore[union-attr]
     compared = [  # the calls whose recorded prompt is compared: those with usage
         k
@@ -146,7 +151,7 @@ def _observe(
                     float(m.usage.cacheRead or 0),
                     count.parts.get(REINJECTED, 0),
                     m,
-                    _dcp_told(after, compresses, excess, counter)
+                    _dcp_told(after, compresses, excess, counter, compress_at)
                     if dcp and any(e.type == "pruned" for e in events)
                     else (),
                 )
@@ -158,16 +163,24 @@ def _observe(
 
 
 def _dcp_told(
-    context: Sequence[Any], seen: set[int], excess: dict[int, int | None], counter: Any
+    context: Sequence[Any],
+    seen: set[int],
+    excess: dict[int, int | None],
+    counter: Any,
+    compress_at: set[int] | None = None,
 ) -> tuple[tuple[int, int, int | None], ...]:
     """(DCP's notified summary tokens, the tokens of the summaries the export records, the excess of
     the blocks they replaced or None when unknown) of each DCP compress that takes effect at this
     call (its result first in a context), when the export holds its notification
     (``details["dcp"]["notified"]``: :func:`inspector.importers.opencode_dcp.notified`).
-    ``excess``: block id → notified less recorded tokens, of the blocks met so far."""
+    ``excess``: block id → notified less recorded tokens, of the blocks met so far;
+    ``compress_at``: the entries that hold a compress result, if known."""
     out = []
     for cm in context:
-        blocks = dcp_blocks(cm.message) if cm.entry_index is not None and cm.entry_index not in seen else []
+        ei = cm.entry_index
+        if ei is None or ei in seen or (compress_at is not None and ei not in compress_at):
+            continue
+        blocks = dcp_blocks(cm.message)
         if not blocks:
             continue
         seen.add(cm.entry_index)
