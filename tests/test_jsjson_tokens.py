@@ -106,27 +106,27 @@ def test_tiktoken_counts_offline_and_differs_from_the_estimate(monkeypatch) -> N
     assert c.count_many(msgs) == [2, 1200]
 
 
-def test_short_texts_are_encoded_without_a_thread_pool_and_long_batches_count_the_same_on_two(
+def test_short_texts_are_encoded_on_the_calling_thread_and_large_batches_in_two_halves(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """tiktoken's batch encoder starts a pool of threads at each call (about 0.1 ms): a batch
-    under :data:`inspector.tokens._THREADED_CHARS` is encoded on this thread; a larger one on two,
-    with the same counts."""
+    """A batch under :data:`inspector.tokens._THREADED_CHARS` is encoded on the calling thread; a
+    larger one in two halves on the process's two threads (never by tiktoken's
+    ``encode_ordinary_batch``, which submits each text on its own), with the same counts."""
     from inspector import tokens
 
     enc = tokens._encoding()
-    texts = ["hello world", "def f(x):\n    return x + 1\n" * 300, "naïve café 日本語 " * 2000]
+    texts = ["hello world", "def f(x):\n    return x + 1\n" * 300, "naïve café 日本語 " * 2000, "x"]
     serial = [len(enc.encode_ordinary(t)) for t in texts]
     c = get_counter("tiktoken")
     pools = []
-    batch = type(enc).encode_ordinary_batch
-    monkeypatch.setattr(
-        type(enc), "encode_ordinary_batch", lambda self, *a, **k: pools.append(1) or batch(self, *a, **k)
-    )
+    pool = tokens._pool
+    monkeypatch.setattr(tokens, "_pool", lambda: pools.append(1) or pool())
+    monkeypatch.setattr(type(enc), "encode_ordinary_batch", None)  # not used
     assert c.count_pieces(texts[:2]) == serial[:2] and pools == []  # 10k characters: one thread
     assert c.count_text(texts[0]) == 2 and pools == []
     monkeypatch.setattr(tokens, "_THREADED_CHARS", 1000)
     assert c.count_pieces(texts) == serial and pools == [1]
+    assert c.count_pieces(texts[1:3]) == serial[1:3] and c.count_pieces(texts[2:]) == serial[2:]
 
 
 def test_unknown_counter_is_a_clear_error() -> None:
