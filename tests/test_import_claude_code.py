@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from inspector import build_session_context
 from inspector.importers import detect_format, load_any, parse_any
+from inspector.importers.claude_code import POST_COMPACT_MAX_FILES_TO_RESTORE
 from inspector.replay import ReplaySettings, replay
+from inspector.session.models import AssistantMessage, ToolCall, ToolResultMessage
 
-from .support.paths import REPO
+from .support.paths import REPO, SHARED
 
 SAMPLE = REPO / "sample_sessions" / "claude-code-session.jsonl"
 
@@ -489,3 +496,118 @@ def test_progress_lines_that_repeat_an_id_do_not_hang_the_import() -> None:
         source="p.jsonl",
     )
     assert len(s.entries) == 4 and any(i.kind == "duplicate-id" for i in s.issues)
+
+
+def _every_entry(entries: list[Any], first_kept: str | None) -> tuple[list[int], list[str]]:
+    """The reads a compaction attaches again, as :class:`_Reads` states the rule, from every entry
+    written so far (the importer reads only what was added since the last compaction)."""
+    paths: dict[str, str] = {}
+    for e in entries:
+        m = getattr(e, "message", None)
+        for b in m.content if isinstance(m, AssistantMessage) else []:
+            if isinstance(b, ToolCall) and b.name == "Read" and isinstance(b.arguments, dict):
+                p = b.arguments.get("file_path")
+                if isinstance(p, str) and p:
+                    paths[b.id] = p
+    kept = (
+        next((k for k, e in enumerate(entries) if e.id == first_kept), len(entries))
+        if first_kept
+        else len(entries)
+    )
+    files: list[str] = []
+    out: list[int] = []
+    for k in range(kept - 1, -1, -1):
+        m = getattr(entries[k], "message", None)
+        p = paths.get(m.toolCallId) if isinstance(m, ToolResultMessage) and not m.isError else None
+        if p is not None and p not in files:
+            files.append(p)
+            out.append(k)
+            if len(out) == POST_COMPACT_MAX_FILES_TO_RESTORE:
+                break
+    return out, files
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        REPO / "sample_sessions" / "claude-code-session.jsonl",
+        *sorted((SHARED / "real-sessions" / "claude-code").glob("*.jsonl")),
+    ],
+    ids=lambda p: p.name,
+)
+def test_the_reads_each_compaction_attaches_again_are_those_of_every_entry_so_far(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At each compaction the importer reads only the entries added (or merged into) since the
+    last one; it finds what reading every entry written so far finds."""
+    from inspector.importers import claude_code
+
+    data = path.read_bytes()
+    copies = b"".join(  # the file three times over, each copy continuing the last: more compactions
+        data.replace(b'"uuid":"', b'"uuid":"c%d-' % k).replace(b'"parentUuid":"', b'"parentUuid":"c%d-' % k)
+        for k in range(3)
+    )
+    asked = []
+    fast = claude_code._Reads.reinjected
+
+    def both(self, entries, first_kept):  # type: ignore[no-untyped-def]
+        got = fast(self, entries, first_kept)
+        assert got == _every_entry(entries, first_kept)
+        asked.append(got)
+        return got
+
+    monkeypatch.setattr(claude_code._Reads, "reinjected", both)
+    for text in (data, copies):
+        parse_any(text, source=path.name)
+    if path == SAMPLE:  # its compactions attach reads again
+        assert any(reads for reads, _ in asked)
+
+
+def test_a_read_merged_into_an_earlier_answer_after_a_compaction_is_found_at_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Lines of one answer (one ``message.id``) join its entry, even after a compaction: a ``Read``
+    they add is found at the next compaction, and a call id used twice keeps the file of the call
+    written in the later entry, as reading every entry in order does."""
+    from inspector.importers import claude_code
+
+    from .support.claude_code import Transcript
+
+    t = Transcript()
+
+    def answer(mid: str, block: dict[str, Any]) -> None:
+        usage = {"input_tokens": 100, "output_tokens": 5}
+        message = {"id": mid, "role": "assistant", "model": "claude-opus-4-8", "content": [block]}
+        t.line("assistant", message={**message, "stop_reason": "tool_use", "usage": usage})
+
+    def read(mid: str, cid: str, path: str) -> None:
+        answer(mid, {"type": "tool_use", "id": cid, "name": "Read", "input": {"file_path": path}})
+
+    def result(cid: str) -> None:
+        t.user([{"type": "tool_result", "tool_use_id": cid, "content": "ok"}])
+
+    def compact() -> None:
+        t.line("system", subtype="compact_boundary", compactMetadata={"trigger": "auto", "preTokens": 900})
+        t.line("user", isCompactSummary=True, message={"role": "user", "content": "the summary"})
+
+    t.user("go")
+    answer("M", {"type": "text", "text": "looking"})
+    read("N", "t1", "/p/b.py")
+    result("t1")
+    compact()
+    read("M", "t1", "/p/a.py")  # joins the first answer, an earlier entry than N's
+    read("M", "t2", "/p/c.py")
+    result("t2")
+    compact()
+    asked = []
+    fast = claude_code._Reads.reinjected
+
+    def both(self, entries, first_kept):  # type: ignore[no-untyped-def]
+        got = fast(self, entries, first_kept)
+        assert got == _every_entry(entries, first_kept)
+        asked.append(got[1])
+        return got
+
+    monkeypatch.setattr(claude_code._Reads, "reinjected", both)
+    parse_any(t.bytes(), source="t.jsonl")
+    assert asked == [["/p/b.py"], ["/p/c.py", "/p/b.py"]]

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from ..agents import AGENTS
+from ..gcpause import gc_paused
 from ..safeio import open_regular
 from ..session.loader import SessionLoadError, load_session, parse_session
 from ..session.tree import LoadIssue, Session
@@ -106,8 +107,16 @@ def parse_any(data: bytes, source: str | None = None) -> Session:
         return Session(header=None, entries=(), lines=(), parents=(), issues=(note,), source=source)
     _, mod = _detect(data[:HEAD_BYTES])
     if mod is not None:
-        return _imported(mod.parse(data, source), mod)
+        return _imported(_parse(mod, data, source), mod)
     return _unrecognised(parse_session(data, source=source))
+
+
+def _parse(mod: Any, data: bytes, source: str | None) -> Session:
+    """``mod.parse`` with the cyclic garbage collector paused, what it built frozen after, as pi's
+    own loader does (:mod:`inspector.gcpause`: each automatic collection walks everything built so
+    far; a 50,000-line Claude Code transcript imported in 2.27 s with it running, 1.36 s paused)."""
+    with gc_paused(freeze=True):
+        return mod.parse(data, source)
 
 
 def _sqlite_message(p: Path) -> str:
@@ -146,4 +155,4 @@ def load_any(path: str | os.PathLike[str]) -> Session:
             data = head + f.read()
     except OSError as e:
         raise SessionLoadError(f"cannot read {p}: {e.strerror or e}") from e
-    return _imported(mod.parse(data, str(p)), mod)
+    return _imported(_parse(mod, data, str(p)), mod)

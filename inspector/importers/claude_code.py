@@ -46,6 +46,7 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections import Counter
 from typing import Any
 
@@ -248,6 +249,7 @@ class _Importer:
         self.root_of: dict[str, str] = {}  # tool result entry id -> the answer whose results it chains
         self.last_in_chain: dict[str, str] = {}  # answer entry id -> the newest result chained after it
         self.msg_entry: dict[str, int] = {}  # assistant message.id -> entry index
+        self.reads = _Reads()  # what each compaction attaches again
         self.sidechain = self.outside = 0
         self.foreign: list[tuple[int, str]] = []  # (line, format) of other agents' lines
         self.pending_boundary: int | None = None
@@ -335,6 +337,8 @@ class _Importer:
             self.entries[k] = e.model_copy(
                 update={"message": AssistantMessage.model_validate({**e.message.raw(), "content": merged})}
             )
+            if k < self.reads.n:
+                self.reads.dirty.add(k)
             self.alias[uid] = e.id
             return
         usage = _usage(msg)
@@ -483,7 +487,7 @@ class _Importer:
             details["postTokens"] = post  # the context right after, as Claude Code measured it
         if first_kept is not None:
             details["preservedSegment"] = {"head": head, "tail": tail}
-        reads, files = _reinjected_reads(self.entries, first_kept)
+        reads, files = self.reads.reinjected(self.entries, first_kept)
         if reads:
             details["claudeCode"] = {"reinjectedReads": reads, "reinjectedFiles": files, "estimate": True}
         self.add(
@@ -773,36 +777,67 @@ def reinjected(entry: Any) -> list[tuple[int, str | None]]:
     ]
 
 
-def _reinjected_reads(entries: list[Any], first_kept: str | None) -> tuple[list[int], list[str]]:
-    """Entry indexes of the last successful read of each of the most recently read files (at
-    most 5), and those files, which Claude Code reads again and attaches after a compaction (``compact.ts``
-    ``createPostCompactFileAttachments``, ``POST_COMPACT_MAX_FILES_TO_RESTORE``); files read in
-    the preserved messages are already in the context and left out. An estimate: the file is
-    read again from disk, and the transcript does not hold what was attached."""
-    paths: dict[str, str] = {}
-    for e in entries:
+class _Reads:
+    """What each compaction attaches again: the entry indexes of the last successful read of each
+    of the most recently read files (at most 5), and those files, which Claude Code reads again and
+    attaches after a compaction (``compact.ts`` ``createPostCompactFileAttachments``,
+    ``POST_COMPACT_MAX_FILES_TO_RESTORE``); files read in the preserved messages are already in the
+    context and left out. An estimate: the file is read again from disk, and the transcript does
+    not hold what was attached.
+
+    Kept as the entries are added, so that each compaction reads only the entries added since the
+    last one (and any merged into since: an answer's later blocks join its entry): each ``Read``
+    call's file by its id (the newest call of an id wins, as in file order), the first entry of
+    each id, and per file the successful results of the calls that read it; a compaction then
+    looks at each file's last result before the kept messages, not at every entry before them."""
+
+    def __init__(self) -> None:
+        self.n = 0  # entries read
+        self.dirty: set[int] = set()  # entries before n an answer's later blocks were merged into
+        self.paths: dict[str, tuple[int, int, str]] = {}  # call id -> (entry, block, file)
+        self.first: dict[str, int] = {}  # entry id -> its first index
+        self.results: dict[str, list[int]] = {}  # call id -> its successful results' entry indexes
+        self.by_file: dict[str, list[int]] = {}  # file -> the results of the calls that read it, sorted
+
+    def _calls(self, k: int, e: Any) -> None:
         m = getattr(e, "message", None)
-        for b in m.content if isinstance(m, AssistantMessage) else []:
+        for j, b in enumerate(m.content if isinstance(m, AssistantMessage) else []):
             if isinstance(b, ToolCall) and b.name == "Read" and isinstance(b.arguments, dict):
                 p = b.arguments.get("file_path")
-                if isinstance(p, str) and p:
-                    paths[b.id] = p
-    kept = (
-        next((k for k, e in enumerate(entries) if e.id == first_kept), len(entries))
-        if first_kept
-        else len(entries)
-    )
-    files: list[str] = []
-    out: list[int] = []
-    for k in range(kept - 1, -1, -1):
-        m = getattr(entries[k], "message", None)
-        p = paths.get(m.toolCallId) if isinstance(m, ToolResultMessage) and not m.isError else None
-        if p is not None and p not in files:
-            files.append(p)
-            out.append(k)
-            if len(out) == POST_COMPACT_MAX_FILES_TO_RESTORE:
-                break
-    return out, files
+                old = self.paths.get(b.id)
+                if isinstance(p, str) and p and (old is None or old[:2] < (k, j)):
+                    self.paths[b.id] = (k, j, p)
+                    if old is not None and old[2] != p:  # the id's results read another file now
+                        for r in self.results.get(b.id, ()):
+                            self.by_file[old[2]].remove(r)
+                    if old is None or old[2] != p:
+                        for r in self.results.get(b.id, ()):
+                            insort(self.by_file.setdefault(p, []), r)
+
+    def reinjected(self, entries: list[Any], first_kept: str | None) -> tuple[list[int], list[str]]:
+        for k in sorted(self.dirty):
+            self._calls(k, entries[k])
+        self.dirty.clear()
+        for k in range(self.n, len(entries)):
+            e = entries[k]
+            self._calls(k, e)
+            self.first.setdefault(e.id, k)
+            m = getattr(e, "message", None)
+            if isinstance(m, ToolResultMessage) and not m.isError:
+                self.results.setdefault(m.toolCallId, []).append(k)
+                hit = self.paths.get(m.toolCallId)
+                if hit is not None:
+                    insort(self.by_file.setdefault(hit[2], []), k)
+        self.n = len(entries)
+        kept = self.first.get(first_kept, len(entries)) if first_kept else len(entries)
+        last = []  # each file's last result before the kept messages
+        for p, ks in self.by_file.items():
+            i = bisect_left(ks, kept)
+            if i:
+                last.append((ks[i - 1], p))
+        last.sort(reverse=True)
+        chosen = last[:POST_COMPACT_MAX_FILES_TO_RESTORE]
+        return [k for k, _ in chosen], [p for _, p in chosen]
 
 
 def _mark_microcompacted(entries: list[Any], microcompacted: dict[str, Any]) -> None:
