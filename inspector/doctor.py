@@ -208,16 +208,28 @@ def check_tool_pairing(session: Session, path: list[int], o: DoctorOptions) -> l
 
 
 def check_compactions(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
+    """Each compaction's first kept entry on its path, and the files modified before its cut that its
+    summary does not mention. The path is walked once: the position of each entry id and the first
+    write or edit of each file are kept as it goes (not read again from the start at each
+    compaction)."""
     out = []
+    first_at: dict[str, int] = {}  # entry id -> its first position on the path
+    first_write: dict[str, tuple[int, int]] = {}  # file -> (position, entry) of its first write or edit
     for k, i in enumerate(path):
         e = session.entries[i]
         if not isinstance(e, CompactionEntry):
+            first_at.setdefault(e.id, k)
+            if isinstance(e, MessageEntry):
+                for c in _calls(e.message):
+                    p = c.arguments.get("path") if isinstance(c.arguments, dict) else None
+                    if c.name in ("write", "edit") and isinstance(p, str) and p:
+                        first_write.setdefault(p, (k, i))
             continue
-        before = path[:k]
-        ids = {session.entries[j].id for j in before}
+        fk = first_at.get(e.firstKeptEntryId) if e.firstKeptEntryId is not None else None
+        first_at.setdefault(e.id, k)
         if e.firstKeptEntryId is None:
             continue  # keeps nothing verbatim by design (e.g. an imported Claude Code compaction)
-        if e.firstKeptEntryId not in ids:
+        if fk is None:
             out.append(
                 _f(
                     session,
@@ -229,15 +241,7 @@ def check_compactions(session: Session, path: list[int], o: DoctorOptions) -> li
                 )
             )
             continue
-        fk = next(j for j in range(k) if session.entries[path[j]].id == e.firstKeptEntryId)
-        modified: dict[str, int] = {}
-        for j in path[:fk]:
-            ej = session.entries[j]
-            if isinstance(ej, MessageEntry):
-                for c in _calls(ej.message):
-                    p = c.arguments.get("path") if isinstance(c.arguments, dict) else None
-                    if c.name in ("write", "edit") and isinstance(p, str) and p:
-                        modified.setdefault(p, j)
+        modified = {p: j for p, (pos, j) in first_write.items() if pos < fk}
         listed = set()
         if isinstance(e.details, dict) and isinstance(e.details.get("modifiedFiles"), list):
             listed = {x for x in e.details["modifiedFiles"] if isinstance(x, str)}

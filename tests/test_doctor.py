@@ -374,3 +374,23 @@ def test_a_cache_break_right_after_a_tool_search_says_so() -> None:
     _cached(b, 16_000, 40_000)  # entry 3: only the system prefix read
     ((severity, entries, message),) = _breaks(b)
     assert (severity, entries) == ("warning", [3, 1]) and "the previous answer called ToolSearch" in message
+
+
+def test_each_compaction_is_judged_by_the_files_modified_before_its_own_cut() -> None:
+    """Two compactions on one path: each is judged by the first write or edit of each file before
+    its own cut (the entry named is that first one), and a compaction may keep from the compaction
+    before it (its id is on the path)."""
+    b = clean()  # edits a.py at entry 3
+    b.user("now b")
+    b.assistant("", tools=[("write", {"path": "b.py", "content": "1"})])  # entry 7
+    b.tool_result("ok", tool="write")
+    b.assistant("", tools=[("edit", {"path": "a.py", "oldText": "y", "newText": "z"})])  # a.py again
+    b.tool_result("ok", tool="edit")
+    kept = b.user("next")
+    first = b.add("compaction", summary="a.py and b.py", firstKeptEntryId=kept, tokensBefore=1)
+    b.assistant("", tools=[("write", {"path": "c.py", "content": "2"})])  # entry 13
+    b.tool_result("ok", tool="write")
+    b.add("compaction", summary="we fixed a.py", firstKeptEntryId=first, tokensBefore=1)  # entry 15
+    k = kinds(b)
+    assert k["summary-dropped-modified-files"] == [[15, 7]]  # b.py only: c.py comes after the cut
+    assert "compaction-first-kept-off-path" not in k
