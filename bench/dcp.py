@@ -2,7 +2,7 @@
 and replayed as recorded — the replay against the reference that decides every call by
 ``apply`` on the whole context (``incremental=False``), in the same run.
 
-    python bench/dcp.py [--exchanges 500,2000] [--every 12] [--baseline-max 2000]
+    python bench/dcp.py [--exchanges 500,2000] [--every 12] [--baseline-max 500]
 
 Each export is written at random (``tests/support/opencode_export.dcp_export``, seed 1): user
 requests answered by a read and a reply, a compress every ``--every`` requests on average (one
@@ -27,6 +27,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from inspector.importers import parse_any  # noqa: E402
+from inspector.pruning.recorded import dcp_blocks  # noqa: E402
 from inspector.recon import check  # noqa: E402
 from inspector.replay import ReplaySettings, replay  # noqa: E402
 from tests.support.opencode_export import dcp_export  # noqa: E402
@@ -51,7 +52,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--exchanges", default="500,2000")
     ap.add_argument("--every", type=int, default=12)
-    ap.add_argument("--baseline-max", type=int, default=2000)
+    ap.add_argument("--baseline-max", type=int, default=500)
     args = ap.parse_args()
     print("| requests | calls | compresses | import | json.loads | replay | reference | × | check |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -61,12 +62,7 @@ def main() -> int:
         s, t_import = cpu(parse_any, data, source="dcp.json")
         settings = ReplaySettings(strategy="recorded")
         r, t_replay = cpu(replay, s, settings)
-        compresses = sum(
-            1
-            for e in s.entries
-            if isinstance(getattr(getattr(e, "message", None), "details", None), dict)
-            and "dcp" in e.message.details
-        )
+        compresses = sum(1 for e in s.entries if dcp_blocks(getattr(e, "message", None)))
         ref = "—"
         ratio = "—"
         if n <= args.baseline_max:

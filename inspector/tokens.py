@@ -161,7 +161,7 @@ _THREADED_CHARS = 1 << 17
 releases the GIL). Not by tiktoken's ``encode_ordinary_batch``: it starts a pool at each call
 (about 0.1 ms, more than a short text takes to encode) and submits each text on its own (about
 30 µs each): the 31,242 texts of a 10k-call export took 1.34 s that way, 0.42 s on one thread,
-0.29 s in two halves."""
+0.23–0.29 s in two halves."""
 
 
 _POOL: tuple[int, ThreadPoolExecutor] | None = None

@@ -181,7 +181,7 @@ class Replay:
         new += [
             (i, 1, ("m", i))
             for i in range(self.seen, upto)
-            if i not in self.covered and not self.ignored[i] and ("m", i) not in self.refs
+            if i not in self.covered and not self.ignored[i]  # from seen on: none numbered yet
         ]
         self.seen = max(self.seen, upto)
         for _, _, key in sorted(new):

@@ -123,19 +123,17 @@ def _observe(
         else set()
     )
     answers = [session.entries[st.entry_index].message for st in r.steps]  # type: ignore[union-attr]
-    compared = [  # the calls whose recorded prompt is compared: those with usage
-        k
+    compared = {  # the calls whose recorded prompt is compared (a recorded prompt has usage)
+        k: rec
         for k, m in enumerate(answers)
-        if isinstance(m, AssistantMessage) and m.usage is not None and recorded_prompt(m) is not None
-    ]
+        if isinstance(m, AssistantMessage) and m.usage is not None and (rec := recorded_prompt(m)) is not None
+    }
     contexts = r.sent_contexts(compared)  # each context as sent, one after the other
     for k, st in enumerate(r.steps):
         m = answers[k]
         events.extend(st.events)
-        rec = recorded_prompt(m) if isinstance(m, AssistantMessage) else None
-        if (
-            rec is not None and isinstance(m, AssistantMessage) and m.usage is not None
-        ):  # a recorded prompt has usage
+        rec = compared.get(k)
+        if rec is not None and isinstance(m, AssistantMessage) and m.usage is not None:
             at, after = next(contexts)
             assert at == k
             count = sent.count(after, m)
