@@ -10,7 +10,14 @@ import pytest
 
 from inspector.cli import main
 from inspector.replay import ReplaySettings, replay
-from inspector.retention import compare_summaries, first_need_step, retention, score_text, spans
+from inspector.retention import (
+    compare_summaries,
+    first_need_step,
+    forget_scores,
+    retention,
+    score_text,
+    spans,
+)
 from inspector.retention.extract import errors_in, identifiers_in, instructions_in, paths_in, words
 from tests.support.builder import SessionBuilder
 from tests.support.paths import SAMPLES
@@ -832,5 +839,77 @@ def test_scores_are_the_same_with_every_token_read(scored) -> None:  # type: ign
     assert not facts_ready(s)
     facts_for(s, deep=True)
     assert facts_ready(s)
+    forget_scores(s)  # scored again, from the sets this time
     deep = retention(replay(s, ReplaySettings()))
     assert deep.as_dict(details=True) == fresh.as_dict(details=True) == rep.as_dict(details=True)
+
+
+def test_file_blocks_from_the_first_tag_on_as_over_the_whole_text() -> None:
+    """file_blocks runs its pattern from the first ``<read-files>``/``<modified-files>`` tag on: the
+    same prose and files as the pattern over the whole text (tags anywhere, repeated, unclosed,
+    nested, or look-alikes)."""
+    import random
+
+    from inspector.retention.score import _FILE_BLOCK, file_blocks
+
+    def whole(text: str) -> tuple[str, set[str]]:
+        files: set[str] = set()
+        for _, body in _FILE_BLOCK.findall(text):
+            files |= {x.strip() for x in body.splitlines() if x.strip()}
+        return _FILE_BLOCK.sub("", text), files
+
+    rng = random.Random(21)
+    parts = [
+        "<read-files>",
+        "</read-files>",
+        "<modified-files>",
+        "</modified-files>",
+        "<read-file>",
+        "< read-files>",
+        "a.py\n",
+        " src/b.ts \n",
+        "prose ",
+        "\n",
+        "<",
+        ">",
+    ]
+    texts = ["", "no tags", "x<read-files>\na.py\n</read-files>", "<modified-files>b</modified-files>tail"]
+    texts += ["".join(rng.choice(parts) for _ in range(rng.randint(0, 14))) for _ in range(3000)]
+    for text in texts:
+        assert file_blocks(text) == whole(text), text
+    blocks = [t for t in texts if whole(t)[1]]
+    assert len(blocks) > 300  # the random texts hold blocks, not only look-alikes
+
+
+def test_another_replay_with_the_same_compactions_reuses_their_scores(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """What a span needed and kept is scored once per session: a replay under another pruning
+    strategy (the same compaction, its own re-reads) reads it from the memo and gives what scoring
+    afresh gives; a replay whose spans differ is scored anew."""
+    import inspector.retention as ret
+
+    s = _session()[0]
+    calls = []
+    real = ret.judge
+    monkeypatch.setattr(ret, "judge", lambda *a: calls.append(1) or real(*a))
+    plain = retention(replay(s, ReplaySettings()))
+    assert len(calls) == 1
+    pruned_settings = ReplaySettings(
+        strategy="pi-context-pruning",
+        strategy_settings=(("prune_minimum", 0), ("prune_protect", 1), ("protected_turns", 0)),
+    )
+    pruned_replay = replay(s, pruned_settings)
+    assert any(type(e).__name__ == "Pruned" for st in pruned_replay.steps for e in st.events)
+    pruned = retention(pruned_replay)
+    assert len(calls) == 1  # the same span and summary: not judged again
+    forget_scores(s)
+    fresh = ret._score_all(pruned_replay)
+    assert len(calls) == 2
+    assert pruned.as_dict(details=True) == fresh.as_dict(details=True)
+    assert (
+        pruned.as_dict(details=True)["compactions"][0]["kept"]
+        == plain.as_dict(details=True)["compactions"][0]["kept"]
+    )
+    simulated = retention(
+        replay(s, ReplaySettings(compaction="pi", context_window=4000, keep_recent_tokens=200))
+    )
+    assert len(calls) == 2 + len(simulated.compactions) and simulated.compactions  # other spans: judged

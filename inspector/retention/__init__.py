@@ -45,6 +45,7 @@ __all__ = [
     "Span",
     "compare_summaries",
     "first_need_step",
+    "forget_scores",
     "retention",
     "retention_metrics",
     "score_text",
@@ -240,9 +241,10 @@ def score_text(
     rd: Redo | None = None,
 ) -> CompactionRetention:
     """Score one summary ``text`` of ``span`` (``use_details``: the recorded compaction's file lists
-    stand for the text's own blocks)."""
-    if items is None:
-        items = needed_items(replay.session, span)
+    stand for the text's own blocks). What is needed and where it survives depend only on the
+    session, the span's entries and the text: they are memoised per session (:func:`_judged`), so
+    another replay with the same compactions — another pruning setting, a sweep's next cell —
+    only counts its own redone work."""
     if rd is None:
         rd = redo(replay.session, span, _rereads(replay, span, _step_positions(replay)))
     sp = (
@@ -260,7 +262,42 @@ def score_text(
             None,
         )
     )
-    return judge(replay.session, sp, items, text, label, rd)
+    needed, files = _judged(replay.session, sp, text, items)
+    return CompactionRetention(sp, label, needed, rd, files)
+
+
+_JUDGED: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+JUDGED_MEMO = 1024
+"""Spans scored per session remembered (emptied beyond that)."""
+
+
+def forget_scores(session: Any) -> None:
+    """Forget the spans of ``session`` scored so far (:func:`_judged`): benchmarks and tests score
+    it again from its facts."""
+    with _LOCK:
+        _JUDGED.pop(session, None)
+
+
+def _judged(
+    session: Any, sp: Span, text: str, items: Any
+) -> tuple[tuple[Needed, ...], tuple[dict[str, Any], ...]]:
+    """The needed items of ``sp`` with where each survives under ``text``, and its files (memoised
+    per session, keyed by everything of the span they read: its entries, the last user message,
+    the file lists, the files attached again)."""
+    key = (sp.summarised, sp.kept, sp.horizon, sp.last_user, sp.file_lists, sp.attached, text)
+    with _LOCK:
+        memo = _JUDGED.setdefault(session, {})
+        hit = memo.get(key)
+    if hit is not None:
+        return hit
+    if items is None:
+        items = needed_items(session, sp)
+    c = judge(session, sp, items, text, "", Redo(0, 0, 0))
+    with _LOCK:
+        if len(memo) >= JUDGED_MEMO:
+            memo.clear()
+        memo[key] = (c.needed, c.files)
+    return c.needed, c.files
 
 
 USED_KINDS = ("files", "identifiers", "errors")

@@ -752,5 +752,15 @@ def forget() -> None:
     measure a cold start with it; the per-session facts go with their session."""
     for memo in (_PLAIN, _FOUND):
         memo.clear()
-    for fn in (_scan, _token_paths, _token_idents, _suffixes, words, _line):
+    for fn in (_scan, _token_paths, _token_idents, _suffixes, words, _line, *_OTHER_MEMOS):
         fn.cache_clear()
+
+
+_OTHER_MEMOS: list[Any] = []
+"""Other modules' per-process memos (``lru_cache`` functions) that :func:`forget` empties too."""
+
+
+def per_process(fn: Any) -> Any:
+    """Register ``fn`` (an ``lru_cache`` function of another module of this package) with :func:`forget`."""
+    _OTHER_MEMOS.append(fn)
+    return fn

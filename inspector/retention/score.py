@@ -38,6 +38,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from .extract import (
@@ -49,6 +50,7 @@ from .extract import (
     norm,
     path_at,
     path_suffixes,
+    per_process,
     read_prose,
     words,
 )
@@ -285,11 +287,18 @@ class CompactionRetention:
 
 
 def file_blocks(text: str) -> tuple[str, set[str]]:
-    """``text`` without its ``<read-files>``/``<modified-files>`` blocks, and the files they list."""
+    """``text`` without its ``<read-files>``/``<modified-files>`` blocks, and the files they list.
+    A block starts with one of its two tags: the pattern runs from the first of them on (a
+    summary lists its files at its end; before, the whole text went through the pattern twice)."""
+    text = text or ""
+    tags = [p for p in (text.find("<read-files>"), text.find("<modified-files>")) if p >= 0]
+    if not tags:
+        return text, set()
+    at = min(tags)
     files: set[str] = set()
-    for _, body in _FILE_BLOCK.findall(text or ""):
+    for _, body in _FILE_BLOCK.findall(text, at):
         files |= {x.strip() for x in body.splitlines() if x.strip()}
-    return _FILE_BLOCK.sub("", text or ""), files
+    return text[:at] + _FILE_BLOCK.sub("", text[at:]), files
 
 
 def survivors(session: Any, span: Span, summary_text: str) -> Survivors:
@@ -325,16 +334,19 @@ def _path_named(path: str, names: frozenset[str] | set[str]) -> bool:
     return bool(path_suffixes(path) & names) or path.strip().rstrip("/") in names
 
 
-def _path_searches(path: str) -> list[tuple[str, frozenset[str]]]:
+@per_process
+@lru_cache(maxsize=1 << 14)
+def _path_searches(path: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """What to search a text for to find ``path`` mentioned (:func:`_path_named` over the paths of
-    the text): (a string, the names an occurrence's token must give one of)."""
+    the text): (a string, the names an occurrence's token must give one of). Memoised: every
+    compaction looks for every file of its span."""
     names = {n for n in (*path_suffixes(path), path.strip().rstrip("/")) if n}
     if not names:
-        return []
+        return ()
     short = min(names, key=len)
     if all(short in n for n in names):  # one search: each name holds the file's own name
-        return [(short, frozenset(names))]
-    return [(n, frozenset({n})) for n in names]
+        return ((short, frozenset(names)),)
+    return tuple((n, frozenset({n})) for n in names)
 
 
 def _path_in(path: str, text: str) -> bool:
