@@ -181,14 +181,16 @@ def _pruned_between(times: Sequence[float], a: float | None, b: float | None) ->
 _CACHE: dict[tuple[int, bool], tuple[Session, Calibration]] = {}
 
 
-def session_calibration(session: Session, providers: bool = True) -> Calibration:
+def session_calibration(session: Session, providers: bool = True, counter: Any | None = None) -> Calibration:
     """The session's fitted ratio (computed once per loaded session); ``providers=False`` fits
-    on the context as pi holds it (no sending rules)."""
+    on the context as pi holds it (no sending rules). ``counter``: a tiktoken counter that already
+    knows the session's messages (the replay's :func:`inspector.replay.session_counter`), so they
+    are not encoded again; the counts, and so the fit, are the same either way."""
     key = (id(session), providers)
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is session:
         return hit[1]
-    cal = fit(session_deltas(session, rules=rules_for(session, providers)))
+    cal = fit(session_deltas(session, counter, rules=rules_for(session, providers)))
     if len(_CACHE) > 16:
         _CACHE.clear()
     _CACHE[key] = (session, cal)

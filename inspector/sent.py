@@ -47,7 +47,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import is_
+from itertools import takewhile
+from operator import is_, truth
 from typing import Any, Literal
 
 from .context import ContextMessage
@@ -181,7 +182,7 @@ class _Counted:
     key: Any
     turn_start: int
     held: SentCount
-    seen: set[str]
+    seen: dict[str, int]
     blocks: int
     current: list[tuple[int, AssistantMessage, int, int]]
 
@@ -230,9 +231,13 @@ class SentCounter:
 
     def count(self, messages: Sequence[ContextMessage], call: AssistantMessage | None = None) -> SentCount:
         """The tokens ``messages`` reach the provider as, for the call ``call`` answers. A context
-        that holds the previous one's messages first (the same objects), for the same model, is
-        counted from the previous count on: only its new messages are read, and the thinking of
-        the previous turn's answers again if a new turn has started since."""
+        counted for the same model as the previous one is counted from the previous count on: the
+        messages of the previous context past the ones both hold first (the same objects) are
+        taken out, the new context's from there on are added, and the answers whose turn changed
+        (a new turn has started, or the last prompt is another) have their thinking counted
+        again. Every message's share of the count depends only on it, the call's model and
+        whether it is in the context's last turn, so this is the count afresh; it reads only what
+        changed (DCP, pruning a few recent tool outputs, changes a context near its end)."""
         turn_start = _last_prompt(messages)
         key = (  # what thinking_rule reads of the call
             (getattr(call, "model", None), getattr(call, "provider", None), getattr(call, "api", None))
@@ -240,43 +245,48 @@ class SentCounter:
             else None
         )
         last = self._last
-        current: list[tuple[int, AssistantMessage, int, int]] = []
-        if (
-            last is not None
-            and last.key == key
-            and last.turn_start <= turn_start
-            and len(last.messages) <= len(messages)
-            and all(map(is_, last.messages, messages))
-        ):
+        shared = 0
+        if last is not None and last.key == key:
+            shared = len(list(takewhile(truth, map(is_, last.messages, messages))))
+            if len(last.messages) - shared > shared:  # more to take out than to keep: afresh
+                shared = 0
+        current: dict[int, tuple[AssistantMessage, int, int]] = {}
+        if last is not None and shared:
             out = SentCount(last.held.tokens, last.held.items, dict(last.held.parts))
-            seen, blocks, start = set(last.seen), last.blocks, len(last.messages)
-            for i, a, stored, beyond in last.current:  # the last turn's answers, in an earlier turn now?
-                if i > turn_start:
-                    current.append((i, a, stored, beyond))
+            seen, blocks = dict(last.seen), last.blocks
+            before = {i: (a, stored, beyond) for i, a, stored, beyond in last.current}
+            for i in range(
+                shared, len(last.messages)
+            ):  # the previous context's messages past the shared ones
+                self._share(out, last.messages[i].message, call, before.get(i), -1)
+            if self.rules.dcp_tags:
+                blocks -= _dcp_messages(self.session, last.messages[shared:], seen, -1)
+            for i, (a, stored, beyond) in before.items():  # the shared answers of its last turn
+                if i < shared and i > turn_start:
+                    current[i] = (a, stored, beyond)
+            lo, hi = sorted((last.turn_start, turn_start))
+            for i in range(lo + 1, min(hi + 1, shared)):  # shared messages on the other side of the turn now
+                m = messages[i].message
+                if not isinstance(m, AssistantMessage) or not self._sent(m):
                     continue
-                out.add("thinking as stored", -stored)
-                out.add("reasoning beyond the stored text", -beyond)
-                self._thinking_sent(out, a, call, False)
+                old = before.get(i)
+                self._thinking_share(out, m, call, old[1:] if old is not None else None, -1)
+                stored, beyond = self._thinking_share(out, m, call, None, 1, i > turn_start)
+                if i > turn_start:
+                    current[i] = (m, stored, beyond)
             out.parts = {k: v for k, v in out.parts.items() if v}
         else:
-            out, seen, blocks, start = SentCount(), set(), 0, 0
-        for i in range(start, len(messages)):
+            out, seen, blocks = SentCount(), {}, 0
+        for i in range(shared, len(messages)):
             m = messages[i].message
-            n = self.counter.count(m)
-            if not isinstance(m, AssistantMessage):
-                out.add("messages", n)
-                out.items += 1
-                continue
-            if (self.rules.skip_failed and m.stopReason in ("error", "aborted")) or withheld(self.rules, m):
-                continue
-            out.items += 1
-            out.add("messages", n - self.thinking_text(m))
-            stored, beyond = self._thinking_sent(out, m, call, i > turn_start)
-            if i > turn_start:
-                current.append((i, m, stored, beyond))
+            share = self._share(out, m, call, None, 1, i > turn_start)
+            if share is not None and i > turn_start and isinstance(m, AssistantMessage):
+                current[i] = (m, share[0], share[1])
         if self.rules.dcp_tags:
-            blocks += _dcp_messages(self.session, messages[start:], seen)
-        self._last = _Counted(list(messages), key, turn_start, out, seen, blocks, current)
+            blocks += _dcp_messages(self.session, messages[shared:], seen)
+        self._last = _Counted(
+            list(messages), key, turn_start, out, seen, blocks, [(i, *v) for i, v in sorted(current.items())]
+        )
         full = SentCount(out.tokens, out.items, dict(out.parts))
         if self.rules.dcp_tags:
             full.add("DCP message ids", self._tag * (len(seen) + blocks))
@@ -284,16 +294,55 @@ class SentCounter:
             full.add(REINJECTED, self.reinjected(messages))
         return full
 
-    def _thinking_sent(
-        self, out: SentCount, m: AssistantMessage, call: AssistantMessage | None, current_turn: bool
+    def _sent(self, m: Any) -> bool:
+        """Is ``m`` an answer the provider is sent (not a failed or withheld one)?"""
+        return isinstance(m, AssistantMessage) and not (
+            (self.rules.skip_failed and m.stopReason in ("error", "aborted")) or withheld(self.rules, m)
+        )
+
+    def _share(
+        self,
+        out: SentCount,
+        m: Any,
+        call: AssistantMessage | None,
+        thinking: tuple[AssistantMessage, int, int] | None,
+        sign: int,
+        current_turn: bool = False,
+    ) -> tuple[int, int] | None:
+        """Add (``sign`` 1) or take out (-1) message ``m``'s share of a count: its tokens, its
+        thinking as sent (taken out: as ``thinking`` recorded it in the last turn, else counted
+        out of it), one message. Returns an answer's thinking (as stored, beyond), else None."""
+        n = self.counter.count(m)
+        if not isinstance(m, AssistantMessage):
+            out.add("messages", sign * n)
+            out.items += sign
+            return None
+        if not self._sent(m):
+            return None
+        out.items += sign
+        out.add("messages", sign * (n - self.thinking_text(m)))
+        return self._thinking_share(
+            out, m, call, thinking[1:] if thinking is not None else None, sign, current_turn
+        )
+
+    def _thinking_share(
+        self,
+        out: SentCount,
+        m: AssistantMessage,
+        call: AssistantMessage | None,
+        known: tuple[int, int] | None,
+        sign: int,
+        current_turn: bool = False,
     ) -> tuple[int, int]:
-        """Add to ``out`` the tokens ``m``'s thinking is sent as; returns them (as stored, beyond)."""
-        text = self.thinking_text(m)
-        sent = self.answer_thinking(m, thinking_rule(self.rules, m, call), current_turn)
-        stored = min(sent, text)
-        out.add("thinking as stored", stored)
-        out.add("reasoning beyond the stored text", sent - stored)
-        return stored, sent - stored
+        """Add or take out the tokens ``m``'s thinking is sent as (``known``: (as stored, beyond)
+        as counted in the last turn; else counted for ``current_turn``); returns them."""
+        if known is None:
+            text = self.thinking_text(m)
+            sent = self.answer_thinking(m, thinking_rule(self.rules, m, call), current_turn)
+            known = (min(sent, text), sent - min(sent, text))
+        out.add("thinking as stored", sign * known[0])
+        out.add("reasoning beyond the stored text", sign * known[1])
+        return known
 
     def reinjected(self, messages: Sequence[ContextMessage]) -> int:
         """Claude Code's post-compaction file attachments, estimated from the last reads the
@@ -332,9 +381,12 @@ def _last_prompt(messages: Sequence[ContextMessage]) -> int:
 _STEP = re.compile(r"-s\d+$")
 
 
-def _dcp_messages(session: Session, messages: Sequence[ContextMessage], seen: set[str]) -> int:
-    """The OpenCode messages in the context (each carries one DCP id), added to ``seen`` (their
-    ids); returns how many of DCP's block summaries it holds."""
+def _dcp_messages(
+    session: Session, messages: Sequence[ContextMessage], seen: dict[str, int], sign: int = 1
+) -> int:
+    """The OpenCode messages in the context (each carries one DCP id), counted in ``seen`` (their
+    ids, each with how many of the context's messages carry it; ``sign`` -1: taken out of it);
+    returns how many of DCP's block summaries it holds."""
     blocks = 0
     for cm in messages:
         if cm.entry_index is None:
@@ -344,5 +396,10 @@ def _dcp_messages(session: Session, messages: Sequence[ContextMessage], seen: se
             continue
         eid = session.entries[cm.entry_index].id
         if isinstance(eid, str):
-            seen.add(_STEP.sub("", eid))
+            k = _STEP.sub("", eid)
+            n = seen.get(k, 0) + sign
+            if n:
+                seen[k] = n
+            else:
+                del seen[k]
     return blocks

@@ -288,6 +288,90 @@ def test_a_context_that_extends_the_previous_one_is_counted_as_if_afresh(name: s
         assert reused > len(pairs) // 3  # most calls continue from the one before
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["coding-session.jsonl", "claude-code-session.jsonl", "codex-session.jsonl", "opencode-session.json"],
+)
+def test_a_context_changed_near_its_end_is_counted_as_if_afresh(name: str) -> None:
+    """:meth:`SentCounter.count` takes out the previous context's messages past the ones both hold
+    first and adds the new ones (a tool output pruned near the end, messages dropped, an earlier
+    context again, the last prompt moved back or forth): every count equals a fresh counter's,
+    with each agent's rules (and DCP's ids on a DCP export)."""
+    import random
+    from itertools import takewhile
+    from operator import is_, truth
+
+    from .support.opencode_export import dcp_export
+    from .support.paths import REPO
+
+    sessions = [parse_any((REPO / "sample_sessions" / name).read_bytes(), source=name)]
+    if name == "opencode-session.json":
+        sessions.append(dcp_export(random.Random(3), 30, every=4).session())
+    rng = random.Random(name)
+    for s in sessions:
+        rules = rules_for(s)
+        kept = SentCounter(s, TIK, rules)
+        pairs = _contexts_as_checked(s)
+        rolled = 0
+        order = [p for k, p in enumerate(pairs) for p in (p, pairs[rng.randrange(k + 1)], p, p)]
+        for k, (ctx, call) in enumerate(order):
+            ctx = list(ctx)
+            for _ in range(rng.randint(0, 3) if k % 4 == 3 else 0):  # a few changes near the end
+                if not ctx:
+                    break
+                at = max(0, len(ctx) - 1 - int(rng.expovariate(0.5)))
+                cm = ctx[at]
+                how = rng.choice(("prune", "copy", "drop", "cut"))
+                if how == "prune" and isinstance(cm.message, (ToolResultMessage, UserMessage)):
+                    ctx[at] = ContextMessage(
+                        cm.message.model_copy(update={"content": "[pruned]"}), cm.entry_index
+                    )
+                elif how == "copy":
+                    ctx[at] = ContextMessage(cm.message.model_copy(), cm.entry_index)
+                elif how == "drop":
+                    del ctx[at]
+                else:
+                    del ctx[at:]
+            last = kept._last
+            if last is not None:
+                shared = len(list(takewhile(truth, map(is_, last.messages, ctx))))
+                rolled += 0 < shared < len(last.messages) and len(last.messages) - shared <= shared
+            got = kept.count(ctx, call)
+            want = SentCounter(s, TIK, rules).count(ctx, call)
+            assert (got.tokens, got.items, got.parts) == (want.tokens, want.items, want.parts)
+        assert rolled >= len(pairs) // 2  # counts that took messages out of the previous one
+
+
+def test_the_check_fits_its_calibration_with_the_replays_counter(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """check() fits the session's calibration with the counter its replay already primed (each
+    message encoded once, not again for the fit): the same deltas and the same fit as with a
+    counter of its own, on each agent's sample and a DCP export."""
+    import random
+
+    import inspector.calibration as calibration
+    from inspector.calibration import fit, session_deltas
+    from inspector.replay import session_counter
+
+    from .support.opencode_export import dcp_export
+    from .support.paths import REPO
+
+    names = [
+        "coding-session.jsonl",
+        "claude-code-session.jsonl",
+        "codex-session.jsonl",
+        "opencode-session.json",
+    ]
+    sessions = [parse_any((REPO / "sample_sessions" / n).read_bytes(), source=n) for n in names]
+    sessions.append(dcp_export(random.Random(5), 40, every=5).session())
+    for s in sessions:
+        own = session_deltas(s, rules=rules_for(s))
+        kept = session_deltas(s, session_counter(s, "tiktoken"), rules=rules_for(s))
+        assert own == kept and fit(own) == fit(kept)
+    monkeypatch.setattr(calibration, "_CACHE", {})
+    monkeypatch.setattr(calibration, "TiktokenCounter", None)  # a counter of its own: a TypeError
+    assert check(sessions[0]).calls
+
+
 def test_a_call_by_another_model_counts_the_context_afresh() -> None:
     """pi sends another model's thinking as text: the same context counts otherwise for a call by
     another model, so the counter does not continue from the previous call's count then."""

@@ -201,7 +201,7 @@ def check(session: Session, *, leaf: int | None = None, send_rules: bool = True)
     r = replay(
         session, ReplaySettings(compaction="recorded", strategy="recorded", counter="tiktoken", leaf=leaf)
     )
-    cal = session_calibration(session, send_rules)
+    cal = session_calibration(session, send_rules, session_counter(session, "tiktoken"))  # the replay's
     observed, parts = _observe(session, r, cal, send_rules)
     max_rec = max((o.recorded for o in observed), default=0)
     limit = threshold(max_rec)
