@@ -218,7 +218,8 @@ def check_compactions(session: Session, path: list[int], o: DoctorOptions) -> li
     for k, i in enumerate(path):
         e = session.entries[i]
         if not isinstance(e, CompactionEntry):
-            first_at.setdefault(e.id, k)
+            if isinstance(e.id, str):  # an entry pi could not read may have any JSON as its id
+                first_at.setdefault(e.id, k)
             if isinstance(e, MessageEntry):
                 for c in _calls(e.message):
                     p = c.arguments.get("path") if isinstance(c.arguments, dict) else None

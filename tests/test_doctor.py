@@ -394,3 +394,21 @@ def test_each_compaction_is_judged_by_the_files_modified_before_its_own_cut() ->
     k = kinds(b)
     assert k["summary-dropped-modified-files"] == [[15, 7]]  # b.py only: c.py comes after the cut
     assert "compaction-first-kept-off-path" not in k
+
+
+def test_an_entry_whose_id_is_not_a_string_is_not_an_error_of_the_doctor() -> None:
+    """An entry pi could not read keeps whatever JSON its ``id`` holds (an object, a list): the
+    compaction checks still run and find what they find without it (found by bench/fuzz.py)."""
+    for odd in ({"a": 1}, [1, 2], 7):
+        b = clean()
+        kept = b.user("next")
+        b.add("compaction", summary="we fixed things", firstKeptEntryId=kept, tokensBefore=1)
+        want = kinds(b)
+        b.add("not-a-pi-entry", note="x")
+        b.lines[-1]["id"] = odd
+        s = b.session()
+        assert type(s.entries[-1]).__name__ == "OpaqueEntry" and s.entries[-1].id == odd
+        assert len(s.entries) - 1 in s.path()  # on the branch the doctor walks
+        got = kinds(b)
+        assert got.pop("load-issue:missing-id") == [[8]]  # said as the loader says it
+        assert got == want and want["summary-dropped-modified-files"] == [[7, 3]]

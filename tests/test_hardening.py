@@ -300,6 +300,11 @@ FUZZ_COMMANDS: list[list[str]] = [
     ["export", "doctor", "{s}", "-o", "{o}d.html"],
     ["export", "doctor", "{s}", "-o", "{o}d.json"],
     ["export", "doctor", "{s}", "-o", "{o}d.csv"],
+    ["check", "{s}"],
+    ["check", "{s}", "--json"],
+    ["retention", "{s}", "--json", "--details"],
+    ["retention", "{s}", "--compaction", "pi", "--window", "2000", "--keep-recent-tokens", "300"],
+    ["replay", "{s}", "--cache", "model", "--json"],
 ]
 _UNSAFE_OUTPUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from inspector.doctor import diagnose
 from inspector.importers import parse_any
 from inspector.info import session_info
+from inspector.recon import check
 from inspector.replay import ReplaySettings, replay
+from inspector.retention import retention
 
 from .support.paths import REPO
 from .test_import_claude_code import _preserved_session
@@ -83,17 +85,20 @@ def _exercise(data: bytes) -> None:
     s = parse_any(data, source="fuzz")
     session_info(s)
     diagnose(s)
-    replay(s)
+    check(s)  # every call's context as sent, counted from the one before
+    retention(replay(s))
     if s.entries:
-        replay(
-            s,
-            ReplaySettings(
-                compaction="pi",
-                context_window=2000,
-                reserve_tokens=500,
-                keep_recent_tokens=200,
-                strategy="recorded",
-            ),
+        retention(
+            replay(
+                s,
+                ReplaySettings(
+                    compaction="pi",
+                    context_window=2000,
+                    reserve_tokens=500,
+                    keep_recent_tokens=200,
+                    strategy="recorded",
+                ),
+            )
         )
 
 
