@@ -255,9 +255,8 @@ class SentCounter:
             out = SentCount(last.held.tokens, last.held.items, dict(last.held.parts))
             seen, blocks = dict(last.seen), last.blocks
             before = {i: (a, stored, beyond) for i, a, stored, beyond in last.current}
-            for i in range(
-                shared, len(last.messages)
-            ):  # the previous context's messages past the shared ones
+            # the previous context's messages past the shared ones: taken out
+            for i in range(shared, len(last.messages)):
                 self._share(out, last.messages[i].message, call, before.get(i), -1)
             if self.rules.dcp_tags:
                 blocks -= _dcp_messages(self.session, last.messages[shared:], seen, -1)
@@ -265,7 +264,7 @@ class SentCounter:
                 if i < shared and i > turn_start:
                     current[i] = (a, stored, beyond)
             lo, hi = sorted((last.turn_start, turn_start))
-            for i in range(lo + 1, min(hi + 1, shared)):  # shared messages on the other side of the turn now
+            for i in range(lo + 1, min(hi + 1, shared)):  # shared ones on the other side of the turn now
                 m = messages[i].message
                 if not isinstance(m, AssistantMessage) or not self._sent(m):
                     continue
