@@ -267,16 +267,23 @@ class CalibratedCounter(TiktokenCounter):
 
     name = "calibrated"
 
-    def __init__(self, ratio: float = 1.0, overhead: float = 0.0, label: str | None = None) -> None:
+    def __init__(
+        self, ratio: float = 1.0, overhead: float = 0.0, label: str | None = None, source: Any = None
+    ) -> None:
         self.ratio = ratio
         self.overhead = overhead
         self.label = label or f"calibrated (tiktoken × {ratio:.3f} + {overhead:.0f} per message, fitted)"
+        self.source = source
+        """A tiktoken counter to take the counts from (one that remembers them: a session's,
+        :func:`inspector.replay.session_counter`); None: this counter's own."""
 
     def count_text(self, text: str) -> int:
-        return round(super().count_text(text) * self.ratio)
+        n = self.source.count_text(text) if self.source is not None else super().count_text(text)
+        return round(n * self.ratio)
 
     def count_many(self, messages: Sequence[Any]) -> list[int]:
-        return [round(n * self.ratio + self.overhead) for n in super().count_many(messages)]
+        counts = self.source.count_many(messages) if self.source is not None else super().count_many(messages)
+        return [round(n * self.ratio + self.overhead) for n in counts]
 
 
 COUNTERS: dict[str, type] = {"pi": PiEstimate, "tiktoken": TiktokenCounter, "calibrated": CalibratedCounter}

@@ -73,6 +73,38 @@ def test_the_calibration_is_fitted_from_deltas_and_offered_as_a_counter() -> Non
     assert check(s).offset_median == SYSTEM
 
 
+@pytest.mark.parametrize(
+    "name", ["coding-session.jsonl", "claude-code-session.jsonl", "opencode-session.json"]
+)
+def test_the_calibrated_counter_encodes_each_message_once(name: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A session's calibrated counter is fitted and counts with the session's tiktoken counter:
+    every message goes through tiktoken once (not again for the fit, nor for the calibrated
+    counts), and each count is tiktoken's × the ratio + the overhead, as a counter of its own gives."""
+    import inspector.calibration as calibration
+    from inspector.replay import session_counter
+    from inspector.session.models import MessageEntry
+    from inspector.tokens import CalibratedCounter, TiktokenCounter
+
+    from .support.paths import REPO
+
+    s = parse_any((REPO / "sample_sessions" / name).read_bytes(), source=name)
+    monkeypatch.setattr(calibration, "_CACHE", {})
+    seen: list[int] = []
+    real = TiktokenCounter.count_many
+    monkeypatch.setattr(
+        TiktokenCounter, "count_many", lambda self, ms: seen.extend(map(id, ms)) or real(self, ms)
+    )
+    counter = session_counter(s, "calibrated")
+    msgs = [e.message for e in s.entries if isinstance(e, MessageEntry)]
+    assert len(seen) == len(set(seen)) and set(map(id, msgs)) <= set(
+        seen
+    )  # each once (and a summary the fit builds)
+    cal = session_calibration(s)
+    own = CalibratedCounter(cal.ratio, cal.overhead)
+    assert [counter.count(m) for m in msgs] == [own.count(m) for m in msgs]
+    assert counter.count_text("some text to count") == own.count_text("some text to count")
+
+
 def test_a_file_that_continues_an_earlier_one_starts_from_its_first_recorded_prompt() -> None:
     lines = [
         {

@@ -108,13 +108,16 @@ def session_counter(session: Session, name: str) -> CachedCounter:
     key = (id(session), name)
     with _COUNTER_LOCK:
         hit = _COUNTER_CACHE.get(key)
-        if hit is not None and hit[0] is session:
-            c = hit[1]
-        else:
-            c = CachedCounter(_session_counter_base(session, name))
-            if len(_COUNTER_CACHE) > 16:
-                _COUNTER_CACHE.clear()
-            _COUNTER_CACHE[key] = (session, c)
+    if hit is None or hit[0] is not session:
+        base = _session_counter_base(session, name)  # not under the lock: calibrated asks for tiktoken's
+        with _COUNTER_LOCK:
+            hit = _COUNTER_CACHE.get(key)
+            if hit is None or hit[0] is not session:  # not made by another thread meanwhile
+                hit = (session, CachedCounter(base))
+                if len(_COUNTER_CACHE) > 16:
+                    _COUNTER_CACHE.clear()
+                _COUNTER_CACHE[key] = hit
+    c = hit[1]
     c.prime_session(session)
     return c
 
@@ -177,11 +180,14 @@ def warm_session(
 
 
 def _session_counter_base(session: Session, name: str) -> TokenCounter:
-    """``calibrated`` is tiktoken × the session's own fitted ratio (:mod:`inspector.calibration`)."""
+    """``calibrated`` is tiktoken × the session's own fitted ratio (:mod:`inspector.calibration`),
+    fitted and counted with the session's tiktoken counter: each message is encoded once, for the
+    three (the fit, the calibrated counts, and tiktoken's own)."""
     if name == "calibrated":
         from ..calibration import session_calibration
         from ..tokens import CalibratedCounter
 
-        cal = session_calibration(session)
-        return CalibratedCounter(cal.ratio, cal.overhead, cal.label)
+        tiktoken = session_counter(session, "tiktoken")
+        cal = session_calibration(session, counter=tiktoken)
+        return CalibratedCounter(cal.ratio, cal.overhead, cal.label, source=tiktoken)
     return get_counter(name)
