@@ -21,6 +21,7 @@ before it (the parent pi would give its compaction entry).
 from __future__ import annotations
 
 import bisect
+import hashlib
 import threading
 import weakref
 from collections.abc import Sequence
@@ -283,8 +284,10 @@ def _judged(
 ) -> tuple[tuple[Needed, ...], tuple[dict[str, Any], ...]]:
     """The needed items of ``sp`` with where each survives under ``text``, and its files (memoised
     per session, keyed by everything of the span they read: its entries, the last user message,
-    the file lists, the files attached again)."""
-    key = (sp.summarised, sp.kept, sp.horizon, sp.last_user, sp.file_lists, sp.attached, text)
+    the file lists, the files attached again, and the text by its BLAKE2 digest — a summary can
+    be tens of kilobytes, and the memo need not keep it)."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    key = (sp.summarised, sp.kept, sp.horizon, sp.last_user, sp.file_lists, sp.attached, digest)
     with _LOCK:
         memo = _JUDGED.setdefault(session, {})
         hit = memo.get(key)
