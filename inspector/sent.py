@@ -178,7 +178,7 @@ class _Counted:
     start, the count of its messages (before DCP's ids and re-injected files), DCP's ids, and the
     answers of its last turn (position, answer, thinking tokens sent as stored and beyond)."""
 
-    messages: list[ContextMessage]
+    messages: tuple[ContextMessage, ...]
     key: Any
     turn_start: int
     held: SentCount
@@ -247,8 +247,13 @@ class SentCounter:
         last = self._last
         shared = 0
         if last is not None and last.key == key:
-            shared = len(list(takewhile(truth, map(is_, last.messages, messages))))
-            if len(last.messages) - shared > shared:  # more to take out than to keep: afresh
+            n = len(last.messages)
+            head = messages[:n]
+            if n <= len(messages) and (tuple(head) if type(head) is not tuple else head) == last.messages:
+                shared = n  # the previous context, extended (compared in C; an equal message counts alike)
+            else:
+                shared = len(list(takewhile(truth, map(is_, last.messages, messages))))
+            if n - shared > shared:  # more to take out than to keep: afresh
                 shared = 0
         current: dict[int, tuple[AssistantMessage, int, int]] = {}
         if last is not None and shared:
@@ -284,7 +289,7 @@ class SentCounter:
         if self.rules.dcp_tags:
             blocks += _dcp_messages(self.session, messages[shared:], seen)
         self._last = _Counted(
-            list(messages), key, turn_start, out, seen, blocks, [(i, *v) for i, v in sorted(current.items())]
+            tuple(messages), key, turn_start, out, seen, blocks, [(i, *v) for i, v in sorted(current.items())]
         )
         full = SentCount(out.tokens, out.items, dict(out.parts))
         if self.rules.dcp_tags:

@@ -313,7 +313,7 @@ def test_a_context_that_extends_the_previous_one_is_counted_as_if_afresh(name: s
         pairs = _contexts_as_checked(s)
         reused = 0
         for ctx, call in pairs:
-            reused += kept._last is not None and kept._last.messages == list(ctx[: len(kept._last.messages)])
+            reused += kept._last is not None and kept._last.messages == tuple(ctx[: len(kept._last.messages)])
             got = kept.count(ctx, call)
             want = SentCounter(s, TIK, rules).count(ctx, call)
             assert (got.tokens, got.items, got.parts) == (want.tokens, want.items, want.parts)

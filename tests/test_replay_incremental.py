@@ -397,3 +397,66 @@ def test_the_list_of_messages_sent_follows_drops_prunes_and_appends_between_call
     runner._keep(1)  # sent again
     runner._keep(2)
     assert sent() == [0, 1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_messages_sent_follow_any_changes_between_calls(seed: int) -> None:
+    """:meth:`IncrementalRunner.sent_messages` keeps the positions sent from call to call and puts
+    :attr:`front` and :attr:`inserted` in as it gives them out: through random drops (ranges too,
+    as a DCP compress makes), prunes, positions sent again, appends, inserted messages and a front,
+    the list is at every call what reading every position gives."""
+    from inspector.pruning.runner import PlainRunner
+
+    rng = random.Random(seed)
+    b = SessionBuilder()
+    for k in range(60):
+        b.user(f"q{k}")
+        b.assistant(f"a{k}")
+    s = b.session()
+    ctx = list(build_session_context(s).messages)
+    runner = PlainRunner(None, None, session_counter(s, "pi"))
+    msgs = ctx[:5]
+
+    def expected() -> list[Any]:
+        get, out = runner._fate.get, list(runner.front)
+        inserts = sorted(runner.inserted, key=lambda x: x[0])
+        k = 0
+        for pos in range(runner._floor(), len(msgs)):
+            while k < len(inserts) and inserts[k][0] <= pos:
+                out.append(inserts[k][1])
+                k += 1
+            f = get(pos)
+            if f is None or f[1] is not None:
+                out.append(msgs[pos] if f is None else f[1])
+        return out + [cm for _, cm in inserts[k:]]
+
+    runner.call(msgs, None, None)
+    checked = 0
+    for step in range(300):
+        how = rng.choice(("drop", "range", "prune", "keep", "append", "insert", "front", "call"))
+        pos = rng.randrange(len(msgs))
+        if how == "drop":
+            runner._drop(msgs, pos)
+        elif how == "range":
+            for p in range(pos, min(len(msgs), pos + rng.randint(1, 12))):
+                runner._drop(msgs, p)
+        elif how == "prune":
+            runner._prune(msgs, pos, dataclasses.replace(msgs[pos], entry_index=1000 + step))
+        elif how == "keep":
+            for p in rng.sample(sorted(runner._fate), min(len(runner._fate), rng.randint(1, 5))):
+                runner._keep(p)
+        elif how == "append" and len(msgs) < len(ctx):
+            msgs += ctx[len(msgs) : len(msgs) + rng.randint(1, 3)]
+            runner.call(msgs, None, None)
+        elif how == "insert":
+            summary = dataclasses.replace(ctx[0], entry_index=None)
+            runner.inserted = (*runner.inserted[-3:], (rng.randrange(len(msgs) + 2), summary))
+        elif how == "front":
+            runner.front = () if runner.front else (dataclasses.replace(ctx[0], entry_index=None),)
+        else:
+            runner.call(msgs, None, None)
+        if rng.random() < 0.7:
+            got = runner.sent_messages(msgs)
+            assert list(got) == expected(), step
+            checked += 1
+    assert checked > 150 and runner._fate and runner.inserted

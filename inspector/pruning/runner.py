@@ -21,6 +21,7 @@ new list when a compaction rebuilds it. A new list object restarts the runner's 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,9 +137,8 @@ class IncrementalRunner(Runner):
         """Messages inserted elsewhere: (the position each is sent before, the message)."""
         self._fallback = False
         self._full: Any = None
-        self._presence = 0  # changes of which positions are sent (see _changed)
-        self._sent: _Sent | None = None  # sent_messages' list, kept from call to call
-        self._touched: set[int] = set()  # positions sent otherwise since it was made
+        self._sent: _Sent | None = None  # sent_messages' positions and messages, kept from call to call
+        self._touched: set[int] = set()  # positions whose fate changed since
 
     # -- the call ------------------------------------------------------------------------------
 
@@ -226,7 +226,7 @@ class IncrementalRunner(Runner):
         self.saved -= cur[2]
         self._unmark(cur[0])
         if self._sent is not None:
-            self._changed(pos, cur[1] is None)
+            self._changed(pos)
 
     def _set(self, pos: int, fate: tuple[int | None, ContextMessage | None, int]) -> None:
         cur = self._fate.get(pos)
@@ -237,16 +237,13 @@ class IncrementalRunner(Runner):
         self._fate[pos] = fate
         self.saved += fate[2]
         if self._sent is not None:
-            self._changed(pos, (fate[1] is None) != (cur is not None and cur[1] is None))
+            self._changed(pos)
 
-    def _changed(self, pos: int, presence: bool) -> None:
-        """Position ``pos`` is sent otherwise now; ``presence``: it is sent now and was not, or the
-        other way round (:meth:`sent_messages` keeps its list up to date from these, noted once
-        it has made one)."""
-        if presence:
-            self._presence += 1
-        else:
-            self._touched.add(pos)
+    def _changed(self, pos: int) -> None:
+        """Position ``pos`` is sent otherwise now, or sent now and was not, or the other way round
+        (:meth:`sent_messages` brings its positions up to date from these, noted once it has made
+        them)."""
+        self._touched.add(pos)
 
     def _mark(self, entry: int | None) -> None:
         if entry is None:
@@ -284,55 +281,63 @@ class IncrementalRunner(Runner):
     def sent_messages(self, msgs: Sequence[ContextMessage]) -> tuple[ContextMessage, ...]:
         """The messages sent at the last call, in order (what ``apply``'s ``PruneResult.messages``
         holds): :attr:`front`, then each position from :meth:`_floor` on as its fate says, each
-        :attr:`inserted` message before its position. The list is kept from one call to the next
-        and only brought up to date — the new positions appended, the positions sent otherwise
-        replaced — while the same positions are sent, in the same context: a context that only
-        grows but sends little of it (DCP's) costs what changed, not its length, at each call."""
+        :attr:`inserted` message before its position. The positions sent and their messages are
+        kept from one call to the next and only brought up to date — the new positions appended,
+        each position whose fate changed looked up again (sent otherwise, sent again, or no longer
+        sent) — in the same context; :attr:`front` and :attr:`inserted` are put in as the list is
+        given out. A context that only grows but sends little of it (DCP's) costs what changed,
+        not its length, at each call, and so does each compress that drops a range of it."""
         if self._fallback:
             return tuple(self._full.messages)
         c, floor = self._sent, self._floor()
-        if (
-            c is None
-            or c.msgs is not msgs
-            or c.presence != self._presence
-            or c.floor != floor
-            or c.front is not self.front
-            or c.inserted is not self.inserted
-            or c.n > len(msgs)
-            or any(before >= c.n for before, _ in self.inserted)  # one would go after the new positions
-        ):
+        if c is None or c.msgs is not msgs or c.floor != floor or c.n > len(msgs):
             c = self._sent = self._made(msgs, floor)
         else:
-            get, out, at = self._fate.get, c.out, c.at
+            get, present, base = self._fate.get, c.present, c.base
             for pos in self._touched:
-                if pos in at:
-                    f = get(pos)
-                    out[at[pos]] = msgs[pos] if f is None else f[1]  # type: ignore[assignment]
+                if pos >= c.n:
+                    continue  # read with the new positions below
+                i = bisect_left(present, pos)
+                there = i < len(present) and present[i] == pos
+                f = get(pos)
+                if f is None or f[1] is not None:
+                    m = msgs[pos] if f is None else f[1]
+                    if there:
+                        base[i] = m  # type: ignore[assignment]
+                    else:
+                        present.insert(i, pos)
+                        base.insert(i, m)  # type: ignore[arg-type]
+                elif there:
+                    del present[i], base[i]
             for pos in range(c.n, len(msgs)):
                 f = get(pos)
                 if f is None or f[1] is not None:
-                    at[pos] = len(out)
-                    out.append(msgs[pos] if f is None else f[1])  # type: ignore[arg-type]
+                    present.append(pos)
+                    base.append(msgs[pos] if f is None else f[1])  # type: ignore[arg-type]
             c.n = len(msgs)
         self._touched = set()
-        return tuple(c.out)
+        return self._merged(c)
 
     def _made(self, msgs: Sequence[ContextMessage], floor: int) -> _Sent:
         get = self._fate.get
-        inserts = sorted(self.inserted, key=lambda x: x[0])  # apply's order: a stable sort
-        out: list[ContextMessage] = list(self.front)
-        at: dict[int, int] = {}
-        k = 0
-        for pos in range(floor, len(msgs)):
-            while k < len(inserts) and inserts[k][0] <= pos:
-                out.append(inserts[k][1])
-                k += 1
-            f = get(pos)
-            if f is None or f[1] is not None:
-                at[pos] = len(out)
-                out.append(msgs[pos] if f is None else f[1])  # type: ignore[arg-type]
-        out += [cm for _, cm in inserts[k:]]
-        return _Sent(msgs, self._presence, floor, self.front, self.inserted, len(msgs), out, at)
+        present = [p for p in range(floor, len(msgs)) if (f := get(p)) is None or f[1] is not None]
+        base = [msgs[p] if (f := get(p)) is None else f[1] for p in present]
+        return _Sent(msgs, floor, len(msgs), present, base)  # type: ignore[arg-type]
+
+    def _merged(self, c: _Sent) -> tuple[ContextMessage, ...]:
+        """:attr:`front`, then the messages sent, each of :attr:`inserted` before the first
+        position at or after the one it names (in ``apply``'s order: a stable sort)."""
+        if not self.inserted:
+            return (*self.front, *c.base)
+        out = list(self.front)
+        prev = 0
+        for before, cm in sorted(self.inserted, key=lambda x: x[0]):
+            i = bisect_left(c.present, before)
+            out += c.base[prev:i]
+            out.append(cm)
+            prev = i
+        out += c.base[prev:]
+        return tuple(out)
 
     def sent(self, msgs: Sequence[ContextMessage], pos: int) -> ContextMessage | None:
         """What position ``pos`` is sent as at the last call (None: dropped)."""
@@ -365,18 +370,17 @@ class IncrementalRunner(Runner):
 
 @dataclass
 class _Sent:
-    """:meth:`IncrementalRunner.sent_messages`' list, and what it was made from."""
+    """:meth:`IncrementalRunner.sent_messages`' positions sent and their messages, and what they
+    were made from."""
 
     msgs: Any
-    presence: int
     floor: int
-    front: tuple[ContextMessage, ...]
-    inserted: tuple[tuple[int, ContextMessage], ...]
     n: int
     """Positions read."""
-    out: list[ContextMessage]
-    at: dict[int, int]
-    """Position → its index in :attr:`out` (the positions sent)."""
+    present: list[int]
+    """The positions sent, in order."""
+    base: list[ContextMessage]
+    """What each is sent as."""
 
 
 class PlainRunner(IncrementalRunner):
