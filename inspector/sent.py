@@ -248,8 +248,7 @@ class SentCounter:
         shared = 0
         if last is not None and last.key == key:
             n = len(last.messages)
-            head = messages[:n]
-            if n <= len(messages) and (tuple(head) if type(head) is not tuple else head) == last.messages:
+            if n <= len(messages) and tuple(messages[:n]) == last.messages:
                 shared = n  # the previous context, extended (compared in C; an equal message counts alike)
             else:
                 shared = len(list(takewhile(truth, map(is_, last.messages, messages))))
@@ -316,15 +315,14 @@ class SentCounter:
         """Add (``sign`` 1) or take out (-1) message ``m``'s share of a count: its tokens, its
         thinking as sent (taken out: as ``thinking`` recorded it in the last turn, else counted
         out of it), one message. Returns an answer's thinking (as stored, beyond), else None."""
-        n = self.counter.count(m)
         if not isinstance(m, AssistantMessage):
-            out.add("messages", sign * n)
+            out.add("messages", sign * self.counter.count(m))
             out.items += sign
             return None
         if not self._sent(m):
             return None
         out.items += sign
-        out.add("messages", sign * (n - self.thinking_text(m)))
+        out.add("messages", sign * (self.counter.count(m) - self.thinking_text(m)))
         return self._thinking_share(
             out, m, call, thinking[1:] if thinking is not None else None, sign, current_turn
         )

@@ -369,17 +369,23 @@ def test_growing_set_versions_share_storage_and_stay_immutable() -> None:
     assert hash(b) == hash(frozenset({1, 3, 5})) and b != frozenset({1}) and (b == "x") is False
 
 
-def test_the_list_of_messages_sent_follows_drops_prunes_and_appends_between_calls(sb: SessionBuilder) -> None:
-    """:meth:`IncrementalRunner.sent_messages` keeps its list from call to call: a position that
-    stops being sent (or comes back), one sent otherwise, and new positions are each followed."""
+def _plain_runner(exchanges: int) -> tuple[list[Any], Any]:
+    """The context of a session of ``exchanges`` questions and answers, and a runner that prunes
+    nothing of its own (tests move its positions' fates by hand)."""
     from inspector.pruning.runner import PlainRunner
 
-    for k in range(4):
-        sb.user(f"q{k}")
-        sb.assistant(f"a{k}")
-    s = sb.session()
-    ctx = list(build_session_context(s).messages)
-    runner = PlainRunner(None, None, session_counter(s, "pi"))
+    b = SessionBuilder()
+    for k in range(exchanges):
+        b.user(f"q{k}")
+        b.assistant(f"a{k}")
+    s = b.session()
+    return list(build_session_context(s).messages), PlainRunner(None, None, session_counter(s, "pi"))
+
+
+def test_the_list_of_messages_sent_follows_drops_prunes_and_appends_between_calls() -> None:
+    """:meth:`IncrementalRunner.sent_messages` keeps its list from call to call: a position that
+    stops being sent (or comes back), one sent otherwise, and new positions are each followed."""
+    ctx, runner = _plain_runner(4)
     msgs = ctx[:4]
 
     def sent() -> list[Any]:
@@ -405,16 +411,8 @@ def test_the_messages_sent_follow_any_changes_between_calls(seed: int) -> None:
     :attr:`front` and :attr:`inserted` in as it gives them out: through random drops (ranges too,
     as a DCP compress makes), prunes, positions sent again, appends, inserted messages and a front,
     the list is at every call what reading every position gives."""
-    from inspector.pruning.runner import PlainRunner
-
     rng = random.Random(seed)
-    b = SessionBuilder()
-    for k in range(60):
-        b.user(f"q{k}")
-        b.assistant(f"a{k}")
-    s = b.session()
-    ctx = list(build_session_context(s).messages)
-    runner = PlainRunner(None, None, session_counter(s, "pi"))
+    ctx, runner = _plain_runner(60)
     msgs = ctx[:5]
 
     def expected() -> list[Any]:

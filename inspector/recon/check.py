@@ -165,18 +165,18 @@ def _dcp_told(
     seen: set[int],
     excess: dict[int, int | None],
     counter: Any,
-    compress_at: set[int] | None = None,
+    compress_at: set[int],
 ) -> tuple[tuple[int, int, int | None], ...]:
     """(DCP's notified summary tokens, the tokens of the summaries the export records, the excess of
     the blocks they replaced or None when unknown) of each DCP compress that takes effect at this
     call (its result first in a context), when the export holds its notification
     (``details["dcp"]["notified"]``: :func:`inspector.importers.opencode_dcp.notified`).
     ``excess``: block id → notified less recorded tokens, of the blocks met so far;
-    ``compress_at``: the entries that hold a compress result, if known."""
+    ``compress_at``: the entries that hold a compress result."""
     out = []
     for cm in context:
         ei = cm.entry_index
-        if ei is None or ei in seen or (compress_at is not None and ei not in compress_at):
+        if ei is None or ei in seen or ei not in compress_at:
             continue
         blocks = dcp_blocks(cm.message)
         if not blocks:
