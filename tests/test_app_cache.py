@@ -131,6 +131,19 @@ def test_compare_prices_batch_style_pruning_against_every_turn():
     )
 
 
+def test_the_cost_table_shows_dollars_shares_and_token_counts_as_such():
+    import json
+
+    at = page(load(fresh()), "compare")
+    (df,) = [d for d in at.dataframe if "billed input cost ($)" in d.value.columns]
+    assert list(df.value.columns[:2]) == ["rank", "configuration"]
+    shown = json.loads(df.proto.columns)
+    fmt = {k: v["type_config"].get("format") for k, v in shown.items() if k in df.value.columns}
+    assert fmt["billed input cost ($)"] == fmt["blended input cost ($)"] == "$%.4f"
+    assert fmt["cache hit rate"] == "percent" and fmt["input tokens"] == "localized"
+    assert list(df.value["rank"]) == [1, 2]  # the values stay as computed
+
+
 def test_load_page_says_how_far_the_cache_model_follows_the_recorded_usage():
     at = load(fresh())
     line = next(c.value for c in at.caption if c.value.startswith("Prompt cache:"))

@@ -34,6 +34,26 @@ CAUSES = {
 }
 
 
+COST_COLUMNS = {
+    "rank": st.column_config.NumberColumn(width=50),
+    "configuration": st.column_config.TextColumn(width=260),
+    "billed input cost ($)": st.column_config.NumberColumn(format="$%.4f"),
+    "of which summarisation ($)": st.column_config.NumberColumn(format="$%.4f"),
+    "blended input cost ($)": st.column_config.NumberColumn(format="$%.4f"),
+    "cache hit rate": st.column_config.NumberColumn(format="percent"),
+    "input tokens": st.column_config.NumberColumn(format="localized"),
+    "billedCostUsd": st.column_config.NumberColumn("billed cost", format="$%.4f"),
+    "cacheHitRate": st.column_config.NumberColumn("cache hit rate", format="percent"),
+    "invalidationPremiumUsd": st.column_config.NumberColumn("invalidation premium", format="$%.4f"),
+    "tokensRewritten": st.column_config.NumberColumn("tokens rewritten", format="localized"),
+    "blended cost": st.column_config.NumberColumn(format="$%.4f"),
+}
+"""How the cost tables (:func:`compare_rows`, :func:`sweep_rows`) show their numbers: dollars,
+shares as percentages, token counts with separators (the values themselves stay as computed)."""
+COMPARE_ORDER = ("rank", "configuration")
+"""The cost table's first columns: its rank, then which configuration."""
+
+
 def report(r: Any) -> CacheReport:
     """The cache model of replay ``r``, computed once per session and settings."""
     return memo("cache_report", (r.settings,), lambda: cache_replay(r))
@@ -228,6 +248,13 @@ def compare_rows(runs: Sequence[tuple[str, Any, CacheReport]]) -> list[dict[str,
     return rows
 
 
+def cost_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`compare_rows` as a table, its rank and configuration first."""
+    df = pd.DataFrame(rows)
+    first = [c for c in COMPARE_ORDER if c in df.columns]
+    return df[first + [c for c in df.columns if c not in first]]
+
+
 #: PRUNE_MINIMUM values compared: 0 prunes at every turn; the larger ones prune rarely, in batches
 BATCHES = (0, 20_000, 40_000)
 
@@ -375,7 +402,7 @@ def sweep_panel(session: Any, cells: Sequence[Any]) -> None:
     if not st.toggle("Rank the cells by billed cost (the prompt cache priced)", key="sw_billed"):
         return
     rows = memo("sweep_billed", tuple(c.settings for c in cells), lambda: sweep_rows(session, cells))
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, column_config=COST_COLUMNS)
     st.caption(
         "frontier: no other cell is as cheap with as few re-reads, overflows and compactions — the settings "
         "worth choosing between."
@@ -414,7 +441,7 @@ def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None
         "**Ranked by billed input cost** (the provider's prompt cache priced; the recorded answers, and "
         "what their output costs, are the same in every configuration)"
     )
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="cmp_billed")
+    st.dataframe(cost_table(rows), hide_index=True, key="cmp_billed", column_config=COST_COLUMNS)
     st.caption(
         "Pruning saves tokens, but every prune that changes an old message makes the next call write the "
         "cache again from there. Batch-style pruning (a large PRUNE_MINIMUM: prune rarely, more at once) "
@@ -425,6 +452,7 @@ def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None
     ):
         batch = [(name, current_replay(cfg, f"Replaying {name}")) for name, cfg in batch_configs(settings)]
         st.dataframe(
-            pd.DataFrame(compare_rows([(n, r, report(r)) for n, r in batch if r is not None])),
+            cost_table(compare_rows([(n, r, report(r)) for n, r in batch if r is not None])),
             hide_index=True,
+            column_config=COST_COLUMNS,
         )
