@@ -275,6 +275,28 @@ def test_names_any_model_knows_are_not_the_sessions_identifiers() -> None:
     assert identifiers_in(text) == {"foreign_keys", "stored.version", "load_widget_config", "parseHeader"}
 
 
+def test_other_languages_and_the_agents_tools_names_are_known_too() -> None:
+    """Go's and Node's standard modules, testify, JavaScript's builtin methods, React's hooks,
+    Python's special names and the agents' own tool option values are general knowledge (the
+    shared sessions counted ``fmt.Printf``, ``messages.push``, ``useState``, ``__init__``,
+    ``files_with_matches`` and ``in_progress`` forgotten); the session's own names stay, a call of
+    one included."""
+    known = (
+        "fmt.Printf strconv.Itoa assert.deepEqual require.NoError fs.readFileSync messages.push "
+        "seen.has items.length useState useEffect __init__ __init__( __all__ node_modules "
+        "files_with_matches in_progress"
+    )
+    assert identifiers_in(known) == set()
+    own = "env.GetCommitCount sidecar.handleRequest pending_jobs useWidgetState _private_helper("
+    assert identifiers_in(f"{known} {own}") == {
+        "env.GetCommitCount",
+        "sidecar.handleRequest",
+        "pending_jobs",
+        "useWidgetState",
+        "_private_helper",
+    }
+
+
 def test_error_lines() -> None:
     out = "ok\nE   KeyError: 'x'\nTraceback (most recent call last):\nbash: foo: command not found\n"
     assert errors_in(out, False) == ("KeyError: 'x'", "bash: foo: command not found")

@@ -138,17 +138,51 @@ def _public(*objs: object) -> frozenset[str]:
     return frozenset(n for o in objs for n in dir(o) if not n.startswith("_"))
 
 
-KNOWN_NAMES = _public(builtins)
-"""Python's builtins (``ImportError``, ``isinstance``, …): a model names them without the session."""
-KNOWN_MODULES = frozenset(sys.stdlib_module_names) | frozenset(
-    "console JSON Object Array Promise Math Number String Date Buffer process window document".split()
+TOOL_VALUES = frozenset({"files_with_matches", "in_progress"})
+"""Option values of the agents' own tool schemas that look like identifiers: Claude Code's ``Grep``
+``output_mode`` (``files_with_matches``) and the to-do status every agent's plan tool takes
+(``in_progress``: Claude Code's ``TodoWrite``, OpenCode's ``todowrite``, Codex's ``update_plan``).
+The model is given them with its tools; a summary need not carry them."""
+REACT_HOOKS = frozenset(
+    "useState useEffect useContext useReducer useCallback useMemo useRef useLayoutEffect useId "
+    "useTransition useDeferredValue useSyncExternalStore useImperativeHandle".split()
 )
-"""Python's standard library modules and JavaScript's globals: ``os.chmod``, ``asyncio.run``,
-``tempfile.TemporaryDirectory``, ``JSON.stringify`` are general knowledge, not something the
-session showed (a dotted name starting with one is not an identifier)."""
-KNOWN_METHODS = _public(str, bytes, list, dict, set, tuple, pathlib.Path)
-"""Methods of Python's builtin types and of ``pathlib.Path`` (``strip``, ``get``, ``read_text``):
-``line.strip`` or ``result.get`` names a general method, not the session's own code."""
+"""React's built-in hooks (react.dev's API reference): a library's API, like a standard one."""
+KNOWN_NAMES = _public(builtins) | TOOL_VALUES | REACT_HOOKS | {"node_modules"}
+"""Python's builtins (``ImportError``, ``isinstance``, …), the agents' tool option values
+(:data:`TOOL_VALUES`), React's hooks and npm's ``node_modules``: a model names them without the
+session. Python's special names (``__init__``, ``__name__``) are known too (:func:`_special`)."""
+STDLIB_OTHER = frozenset(
+    "fmt strconv strings errors bufio filepath ioutil "  # Go's standard library
+    "assert fs child_process util crypto zlib "  # Node's core modules
+    "require".split()  # Go's testify (``require.NoError``; its ``assert`` is Node's name too)
+)
+"""Go's and Node's standard modules a dotted name starts with (``fmt.Printf``, ``strconv.Itoa``,
+``assert.equal``, ``fs.readFileSync``), and Go's testify. Only names a project rarely gives its own
+objects: ``path``, ``events`` or ``http`` are left out (``path.join`` is known by its method)."""
+KNOWN_MODULES = (
+    frozenset(sys.stdlib_module_names)
+    | STDLIB_OTHER
+    | frozenset(
+        "console JSON Object Array Promise Math Number String Date Buffer process window document".split()
+    )
+)
+"""Python's, Go's and Node's standard library modules and JavaScript's globals: ``os.chmod``,
+``asyncio.run``, ``tempfile.TemporaryDirectory``, ``fmt.Printf``, ``JSON.stringify`` are general
+knowledge, not something the session showed (a dotted name starting with one is not an identifier)."""
+JS_METHODS = frozenset(
+    "push pop shift unshift slice splice concat includes indexOf lastIndexOf forEach map filter reduce "
+    "reduceRight find findIndex findLast some every flat flatMap fill sort reverse at keys values entries "
+    "has get set add delete clear size length then catch finally toString valueOf trim trimStart trimEnd "
+    "padStart padEnd startsWith endsWith toLowerCase toUpperCase localeCompare charAt charCodeAt "
+    "substring repeat replaceAll matchAll".split()
+)
+"""Methods and properties of JavaScript's Array, String, Map, Set and Promise (``messages.push``,
+``seen.has``, ``items.length``)."""
+KNOWN_METHODS = _public(str, bytes, list, dict, set, tuple, pathlib.Path) | JS_METHODS
+"""Methods of Python's builtin types and of ``pathlib.Path`` (``strip``, ``get``, ``read_text``), and
+of JavaScript's builtin types (:data:`JS_METHODS`): ``line.strip``, ``result.get`` or
+``record.push`` names a general method, not the session's own code."""
 
 
 @dataclass(frozen=True)
@@ -300,6 +334,11 @@ def paths_in(text: str, tokens: set[str] | None = None) -> set[str]:
     return out
 
 
+def _special(tok: str) -> bool:
+    """Python's special names (``__init__``, ``__all__``): known to any model."""
+    return tok.startswith("__") and tok.endswith("__")
+
+
 def _ident_ok(tok: str) -> bool:
     if len(tok) < 4 or tok in BRANDS or tok[0].isdigit() or tok in KNOWN_NAMES:
         return False
@@ -310,10 +349,10 @@ def _ident_ok(tok: str) -> bool:
         return parts[0] not in KNOWN_MODULES and parts[-1] not in KNOWN_METHODS
     if tok in KNOWN_METHODS:
         return False
+    if _special(tok):
+        return False
     if "_" in tok.strip("_"):
         return any(c.isalpha() for c in tok)
-    if tok.startswith("__") and tok.endswith("__"):
-        return True
     return bool(_HUMP.search(tok)) and not tok.isupper()
 
 
@@ -334,6 +373,7 @@ def _token_idents(raw: str) -> tuple[str, ...]:
             and not tok.isalpha()
             and tok not in KNOWN_NAMES
             and tok not in KNOWN_METHODS
+            and not _special(tok)
         ):
             out.append(tok)
     return tuple(out)
