@@ -297,6 +297,20 @@ def test_other_languages_and_the_agents_tools_names_are_known_too() -> None:
     }
 
 
+def test_a_failed_command_with_no_output_is_no_error() -> None:
+    """pi's and OpenCode's "(no output)" and the agents' exit-status lines name no error: a failed
+    call's error is its first other line (Codex's exec output header skipped), or none."""
+    assert errors_in("(no output)\n\nCommand exited with code 1", True) == ()
+    codex = (
+        "Chunk ID: 890419\nWall time: 0.4746 seconds\nProcess exited with code 1\nOriginal token count: 12\n"
+        "Output:\nzsh:1: no matches found: plugins/*/package.json\n"
+    )
+    assert errors_in(codex, True) == ("zsh:1: no matches found: plugins/*/package.json",)
+    assert errors_in("something odd happened\nCommand exited with code 2", True) == (
+        "something odd happened",
+    )
+
+
 def test_error_lines() -> None:
     out = "ok\nE   KeyError: 'x'\nTraceback (most recent call last):\nbash: foo: command not found\n"
     assert errors_in(out, False) == ("KeyError: 'x'", "bash: foo: command not found")

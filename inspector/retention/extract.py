@@ -20,7 +20,8 @@ sets. Every heuristic here is ours (no agent scores retention); each says what i
   :data:`KNOWN_MODULES`, :data:`KNOWN_METHODS`).
 * **Errors** — the lines of a tool output that look like an error (``…Error:``, ``error:``,
   ``FAILED``, ``fatal:``, ``No such file or directory``, ``command not found``, …); a failed tool
-  result with no such line gives its first line. Outputs of file-reading and listing tools
+  result with no such line gives its first line (not a line the agent's shell tool writes around
+  every output, such as ``(no output)``). Outputs of file-reading and listing tools
   (:data:`QUIET_TOOLS`) are file content: only a failed call of theirs counts.
 * **Instructions** — sentences of a user message that constrain later work (``don't``,
   ``never``, ``always``, ``must``, ``make sure``, ``avoid``, ``instead of``, ``prefer``, ``from
@@ -463,7 +464,8 @@ def find_path(text: str, name: str, names: frozenset[str] | set[str] | None = No
 
 
 def errors_in(text: str, failed: bool) -> tuple[str, ...]:
-    """Up to three distinct error lines of a tool output (its first line when it failed without one).
+    """Up to three distinct error lines of a tool output (its first line when it failed without one,
+    the agents' status lines aside: :data:`_STATUS`).
     Only the lines holding an error word are matched against the full pattern."""
     out: list[str] = []
     for hint in _hint_lines(text):
@@ -476,10 +478,21 @@ def errors_in(text: str, failed: bool) -> tuple[str, ...]:
         if line and line not in out and len(line) >= 8:
             out.append(line)
     if not out and failed:
-        first = next((norm(x) for x in text[:4000].splitlines() if x.strip()), "")
+        first = next((norm(x) for x in text[:4000].splitlines() if x.strip() and not _STATUS.match(x)), "")
         if first:
             out.append(first[:200])
     return tuple(out)
+
+
+_STATUS = re.compile(
+    r"\s*(?:\(no output\)|(?:Command|Process) exited with code -?\d+|Exit code: -?\d+|Chunk ID: \S+|"
+    r"Wall time: [\d.]+ seconds|Original token count: \d+|Output:)\s*$"
+)
+"""Lines the agents' shell tools write around a command's output, which name no error: pi's and
+OpenCode's ``(no output)``, pi's ``Command exited with code 1``, the header of Codex's
+``exec_command`` output (``Chunk ID``, ``Wall time``, ``Process exited with code``, ``Original
+token count``, ``Output:``). A failed call's first line other than these stands for its error (two
+failures with no output are not one error seen again)."""
 
 
 def _hint_lines(text: str) -> list[str]:
