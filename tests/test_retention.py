@@ -276,15 +276,17 @@ def test_names_any_model_knows_are_not_the_sessions_identifiers() -> None:
 
 
 def test_other_languages_and_the_agents_tools_names_are_known_too() -> None:
-    """Go's and Node's standard modules, testify, JavaScript's builtin methods, React's hooks,
-    Python's special names and the agents' own tool option values are general knowledge (the
-    shared sessions counted ``fmt.Printf``, ``messages.push``, ``useState``, ``__init__``,
-    ``files_with_matches`` and ``in_progress`` forgotten); the session's own names stay, a call of
-    one included."""
+    """Go's and Node's standard modules (and their own names), testify, JavaScript's builtin
+    methods, Node's fs functions, React's hooks, Jest's API, Python's special names and the agents'
+    own tool option values are general knowledge (the shared sessions counted ``fmt.Printf``,
+    ``messages.push``, ``useState``, ``__init__``, ``files_with_matches`` and ``in_progress``
+    forgotten, the pi-mono fixture ``child_process``, ``readFileSync``, ``beforeEach``); the
+    session's own names stay, a call of one included."""
     known = (
         "fmt.Printf strconv.Itoa assert.deepEqual require.NoError fs.readFileSync messages.push "
         "seen.has items.length useState useEffect __init__ __init__( __all__ node_modules "
-        "files_with_matches in_progress"
+        "files_with_matches in_progress child_process readFileSync( beforeEach expect.not.toBeNull "
+        "toMatchSnapshot"
     )
     assert identifiers_in(known) == set()
     own = "env.GetCommitCount sidecar.handleRequest pending_jobs useWidgetState _private_helper("

@@ -149,10 +149,26 @@ REACT_HOOKS = frozenset(
     "useTransition useDeferredValue useSyncExternalStore useImperativeHandle".split()
 )
 """React's built-in hooks (react.dev's API reference): a library's API, like a standard one."""
-KNOWN_NAMES = _public(builtins) | TOOL_VALUES | REACT_HOOKS | {"node_modules"}
+TEST_API = frozenset(
+    "beforeEach afterEach beforeAll afterAll toBe toEqual toStrictEqual toBeDefined toBeUndefined toBeNull "
+    "toBeTruthy toBeFalsy toBeNaN toContain toContainEqual toHaveLength toHaveProperty toMatch toMatchObject "
+    "toMatchSnapshot toMatchInlineSnapshot toThrow toThrowError toHaveBeenCalled toHaveBeenCalledWith "
+    "toHaveBeenCalledTimes toHaveBeenLastCalledWith toHaveReturned toBeGreaterThan toBeGreaterThanOrEqual "
+    "toBeLessThan toBeLessThanOrEqual toBeCloseTo toBeInstanceOf mockReturnValue mockResolvedValue "
+    "mockImplementation".split()
+)
+"""Jest's and Vitest's globals and matchers (``beforeEach``, ``expect(x).not.toBeNull``)."""
+NODE_FS = frozenset(
+    "readFileSync writeFileSync appendFileSync existsSync mkdirSync readdirSync statSync lstatSync "
+    "unlinkSync rmSync renameSync copyFileSync mkdtempSync realpathSync".split()
+)
+"""Node's ``fs`` functions called bare (``import { readFileSync } from "fs"``)."""
+KNOWN_NAMES = _public(builtins) | TOOL_VALUES | REACT_HOOKS | TEST_API | NODE_FS | {"node_modules"}
 """Python's builtins (``ImportError``, ``isinstance``, …), the agents' tool option values
-(:data:`TOOL_VALUES`), React's hooks and npm's ``node_modules``: a model names them without the
-session. Python's special names (``__init__``, ``__name__``) are known too (:func:`_special`)."""
+(:data:`TOOL_VALUES`), React's hooks, Jest's and Vitest's test API, Node's ``fs`` functions and
+npm's ``node_modules``: a model names them without the session. Python's special names
+(``__init__``, ``__name__``) and the standard modules' own names (``child_process``,
+:data:`KNOWN_MODULES`) are known too (:func:`_ident_ok`)."""
 STDLIB_OTHER = frozenset(
     "fmt strconv strings errors bufio filepath ioutil "  # Go's standard library
     "assert fs child_process util crypto zlib "  # Node's core modules
@@ -180,10 +196,11 @@ JS_METHODS = frozenset(
 )
 """Methods and properties of JavaScript's Array, String, Map, Set and Promise (``messages.push``,
 ``seen.has``, ``items.length``)."""
-KNOWN_METHODS = _public(str, bytes, list, dict, set, tuple, pathlib.Path) | JS_METHODS
+KNOWN_METHODS = _public(str, bytes, list, dict, set, tuple, pathlib.Path) | JS_METHODS | TEST_API
 """Methods of Python's builtin types and of ``pathlib.Path`` (``strip``, ``get``, ``read_text``), and
-of JavaScript's builtin types (:data:`JS_METHODS`): ``line.strip``, ``result.get`` or
-``record.push`` names a general method, not the session's own code."""
+of JavaScript's builtin types (:data:`JS_METHODS`) and Jest's matchers (:data:`TEST_API`):
+``line.strip``, ``result.get``, ``record.push`` or ``expect(x).not.toBeNull`` names a general
+method, not the session's own code."""
 
 
 @dataclass(frozen=True)
@@ -341,7 +358,7 @@ def _special(tok: str) -> bool:
 
 
 def _ident_ok(tok: str) -> bool:
-    if len(tok) < 4 or tok in BRANDS or tok[0].isdigit() or tok in KNOWN_NAMES:
+    if len(tok) < 4 or tok in BRANDS or tok[0].isdigit() or tok in KNOWN_NAMES or tok in KNOWN_MODULES:
         return False
     if "." in tok:
         parts = tok.split(".")
@@ -374,6 +391,7 @@ def _token_idents(raw: str) -> tuple[str, ...]:
             and not tok.isalpha()
             and tok not in KNOWN_NAMES
             and tok not in KNOWN_METHODS
+            and tok not in KNOWN_MODULES
             and not _special(tok)
         ):
             out.append(tok)
