@@ -297,6 +297,9 @@ def test_other_languages_and_the_agents_tools_names_are_known_too() -> None:
         "useWidgetState",
         "_private_helper",
     }
+    # a general method called on the session's own object names that object
+    calls = "sidecar.activeSessions.has(id) self.seen_ids.add(x) runs_by_id.get(k) os.path.join(a)"
+    assert identifiers_in(calls) == {"sidecar.activeSessions", "seen_ids", "runs_by_id"}
 
 
 def test_a_failed_command_with_no_output_is_no_error() -> None:

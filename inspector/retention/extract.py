@@ -181,12 +181,13 @@ KNOWN_MODULES = (
     frozenset(sys.stdlib_module_names)
     | STDLIB_OTHER
     | frozenset(
-        "console JSON Object Array Promise Math Number String Date Buffer process window document".split()
+        "console JSON Object Array Promise Math Number String Date Buffer process window document expect".split()
     )
 )
-"""Python's, Go's and Node's standard library modules and JavaScript's globals: ``os.chmod``,
-``asyncio.run``, ``tempfile.TemporaryDirectory``, ``fmt.Printf``, ``JSON.stringify`` are general
-knowledge, not something the session showed (a dotted name starting with one is not an identifier)."""
+"""Python's, Go's and Node's standard library modules, JavaScript's globals and Jest's ``expect``:
+``os.chmod``, ``asyncio.run``, ``tempfile.TemporaryDirectory``, ``fmt.Printf``, ``JSON.stringify``
+are general knowledge, not something the session showed (a dotted name starting with one is not an
+identifier)."""
 JS_METHODS = frozenset(
     "push pop shift unshift slice splice concat includes indexOf lastIndexOf forEach map filter reduce "
     "reduceRight find findIndex findLast some every flat flatMap fill sort reverse at keys values entries "
@@ -395,7 +396,19 @@ def _token_idents(raw: str) -> tuple[str, ...]:
             and not _special(tok)
         ):
             out.append(tok)
+        elif (recv := _receiver(tok)) is not None:
+            out.append(recv)
     return tuple(out)
+
+
+def _receiver(tok: str) -> str | None:
+    """The object a general method is called on, when it is an identifier of its own:
+    ``sidecar.activeSessions.has`` names ``sidecar.activeSessions``, ``seen_ids.add`` names
+    ``seen_ids`` (``messages.push``, ``line.strip``, ``os.path.join``: none)."""
+    recv, dot, method = tok.rpartition(".")
+    if not dot or method not in KNOWN_METHODS or recv.partition(".")[0] in KNOWN_MODULES:
+        return None
+    return recv if _ident_ok(recv) else None
 
 
 def identifiers_in(text: str, tokens: set[str] | None = None) -> set[str]:
