@@ -1,8 +1,9 @@
 """Prompt-cache benchmark: the time ``cache_replay`` adds to a full replay (target ≤ 20 %), on
-generated sessions as recorded and under a pruning what-if (pruning makes it rebuild the sent
-context at each prune), plus the real transcripts in ../shared when present.
+generated pi sessions and an OpenCode export (the bundled one repeated) as recorded and under
+what-ifs (pruning makes it rebuild the sent context at each prune), plus the real transcripts in
+../shared when present.
 
-    python bench/cache.py [--calls 1000,10000] [--repeat 3] [--file SESSION ...] [--cpu]
+    python bench/cache.py [--calls 1000,10000] [--opencode 10000] [--repeat 3] [--file SESSION ...] [--cpu]
     python bench/cache.py --check [FILE ...]   # the model against the recorded cache usage
     python bench/cache.py --dump OUT.json      # every CacheStep and replay --json, to compare
 
@@ -41,7 +42,11 @@ CONFIGS = {
     "as recorded": ReplaySettings(strategy="recorded"),
     "what-if: pi-context-pruning": ReplaySettings(strategy="pi-context-pruning"),
     "what-if: pi compaction, 128k": ReplaySettings(compaction="pi", context_window=128_000),
+    "what-if: pi compaction, own pruning": ReplaySettings(strategy="recorded", compaction="pi"),
 }
+"""The last is what the CLI and the app replay when a user picks pi compaction: the agent's own
+pruning kept (an OpenCode file's cleared outputs; a recorded compaction set aside gives back the
+outputs it had cleared at the next call)."""
 
 
 CLOCK = time.perf_counter
@@ -72,6 +77,17 @@ def measure(
         (statistics.median(x[1] for x in firsts), statistics.median(x[2] for x in firsts)),
         (statistics.median(x[1] for x in runs), statistics.median(x[2] for x in runs)),
     )
+
+
+def opencode_export(messages: int) -> Path:
+    """The bundled OpenCode export repeated to ``messages`` messages, written once to bench/out."""
+    from importers import scale_opencode
+
+    path = HERE / "out" / f"import-opencode-{messages}.json"
+    if not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(scale_opencode(messages))
+    return path
 
 
 def default_check_files() -> list[Path]:
@@ -206,6 +222,11 @@ def main() -> int:
     ap.add_argument("--calls", default="1000,10000")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--file", action="append", default=[])
+    ap.add_argument(
+        "--opencode",
+        default="10000",
+        help="OpenCode exports of this many messages (the bundled sample repeated: bench/importers.py); '' for none",
+    )
     ap.add_argument("--check", nargs="*", default=None, metavar="FILE")
     ap.add_argument("--dump", type=Path, default=None, metavar="OUT")
     ap.add_argument("--cpu", action="store_true", help="time CPU time of this process, not wall time")
@@ -218,6 +239,7 @@ def main() -> int:
     if a.check is not None:
         return check([Path(f) for f in a.check] or default_check_files())
     files = [session_with_calls(int(c)) for c in a.calls.split(",") if c]
+    files += [opencode_export(int(n)) for n in a.opencode.split(",") if n]
     files += [Path(f) for f in a.file]
     shared = REPO.parent / "shared" / "real-sessions"
     if not a.file and shared.is_dir():

@@ -291,6 +291,35 @@ def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
             assert quick.at(k) == exact.at(k, exact=True), k
 
 
+def test_contexts_compared_where_a_prune_is_undone_come_from_one_run_of_the_runner(monkeypatch):
+    """The bundled OpenCode export repeated (bench/importers.py) and replayed under pi compaction:
+    the recorded compaction of each copy is set aside, so the outputs it had cleared are whole
+    again at the next call. Those steps, and the step before each, are compared context by
+    context: taken from one incremental run (``Replay.sent_contexts``), not ``step_detail`` at
+    each step (``apply`` over the whole context), with the same shares and causes."""
+    from bench.importers import scale_opencode
+    from inspector.cache.report import _Shared
+
+    r = replay(
+        parse_any(scale_opencode(300), "scaled.json"), ReplaySettings(strategy="recorded", compaction="pi")
+    )
+    undone = [k for k in range(1, len(r.steps)) if any(ev.type == "unpruned" for ev in r.steps[k].events)]
+    assert len(undone) >= 20
+    reference = _Shared(r)
+    reference._stream, reference._streamed = iter(()), frozenset()  # every context from step_detail
+    expected = [reference.at(k) for k in undone]
+    compared = set(undone) | {k - 1 for k in undone}
+    detail = type(r).step_detail
+
+    def step_detail(self, k):  # type: ignore[no-untyped-def]
+        assert k not in compared, f"step {k} went through apply"
+        return detail(self, k)
+
+    monkeypatch.setattr(type(r), "step_detail", step_detail)
+    shared = _Shared(r)
+    assert [shared.at(k) for k in undone] == expected
+
+
 # -- when the cache was used; long-context prices ------------------------------------------------
 
 

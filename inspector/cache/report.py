@@ -540,6 +540,17 @@ _TYPE = attrgetter("type")
 _PRUNES = ("pruned", "unpruned")
 
 
+def _compared(steps: Sequence[Any]) -> list[int]:
+    """The steps :meth:`_Shared.at` compares context by context: each step that undoes a prune in
+    the same context as the step before, and that step."""
+    out: set[int] = set()
+    for k in range(1, len(steps)):
+        cur = steps[k]
+        if cur.events and cur._segment is steps[k - 1]._segment and "unpruned" in map(_TYPE, cur.events):
+            out.update((k - 1, k))
+    return sorted(out)
+
+
 class _Shared:
     """Replayed tokens each call shares with the previous call's sent context, and the entry
     where they part (None: nothing changed)."""
@@ -554,12 +565,31 @@ class _Shared:
         self._compactions = {s["step"]: s for s in replay.summaries}
         self._index: dict[int, tuple[list[Any], dict[int | None, int]]] = {}
         self._cum: dict[int, tuple[list[Any], list[int]]] = {}
+        self._stream: Iterator[tuple[int, Sequence[Any]]] | None = None
+        self._streamed: frozenset[int] = frozenset()
+        self._last = -1  # the last step the stream gave
 
     def sent(self, k: int) -> Sequence[Any]:
+        """The context sent at step ``k``. The steps :meth:`at` compares context by context (a
+        prune undone in the same context, and the step before) come from one run of the replay's
+        incremental runner over just those steps (:meth:`Replay.sent_contexts`: each costs what
+        changed since the one before), taken in step order as the pricing loop asks; any other
+        step from :meth:`Replay.step_detail` (``apply`` over its whole context)."""
         if k not in self._detail:
             if len(self._detail) > 2:
                 self._detail.pop(min(self._detail))
-            self._detail[k] = self.replay.step_detail(k).after
+            if self._stream is None:
+                wanted = _compared(self.replay.steps)
+                self._streamed = frozenset(wanted)
+                self._stream = self.replay.sent_contexts(wanted)
+            got = None
+            if k in self._streamed and k > self._last:
+                for j, ctx in self._stream:
+                    self._last = j
+                    if j == k:
+                        got = ctx
+                        break
+            self._detail[k] = got if got is not None else self.replay.step_detail(k).after
         return self._detail[k]
 
     def at(self, k: int, exact: bool = False) -> tuple[str | None, int | None, int]:
