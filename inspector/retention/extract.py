@@ -358,6 +358,12 @@ def _special(tok: str) -> bool:
     return tok.startswith("__") and tok.endswith("__")
 
 
+def _known(tok: str) -> bool:
+    """A name any model knows without the session (:data:`KNOWN_NAMES`, :data:`KNOWN_METHODS`,
+    :data:`KNOWN_MODULES`, Python's special names)."""
+    return tok in KNOWN_NAMES or tok in KNOWN_METHODS or tok in KNOWN_MODULES or _special(tok)
+
+
 def _ident_ok(tok: str) -> bool:
     if len(tok) < 4 or tok in BRANDS or tok[0].isdigit() or tok in KNOWN_NAMES or tok in KNOWN_MODULES:
         return False
@@ -366,9 +372,7 @@ def _ident_ok(tok: str) -> bool:
         if parts[-1].lower() in EXTENSIONS or any(len(p) < 2 or p[0].isdigit() for p in parts):
             return False
         return parts[0] not in KNOWN_MODULES and parts[-1] not in KNOWN_METHODS
-    if tok in KNOWN_METHODS:
-        return False
-    if _special(tok):
+    if _known(tok):
         return False
     if "_" in tok.strip("_"):
         return any(c.isalpha() for c in tok)
@@ -390,10 +394,7 @@ def _token_idents(raw: str) -> tuple[str, ...]:
             and tok.isidentifier()
             and not tok.istitle()
             and not tok.isalpha()
-            and tok not in KNOWN_NAMES
-            and tok not in KNOWN_METHODS
-            and tok not in KNOWN_MODULES
-            and not _special(tok)
+            and not _known(tok)
         ):
             out.append(tok)
         elif (recv := _receiver(tok)) is not None:
@@ -406,9 +407,7 @@ def _receiver(tok: str) -> str | None:
     ``sidecar.activeSessions.has`` names ``sidecar.activeSessions``, ``seen_ids.add`` names
     ``seen_ids`` (``messages.push``, ``line.strip``, ``os.path.join``: none)."""
     recv, dot, method = tok.rpartition(".")
-    if not dot or method not in KNOWN_METHODS or recv.partition(".")[0] in KNOWN_MODULES:
-        return None
-    return recv if _ident_ok(recv) else None
+    return recv if dot and method in KNOWN_METHODS and _ident_ok(recv) else None
 
 
 def identifiers_in(text: str, tokens: set[str] | None = None) -> set[str]:
