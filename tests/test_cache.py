@@ -556,6 +556,71 @@ def test_the_recorded_context_walk_is_the_as_recorded_replays_sizes(path):
     assert recorded_context_tokens(s, "usage") is None  # pi's usage-based size: the replay's own
 
 
+def _agent_cleared() -> SessionBuilder:
+    """Outputs an agent cleared itself (OpenCode's ``time.compacted``) at the edges of the recorded
+    strategy's clock: an answer with no timestamp (the call's time is then the newest message's), a
+    call stamped earlier than the one before (an output cleared at the first is sent whole again),
+    a mark after every call, and a compaction that keeps an output cleared before it."""
+    b = SessionBuilder()
+    t0 = 1767225600000
+    b.user("start " + "u " * 300)
+    for k in range(8):
+        b.assistant(f"step {k}", tools=[("read", {"path": f"f{k}.py"})])
+        b.tool_result(f"body {k} " + "x " * (400 + 50 * k))
+    results = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "toolResult"]
+    answers = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    for k, at in ((0, t0 + 4_500), (1, t0 + 6_500), (2, t0 + 10**9), (4, t0 + 12_500), (5, t0 + 12_500)):
+        results[k]["details"] = {"opencode": {"compacted": at}}
+    del answers[3]["timestamp"]
+    answers[5]["timestamp"] = answers[4]["timestamp"] - 9_000  # a clock that went back
+    kept = next(x["id"] for x in b.lines if x.get("message") is results[4])
+    b.add("compaction", summary="what came before", firstKeptEntryId=kept, tokensBefore=4_000)
+    b.user("go on " + "u " * 100)
+    b.assistant("more", tools=[("read", {"path": "g.py"})])
+    b.tool_result("gee " * 300)
+    b.assistant("done")
+    return b
+
+
+def test_the_recorded_context_walk_takes_out_what_the_agent_cleared_as_the_replay_does(monkeypatch):
+    """A what-if on a file that records the agent's own pruning fits its sizes on the context after
+    that pruning: walked, not replayed, with each cleared output taken out at the calls the
+    "recorded" strategy's runner clears it at (the same integers as that replay, under both
+    counters), and the fit the same. A DCP compress is left to the replay."""
+    from inspector.cache import report
+    from inspector.cache.recorded import recorded_context_tokens
+    from inspector.cache.report import session_fit
+    from inspector.importers import load_any
+
+    s = dataclasses.replace(_agent_cleared().session(), format="opencode")
+    sample = load_any(SAMPLES / "opencode-session.json")
+    for session in (s, sample, load_any(SAMPLES / "claude-code-session.jsonl")):
+        for counter in ("pi", "tiktoken"):
+            r = replay(session, ReplaySettings(counter=counter, strategy="recorded"))
+            assert r.metrics.tokens_pruned > 0
+            walked = recorded_context_tokens(session, counter, None, pruned=True)
+            assert walked == ([x.entry_index for x in r.steps], [x.tokens for x in r.steps])
+            assert walked[1] != recorded_context_tokens(session, counter)[1]  # type: ignore[index]
+    sent = replay(s, ReplaySettings(strategy="recorded")).steps
+    assert len({st.tokens_before_pruning - st.tokens for st in sent}) > 3  # cleared, whole again, kept
+
+    for session in (s, sample):
+        fit = session_fit(replay(session, ReplaySettings(strategy="recorded")))  # made on the replay
+        report._FITS.pop(session), report._BASES.pop(session)
+        what_if = replay(session, ReplaySettings(strategy="recorded", compaction="pi"))
+        with monkeypatch.context() as m:
+            m.setattr("inspector.replay.replay", lambda *a, **k: pytest.fail("replayed for the fit"))
+            assert session_fit(what_if) == fit
+
+    b = _agent_cleared()
+    next(x for x in b.lines if x.get("message", {}).get("role") == "toolResult")["message"]["details"] = {
+        "dcp": {"blocks": [{"block": 1, "first": 1, "last": 2, "summary": "s"}]}
+    }
+    assert (
+        recorded_context_tokens(dataclasses.replace(b.session(), format="opencode"), "pi", None, True) is None
+    )
+
+
 def test_a_what_ifs_fit_is_the_one_the_as_recorded_replay_gives():
     from inspector.cache.report import _FITS, session_fit
 

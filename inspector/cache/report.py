@@ -336,9 +336,10 @@ def session_fit(
     """The session's size fit (with each family's tail), on the context each recorded prompt was
     measured on: this replay's when its compactions are the recorded ones and its pruning is the
     agent's own (or there is none: its context before pruning), else the as-recorded context of
-    the same branch and counter (walked once per session,
-    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed with the agent's own pruning
-    when the file records some, :func:`agent_pruned`, and for the "usage" counter);
+    the same branch and counter (walked once per session, with the agent's own pruning when the
+    file records some, :func:`agent_pruned`:
+    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for a DCP compress and for
+    the "usage" counter);
     and the families whose recorded reads show the long retention (see :func:`long_retention`).
     ``picked``: the facts of this replay's calls (:meth:`_Facts.picked`), when the caller has them."""
     from ..replay import ReplaySettings
@@ -355,12 +356,10 @@ def session_fit(
             # what was sent: the agent's own pruning, or none (then: before this replay's pruning)
             tokens = [s.tokens if settings.strategy == "recorded" else s.tokens_before_pruning for s in base]
         else:
-            walked = (
-                None if pruned else recorded_context_tokens(replay.session, settings.counter, settings.leaf)
-            )
+            walked = recorded_context_tokens(replay.session, settings.counter, settings.leaf, pruned)
             if walked is not None and walked[0] == [s.entry_index for s in base]:
                 tokens = walked[1]
-            else:  # the agent's own pruning, or the usage counter: the as-recorded replay itself
+            else:  # DCP's compresses, or the usage counter: the as-recorded replay itself
                 base = run(
                     replay.session,
                     ReplaySettings(strategy="recorded", counter=settings.counter, leaf=settings.leaf),

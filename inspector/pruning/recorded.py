@@ -195,6 +195,7 @@ class RecordedRunner(IncrementalRunner):
 
     def _begin(self, msgs: Sequence[ContextMessage]) -> None:
         self.marks: list[tuple[float, int]] = []  # (time of the mark, position), sorted
+        self.markers: dict[int, str] = {}  # position -> the text its mark clears it to
         self.newest: float | None = None
         self.now = -_ALWAYS  # the marks at or before this time are pruned
         self.dropped: dict[int, str] = {}  # positions DCP leaves out
@@ -223,6 +224,7 @@ class RecordedRunner(IncrementalRunner):
         if r is not None:
             k = bisect_right(self.marks, (r.at, i))
             self.marks.insert(k, (r.at, i))
+            self.markers[i] = r.marker
             if r.at <= self.now:
                 self._prune(msgs, i, with_text(cm, r.marker))
 
@@ -248,7 +250,7 @@ class RecordedRunner(IncrementalRunner):
         return [], None
 
     def _mark_pruned(self, msgs: Sequence[ContextMessage], i: int) -> None:
-        self._prune(msgs, i, with_text(msgs[i], recorded_prune(msgs[i].message).marker))  # type: ignore[union-attr]
+        self._prune(msgs, i, with_text(msgs[i], self.markers[i]))
 
     def _relayer(self, msgs: Sequence[ContextMessage]) -> None:
         """DCP's layer over the whole context again (:func:`dcp_layer`); a position it no longer
