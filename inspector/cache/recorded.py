@@ -104,7 +104,8 @@ class _Marks:
         self.msgs: list[ContextMessage] = []
         self.cleared: dict[int, int] = {}  # position -> tokens its clearing saves
         self.saved = 0
-        self.newest: float | None = None
+        self.newest: float | None = None  # the newest message timestamp of msgs[: self.seen]
+        self.seen = 0
         self.now = -_ALWAYS
         for cm in kept:
             self.add(cm)
@@ -112,19 +113,28 @@ class _Marks:
     def add(self, cm: ContextMessage) -> None:
         pos = len(self.msgs)
         self.msgs.append(cm)
-        t = finite_ms(getattr(cm.message, "timestamp", None))
-        if t is not None and (self.newest is None or t > self.newest):
-            self.newest = t
-        r = recorded_prune(cm.message)
+        m = cm.message
+        if type(m) is not ToolResultMessage or m.details is None:  # no mark
+            return
+        r = recorded_prune(m)
         if r is not None:
             insort(self.marks, (r.at, pos))
             self.markers[pos] = r.marker
             if r.at <= self.now:
                 self._clear(pos)
 
+    def _newest(self) -> float | None:
+        """The newest message timestamp in the context (read only for a call without one)."""
+        for cm in self.msgs[self.seen :]:
+            t = finite_ms(getattr(cm.message, "timestamp", None))
+            if t is not None and (self.newest is None or t > self.newest):
+                self.newest = t
+        self.seen = len(self.msgs)
+        return self.newest
+
     def saved_at(self, time_ms: float | None) -> int:
         """Tokens saved at a call made at ``time_ms`` (None: the newest message's time)."""
-        now = time_ms if time_ms is not None else self.newest
+        now = time_ms if time_ms is not None else self._newest()
         now = _ALWAYS if now is None else now
         if self.marks and now != self.now:
             lo, hi = sorted((self.now, now))
