@@ -45,8 +45,8 @@ CONFIGS = {
     "what-if: pi compaction, own pruning": ReplaySettings(strategy="recorded", compaction="pi"),
 }
 """The last is what the CLI and the app replay when a user picks pi compaction: the agent's own
-pruning kept (an OpenCode file's cleared outputs; a recorded compaction set aside gives back the
-outputs it had cleared at the next call)."""
+pruning kept (an OpenCode file's cleared outputs, each from its mark on, in contexts that now run
+across the recorded compactions set aside)."""
 
 
 CLOCK = time.perf_counter

@@ -20,6 +20,7 @@ import platform
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -109,7 +110,16 @@ def scale_codex(lines: int) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-def scale_opencode(messages: int) -> bytes:
+OPENCODE_PERIOD = 240_000
+"""ms between the starts of two copies of the OpenCode sample (it spans 215.5 s): each copy's
+times are moved on by this, so the repeated session's clock runs forward as a real one does."""
+
+
+def scale_opencode(messages: int, forward: bool = True) -> bytes:
+    """The bundled OpenCode export repeated to ``messages`` messages, each copy with its own ids and
+    (``forward``) its times moved on by :data:`OPENCODE_PERIOD` per copy; without ``forward`` every
+    copy keeps the sample's times, so the clock goes back at each copy (the agent's cleared outputs
+    are then sent whole again at the next call, as after a clock skew)."""
     doc = json.loads((SAMPLES / SAMPLE_OF["opencode"]).read_text())
     msgs = doc["messages"]
     out = []
@@ -117,6 +127,8 @@ def scale_opencode(messages: int) -> bytes:
     while len(out) < messages:
         for m in msgs:
             m = json.loads(json.dumps(m))
+            if forward:
+                _shift_times(m, c * OPENCODE_PERIOD)
             m["info"]["id"] = _suffix(m["info"]["id"], c)
             if "parentID" in m["info"]:
                 m["info"]["parentID"] = _suffix(m["info"]["parentID"], c)
@@ -127,6 +139,22 @@ def scale_opencode(messages: int) -> bytes:
             out.append(m)
         c += 1
     return json.dumps({**doc, "messages": out}, indent=2, ensure_ascii=False).encode()
+
+
+def _shift_times(x: Any, by: int) -> None:
+    """Every number under a ``time`` object of ``x`` (OpenCode's created, completed, start, end,
+    compacted), moved on by ``by`` ms."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if k == "time" and isinstance(v, dict):
+                for tk, tv in v.items():
+                    if isinstance(tv, int | float) and not isinstance(tv, bool):
+                        v[tk] = tv + by
+            else:
+                _shift_times(v, by)
+    elif isinstance(x, list):
+        for v in x:
+            _shift_times(v, by)
 
 
 SCALE = {"claude-code": scale_claude_code, "codex": scale_codex, "opencode": scale_opencode}

@@ -292,16 +292,19 @@ def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
 
 
 def test_contexts_compared_where_a_prune_is_undone_come_from_one_run_of_the_runner(monkeypatch):
-    """The bundled OpenCode export repeated (bench/importers.py) and replayed under pi compaction:
-    the recorded compaction of each copy is set aside, so the outputs it had cleared are whole
-    again at the next call. Those steps, and the step before each, are compared context by
+    """The bundled OpenCode export repeated (bench/importers.py), each copy with the sample's own
+    times, and replayed under pi compaction with the agent's own pruning: the recorded compaction
+    of each copy is set aside, so the context runs on across copies, and at the first call of the
+    next copy the clock goes back before the marks of the outputs OpenCode had cleared: they are
+    sent whole again (as after a clock skew). Those steps, and the step before each, are compared context by
     context: taken from one incremental run (``Replay.sent_contexts``), not ``step_detail`` at
     each step (``apply`` over the whole context), with the same shares and causes."""
     from bench.importers import scale_opencode
     from inspector.cache.report import _Shared
 
     r = replay(
-        parse_any(scale_opencode(300), "scaled.json"), ReplaySettings(strategy="recorded", compaction="pi")
+        parse_any(scale_opencode(300, forward=False), "scaled.json"),
+        ReplaySettings(strategy="recorded", compaction="pi"),
     )
     undone = [k for k in range(1, len(r.steps)) if any(ev.type == "unpruned" for ev in r.steps[k].events)]
     assert len(undone) >= 20
