@@ -14,8 +14,7 @@ read the model predicts), and the disagreeing calls by cause.
 
 "first": the first replay of a freshly loaded session (it counts every message's tokens) and the
 first cache model on it (it reads the session's usage and fits its sizes; a what-if also walks
-the session's as-recorded contexts once for that fit, or replays it as recorded where DCP
-compressed). "again": the medians of ``--repeat`` further runs, each with its per-session memos
+the session's as-recorded contexts once for that fit). "again": the medians of ``--repeat`` further runs, each with its per-session memos
 warm, as the app and a sweep see them; "first" is the median of ``--repeat`` sessions loaded
 afresh. Prints a markdown table.
 """

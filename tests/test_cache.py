@@ -589,7 +589,8 @@ def test_the_recorded_context_walk_takes_out_what_the_agent_cleared_as_the_repla
     """A what-if on a file that records the agent's own pruning fits its sizes on the context after
     that pruning: walked, not replayed, with each cleared output taken out at the calls the
     "recorded" strategy's runner clears it at (the same integers as that replay, under both
-    counters), and the fit the same. A DCP compress is left to the replay."""
+    counters, DCP's compresses included: the walk gives that strategy's runner the context as it
+    grows), and the fit the same."""
     from inspector.cache import report
     from inspector.cache.recorded import recorded_context_tokens
     from inspector.cache.report import session_fit
@@ -615,13 +616,15 @@ def test_the_recorded_context_walk_takes_out_what_the_agent_cleared_as_the_repla
             m.setattr("inspector.replay.replay", lambda *a, **k: pytest.fail("replayed for the fit"))
             assert session_fit(what_if) == fit
 
-    b = _agent_cleared()
+    b = _agent_cleared()  # a DCP compress too: its range left out, its summary put in
     next(x for x in b.lines if x.get("message", {}).get("role") == "toolResult")["message"]["details"] = {
         "dcp": {"blocks": [{"block": 1, "first": 1, "last": 2, "summary": "s"}]}
     }
-    assert (
-        recorded_context_tokens(dataclasses.replace(b.session(), format="opencode"), "pi", None, True) is None
-    )
+    dcp = dataclasses.replace(b.session(), format="opencode")
+    r = replay(dcp, ReplaySettings(strategy="recorded"))
+    walked = recorded_context_tokens(dcp, "pi", None, True)
+    assert walked == ([x.entry_index for x in r.steps], [x.tokens for x in r.steps])
+    assert walked != recorded_context_tokens(s, "pi", None, True)
 
 
 def test_a_what_ifs_fit_is_the_one_the_as_recorded_replay_gives():

@@ -338,8 +338,7 @@ def session_fit(
     agent's own (or there is none: its context before pruning), else the as-recorded context of
     the same branch and counter (walked once per session, with the agent's own pruning when the
     file records some, :func:`agent_pruned`:
-    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for a DCP compress and for
-    the "usage" counter);
+    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for the "usage" counter);
     and the families whose recorded reads show the long retention (see :func:`long_retention`).
     ``picked``: the facts of this replay's calls (:meth:`_Facts.picked`), when the caller has them."""
     from ..replay import ReplaySettings
@@ -359,7 +358,7 @@ def session_fit(
             walked = recorded_context_tokens(replay.session, settings.counter, settings.leaf, pruned)
             if walked is not None and walked[0] == [s.entry_index for s in base]:
                 tokens = walked[1]
-            else:  # DCP's compresses, or the usage counter: the as-recorded replay itself
+            else:  # the usage counter: the as-recorded replay itself
                 base = run(
                     replay.session,
                     ReplaySettings(strategy="recorded", counter=settings.counter, leaf=settings.leaf),

@@ -188,15 +188,17 @@ _ALWAYS = float("inf")  # the time of a call that has none: every mark applies
 class RecordedRunner(IncrementalRunner):
     """:meth:`Recorded.apply`, call after call: the marked outputs sorted by the time of their
     mark, and the call's time moving through them. A call without a time of its own takes the
-    newest message timestamp in the context, which is kept as messages arrive. DCP's layer (the
+    newest message timestamp in the context, read up to date only for such a call. DCP's layer (the
     positions its blocks leave out, the summaries they put in) is worked out again only when a
     compress result arrives, or a message a block's range may hold: O(context) at each compress,
-    not at each call after the first one."""
+    not at each call after the first one. Only a tool result with details can carry a mark or a
+    compress."""
 
     def _begin(self, msgs: Sequence[ContextMessage]) -> None:
         self.marks: list[tuple[float, int]] = []  # (time of the mark, position), sorted
         self.markers: dict[int, str] = {}  # position -> the text its mark clears it to
-        self.newest: float | None = None
+        self.newest: float | None = None  # the newest message timestamp of msgs[: self.seen]
+        self.seen = 0
         self.now = -_ALWAYS  # the marks at or before this time are pruned
         self.dropped: dict[int, str] = {}  # positions DCP leaves out
         self.reach = -1  # the last entry index the blocks of this context name
@@ -212,15 +214,15 @@ class RecordedRunner(IncrementalRunner):
             if cm.entry_index <= self.reach:  # a block's range may hold it
                 self.stale = True
                 self.hits.clear()
-        blocks = dcp_blocks(cm.message)
+        m = cm.message
+        if not isinstance(m, ToolResultMessage) or m.details is None:
+            return
+        blocks = dcp_blocks(m)
         if blocks:  # a compress result: DCP's layer changes
             self.stale = True
             self.reach = max(self.reach, _reach(blocks))
             self.compresses.append(i)
-        t = _ms(cm.message)
-        if t is not None and (self.newest is None or t > self.newest):
-            self.newest = t
-        r = recorded_prune(cm.message)
+        r = recorded_prune(m)
         if r is not None:
             k = bisect_right(self.marks, (r.at, i))
             self.marks.insert(k, (r.at, i))
@@ -228,12 +230,21 @@ class RecordedRunner(IncrementalRunner):
             if r.at <= self.now:
                 self._prune(msgs, i, with_text(cm, r.marker))
 
+    def _newest(self, msgs: Sequence[ContextMessage]) -> float | None:
+        """The newest message timestamp in the context."""
+        for cm in msgs[self.seen :]:
+            t = _ms(cm.message)
+            if t is not None and (self.newest is None or t > self.newest):
+                self.newest = t
+        self.seen = len(msgs)
+        return self.newest
+
     def _decide(
         self, msgs: Sequence[ContextMessage], state: Any, call: Any
     ) -> tuple[list[dict[str, Any]], Any]:
         if self.stale:
             self._relayer(msgs)
-        now = call.time_ms if call.time_ms is not None else self.newest
+        now = call.time_ms if call.time_ms is not None else self._newest(msgs)
         now = _ALWAYS if now is None else now
         if self.marks and now != self.now:
             lo, hi = sorted((self.now, now))

@@ -160,6 +160,8 @@ class IncrementalRunner(Runner):
 
     def _extra(self) -> int:
         """Tokens of the messages this runner inserts (:attr:`front`, :attr:`inserted`)."""
+        if not self.front and not self.inserted:
+            return 0
         count = self.counter.count
         return sum(count(cm.message) for cm in self.front) + sum(count(cm.message) for _, cm in self.inserted)
 
