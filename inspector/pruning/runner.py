@@ -135,6 +135,7 @@ class IncrementalRunner(Runner):
         """Messages inserted before the first position (turn-aware's packet)."""
         self.inserted: tuple[tuple[int, ContextMessage], ...] = ()
         """Messages inserted elsewhere: (the position each is sent before, the message)."""
+        self._extra_of: tuple[Any, Any, int] | None = None  # (front, inserted, their tokens), last summed
         self._fallback = False
         self._full: Any = None
         self._sent: _Sent | None = None  # sent_messages' positions and messages, kept from call to call
@@ -160,10 +161,16 @@ class IncrementalRunner(Runner):
 
     def _extra(self) -> int:
         """Tokens of the messages this runner inserts (:attr:`front`, :attr:`inserted`)."""
-        if not self.front and not self.inserted:
+        front, inserted = self.front, self.inserted
+        if not front and not inserted:
             return 0
+        last = self._extra_of
+        if last is not None and last[0] is front and last[1] is inserted:  # the same tuples: the same sum
+            return last[2]
         count = self.counter.count
-        return sum(count(cm.message) for cm in self.front) + sum(count(cm.message) for _, cm in self.inserted)
+        n = sum(count(cm.message) for cm in front) + sum(count(cm.message) for _, cm in inserted)
+        self._extra_of = (front, inserted, n)
+        return n
 
     def _restart(self, msgs: Sequence[ContextMessage]) -> None:
         for pos in list(self._fate):
