@@ -296,9 +296,10 @@ def test_contexts_compared_where_a_prune_is_undone_come_from_one_run_of_the_runn
     times, and replayed under pi compaction with the agent's own pruning: the recorded compaction
     of each copy is set aside, so the context runs on across copies, and at the first call of the
     next copy the clock goes back before the marks of the outputs OpenCode had cleared: they are
-    sent whole again (as after a clock skew). Those steps, and the step before each, are compared context by
-    context: taken from one incremental run (``Replay.sent_contexts``), not ``step_detail`` at
-    each step (``apply`` over the whole context), with the same shares and causes."""
+    sent whole again (as after a clock skew). Those steps, and the step before each, are compared
+    context by context: taken from one incremental run (``Replay.sent_contexts``), not
+    ``step_detail`` at each step (``apply`` over the whole context), with the same shares and
+    causes."""
     from bench.importers import scale_opencode
     from inspector.cache.report import _Shared
 
