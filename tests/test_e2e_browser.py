@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -52,6 +53,9 @@ def _serve(*app_args: str) -> Iterator[str]:
     pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
     port = _free_port()
     env = {**os.environ, "INSPECTOR_ROOTS": str(REPO / "sample_sessions")}
+    # the server's log goes to a file: a pipe nobody reads fills up (64 KB) and then blocks the
+    # server at its next log line, so a page stops answering in the middle of a test
+    log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -74,7 +78,7 @@ def _serve(*app_args: str) -> Iterator[str]:
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -85,11 +89,13 @@ def _serve(*app_args: str) -> Iterator[str]:
             except OSError:
                 time.sleep(0.5)
         else:
-            pytest.fail("streamlit did not start: " + proc.stderr.read(2000).decode(errors="replace"))
+            log.seek(0)
+            pytest.fail("streamlit did not start: " + log.read(2000).decode(errors="replace"))
         yield url
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        log.close()
 
 
 @pytest.fixture(scope="module")
