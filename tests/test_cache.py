@@ -444,6 +444,11 @@ def test_a_read_that_stops_at_an_earlier_prompts_end_is_an_older_cache_copy():
     assert older_prefix(54_272, earlier) == 4
     assert older_prefix(40_000, earlier) is None  # no earlier prompt ends there
     assert older_prefix(61_500, earlier) is None  # past that prompt's end: not its prefix
+    # nothing read, or less than any provider caches, is no older prompt's prefix, however short
+    # the earlier prompts were (a read of 0 had been "the prefix the prompt of 2 calls back left")
+    assert older_prefix(0, [900, 1000]) is None
+    assert older_prefix(1000, [1500, 1100]) is None
+    assert older_prefix(1024, [3000, 1100]) == 3
     why = _disagreement(5, 73_000, 60_416, 74_307, True, 30.0, earlier=earlier, hidden=20_992)
     assert why is not None and "3 calls back" in why and "cache copy" in why
     # a read of only the shared system prefix is named as such, DCP or not (DCP v3 changes nothing
@@ -1089,3 +1094,31 @@ def test_reads_the_cache_servers_decided_are_named_and_their_share_of_the_error_
             x["message"].update(provider="anthropic", api="anthropic-messages", model=SONNET)
     why = cache_replay(replay(b.session(), ReplaySettings())).steps[6].disagreement or ""
     assert "only the system prompt and tools" in why and server_side(why) and "#20301" not in why
+
+
+def test_a_session_that_never_recorded_a_cache_read_says_so_once_for_every_call_that_read_nothing():
+    """An OpenCode export whose every call records a read of 0 (a provider that does not cache or
+    does not report it): where the model predicts a read, the cause is the session's, not a cache
+    copy of an earlier prompt, nor DCP's tags; one call that read something brings the per-call
+    causes back."""
+    from inspector.cache.report import NO_READS, OLDER_COPY
+    from tests.support.opencode_export import Export
+
+    def export(read_at: int | None) -> Export:
+        e = Export()
+        for k in range(8):
+            e.user(f"step {k}")
+            e.answer(f"answer {k}", prompt=2000 + 600 * k)
+        if read_at is not None:
+            e.messages[2 * read_at + 1]["parts"][-1]["tokens"]["cache"]["read"] = 1024
+        return e
+
+    steps = cache_replay(replay(export(None).session(), ReplaySettings())).steps
+    causes = [st.disagreement for st in steps]
+    assert [st.recorded_read for st in steps] == [0] * 8
+    assert [st.read > 0 for st in steps] == [False] + [True] * 7
+    assert causes == [None] + [NO_READS] * 7
+    steps = cache_replay(replay(export(1).session(), ReplaySettings())).steps
+    causes = [st.disagreement for st in steps]
+    assert NO_READS not in causes
+    assert all(c is not None and OLDER_COPY not in c for c in causes[2:])

@@ -1371,6 +1371,7 @@ def _disagreement(
     earlier: Sequence[int] | Callable[[], Sequence[int]] = (),
     tool_search: bool | Callable[[], bool] = False,
     fewer: tuple[int, float, float] | None | Callable[[], tuple[int, float, float] | None] = None,
+    never_read: bool | Callable[[], bool] = False,
 ) -> str | None:
     """Why call ``k``'s recorded read ``rec`` differs from the predicted ``pred`` (None: it does
     not). ``earlier``: the prompts of the calls before the previous one, newest first (or what
@@ -1378,8 +1379,8 @@ def _disagreement(
     ``tool_search``: the previous answer called ``ToolSearch`` (:data:`TOOL_SEARCH_NOTE`); ``dcp``: the
     session ran the DCP plugin; ``interrupted``: an interruption marker came before the call;
     ``fewer``: the recorded prompt fell short of what the file explains (:func:`inspector.recon.flags.sent_fewer`:
-    the shortfall, the recorded growth, the file's growth) (each may be what gives it, asked only
-    when needed)."""
+    the shortfall, the recorded growth, the file's growth); ``never_read``: no call of the replay
+    recorded a cache read (:data:`NO_READS`) (each may be what gives it, asked only when needed)."""
     if abs(pred - rec) <= max(DISAGREE_MIN, DISAGREE_SHARE * prompt):
         return None
     mins = f"{idle / 60:.1f} min idle" if idle is not None else "idle time unknown"
@@ -1408,6 +1409,8 @@ def _disagreement(
             "the provider kept more of the prefix than the model predicts (a change it did not count as one)"
             + (DCP_LARGER if _given(dcp) else "")
         )
+    if rec == 0 and _given(never_read):
+        return NO_READS
     if idle is not None and idle > 240:
         return f"the cache had expired sooner than modelled ({mins})"
     if (short := _given(fewer)) is not None:
@@ -1424,7 +1427,7 @@ def _disagreement(
             f"this agent shares, cached apart): {ENTRY_GONE} (evicted, or the request went to another "
             "cache server)" + (TOOL_SEARCH_NOTE if _given(tool_search) else "")
         )
-    back = older_prefix(rec, _given(earlier))
+    back = older_prefix(rec, _given(earlier)) if rec >= CACHED_MIN else None
     if back is not None:
         return (
             f"the provider read the prefix the prompt of {back} calls back left: {OLDER_COPY} (OpenAI "
@@ -1446,6 +1449,18 @@ def _given(v: Any) -> Any:
 OLDER_SLACK = 1024
 """How far below an earlier prompt's end a read may stop and still be that prompt's cached prefix:
 its uncached tail and the 128-token rounding (the shared OpenCode export: 204–1,020 tokens)."""
+
+
+CACHED_MIN = 1024
+"""The shortest prefix any modelled provider caches (OpenAI's minimum, Anthropic's least): a
+read below it is no cached copy of an earlier prompt (:func:`older_prefix`)."""
+
+NO_READS = (
+    "no call of this replay's session recorded a cache read: its provider served none of these requests "
+    "from the cache, or does not report it (caching off, or an endpoint that leaves the field at 0)"
+)
+"""Said of a call that read nothing where the model predicts a read, in a session none of whose
+calls recorded a read: one cause for the whole session, rather than a cause per call."""
 
 
 OLDER_MAX_BACK = 64
@@ -1472,6 +1487,8 @@ def older_prefix(rec: int, earlier: Sequence[int]) -> int | None:
     prompt-caching guide: requests are routed to a cache server by a hash of the prompt's first
     tokens (and ``prompt_cache_key``), overflow goes to other servers, and a cached prefix is
     best-effort. So these are provider-side, not changes to the prompt."""
+    if rec < CACHED_MIN:  # no provider caches a prefix that short: nothing of an older prompt was read
+        return None
     for back, p in enumerate(earlier, start=2):
         if 0 <= p - rec < OLDER_SLACK:
             return back
@@ -1657,11 +1674,13 @@ def _disagrees(
     t: float | None,
     ttl: float,
     fewer: Callable[[], tuple[int, float, float] | None] | None = None,
+    never_read: Callable[[], bool] | bool = False,
 ) -> str | None:
     """:func:`_disagreement` of call ``k`` (entry ``ei``, requested at ``t``) in a cache replay:
     the prompts before the previous one (``earlier``), whether the previous answer called
-    ToolSearch and whether the recorded prompt fell short of the file (``fewer``) are looked up
-    only when less was read than predicted."""
+    ToolSearch, whether the recorded prompt fell short of the file (``fewer``) and whether the
+    session ever recorded a read (``never_read``) are looked up only when less was read than
+    predicted."""
     short = rec_read < read
     return _disagreement(
         k,
@@ -1677,6 +1696,7 @@ def _disagrees(
         partial(_alive, earlier, t, ttl) if short else (),
         partial(facts.follows_tool_search, ei) if short else False,
         fewer if short else None,
+        never_read if short else False,
     )
 
 
@@ -1688,6 +1708,17 @@ def _fewer(
     ``limit()``: the check's threshold for the largest recorded prompt)."""
     short = sent_fewer(recorded_growth, file_growth, limit())
     return (short, recorded_growth, file_growth) if short else None
+
+
+def _never_read(reads: Sequence[int | None]) -> Callable[[], bool]:
+    """Whether none of ``reads`` (the calls' recorded cache reads) read anything, found the first
+    time it is asked."""
+
+    @cache
+    def never() -> bool:
+        return not any(reads)
+
+    return never
 
 
 def _limit(steps: Sequence[Any]) -> Callable[[], int]:
@@ -1757,7 +1788,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = prev_tokens = 0
-    limit = _limit(replay.steps)
+    limit, never = _limit(replay.steps), _never_read(p.picked[1])
     earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first
     last_t: float | None = None
     prev_st: Any = None
@@ -1826,7 +1857,21 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
                 else None
             )
             dis = _disagrees(
-                k, read, rec_read, prompt, warm, idle, facts, prev_prompt, hidden, ei, earlier, t, ttl, fewer
+                k,
+                read,
+                rec_read,
+                prompt,
+                warm,
+                idle,
+                facts,
+                prev_prompt,
+                hidden,
+                ei,
+                earlier,
+                t,
+                ttl,
+                fewer,
+                never,
             )
             if family == "openai" and dis is not None and ENTRY_GONE in dis:
                 dis += OPENAI_ROUTING_NOTE
