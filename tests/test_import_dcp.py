@@ -234,3 +234,43 @@ def test_blocks_a_file_could_hold_but_dcp_would_not_write_are_followed_as_apply_
     assert last == {0: "kept", 1: "kept", 2: "pruned", 3: "kept", 4: "kept"} | dict.fromkeys(
         range(5, 10), "dropped"
     ) | {10: "kept"}
+
+
+def _hostile_blocks(rng: random.Random, entries: int) -> list[dict[str, object]]:
+    """One to three DCP blocks as a damaged or hand-written file may hold them: ids reused (a later
+    definition replaces an earlier one), ranges that overlap, run backwards or past the file, a
+    block consuming one defined later (or one that consumes it), and fields of the wrong type."""
+    out: list[dict[str, object]] = []
+    for _ in range(rng.randint(1, 3)):
+        first = rng.randint(-2, entries)
+        b: dict[str, object] = {"block": rng.randint(1, 6), "first": first, "last": first + rng.randint(-2, 9)}
+        b["summary"] = rng.choice(["s", "", 7])
+        b["consumes"] = rng.choice([[], [rng.randint(1, 6)], [rng.randint(1, 6), "2", None], 5, "1", {"1": 1}])
+        if rng.random() < 0.1:
+            b[rng.choice(["first", "last"])] = rng.choice([None, "3", 2.0])
+        out.append(b)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_blocks_of_any_shape_are_laid_on_and_taken_off_as_apply_lays_them(seed: int) -> None:
+    """The runner keeps DCP's layer block by block (a compress changes only the blocks it defines
+    or consumes, a message joins the blocks whose range holds it); at every call it equals
+    ``apply``, which works the layer out from the whole context, whatever the blocks say. A
+    ``consumes`` that is no list (a number had stopped every replay with a TypeError) consumes
+    nothing."""
+    rng = random.Random(seed)
+    sb = SessionBuilder()
+    sb.user("go")
+    for k in range(rng.randint(6, 16)):
+        sb.assistant("", tools=[("read", {"path": f"f{k}"})])
+        if rng.random() < 0.4:
+            blocks = _hostile_blocks(rng, 3 * k + 6)
+            sb.tool_result("done", tool="compress", details={"dcp": {"blocks": blocks}})
+        else:
+            marked = {"opencode": {"compacted": rng.choice([1, 10**13])}} if rng.random() < 0.3 else None
+            sb.tool_result("x" * rng.randint(10, 300), details=marked)
+        if rng.random() < 0.3:
+            sb.user(f"and {k}")
+    sb.assistant("end")
+    assert_same(sb.session(), ReplaySettings(strategy="recorded"), details=6)

@@ -86,40 +86,46 @@ def _summary_message(block: dict[str, Any]) -> ContextMessage:
     return ContextMessage(_SUMMARIES.get(block, text, lambda: UserMessage(content=text)), None)
 
 
-def dcp_layer(
-    messages: Sequence[ContextMessage],
-    compresses: Sequence[int] | None = None,
-    at: dict[int, list[int]] | None = None,
-    hits: dict[tuple[int, int, int], list[int]] | None = None,
-) -> tuple[dict[int, str], list[tuple[int, ContextMessage]]]:
+def _consumes(block: dict[str, Any]) -> list[int]:
+    """The block ids a DCP block says it consumes (anything else in the field is ignored: a file
+    may hold a number or a string there, and no block id is read from those)."""
+    got = block.get("consumes")
+    return [c for c in got if isinstance(c, int)] if isinstance(got, list) else []
+
+
+def _span(block: dict[str, Any]) -> tuple[int, int] | None:
+    """The first and last entry index a block covers, when both are given."""
+    first, last = block.get("first"), block.get("last")
+    return (first, last) if isinstance(first, int) and isinstance(last, int) else None
+
+
+def _positions(at: dict[int, list[int]], first: int, last: int) -> list[int]:
+    """The positions (sorted) of the entries ``first`` … ``last`` in a context whose entry
+    indexes map to their positions by ``at``."""
+    if last - first < len(at):  # the range's entries, or the context's, whichever are fewer
+        return sorted(i for e in range(first, last + 1) if e in at for i in at[e])
+    return sorted(i for e, ps in at.items() if first <= e <= last for i in ps)
+
+
+def dcp_layer(messages: Sequence[ContextMessage]) -> tuple[dict[int, str], list[tuple[int, ContextMessage]]]:
     """What DCP's compresses in ``messages`` do to them: the positions they leave out (with the
-    reason) and the summary messages they put in (each before the position it stands at).
-    A caller that keeps them as the context grows may give ``compresses`` (the positions of the
-    compress results), ``at`` (entry index → its positions) and ``hits`` ((block, first, last) →
-    the positions in that range, while no new message falls in it)."""
-    if compresses is None:
-        compresses = [i for i, cm in enumerate(messages) if dcp_blocks(cm.message)]
-    if at is None:
-        at = {}
-        for i, cm in enumerate(messages):
-            if cm.entry_index is not None:
-                at.setdefault(cm.entry_index, []).append(i)
-    blocks = {b["block"]: b for i in compresses for b in dcp_blocks(messages[i].message)}
-    consumed = {c for b in blocks.values() for c in b.get("consumes", []) if isinstance(c, int)}
+    reason) and the summary messages they put in (each before the position it stands at). Each
+    block id takes its last definition; a block another one consumes, or that names no range,
+    does nothing; a position in two blocks is given the higher block's reason. (The reference:
+    :class:`RecordedRunner` keeps the same layer up to date as the context grows.)"""
+    at: dict[int, list[int]] = {}
+    for i, cm in enumerate(messages):
+        if cm.entry_index is not None:
+            at.setdefault(cm.entry_index, []).append(i)
+    blocks = {b["block"]: b for cm in messages for b in dcp_blocks(cm.message)}
+    consumed = {c for b in blocks.values() for c in _consumes(b)}
     dropped: dict[int, str] = {}
     inserted: list[tuple[int, ContextMessage]] = []
     for bid, b in sorted(blocks.items()):
-        first, last = b.get("first"), b.get("last")
-        if bid in consumed or not isinstance(first, int) or not isinstance(last, int):
+        span = _span(b)
+        if bid in consumed or span is None:
             continue
-        hit = hits.get((bid, first, last)) if hits is not None else None
-        if hit is None:
-            if last - first < len(at):  # the range's entries, or the context's, whichever are fewer
-                hit = sorted(i for e in range(first, last + 1) if e in at for i in at[e])
-            else:
-                hit = sorted(i for e, ps in at.items() if first <= e <= last for i in ps)
-            if hits is not None:
-                hits[(bid, first, last)] = hit
+        hit = _positions(at, *span)
         dropped.update(dict.fromkeys(hit, f"DCP compressed it into block b{bid} (recorded)"))
         if hit:
             inserted.append((hit[0], _summary_message(b)))
@@ -188,11 +194,12 @@ _ALWAYS = float("inf")  # the time of a call that has none: every mark applies
 class RecordedRunner(IncrementalRunner):
     """:meth:`Recorded.apply`, call after call: the marked outputs sorted by the time of their
     mark, and the call's time moving through them. A call without a time of its own takes the
-    newest message timestamp in the context, read up to date only for such a call. DCP's layer (the
-    positions its blocks leave out, the summaries they put in) is worked out again only when a
-    compress result arrives, or a message a block's range may hold: O(context) at each compress,
-    not at each call after the first one. Only a tool result with details can carry a mark or a
-    compress."""
+    newest message timestamp in the context, read up to date only for such a call. DCP's layer
+    (:func:`dcp_layer`) is kept up to date block by block: a compress result defines blocks and
+    consumes others, and only the blocks it changes are laid on or taken off (each position counts
+    the active blocks that leave it out); a message a block's range holds joins that block. So a
+    compress costs what it changes, not the context's length. Only a tool result with details can
+    carry a mark or a compress."""
 
     def _begin(self, msgs: Sequence[ContextMessage]) -> None:
         self.marks: list[tuple[float, int]] = []  # (time of the mark, position), sorted
@@ -200,28 +207,35 @@ class RecordedRunner(IncrementalRunner):
         self.newest: float | None = None  # the newest message timestamp of msgs[: self.seen]
         self.seen = 0
         self.now = -_ALWAYS  # the marks at or before this time are pruned
-        self.dropped: dict[int, str] = {}  # positions DCP leaves out
-        self.reach = -1  # the last entry index the blocks of this context name
-        self.stale = False  # DCP's layer must be worked out again
-        self.compresses: list[int] = []  # positions of the compress results
         self.at: dict[int, list[int]] = {}  # entry index -> its positions
-        self.hits: dict[tuple[int, int, int], list[int]] = {}  # a block's positions (dcp_layer)
+        self.reach = -1  # the last entry index the blocks of this context name
+        self.defs: dict[int, dict[str, Any]] = {}  # block id -> its last definition
+        self.consumers: dict[int, int] = {}  # block id -> how many definitions consume it
+        self.active: dict[int, tuple[dict[str, Any], int, int, list[int]]] = {}
+        """Block id -> (definition, first, last, its positions) of each block laid on the context."""
+        self.covers: dict[int, int] = {}  # position -> how many active blocks leave it out
+        self.dropped: set[int] = set()  # positions DCP leaves out, as the runner's fates have them
+        self.moved: set[int] = set()  # positions whose cover changed since the last call
+        self.relaid = False  # the active blocks, or their first positions, changed since
 
     def _append(self, msgs: Sequence[ContextMessage], i: int) -> None:
         cm = msgs[i]
-        if cm.entry_index is not None:
-            self.at.setdefault(cm.entry_index, []).append(i)
-            if cm.entry_index <= self.reach:  # a block's range may hold it
-                self.stale = True
-                self.hits.clear()
+        e = cm.entry_index
+        if e is not None:
+            self.at.setdefault(e, []).append(i)
+            if e <= self.reach:  # a block's range may hold it
+                for _, first, last, pos in self.active.values():
+                    if first <= e <= last:
+                        self.relaid |= not pos
+                        pos.append(i)  # the newest position: the list stays sorted
+                        self._cover(i, 1)
         m = cm.message
         if not isinstance(m, ToolResultMessage) or m.details is None:
             return
         blocks = dcp_blocks(m)
         if blocks:  # a compress result: DCP's layer changes
-            self.stale = True
             self.reach = max(self.reach, _reach(blocks))
-            self.compresses.append(i)
+            self._define(blocks)
         r = recorded_prune(m)
         if r is not None:
             k = bisect_right(self.marks, (r.at, i))
@@ -229,6 +243,46 @@ class RecordedRunner(IncrementalRunner):
             self.markers[i] = r.marker
             if r.at <= self.now:
                 self._prune(msgs, i, with_text(cm, r.marker))
+
+    def _define(self, blocks: list[dict[str, Any]]) -> None:
+        """A compress result's blocks: each defines its id again, and consumes the ids it names;
+        the blocks whose standing changed are taken off or laid on."""
+        touched: set[int] = set()
+        for b in blocks:
+            bid = b["block"]
+            old = self.defs.get(bid)
+            if old is not None:
+                for c in _consumes(old):
+                    self.consumers[c] -= 1
+                    touched.add(c)
+            self.defs[bid] = b
+            for c in _consumes(b):
+                self.consumers[c] = self.consumers.get(c, 0) + 1
+                touched.add(c)
+            touched.add(bid)
+        for bid in touched:
+            b = self.defs.get(bid)
+            span = _span(b) if b is not None and not self.consumers.get(bid) else None
+            cur = self.active.get(bid)
+            if cur is not None and (span is None or cur[0] is not b):
+                del self.active[bid]
+                for pos in cur[3]:
+                    self._cover(pos, -1)
+                self.relaid = True
+            if span is not None and b is not None and bid not in self.active:
+                pos = _positions(self.at, *span)
+                self.active[bid] = (b, *span, pos)
+                for p in pos:
+                    self._cover(p, 1)
+                self.relaid = True
+
+    def _cover(self, pos: int, by: int) -> None:
+        n = self.covers.get(pos, 0) + by
+        if n:
+            self.covers[pos] = n
+        else:
+            del self.covers[pos]
+        self.moved.add(pos)
 
     def _newest(self, msgs: Sequence[ContextMessage]) -> float | None:
         """The newest message timestamp in the context."""
@@ -242,7 +296,7 @@ class RecordedRunner(IncrementalRunner):
     def _decide(
         self, msgs: Sequence[ContextMessage], state: Any, call: Any
     ) -> tuple[list[dict[str, Any]], Any]:
-        if self.stale:
+        if self.moved or self.relaid:
             self._relayer(msgs)
         now = call.time_ms if call.time_ms is not None else self._newest(msgs)
         now = _ALWAYS if now is None else now
@@ -264,16 +318,23 @@ class RecordedRunner(IncrementalRunner):
         self._prune(msgs, i, with_text(msgs[i], self.markers[i]))
 
     def _relayer(self, msgs: Sequence[ContextMessage]) -> None:
-        """DCP's layer over the whole context again (:func:`dcp_layer`); a position it no longer
-        leaves out is sent as its mark says at the current time."""
-        self.stale = False
-        dropped, inserted = dcp_layer(msgs, self.compresses, self.at, self.hits)
-        for pos in self.dropped.keys() - dropped.keys():
-            self._keep(pos)
-            r = recorded_prune(msgs[pos].message)
-            if r is not None and r.at <= self.now:
-                self._mark_pruned(msgs, pos)
-        for pos in dropped.keys() - self.dropped.keys():
-            self._drop(msgs, pos)
-        self.dropped = dropped
-        self.inserted = tuple(inserted)
+        """The positions DCP's layer took off or laid on since the last call: one no longer left
+        out is sent as its mark says at the current time; and the summaries, in block order, each
+        before its block's first position."""
+        for pos in self.moved:
+            out = pos in self.covers
+            if out and pos not in self.dropped:
+                self.dropped.add(pos)
+                self._drop(msgs, pos)
+            elif not out and pos in self.dropped:
+                self.dropped.discard(pos)
+                self._keep(pos)
+                r = recorded_prune(msgs[pos].message) if pos in self.markers else None
+                if r is not None and r.at <= self.now:
+                    self._mark_pruned(msgs, pos)
+        self.moved = set()
+        if self.relaid:
+            self.relaid = False
+            self.inserted = tuple(
+                (pos[0], _summary_message(b)) for _, (b, _, _, pos) in sorted(self.active.items()) if pos
+            )
