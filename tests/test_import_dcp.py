@@ -243,9 +243,15 @@ def _hostile_blocks(rng: random.Random, entries: int) -> list[dict[str, object]]
     out: list[dict[str, object]] = []
     for _ in range(rng.randint(1, 3)):
         first = rng.randint(-2, entries)
-        b: dict[str, object] = {"block": rng.randint(1, 6), "first": first, "last": first + rng.randint(-2, 9)}
+        b: dict[str, object] = {
+            "block": rng.randint(1, 6),
+            "first": first,
+            "last": first + rng.randint(-2, 9),
+        }
         b["summary"] = rng.choice(["s", "", 7])
-        b["consumes"] = rng.choice([[], [rng.randint(1, 6)], [rng.randint(1, 6), "2", None], 5, "1", {"1": 1}])
+        b["consumes"] = rng.choice(
+            [[], [rng.randint(1, 6)], [rng.randint(1, 6), "2", None], 5, "1", {"1": 1}]
+        )
         if rng.random() < 0.1:
             b[rng.choice(["first", "last"])] = rng.choice([None, "3", 2.0])
         out.append(b)
