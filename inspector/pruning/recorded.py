@@ -261,18 +261,18 @@ class RecordedRunner(IncrementalRunner):
                 touched.add(c)
             touched.add(bid)
         for bid in touched:
-            b = self.defs.get(bid)
-            span = _span(b) if b is not None and not self.consumers.get(bid) else None
+            got = self.defs.get(bid)
+            span = _span(got) if got is not None and not self.consumers.get(bid) else None
             cur = self.active.get(bid)
-            if cur is not None and (span is None or cur[0] is not b):
+            if cur is not None and (span is None or cur[0] is not got):
                 del self.active[bid]
-                for pos in cur[3]:
-                    self._cover(pos, -1)
+                for p in cur[3]:
+                    self._cover(p, -1)
                 self.relaid = True
-            if span is not None and b is not None and bid not in self.active:
-                pos = _positions(self.at, *span)
-                self.active[bid] = (b, *span, pos)
-                for p in pos:
+            if span is not None and got is not None and bid not in self.active:
+                hit = _positions(self.at, *span)
+                self.active[bid] = (got, span[0], span[1], hit)
+                for p in hit:
                     self._cover(p, 1)
                 self.relaid = True
 
