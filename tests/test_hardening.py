@@ -208,6 +208,19 @@ def rich_base_lines() -> list[str]:
     b.assistant("ok", usage=900, stop="error", errorMessage="overloaded")
     b.add("branch_summary", fromId="e0000005", summary="tried another way", parent="e0000005")
     b.add("custom", customType="ext", data={"k": [1, 2.5, "v"]})
+    # the agents' own pruning as their importers record it (read by the "recorded" strategy, the
+    # CLI's and the app's default): a cleared output, a microcompacted one, a DCP compress
+    b.assistant("", tools=[("read", {"path": "src/q.ts"})], usage=1000)
+    b.tool_result("q" * 300, details={"opencode": {"compacted": 1767225618500}})
+    b.assistant("", tools=[("grep", {"pattern": "x"})], usage=1100)
+    b.tool_result("x" * 300, tool="grep", details={"claudeCode": {"microcompacted": 1767225620500}})
+    b.assistant("", tools=[("compress", {"topic": "t"})], usage=1200)
+    blocks = [
+        {"block": 1, "first": 2, "last": 5, "summary": "one"},
+        {"block": 2, "first": 1, "last": 9, "consumes": [1], "summary": "two"},
+    ]
+    b.tool_result("done", tool="compress", details={"dcp": {"blocks": blocks}})
+    b.assistant("end", usage=900)
     return [json.dumps(x, ensure_ascii=False) for x in b.lines]
 
 
