@@ -226,9 +226,8 @@ class RecordedRunner(IncrementalRunner):
             if e <= self.reach:  # a block's range may hold it
                 for _, first, last, pos in self.active.values():
                     if first <= e <= last:
-                        self.relaid |= not pos
                         pos.append(i)  # the newest position: the list stays sorted
-                        self._cover(i, 1)
+                        self._cover([i])  # (its summary moves when this is its first position)
         m = cm.message
         if not isinstance(m, ToolResultMessage) or m.details is None:
             return
@@ -266,23 +265,31 @@ class RecordedRunner(IncrementalRunner):
             cur = self.active.get(bid)
             if cur is not None and (span is None or cur[0] is not got):
                 del self.active[bid]
-                for p in cur[3]:
-                    self._cover(p, -1)
-                self.relaid = True
+                self._uncover(cur[3])
             if span is not None and got is not None and bid not in self.active:
                 hit = _positions(self.at, *span)
                 self.active[bid] = (got, span[0], span[1], hit)
-                for p in hit:
-                    self._cover(p, 1)
-                self.relaid = True
+                self._cover(hit)
 
-    def _cover(self, pos: int, by: int) -> None:
-        n = self.covers.get(pos, 0) + by
-        if n:
-            self.covers[pos] = n
-        else:
-            del self.covers[pos]
-        self.moved.add(pos)
+    def _cover(self, positions: list[int]) -> None:
+        """One more active block leaves ``positions`` out."""
+        covers = self.covers
+        for p in positions:
+            covers[p] = covers.get(p, 0) + 1
+        self.moved.update(positions)
+        self.relaid = True
+
+    def _uncover(self, positions: list[int]) -> None:
+        """One active block fewer leaves ``positions`` out."""
+        covers = self.covers
+        for p in positions:
+            n = covers[p] - 1
+            if n:
+                covers[p] = n
+            else:
+                del covers[p]
+        self.moved.update(positions)
+        self.relaid = True
 
     def _newest(self, msgs: Sequence[ContextMessage]) -> float | None:
         """The newest message timestamp in the context."""
