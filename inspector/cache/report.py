@@ -1413,21 +1413,15 @@ def _disagreement(
         return NO_READS
     if idle is not None and idle > 240:
         return f"the cache had expired sooner than modelled ({mins})"
+    floor = bool(hidden) and abs(rec - hidden) <= 128  # only the prefix every request shares was read
     if (short := _given(fewer)) is not None:
-        only = hidden and abs(rec - hidden) <= 128
+        return (_floor_read(hidden) + ": " if floor else "") + fewer_words(*short)
+    if floor:
         return (
-            f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of this "
-            "agent shares): "
-            if only
-            else ""
-        ) + fewer_words(*short)
-    if hidden and abs(rec - hidden) <= 128:
-        return (
-            f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of "
-            f"this agent shares, cached apart): {ENTRY_GONE} (evicted, or the request went to another "
+            f"{_floor_read(hidden, ', cached apart')}: {ENTRY_GONE} (evicted, or the request went to another "
             "cache server)" + (TOOL_SEARCH_NOTE if _given(tool_search) else "")
         )
-    back = older_prefix(rec, _given(earlier)) if rec >= CACHED_MIN else None
+    back = older_prefix(rec, earlier)
     if back is not None:
         return (
             f"the provider read the prefix the prompt of {back} calls back left: {OLDER_COPY} (OpenAI "
@@ -1438,6 +1432,14 @@ def _disagreement(
     return (
         "the provider read less than the unchanged prefix: the prompt changed before the cached part in a way "
         "the file does not show (a system-prompt or tool change), or the cache was evicted or routed elsewhere"
+    )
+
+
+def _floor_read(hidden: int, more: str = "") -> str:
+    """The words for a call that read only the ``hidden``-token prefix every request shares."""
+    return (
+        f"only the system prompt and tools were read (the {hidden:,}-token prefix every request of this agent "
+        f"shares{more})"
     )
 
 
@@ -1477,7 +1479,7 @@ def _alive(earlier: Sequence[tuple[int, float | None]], t: float | None, ttl: fl
     ]
 
 
-def older_prefix(rec: int, earlier: Sequence[int]) -> int | None:
+def older_prefix(rec: int, earlier: Sequence[int] | Callable[[], Sequence[int]]) -> int | None:
     """How many calls back (2 = the one before the previous) a prompt ends where the read ``rec``
     stopped (within :data:`OLDER_SLACK` below its end), the newest such; None when none does.
 
@@ -1489,7 +1491,7 @@ def older_prefix(rec: int, earlier: Sequence[int]) -> int | None:
     best-effort. So these are provider-side, not changes to the prompt."""
     if rec < CACHED_MIN:  # no provider caches a prefix that short: nothing of an older prompt was read
         return None
-    for back, p in enumerate(earlier, start=2):
+    for back, p in enumerate(_given(earlier), start=2):
         if 0 <= p - rec < OLDER_SLACK:
             return back
     return None
@@ -1549,6 +1551,8 @@ class _Pricing:
         prompts measure (:meth:`changed`); on Anthropic their recorded input is then the tail, as
         in the as-recorded replay."""
         self.shared = _Shared(replay)
+        self.limit = _limit(replay.steps)
+        self.never_read = _never_read(self.picked[1])
         self.rules: dict[str, CacheRule] = {}
         self.rates: dict[str, Rates] = {}
         self.terms: dict[str, _Terms] = {}
@@ -1660,29 +1664,36 @@ def _break(k: int, st: Any, prev_st: Any, facts: Any, shared: _Shared) -> tuple[
 
 
 def _disagrees(
+    p: _Pricing,
     k: int,
     read: int,
     rec_read: int,
     prompt: int,
     warm: bool,
     idle: float | None,
-    facts: _Facts,
     prev_prompt: int,
-    hidden: int,
-    ei: int,
     earlier: list[tuple[int, float | None]],
     t: float | None,
     ttl: float,
-    fewer: Callable[[], tuple[int, float, float] | None] | None = None,
-    never_read: Callable[[], bool] | bool = False,
+    family: str,
+    st: Any,
+    prev_sent: int,
 ) -> str | None:
-    """:func:`_disagreement` of call ``k`` (entry ``ei``, requested at ``t``) in a cache replay:
-    the prompts before the previous one (``earlier``), whether the previous answer called
-    ToolSearch, whether the recorded prompt fell short of the file (``fewer``) and whether the
-    session ever recorded a read (``never_read``) are looked up only when less was read than
-    predicted."""
+    """:func:`_disagreement` of call ``k`` (step ``st``, requested at ``t``) in cache replay ``p``,
+    with OpenAI's routing note where the conversation's entry was gone. The prompts before the
+    previous one (``earlier``), whether the previous answer called ToolSearch, whether the recorded
+    prompt fell short of the file (its growth since the previous call against the file's, ``st``'s
+    replayed tokens against ``prev_sent``, for a call as recorded that has a previous one:
+    :func:`_fewer`) and whether the replay ever recorded a read are looked up only when less was
+    read than predicted."""
     short = rec_read < read
-    return _disagreement(
+    facts, size = p.facts, p.fit.size
+    grew = (
+        (prompt - prev_prompt, size(st.tokens) - size(prev_sent))
+        if p.anchored and k and prev_prompt
+        else None
+    )
+    why = _disagreement(
         k,
         read,
         rec_read,
@@ -1691,13 +1702,16 @@ def _disagrees(
         idle,
         facts.uses_dcp,
         prev_prompt,
-        hidden,
-        partial(facts.follows_interruption, ei),
+        p.fit.hidden,
+        partial(facts.follows_interruption, st.entry_index),
         partial(_alive, earlier, t, ttl) if short else (),
-        partial(facts.follows_tool_search, ei) if short else False,
-        fewer if short else None,
-        never_read if short else False,
+        partial(facts.follows_tool_search, st.entry_index) if short else False,
+        partial(_fewer, *grew, p.limit) if short and grew is not None else None,
+        p.never_read if short else False,
     )
+    if family == "openai" and why is not None and ENTRY_GONE in why:
+        why += OPENAI_ROUTING_NOTE
+    return why
 
 
 def _fewer(
@@ -1779,23 +1793,20 @@ _NO_NAME = object()
 
 
 def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
-    """Each call of ``replay`` split and priced, in order (the running state: the previous billed
-    call's prompt, tail and when it used the cache, and the prompts before it)."""
+    """Each call of ``replay`` split and priced, in order (the running state below, call to call)."""
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
     answers, switched = facts.models, facts.agent_switch | facts.tool_loads.keys()
     hidden, size, changed = p.fit.hidden, p.fit.size, p.changed
     warm_start = facts.warm_start and hidden > 0
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
-    prev_prompt = prev_tail = prev_tokens = 0
-    limit, never = _limit(replay.steps), _never_read(p.picked[1])
+    prev_prompt = prev_tail = prev_sent = 0
     earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first
     last_t: float | None = None
     prev_st: Any = None
     last_name: Any = _NO_NAME
-    turn_cap = cap = (
-        None  # REASONING: (prompt, answer) of this turn's first call that reasoned; the last turn's
-    )
+    # REASONING: (prompt, answer) of this turn's first call that reasoned; the last turn's
+    turn_cap = cap = None
     for k, (st, ei, rec_read, rec_write, rec_in, rec_cost, t, end, name) in enumerate(p.calls(replay.steps)):
         if name is not last_name:  # another model than the previous call's: its terms
             got = terms.get(name) or p.terms_of(name, answers[ei])
@@ -1804,7 +1815,6 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             last_name = name
         if drops and ei in facts.turn_starts:  # a new turn: the previous one's reasoning is dropped
             cap, turn_cap = turn_cap, None
-        rate = model_rate
         if (rec_in == 0 and not_billed(st, rec_read, rec_write, rec_in)) or (
             rec_in is None and not answers[ei].content
         ):
@@ -1817,15 +1827,12 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             prompt = int(recorded)
         else:  # a what-if: what was sent, changed by what it changed
             prompt = changed(ei, recorded, st.tokens)
-        if tiered is not None and prompt > tiered[0]:  # billed at the long-context rates
-            rate = p.long_rates(name, tiered[0])
+        rate = p.long_rates(name, tiered[0]) if tiered is not None and prompt > tiered[0] else model_rate
         # idle: from when the previous request used the cache (:func:`idle_between`), never below 0
         idle = None if t is None or last_t is None else (d if (d := t - last_t) > 0.0 else 0.0)
         warm = k > 0 and (idle is None or idle <= ttl)
         tail = rec_in if recorded_tail and rec_in is not None else fitted_tail
-        reach = prev_prompt - prev_tail  # what the previous call left in the cache
-        if reach < 0:
-            reach = 0
+        reach = max(prev_prompt - prev_tail, 0)  # what the previous call left in the cache
         if k and not st.events and st._segment is prev_st._segment and ei not in switched:
             cause = broke = None  # the context only grew (:func:`_break`)
             reuse = reach if enabled else rule.reusable(reach, reach, hidden)
@@ -1851,39 +1858,17 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         gap = abs(read - rec_read) if rec_read is not None and enabled else 0
         dis = None
         if gap > dis_min and gap > dis_share * prompt:
-            fewer = (
-                partial(_fewer, prompt - prev_prompt, size(st.tokens) - size(prev_tokens), limit)
-                if anchored and k and prev_prompt
-                else None
-            )
             dis = _disagrees(
-                k,
-                read,
-                rec_read,
-                prompt,
-                warm,
-                idle,
-                facts,
-                prev_prompt,
-                hidden,
-                ei,
-                earlier,
-                t,
-                ttl,
-                fewer,
-                never,
+                p, k, read, rec_read, prompt, warm, idle, prev_prompt, earlier, t, ttl, family, st, prev_sent
             )
-            if family == "openai" and dis is not None and ENTRY_GONE in dis:
-                dis += OPENAI_ROUTING_NOTE
         rw = rec_write if writes or rec_write else (0 if rec_read is not None else None)
         cost = read * rate.read + write * rate.write + uncached * rate.input
         row = (k, ei, family, prompt, read, write, uncached, rec_read, rw, rec_in, cost, rc, idle, inv, dis)
         out.append(row)
         if prev_prompt:
             earlier.append((prev_prompt, last_t))
-        prev_prompt, prev_tail, prev_st, prev_tokens = prompt, tail, st, st.tokens
+        prev_prompt, prev_tail, prev_st, prev_sent = prompt, tail, st, st.tokens
         if drops and turn_cap is None and reasoned(answers[ei]):
             turn_cap = (prompt, ei)
-        if end is not None:
-            last_t = end
+        last_t = end if end is not None else last_t
     return tuple(map(_new, repeat(CacheStep), out))
