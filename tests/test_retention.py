@@ -275,6 +275,14 @@ def test_names_any_model_knows_are_not_the_sessions_identifiers() -> None:
     assert identifiers_in(text) == {"foreign_keys", "stored.version", "load_widget_config", "parseHeader"}
 
 
+def test_products_named_like_identifiers_are_known() -> None:
+    """Products and tools with a hump in their name are general knowledge (the shared Codex
+    rollout counted ``OpenTelemetry`` and ``gRPC`` forgotten); a name of the session's own that
+    starts like one stays."""
+    text = "gRPC OpenTelemetry GraphQL MongoDB WebAssembly TensorFlow iCloud OpenTelemetryExporter grpcClient"
+    assert identifiers_in(text) == {"OpenTelemetryExporter", "grpcClient"}
+
+
 def test_other_languages_and_the_agents_tools_names_are_known_too() -> None:
     """Go's and Node's standard modules (and their own names), testify, JavaScript's builtin
     methods, Node's fs functions, React's hooks, Jest's API, Python's special names and the agents'

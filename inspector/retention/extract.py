@@ -132,7 +132,25 @@ BRANDS = frozenset(
     "JavaScript TypeScript GitHub GitLab OpenAI PyPI macOS iOS iPhone YouTube LinkedIn PostgreSQL MySQL SQLite "
     "FastAPI NumPy PyTorch OpenCode ClaudeCode DeepSeek OpenRouter LangChain WebSocket PowerShell VSCode "
     "DevOps README".split()
+) | frozenset(
+    # products of the software world any model knows by name: a later mention is no memory of the span
+    "gRPC GraphQL OpenTelemetry OpenTracing MongoDB DynamoDB CosmosDB DuckDB MariaDB InfluxDB CouchDB "
+    "RocksDB LevelDB CockroachDB TimescaleDB SurrealDB ClickHouse BigQuery CloudWatch CloudFormation "
+    "CloudFront CloudTrail SageMaker WebAssembly WebSockets WebRTC WebGL WebGPU WebKit WebAuthn WebDriver "
+    "TensorFlow TensorRT HuggingFace ChatGPT OpenSSL OpenSSH OpenAPI OpenID OpenGL OpenCV OpenShift "
+    "OpenStack OpenSearch ElasticSearch RabbitMQ ZeroMQ NixOS JetBrains IntelliJ PyCharm WebStorm GoLand "
+    "DataGrip RubyMine NeoVim SciPy SymPy JupyterLab PySpark LightGBM CatBoost PyQt DirectX iPad iPadOS "
+    "iCloud iMessage iTunes watchOS tvOS visionOS MacBook FreeBSD OpenBSD NetBSD VirtualBox WordPress "
+    "PayPal DigitalOcean CircleCI TravisCI BitBucket DataDog PagerDuty SwiftUI AppKit TestNG NuGet "
+    "CocoaPods PostCSS TailwindCSS NestJS NextJS NodeJS VueJS AngularJS SvelteKit SolidJS RxJS LangGraph "
+    "LlamaIndex LiteLLM vLLM cuDNN ProtoBuf FlatBuffers MessagePack MsgPack PlanetScale PocketBase "
+    "SupaBase GitOps DevSecOps FinOps CoffeeScript ActionScript PureScript ReScript ClojureScript "
+    "AssemblyScript MicroPython RaspberryPi AirPods AirDrop AirPlay FaceTime TikTok WhatsApp SonarQube "
+    "ArgoCD HashiCorp MinIO CoreDNS KeyCloak MacPorts GitKraken SourceTree LaTeX KaTeX MathJax eBPF "
+    "gVisor".split()
 )
+"""Names of languages, products, services and tools shaped like identifiers (a hump: ``GitHub``,
+``gRPC``, ``OpenTelemetry``): general knowledge, not the session's code (:func:`_ident_ok`)."""
 
 
 def _public(*objs: object) -> frozenset[str]:
