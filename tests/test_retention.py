@@ -283,6 +283,14 @@ def test_products_named_like_identifiers_are_known() -> None:
     assert identifiers_in(text) == {"OpenTelemetryExporter", "grpcClient"}
 
 
+def test_the_database_apis_methods_are_known() -> None:
+    """PEP 249's methods are general knowledge (the shared pi session d04df6 counted
+    ``database.rollback`` forgotten under pi compaction at 128k); called on an object of the
+    session's own, they name that object."""
+    assert identifiers_in("database.rollback cur.fetchone result.rowcount conn.executemany") == set()
+    assert identifiers_in("db_session.commit") == {"db_session"}
+
+
 def test_other_languages_and_the_agents_tools_names_are_known_too() -> None:
     """Go's and Node's standard modules (and their own names), testify, JavaScript's builtin
     methods, Node's fs functions, React's hooks, Jest's API, Python's special names and the agents'

@@ -215,11 +215,16 @@ JS_METHODS = frozenset(
 )
 """Methods and properties of JavaScript's Array, String, Map, Set and Promise (``messages.push``,
 ``seen.has``, ``items.length``)."""
-KNOWN_METHODS = _public(str, bytes, list, dict, set, tuple, pathlib.Path) | JS_METHODS | TEST_API
-"""Methods of Python's builtin types and of ``pathlib.Path`` (``strip``, ``get``, ``read_text``), and
-of JavaScript's builtin types (:data:`JS_METHODS`) and Jest's matchers (:data:`TEST_API`):
-``line.strip``, ``result.get``, ``record.push`` or ``expect(x).not.toBeNull`` names a general
-method, not the session's own code."""
+DB_API = frozenset(
+    "commit rollback execute executemany executescript fetchone fetchall fetchmany lastrowid rowcount".split()
+)
+"""The database API's methods and attributes (Python's PEP 249, as ``sqlite3`` has them:
+``database.rollback``, ``cur.fetchone``)."""
+KNOWN_METHODS = _public(str, bytes, list, dict, set, tuple, pathlib.Path) | JS_METHODS | TEST_API | DB_API
+"""Methods of Python's builtin types and of ``pathlib.Path`` (``strip``, ``get``, ``read_text``), of
+JavaScript's builtin types (:data:`JS_METHODS`), Jest's matchers (:data:`TEST_API`) and the database
+API (:data:`DB_API`): ``line.strip``, ``result.get``, ``record.push``, ``expect(x).not.toBeNull`` or
+``conn.commit`` names a general method, not the session's own code."""
 
 
 @dataclass(frozen=True)
