@@ -39,11 +39,15 @@ def test_the_load_page_says_in_one_line_where_the_rebuild_departs(opened: AppTes
 
 
 def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) -> None:
+    opened.selectbox(key="window_preset").set_value("Custom").run()
+    opened.number_input(key="window_custom").set_value(100_000).run()
     at = opened.switch_page("inspector/ui/pages/replay.py").run()
     at.slider(key="step").set_value(7).run()
     assert not at.exception
     m = {x.label: x.value for x in at.metric}
-    assert "Tokens sent" not in m and m["Tokens sent (recorded)"] == m["Recorded prompt"]
+    assert "Tokens sent" not in m and m["Sent (recorded)"] == m["Recorded prompt"]
+    sent = int(m["Sent (recorded)"].replace(",", ""))
+    assert m["Window used"] == f"{sent / 100_000:.0%}"  # of the figure shown as sent, not the rebuilt one
     story = next(x.value for x in at.markdown if x.value.startswith("- ")).replace(
         "\\", ""
     )  # markdown-escaped

@@ -145,7 +145,7 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
         call is not None and call.unexplained
     ):  # the file cannot explain what was sent: the recorded figure stands
         m[0].metric(
-            "Tokens sent (recorded)",
+            "Sent (recorded)",
             f"{call.recorded:,}",
             help="This file cannot explain what the agent "
             f"sent here: about {abs(call.unexplained):,} tokens {'fewer' if call.unexplained < 0 else 'more'} "
@@ -167,13 +167,20 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
         help="What the provider reported for this call (input + cache read + cache write); none for an "
         "aborted or failed call.",
     )
-    m[2].metric(
-        "Window used",
-        f"{step.tokens / step.window:.0%}",
-        help=None
+    of_window = (
+        ""
         if step.window == settings.context_window
-        else f"Of this call's model's window, {step.window:,} tokens.",
+        else f"Of this call's model's window, {step.window:,} tokens. "
     )
+    if call is not None and call.unexplained:  # the recorded prompt is the figure shown as sent
+        m[2].metric(
+            "Window used",
+            f"{call.recorded / step.window:.0%}",
+            help=f"{of_window}By the recorded prompt; the context rebuilt from the file, {step.tokens:,} "
+            f"tokens, would be {step.tokens / step.window:.0%}.",
+        )
+    else:
+        m[2].metric("Window used", f"{step.tokens / step.window:.0%}", help=of_window or None)
     m[3].metric("Messages", f"{len(d.after):,}")
     m[4].metric(
         "Pruned away", f"{step.pruned_tokens:,}", help="Tokens the pruning strategy keeps out of this call."
