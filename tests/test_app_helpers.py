@@ -184,6 +184,13 @@ def test_overflow_story_believes_the_provider_over_the_window_set() -> None:
         return narrate._overflow_sentence(Overflow(210_000, 200_000), step, as_sent)
 
     assert "this replay's counter overstates it" in said(150_000)
+    less = narrate._overflow_sentence(  # where the agent sent less than the file explains, the file is why
+        Overflow(210_000, 200_000),
+        SimpleNamespace(recorded_input=150_000, error=False, aborted=False),
+        True,
+        -60_000,
+    )
+    assert "counter" not in less and "the agent sent less than this file explains here" in less
     assert "reject this request (the one recorded, 150,000 tokens" in said(150_000, as_sent=False)
     for quiet in (said(None), said(0), said(150_000, "error"), said(250_000, "aborted")):
         assert quiet.endswith("— a provider would reject this request.")

@@ -59,6 +59,9 @@ def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) ->
     )
     marks = [t for t in fig["data"] if t.get("name") == "the file cannot explain this call"]
     assert [t["x"] for t in marks] == [[7]]
+    at.slider(key="step").set_value(9).run()  # later calls carry the departure: said there too
+    story = next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")
+    assert "The file cannot explain what was sent here: about " in story and "tokens fewer than" in story
     at.slider(key="step").set_value(6).run()
     assert "Tokens sent" in {x.label for x in at.metric}
     assert DROP not in next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")

@@ -208,17 +208,21 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
         )
     if st.stop_reason in ("aborted", "error"):
         out.append(f"This call ended {st.stop_reason}: pi ignores its usage when deciding to compact.")
+    call = recon.call_at(st.step) if recon is not None else None
+    unexplained = call.unexplained if call is not None else 0
     newly: list[int] = []
     for e in st.events:
         if isinstance(e, Pruned):
             newly = list(e.entry_indexes)
-        out += _event_sentences(e, replay, k)
+        out += _event_sentences(e, replay, k, unexplained)
     if recon is not None:
         from ..recon import step_note
 
         note = step_note(recon, st.step)
         if note:
             out.append(note)
+        elif unexplained:  # a departure carried from an earlier call the check flagged
+            out.append(_unexplained_sentence(unexplained))
     if detail is not None:
         out += prune_story(detail, newly)
     elif st.pruned_tokens and not any(isinstance(e, Pruned) for e in st.events):
@@ -241,8 +245,18 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
     return out
 
 
-def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
-    """What one event of call ``k`` means, in plain words."""
+def _unexplained_sentence(unexplained: int) -> str:
+    side = "fewer" if unexplained < 0 else "more"
+    return (
+        f"The file cannot explain what was sent here: about {abs(unexplained):,} tokens {side} than the "
+        "context rebuilt from it, since an earlier change the reconstruction check found. The recorded "
+        "prompt is the figure to trust."
+    )
+
+
+def _event_sentences(e: Event, replay: Any, k: int, unexplained: int = 0) -> list[str]:
+    """What one event of call ``k`` means, in plain words (``unexplained``: the reconstruction
+    check's tokens at this call that no entry explains)."""
     s = replay.settings
     match e:
         case SimulatedCompaction():
@@ -268,7 +282,7 @@ def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
                 ),
             ]
         case Overflow():
-            return [_overflow_sentence(e, replay.steps[k], _as_sent(replay))]
+            return [_overflow_sentence(e, replay.steps[k], _as_sent(replay), unexplained)]
         case Pruned():
             st = replay.steps[k]
             return [
@@ -311,11 +325,12 @@ def _as_sent(replay: Any) -> bool:
     return as_recorded(replay) and (replay.settings.strategy == "recorded" or fmt == "pi")
 
 
-def _overflow_sentence(e: Overflow, step: Any, as_sent: bool) -> str:
+def _overflow_sentence(e: Overflow, step: Any, as_sent: bool, unexplained: int = 0) -> str:
     """An overflow in plain words. A call the provider answered (recorded usage, neither failed nor
     aborted) was not rejected: said so, with the provider's count — a lower bound on the model's
     window whatever is replayed, and (``as_sent``: the replay rebuilds the request sent) a sign
-    that this replay's counter overstates when the provider's count fits."""
+    that this replay's counter overstates when the provider's count fits, unless the agent sent
+    less than the file explains there (``unexplained`` below 0: the reconstruction check's)."""
     head = f"Overflow: {e.tokens:,} tokens is more than the {e.window:,}-token window"
     if e.before:
         return head + " — the request would fail, so the policy compacts and retries."
@@ -326,6 +341,11 @@ def _overflow_sentence(e: Overflow, step: Any, as_sent: bool) -> str:
         return head + (
             f". The provider answered the recorded request, which it counted as {got:,.0f} tokens: "
             "the model's window is larger than the one set here."
+        )
+    if as_sent and unexplained < 0:
+        return head + (
+            f". The provider answered this request, which it counted as {got:,.0f} tokens: the agent sent "
+            "less than this file explains here, so the rebuilt context overstates what was sent."
         )
     if as_sent:
         return head + (
