@@ -27,6 +27,8 @@ def test_replay_page_splits_the_prompt_and_marks_invalidations():
         and got["uncached input"][0] == s.uncached
     )
     assert got["cache read"][1] == s.recorded_read  # the recorded bar
+    caption = next(x.value for x in at.caption if x.value.startswith("What was sent, split the way"))
+    assert s.family == "anthropic" and "orange written to it (billed at 1.25× the input price)" in caption
     tl = figures_of(at)[1]
     marks = next(t for t in tl["data"] if t.get("name") == "cache invalidated")
     assert marks["x"] == [x.step for x in c.invalidations]

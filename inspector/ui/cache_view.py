@@ -331,10 +331,17 @@ def step_panel(r: Any, k: int) -> None:
         st.caption("Prompt cache: no cache model for this provider.")
         return
     st.plotly_chart(split_figure(c, k), key="cache_split", config=PLOT_CONFIG)
+    family = c.steps[k].family
+    premiums = sorted({r.write_multiplier for r in c.rules.values() if r.family == family and r.writes})
+    written = (
+        f"written to it (billed at {' or '.join(f'{x:g}×' for x in premiums)} the input price)"
+        if premiums
+        else "written to it (no write premium: billed as input)"
+    )
     st.caption(
-        f"What was sent, split the way the provider bills it ({c.steps[k].family} rule; sizes: {c.sizes}, "
-        f"retention: {c.retention}). Green is read from the cache (about a tenth of the price), orange written "
-        "to it (Anthropic: 1.25×), grey full-price input. The recorded bar is what the provider reported."
+        f"What was sent, split the way the provider bills it ({family} rule; sizes: {c.sizes}, "
+        f"retention: {c.retention}). Green is read from the cache (about a tenth of the price), orange "
+        f"{written}, grey full-price input. The recorded bar is what the provider reported."
         + (
             f" First call: {c.start}."
             if c.start and k == next((i for i, x in enumerate(c.steps) if x.prompt), None)
