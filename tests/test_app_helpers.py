@@ -163,6 +163,12 @@ def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
     assert not any("pi compacts" in x for x in lines) and any("the agent recorded" in x for x in lines)
     what_if = replay(codex.session, ReplaySettings(compaction="pi"))
     assert any("pi compacts after an answer" in x for x in narrate.step_story(what_if, 0))
+    # at another agent's recorded compaction: its own terms, neither pi's cut rule nor pi's measure
+    k = next(s.step for s in codex.steps if any(e["type"] == "compaction" for e in s.events))
+    said = " ".join(narrate.step_story(codex, k))
+    assert "Codex's cut rule is not pi's" in said and "Codex continued with 2 messages after it" in said
+    assert "entry None" not in said and "pi measured" not in said and "Replaying pi's cut rule" not in said
+    assert "everything before it is replaced by its summary" in said
 
 
 def test_overflow_story_believes_the_provider_over_the_window_set() -> None:

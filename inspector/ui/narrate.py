@@ -273,10 +273,24 @@ def _event_sentences(e: Event, replay: Any, k: int, unexplained: int = 0) -> lis
                 out.append("Where the cut landed: " + " ".join(rec["story"]))
             return out
         case RecordedCompaction():
+            before = (
+                f"before entry {e.first_kept_entry_index}"
+                if e.first_kept_entry_index is not None
+                else "before it"
+            )
+            head = (
+                f"The session's own compaction (entry {e.entry_index}) takes effect: everything {before} is "
+                f"replaced by its summary ({e.summary_tokens:,} tokens)"
+            )
+            fmt = getattr(replay.session, "format", "pi")
+            if fmt != "pi":  # another agent's cut: its own terms, not pi's rule (as the Summaries page says)
+                agent = AGENTS[fmt].short_title if fmt in AGENTS else fmt
+                return [
+                    f"{head}. {agent}'s cut rule is not pi's, so pi's is not replayed here.",
+                    *agent_compaction_story(replay.session, e.entry_index, 0)[1:],
+                ]
             return [
-                f"The session's own compaction (entry {e.entry_index}) takes effect: everything "
-                f"before entry {e.first_kept_entry_index} is replaced by its summary "
-                f"({e.summary_tokens:,} tokens); pi measured {e.tokens_before:,.0f} tokens before it.",
+                f"{head}; pi measured {e.tokens_before:,.0f} tokens before it.",
                 *recorded_cut_story(
                     replay.session, e.entry_index, s.keep_recent_tokens, s.reserve_tokens, s.pi_version
                 ),
