@@ -370,6 +370,8 @@ def test_summaries_of_another_agents_compaction_follow_its_own_split(
     assert f"{agent} compacted here" in story and kept in story and "keepRecentTokens" not in story
     generated = [t.value for t in at.text]
     assert len(generated) >= 2 and "## Goal" in generated[1] and "(none stated)" not in generated[1]
+    style = {"Codex": "codex", "Claude Code": "claude-code"}[agent]
+    assert at.selectbox(key="sum_style").value == style  # the prompt is first shown in the agent's style
 
 
 def test_summaries_page_shows_the_exact_prompt_with_custom_instructions(loaded: AppTest) -> None:

@@ -312,11 +312,14 @@ def _compaction_now(s: Any, settings: ReplaySettings, rate: float) -> None:
         "with the sidebar's keepRecentTokens, in each system's style, with your own instructions."
     )
     c1, c2 = st.columns([1, 2])
+    fmt = getattr(s, "format", "pi")
     style = c1.selectbox(
         "Prompt style",
         list(STYLES),
+        index=list(STYLES).index(fmt) if fmt in STYLES else 0,  # first, the session's own agent's
         key="sum_style",
-        help="Each asks for the structure its system uses (written here in our own words).",
+        help="Each asks for the structure its system uses (written here in our own words); first, the "
+        "style of the agent that recorded the session.",
     )
     extra = c2.text_input(
         "Custom instructions",
