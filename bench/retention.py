@@ -1,7 +1,7 @@
 """Retention benchmark: scoring every compaction of a generated 10k-call session, against
 replaying it (issue 21: scoring must take less time than the replay it reads).
 
-    python bench/retention.py [--calls 10000] [--file SESSION.jsonl] [--policy recorded,pi]
+    python bench/retention.py [--calls 10000] [--file SESSION.jsonl] [--policy recorded,pi] [--repeat 3]
 
 For each policy, on a freshly loaded session (nothing cached: the replay counts every message's
 tokens, retention reads every entry): the replay's time, then retention's on that finished replay —
@@ -17,6 +17,7 @@ figure, and ratios within one run are what to compare). Figures only; nothing is
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -36,6 +37,12 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=10000)
     ap.add_argument("--file", help="a session file instead of a generated one")
     ap.add_argument("--policy", default="recorded,pi")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="cold rounds per policy after the first, alternating the policies (a fresh session each)",
+    )
     args = ap.parse_args()
     if args.file:
         path = Path(args.file)
@@ -83,6 +90,36 @@ def main() -> None:
             print(f"    {label:<36} {tm}  ({tm.cpu / t_replay.cpu:.2f}× the replay's CPU time)")
         print(
             f"    {'extraction + scoring':<36} {cold:6.2f} s CPU  ({cold / t_replay.cpu:.2f}× the replay's CPU time)"
+        )
+    if args.repeat > 0:
+        cold_rounds(path, args.policy.split(","), args.repeat)
+
+
+def cold_round(path: Path, policy: str) -> tuple[float, float, float]:
+    """One cold measurement: a freshly loaded session replayed, its branch read, every compaction
+    scored (CPU seconds of each)."""
+    forget()
+    s = load_session(path)
+    t_replay = timed(replay, s, ReplaySettings(compaction=policy))
+    t_extract = timed(facts_for, s, t_replay.value.path)
+    t_score = timed(retention, t_replay.value)
+    return t_replay.cpu, t_extract.cpu, t_score.cpu
+
+
+def cold_rounds(path: Path, policies: list[str], n: int) -> None:
+    """``n`` more cold rounds of each policy, the policies alternating (a noisy machine slows them
+    alike), with each round's ratio: the medians are the figures to compare with the target."""
+    got: dict[str, list[tuple[float, float, float]]] = {p: [] for p in policies}
+    for _ in range(n):
+        for p in policies:
+            got[p].append(cold_round(path, p))
+    print(f"  cold, {n} more rounds each (CPU time; medians, and the range of each round's ratio)")
+    for p, rounds in got.items():
+        rep, ext, sco = (statistics.median(col) for col in zip(*rounds, strict=True))
+        ratios = sorted((e + c) / r for r, e, c in rounds)
+        print(
+            f"    {p:<9} replay {rep:.2f} s, extraction {ext:.2f} s, scoring {sco:.2f} s: "
+            f"{statistics.median(ratios):.2f}× the replay ({ratios[0]:.2f}–{ratios[-1]:.2f}×)"
         )
 
 
