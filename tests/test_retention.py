@@ -277,9 +277,12 @@ def test_names_any_model_knows_are_not_the_sessions_identifiers() -> None:
 
 def test_products_named_like_identifiers_are_known() -> None:
     """Products and tools with a hump in their name are general knowledge (the shared Codex
-    rollout counted ``OpenTelemetry`` and ``gRPC`` forgotten); a name of the session's own that
+    rollout counted ``OpenTelemetry``, ``gRPC`` and ``LangSmith`` forgotten); a name of the session's own that
     starts like one stays."""
-    text = "gRPC OpenTelemetry GraphQL MongoDB WebAssembly TensorFlow iCloud OpenTelemetryExporter grpcClient"
+    text = (
+        "gRPC OpenTelemetry GraphQL MongoDB WebAssembly TensorFlow iCloud LangSmith DeepEval "
+        "OpenTelemetryExporter grpcClient"
+    )
     assert identifiers_in(text) == {"OpenTelemetryExporter", "grpcClient"}
 
 

@@ -147,7 +147,7 @@ BRANDS = frozenset(
     "SupaBase GitOps DevSecOps FinOps CoffeeScript ActionScript PureScript ReScript ClojureScript "
     "AssemblyScript MicroPython RaspberryPi AirPods AirDrop AirPlay FaceTime TikTok WhatsApp SonarQube "
     "ArgoCD HashiCorp MinIO CoreDNS KeyCloak MacPorts GitKraken SourceTree LaTeX KaTeX MathJax eBPF "
-    "gVisor".split()
+    "gVisor LangSmith DeepEval TruLens OpenInference AutoGen CrewAI OpenHands WandB".split()
 )
 """Names of languages, products, services and tools shaped like identifiers (a hump: ``GitHub``,
 ``gRPC``, ``OpenTelemetry``): general knowledge, not the session's code (:func:`_ident_ok`)."""
