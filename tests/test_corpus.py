@@ -386,3 +386,16 @@ def test_a_sweep_without_a_window_gives_each_session_its_own(tmp_path: Path) -> 
     # the overview says which window each session's findings were checked against
     assert [r["window"] for r in overview(items, workers=0)] == [272_000]
     assert [r["window"] for r in overview(items, workers=0, window=200_000)] == [200_000]
+
+
+def test_histograms_count_in_whole_numbers_and_say_what_they_count() -> None:
+    """Four compactions drew ticks at 0.2 steps under "sessions"; counts are whole, and of compactions."""
+    from inspector.corpus.figures import histogram
+
+    few = histogram(
+        [20_000, 85_000, 90_000, 160_000], "Tokens at compaction", "tokens before", y_title="compactions"
+    )
+    y = few.layout.yaxis
+    assert y.title.text == "compactions" and y.dtick == 1 and y.tickformat == ",d"
+    many = histogram(list(range(50)), "Peak context per session", "tokens")
+    assert many.layout.yaxis.title.text == "sessions" and many.layout.yaxis.dtick is None

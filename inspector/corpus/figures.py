@@ -35,10 +35,14 @@ def _layout(fig: go.Figure, title: str, height: int = 320) -> go.Figure:
     return fig
 
 
-def histogram(values: Sequence[float], title: str, x_title: str, bins: int = 30) -> go.Figure:
+def histogram(
+    values: Sequence[float], title: str, x_title: str, bins: int = 30, y_title: str = "sessions"
+) -> go.Figure:
+    """How many of ``values`` (sessions, or ``y_title``) fall in each bin; counts are whole numbers,
+    so a few values get a tick per unit, not 0.2 steps."""
     fig = go.Figure(go.Histogram(x=list(values), nbinsx=bins, marker_color="#4C78A8"))
     fig.update_xaxes(title=x_title)
-    fig.update_yaxes(title="sessions")
+    fig.update_yaxes(title=y_title, tickformat=",d", **({"dtick": 1} if len(values) <= 10 else {}))
     return _layout(fig, title)
 
 

@@ -196,7 +196,9 @@ def _overview(rows: list[dict[str, Any]]) -> None:
     )
     if at:
         h[1].plotly_chart(
-            histogram(at, f"Tokens at compaction ({len(at)} compactions)", "tokens before"),
+            histogram(
+                at, f"Tokens at compaction ({len(at)} compactions)", "tokens before", y_title="compactions"
+            ),
             key="corpus_at",
             config=PLOT_CONFIG,
         )
