@@ -245,6 +245,32 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
     return out
 
 
+def _recorded_compaction_sentences(e: RecordedCompaction, replay: Any) -> list[str]:
+    """The session's own compaction taking effect: pi's cut rule replayed beside it in a pi session,
+    another agent's in its own terms (as the Summaries page tells it)."""
+    s = replay.settings
+    before = (
+        f"before entry {e.first_kept_entry_index}" if e.first_kept_entry_index is not None else "before it"
+    )
+    head = (
+        f"The session's own compaction (entry {e.entry_index}) takes effect: everything {before} is "
+        f"replaced by its summary ({e.summary_tokens:,} tokens)"
+    )
+    fmt = getattr(replay.session, "format", "pi")
+    if fmt != "pi":
+        agent = AGENTS[fmt].short_title if fmt in AGENTS else fmt
+        return [
+            f"{head}. {agent}'s cut rule is not pi's, so pi's is not replayed here.",
+            *agent_compaction_story(replay.session, e.entry_index, 0)[1:],
+        ]
+    return [
+        f"{head}; pi measured {e.tokens_before:,.0f} tokens before it.",
+        *recorded_cut_story(
+            replay.session, e.entry_index, s.keep_recent_tokens, s.reserve_tokens, s.pi_version
+        ),
+    ]
+
+
 def _unexplained_sentence(unexplained: int) -> str:
     side = "fewer" if unexplained < 0 else "more"
     return (
@@ -273,28 +299,7 @@ def _event_sentences(e: Event, replay: Any, k: int, unexplained: int = 0) -> lis
                 out.append("Where the cut landed: " + " ".join(rec["story"]))
             return out
         case RecordedCompaction():
-            before = (
-                f"before entry {e.first_kept_entry_index}"
-                if e.first_kept_entry_index is not None
-                else "before it"
-            )
-            head = (
-                f"The session's own compaction (entry {e.entry_index}) takes effect: everything {before} is "
-                f"replaced by its summary ({e.summary_tokens:,} tokens)"
-            )
-            fmt = getattr(replay.session, "format", "pi")
-            if fmt != "pi":  # another agent's cut: its own terms, not pi's rule (as the Summaries page says)
-                agent = AGENTS[fmt].short_title if fmt in AGENTS else fmt
-                return [
-                    f"{head}. {agent}'s cut rule is not pi's, so pi's is not replayed here.",
-                    *agent_compaction_story(replay.session, e.entry_index, 0)[1:],
-                ]
-            return [
-                f"{head}; pi measured {e.tokens_before:,.0f} tokens before it.",
-                *recorded_cut_story(
-                    replay.session, e.entry_index, s.keep_recent_tokens, s.reserve_tokens, s.pi_version
-                ),
-            ]
+            return _recorded_compaction_sentences(e, replay)
         case Overflow():
             return [_overflow_sentence(e, replay.steps[k], _as_sent(replay), unexplained)]
         case Pruned():
