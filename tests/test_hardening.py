@@ -432,3 +432,29 @@ def test_a_compaction_s_file_lists_keep_only_names() -> None:
         entries = [type("E", (), {"details": {"readFiles": ["a.py", 3], "modifiedFiles": 1.5}})()]
 
     assert _file_lists(S(), 0) == (("a.py",), ())
+
+
+@pytest.mark.parametrize("value", ["9" * 400])
+def test_usage_integers_no_float_holds_never_break_the_reconstruction_check(
+    tmp_path: Path, value: str
+) -> None:
+    """The check read an answer's cacheRead with ``float()``: a 400-digit integer (JSON holds one; the
+    loader keeps it, as it refuses 1e400 and NaN) stopped it (bench/fuzz.py seed 14 found one)."""
+    b = SessionBuilder()
+    b.user("go")
+    for k in range(3):
+        b.assistant(f"step {k}", tools=[("read", {"path": f"f{k}.py"})], usage=2000 + 500 * k)
+        b.tool_result("x = 1\n" * 50)
+    first = next(x for x in b.lines if x.get("message", {}).get("role") == "assistant")
+    first["message"]["content"].insert(0, {"type": "thinking", "thinking": "", "thinkingSignature": "s"})
+    text = "\n".join(json.dumps(x) for x in b.lines)
+    for field in ("cacheRead", "output"):
+        text = text.replace(f'"{field}": 0', f'"{field}": @@', 1)
+    p = tmp_path / "usage.jsonl"
+    p.write_text(text.replace("@@", value) + "\n", encoding="utf-8")
+    for cmd in (
+        ["check", "{s}"],
+        ["check", "{s}", "--json"],
+        ["replay", "{s}", "--cache", "model", "--json"],
+    ):
+        assert check_command(command_argv(cmd, str(p), str(tmp_path / "o"))) is None

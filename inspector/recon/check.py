@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..calibration import Calibration, recorded_prompt, session_calibration
+from ..numbers import clamp
 from ..pruning.recorded import dcp_blocks
 from ..replay import Event, Replay, ReplaySettings, replay, session_counter
 from ..sent import REINJECTED, SentCounter, rules_for
@@ -146,7 +147,7 @@ def _observe(
                     cal.tokens(count.tokens, count.items),
                     tuple(events),
                     previous,
-                    float(m.usage.cacheRead or 0),
+                    float(clamp(m.usage.cacheRead)),  # a damaged file's value may be any number
                     count.parts.get(REINJECTED, 0),
                     m,
                     _dcp_told(after, compresses, excess, counter, compress_at)
