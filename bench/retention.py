@@ -51,17 +51,12 @@ def main() -> None:
 
         path = session_with_calls(args.calls)
     for policy in args.policy.split(","):
-        t = time.perf_counter()
-        forget()  # retention's per-process memos too
-        s = load_session(path)  # a fresh session object: no counts, no facts cached yet
+        t_load, t_replay, t_extract, t_score = cold_round(path, policy)
+        s = t_load.value
         if policy == args.policy.split(",")[0]:
-            print(f"{path.name}: {len(s.entries):,} entries, loaded in {time.perf_counter() - t:.2f} s")
+            print(f"{path.name}: {len(s.entries):,} entries, loaded in {t_load.wall:.2f} s")
         settings = ReplaySettings(compaction=policy)
-        t_replay = timed(replay, s, settings)
-        r = t_replay.value
-        t_extract = timed(facts_for, s, r.path)
-        t_score = timed(retention, r)
-        rep = t_score.value
+        r, rep = t_replay.value, t_score.value
         t_memo = timed(
             retention, replay(s, settings)
         )  # another replay, the same compactions: the spans' memo
@@ -95,15 +90,15 @@ def main() -> None:
         cold_rounds(path, args.policy.split(","), args.repeat)
 
 
-def cold_round(path: Path, policy: str) -> tuple[float, float, float]:
-    """One cold measurement: a freshly loaded session replayed, its branch read, every compaction
-    scored (CPU seconds of each)."""
+def cold_round(path: Path, policy: str) -> tuple[timed, timed, timed, timed]:
+    """One cold measurement: the session loaded afresh (no counts, no facts cached, retention's
+    per-process memos forgotten), replayed, its branch read, every compaction scored."""
     forget()
-    s = load_session(path)
-    t_replay = timed(replay, s, ReplaySettings(compaction=policy))
-    t_extract = timed(facts_for, s, t_replay.value.path)
+    t_load = timed(load_session, path)
+    t_replay = timed(replay, t_load.value, ReplaySettings(compaction=policy))
+    t_extract = timed(facts_for, t_load.value, t_replay.value.path)
     t_score = timed(retention, t_replay.value)
-    return t_replay.cpu, t_extract.cpu, t_score.cpu
+    return t_load, t_replay, t_extract, t_score
 
 
 def cold_rounds(path: Path, policies: list[str], n: int) -> None:
@@ -112,7 +107,8 @@ def cold_rounds(path: Path, policies: list[str], n: int) -> None:
     got: dict[str, list[tuple[float, float, float]]] = {p: [] for p in policies}
     for _ in range(n):
         for p in policies:
-            got[p].append(cold_round(path, p))
+            _, *times = cold_round(path, p)
+            got[p].append((times[0].cpu, times[1].cpu, times[2].cpu))
     print(f"  cold, {n} more rounds each (CPU time; medians, and the range of each round's ratio)")
     for p, rounds in got.items():
         rep, ext, sco = (statistics.median(col) for col in zip(*rounds, strict=True))

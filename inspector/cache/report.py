@@ -1832,7 +1832,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         idle = None if t is None or last_t is None else (d if (d := t - last_t) > 0.0 else 0.0)
         warm = k > 0 and (idle is None or idle <= ttl)
         tail = rec_in if recorded_tail and rec_in is not None else fitted_tail
-        reach = max(prev_prompt - prev_tail, 0)  # what the previous call left in the cache
+        reach = d if (d := prev_prompt - prev_tail) > 0 else 0  # what the previous call left in the cache
         if k and not st.events and st._segment is prev_st._segment and ei not in switched:
             cause = broke = None  # the context only grew (:func:`_break`)
             reuse = reach if enabled else rule.reusable(reach, reach, hidden)

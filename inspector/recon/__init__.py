@@ -17,6 +17,16 @@ replay, pruning and compaction never import it. ``inspector check SESSION [--jso
 
 from .check import Call, ReconCheck, check
 from .flags import CAUSES, UNEXPLAINED, Flag
-from .words import step_note, verdict
+from .words import step_note, unexplained_words, verdict
 
-__all__ = ["CAUSES", "UNEXPLAINED", "Call", "Flag", "ReconCheck", "check", "step_note", "verdict"]
+__all__ = [
+    "CAUSES",
+    "UNEXPLAINED",
+    "Call",
+    "Flag",
+    "ReconCheck",
+    "check",
+    "step_note",
+    "unexplained_words",
+    "verdict",
+]

@@ -32,11 +32,26 @@ def verdict(c: ReconCheck) -> str:
     return f"departs at {len(flags)} call{'s' if len(flags) > 1 else ''}: {listed} (elsewhere {within})"
 
 
+def unexplained_words(tokens: int, rebuilt: str = "") -> str:
+    """A call the file cannot explain: ``tokens`` sent beyond the context rebuilt from the file
+    (below 0: fewer), a departure an earlier flagged call carried here; ``rebuilt`` says that
+    context's size, when given."""
+    side = "fewer" if tokens < 0 else "more"
+    return (
+        f"The file cannot explain what was sent here: about {abs(tokens):,} tokens {side} than the context "
+        f"rebuilt from it{rebuilt}, since an earlier change the reconstruction check found. The recorded "
+        "prompt is the figure to trust."
+    )
+
+
 def step_note(c: ReconCheck, step: int) -> str | None:
-    """What the check says about the call at ``step``: its flag in a sentence, or None."""
+    """What the check says about the call at ``step``: its flag in a sentence; at a later call the
+    departure is carried to, that the file cannot explain it; else None."""
     call = c.call_at(step)
-    if call is None or call.flag is None:
+    if call is None:
         return None
+    if call.flag is None:
+        return unexplained_words(call.unexplained) if call.unexplained else None
     f = call.flag
     if f.cause == "context change not in the file":
         return f"{f.detail[0].upper()}{f.detail[1:]}."

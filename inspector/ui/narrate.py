@@ -99,14 +99,24 @@ def recorded_cut_story(
 def agent_compaction_story(session: Any, compaction_index: int, summarised: int) -> list[str]:
     """What another agent's recorded compaction kept, in its own terms (pi's cut rule does not
     apply to it, so it is not replayed): ``summarised`` is how many messages it replaced."""
+    return [
+        f"{_agent_title(session.format)} compacted here, as its file records; its cut rule is not pi's, so "
+        f"pi's is not replayed. The summary generated here summarises the same {_plural(summarised, 'message')}.",
+        *_agent_compaction_kept(session, compaction_index),
+    ]
+
+
+def _agent_title(fmt: str) -> str:
+    return AGENTS[fmt].short_title if fmt in AGENTS else fmt
+
+
+def _agent_compaction_kept(session: Any, compaction_index: int) -> list[str]:
+    """What another agent's recorded compaction kept verbatim or put back, and the size it recorded
+    (the Summaries page's story and the Replay page's tell it alike)."""
     e = session.entries[compaction_index]
-    agent = AGENTS[session.format].short_title if session.format in AGENTS else session.format
     kept = session.index_of(getattr(e, "firstKeptEntryId", None))
     details = e.details if isinstance(getattr(e, "details", None), dict) else {}
-    out = [
-        f"{agent} compacted here, as its file records; its cut rule is not pi's, so pi's is not replayed. "
-        f"The summary generated here summarises the same {_plural(summarised, 'message')}."
-    ]
+    out = []
     if details.get("encrypted"):
         out.append("The summary was made on the server and stored encrypted: its text cannot be read.")
     if kept is not None:
@@ -221,8 +231,6 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
         note = step_note(recon, st.step)
         if note:
             out.append(note)
-        elif unexplained:  # a departure carried from an earlier call the check flagged
-            out.append(_unexplained_sentence(unexplained))
     if detail is not None:
         out += prune_story(detail, newly)
     elif st.pruned_tokens and not any(isinstance(e, Pruned) for e in st.events):
@@ -258,10 +266,9 @@ def _recorded_compaction_sentences(e: RecordedCompaction, replay: Any) -> list[s
     )
     fmt = getattr(replay.session, "format", "pi")
     if fmt != "pi":
-        agent = AGENTS[fmt].short_title if fmt in AGENTS else fmt
         return [
-            f"{head}. {agent}'s cut rule is not pi's, so pi's is not replayed here.",
-            *agent_compaction_story(replay.session, e.entry_index, 0)[1:],
+            f"{head}. {_agent_title(fmt)}'s cut rule is not pi's, so pi's is not replayed here.",
+            *_agent_compaction_kept(replay.session, e.entry_index),
         ]
     return [
         f"{head}; pi measured {e.tokens_before:,.0f} tokens before it.",
@@ -269,15 +276,6 @@ def _recorded_compaction_sentences(e: RecordedCompaction, replay: Any) -> list[s
             replay.session, e.entry_index, s.keep_recent_tokens, s.reserve_tokens, s.pi_version
         ),
     ]
-
-
-def _unexplained_sentence(unexplained: int) -> str:
-    side = "fewer" if unexplained < 0 else "more"
-    return (
-        f"The file cannot explain what was sent here: about {abs(unexplained):,} tokens {side} than the "
-        "context rebuilt from it, since an earlier change the reconstruction check found. The recorded "
-        "prompt is the figure to trust."
-    )
 
 
 def _event_sentences(e: Event, replay: Any, k: int, unexplained: int = 0) -> list[str]:

@@ -15,6 +15,7 @@ import streamlit as st
 
 from inspector.compaction_view import compaction_steps, compaction_view, compactions_at, trigger_label
 from inspector.policies import POLICIES
+from inspector.recon import unexplained_words
 from inspector.replay import Pruned, ReplaySettings
 from inspector.replay_report import replay_report
 from inspector.ui import cache_view, deferred, figures, retention_view, views
@@ -147,10 +148,7 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
         m[0].metric(
             "Sent (recorded)",
             f"{call.recorded:,}",
-            help="This file cannot explain what the agent "
-            f"sent here: about {abs(call.unexplained):,} tokens {'fewer' if call.unexplained < 0 else 'more'} "
-            f"than the context rebuilt from it ({step.tokens:,} by the chosen counter), since an earlier "
-            "change the reconstruction check found. The recorded prompt is the figure to trust.",
+            help=unexplained_words(call.unexplained, f" ({step.tokens:,} tokens by the chosen counter)"),
         )
     else:
         m[0].metric(
