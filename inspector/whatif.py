@@ -3,7 +3,8 @@
 The pages only draw; what they show is decided here:
 
 * :func:`compaction_now`: what pi's compaction would prepare at the end of the replayed branch
-  (the Summaries page's "compaction now");
+  (the Summaries page's "compaction now"), and :func:`nothing_to_summarise`, why it would
+  summarise nothing;
 * :func:`set_aside_compactions` and :func:`recorded_counterpart`: which recorded summary a
   simulated compaction is compared with (the one a what-if replay set aside nearest to where
   the simulated one keeps from);
@@ -37,6 +38,20 @@ def compaction_now(session: Any, settings: ReplaySettings) -> CompactionPreparat
         keepRecentTokens=settings.keep_recent_tokens, reserveTokens=settings.reserve_tokens
     )
     return prepare_compaction(session.entries_at(path), cs, path_indexes=path, pi_version=settings.pi_version)
+
+
+def nothing_to_summarise(prep: CompactionPreparation) -> str | None:
+    """Why pi's compaction would summarise nothing here (None: it summarises something): the
+    messages since the last compaction, or since the branch's start, fit in keepRecentTokens."""
+    if prep.messagesToSummarize or prep.turnPrefixMessages:
+        return None
+    since = "the last compaction" if prep.prev_compaction_path_index >= 0 else "the start of the branch"
+    walked = prep.cut.walked_tokens if prep.cut.walked_to is None else 0
+    size = f" ({walked:,} tokens as pi counts them)" if walked else ""
+    return (
+        f"the messages since {since}{size} fit in the newest {prep.settings.keepRecentTokens:,} tokens "
+        "that keepRecentTokens keeps"
+    )
 
 
 def set_aside_compactions(replay: Any) -> list[int]:

@@ -13,6 +13,7 @@ from inspector import build_session_context, load_session
 from inspector.branch_summary import prepare_branch_summary
 from inspector.replay import ReplaySettings, replay
 from inspector.ui.narrate import notable_steps
+from inspector.whatif import compaction_now
 
 from .support.paths import REPO
 
@@ -383,6 +384,30 @@ def test_summaries_page_shows_the_exact_prompt_with_custom_instructions(loaded: 
     at.run()
     prompt = next(c.value for c in at.code if "[system]" in c.value and "focus on the lexer" in c.value)
     assert "<conversation>" in prompt and "<summary>" in prompt
+
+
+@pytest.mark.parametrize(
+    ("sample", "policy", "keep", "since"),
+    [
+        ("small-tutorial.jsonl", "recorded", 20000, "since the start of the branch"),  # no compaction on it
+        ("coding-session.jsonl", "pi", 200000, "since the last compaction"),
+    ],
+)
+def test_summaries_say_why_a_compaction_now_would_summarise_nothing(
+    sample: str, policy: str, keep: int, since: str
+) -> None:
+    at = load(fresh(), sample)
+    if policy != "recorded":
+        at.selectbox(key="compaction").set_value(policy).run()
+        at.number_input(key="keep").set_value(keep).run()
+    at = page(at, "summaries")
+    assert not at.exception
+    s = load_session(SAMPLES / sample)
+    walked = compaction_now(s, ReplaySettings(keep_recent_tokens=keep)).cut.walked_tokens
+    note = next(i.value for i in at.info if i.value.startswith("Nothing to summarise"))
+    assert since in note and f"({walked:,} tokens as pi counts them)" in note and f"{keep:,}" in note
+    # the keepRecentTokens control is disabled as recorded: the note says where it can be lowered
+    assert ("under the policy 'pi'" in note) == (policy == "recorded")
 
 
 def test_summaries_of_simulated_compactions(loaded: AppTest) -> None:

@@ -571,6 +571,23 @@ def test_summarize_command(capsys) -> None:  # type: ignore[no-untyped-def]
     assert "| Strategy" in table and "sequential-rolling" in table and "slices of 30,000 tokens" in table
 
 
+def test_summarize_says_when_there_is_nothing_to_summarise(capsys) -> None:  # type: ignore[no-untyped-def]
+    """A branch whose messages fit in keepRecentTokens: pi still asks for a summary (of nothing);
+    the command says why the summary is empty, on stderr, and prints it as pi would store it."""
+    from inspector.cli import main
+
+    f = str(REPO / "sample_sessions" / "small-tutorial.jsonl")
+    assert main(["summarize", f, "--json"]) == 0
+    got = capsys.readouterr()
+    assert json.loads(got.out)["text"].startswith("## Goal")
+    assert (
+        "nothing to summarise: the messages since the start of the branch (1,566 tokens as pi counts them) "
+        "fit in the newest 20,000 tokens that keepRecentTokens keeps" in got.err
+    )
+    assert main(["summarize", f, "--keep-recent-tokens", "1000"]) == 0
+    assert "nothing to summarise" not in capsys.readouterr().err
+
+
 def test_a_branch_summary_budget_is_the_models_window_less_the_reserve() -> None:
     """pi's generateBranchSummary: (model.contextWindow || 128000) - reserveTokens, the session's
     current model passed (agent-session.ts): a 200k model reads up to 183,616 tokens of the branch."""

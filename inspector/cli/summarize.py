@@ -8,6 +8,7 @@ LLM summarizer sends it; ``--slices compare`` prints the research note's compari
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ..compaction import CompactionPreparation, CompactionSettings, prepare_compaction_at
@@ -21,6 +22,7 @@ from ..summarize import (
 from ..summarize.llm import operator_key
 from ..summarize.prompts import STYLES
 from ..summarize.slices import STRATEGIES, SliceSettings, format_table
+from ..whatif import nothing_to_summarise
 from .base import EXIT_FAILED, EXIT_USAGE, Command, fail, load_or_exit, print_json, resolve_leaf
 from .options import add_budgets, add_json, add_leaf, add_pi_version, add_session, add_summarizer
 
@@ -66,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
     if prep is None:
         fail(NOT_HERE, EXIT_FAILED)
     summ = summarizer(args)
+    if (why := nothing_to_summarise(prep)) is not None:  # pi would still ask for a summary of nothing
+        print(
+            f"inspector: nothing to summarise: {why}; pi would still ask for a summary of an empty history "
+            "(lower --keep-recent-tokens to summarise some)",
+            file=sys.stderr,
+        )
     ss = SliceSettings(args.slice_tokens, args.overlap_tokens, args.compression_ratio, args.recent_boost)
     if args.slices == "compare":
         print_comparison(args, prep, summ, ss)

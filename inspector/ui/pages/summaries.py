@@ -22,8 +22,8 @@ from inspector.ui import retention_view, views
 from inspector.ui.common import message_list, need_replay, need_session, open_in_replay, relative
 from inspector.ui.narrate import agent_compaction_story, recorded_cut_story
 from inspector.ui.state import counter_for, memo
-from inspector.ui.urlstate import esc
-from inspector.whatif import compaction_now, recorded_counterpart, summary_prompt_style
+from inspector.ui.urlstate import esc, inert_settings
+from inspector.whatif import compaction_now, nothing_to_summarise, recorded_counterpart, summary_prompt_style
 
 try:  # the summaries package lands separately: the Summaries page says so when it is missing
     from inspector.summarize import compaction_prompts, get_summarizer, summarize_compaction
@@ -334,14 +334,22 @@ def _compaction_now(s: Any, settings: ReplaySettings, rate: float) -> None:
     )
     if prep is None:
         st.info("pi would not compact here (the branch ends in a compaction or is empty).")
-    elif not prep.messagesToSummarize and not prep.turnPrefixMessages:
+    elif (why := nothing_to_summarise(prep)) is not None:
         st.info(
-            f"Nothing to summarise at the branch's end: the newest {settings.keep_recent_tokens:,} tokens "
-            "(keepRecentTokens) reach back to the last compaction. Lower keepRecentTokens in the sidebar "
-            "to see a prompt."
+            f"Nothing to summarise at the branch's end: {why}. Lower keepRecentTokens {_keep_where(settings)} to see a prompt."
         )
     else:
         _prompt_block(prep, style, extra, settings.reserve_tokens, rate)
+
+
+def _keep_where(settings: ReplaySettings) -> str:
+    """Where keepRecentTokens can be changed: the sidebar, under pi's policy when this one leaves it disabled."""
+    if "keep" not in inert_settings(settings.compaction):
+        return "in the sidebar"
+    return (
+        f"in the sidebar (under the policy '{POLICIES['pi'].title}': '{POLICIES[settings.compaction].title}' "
+        "leaves it disabled)"
+    )
 
 
 summaries_page(st.session_state["_settings"])
