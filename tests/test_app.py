@@ -444,6 +444,8 @@ def test_compare_page_tabulates_each_configuration(loaded: AppTest) -> None:
         row.iloc[1] == f"{a.metrics.total_input_tokens:,}"
         and row.iloc[2] == f"{b.metrics.total_input_tokens:,}"
     )
+    # A (as recorded) keeps the session's own compactions: its keepRecentTokens changes nothing
+    assert [at.number_input(key=f"cmp_keep_{i}").disabled for i in range(2)] == [True, False]
     (tl,) = figures_of(at)
     assert [t["y"] for t in tl["data"] if t["mode"] == "lines"] == [
         [x.tokens for x in a.steps],
@@ -466,6 +468,10 @@ def test_compare_the_agents_sets_four_configurations(
         "claude-code",
     ]
     assert at.selectbox(key="cmp_strat_3").value == "claude-code-microcompact"  # each agent's own pruning
+    # keepRecentTokens is pi's: disabled under the other agents' policies, saying why, as in the sidebar
+    keeps = [at.number_input(key=f"cmp_keep_{i}") for i in range(4)]
+    assert [k.disabled for k in keeps] == [False, True, True, True]
+    assert "keepRecentTokens is pi's" in keeps[1].help
     table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
     assert len(table.columns) == 5  # metric + A..D
     s = load_session(SAMPLE)

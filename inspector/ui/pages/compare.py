@@ -158,6 +158,7 @@ def _configurations(settings: ReplaySettings, count: int) -> list[tuple[str, Rep
                 **default_index(f"cmp_pol_{i}", list(POLICIES), dp),
                 format_func=lambda n: POLICIES[n].title,
             )
+            inert = us.inert_settings(pol).get("keep")  # as in the sidebar: disabled where it changes nothing
             keep = int(
                 st.number_input(
                     "keepRecentTokens",
@@ -166,6 +167,8 @@ def _configurations(settings: ReplaySettings, count: int) -> list[tuple[str, Rep
                     step=1000,
                     key=f"cmp_keep_{i}",
                     persist_state="session",
+                    disabled=inert is not None,
+                    help=inert,
                     **default(f"cmp_keep_{i}", settings.keep_recent_tokens),
                 )
             )
