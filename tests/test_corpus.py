@@ -77,7 +77,9 @@ def test_a_codex_rollout_is_checked_against_the_window_it_records() -> None:
     data = session_bytes("codex", 30, seed=11)
     assert b'"model_context_window":272000' in data
     s = parse_any(data.replace(b'"model_context_window":272000', b'"model_context_window":20000'), "x-codex")
-    assert session_figures(s) == session_figures(s, 20_000)  # the window it records, not 200k
+    own, given = session_figures(s), session_figures(s, 20_000)
+    assert (own.pop("windowSource"), given.pop("windowSource")) == ("recorded", "given")
+    assert own == given  # the window it records, not 200k
     assert session_figures(s)["findings"] != session_figures(s, 200_000)["findings"]
 
 
@@ -386,6 +388,33 @@ def test_a_sweep_without_a_window_gives_each_session_its_own(tmp_path: Path) -> 
     # the overview says which window each session's findings were checked against
     assert [r["window"] for r in overview(items, workers=0)] == [272_000]
     assert [r["window"] for r in overview(items, workers=0, window=200_000)] == [200_000]
+
+
+def test_the_overview_says_where_each_window_comes_from(tmp_path: Path) -> None:
+    """A model outside pi's model list gets 200,000, assumed: the row says so (its peak may be past
+    it), and the text table marks it; a known model's window, a recorded one, or --window, say theirs."""
+    from .support.builder import SessionBuilder
+
+    for name, model in (("known.jsonl", "gpt-5.5"), ("unknown.jsonl", "some-model-9")):
+        b = SessionBuilder()
+        b.user("x" * 4_000)
+        b.assistant("ok", provider="openai", model=model)
+        (tmp_path / name).write_text(b.text())
+    (tmp_path / "codex.jsonl").write_bytes(session_bytes("codex", 3, seed=11))
+    items = resolve_corpus([str(tmp_path)])
+    rows = {Path(r["path"]).name: r for r in overview(items, workers=0)}
+    assert {n: (r["window"], r["windowSource"]) for n, r in rows.items()} == {
+        "codex.jsonl": (272_000, "recorded"),
+        "known.jsonl": (272_000, "model"),
+        "unknown.jsonl": (200_000, "assumed"),
+    }
+    assert {r["windowSource"] for r in overview(items, workers=0, window=100_000)} == {"given"}
+    code, out, err = run("corpus", str(tmp_path), "--workers", "0")
+    assert code == 0, err
+    marked = [line.split()[0] for line in out.splitlines() if "200,000*" in line]
+    assert marked == ["unknown.jsonl"] and out.splitlines()[-1].startswith("* window assumed")
+    code, out, _ = run("corpus", str(tmp_path), "--workers", "0", "--window", "200000")
+    assert "*" not in out
 
 
 def test_histograms_count_in_whole_numbers_and_say_what_they_count() -> None:

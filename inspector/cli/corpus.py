@@ -17,6 +17,7 @@ CSV_COLUMNS = [
     "agent",
     "model",
     "window",
+    "windowSource",
     "size",
     "calls",
     "peakContext",
@@ -82,6 +83,7 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         f"{'session':<36} {'agent':<12} {'calls':>6} {'peak ctx':>9} {'window':>9} {'compact':>7} {'prunes':>6} {'cost $':>8} "
         f"{'cache':>6} {'findings (e/w/i)':>16}"
     )
+    assumed = False
     for r in rows:
         name = visible(Path(r["path"]).name[:36], inline=True)
         if r["error"]:
@@ -90,8 +92,10 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         f = r["findings"]
         cost = f"{r['recordedCost']:.2f}" if r["recordedCost"] is not None else "–"
         cache = f"{r['cacheHitRate']:.0%}" if r["cacheHitRate"] is not None else "–"
+        window = f"{r['window']:,}" + ("*" if r["windowSource"] == "assumed" else "")
+        assumed = assumed or r["windowSource"] == "assumed"
         print(
-            f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {r['window']:>9,} {r['compactions']:>7} "
+            f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {window:>9} {r['compactions']:>7} "
             f"{r['prunes']:>6} {cost:>8} {cache:>6} "
             f"{f.get('error', 0):>8}/{f.get('warning', 0)}/{f.get('info', 0)}"
         )
@@ -101,6 +105,11 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         f"{t['compactions']} compactions, {t['prunes']} prunes, recorded cost ${t['recordedCost']:,.2f}, "
         f"median peak context {t['medianPeakContext'] or 0:,}"
     )
+    if assumed:
+        print(
+            "* window assumed: the session records none and its model is not in pi's model list (or its "
+            "agent runs it at several windows); --window sets one"
+        )
 
 
 COMMAND = Command(

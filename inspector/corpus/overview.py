@@ -6,6 +6,9 @@ session's own records and one as-recorded replay (its own compactions and record
 * ``agent`` — the file's format (``pi``, ``claude-code``, ``codex``, ``opencode``); ``model`` —
   the model of the last model call; ``window`` — the context window the findings are checked
   against (the one given, else the session's own: :func:`inspector.window.session_window`);
+  ``windowSource`` — where it comes from: ``given``, the session's ``recorded`` one, its
+  ``model``'s in pi's model list, the agent's window an ``answered`` call proved, or ``assumed``
+  (200,000: the session makes none known, and its peak may well exceed it);
   ``size`` — bytes of the file;
 * ``calls`` — model calls (the replay's steps); ``peakContext`` — the largest prompt the file
   records (usage ``input + cacheRead + cacheWrite``), or, when no call records one, the replay's
@@ -31,7 +34,7 @@ from typing import Any
 from ..replay import ReplaySettings, replay
 from ..session.models import AssistantMessage, CompactionEntry, MessageEntry
 from ..session.tree import Session
-from ..window import window_settings
+from ..window import known_window, window_settings
 from .items import CorpusItem, load_item
 from .sweep import baseline_settings, release_caches
 
@@ -40,6 +43,7 @@ COLUMNS: tuple[str, ...] = (
     "agent",
     "model",
     "window",
+    "windowSource",
     "size",
     "calls",
     "peakContext",
@@ -80,6 +84,7 @@ def session_figures(session: Session, window: int | None = None) -> dict[str, An
     from ..doctor import DoctorOptions, diagnose
     from ..pruning.recorded import recorded_prune
 
+    given = window
     windows = window_settings(session, window)
     window = windows["context_window"]
     r = replay(session, baseline_settings(ReplaySettings(**windows)))
@@ -94,6 +99,7 @@ def session_figures(session: Session, window: int | None = None) -> dict[str, An
         "agent": session.format,
         "model": next((m.model for m in reversed(calls) if m.model), None),
         "window": window,
+        "windowSource": window_source(session, given),
         "calls": r.metrics.steps,
         "peakContext": int(max(recorded)) if recorded else r.metrics.peak_context,
         "peakSource": "recorded" if recorded else "estimated",
@@ -107,6 +113,14 @@ def session_figures(session: Session, window: int | None = None) -> dict[str, An
         "findings": diagnose(session, "leaf", DoctorOptions(**windows)).counts(),
         "loadIssues": sum(1 for i in session.issues if i.severity != "info"),
     }
+
+
+def window_source(session: Session, given: int | None) -> str:
+    """Where the window a row is checked against comes from (see ``windowSource``)."""
+    if given is not None:
+        return "given"
+    known = known_window(session)
+    return known.source if known is not None else "assumed"
 
 
 def overview(

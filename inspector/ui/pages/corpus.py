@@ -151,6 +151,7 @@ def _overview(rows: list[dict[str, Any]]) -> None:
                 "agent": r["agent"],
                 "model": r["model"],
                 "window": r["window"],
+                "window from": r["windowSource"],
                 "calls": r["calls"],
                 "peak context": r["peakContext"],
                 "compactions": r["compactions"],
