@@ -123,6 +123,26 @@ def test_markdown_escape_leaves_nothing_active() -> None:
         assert all(out[i - 1] == "\\" for i, c in enumerate(out) if c == ch)
 
 
+def test_tree_labels_close_together_are_not_written_over_each_other() -> None:
+    """Labels a few entries apart on a long branch were drawn on top of each other: only those that
+    fit side by side are written above their nodes; every labelled node still names its label on hover."""
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    ids = []
+    for k in range(300):
+        ids.append(b.user(f"u{k}"))
+        b.assistant("ok")
+    for k, tag in ((10, "checkpoint"), (14, "review me"), (18, "retry"), (250, "works")):
+        b.add("label", targetId=ids[k], label=tag)
+    s = b.session()
+    fig = figures.tree_lanes(s).to_dict()
+    written = [t for tr in fig["data"] if tr.get("mode") == "markers+text" for t in tr["text"] if t]
+    assert sorted(written) == ["checkpoint", "works"]  # "review me" and "retry" would overlap "checkpoint"
+    hovers = " ".join(h for tr in fig["data"] for h in tr.get("hovertext") or [])
+    assert all(f"label: {tag}" in hovers for tag in ("checkpoint", "review me", "retry", "works"))
+
+
 def test_tree_rows_follow_pi_tree_order_and_indent_only_below_forks() -> None:
     s = load_session(SAMPLE)
     path = s.path(s.default_leaf)

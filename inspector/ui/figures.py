@@ -1247,8 +1247,10 @@ def _node_hover(session: Any, i: int, forks: set[int], leaves: Sequence[int]) ->
 def _tree_markers(
     session: Any, nodes: Sequence[int], lane: dict[int, int], leaves: Sequence[int], highlight: Sequence[int]
 ) -> list[dict[str, Any]]:
-    """One marker trace per node kind that occurs (labels written above labelled entries)."""
+    """One marker trace per node kind that occurs (labels written above labelled entries, as many as
+    fit side by side: :func:`_written_labels`)."""
     forks = set(session.fork_points)
+    written = _written_labels(session, nodes, lane)
     by_kind: dict[str, list[int]] = {}
     for i in nodes:
         by_kind.setdefault(_node_kind(session, i, forks, leaves), []).append(i)
@@ -1257,7 +1259,7 @@ def _tree_markers(
         ids = by_kind.get(kind_name)
         if not ids:
             continue
-        labels = [html.escape(_short(session.labels[i], 24)) if i in session.labels else "" for i in ids]
+        labels = [html.escape(_short(session.labels[i], 24)) if i in written else "" for i in ids]
         data.append(
             {
                 "type": "scatter",
@@ -1283,6 +1285,25 @@ def _tree_markers(
             }
         )
     return data
+
+
+LABEL_CHARS_ACROSS = 150
+"""About how many characters of a node's label (10-point text) the tree's plot holds across."""
+
+
+def _written_labels(session: Any, nodes: Sequence[int], lane: dict[int, int]) -> set[int]:
+    """The labelled nodes whose label is written above them: in each lane, from the left, one whose
+    text would overlap the last written one is left to its hover (which names the label)."""
+    last = max(nodes, default=1) or 1
+    per_char = 1.12 * last / LABEL_CHARS_ACROSS  # the x axis spans 1.12 × the last entry
+    written: set[int] = set()
+    right: dict[int, float] = {}  # lane -> where its last written label ends
+    for i in sorted(i for i in nodes if i in session.labels):
+        half = (min(len(session.labels[i]), 24) + 1) * per_char / 2
+        if i - half > right.get(lane.get(i, 0), float("-inf")):
+            written.add(i)
+            right[lane.get(i, 0)] = i + half
+    return written
 
 
 def _tree_layout(leaves: Sequence[int], nodes: Sequence[int]) -> dict[str, Any]:

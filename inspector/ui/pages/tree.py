@@ -63,7 +63,8 @@ def _lanes(s: Session, settings: ReplaySettings, leaf: int | None, path: list[in
     )
     st.caption(
         "One lane per branch end; long chains are collapsed to a line between forks, compactions, branch "
-        "summaries and labels. Click a point to pick that entry below."
+        "summaries and labels (a label too close to another to be written is in its point's hover). Click a "
+        "point to pick that entry below."
     )
 
 
