@@ -1122,3 +1122,46 @@ def test_a_session_that_never_recorded_a_cache_read_says_so_once_for_every_call_
     causes = [st.disagreement for st in steps]
     assert NO_READS not in causes
     assert all(c is not None and OLDER_COPY not in c for c in causes[2:])
+
+
+def test_a_what_if_is_checked_against_the_recorded_reads_only_while_it_sends_the_sessions_contexts():
+    """From a what-if's first call whose context departs from the one the session sent, the recorded
+    reads are of another context: no disagreement is looked for there (its causes spoke of the
+    provider: "a request not in this file had written a longer prefix"), and the CLI and the
+    Replay page say why; before it, the calls are priced as the as-recorded replay prices them."""
+    import contextlib
+    import io
+
+    from inspector.cli import main
+    from inspector.ui.cache_view import story
+
+    path = SAMPLES / "coding-session.jsonl"
+    s = load_session(path)
+    settings = ReplaySettings(strategy="opencode", compaction="pi", context_window=40_000)
+    r, base = replay(s, settings), replay(s, ReplaySettings(strategy="recorded"))
+    c, rec = cache_replay(r), cache_replay(base)
+    d = next(k for k, (a, b) in enumerate(zip(r.steps, base.steps, strict=True)) if a.tokens != b.tokens)
+    assert c.departs == d and 0 < d < len(r.steps) - 1 and rec.departs is None
+    assert [(x.read, x.write) for x in c.steps[:d]] == [(x.read, x.write) for x in rec.steps[:d]]
+    gaps = [x for x in c.steps[d:] if x.recorded_read is not None and abs(x.read - x.recorded_read) > 5_000]
+    assert gaps and all(x.disagreement is None for x in c.steps[d:])  # the gaps are the what-if's own
+    assert c.describe()["whatIfDepartsAtStep"] == d
+    assert "another one since call" in " ".join(story(r, c, gaps[0].step))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(
+            [
+                "replay",
+                str(path),
+                "--cache",
+                "model",
+                "--strategy",
+                "opencode",
+                "--compaction",
+                "pi",
+                "--window",
+                "40000",
+            ]
+        )
+    assert f"before step {d}: from it on this what-if sends other contexts" in out.getvalue()
+    assert "a request not in this file" not in out.getvalue()

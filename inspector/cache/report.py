@@ -123,6 +123,11 @@ class CacheReport:
     """The compactions' summarisation requests, priced (:mod:`.summaries`)."""
     start: str | None = None
     """How the first call's read is modelled when not as a cold start (:data:`WARM_START`), else None."""
+    departs: int | None = None
+    """A what-if's first call (step) whose context is not the one the session sent (None: as
+    recorded, or the same contexts throughout: :func:`departure`). From there on the recorded reads
+    are of the session's own contexts: they differ from the predicted ones by design, and no
+    disagreement is looked for (its causes speak of the provider, not of the what-if)."""
 
     # -- metrics ----------------------------------------------------------------------------
     @property
@@ -215,6 +220,7 @@ class CacheReport:
             "retention": self.retention,
             "sizes": self.sizes,
             "hiddenPrefix": self.fit.hidden,
+            "whatIfDepartsAtStep": self.departs,
             "scale": round(self.fit.scale, 4),
             "tails": dict(self.fit.tail),
             "rules": {
@@ -1550,6 +1556,7 @@ class _Pricing:
         """A what-if's calls: their as-recorded context (:func:`base_tokens`), which their recorded
         prompts measure (:meth:`changed`); on Anthropic their recorded input is then the tail, as
         in the as-recorded replay."""
+        self.departs = departure(replay.steps, self.base)
         self.shared = _Shared(replay)
         self.limit = _limit(replay.steps)
         self.never_read = _never_read(self.picked[1])
@@ -1751,7 +1758,17 @@ def _cache_replay(replay: Any, session: Session | None, model: str, retention: s
     steps = _priced(replay, p)
     calls = _summary_calls(replay, p, steps)
     start = WARM_START if p.facts.warm_start and p.fit.hidden > 0 else None
-    return CacheReport(model, retention, steps, p.sizes(replay), p.fit, p.rules, p.rates, calls, start)
+    return CacheReport(
+        model, retention, steps, p.sizes(replay), p.fit, p.rules, p.rates, calls, start, p.departs
+    )
+
+
+def departure(steps: Sequence[Any], base: Mapping[int, int]) -> int | None:
+    """The first of a what-if's ``steps`` whose replayed context differs from the as-recorded one
+    at the same call (``base``: :func:`base_tokens`; a call it lacks differs), or None."""
+    if not base:
+        return None
+    return next((k for k, st in enumerate(steps) if base.get(st.entry_index) != st.tokens), None)
 
 
 def _summary_calls(replay: Any, p: _Pricing, steps: Sequence[CacheStep]) -> tuple[SummaryCall, ...]:
@@ -1799,6 +1816,9 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     hidden, size, changed = p.fit.hidden, p.fit.size, p.changed
     warm_start = facts.warm_start and hidden > 0
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
+    judged = (
+        len(replay.steps) if p.departs is None else p.departs
+    )  # the calls a disagreement is looked for at
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = prev_sent = 0
     earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first
@@ -1857,7 +1877,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             rc = rate.cost(rec_read, rec_write or 0, rec_in or 0)
         gap = abs(read - rec_read) if rec_read is not None and enabled else 0
         dis = None
-        if gap > dis_min and gap > dis_share * prompt:
+        if gap > dis_min and gap > dis_share * prompt and k < judged:
             dis = _disagrees(
                 p, k, read, rec_read, prompt, warm, idle, prev_prompt, earlier, t, ttl, family, st, prev_sent
             )

@@ -118,6 +118,13 @@ def print_cache(c: CacheReport) -> None:
         print(
             f"  cache reads vs recorded: error {m['cacheReadError']:.1%} (Σ|predicted − recorded| / Σ recorded), "
             f"total {m['cacheReadTotalError']:+.1%}, {len(c.disagreements())} calls disagree"
+            + (
+                f" (before step {c.departs}: from it on this what-if sends other contexts than the session "
+                "did, whose reads the file records: they differ by design, and only the as-recorded replay "
+                "checks the model there)"
+                if c.departs is not None
+                else ""
+            )
         )
         if m["serverSideCalls"]:
             print(

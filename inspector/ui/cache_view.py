@@ -186,7 +186,13 @@ def story(r: Any, c: CacheReport, k: int) -> list[str]:
                 f"request{'s' if sc.requests != 1 else ''} ({', '.join(parts) or 'nothing sent'}; {sc.shape}), "
                 f"${sc.cost:,.4f}, {known}, counted in the billed cost."
             )
-    if s.recorded_read is not None:
+    if s.recorded_read is not None and c.departs is not None and k >= c.departs:
+        out.append(
+            f"Recorded by the provider, for the context the session itself sent: {s.recorded_read:,} read, "
+            f"{s.recorded_write or 0:,} written. This what-if sends another one since call {c.departs}, so "
+            "the two differ by design (the as-recorded replay checks the model against them)."
+        )
+    elif s.recorded_read is not None:
         out.append(
             f"Recorded by the provider: {s.recorded_read:,} read, {s.recorded_write or 0:,} written."
             + (f" They disagree: {s.disagreement}." if s.disagreement else "")
@@ -214,7 +220,11 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
         ("Invalidations", f"{m['invalidations']:,}"),
         ("Tokens written again after them", f"{m['tokensRewritten']:,}"),
         ("Invalidation premium", f"${m['invalidationPremiumUsd']:,.4f}"),
-        ("Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)", pct(m["cacheReadError"])),
+        (
+            "Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)"
+            + ("" if c.departs is None else f"; a what-if from call {c.departs}: differs by design there"),
+            pct(m["cacheReadError"]),
+        ),
         (
             "of the total read error: reads of only the shared prefix or an older copy, nothing changed "
             "in the file (the provider's cache servers, as far as the file shows)",
@@ -375,6 +385,13 @@ def run_panel(r: Any) -> None:
             "over a model's long-context threshold at its long-context rates). The check compares each "
             "call's predicted cache reads with the recorded "
             "ones; the calls below disagree, each with its likely cause."
+            + (
+                f" This what-if sends other contexts than the session did from call {c.departs} on: there the "
+                "recorded reads are of the session's own contexts and differ by design, so the check stops "
+                "before it (the as-recorded replay checks every call)."
+                if c.departs is not None
+                else ""
+            )
         )
         dis = c.disagreements()
         if dis:
