@@ -36,7 +36,8 @@ from .compaction import (
     prepare_compaction,
     prepare_recorded_split,
 )
-from .context import ContextMessage
+from .context import ContextMessage, _context_message
+from .importers.codex import put_back
 from .policies import get_policy
 from .session.models import CompactionEntry, MessageEntry
 
@@ -114,6 +115,26 @@ class CompactionView:
     @property
     def summary_tokens(self) -> int:
         return self.tokens((SUMMARY,), "after")
+
+
+def put_back_after(replay: Any, view: CompactionView, count: Any) -> tuple[int, int]:
+    """What the agent put back itself right after its recorded compaction, on the replayed branch
+    (Codex: its ``replacement_history``, or the user messages it rebuilds:
+    :func:`inspector.importers.codex.put_back`): how many messages, and their tokens by ``count``
+    (the replay's counter). They are entries of their own after the compaction entry, so the view's
+    context after it holds only the summary; the model gets them next to it. (0, 0) for the others."""
+    path, ei = replay.path, view.entry_index
+    if view.simulated or ei is None or ei not in path:
+        return 0, 0
+    entries = replay.session.entries
+    at = path.index(ei) + 1
+    msgs = []
+    while at < len(path) and put_back(e := entries[path[at]]) is not None:
+        cm = e.message if isinstance(e, MessageEntry) else _context_message(e)
+        if cm is not None:
+            msgs.append(cm)
+        at += 1
+    return len(msgs), sum(count(m) for m in msgs)
 
 
 def compactions_at(replay: Any, step: int) -> list[int]:

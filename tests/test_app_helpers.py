@@ -123,6 +123,26 @@ def test_markdown_escape_leaves_nothing_active() -> None:
         assert all(out[i - 1] == "\\" for i, c in enumerate(out) if c == ch)
 
 
+def test_a_codex_compaction_counts_what_codex_put_back_as_the_context_after() -> None:
+    """Codex keeps nothing verbatim and puts its replacement_history back as entries after the
+    compaction: "Context after" said 0 (the summary alone, empty in the shared rollout) while the
+    next call sent those messages. It is now the summary plus what Codex put back, which is the next
+    call's context; a pi compaction still shows what it kept."""
+    from inspector.compaction_view import compaction_view
+    from inspector.importers import load_any
+
+    for name, label in (("codex-session.jsonl", "Put back"), ("coding-session.jsonl", "Kept")):
+        s = load_any(REPO / "sample_sessions" / name)
+        r = replay(s, ReplaySettings())
+        v = compaction_view(r, 0)
+        (kept, tokens, why), (after, _) = views.kept_and_after(r, v, session_counter(s, "pi").count)
+        assert kept == label and after == r.steps[r.summaries[0]["step"]].tokens
+        if label == "Put back":
+            assert v.kept_tokens == 0 and tokens == after - v.summary_tokens > 0 and "Codex" in why
+        else:
+            assert tokens == v.kept_tokens and after == v.tokens_after
+
+
 def test_tree_labels_close_together_are_not_written_over_each_other() -> None:
     """Labels a few entries apart on a long branch were drawn on top of each other: only those that
     fit side by side are written above their nodes; every labelled node still names its label on hover."""

@@ -1816,9 +1816,8 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     hidden, size, changed = p.fit.hidden, p.fit.size, p.changed
     warm_start = facts.warm_start and hidden > 0
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
-    judged = (
-        len(replay.steps) if p.departs is None else p.departs
-    )  # the calls a disagreement is looked for at
+    # a disagreement is looked for only while the replay sends the session's own contexts
+    judged = len(replay.steps) if p.departs is None else p.departs
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = prev_sent = 0
     earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first

@@ -377,3 +377,24 @@ def default_branch_pair(session: Any, current_leaf: int | None) -> tuple[int, in
     cur = current_leaf if current_leaf is not None else (session.default_leaf or 0)
     others = [x for x in session.leaves if x != cur]
     return cur, (max(others) if others else 0)
+
+
+def kept_and_after(r: Any, view: Any, count: Any) -> tuple[tuple[str, int, str], tuple[int, str]]:
+    """The compaction metrics "Kept" and "Context after" (their label, value and help): what was kept
+    verbatim and the summary with it, or, after a compaction whose agent puts messages back itself
+    (Codex: :func:`inspector.compaction_view.put_back_after`), those messages and the summary with them."""
+    from ..compaction_view import put_back_after
+
+    n, tokens = put_back_after(r, view, count)
+    if not n:
+        return ("Kept", view.kept_tokens, "Tokens kept verbatim after the summary."), (
+            view.tokens_after,
+            "The summary plus what was kept.",
+        )
+    who = "Codex" if getattr(r.session, "format", "") == "codex" else "The agent"
+    return (
+        "Put back",
+        tokens,
+        f"{who} keeps nothing verbatim: it puts {n} message(s) back right after the compaction (entries "
+        "of their own on the branch, by the replay's counter).",
+    ), (view.tokens_after + tokens, f"The summary plus the {n} message(s) {who} put back.")

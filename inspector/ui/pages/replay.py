@@ -266,13 +266,14 @@ def _compaction_moment(
             "summarised messages, a split turn's prefix, the previous summary.",
         )
         m[2].metric("Summarised msgs", f"{len(v.summarised):,}")
-        m[3].metric("Kept", f"{v.kept_tokens:,}", help="Tokens kept verbatim after the summary.")
+        (kept, kept_tokens, kept_help), (after, after_help) = views.kept_and_after(r, v, counter.count)
+        m[3].metric(kept, f"{kept_tokens:,}", help=kept_help)
         m[4].metric("Summary", f"{v.summary_tokens:,}", help="The new summary, by the replay's counter.")
         m[5].metric(
             "Context after",
-            f"{v.tokens_after:,}",
-            help="The summary plus what was kept.",
-            delta=f"{v.tokens_after - v.tokens_before:+,}",
+            f"{after:,}",
+            help=after_help,
+            delta=f"{after - v.tokens_before:+,}",
             delta_color="inverse",
         )
         fig = figures.compaction_bars(

@@ -212,8 +212,11 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
         if prefix
         else "No split turn.",
     )
-    m[3].metric("Kept", f"{view.kept_tokens:,}")
-    m[4].metric("Context after", f"{view.tokens_after:,}", help="The summary plus what was kept.")
+    (kept, kept_tokens, kept_help), (after, after_help) = views.kept_and_after(
+        r, view, counter_for(s, settings.counter).count
+    )
+    m[3].metric(kept, f"{kept_tokens:,}", help=kept_help)
+    m[4].metric("Context after", f"{after:,}", help=after_help)
     if view.cut_note:
         st.info(esc(relative(view.cut_note)), icon=":material/call_split:")
     with st.expander(
