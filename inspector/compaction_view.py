@@ -117,14 +117,15 @@ class CompactionView:
         return self.tokens((SUMMARY,), "after")
 
 
-def put_back_after(replay: Any, view: CompactionView, count: Any) -> tuple[int, int]:
+def put_back_after(replay: Any, entry_index: int | None, count: Any) -> tuple[int, int]:
     """What the agent put back itself right after its recorded compaction, on the replayed branch
     (Codex: its ``replacement_history``, or the user messages it rebuilds:
     :func:`inspector.importers.codex.put_back`): how many messages, and their tokens by ``count``
-    (the replay's counter). They are entries of their own after the compaction entry, so the view's
-    context after it holds only the summary; the model gets them next to it. (0, 0) for the others."""
-    path, ei = replay.path, view.entry_index
-    if view.simulated or ei is None or ei not in path:
+    (the replay's counter). ``entry_index``: the compaction entry (None: a simulated compaction).
+    They are entries of their own after the compaction entry, so the view's context after it holds
+    only the summary; the model gets them next to it. (0, 0) for the others."""
+    path, ei = replay.path, entry_index
+    if ei is None or ei not in path:
         return 0, 0
     entries = replay.session.entries
     at = path.index(ei) + 1

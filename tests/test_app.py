@@ -373,6 +373,11 @@ def test_summaries_of_another_agents_compaction_follow_its_own_split(
     assert len(generated) >= 2 and "## Goal" in generated[1] and "(none stated)" not in generated[1]
     style = {"Codex": "codex", "Claude Code": "claude-code"}[agent]
     assert at.selectbox(key="sum_style").value == style  # the prompt is first shown in the agent's style
+    # the context after it, in the metric and in the table alike: with what Codex put back itself
+    after = next(m.value for m in at.metric if m.label == "Context after")
+    table = next(df.value for df in at.dataframe if "tokens after" in df.value.columns)
+    assert f"{int(table['tokens after'].iloc[0]):,}" == after
+    assert any(m.label == "Put back" for m in at.metric) == (agent == "Codex")
 
 
 def test_summaries_page_shows_the_exact_prompt_with_custom_instructions(loaded: AppTest) -> None:

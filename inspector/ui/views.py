@@ -385,7 +385,7 @@ def kept_and_after(r: Any, view: Any, count: Any) -> tuple[tuple[str, int, str],
     (Codex: :func:`inspector.compaction_view.put_back_after`), those messages and the summary with them."""
     from ..compaction_view import put_back_after
 
-    n, tokens = put_back_after(r, view, count)
+    n, tokens = put_back_after(r, None if view.simulated else view.entry_index, count)
     if not n:
         return ("Kept", view.kept_tokens, "Tokens kept verbatim after the summary."), (
             view.tokens_after,

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from inspector.compaction_view import compaction_view
+from inspector.compaction_view import compaction_view, put_back_after
 from inspector.policies import POLICIES
 from inspector.pricing import input_price_per_token
 from inspector.replay import ReplaySettings
@@ -242,7 +242,18 @@ def _compaction_title(recs: list[dict[str, Any]], i: int) -> str:
     )
 
 
-def _pick_compaction(recs: list[dict[str, Any]]) -> int:
+def _tokens_after(r: Any, rec: dict[str, Any]) -> int | None:
+    """A compaction's context right after it, with what its agent put back itself (Codex), as the
+    metric "Context after" gives it (:func:`inspector.ui.views.kept_and_after`)."""
+    after = rec.get("tokensAfter")
+    if after is None or rec.get("simulated"):
+        return after
+    return (
+        after + put_back_after(r, rec.get("entryIndex"), counter_for(r.session, r.settings.counter).count)[1]
+    )
+
+
+def _pick_compaction(r: Any, recs: list[dict[str, Any]]) -> int:
     """Every compaction in a table; the one shown in full below is picked there (or by the Replay
     page's link), the last one at first."""
     rows = [
@@ -252,7 +263,7 @@ def _pick_compaction(recs: list[dict[str, Any]]) -> int:
             "kind": "simulated" if rec.get("simulated") else "recorded",
             "entry": rec.get("entryIndex"),
             "keeps from": rec.get("firstKeptEntryIndex"),
-            "tokens after": rec.get("tokensAfter"),
+            "tokens after": _tokens_after(r, rec),
             "summary tokens": rec.get("summaryTokens"),
             "why": rec.get("reason") or "",
         }
@@ -300,7 +311,7 @@ def summaries_page(settings: ReplaySettings) -> None:
             "No compaction in this replay. Pick a what-if policy (e.g. pi) or a smaller window in the sidebar."
         )
     if recs:
-        i = _pick_compaction(recs)
+        i = _pick_compaction(r, recs)
         st.subheader(_compaction_title(recs, i))
         _summary_entry(s, r, i, settings, rate)
     if get_summarizer is not None:
