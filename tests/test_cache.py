@@ -1133,7 +1133,7 @@ def test_a_what_if_is_checked_against_the_recorded_reads_only_while_it_sends_the
     import io
 
     from inspector.cli import main
-    from inspector.ui.cache_view import story
+    from inspector.ui.cache_view import metrics_rows, story
 
     path = SAMPLES / "coding-session.jsonl"
     s = load_session(path)
@@ -1147,6 +1147,9 @@ def test_a_what_if_is_checked_against_the_recorded_reads_only_while_it_sends_the
     assert gaps and all(x.disagreement is None for x in c.steps[d:])  # the gaps are the what-if's own
     assert c.describe()["whatIfDepartsAtStep"] == d
     assert "another one since call" in " ".join(story(r, c, gaps[0].step))
+    said = [row["metric"] for row in metrics_rows(c) if "error vs recorded" in row["metric"]]
+    assert len(said) == 2 and all(f"a what-if from call {d}: differs by design" in x for x in said)
+    assert not [row for row in metrics_rows(rec) if "what-if" in row["metric"]]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         main(

@@ -206,6 +206,8 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
     def pct(v: float | None) -> str:
         return "—" if v is None else f"{v:.1%}"
 
+    # a what-if is compared with what the session sent: from its first departing call, by design
+    departed = "" if c.departs is None else f"; a what-if from call {c.departs}: differs by design there"
     rows = [
         ("Billed input cost (prompt cache priced)", f"${m['billedCostUsd']:,.4f}"),
         (
@@ -221,8 +223,7 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
         ("Tokens written again after them", f"{m['tokensRewritten']:,}"),
         ("Invalidation premium", f"${m['invalidationPremiumUsd']:,.4f}"),
         (
-            "Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)"
-            + ("" if c.departs is None else f"; a what-if from call {c.departs}: differs by design there"),
+            "Cache-read error vs recorded (Σ|predicted − recorded| / Σ recorded)" + departed,
             pct(m["cacheReadError"]),
         ),
         (
@@ -232,7 +233,7 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
             if m["cacheReadServerSideError"] is None
             else f"{m['cacheReadServerSideError']:+.1%} ({m['serverSideCalls']:,} calls)",
         ),
-        ("Billed cost error vs recorded (the calls)", pct(m["billedCostError"])),
+        ("Billed cost error vs recorded (the calls)" + departed, pct(m["billedCostError"])),
     ]
     return [{"metric": a, "value": b} for a, b in rows]
 
