@@ -209,3 +209,13 @@ def test_the_html_replay_report_states_the_billed_cost_beside_the_blended_one(tm
         > 0
     )
     assert cell("input cost, blended per token, no cache (USD)")
+    assert "what-if" not in page  # as recorded: the read error is the model's check
+    what_if = ["--strategy", "opencode", "--compaction", "pi", "--window", "40000"]
+    assert main(["export", "replay", str(src), "-o", str(out), *what_if]) == 0
+    page = out.read_text(encoding="utf-8")
+    c = cache_replay(
+        replay(load_session(src), ReplaySettings(strategy="opencode", compaction="pi", context_window=40_000))
+    )
+    assert c.departs and cell(
+        f"cache-read error vs recorded (a what-if from call {c.departs}: differs by design there)"
+    )

@@ -81,13 +81,18 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
     t = _Text(redact)
     s = replay.settings
     m = replay.metrics
-    cm = cache_replay(replay).metrics()
+    c = cache_replay(replay)
+    cm = c.metrics()
     cached = [  # billed cost, as everywhere a cost appears (issue 19)
         ("billed input cost, prompt cache priced (USD)", cm["billedCostUsd"]),
         ("of which the compactions' summarisation requests (USD, estimated)", cm["summarisationCostUsd"]),
         ("cache hit rate", cm["cacheHitRate"]),
         ("cache invalidations", cm["invalidations"]),
-        ("cache-read error vs recorded", cm["cacheReadError"]),
+        (
+            "cache-read error vs recorded"
+            + ("" if c.departs is None else f" (a what-if from call {c.departs}: differs by design there)"),
+            cm["cacheReadError"],
+        ),
     ]
     rows = "".join(
         f"<tr><th>{html.escape(label)}</th><td class='num'>{t('—' if v is None else v)}</td></tr>"
