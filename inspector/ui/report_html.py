@@ -81,8 +81,8 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
     t = _Text(redact)
     s = replay.settings
     m = replay.metrics
-    c = cache_replay(replay)
-    cm = c.metrics()
+    cache = cache_replay(replay)
+    cm = cache.metrics()
     cached = [  # billed cost, as everywhere a cost appears (issue 19)
         ("billed input cost, prompt cache priced (USD)", cm["billedCostUsd"]),
         ("of which the compactions' summarisation requests (USD, estimated)", cm["summarisationCostUsd"]),
@@ -90,7 +90,11 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
         ("cache invalidations", cm["invalidations"]),
         (
             "cache-read error vs recorded"
-            + ("" if c.departs is None else f" (a what-if from call {c.departs}: differs by design there)"),
+            + (
+                ""
+                if cache.departs is None
+                else f" (a what-if from call {cache.departs}: differs by design there)"
+            ),
             cm["cacheReadError"],
         ),
     ]
