@@ -1557,6 +1557,8 @@ class _Pricing:
         prompts measure (:meth:`changed`); on Anthropic their recorded input is then the tail, as
         in the as-recorded replay."""
         self.departs = departure(replay.steps, self.base)
+        self.judged = len(replay.steps) if self.departs is None else self.departs
+        """The calls a disagreement is looked for at: while the replay sends the session's own contexts."""
         self.shared = _Shared(replay)
         self.limit = _limit(replay.steps)
         self.never_read = _never_read(self.picked[1])
@@ -1816,8 +1818,6 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     hidden, size, changed = p.fit.hidden, p.fit.size, p.changed
     warm_start = facts.warm_start and hidden > 0
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
-    # a disagreement is looked for only while the replay sends the session's own contexts
-    judged = len(replay.steps) if p.departs is None else p.departs
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
     prev_prompt = prev_tail = prev_sent = 0
     earlier: list[tuple[int, float | None]] = []  # (prompt, when its cache was last used), oldest first
@@ -1876,7 +1876,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             rc = rate.cost(rec_read, rec_write or 0, rec_in or 0)
         gap = abs(read - rec_read) if rec_read is not None and enabled else 0
         dis = None
-        if gap > dis_min and gap > dis_share * prompt and k < judged:
+        if gap > dis_min and gap > dis_share * prompt and k < p.judged:
             dis = _disagrees(
                 p, k, read, rec_read, prompt, warm, idle, prev_prompt, earlier, t, ttl, family, st, prev_sent
             )
