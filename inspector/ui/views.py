@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..compaction_view import put_back_after
 from ..session.models import (
     AssistantMessage,
     BashExecutionMessage,
@@ -383,8 +384,6 @@ def kept_and_after(r: Any, view: Any, count: Any) -> tuple[tuple[str, int, str],
     """The compaction metrics "Kept" and "Context after" (their label, value and help): what was kept
     verbatim and the summary with it, or, after a compaction whose agent puts messages back itself
     (Codex: :func:`inspector.compaction_view.put_back_after`), those messages and the summary with them."""
-    from ..compaction_view import put_back_after
-
     n, tokens = put_back_after(r, None if view.simulated else view.entry_index, count)
     if not n:
         return ("Kept", view.kept_tokens, "Tokens kept verbatim after the summary."), (
