@@ -37,7 +37,7 @@ from .compaction import (
     prepare_recorded_split,
 )
 from .context import ContextMessage, _context_message
-from .importers.codex import put_back
+from .importers.codex import put_back_count
 from .policies import get_policy
 from .session.models import CompactionEntry, MessageEntry
 
@@ -129,12 +129,9 @@ def put_back_after(replay: Any, entry_index: int | None, count: Any) -> tuple[in
         return 0, 0
     entries = replay.session.entries
     at = path.index(ei) + 1
-    msgs = []
-    while at < len(path) and put_back(e := entries[path[at]]) is not None:
-        cm = e.message if isinstance(e, MessageEntry) else _context_message(e)
-        if cm is not None:
-            msgs.append(cm)
-        at += 1
+    back = [entries[i] for i in path[at : at + put_back_count(entries, path, at)]]
+    got = (e.message if isinstance(e, MessageEntry) else _context_message(e) for e in back)
+    msgs = [m for m in got if m is not None]
     return len(msgs), sum(count(m) for m in msgs)
 
 

@@ -129,6 +129,14 @@ class CacheReport:
     are of the session's own contexts: they differ from the predicted ones by design, and no
     disagreement is looked for (its causes speak of the provider, not of the what-if)."""
 
+    @property
+    def departed(self) -> str:
+        """Said after a figure compared with the recorded usage: a what-if is compared with what the
+        session sent, which it differs from by design from :attr:`departs` on ("" as recorded)."""
+        return (
+            "" if self.departs is None else f" (a what-if from call {self.departs}: differs by design there)"
+        )
+
     # -- metrics ----------------------------------------------------------------------------
     @property
     def billed_cost(self) -> float:

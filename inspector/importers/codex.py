@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -119,6 +120,17 @@ def put_back(entry: Any) -> str | None:
     """How Codex put ``entry`` back after its compaction (a :data:`PUT_BACK` mark), or None."""
     mark = getattr(entry, "codex", None)
     return next((k for k in PUT_BACK if mark.get(k)), None) if isinstance(mark, dict) else None
+
+
+def put_back_count(entries: Sequence[Any], path: Sequence[int], start: int, end: int | None = None) -> int:
+    """How many entries of ``path`` (indexes into ``entries``) from ``start``, right after a recorded
+    compaction, and before ``end``, Codex put back itself (:func:`put_back`): they follow the
+    compaction entry on the branch, but the model has them because the compaction kept them."""
+    stop = len(path) if end is None else end
+    n = 0
+    while start + n < stop and put_back(entries[path[start + n]]) is not None:
+        n += 1
+    return n
 
 
 ENCRYPTED_SUMMARY = "(server-side compaction: Codex stored the summary encrypted; it cannot be read)"

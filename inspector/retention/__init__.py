@@ -30,7 +30,7 @@ from typing import Any
 
 from ..gcpause import gc_paused
 from ..importers.claude_code import reinjected
-from ..importers.codex import put_back
+from ..importers.codex import put_back_count
 from ..replay.results import Reread
 from .extract import facts_for
 from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
@@ -127,7 +127,7 @@ def spans(replay: Any) -> list[Span]:
         kept = tuple(m.entry_index for m in after if not _is_summary(m))
         first = start  # the horizon's first entry: after what the agent put back itself, if it did
         if not rec.get("simulated"):
-            first += _carried(replay.session, path, start, end)
+            first += put_back_count(replay.session.entries, path, start, end)
             kept += tuple(path[start:first])
         kept_set = set(kept)
         summarised = tuple(
@@ -161,17 +161,6 @@ def spans(replay: Any) -> list[Span]:
             )
         )
     return out
-
-
-def _carried(session: Any, path: Sequence[int], start: int, end: int) -> int:
-    """How many entries of ``path`` from ``start`` (right after a recorded compaction, before
-    ``end``) Codex put back itself (:func:`inspector.importers.codex.put_back`). They follow the
-    compaction entry on the branch, but the model has them because the compaction kept them: they
-    are kept messages, not later uses of what the span said."""
-    n = 0
-    while start + n < end and put_back(session.entries[path[start + n]]) is not None:
-        n += 1
-    return n
 
 
 def _reattached(session: Any, ei: Any, summarised: Sequence[int]) -> tuple[list[int], tuple[str, ...]]:

@@ -206,8 +206,7 @@ def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
     def pct(v: float | None) -> str:
         return "—" if v is None else f"{v:.1%}"
 
-    # a what-if is compared with what the session sent: from its first departing call, by design
-    departed = "" if c.departs is None else f"; a what-if from call {c.departs}: differs by design there"
+    departed = c.departed
     rows = [
         ("Billed input cost (prompt cache priced)", f"${m['billedCostUsd']:,.4f}"),
         (

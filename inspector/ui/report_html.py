@@ -88,15 +88,7 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
         ("of which the compactions' summarisation requests (USD, estimated)", cm["summarisationCostUsd"]),
         ("cache hit rate", cm["cacheHitRate"]),
         ("cache invalidations", cm["invalidations"]),
-        (
-            "cache-read error vs recorded"
-            + (
-                ""
-                if cache.departs is None
-                else f" (a what-if from call {cache.departs}: differs by design there)"
-            ),
-            cm["cacheReadError"],
-        ),
+        ("cache-read error vs recorded" + cache.departed, cm["cacheReadError"]),
     ]
     rows = "".join(
         f"<tr><th>{html.escape(label)}</th><td class='num'>{t('—' if v is None else v)}</td></tr>"
