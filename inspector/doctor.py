@@ -289,7 +289,13 @@ def check_retention(session: Session, path: list[int], o: DoctorOptions) -> list
                 "low-retention",
                 "warning",
                 f"compaction kept {len(c.needed) - len(c.forgotten)} of {len(c.needed)} items the session "
-                f"needed later ({c.overall:.0%}); forgot {lost}" + (" …" if len(c.forgotten) > 3 else ""),
+                f"needed later ({c.overall:.0%}); forgot {lost}"
+                + (" …" if len(c.forgotten) > 3 else "")
+                + (
+                    f" ({c.span.unread}: only what was kept verbatim or put back counts)"
+                    if c.span.unread
+                    else ""
+                ),
                 [c.span.entry_index, *sorted({n.needed_at for n in c.forgotten})[:4]],
             )
         )

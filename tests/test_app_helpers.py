@@ -339,3 +339,26 @@ def test_the_overflow_lane_counts_the_calls_the_provider_answered_all_the_same()
     ]
     assert unanswered  # a failed call over the window is still counted, and not as answered
     assert "%{customdata[2]}" in lane["hovertemplate"]  # the note is shown on hover
+
+
+def test_context_before_says_its_counter_and_the_agents_own_figure() -> None:
+    """Where the cut landed quoted the agent's recorded size (227,112 tokens on the shared Codex
+    rollout) above a "Context before" metric of 217,595 with nothing saying why they differ: the
+    metric's help names the replay's counter and gives the agent's figure beside it."""
+    from inspector.compaction_view import compaction_view
+    from inspector.importers import load_any
+    from inspector.ui.narrate import agent_compaction_story
+
+    s = load_any(REPO / "sample_sessions" / "codex-session.jsonl")
+    r = replay(s, ReplaySettings())
+    v = compaction_view(r, 0)
+    recorded = s.entries[v.entry_index].tokensBefore
+    assert recorded and recorded != v.tokens_before
+    help_text = views.context_before_help(r, v, "pi estimate (chars ÷ 4)")
+    assert "counted by pi estimate (chars ÷ 4)" in help_text
+    assert f"The agent recorded {recorded:,} tokens before it" in help_text
+    assert "the replay's counter" in agent_compaction_story(s, v.entry_index, 1)[-1]
+    pi = load_any(REPO / "sample_sessions" / "coding-session.jsonl")
+    rp = replay(pi, ReplaySettings(compaction="pi", context_window=20_000))
+    simulated = next(i for i, rec in enumerate(rp.summaries) if rec.get("simulated"))
+    assert "recorded" not in views.context_before_help(rp, compaction_view(rp, simulated), "x")

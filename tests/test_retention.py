@@ -382,6 +382,46 @@ def test_doctor_flags_low_retention() -> None:
     assert not [f for f in diagnose(s).findings if f.kind == "low-retention"]  # 64% ≥ the default 50%
 
 
+def test_a_compaction_whose_summary_the_file_does_not_hold_says_so(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A Codex remote compaction records an empty message (the shared rollout's), a server-side one
+    an encrypted item: the doctor warned "kept 4 of 16 items" as if the summary had been read. The
+    CLI, the JSON's details and the doctor now say what was counted; a readable summary says nothing."""
+    from inspector.doctor import DoctorOptions, diagnose
+
+    for summary, details, why in (
+        ("", None, "the file records no text of its summary"),
+        (
+            "(server-side compaction)",
+            {"encrypted": True},
+            "its summary was made on the server and stored encrypted",
+        ),
+        (SUMMARY, {"readFiles": ["src/lexer.py"], "modifiedFiles": []}, None),
+    ):
+        b, ids = _builder(summary)
+        if details is not None:
+            comp = next(e for e in b.lines if e.get("id") == ids["comp"])
+            comp["details"] = details
+        s = b.session()
+        (c,) = retention(replay(s, ReplaySettings())).compactions
+        assert c.span.unread == why
+        assert c.as_dict(True).get("summaryUnread") == why and "summaryUnread" not in c.as_dict()
+        (low,) = [
+            f
+            for f in diagnose(s, options=DoctorOptions(retention_min=1.0)).findings
+            if f.kind == "low-retention"
+        ]
+        assert (f"({why}: only what was kept verbatim or put back counts)" in low.message) == (
+            why is not None
+        )
+        assert why is None or low.message.endswith("counts)")
+        p = tmp_path / "s.jsonl"
+        p.write_text(b.text())
+        assert main(["retention", str(p)]) == 0
+        assert (f"  note    {why}: kept = kept verbatim or put back" in capsys.readouterr().out) == (
+            why is not None
+        )
+
+
 class _FakeLlm:
     """Stands in for an LLM summarizer: answers the probes from a canned text, counts the calls."""
 

@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
             f"\ncompaction {k + 1} ({c.span.source}, entry {c.span.entry_index}, before call {c.span.step}): "
             f"{len(c.needed)} needed, {len(c.forgotten)} forgotten"
         )
+        if c.span.unread:
+            print(f"  note    {c.span.unread}: kept = kept verbatim or put back; the summary is not judged")
         print(f"  recall  {_recall(c)}")
         rd = c.redo
         print(

@@ -102,6 +102,18 @@ def _file_lists(session: Any, ei: int | None) -> tuple[tuple[str, ...], tuple[st
     return _names(rf), _names(mf)
 
 
+def _unread(session: Any, ei: int | None) -> str | None:
+    """Why a recorded compaction's summary cannot be read from the file (None: it can): a Codex
+    remote compaction records an empty message, a server-side one an encrypted item."""
+    e = session.entries[ei] if ei is not None else None
+    details = getattr(e, "details", None)
+    if isinstance(details, dict) and details.get("encrypted"):
+        return "its summary was made on the server and stored encrypted"
+    if not str(getattr(e, "summary", "") or "").strip():
+        return "the file records no text of its summary"
+    return None
+
+
 def _names(v: Any) -> tuple[str, ...]:
     """The file names a ``details`` list holds (anything else in it, or a value that is not a list, names none)."""
     return tuple(str(x) for x in v if isinstance(x, str)) if isinstance(v, list) else ()
@@ -158,6 +170,7 @@ def spans(replay: Any) -> list[Span]:
                 last_user,
                 _file_lists(replay.session, rec.get("entryIndex")) if recorded else None,
                 attached,
+                _unread(replay.session, rec.get("entryIndex")) if recorded else None,
             )
         )
     return out

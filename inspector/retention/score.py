@@ -136,6 +136,9 @@ class Span:
     attached: tuple[str, ...] = ()
     """Files the agent attaches again after the cut (Claude Code re-reads the most recently read
     files): in the context after it, as the kept messages are."""
+    unread: str | None = None
+    """Why a recorded compaction's summary cannot be read from the file (None: it can): then only
+    what was kept verbatim or put back counts as kept, and what the summary held is not judged."""
 
 
 class Said:
@@ -278,6 +281,8 @@ class CompactionRetention:
                 "redo": self.redo.as_dict(),
                 "files": list(self.files),
             }
+            if self.span.unread:
+                d["summaryUnread"] = self.span.unread
         return d
 
 

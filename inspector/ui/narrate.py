@@ -159,7 +159,8 @@ def _agent_compaction_kept(session: Any, compaction_index: int) -> list[str]:
         out.append(
             f"The context was {int(e.tokensBefore):,} tokens before it"
             + (f" and {post:,} right after" if isinstance(post, int) else "")
-            + ", as the agent recorded."
+            + ", as the agent recorded (by its own count; the compaction's metrics count the replayed "
+            "context with the replay's counter)."
         )
     return out
 

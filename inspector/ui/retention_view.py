@@ -189,6 +189,11 @@ def summary_retention(r: Any, i: int) -> None:
     c = rep.compactions[i]
     st.markdown("**What the summary kept of what the session needed later**")
     st.caption(HOW)
+    if c.span.unread:
+        st.caption(
+            f"This compaction: {c.span.unread}, so only what was kept verbatim or put back counts as "
+            "kept; what the summary held is not judged."
+        )
     _scores(c, rep.first_need_steps[i])
     tabs = st.tabs(
         [

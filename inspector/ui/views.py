@@ -380,6 +380,19 @@ def default_branch_pair(session: Any, current_leaf: int | None) -> tuple[int, in
     return cur, (max(others) if others else 0)
 
 
+def context_before_help(r: Any, view: Any, counter_label: str) -> str:
+    """The help of the compaction metric "Context before": what it counts, and, at a recorded
+    compaction whose agent wrote its own figure (``tokensBefore``), that figure beside it, since
+    "Where the cut landed" quotes the agent's and the two differ by the counter."""
+    text = f"The context the policy saw, as built, counted by {counter_label}."
+    if view.simulated or view.entry_index is None:
+        return text
+    recorded = getattr(r.session.entries[view.entry_index], "tokensBefore", None)
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        text += f" The agent recorded {recorded:,} tokens before it, by its own count."
+    return text
+
+
 def kept_and_after(r: Any, view: Any, count: Any) -> tuple[tuple[str, int, str], tuple[int, str]]:
     """The compaction metrics "Kept" and "Context after" (their label, value and help): what was kept
     verbatim and the summary with it, or, after a compaction whose agent puts messages back itself

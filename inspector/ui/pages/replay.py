@@ -258,7 +258,11 @@ def _compaction_moment(
         )
         st.subheader(f"Compaction {i + 1} of {len(r.summaries)}, {what}")
         m = st.columns(6)
-        m[0].metric("Context before", f"{v.tokens_before:,}", help="The context the policy saw, as built.")
+        m[0].metric(
+            "Context before",
+            f"{v.tokens_before:,}",
+            help=views.context_before_help(r, v, us.COUNTERS[settings.counter]),
+        )
         m[1].metric(
             "Summarised",
             f"{v.summarised_tokens:,}",

@@ -22,7 +22,7 @@ from inspector.ui import retention_view, views
 from inspector.ui.common import message_list, need_replay, need_session, open_in_replay, relative
 from inspector.ui.narrate import agent_compaction_story, recorded_cut_story
 from inspector.ui.state import counter_for, memo
-from inspector.ui.urlstate import esc, inert_settings
+from inspector.ui.urlstate import COUNTERS, esc, inert_settings
 from inspector.whatif import compaction_now, nothing_to_summarise, recorded_counterpart, summary_prompt_style
 
 try:  # the summaries package lands separately: the Summaries page says so when it is missing
@@ -203,7 +203,11 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
         st.markdown("**Where the cut landed**\n" + "\n".join("- " + esc(relative(x)) for x in story))
     prefix = [p for p in view.before if p.part == "turn prefix"]
     m = st.columns(5)
-    m[0].metric("Context before", f"{view.tokens_before:,}")
+    m[0].metric(
+        "Context before",
+        f"{view.tokens_before:,}",
+        help=views.context_before_help(r, view, COUNTERS[settings.counter]),
+    )
     m[1].metric("Summarised", f"{view.summarised_tokens:,}", help="Tokens that do not survive verbatim.")
     m[2].metric(
         "Summarised msgs",
