@@ -43,18 +43,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .cache.anthropic import LOOKBACK_BLOCKS
-from .cache.openai import drops_earlier_reasoning
-from .cache.report import (
+from .cache.causes import (
     DISAGREE_MIN,
     DISAGREE_SHARE,
     TOOL_SEARCH,
     TOOL_SEARCH_NOTE,
     calls_tool,
-    family_of,
     first_loads,
     message_blocks,
-    reasoned,
 )
+from .cache.facts import reasoned
+from .cache.family import family_of
+from .cache.openai import drops_earlier_reasoning
 from .context import build_session_context, custom_message_from_entry
 from .jsjson import js_stringify
 from .numbers import clamp, finite_ms
@@ -425,7 +425,7 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
 
 def _blocks(session: Session, span: Sequence[int]) -> int:
     """The content blocks the entries ``span`` send (the previous answer and what followed it:
-    :func:`inspector.cache.report.message_blocks`; a custom message is one)."""
+    :func:`inspector.cache.causes.message_blocks`; a custom message is one)."""
     n = 0
     for i in span:
         e = session.entries[i]
@@ -439,7 +439,7 @@ def _blocks(session: Session, span: Sequence[int]) -> int:
 def _dropped_at(read: float, where: float, prompt: float) -> bool:
     """Whether a read of ``read`` tokens stopped where the previous turn's reasoning began (the
     prompt ``where`` of its first call that reasoned), as the cache model's check counts agreement
-    for a call of ``prompt`` tokens (:data:`inspector.cache.report.DISAGREE_SHARE`)."""
+    for a call of ``prompt`` tokens (:data:`inspector.cache.causes.DISAGREE_SHARE`)."""
     return where - max(DISAGREE_MIN, DISAGREE_SHARE * prompt) <= read <= where + 128
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from inspector import load_session
 from inspector.cache import anthropic, cache_replay, family_of, fit_sizes, openai
-from inspector.cache.report import long_retention
 from inspector.cache.sizes import fit_tails
+from inspector.cache.timing import long_retention
 from inspector.importers import parse_any
 from inspector.replay import ReplaySettings, replay
 from inspector.session.models import AssistantMessage
@@ -269,7 +269,7 @@ def test_no_cache_model_prices_everything_as_input():
 
 
 def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
-    from inspector.cache.report import _Shared
+    from inspector.cache.shared import Shared
 
     for s, settings in (
         (reading_session().session(), PRUNE_EVERY_TURN),
@@ -282,7 +282,7 @@ def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
         ),
     ):
         r = replay(s, settings)
-        quick, exact = _Shared(r), _Shared(r)
+        quick, exact = Shared(r), Shared(r)
         prunes = [
             k for k in range(1, len(r.steps)) if any(ev["type"] == "pruned" for ev in r.steps[k].events)
         ]
@@ -301,7 +301,7 @@ def test_contexts_compared_where_a_prune_is_undone_come_from_one_run_of_the_runn
     ``step_detail`` at each step (``apply`` over the whole context), with the same shares and
     causes."""
     from bench.importers import scale_opencode
-    from inspector.cache.report import _Shared
+    from inspector.cache.shared import Shared
 
     r = replay(
         parse_any(scale_opencode(300, forward=False), "scaled.json"),
@@ -309,7 +309,7 @@ def test_contexts_compared_where_a_prune_is_undone_come_from_one_run_of_the_runn
     )
     undone = [k for k in range(1, len(r.steps)) if any(ev.type == "unpruned" for ev in r.steps[k].events)]
     assert len(undone) >= 20
-    reference = _Shared(r)
+    reference = Shared(r)
     reference._stream, reference._streamed = iter(()), frozenset()  # every context from step_detail
     expected = [reference.at(k) for k in undone]
     compared = set(undone) | {k - 1 for k in undone}
@@ -320,7 +320,7 @@ def test_contexts_compared_where_a_prune_is_undone_come_from_one_run_of_the_runn
         return detail(self, k)
 
     monkeypatch.setattr(type(r), "step_detail", step_detail)
-    shared = _Shared(r)
+    shared = Shared(r)
     assert [shared.at(k) for k in undone] == expected
 
 
@@ -328,7 +328,7 @@ def test_contexts_compared_where_a_prune_is_undone_come_from_one_run_of_the_runn
 
 
 def test_the_cache_is_used_when_the_answer_begins_not_when_the_request_was_sent():
-    from inspector.cache.report import output_rate, used_at
+    from inspector.cache.timing import output_rate, used_at
 
     # the session's own speed: 50 tokens/s (the median of its answers)
     assert output_rate([(0, 2_000, 100), (0, 4_000, 200), (0, 1_000, 500), (5, None, 9)]) == 50.0
@@ -412,12 +412,12 @@ def test_a_read_longer_than_the_previous_prompt_after_an_interruption_is_explain
 
 
 def test_a_read_of_only_the_shared_prefix_is_named():
-    from inspector.cache.report import _disagreement
+    from inspector.cache.causes import disagreement
 
-    why = _disagreement(5, 90_000, 9_600, 91_000, True, 12.0, hidden=9_600)
+    why = disagreement(5, 90_000, 9_600, 91_000, True, 12.0, hidden=9_600)
     assert why is not None and "only the system prompt and tools" in why and "9,600" in why
     assert "only the system prompt" not in (
-        _disagreement(5, 90_000, 40_000, 91_000, True, 12.0, hidden=9_600) or ""
+        disagreement(5, 90_000, 40_000, 91_000, True, 12.0, hidden=9_600) or ""
     )
 
 
@@ -437,7 +437,7 @@ def test_an_empty_answer_without_usage_is_no_call():
 def test_a_read_that_stops_at_an_earlier_prompts_end_is_an_older_cache_copy():
     """OpenAI routes requests across cache servers; a server that last saw the prompt of a few calls
     back serves that prefix (the shared OpenCode export: 12 such reads, 204–1,020 tokens short)."""
-    from inspector.cache.report import _disagreement, older_prefix
+    from inspector.cache.causes import disagreement, older_prefix
 
     earlier = [70_000, 61_109, 55_121]  # newest first: 2, 3, 4 calls back
     assert older_prefix(60_416, earlier) == 3
@@ -449,35 +449,36 @@ def test_a_read_that_stops_at_an_earlier_prompts_end_is_an_older_cache_copy():
     assert older_prefix(0, [900, 1000]) is None
     assert older_prefix(1000, [1500, 1100]) is None
     assert older_prefix(1024, [3000, 1100]) == 3
-    why = _disagreement(5, 73_000, 60_416, 74_307, True, 30.0, earlier=earlier, hidden=20_992)
+    why = disagreement(5, 73_000, 60_416, 74_307, True, 30.0, earlier=earlier, hidden=20_992)
     assert why is not None and "3 calls back" in why and "cache copy" in why
     # a read of only the shared system prefix is named as such, DCP or not (DCP v3 changes nothing
     # there: message ids stay once given, nudges go at the end of the prompt)
-    why = _disagreement(5, 73_000, 20_992, 74_307, True, 30.0, dcp=True, earlier=earlier, hidden=20_992)
+    why = disagreement(5, 73_000, 20_992, 74_307, True, 30.0, dcp=True, earlier=earlier, hidden=20_992)
     assert why is not None and "only the system prompt and tools" in why
     # what neither explains stays DCP's in a DCP session
-    why = _disagreement(5, 73_000, 40_000, 74_307, True, 30.0, dcp=True, earlier=earlier, hidden=20_992)
+    why = disagreement(5, 73_000, 40_000, 74_307, True, 30.0, dcp=True, earlier=earlier, hidden=20_992)
     assert why is not None and "DCP" in why
     # a read past the prediction in a DCP session: DCP's summaries are larger than the export records
-    more = _disagreement(5, 26_624, 52_736, 61_932, True, 30.0, dcp=True, previous=60_000, hidden=20_992)
+    more = disagreement(5, 26_624, 52_736, 61_932, True, 30.0, dcp=True, previous=60_000, hidden=20_992)
     assert more is not None and more.startswith("the provider kept more") and "notifications" in more
-    assert "DCP" not in (_disagreement(5, 26_624, 52_736, 61_932, True, 30.0, previous=60_000) or "")
+    assert "DCP" not in (disagreement(5, 26_624, 52_736, 61_932, True, 30.0, previous=60_000) or "")
 
 
 def test_the_older_copy_search_looks_back_a_bounded_number_of_calls_still_cached():
     """At most OLDER_MAX_BACK calls back, newest first, and only prompts still within the TTL: the
     check stays linear in the session (a what-if disagrees with the recorded reads at most calls)."""
-    from inspector.cache.report import OLDER_MAX_BACK, _alive
+    from inspector.cache.causes import OLDER_MAX_BACK, alive
 
     earlier = [(1000 + i, float(i)) for i in range(500)]  # oldest first: (prompt, last used)
-    alive = _alive(earlier, 500.0, 10_000.0)
-    assert alive == [1000 + i for i in range(499, 499 - OLDER_MAX_BACK, -1)]
-    assert _alive(earlier, 500.0, 5.0) == [1499, 1498, 1497, 1496, 1495]  # used at most 5 s ago
-    assert _alive([(7, None)], 500.0, 5.0) == [7]  # unknown use: kept
+    kept = alive(earlier, 500.0, 10_000.0)
+    assert kept == [1000 + i for i in range(499, 499 - OLDER_MAX_BACK, -1)]
+    assert alive(earlier, 500.0, 5.0) == [1499, 1498, 1497, 1496, 1495]  # used at most 5 s ago
+    assert alive([(7, None)], 500.0, 5.0) == [7]  # unknown use: kept
 
 
 def test_a_system_prefix_read_right_after_toolsearch_is_named():
-    from inspector.cache.report import _disagreement, session_facts
+    from inspector.cache.causes import disagreement
+    from inspector.cache.facts import session_facts
 
     b = SessionBuilder()
     b.user("search the web")
@@ -491,9 +492,9 @@ def test_a_system_prefix_read_right_after_toolsearch_is_named():
         i for i, e in enumerate(s.entries) if getattr(getattr(e, "message", None), "role", "") == "assistant"
     ]
     assert session_facts(s).tool_search == frozenset({answers[1]})  # only the answer after the search
-    why = _disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222, tool_search=True)
+    why = disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222, tool_search=True)
     assert why is not None and "ToolSearch" in why and "only the system prompt" in why
-    assert "ToolSearch" not in (_disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222) or "")
+    assert "ToolSearch" not in (disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222) or "")
 
 
 def test_a_switch_of_opencode_agent_keeps_only_the_shared_prefix():
@@ -597,9 +598,9 @@ def test_the_recorded_context_walk_takes_out_what_the_agent_cleared_as_the_repla
     "recorded" strategy's runner clears it at (the same integers as that replay, under both
     counters, DCP's compresses included: the walk gives that strategy's runner the context as it
     grows), and the fit the same."""
-    from inspector.cache import report
+    from inspector.cache import fit as fit_memo
+    from inspector.cache.fit import session_fit
     from inspector.cache.recorded import recorded_context_tokens
-    from inspector.cache.report import session_fit
     from inspector.importers import load_any
 
     s = dataclasses.replace(_agent_cleared().session(), format="opencode")
@@ -616,7 +617,7 @@ def test_the_recorded_context_walk_takes_out_what_the_agent_cleared_as_the_repla
 
     for session in (s, sample):
         fit = session_fit(replay(session, ReplaySettings(strategy="recorded")))  # made on the replay
-        report._FITS.pop(session), report._BASES.pop(session)
+        fit_memo._FITS.pop(session), fit_memo._BASES.pop(session)
         what_if = replay(session, ReplaySettings(strategy="recorded", compaction="pi"))
         with monkeypatch.context() as m:
             m.setattr("inspector.replay.replay", lambda *a, **k: pytest.fail("replayed for the fit"))
@@ -634,7 +635,7 @@ def test_the_recorded_context_walk_takes_out_what_the_agent_cleared_as_the_repla
 
 
 def test_a_what_ifs_fit_is_the_one_the_as_recorded_replay_gives():
-    from inspector.cache.report import _FITS, session_fit
+    from inspector.cache.fit import _FITS, session_fit
 
     s = load_session(SAMPLES / "coding-session.jsonl")
     what_if = replay(s, ReplaySettings(compaction="pi", context_window=60_000))
@@ -646,17 +647,17 @@ def test_a_what_ifs_fit_is_the_one_the_as_recorded_replay_gives():
 def test_column_readers_agree_with_the_plain_conversions():
     """Stamps and times read as a column (a short path for the usual values) give what the
     per-value conversions give, odd values included."""
-    from inspector.cache.report import _iso_ms, _iso_times, _start_times
+    from inspector.cache.timing import iso_ms, iso_times, start_times
     from inspector.numbers import finite_ms
     from inspector.session.tree import iso_to_ms
 
     stamps = ["2026-03-02T09:15:18.730Z", "2026-03-02T09:15:18Z", "2026-03-02T09:15:18.123456Z"]
     odd = [*stamps, "2026-03-02T09:15:18+02:00", "Z", "2026-13-02T09:15:18Z", "", None, 17, "2026-03-02"]
     for col in (stamps, odd, ["nonsenseZ"]):
-        assert _iso_times(col) == [iso_to_ms(v) for v in col]
-        assert [_iso_ms(v) for v in col] == [iso_to_ms(v) for v in col]
+        assert iso_times(col) == [iso_to_ms(v) for v in col]
+        assert [iso_ms(v) for v in col] == [iso_to_ms(v) for v in col]
     for col in ([1_772_442_917_501, 0, -5], [1, 2.5, True, 10**400, float("nan"), None, "x"]):
-        assert _start_times(col) == [finite_ms(v) for v in col]
+        assert start_times(col) == [finite_ms(v) for v in col]
 
 
 PLAIN_USAGE = [
@@ -756,7 +757,7 @@ def test_each_answers_price_is_its_recorded_rate(rows):
 
 def test_the_times_each_answer_used_the_cache_are_used_at_of_each():
     """The column of cache-use times is :func:`used_at` answer by answer, odd values included."""
-    from inspector.cache.report import used_at, used_times
+    from inspector.cache.timing import used_at, used_times
 
     starts = [1_000.0, None, 5_000.0, 9_000.0, 2_000.0, 3_000.0]
     ends = [4_000.0, 6_000.0, None, 8_000.0, 2_000.0, 90_000.0]
@@ -833,7 +834,7 @@ def test_a_read_collapse_where_the_prompt_fell_short_of_the_file_is_named_so():
     """The shared pi transcripts: at a call that read only the system prefix, the recorded prompt
     shrank by 40k tokens while the file only appended a tool output; something the file does not
     record changed what was sent (as ``inspector check`` flags it), not an eviction."""
-    from inspector.cache.report import _disagreement
+    from inspector.cache.causes import disagreement
 
     b = SessionBuilder()
     hidden, prompts = 10_000, []
@@ -854,7 +855,7 @@ def test_a_read_collapse_where_the_prompt_fell_short_of_the_file_is_named_so():
     assert [s.step for s in c.steps if s.disagreement] == [6]
     # within the tokenizer's drift, or under the check's threshold, it is not
     assert "smaller than" not in (
-        _disagreement(5, 90_000, 9_600, 91_000, True, 12.0, hidden=9_600, fewer=None) or ""
+        disagreement(5, 90_000, 9_600, 91_000, True, 12.0, hidden=9_600, fewer=None) or ""
     )
 
 
@@ -1020,7 +1021,7 @@ def test_the_sizes_of_a_file_whose_agent_pruned_are_fitted_on_what_it_sent():
     """OpenCode cleared the first two outputs itself (``time.compacted``): its recorded prompts
     were measured on the context after that, so the size fit and a what-if's base are made on it,
     not on the context before the agent's pruning."""
-    from inspector.cache.report import _BASES, _FITS, agent_pruned, base_tokens, session_fit
+    from inspector.cache.fit import _BASES, _FITS, agent_pruned, base_tokens, session_fit
     from inspector.cache.sizes import fit_columns
 
     b = recorded_reading_session(6, gap_ms=1_000)
@@ -1068,7 +1069,7 @@ def test_reads_the_cache_servers_decided_are_named_and_their_share_of_the_error_
     provider's cache servers decided it (OpenAI's routing), no model of the prompt can. The check
     names both, cites OpenAI's routing and the reported floor reads, and reports their share of the
     total read error apart, so that the rest of the calls can be judged on their own."""
-    from inspector.cache.report import server_side
+    from inspector.cache.causes import server_side
     from inspector.ui.cache_view import verdict
 
     c = cache_replay(replay(_routed_session().session(), ReplaySettings()))
@@ -1101,7 +1102,7 @@ def test_a_session_that_never_recorded_a_cache_read_says_so_once_for_every_call_
     does not report it): where the model predicts a read, the cause is the session's, not a cache
     copy of an earlier prompt, nor DCP's tags; one call that read something brings the per-call
     causes back."""
-    from inspector.cache.report import NO_READS, OLDER_COPY
+    from inspector.cache.causes import NO_READS, OLDER_COPY
     from tests.support.opencode_export import Export
 
     def export(read_at: int | None) -> Export:

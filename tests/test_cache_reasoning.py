@@ -1,6 +1,6 @@
 """OpenAI reasoning models before GPT-5.6 drop the reasoning of earlier turns, so at a new user turn
 the cache is read only up to where the previous turn's reasoning began
-(:data:`inspector.cache.report.REASONING`). The sessions are pi v3 files written by hand, their
+(:data:`inspector.cache.causes.REASONING`). The sessions are pi v3 files written by hand, their
 recorded usage that of such a provider: each call reads the previous prompt in 128-token steps, and
 the first call of a turn reads up to the prompt of the previous turn's first call that reasoned."""
 

@@ -1,5 +1,5 @@
 """Claude Code's first call reads the system prompt and tools from the cache other sessions keep
-warm (:data:`inspector.cache.report.WARM_START`: claude-code #94417, #47098; both shared Claude Code
+warm (:data:`inspector.cache.causes.WARM_START`: claude-code #94417, #47098; both shared Claude Code
 transcripts start so). The transcripts are written by hand in the shape Claude Code 2.1 writes, their
 usage made from the replayed context so that the fitted hidden prefix is exactly :data:`SYSTEM`."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.cache import cache_replay
-from inspector.cache.report import WARM_START
+from inspector.cache.causes import WARM_START
 from inspector.importers import load_any
 from inspector.replay import ReplaySettings, replay
 from tests.support.claude_code import CachedTranscript

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from inspector.cache import cache_replay
-from inspector.cache.report import FactsReader, remember_facts
+from inspector.cache.facts import FactsReader, remember_facts
 from inspector.replay import Replay, ReplaySettings, replay
 from inspector.replay.streamed import load_for_replay, streamable, streamed_replay
 from inspector.session.loader import SessionLoadError, load_session
@@ -75,7 +75,7 @@ def _reads() -> str:
 
 FILES = {**INFO_FILES, "reads": _reads(), "reasoning": reasoning_file()}
 """``reasoning``: OpenAI answers that reason, read by the cache model at each new turn
-(:data:`inspector.cache.report.REASONING`): the streamed facts keep which answers reasoned."""
+(:data:`inspector.cache.causes.REASONING`): the streamed facts keep which answers reasoned."""
 
 
 def _write(tmp_path: Path, name: str) -> Path:

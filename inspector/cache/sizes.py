@@ -10,7 +10,7 @@ session with no recorded usage gets ``hidden = 0, scale = 1`` (said: ``fitted=Fa
 In the as-recorded replay the recorded prompt itself (input + cache read + cache write) is each
 call's size: the cache model is then checked on what was really sent, not on the tokenizer. A
 what-if starts from the same recorded prompt and adds ``scale ×`` what it changed in the call's
-context (:func:`inspector.cache.report.base_tokens`): only the change is estimated.
+context (:func:`inspector.cache.fit.base_tokens`): only the change is estimated.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..cache import CacheReport, cache_replay
-from ..cache.report import FactsReader, remember_facts
+from ..cache.facts import FactsReader, remember_facts
 from ..cache.summaries import RECORDED_SHAPE
 from ..policies import POLICIES
 from ..pruning import REGISTRY

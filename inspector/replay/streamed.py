@@ -11,7 +11,7 @@ message's count by entry index (:class:`_CountedContext`, filled a batch of entr
 set of entries is one byte each: :class:`_Marks`); the answers' usage, stop reason and
 tool calls and the tool results are read as they pass; every entry of the file, whole, goes to the
 caller's ``visit`` (``inspector replay`` gives the cache model's
-:class:`~inspector.cache.report.FactsReader`); the mean recorded rate of the prices is gathered
+:class:`~inspector.cache.facts.FactsReader`); the mean recorded rate of the prices is gathered
 while the skeleton loads (:class:`~inspector.pricing.MeanRate`).
 
 The result is the :class:`~.results.Replay` that :func:`~.run.replay` gives for the loaded file (the

@@ -1,7 +1,7 @@
 """A session's answers (assistant messages) and their recorded usage, read once per session as columns.
 
 The replay prices each call at its answer's recorded rate (:func:`inspector.pricing.input_price_per_token`)
-and the cache model reads every answer's tokens and dollars (:func:`inspector.cache.report.session_facts`):
+and the cache model reads every answer's tokens and dollars (:func:`inspector.cache.facts.session_facts`):
 both read the same values, so :func:`answers` reads them once per session object (memoised) and both
 take them from here. Values are read as the engine reads numbers (:func:`inspector.numbers.clamp`):
 ``float(clamp(v))`` for a token count or a dollar amount, ``int()`` of that for a count. The usual
@@ -103,7 +103,7 @@ def answers(session: Session) -> Answers:
 
 def read_answers(entries: Sequence[Any]) -> Answers:
     """The answers among ``entries`` and their recorded usage, not memoised (a caller that reads a
-    file a chunk of entries at a time: :class:`inspector.cache.report.FactsReader`); ``index`` is
+    file a chunk of entries at a time: :class:`inspector.cache.facts.FactsReader`); ``index`` is
     their positions in ``entries``."""
     return _read(entries)
 
