@@ -417,6 +417,7 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
         prev, between, prev_pos, loads = (i, usage, m), [], pos, []
     reads = Counter(b[6] for b in breaks if b[6] > 0)
     limit = threshold(largest)
+    dcp = dcp and session.format == "opencode"  # DCP is an OpenCode plugin (AGENT_TOOLS)
     return [
         _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit), ld, dr, w)
         for i, m, u, p, bt, c, r, gone, grown, ld, dr, w in breaks
@@ -571,7 +572,7 @@ def _break_cause(
         )
     if growth is not None and (short := sent_fewer(*growth)):
         return fewer_words(short, growth[0], growth[1]), False
-    if calls_tool(pm, TOOL_SEARCH):
+    if session.format == "claude-code" and calls_tool(pm, TOOL_SEARCH):  # Claude Code's tool (AGENT_TOOLS)
         return UNEXPLAINED + TOOL_SEARCH_NOTE, False
     if dcp:
         return (

@@ -487,14 +487,34 @@ def test_a_system_prefix_read_right_after_toolsearch_is_named():
     b.assistant("", tools=[("WebSearch", {"query": "llms.txt"})])
     b.tool_result("results")
     b.assistant("done")
-    s = _sonnet(b).session()
+    pi = _sonnet(b).session()
+    s = dataclasses.replace(pi, format="claude-code")  # ToolSearch is Claude Code's tool
     answers = [
         i for i, e in enumerate(s.entries) if getattr(getattr(e, "message", None), "role", "") == "assistant"
     ]
     assert session_facts(s).tool_search == frozenset({answers[1]})  # only the answer after the search
+    assert session_facts(pi).tool_search == frozenset()  # a pi tool of that name is not Claude Code's
     why = disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222, tool_search=True)
     assert why is not None and "ToolSearch" in why and "only the system prompt" in why
     assert "ToolSearch" not in (disagreement(3, 103_399, 16_222, 103_961, True, 4.0, hidden=16_222) or "")
+
+
+def test_dcp_is_looked_for_in_opencode_sessions_only():
+    """DCP is an OpenCode plugin: a pi session whose own tool is named ``compress`` did not run it, so
+    no disagreement there is put down to DCP's re-rendered tags (and its answers are not scanned for
+    the tool, which a long pi session paid for at its first disagreement)."""
+    from inspector.cache.facts import session_facts
+
+    b = SessionBuilder()
+    b.user("shrink the notes")
+    b.assistant("", tools=[("compress", {"path": "notes.md"})])
+    b.tool_result("done")
+    b.assistant("ok")
+    pi = b.session()
+    opencode = dataclasses.replace(pi, format="opencode")
+    assert session_facts(opencode).uses_dcp() is True
+    assert session_facts(pi).uses_dcp() is False
+    assert session_facts(pi).tools == () and session_facts(opencode).tools == ("compress",)
 
 
 def test_a_switch_of_opencode_agent_keeps_only_the_shared_prefix():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from inspector.doctor import DoctorOptions, diagnose
 
 from .support.builder import SessionBuilder
@@ -229,8 +231,10 @@ def _cached(b: SessionBuilder, read: int, write: int, **kw) -> str:  # type: ign
     return eid
 
 
-def _breaks(b: SessionBuilder, **opts) -> list[tuple[str, list[int], str]]:  # type: ignore[no-untyped-def]
-    found = diagnose(b.session(), options=DoctorOptions(**opts)).findings  # warnings first, then info
+def _breaks(b: SessionBuilder, fmt: str = "pi", **opts) -> list[tuple[str, list[int], str]]:  # type: ignore[no-untyped-def]
+    """The cache breaks the doctor finds in ``b``'s session, read as a file of agent ``fmt``."""
+    s = dataclasses.replace(b.session(), format=fmt)
+    found = diagnose(s, options=DoctorOptions(**opts)).findings  # warnings first, then info
     return sorted(
         ((f.severity, f.entries, f.message) for f in found if f.kind == "cache-break"), key=lambda x: x[1]
     )
@@ -353,11 +357,12 @@ def test_a_cache_break_after_the_agents_own_pruning_or_a_dcp_compress_is_explain
     _cached(b, 1_000, 50_000, timestamp=t0 + 90_000)  # entry 7: after the compress
     b.user("d")
     _cached(b, 1_000, 50_000, timestamp=t0 + 120_000)  # entry 9: nothing in the file
-    cleared, compress, unexplained = _breaks(b)
+    cleared, compress, unexplained = _breaks(b, "opencode")
     assert cleared[:2] == ("info", [4, 1])
     assert "OpenCode cleared 1 older tool output(s) between the two calls (from entry 2)" in cleared[2]
     assert compress[:2] == ("info", [7, 4, 5]) and "after DCP's compress at entry 5" in compress[2]
     assert unexplained[:2] == ("warning", [9, 7]) and "runs the DCP plugin" in unexplained[2]
+    assert "DCP" not in _breaks(b)[2][2]  # DCP is an OpenCode plugin: not named in a pi session
 
 
 def test_a_cache_break_right_after_a_tool_search_says_so() -> None:
@@ -372,8 +377,9 @@ def test_a_cache_break_right_after_a_tool_search_says_so() -> None:
     )
     b.tool_result("loaded", tool="ToolSearch")
     _cached(b, 16_000, 40_000)  # entry 3: only the system prefix read
-    ((severity, entries, message),) = _breaks(b)
+    ((severity, entries, message),) = _breaks(b, "claude-code")
     assert (severity, entries) == ("warning", [3, 1]) and "the previous answer called ToolSearch" in message
+    assert "ToolSearch" not in _breaks(b)[0][2]  # a pi tool of that name is not Claude Code's
 
 
 def test_each_compaction_is_judged_by_the_files_modified_before_its_own_cut() -> None:

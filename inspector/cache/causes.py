@@ -34,15 +34,6 @@ DCP_LARGER = (
 :func:`inspector.importers.opencode_dcp.notified`)."""
 
 
-def uses_dcp(messages: Sequence[Any]) -> bool:
-    """Whether the session ran the DCP plugin (its ``compress`` tool was called)."""
-    return any(isinstance(m, AssistantMessage) and calls_compress(m) for m in messages)
-
-
-def calls_compress(m: AssistantMessage) -> bool:
-    return calls_tool(m, "compress")
-
-
 AGENT_SWITCH = "agent"
 """The cause of an invalidation when OpenCode's agent changes between two calls (``plan`` ↔
 ``build``, the message's ``agent`` field). Source: OpenCode ``session/llm.ts`` (``resolveTools``):

@@ -71,6 +71,8 @@ class Facts:
     asked: Sequence[int] = ()
     """The entry indexes of the user messages and custom message entries (what the agent sends as
     the user's), in file order: a call after one starts a turn (:attr:`turn_starts`)."""
+    tools: tuple[str, ...] = ()
+    """The tools whose calls a cause asks about, for this session's agent (:data:`AGENT_TOOLS`)."""
 
     def picked(self, entries: list[int]) -> tuple[Sequence[Any], ...]:
         """The eight columns of :attr:`calls` at the answers ``entries`` (entry indexes), in that order."""
@@ -97,19 +99,19 @@ class Facts:
     def _called(self) -> dict[str, list[int]]:
         if self.called is not None:
             return self.called
-        return _called(self.content, (TOOL_SEARCH, "compress"))
+        return _called(self.content, self.tools)
 
     @cached_property
     def dcp(self) -> bool:
-        """The session ran the DCP plugin (an answer calls its ``compress`` tool)."""
-        return bool(self._called["compress"])
+        """The session ran the DCP plugin (an OpenCode answer calls its ``compress`` tool)."""
+        return bool(self._called.get("compress"))
 
     @cached_property
     def tool_search(self) -> frozenset[int]:
         """Answers whose previous answer called Claude Code's ``ToolSearch`` (a deferred tool loaded:
         see :data:`TOOL_SEARCH_NOTE`)."""
         idx = list(self.models)
-        return frozenset(idx[k + 1] for k in self._called[TOOL_SEARCH] if k + 1 < len(idx))
+        return frozenset(idx[k + 1] for k in self._called.get(TOOL_SEARCH, ()) if k + 1 < len(idx))
 
     @cached_property
     def interrupted(self) -> frozenset[int]:
@@ -133,6 +135,13 @@ class Facts:
 
     def follows_tool_search(self, entry_index: int) -> bool:
         return entry_index in self.tool_search
+
+
+AGENT_TOOLS = {"claude-code": (TOOL_SEARCH,), "opencode": ("compress",)}
+"""Per agent, the tools whose calls a cause of a disagreement asks about: Claude Code's
+``ToolSearch`` (:data:`~inspector.cache.causes.TOOL_SEARCH_NOTE`) and the DCP plugin's
+``compress``, an OpenCode plugin (:data:`~inspector.cache.causes.DCP_CAUSE`). A tool of the same
+name in another agent's session is not theirs, and its calls are not looked for."""
 
 
 INTERRUPTED = ("[Request interrupted by user", "<turn_aborted>")
@@ -178,7 +187,11 @@ def session_facts(session: Session) -> Facts:
     contents = cols.add(got.index, got, [entries[i] for i in got.index])
     marks = partial(_markers, entries, got.asked)
     facts = cols.facts(
-        marks, _ByEntry(array("q", got.index), got.messages.__getitem__), contents, asked=got.asked
+        marks,
+        _ByEntry(array("q", got.index), got.messages.__getitem__),
+        contents,
+        asked=got.asked,
+        tools=AGENT_TOOLS.get(session.format, ()),
     )
     if session.format == "claude-code":
         facts = replace(facts, tool_loads=tool_loads(entries, got.index), warm_start=True)
@@ -259,6 +272,7 @@ class _Columns:
         called: dict[str, list[int]] | None = None,
         compact: bool = False,
         asked: Sequence[int] = (),
+        tools: tuple[str, ...] = (),
     ) -> Facts:
         """The facts of every answer added (``marks``: the interruption markers' entry indexes, or
         what finds them;
@@ -285,6 +299,7 @@ class _Columns:
             called,
             columns,
             asked=asked,
+            tools=tools,
         )
 
 
@@ -299,7 +314,7 @@ class FactsReader:
         self.cols = _Columns(agents=False)  # a pi file: its answers name no agent
         self.marks: list[int] = []
         self.asked: list[int] = []
-        self.called: dict[str, list[int]] = {TOOL_SEARCH: [], "compress": []}
+        self.called: dict[str, list[int]] = {n: [] for n in AGENT_TOOLS.get("pi", ())}  # a pi file: none
         self._idx: list[int] = []
         self._entries: list[Any] = []
         self._models: list[AssistantMessage] = []
@@ -328,8 +343,9 @@ class FactsReader:
         if not entries:
             return
         contents = self.cols.add(self._idx, read_answers(entries), entries)
-        for name, ks in _called(contents, tuple(self.called)).items():
-            self.called[name] += [base + k for k in ks]
+        if self.called:
+            for name, ks in _called(contents, tuple(self.called)).items():
+                self.called[name] += [base + k for k in ks]
         self._models += [self._key(e.message) for e in entries]
         self._idx, self._entries = [], []
 
@@ -453,6 +469,8 @@ def _called(contents: Sequence[Any], names: tuple[str, ...]) -> dict[str, list[i
     """Per tool name, the positions (in ``contents``, each answer's content) of the answers that
     call it (:func:`calls_tool`), each answer once, in order."""
     out: dict[str, list[int]] = {n: [] for n in names}
+    if not names:  # an agent with none of these tools (AGENT_TOOLS): nothing to read
+        return out
     wanted = frozenset(names)
     blocks = list(chain.from_iterable(contents))
     if set(map(type, blocks)) <= _PLAIN_BLOCKS and wanted.isdisjoint(
