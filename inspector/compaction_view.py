@@ -117,22 +117,29 @@ class CompactionView:
         return self.tokens((SUMMARY,), "after")
 
 
-def put_back_after(replay: Any, entry_index: int | None, count: Any) -> tuple[int, int]:
+def put_back_messages(replay: Any, entry_index: int | None) -> list[ContextMessage]:
     """What the agent put back itself right after its recorded compaction, on the replayed branch
     (Codex: its ``replacement_history``, or the user messages it rebuilds:
-    :func:`inspector.importers.codex.put_back`): how many messages, and their tokens by ``count``
-    (the replay's counter). ``entry_index``: the compaction entry (None: a simulated compaction).
-    They are entries of their own after the compaction entry, so the view's context after it holds
-    only the summary; the model gets them next to it. (0, 0) for the others."""
+    :func:`inspector.importers.codex.put_back`), in order. ``entry_index``: the compaction entry
+    (None: a simulated compaction). They are entries of their own after the compaction entry, so
+    the view's context after it holds only the summary; the model gets them next to it. None for
+    the others."""
     path, ei = replay.path, entry_index
     if ei is None or ei not in path:
-        return 0, 0
+        return []
     entries = replay.session.entries
     at = path.index(ei) + 1
-    back = [entries[i] for i in path[at : at + put_back_count(entries, path, at)]]
-    got = (e.message if isinstance(e, MessageEntry) else _context_message(e) for e in back)
-    msgs = [m for m in got if m is not None]
-    return len(msgs), sum(count(m) for m in msgs)
+    got = (
+        (i, entries[i].message if isinstance(entries[i], MessageEntry) else _context_message(entries[i]))
+        for i in path[at : at + put_back_count(entries, path, at)]
+    )
+    return [ContextMessage(m, i) for i, m in got if m is not None]
+
+
+def put_back_after(replay: Any, entry_index: int | None, count: Any) -> tuple[int, int]:
+    """:func:`put_back_messages`: how many, and their tokens by ``count`` (the replay's counter)."""
+    msgs = put_back_messages(replay, entry_index)
+    return len(msgs), sum(count(cm.message) for cm in msgs)
 
 
 def compactions_at(replay: Any, step: int) -> list[int]:

@@ -12,7 +12,7 @@ import pytest
 from inspector import load_session
 from inspector.policies import PolicySettings
 from inspector.replay import ReplaySettings, replay, session_counter
-from inspector.ui import figures, narrate, urlstate, views
+from inspector.ui import figures, narrate, step_figures, urlstate, views
 
 from .support.paths import REPO
 
@@ -141,6 +141,19 @@ def test_a_codex_compaction_counts_what_codex_put_back_as_the_context_after() ->
             assert v.kept_tokens == 0 and tokens == after - v.summary_tokens > 0 and "Codex" in why
         else:
             assert tokens == v.kept_tokens and after == v.tokens_after
+        # the bars' "after compaction" row draws the same context (it had drawn the summary alone)
+        fig = step_figures.step_bars(r, r.summaries[0]["step"], session_counter(s, "pi")).to_dict()
+        row = [
+            x for tr in fig["data"] for y, x in zip(tr["y"], tr["x"], strict=True) if y == "after compaction"
+        ]
+        assert sum(row) == after
+        labels = [
+            h
+            for tr in fig["data"]
+            for y, h in zip(tr["y"], tr["hovertext"], strict=True)
+            if y == "after compaction"
+        ]
+        assert (label == "Put back") == any("put back" in str(h) for h in labels)
 
 
 def test_tree_labels_close_together_are_not_written_over_each_other() -> None:

@@ -145,6 +145,11 @@ def _hover_text(t: str) -> str:
     return "<br>".join(html.escape(x[:120]) for x in lines)
 
 
+PUT_BACK = "put back"
+"""The part of a message the agent put back itself after its compaction (coloured by its kind,
+as a kept one is; named so in its label)."""
+
+
 def _segments(
     msgs: Sequence[ContextMessage],
     tokens: Sequence[int],
@@ -163,7 +168,7 @@ def _segments(
             "summary"
             if part == "summary"
             else message_kind(cm, pruned is not None and k in pruned)
-            if part == "kept"
+            if part in ("kept", PUT_BACK)
             else part
         )
         segs.append(
@@ -449,11 +454,15 @@ def compaction_bars(
     reserve: int | None = None,
     title: str = "",
     zoom: bool = False,
+    put_back: Sequence[tuple[ContextMessage, int]] = (),
 ) -> go.Figure:
     """The moment of compaction (a :class:`~inspector.compaction_view.CompactionView`): the
     context the policy saw, coloured by what became of each message (summarised, turn prefix,
     previous summary, or kept — by kind), with every cut drawn across it; the context right after
-    (the summary, then what was kept); and, when given, what the call then sends."""
+    (the summary, then what was kept, then ``put_back``: the messages and tokens the agent put back
+    itself, :func:`~inspector.compaction_view.put_back_messages`); and, when given, what the call
+    then sends."""
+    back = list(put_back)
     rows = [
         (
             "before compaction",
@@ -466,9 +475,9 @@ def compaction_bars(
         (
             "after compaction",
             _segments(
-                [p.message for p in view.after],
-                [p.tokens for p in view.after],
-                parts=[p.part for p in view.after],
+                [p.message for p in view.after] + [cm for cm, _ in back],
+                [p.tokens for p in view.after] + [t for _, t in back],
+                parts=[p.part for p in view.after] + [PUT_BACK] * len(back),
             ),
         ),
     ]
@@ -480,7 +489,8 @@ def compaction_bars(
     )
     if len(rows) > 2:
         shapes += _marker_ticks(rows[2][1], 2)
-    totals = [view.tokens_before, view.tokens_after, sum(sent_tokens) if sent_tokens is not None else 0]
+    after = view.tokens_after + sum(t for _, t in back)
+    totals = [view.tokens_before, after, sum(sent_tokens) if sent_tokens is not None else 0]
     fig = _bars_figure(rows, shapes + cut_shapes, notes + cut_notes, totals, window, title, zoom)
     fig.update_layout(height=150 + 75 * len(rows) + 14 * max(0, len(view.cuts) - 1))
     return fig

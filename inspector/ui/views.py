@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..compaction_view import put_back_after
+from ..compaction_view import put_back_messages
 from ..session.models import (
     AssistantMessage,
     BashExecutionMessage,
@@ -393,11 +393,20 @@ def context_before_help(r: Any, view: Any, counter_label: str) -> str:
     return text
 
 
+def put_back_parts(r: Any, view: Any, count: Any) -> list[tuple[Any, int]]:
+    """The messages the agent put back itself right after the recorded compaction of ``view``
+    (Codex: :func:`inspector.compaction_view.put_back_messages`), each with its tokens by ``count``
+    (the replay's counter); none after a simulated compaction or another agent's."""
+    msgs = put_back_messages(r, None if view.simulated else view.entry_index)
+    return [(cm, count(cm.message)) for cm in msgs]
+
+
 def kept_and_after(r: Any, view: Any, count: Any) -> tuple[tuple[str, int, str], tuple[int, str]]:
     """The compaction metrics "Kept" and "Context after" (their label, value and help): what was kept
     verbatim and the summary with it, or, after a compaction whose agent puts messages back itself
-    (Codex: :func:`inspector.compaction_view.put_back_after`), those messages and the summary with them."""
-    n, tokens = put_back_after(r, None if view.simulated else view.entry_index, count)
+    (Codex: :func:`put_back_parts`), those messages and the summary with them."""
+    back = put_back_parts(r, view, count)
+    n, tokens = len(back), sum(t for _, t in back)
     if not n:
         return ("Kept", view.kept_tokens, "Tokens kept verbatim after the summary."), (
             view.tokens_after,

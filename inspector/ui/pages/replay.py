@@ -289,12 +289,14 @@ def _compaction_moment(
             reserve=settings.reserve_tokens,
             title=f"Compaction before model call {k} (entry {r.steps[k].entry_index})",
             zoom=_zoom(v.tokens_before, r.steps[k].window),
+            put_back=views.put_back_parts(r, v, counter.count),
         )
         st.plotly_chart(fig, key=f"bars_c{i}" if i != idxs[0] else "bars", config=PLOT_CONFIG)
         st.caption(
             "Top: the context the policy saw — grey: summarised, gold: a split turn's first part (summarised "
             "separately), light green: the previous summary; coloured by kind: kept. Lines: where the kept "
-            "part starts (the cut). Middle: right after — the summary, then what was kept. Bottom: what this "
+            "part starts (the cut). Middle: right after — the summary, then what was kept (after a Codex "
+            "compaction, which keeps nothing verbatim: the messages Codex put back). Bottom: what this "
             "call sends (the messages since the compaction added, then pruning)."
         )
         if v.cut_note:
