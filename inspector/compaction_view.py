@@ -122,8 +122,8 @@ def put_back_messages(replay: Any, entry_index: int | None) -> list[ContextMessa
     (Codex: its ``replacement_history``, or the user messages it rebuilds:
     :func:`inspector.importers.codex.put_back`), in order. ``entry_index``: the compaction entry
     (None: a simulated compaction). They are entries of their own after the compaction entry, so
-    the view's context after it holds only the summary; the model gets them next to it. None for
-    the others."""
+    the view's context after it holds only the summary; the model gets them next to it. Empty for
+    the other agents' compactions."""
     path, ei = replay.path, entry_index
     if ei is None or ei not in path:
         return []

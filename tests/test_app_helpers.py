@@ -375,3 +375,9 @@ def test_context_before_says_its_counter_and_the_agents_own_figure() -> None:
     rp = replay(pi, ReplaySettings(compaction="pi", context_window=20_000))
     simulated = next(i for i, rec in enumerate(rp.summaries) if rec.get("simulated"))
     assert "recorded" not in views.context_before_help(rp, compaction_view(rp, simulated), "x")
+    own = replay(pi, ReplaySettings())  # pi's own compaction: its tokensBefore, a JSON number
+    v = compaction_view(own, 0)
+    assert (
+        f"The agent recorded {pi.entries[v.entry_index].tokensBefore:,.0f} tokens"
+        in views.context_before_help(own, v, "x")
+    )

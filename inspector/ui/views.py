@@ -7,6 +7,7 @@ Session text returned here is plain text: pages show it through dataframes, ``st
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -388,8 +389,8 @@ def context_before_help(r: Any, view: Any, counter_label: str) -> str:
     if view.simulated or view.entry_index is None:
         return text
     recorded = getattr(r.session.entries[view.entry_index], "tokensBefore", None)
-    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
-        text += f" The agent recorded {recorded:,} tokens before it, by its own count."
+    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool) and 0 < recorded < math.inf:
+        text += f" The agent recorded {recorded:,.0f} tokens before it, by its own count."
     return text
 
 
