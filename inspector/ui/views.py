@@ -7,11 +7,11 @@ Session text returned here is plain text: pages show it through dataframes, ``st
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from ..compaction_view import put_back_messages
+from ..numbers import clamp_int
 from ..session.models import (
     AssistantMessage,
     BashExecutionMessage,
@@ -388,9 +388,9 @@ def context_before_help(r: Any, view: Any, counter_label: str) -> str:
     text = f"The context the policy saw, as built, counted by {counter_label}."
     if view.simulated or view.entry_index is None:
         return text
-    recorded = getattr(r.session.entries[view.entry_index], "tokensBefore", None)
-    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool) and 0 < recorded < math.inf:
-        text += f" The agent recorded {recorded:,.0f} tokens before it, by its own count."
+    recorded = clamp_int(getattr(r.session.entries[view.entry_index], "tokensBefore", None))
+    if recorded > 0:
+        text += f" The agent recorded {recorded:,} tokens before it, by its own count."
     return text
 
 
