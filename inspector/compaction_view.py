@@ -136,12 +136,6 @@ def put_back_messages(replay: Any, entry_index: int | None) -> list[ContextMessa
     return [ContextMessage(m, i) for i, m in got if m is not None]
 
 
-def put_back_after(replay: Any, entry_index: int | None, count: Any) -> tuple[int, int]:
-    """:func:`put_back_messages`: how many, and their tokens by ``count`` (the replay's counter)."""
-    msgs = put_back_messages(replay, entry_index)
-    return len(msgs), sum(count(cm.message) for cm in msgs)
-
-
 def compactions_at(replay: Any, step: int) -> list[int]:
     """Positions in ``replay.summaries`` of the compactions that take effect before call ``step``."""
     return [i for i, rec in enumerate(replay.summaries) if rec.get("step") == step]

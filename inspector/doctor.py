@@ -52,7 +52,7 @@ from .cache.causes import (
     first_loads,
     message_blocks,
 )
-from .cache.facts import reasoned
+from .cache.facts import AGENT_TOOLS, reasoned
 from .cache.family import family_of
 from .cache.openai import drops_earlier_reasoning
 from .context import build_session_context, custom_message_from_entry
@@ -417,7 +417,7 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
         prev, between, prev_pos, loads = (i, usage, m), [], pos, []
     reads = Counter(b[6] for b in breaks if b[6] > 0)
     limit = threshold(largest)
-    dcp = dcp and session.format == "opencode"  # DCP is an OpenCode plugin (AGENT_TOOLS)
+    dcp = dcp and "compress" in AGENT_TOOLS.get(session.format, ())  # DCP is an OpenCode plugin
     return [
         _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit), ld, dr, w)
         for i, m, u, p, bt, c, r, gone, grown, ld, dr, w in breaks
@@ -572,7 +572,7 @@ def _break_cause(
         )
     if growth is not None and (short := sent_fewer(*growth)):
         return fewer_words(short, growth[0], growth[1]), False
-    if session.format == "claude-code" and calls_tool(pm, TOOL_SEARCH):  # Claude Code's tool (AGENT_TOOLS)
+    if TOOL_SEARCH in AGENT_TOOLS.get(session.format, ()) and calls_tool(pm, TOOL_SEARCH):  # Claude Code's
         return UNEXPLAINED + TOOL_SEARCH_NOTE, False
     if dcp:
         return (

@@ -135,7 +135,9 @@ def test_a_codex_compaction_counts_what_codex_put_back_as_the_context_after() ->
         s = load_any(REPO / "sample_sessions" / name)
         r = replay(s, ReplaySettings())
         v = compaction_view(r, 0)
-        (kept, tokens, why), (after, _) = views.kept_and_after(r, v, session_counter(s, "pi").count)
+        (kept, tokens, why), (after, _) = views.kept_and_after(
+            r, v, views.put_back_parts(r, v.entry_index, session_counter(s, "pi").count)
+        )
         assert kept == label and after == r.steps[r.summaries[0]["step"]].tokens
         if label == "Put back":
             assert v.kept_tokens == 0 and tokens == after - v.summary_tokens > 0 and "Codex" in why

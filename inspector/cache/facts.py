@@ -314,7 +314,7 @@ class FactsReader:
         self.cols = _Columns(agents=False)  # a pi file: its answers name no agent
         self.marks: list[int] = []
         self.asked: list[int] = []
-        self.called: dict[str, list[int]] = {n: [] for n in AGENT_TOOLS.get("pi", ())}  # a pi file: none
+        self.called: dict[str, list[int]] = {}  # a pi file: none of AGENT_TOOLS' tools is looked for
         self._idx: list[int] = []
         self._entries: list[Any] = []
         self._models: list[AssistantMessage] = []
@@ -343,9 +343,8 @@ class FactsReader:
         if not entries:
             return
         contents = self.cols.add(self._idx, read_answers(entries), entries)
-        if self.called:
-            for name, ks in _called(contents, tuple(self.called)).items():
-                self.called[name] += [base + k for k in ks]
+        for name, ks in _called(contents, tuple(self.called)).items():
+            self.called[name] += [base + k for k in ks]
         self._models += [self._key(e.message) for e in entries]
         self._idx, self._entries = [], []
 

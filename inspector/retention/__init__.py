@@ -105,7 +105,9 @@ def _file_lists(session: Any, ei: int | None) -> tuple[tuple[str, ...], tuple[st
 def _unread(session: Any, ei: int | None) -> str | None:
     """Why a recorded compaction's summary cannot be read from the file (None: it can): a Codex
     remote compaction records an empty message, a server-side one an encrypted item."""
-    e = session.entries[ei] if ei is not None else None
+    if ei is None:
+        return None
+    e = session.entries[ei]
     details = getattr(e, "details", None)
     if isinstance(details, dict) and details.get("encrypted"):
         return "its summary was made on the server and stored encrypted"

@@ -394,19 +394,20 @@ def context_before_help(r: Any, view: Any, counter_label: str) -> str:
     return text
 
 
-def put_back_parts(r: Any, view: Any, count: Any) -> list[tuple[Any, int]]:
-    """The messages the agent put back itself right after the recorded compaction of ``view``
-    (Codex: :func:`inspector.compaction_view.put_back_messages`), each with its tokens by ``count``
-    (the replay's counter); none after a simulated compaction or another agent's."""
-    msgs = put_back_messages(r, None if view.simulated else view.entry_index)
-    return [(cm, count(cm.message)) for cm in msgs]
+def put_back_parts(r: Any, entry_index: int | None, count: Any) -> list[tuple[Any, int]]:
+    """The messages the agent put back itself right after its recorded compaction at
+    ``entry_index`` (None: a simulated one; Codex:
+    :func:`inspector.compaction_view.put_back_messages`), each with its tokens by ``count`` (the
+    replay's counter); none after a simulated compaction or another agent's."""
+    return [(cm, count(cm.message)) for cm in put_back_messages(r, entry_index)]
 
 
-def kept_and_after(r: Any, view: Any, count: Any) -> tuple[tuple[str, int, str], tuple[int, str]]:
+def kept_and_after(
+    r: Any, view: Any, back: Sequence[tuple[Any, int]]
+) -> tuple[tuple[str, int, str], tuple[int, str]]:
     """The compaction metrics "Kept" and "Context after" (their label, value and help): what was kept
     verbatim and the summary with it, or, after a compaction whose agent puts messages back itself
-    (Codex: :func:`put_back_parts`), those messages and the summary with them."""
-    back = put_back_parts(r, view, count)
+    (``back``: :func:`put_back_parts`), those messages and the summary with them."""
     n, tokens = len(back), sum(t for _, t in back)
     if not n:
         return ("Kept", view.kept_tokens, "Tokens kept verbatim after the summary."), (

@@ -270,7 +270,8 @@ def _compaction_moment(
             "summarised messages, a split turn's prefix, the previous summary.",
         )
         m[2].metric("Summarised msgs", f"{len(v.summarised):,}")
-        (kept, kept_tokens, kept_help), (after, after_help) = views.kept_and_after(r, v, counter.count)
+        back = views.put_back_parts(r, None if v.simulated else v.entry_index, counter.count)
+        (kept, kept_tokens, kept_help), (after, after_help) = views.kept_and_after(r, v, back)
         m[3].metric(kept, f"{kept_tokens:,}", help=kept_help)
         m[4].metric("Summary", f"{v.summary_tokens:,}", help="The new summary, by the replay's counter.")
         m[5].metric(
@@ -289,7 +290,7 @@ def _compaction_moment(
             reserve=settings.reserve_tokens,
             title=f"Compaction before model call {k} (entry {r.steps[k].entry_index})",
             zoom=_zoom(v.tokens_before, r.steps[k].window),
-            put_back=views.put_back_parts(r, v, counter.count),
+            put_back=back,
         )
         st.plotly_chart(fig, key=f"bars_c{i}" if i != idxs[0] else "bars", config=PLOT_CONFIG)
         st.caption(

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from inspector.compaction_view import compaction_view, put_back_after
+from inspector.compaction_view import compaction_view
 from inspector.policies import POLICIES
 from inspector.pricing import input_price_per_token
 from inspector.replay import ReplaySettings
@@ -216,9 +216,10 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
         if prefix
         else "No split turn.",
     )
-    (kept, kept_tokens, kept_help), (after, after_help) = views.kept_and_after(
-        r, view, counter_for(s, settings.counter).count
+    back = views.put_back_parts(
+        r, None if view.simulated else view.entry_index, counter_for(s, settings.counter).count
     )
+    (kept, kept_tokens, kept_help), (after, after_help) = views.kept_and_after(r, view, back)
     m[3].metric(kept, f"{kept_tokens:,}", help=kept_help)
     m[4].metric("Context after", f"{after:,}", help=after_help)
     if view.cut_note:
@@ -252,9 +253,8 @@ def _tokens_after(r: Any, rec: dict[str, Any]) -> int | None:
     after = rec.get("tokensAfter")
     if after is None or rec.get("simulated"):
         return after
-    return (
-        after + put_back_after(r, rec.get("entryIndex"), counter_for(r.session, r.settings.counter).count)[1]
-    )
+    back = views.put_back_parts(r, rec.get("entryIndex"), counter_for(r.session, r.settings.counter).count)
+    return after + sum(t for _, t in back)
 
 
 def _pick_compaction(r: Any, recs: list[dict[str, Any]]) -> int:
