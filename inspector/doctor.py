@@ -76,6 +76,7 @@ from .session.models import (
 )
 from .session.tree import Session, iso_to_ms
 from .tokens import assistant_usage, calculate_context_tokens, estimate_tokens
+from .visible import clip
 from .window import DEFAULT_WINDOW, model_key, shown_name
 
 Severity = Literal["error", "warning", "info"]
@@ -281,7 +282,7 @@ def check_retention(session: Session, path: list[int], o: DoctorOptions) -> list
         ):
             continue
         lost = ", ".join(
-            f"{n.kind[:-1] if n.kind != 'task' else 'task'} {n.item[:60]}" for n in c.forgotten[:3]
+            f"{n.kind[:-1] if n.kind != 'task' else 'task'} {clip(n.item, 60)}" for n in c.forgotten[:3]
         )
         out.append(
             _f(
@@ -723,7 +724,7 @@ def check_loops(session: Session, path: list[int], o: DoctorOptions) -> list[Fin
                     session,
                     "repeated-tool-call",
                     "warning",
-                    f"the same call {prev[:80]} {len(run)} times in a row (a loop?)",
+                    f"the same call {clip(prev, 80)} {len(run)} times in a row (a loop?)",
                     run[:20],
                 )
             )

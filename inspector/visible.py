@@ -7,7 +7,8 @@ the CLI prints goes through :func:`visible`: C0 and C1 control characters, DEL, 
 controls and lone surrogates become ``\\uXXXX`` (readable, and the same JSON value inside a JSON
 string). :class:`VisibleStream` applies it to everything a command writes (``inspector.cli``
 installs it on stdout and stderr); fields printed inline (names, paths, ids, labels) call
-:func:`visible` with ``inline=True`` so that newlines and tabs show too.
+:func:`visible` with ``inline=True`` so that newlines and tabs show too; a long one is cut by
+:func:`clip`, which says that it was.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ def visible(text: Any, *, inline: bool = False) -> str:
     ``inline``, newlines and tabs too (for one field on one line)."""
     s = text if isinstance(text, str) else str(text)
     return (_UNSAFE_INLINE if inline else _UNSAFE).sub(_escape, s)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, its last one an ellipsis where it was cut (a field a
+    session may fill with anything: a path, a model's name, an error line)."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
 class VisibleStream:

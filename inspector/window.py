@@ -31,6 +31,7 @@ from .numbers import clamp
 from .session.models import AssistantMessage, MessageEntry
 from .session.tree import Session
 from .tokens import assistant_usage, calculate_context_tokens
+from .visible import clip
 
 
 class AnsweredPeak(NamedTuple):
@@ -67,7 +68,7 @@ NAME_SHOWN = 80
 
 def shown_name(model: str) -> str:
     """A model's name to show: cut at :data:`NAME_SHOWN` characters (a file may hold any)."""
-    return model if len(model) <= NAME_SHOWN else model[: NAME_SHOWN - 1] + "…"
+    return clip(model, NAME_SHOWN)
 
 
 def model_key(m: AssistantMessage) -> tuple[str, str]:

@@ -1013,3 +1013,26 @@ def test_another_replay_with_the_same_compactions_reuses_their_scores(monkeypatc
         replay(s, ReplaySettings(compaction="pi", context_window=4000, keep_recent_tokens=200))
     )
     assert len(calls) == 2 + len(simulated.compactions) and simulated.compactions  # other spans: judged
+
+
+def test_a_long_forgotten_item_is_cut_with_an_ellipsis_in_the_text_and_whole_in_json(
+    tmp_path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    deep = "src/" + "/".join(f"level{k:02d}" for k in range(20)) + "/settings.py"  # 148 characters
+    b = SessionBuilder()
+    b.user("Look at the settings.")
+    b.assistant(tools=[("read", {"path": deep})])
+    b.tool_result("DEBUG = False\n")
+    kept = b.user("Thanks.")
+    b.assistant("Noted.")
+    b.add("compaction", summary="## Goal\nLook at the settings.", firstKeptEntryId=kept, tokensBefore=900)
+    b.user(f"Now change {deep}.")
+    b.assistant("Done.")
+    p = tmp_path / "deep.jsonl"
+    p.write_text(b.text(), encoding="utf-8")
+    assert main(["retention", str(p)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("  forgot"))
+    assert f"files        {deep[:99]}…  (entry " in line
+    assert main(["retention", str(p), "--json"]) == 0
+    (c,) = json.loads(capsys.readouterr().out)["compactions"]
+    assert [f["item"] for f in c["forgotten"]] == [deep]

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..visible import visible
+from ..visible import clip, visible
 from .base import EXIT_FAILED, Command, error_text, fail, print_csv, print_json
 from .options import add_corpus, add_engine, add_json, add_window
 from .progress import ProgressBar
@@ -85,7 +85,7 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
     )
     assumed = False
     for r in rows:
-        name = visible(Path(r["path"]).name[:36], inline=True)
+        name = visible(clip(Path(r["path"]).name, 36), inline=True)
         if r["error"]:
             print(f"{name:<36} failed: {visible(r['error'], inline=True)}")
             continue

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..replay import replay
 from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention
-from ..visible import visible
+from ..visible import clip, visible
 from .base import EXIT_FAILED, EXIT_USAGE, Command, fail, load_or_exit, print_json
 from .options import add_json, add_replay, replay_settings
 
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         )
         for n in c.forgotten[:MAX_SHOWN]:
             print(
-                f"  forgot  {n.kind:<12} {visible(n.item[:100], inline=True)}  "
+                f"  forgot  {n.kind:<12} {visible(clip(n.item, 100), inline=True)}  "
                 f"(entry {n.introduced_at} → {n.needed_at}: {visible(n.evidence, inline=True)})"
             )
         if len(c.forgotten) > MAX_SHOWN:

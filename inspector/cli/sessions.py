@@ -17,7 +17,7 @@ from ..importers.discover import (
 )
 from ..redact import redact_json
 from ..safeio import WriteRefused, write_atomic
-from ..visible import visible
+from ..visible import clip, visible
 from .base import EXIT_FAILED, Command, error_text, fail, print_json
 from .options import add_json, add_keep_secrets, add_output
 
@@ -99,7 +99,10 @@ def list_sessions(args: argparse.Namespace) -> None:
         print(f"{AGENTS[a].title}: {len(xs)} session(s) in {where}")
         for s in xs:
             name = visible(f"{s.path}#{s.ref}" if s.ref else str(s.path), inline=True)
-            project, title = visible(s.project[:40], inline=True), visible((s.title or "")[:40], inline=True)
+            project, title = (
+                visible(clip(s.project, 40), inline=True),
+                visible(clip(s.title or "", 40), inline=True),
+            )
             print(f"  {s.modified:%Y-%m-%d %H:%M}  {project:<40}  {title:<40}  {name}")
 
 

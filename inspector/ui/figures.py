@@ -31,6 +31,7 @@ from ..session.models import (
     ToolResultMessage,
     UserMessage,
 )
+from ..visible import clip
 
 KIND_COLORS = {
     "user": "#4C78A8",
@@ -124,7 +125,7 @@ def message_text(m: Any, limit: int = 300) -> str:
                 parts.append("(thinking) " + b.thinking)
             elif isinstance(b, ToolCall):
                 parts.append(
-                    f"{b.name}({', '.join(f'{k}=' + str(v)[:60] for k, v in (b.arguments or {}).items())})"
+                    f"{b.name}({', '.join(f'{k}=' + clip(str(v), 60) for k, v in (b.arguments or {}).items())})"
                     if isinstance(b.arguments, dict)
                     else b.name
                 )
@@ -136,13 +137,13 @@ def message_text(m: Any, limit: int = 300) -> str:
     else:
         t = getattr(m, "summary", "") or ""
     t = (t if isinstance(t, str) else str(t)).strip()  # an opaque message may hold any JSON
-    return t if len(t) <= limit else t[: limit - 1] + "…"
+    return clip(t, limit)
 
 
 def _hover_text(t: str) -> str:
     # plotly renders hover labels as HTML: escape, then keep line breaks visible
     lines = t.splitlines()[:4]
-    return "<br>".join(html.escape(x[:120]) for x in lines)
+    return "<br>".join(html.escape(clip(x, 120)) for x in lines)
 
 
 PUT_BACK = "put back"
@@ -1161,10 +1162,6 @@ def sweep_heatmap(
     return go.Figure({"data": data, "layout": layout})
 
 
-def _short(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _tree_lane_of(session: Any, leaves: Sequence[int]) -> dict[int, int]:
     """Entry → its lane: the first leaf (in ``leaves`` order) whose path holds it."""
     lane: dict[int, int] = {}
@@ -1269,7 +1266,7 @@ def _tree_markers(
         ids = by_kind.get(kind_name)
         if not ids:
             continue
-        labels = [html.escape(_short(session.labels[i], 24)) if i in written else "" for i in ids]
+        labels = [html.escape(clip(session.labels[i], 24)) if i in written else "" for i in ids]
         data.append(
             {
                 "type": "scatter",

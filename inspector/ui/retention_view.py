@@ -24,6 +24,7 @@ import streamlit as st
 
 from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention, retention_metrics
 from ..retention.extract import facts_for, facts_ready, path_suffixes
+from ..visible import clip
 from . import figures, views
 from .common import PLOT_CONFIG
 from .state import memo, set_step, summary_cache
@@ -87,7 +88,7 @@ def mark_timeline(fig: go.Figure, r: Any) -> go.Figure:
         first = min(used, key=lambda n: n.needed_at)
         texts.append(
             f"compaction {k + 1} forgot {len(c.forgotten)} item(s); first used here: {first.kind[:-1]} "
-            f"{_short(first.item, 60)}"
+            f"{clip(first.item, 60)}"
         )
     if xs:
         fig.add_trace(
@@ -169,10 +170,6 @@ def sweep_panel(session: Any, cells: Any, x: str, y: str, current: dict[str, Any
         "Keeping more verbatim (keepRecentTokens) forgets less and sends more tokens per call; the "
         "heuristics and what they miss: docs/retention.md."
     )
-
-
-def _short(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,7 +281,7 @@ def _forgotten(r: Any, c: CompactionRetention, i: int) -> None:
     st.caption(
         "Select a row, then open either entry in the replay."
         if not picked
-        else f"{n.kind}: {_short(n.item, 80)}".replace("[", "(").replace("]", ")")
+        else f"{n.kind}: {clip(n.item, 80)}".replace("[", "(").replace("]", ")")
     )
     pages = st.session_state.get("_pages", {})
     with st.container(horizontal=True):
@@ -349,7 +346,7 @@ def _highlighted(c: CompactionRetention, text: str) -> None:
     if missing:
         st.markdown(
             "**Missing:** "
-            + " · ".join(f":red-background[{esc(_short(n.item, 80))}]" for n in missing[:60])
+            + " · ".join(f":red-background[{esc(clip(n.item, 80))}]" for n in missing[:60])
             + (f" … and {len(missing) - 60} more" if len(missing) > 60 else "")
         )
 

@@ -21,6 +21,7 @@ from ..session.models import (
     ToolCall,
     ToolResultMessage,
 )
+from ..visible import clip
 from .figures import message_kind, message_text
 
 # -- Replay ---------------------------------------------------------------------------------------
@@ -334,7 +335,7 @@ def entry_label(session: Any, i: int, preview: int = 60) -> str:
     m = m if hasattr(m, "role") else None  # an opaque entry's message may be any JSON value
     what = str(m.role) if m is not None else str(e.type)
     text = message_text(m, preview) if m is not None else entry_detail(session, e)
-    text = text if len(text) <= preview else text[: preview - 1] + "…"
+    text = clip(text, preview)
     lbl = session.labels.get(i)
     return (f"{i} · {what}" + (f" [{lbl}]" if lbl else "") + (f" · {text}" if text else "")).replace(
         "\n", " "
