@@ -137,3 +137,25 @@ def test_objective_is_refused_for_a_corpus_sweep_or_the_agents_rather_than_ignor
     assert code == 2 and "--objective ranks one session's grid" in err
     code, _, err = run("sweep", CODING, "--agents", "--objective", "billed")
     assert code == 2 and "--objective ranks one session's grid" in err
+
+
+def test_the_text_says_what_broke_the_cache_in_words(tmp_path):
+    """The JSON keeps the cause's code; the text, the timeline and the story say it in words."""
+    from inspector.cache.causes import invalidated_by
+
+    from .test_cache import reading_session
+
+    p = tmp_path / "idle.jsonl"
+    p.write_text(reading_session(4, gap_ms=400_000).text())
+    code, out, _ = run("replay", str(p), "--cache", "model")
+    assert code == 0
+    lines = [x for x in out.splitlines() if "cache invalidated by" in x]
+    assert lines and all(
+        "cache invalidated by the cache expiring after 13.3 idle minutes: " in x for x in lines
+    )
+    assert {r["cause"] for r in json.loads(run("replay", str(p), "--json")[1])["cache"]["invalidations"]} == {
+        "ttl"
+    }
+    said = invalidated_by({"cause": "agent", "brokenAtEntryIndex": 37})
+    assert said == "a switch of agent (its own tools) at entry 37"
+    assert invalidated_by({"cause": "unknown-cause"}) == "unknown-cause"

@@ -216,6 +216,33 @@ def invalidation(
     }
 
 
+INVALIDATION_WORDS = {
+    "prune": "a prune",
+    "unprune": "an undone prune",
+    "compaction": "a compaction",
+    "ttl": "the cache expiring",
+    "change": "a change",
+    AGENT_SWITCH: "a switch of agent (its own tools)",
+    TOOL_LOAD: "a deferred tool ToolSearch loaded (Claude Code then sends its tool list again, as its users measured it)",
+    REASONING: "the previous turn's reasoning, which OpenAI models before GPT-5.6 drop at a new turn, beginning",
+    LOOKBACK: "more than 20 content blocks sent since the previous request (Anthropic looks back at most 20 from a breakpoint), from the answer",
+}
+"""An invalidation's cause (the ``cause`` of :func:`invalidation`, as the JSON gives it) in words."""
+
+
+def invalidated_by(inv: dict[str, Any]) -> str:
+    """What broke the cached prefix, in words: the cause, where, and for a TTL expiry after how
+    long idle ("a prune at entry 12", "the cache expiring after 7.5 idle minutes"). The CLI, the
+    timeline's markers and the Replay page's story say it alike."""
+    cause = inv.get("cause")
+    out = INVALIDATION_WORDS.get(cause, str(cause)) if isinstance(cause, str) else "a change"
+    if inv.get("brokenAtEntryIndex") is not None:
+        out += f" at entry {inv['brokenAtEntryIndex']}"
+    if cause == "ttl" and inv.get("idleSeconds") is not None:
+        out += f" after {inv['idleSeconds'] / 60:.1f} idle minutes"
+    return out
+
+
 def disagreement(
     k: int,
     pred: int,

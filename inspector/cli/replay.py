@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..cache import CacheReport, cache_replay
+from ..cache.causes import invalidated_by
 from ..cache.facts import FactsReader, remember_facts
 from ..cache.summaries import RECORDED_SHAPE
 from ..policies import POLICIES
@@ -138,9 +139,8 @@ def print_cache(c: CacheReport) -> None:
             f"{row['recordedRead']:,} recorded: {visible(row['cause'] or '', inline=True)}"
         )
     for row in c.invalidation_rows()[:MAX_SHOWN]:
-        at = f" at entry {row['brokenAtEntryIndex']}" if row.get("brokenAtEntryIndex") is not None else ""
         print(
-            f"  step {row['step']:>5} (entry {row['entryIndex']}): cache invalidated by {row['cause']}{at}: "
+            f"  step {row['step']:>5} (entry {row['entryIndex']}): cache invalidated by {invalidated_by(row)}: "
             f"{row['tokensRewritten']:,} tokens rewritten, +{row['premiumUsd']:,.4f} USD"
         )
     print("  (cost (input, USD) above is the blended per-token figure; --cache off shows only it)")

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..cache import CacheReport, cache_replay
+from ..cache.causes import invalidated_by
 from ..cache.summaries import RECORDED_SHAPE
 from . import figures
 from .state import memo
@@ -21,17 +22,6 @@ from .state import memo
 COLOURS = {"read": "#2ca02c", "write": "#ff7f0e", "uncached": "#7f7f7f"}
 LABELS = {"read": "cache read", "write": "cache written", "uncached": "uncached input"}
 PLOT_CONFIG = {"displaylogo": False, "displayModeBar": False}
-CAUSES = {
-    "prune": "a prune",
-    "unprune": "an undone prune",
-    "compaction": "a compaction",
-    "ttl": "the cache expiring",
-    "change": "a change",
-    "agent": "a switch of agent (its own tools)",
-    "tool-load": "a deferred tool ToolSearch loaded (Claude Code then sends its tool list again, as its users measured it)",
-    "reasoning": "the previous turn's reasoning, which OpenAI models before GPT-5.6 drop at a new turn, beginning",
-    "lookback": "more than 20 content blocks sent since the previous request (Anthropic looks back at most 20 from a breakpoint), from the answer",
-}
 
 
 COST_COLUMNS = {
@@ -107,9 +97,7 @@ def invalidation_trace(r: Any, c: CacheReport, top: float | None = None) -> dict
     top = top or float("inf")
     ys = [min(r.steps[s.step].tokens, top * 0.985) for s in inv]
     text = [
-        f"cache invalidated by {CAUSES.get(s.invalidation['cause'], s.invalidation['cause'])}"  # type: ignore[index]
-        + (f" at entry {b}" if (b := s.invalidation.get("brokenAtEntryIndex")) is not None else "")  # type: ignore[union-attr]
-        + ": "
+        f"cache invalidated by {invalidated_by(s.invalidation)}: "  # type: ignore[arg-type]
         f"{s.invalidation['tokensRewritten']:,} tokens {'written' if s.family == 'anthropic' else 'sent uncached'} "  # type: ignore[index]
         f"again, +${s.invalidation['premiumUsd']:,.4f}"  # type: ignore[index]
         for s in inv
@@ -149,20 +137,13 @@ def story(r: Any, c: CacheReport, k: int) -> list[str]:
         out.append(f"The read is {c.start}.")
     inv = s.invalidation
     if inv is not None:
-        who = CAUSES.get(inv["cause"], inv["cause"])
-        at = f" at entry {inv['brokenAtEntryIndex']}" if inv.get("brokenAtEntryIndex") is not None else ""
-        idle = (
-            f" after {inv['idleSeconds'] / 60:.1f} idle minutes"
-            if inv["cause"] == "ttl" and inv.get("idleSeconds") is not None
-            else ""
-        )
         again = (
             "be written again"
             if s.family == "anthropic"
             else "be sent uncached again (this provider caches what it is sent, without a write price)"
         )
         out.append(
-            f"The cached prefix broke here: {who}{at}{idle} made {inv['tokensRewritten']:,} tokens {again}, "
+            f"The cached prefix broke here: {invalidated_by(inv)} made {inv['tokensRewritten']:,} tokens {again}, "
             f"costing ${inv['premiumUsd']:,.4f} more than reading them."
         )
     for sc in c.summaries:
