@@ -1,8 +1,8 @@
 """The moment of compaction, as data: the context the policy saw, split into what was summarised
 and what was kept, the cut(s), and the context right after (pure; no streamlit, no plotly).
 
-A replay pins, for each compaction, the context list just before and just after it (see
-:attr:`inspector.replay.Replay.summaries`). :func:`compaction_view` turns one of them into a
+A replay pins, for each compaction, the context list just before and just after it (its
+:class:`inspector.replay.CompactionRecord`). :func:`compaction_view` turns one of them into a
 :class:`CompactionView`:
 
 * **before**: every message of the context the policy saw, tagged ``summarised``, ``turn prefix``
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .compaction import (
     CompactionPreparation,
@@ -40,6 +40,9 @@ from .context import ContextMessage, _context_message
 from .importers.codex import put_back_count
 from .policies import get_policy
 from .session.models import CompactionEntry, MessageEntry
+
+if TYPE_CHECKING:
+    from .replay.results import CompactionRecord
 
 SUMMARISED = "summarised"
 PREFIX = "turn prefix"
@@ -138,23 +141,12 @@ def put_back_messages(replay: Any, entry_index: int | None) -> list[ContextMessa
 
 def compactions_at(replay: Any, step: int) -> list[int]:
     """Positions in ``replay.summaries`` of the compactions that take effect before call ``step``."""
-    return [i for i, rec in enumerate(replay.summaries) if rec.get("step") == step]
+    return [i for i, rec in enumerate(replay.summaries) if rec.step == step]
 
 
 def compaction_steps(replay: Any) -> list[int]:
     """The calls before which a compaction takes effect, in order (each once)."""
-    return sorted(
-        {
-            int(rec["step"])
-            for rec in replay.summaries
-            if rec.get("step") is not None and rec["step"] < len(replay.steps)
-        }
-    )
-
-
-def _pinned(rec: dict[str, Any], key: str) -> list[ContextMessage]:
-    msgs, n = rec.get(key) or ((), 0)
-    return list(msgs[:n])
+    return sorted({rec.step for rec in replay.summaries if rec.step < len(replay.steps)})
 
 
 def _is_summary(cm: ContextMessage) -> bool:
@@ -182,11 +174,11 @@ def compaction_view(replay: Any, index: int) -> CompactionView:
     from .replay import session_counter
 
     counter = session_counter(session, settings.counter)
-    before_msgs, after_msgs = _pinned(rec, "_before"), _pinned(rec, "_after")
-    prep: CompactionPreparation | None = rec.get("_prep")
+    before_msgs, after_msgs = rec.before(), rec.after()
+    prep: CompactionPreparation | None = rec.prep
     replayed: int | None = None
-    if not rec.get("simulated") and rec.get("entryIndex") is not None:
-        prep, replayed = _recorded_preps(session, rec["entryIndex"], settings)
+    if rec.entry_index is not None:
+        prep, replayed = _recorded_preps(session, rec.entry_index, settings)
     kept = {m.entry_index for m in after_msgs if not _is_summary(m) and m.entry_index is not None}
     prefix = _ids(prep.turnPrefixMessages) if prep is not None else set()
     summarised = _ids(prep.messagesToSummarize) if prep is not None else None
@@ -203,16 +195,16 @@ def compaction_view(replay: Any, index: int) -> CompactionView:
     cuts, note = _cuts(replay, rec, before, replayed)
     return CompactionView(
         index,
-        int(rec["step"]),
-        bool(rec.get("simulated")),
-        str(rec.get("policy")),
-        rec.get("entryIndex"),
+        rec.step,
+        rec.simulated,
+        rec.policy,
+        rec.entry_index,
         before,
         after,
         cuts,
         note,
         prep,
-        str(rec.get("text") or ""),
+        rec.text,
     )
 
 
@@ -264,16 +256,16 @@ def _cut_at(label: str, entry: int, before: Sequence[ViewPart]) -> Cut:
 
 
 def _cuts(
-    replay: Any, rec: dict[str, Any], before: Sequence[ViewPart], replayed: int | None
+    replay: Any, rec: CompactionRecord, before: Sequence[ViewPart], replayed: int | None
 ) -> tuple[tuple[Cut, ...], str | None]:
-    first = rec.get("firstKeptEntryIndex")
-    if rec.get("simulated"):
+    first = rec.first_kept_entry_index
+    if rec.entry_index is None:  # simulated
         kept = [p.position for p in before if p.part == KEPT]
         suffix = bool(kept) and kept == list(
             range(kept[0], len(before))
         )  # a cut only where the kept part is the tail
         return (
-            (_cut_at(f"cut ({rec.get('policy')})", first, before),) if first is not None and suffix else ()
+            (_cut_at(f"cut ({rec.policy})", first, before),) if first is not None and suffix else ()
         ), None
     cuts = [_cut_at("recorded cut", first, before)] if first is not None else []
     if replayed is None:
@@ -283,7 +275,7 @@ def _cuts(
     if first == replayed:
         return tuple(cuts), None
     return tuple(cuts), recorded_cut_reason(
-        replay.session, rec["entryIndex"], replayed, keep, replay.settings.pi_version
+        replay.session, rec.entry_index, replayed, keep, replay.settings.pi_version
     )
 
 

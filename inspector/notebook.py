@@ -148,9 +148,7 @@ class Inspector:
     @property
     def summaries(self) -> pd.DataFrame:
         """One row per compaction of the replay (recorded or simulated)."""
-        return pd.DataFrame(
-            [{k: v for k, v in rec.items() if not k.startswith("_")} for rec in self.replay.summaries]
-        )
+        return pd.DataFrame([rec.to_json() for rec in self.replay.summaries])
 
     # -- the widget ---------------------------------------------------------------------------
 

@@ -65,9 +65,9 @@ def recorded_counterpart(replay: Any, index: int) -> int | None:
     with: the one set aside nearest to the entry it keeps from (None: a recorded compaction, or
     none is on the branch)."""
     rec = replay.summaries[index]
-    if not rec.get("simulated"):
+    if not rec.simulated:
         return None
-    first = rec.get("firstKeptEntryIndex") or 0
+    first = rec.first_kept_entry_index or 0
     return min(set_aside_compactions(replay), key=lambda e: abs(e - first), default=None)
 
 
@@ -75,8 +75,7 @@ def summary_prompt_style(replay: Any, index: int) -> str:
     """The prompt style an LLM summarizer gets for compaction ``index``: the simulating policy's
     for a simulated one, the recording agent's for a recorded one; pi's when that system has no
     style of its own."""
-    rec = replay.summaries[index]
-    if rec.get("simulated"):
+    if replay.summaries[index].simulated:
         return get_policy(replay.settings.compaction).summary_style
     fmt = replay.session.format
     return AGENTS[fmt].summary_style if fmt in AGENTS else "pi"

@@ -422,15 +422,13 @@ def test_summaries_of_simulated_compactions(loaded: AppTest) -> None:
     at = page(loaded, "summaries")
     assert not at.exception
     r = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000))
-    sims = [x for x in r.summaries if x["simulated"]]
+    sims = [x for x in r.summaries if x.simulated]
     table = at.dataframe(key="sum_table").value  # every compaction listed; the last one shown in full
-    assert sims and list(table["call"]) == [x["step"] for x in r.summaries]
-    assert sims[-1]["text"] in [t.value for t in at.text]
+    assert sims and list(table["call"]) == [x.step for x in r.summaries]
+    assert sims[-1].text in [t.value for t in at.text]
     at.session_state["sum_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
-    assert sims[0]["text"] in [t.value for t in at.text] and sims[-1]["text"] not in [
-        t.value for t in at.text
-    ]
+    assert sims[0].text in [t.value for t in at.text] and sims[-1].text not in [t.value for t in at.text]
 
 
 # -- Compare & tune --------------------------------------------------------------------------------

@@ -138,13 +138,13 @@ def test_a_codex_compaction_counts_what_codex_put_back_as_the_context_after() ->
         (kept, tokens, why), (after, _) = views.kept_and_after(
             r, v, views.put_back_parts(r, v.entry_index, session_counter(s, "pi").count)
         )
-        assert kept == label and after == r.steps[r.summaries[0]["step"]].tokens
+        assert kept == label and after == r.steps[r.summaries[0].step].tokens
         if label == "Put back":
             assert v.kept_tokens == 0 and tokens == after - v.summary_tokens > 0 and "Codex" in why
         else:
             assert tokens == v.kept_tokens and after == v.tokens_after
         # the bars' "after compaction" row draws the same context (it had drawn the summary alone)
-        fig = step_figures.step_bars(r, r.summaries[0]["step"], session_counter(s, "pi")).to_dict()
+        fig = step_figures.step_bars(r, r.summaries[0].step, session_counter(s, "pi")).to_dict()
         row = [
             x for tr in fig["data"] for y, x in zip(tr["y"], tr["x"], strict=True) if y == "after compaction"
         ]
@@ -375,7 +375,7 @@ def test_context_before_says_its_counter_and_the_agents_own_figure() -> None:
     assert "the replay's counter" in agent_compaction_story(s, v.entry_index, 1)[-1]
     pi = load_any(REPO / "sample_sessions" / "coding-session.jsonl")
     rp = replay(pi, ReplaySettings(compaction="pi", context_window=20_000))
-    simulated = next(i for i, rec in enumerate(rp.summaries) if rec.get("simulated"))
+    simulated = next(i for i, rec in enumerate(rp.summaries) if rec.simulated)
     assert "recorded" not in views.context_before_help(rp, compaction_view(rp, simulated), "x")
     own = replay(pi, ReplaySettings())  # pi's own compaction: its tokensBefore, a JSON number
     v = compaction_view(own, 0)

@@ -66,9 +66,9 @@ def test_a_what_if_pi_compaction_shows_before_and_after() -> None:
     r = replay(
         load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40_000, strategy="recorded")
     )
-    assert at.slider(key="step").value == r.summaries[0]["step"]
+    assert at.slider(key="step").value == r.summaries[0].step
     at.button(key="next_compaction").click().run()
-    assert at.slider(key="step").value == r.summaries[1]["step"]
+    assert at.slider(key="step").value == r.summaries[1].step
     moment(at, compaction_view(r, 1))
     # the step before a compaction draws where it will cut
     at.button(key="prev").click().run()
@@ -109,7 +109,7 @@ def test_a_session_without_events_opens_on_the_first_call() -> None:
 def test_any_message_can_be_read_in_full_as_plain_text() -> None:
     at = page(load(fresh()), "replay")
     r = replay(load_session(SAMPLE), ReplaySettings(strategy="recorded"))
-    k = r.summaries[0]["step"]
+    k = r.summaries[0].step
     d = r.step_detail(k)
     longest = max(range(len(d.before)), key=lambda i: len(views.full_text(d.before[i].message)))
     at.session_state["msg_table"] = {"selection": {"rows": [longest], "columns": [], "cells": []}}

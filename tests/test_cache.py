@@ -954,7 +954,7 @@ def test_codexs_remote_compaction_is_the_conversations_own_request():
     assert (
         local.prompt
         == local.uncached
-        == local_c.fit.size(rec["_tokensBefore"] + _instructions(counter, "history", "codex"))
+        == local_c.fit.size(rec.tokens_before + _instructions(counter, "history", "codex"))
     )
 
 

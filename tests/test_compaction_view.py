@@ -39,14 +39,13 @@ def _entries(parts):  # type: ignore[no-untyped-def]
 def test_a_recorded_compaction_before_and_after(coding) -> None:  # type: ignore[no-untyped-def]
     r = replay(coding, ReplaySettings())
     comp = next(i for i, e in enumerate(coding.entries) if e.type == "compaction")
-    (i,) = [k for k, rec in enumerate(r.summaries) if rec["entryIndex"] == comp]
+    (i,) = [k for k, rec in enumerate(r.summaries) if rec.entry_index == comp]
     v = compaction_view(r, i)
     assert v.summarised_tokens + v.kept_tokens == v.tokens_before > 0
     assert v.tokens_after == v.summary_tokens + v.tokens((KEPT,), "after")
     assert v.kept_tokens == v.tokens((KEPT,), "after")  # what is kept is the same messages, before and after
     # after: exactly the context the replay continued with (its summary, then the kept part)
-    after = r.summaries[i]["_after"]
-    assert [p.message for p in v.after] == after[0][: after[1]]
+    assert [p.message for p in v.after] == r.summaries[i].after()
     assert [p.part for p in v.after][0] == SUMMARY and v.summary_text == coding.entries[comp].summary
     # the kept part starts at the recorded first kept entry; everything before it is summarised
     first_kept = coding.index_of(coding.entries[comp].firstKeptEntryId)
@@ -82,16 +81,16 @@ def test_a_what_if_pi_compaction_lists_what_its_summarizer_got(coding) -> None: 
     assert len(r.summaries) > 2
     for i, rec in enumerate(r.summaries):
         v = compaction_view(r, i)
-        prep = rec["_prep"]
+        prep = rec.prep
         assert v.summarised_tokens + v.kept_tokens == v.tokens_before
         assert v.tokens_after == v.summary_tokens + v.kept_tokens
-        assert v.summary_tokens == rec["summaryTokens"] and v.tokens_after == rec["tokensAfter"]
+        assert v.summary_tokens == rec.summary_tokens and v.tokens_after == rec.tokens_after
         summarised = {e for e in _entries(v.summarised) if e is not None}
         assert summarised == {m.entry_index for m in (*prep.messagesToSummarize, *prep.turnPrefixMessages)}
         assert {e for e in _entries(p for p in v.before if p.part == PREFIX)} == {
             m.entry_index for m in prep.turnPrefixMessages
         }
-        assert [c.entry_index for c in v.cuts] == [rec["firstKeptEntryIndex"]]
+        assert [c.entry_index for c in v.cuts] == [rec.first_kept_entry_index]
         assert v.cut_note is None
     assert any(p.part == PREFIX for i in range(len(r.summaries)) for p in compaction_view(r, i).before)
 
@@ -391,3 +390,31 @@ def test_the_apps_report_is_the_clis(coding, tmp_path) -> None:  # type: ignore[
             == 0
         )
         assert same(out.read_bytes().decode("utf-8")) == same(replay_report(coding, r, fmt))
+
+
+def test_a_compaction_record_gives_typed_fields_and_the_json_the_notebook_shows(coding) -> None:  # type: ignore[no-untyped-def]
+    (rec,) = replay(coding, ReplaySettings()).summaries
+    comp = next(i for i, e in enumerate(coding.entries) if e.type == "compaction")
+    assert not rec.simulated and rec.entry_index == comp and rec.policy == "recorded" and rec.reason is None
+    assert (
+        rec.text == coding.entries[comp].summary
+        and rec.recorded_tokens_before == coding.entries[comp].tokensBefore
+    )
+    assert rec.after()[0].role == "compactionSummary" and len(rec.before()) > len(rec.after())
+    assert set(rec.to_json()) == {
+        "type", "simulated", "policy", "entryIndex", "firstKeptEntryIndex", "summaryTokens", "tokensAfter",
+        "tokensBefore", "step", "text", "summarizedEntryIndexes",
+    }  # fmt: skip
+    sim = replay(coding, ReplaySettings(compaction="pi", context_window=40_000)).summaries[0]
+    assert (
+        sim.simulated
+        and sim.entry_index is None
+        and sim.recorded_tokens_before is None
+        and sim.policy == "pi"
+    )
+    assert sim.reason and sim.story and sim.prep is not None and sim.summarized_entry_indexes
+    assert set(sim.to_json()) == {
+        "type", "simulated", "policy", "kind", "reason", "firstKeptEntryIndex", "summarizedMessages",
+        "summaryTokens", "summarizer", "fellBack", "error", "tokensAfter", "step", "text",
+        "summarizedEntryIndexes", "story",
+    }  # fmt: skip

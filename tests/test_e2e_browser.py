@@ -234,7 +234,7 @@ def test_the_keyboard_steps_to_the_next_compaction_and_its_bars_differ(
     _load_sample(page, app_url, "coding-session.jsonl", "?compaction=pi&window=40000")
     _go(page, "Replay")
     page.get_by_text("What happened here").wait_for(timeout=60000)
-    first, second = r.summaries[0]["step"], r.summaries[1]["step"]
+    first, second = r.summaries[0].step, r.summaries[1].step
     assert page.evaluate(MARKED_STEP) == first  # it opens on the first event: here, a compaction
     page.locator("h1").first.click()  # nothing focused that takes keys
     page.keyboard.press("PageDown")

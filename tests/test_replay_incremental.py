@@ -23,7 +23,14 @@ from inspector import build_session_context
 from inspector.importers import parse_any
 from inspector.policies import PolicySettings
 from inspector.pruning import REGISTRY, CallInfo
-from inspector.replay import Replay, ReplaySettings, effective_settings, replay, session_counter
+from inspector.replay import (
+    CompactionRecord,
+    Replay,
+    ReplaySettings,
+    effective_settings,
+    replay,
+    session_counter,
+)
 
 from .support.builder import SessionBuilder
 from .support.paths import FIXTURES, REPO
@@ -127,8 +134,7 @@ def assert_same(session: Any, settings: ReplaySettings, details: int = 4) -> Rep
     for a, b in zip(_steps(fast), _steps(ref), strict=True):
         assert a == b, f"step {a[0]} differs under {settings!r}"
     assert fast.metrics == ref.metrics
-    strip = [{k: v for k, v in x.items() if k != "seconds"} for x in fast.summaries]
-    assert strip == [{k: v for k, v in x.items() if k != "seconds"} for x in ref.summaries]
+    assert fast.summaries == ref.summaries
     chosen = (
         [s.step for s in fast.steps if s.events][: details - 1] + [len(fast.steps) - 1] if fast.steps else []
     )
@@ -313,12 +319,11 @@ CHANGES: list[tuple[str, Any]] = [
 ]
 
 
-def _summary(x: dict[str, Any], policy: str) -> dict[str, Any]:
-    out = {k: v for k, v in x.items() if k != "seconds"}
-    if out.get("_prep") is not None and policy not in ("pi", "early"):
+def _summary(x: CompactionRecord, policy: str) -> CompactionRecord:
+    if x.prep is not None and policy not in ("pi", "early"):
         # another policy's preparation carries pi's settings object, which that policy never reads
-        out["_prep"] = dataclasses.replace(out["_prep"], settings=None)
-    return out
+        return dataclasses.replace(x, prep=dataclasses.replace(x.prep, settings=None))
+    return x
 
 
 def _outcome(r: Replay) -> Any:

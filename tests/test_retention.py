@@ -226,7 +226,7 @@ def test_simulated_spans_follow_the_replay() -> None:
     for a, b in zip(sp, sp[1:], strict=False):
         assert a.horizon and a.horizon[-1] < b.horizon[0]  # horizons end where the next compaction starts
     for span, rec in zip(sp, r.summaries, strict=True):
-        assert set(span.summarised) == set(rec["summarizedEntryIndexes"])  # pi's preparation, exactly
+        assert set(span.summarised) == set(rec.summarized_entry_indexes)  # pi's preparation, exactly
         assert not set(span.summarised) & set(span.kept)
         assert span.entry_index == r.path[r.path.index(span.horizon[0]) - 1]
     for c in retention(r).compactions:
@@ -356,7 +356,7 @@ def test_highlights_are_the_kept_names_in_the_summary(scored) -> None:  # type: 
     from inspector.ui.retention_view import highlight_spans
 
     _, _, r, rep = scored
-    text = r.summaries[0]["text"]
+    text = r.summaries[0].text
     marked = {text[a:b] for a, b, _ in highlight_spans(text, rep.compactions[0])}
     assert marked == {
         "parse_header",
@@ -449,7 +449,7 @@ def test_llm_probe_grades_each_item_against_its_probe(scored) -> None:  # type: 
         "## artifacts\nsrc/parser.py and src/lexer.py\n## continuation\nnot stated\n"
         "## decisions\nDo not touch the public API; always run pytest before committing."
     )
-    res = probe(c, r.summaries[0]["text"], fake, use_cache=False)
+    res = probe(c, r.summaries[0].text, fake, use_cache=False)
     assert fake.calls == 1 and "<summary>" in fake.sent and res.label == "fake:m"
     assert res.recall == {"files": 0.5, "identifiers": 1.0, "errors": 0.5, "instructions": 1.0}
     assert ("task", "now also handle empty lines in parse_header.", False) in res.kept

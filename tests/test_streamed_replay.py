@@ -92,8 +92,7 @@ def _json(r: Replay) -> str:
     """The replay's JSON, its summaries (with the contexts before and after each compaction) and
     each step's context (entry indexes and roles; whether it is the previous step's list)."""
     summaries = [
-        {k: v for k, v in s.items() if not k.startswith("_")}
-        | {"contexts": [_context(*s[k]) for k in ("_before", "_after")]}
+        s.to_json() | {"contexts": [_context(*s.pinned_before), _context(*s.pinned_after)]}
         for s in r.summaries
     ]
     steps = [

@@ -372,5 +372,5 @@ def test_replay_sends_its_summarizer_model_and_base_url(server) -> None:  # type
     assert r.metrics.compactions >= 1 and fake.requests
     assert {body["model"] for _, _, body in fake.requests} == {"llama-local"}
     assert all(path == "/v1/chat/completions" for path, _, _ in fake.requests)
-    sims = [x for x in r.summaries if x.get("simulated")]
-    assert sims and not any(x["fellBack"] or x["error"] for x in sims)
+    sims = [x for x in r.summaries if x.simulated]
+    assert sims and not any(x.event.fell_back or x.event.error for x in sims)

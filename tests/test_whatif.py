@@ -62,10 +62,10 @@ def test_a_simulated_compaction_is_compared_with_the_nearest_recorded_one(coding
     r = replay(coding, ReplaySettings(compaction="pi", context_window=30_000))
     aside = set_aside_compactions(r)
     assert aside and set(aside) <= set(recorded) and all(i in r.path for i in aside)
-    sims = [i for i, rec in enumerate(r.summaries) if rec.get("simulated")]
+    sims = [i for i, rec in enumerate(r.summaries) if rec.simulated]
     assert sims
     for i in sims:
-        first = r.summaries[i].get("firstKeptEntryIndex") or 0
+        first = r.summaries[i].first_kept_entry_index or 0
         other = recorded_counterpart(r, i)
         assert other in aside and abs(other - first) == min(abs(e - first) for e in aside)
         assert summary_prompt_style(r, i) == "pi"  # the simulating policy's style
@@ -87,14 +87,14 @@ def test_a_simulated_compaction_is_compared_with_the_nearest_recorded_one(coding
 def test_the_prompt_style_follows_the_recording_agent(sample: str, agent: str) -> None:
     s = load_any(SAMPLES / sample)
     r = replay(s, ReplaySettings())
-    recs = [i for i, rec in enumerate(r.summaries) if not rec.get("simulated")]
+    recs = [i for i, rec in enumerate(r.summaries) if not rec.simulated]
     assert recs and all(summary_prompt_style(r, i) == agent for i in recs)
 
 
 def test_the_prompt_style_of_a_simulated_compaction_is_its_policys(coding) -> None:  # type: ignore[no-untyped-def]
     for policy, style in (("codex", "codex"), ("early", "pi")):  # early has no style of its own: pi's
         r = replay(coding, ReplaySettings(compaction=policy, context_window=20_000))
-        sims = [i for i, rec in enumerate(r.summaries) if rec.get("simulated")]
+        sims = [i for i, rec in enumerate(r.summaries) if rec.simulated]
         assert sims and all(summary_prompt_style(r, i) == style for i in sims), policy
 
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..gcpause import gc_paused
 from ..importers.opencode import summary_usage
@@ -62,6 +62,9 @@ from .shared import Shared
 from .sizes import UNFITTED, SizeFit
 from .summaries import SOURCE as SUMMARY_SOURCE
 from .summaries import SummaryCall, summary_calls
+
+if TYPE_CHECKING:
+    from ..replay.results import CompactionRecord
 
 MODELS = ("auto", "anthropic", "openai", "none")
 RETENTIONS = ("auto", "short", "long", "none")
@@ -591,8 +594,8 @@ def _summary_calls(replay: Any, p: _Pricing, steps: Sequence[CacheStep]) -> tupl
 
     entries = replay.session.entries
 
-    def recorded(rec: dict[str, Any]) -> dict[str, Any] | None:
-        ei = rec.get("entryIndex")
+    def recorded(rec: CompactionRecord) -> dict[str, Any] | None:
+        ei = rec.entry_index
         e = entries[ei] if isinstance(ei, int) and 0 <= ei < len(entries) else None
         return summary_usage(getattr(e, "details", None)) if isinstance(e, CompactionEntry) else None
 

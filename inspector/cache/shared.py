@@ -47,7 +47,8 @@ class Shared:
         name = replay.settings.counter if replay.settings.counter != "usage" else "pi"
         self.counter = session_counter(replay.session, name)
         self._detail: dict[int, Any] = {}
-        self._compactions = {s["step"]: s for s in replay.summaries}
+        self._compactions = {s.step: s.entry_index for s in replay.summaries}
+        """Step → the compaction entry before it (None: a simulated compaction)."""
         self._index: dict[int, tuple[list[Any], dict[int | None, int]]] = {}
         self._cum: dict[int, tuple[list[Any], list[int]]] = {}
         self._stream: Iterator[tuple[int, Sequence[Any]]] | None = None
@@ -83,9 +84,9 @@ class Shared:
         steps = self.replay.steps
         cur, prev = steps[k], steps[k - 1]
         if cur._segment is not prev._segment:
-            rec = self._compactions.get(k) or {}
+            ei = self._compactions.get(k)
             first = cur._segment[0].entry_index if cur._length else None
-            return "compaction", rec.get("entryIndex", first), 0
+            return "compaction", first if ei is None else ei, 0
         if not cur.events:
             return None, None, prev.tokens
         kinds = set(map(_TYPE, cur.events))

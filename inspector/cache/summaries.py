@@ -45,13 +45,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..summarize.base import Kind, SummaryRequest
 from ..summarize.prompts import build_prompt
 from .prices import Rates
 from .rule import CacheRule
 from .sizes import SizeFit
+
+if TYPE_CHECKING:
+    from ..replay.results import CompactionRecord
 
 SOURCE = (
     "pi-mono packages/coding-agent/src/core/compaction/compaction.ts (generateSummary, "
@@ -117,22 +120,19 @@ def _instructions(counter: Any, kind: Kind, style: str = "pi") -> int:
     return int(counter.count_text(_instruction_text(kind, style)))
 
 
-def request_sizes(record: dict[str, Any], counter: Any) -> list[int]:
+def request_sizes(record: CompactionRecord, counter: Any) -> list[int]:
     """Counter tokens of each request one compaction (a ``Replay.summaries`` record) sends: pi's
-    instructions, and what the context lost (``_lost``, kept by the replay: the summarised
+    instructions, and what the context lost (``lost``, kept by the replay: the summarised
     messages and the previous summary), the turn prefix apart when a simulated compaction split a
     turn; else what the context before it holds that the context after it does not."""
-    lost = record.get("_lost")
+    lost = record.lost
     if lost is None:
-        before, after = record.get("_before"), record.get("_after")
-        if before is None or after is None:
-            return []
-        msgs, k = before
-        survives = {id(cm.message) for cm in after[0][: after[1]]}
+        msgs, k = record.pinned_before
+        survives = {id(cm.message) for cm in record.after()}
         while k > 0 and id(msgs[k - 1].message) in survives:  # what survives is the context's end
             k -= 1
         lost = sum(counter.counts(list(map(_MESSAGE, msgs[:k]))))
-    prep = record.get("_prep")
+    prep = record.prep
     prefix = list(map(_MESSAGE, prep.turnPrefixMessages)) if prep is not None and prep.isSplitTurn else []
     if not prefix:
         return [_instructions(counter, "history") + lost]
@@ -154,27 +154,25 @@ PI_POLICIES = frozenset({"pi", "early"})
 """The compaction policies that summarise as pi does (the others are other agents')."""
 
 
-def codex_remote(rec: dict[str, Any], agent: str) -> bool:
+def codex_remote(rec: CompactionRecord, agent: str) -> bool:
     """Is ``rec`` a recorded Codex compaction the server made (no summary text in the file)?"""
-    return agent == "codex" and rec.get("policy") == "recorded" and not (rec.get("text") or "").strip()
+    return agent == "codex" and not rec.simulated and not rec.text.strip()
 
 
-def codex_local(rec: dict[str, Any], agent: str) -> bool:
+def codex_local(rec: CompactionRecord, agent: str) -> bool:
     """Is ``rec`` a compaction Codex made itself: a recorded one with its summary text, or the
     Codex policy's?"""
-    policy = rec.get("policy")
-    recorded_local = agent == "codex" and policy == "recorded" and bool((rec.get("text") or "").strip())
-    return policy == "codex" or recorded_local
+    return rec.policy == "codex" or (agent == "codex" and not rec.simulated and bool(rec.text.strip()))
 
 
 def summary_calls(
-    records: Sequence[dict[str, Any]],
+    records: Sequence[CompactionRecord],
     counter: Any,
     fit: SizeFit,
     terms_at: Callable[[int], tuple[CacheRule, Rates] | None],
     agent: str,
     last_call: Callable[[int], tuple[int, int, bool]] = lambda step: (0, 0, False),
-    recorded: Callable[[dict[str, Any]], dict[str, Any] | None] = lambda rec: None,
+    recorded: Callable[[CompactionRecord], dict[str, Any] | None] = lambda rec: None,
 ) -> tuple[SummaryCall, ...]:
     """Each compaction of ``records`` (a replay's ``summaries``) with its requests priced by the
     rule and rates of the call it came before (``terms_at(step)``: None, the compaction is not
@@ -185,45 +183,44 @@ def summary_calls(
     of a compaction's own request (None: not recorded)."""
     out = []
     for rec in records:
-        step = int(rec.get("step", 0))
+        step = rec.step
         terms = terms_at(step)
         if terms is None:
             continue
         rule, rate = terms
         read = 0
-        if rec.get("policy") == "recorded" and (u := recorded(rec)) is not None:
+        if not rec.simulated and (u := recorded(rec)) is not None:
             read, write, uncached = (max(0, int(u.get(k) or 0)) for k in ("cacheRead", "cacheWrite", "input"))
             sizes, shape = [read + write + uncached], RECORDED_SHAPE
             priced = [(write, uncached, read * rate.read + write * rate.write + uncached * rate.input)]
-        elif codex_remote(rec, agent) and rec.get("_tokensBefore") is not None:
+        elif codex_remote(rec, agent):
             prompt, tokens, warm = last_call(step)
-            grown = max(0, round(fit.scale * (rec["_tokensBefore"] - tokens)))
-            size = prompt + grown if prompt else fit.size(rec["_tokensBefore"])
+            grown = max(0, round(fit.scale * (rec.tokens_before - tokens)))
+            size = prompt + grown if prompt else fit.size(rec.tokens_before)
             read = prompt if rule.enabled and warm else 0
             sizes, shape = [size], CODEX_REMOTE_SHAPE
             priced = [(0, size - read, read * rate.read + (size - read) * rate.input)]
-        elif codex_local(rec, agent) and rec.get("_tokensBefore") is not None:
-            sizes = [fit.size(rec["_tokensBefore"] + _instructions(counter, "history", "codex"))]
+        elif codex_local(rec, agent):
+            sizes = [fit.size(rec.tokens_before + _instructions(counter, "history", "codex"))]
             priced, shape = [price(sizes[0], rule, rate)], CODEX_LOCAL_SHAPE
         else:
             sizes = [max(0, round(fit.scale * n)) for n in request_sizes(rec, counter)]
             priced = [price(n, rule, rate) for n in sizes]
-            policy = rec.get("policy")
-            own = policy in PI_POLICIES or (policy == "recorded" and agent == "pi")
+            own = rec.policy in PI_POLICIES or (not rec.simulated and agent == "pi")
             shape = PI_SHAPE if own else OTHER_SHAPE
         if not sizes:
             continue
         out.append(
             SummaryCall(
                 step,
-                None if rec.get("simulated") else rec.get("entryIndex"),
-                bool(rec.get("simulated")),
+                rec.entry_index,
+                rec.simulated,
                 len(sizes),
                 sum(sizes),
                 sum(x[0] for x in priced),
                 sum(x[1] for x in priced),
                 read,
-                int(counter.count_text(rec.get("text") or "")),
+                int(counter.count_text(rec.text)),
                 sum(x[2] for x in priced),
                 rule.family,
                 shape,

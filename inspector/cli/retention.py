@@ -62,10 +62,7 @@ def run(args: argparse.Namespace) -> int:
     r = replay(session, settings)
     report = retention(r)
     probes = (
-        [
-            _probe(settings, c, str(rec.get("text") or ""))
-            for c, rec in zip(report.compactions, r.summaries, strict=True)
-        ]
+        [_probe(settings, c, rec.text) for c, rec in zip(report.compactions, r.summaries, strict=True)]
         if args.probe
         else []
     )

@@ -42,6 +42,7 @@ from .query import prune_at
 from .rereads import READ_TOOLS, RereadTracker
 from .results import (
     BranchSummary,
+    CompactionRecord,
     CompactionSkipped,
     Event,
     Metrics,
@@ -69,6 +70,7 @@ __all__ = [
     "REUSE",
     "BranchSummary",
     "CachedCounter",
+    "CompactionRecord",
     "CompactionSkipped",
     "Event",
     "Metrics",

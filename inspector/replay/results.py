@@ -286,17 +286,101 @@ class Metrics(BaseModel):
     recorded_total_input: int | None
 
 
+Pinned = tuple[Sequence[ContextMessage], int]
+"""A context list and its length when it was pinned: the replay replaces its context list at a
+compaction and only appends to it otherwise, so the first ``n`` messages stay what they were."""
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """One compaction of a replay, recorded or simulated: its event, the call it comes before, its
+    summary, and the contexts just before and just after it (what :mod:`inspector.compaction_view`,
+    retention and the cache model's summarisation requests read)."""
+
+    event: RecordedCompaction | SimulatedCompaction
+    step: int
+    """The model call it comes before (``len(steps)`` when it comes after the last one)."""
+    text: str
+    """The summary: the session's own, or the one the replay's summarizer wrote."""
+    summarized_entry_indexes: tuple[int | None, ...]
+    """The entries a simulated compaction summarised (None for a message made in memory; empty for a
+    recorded one)."""
+    pinned_before: Pinned
+    pinned_after: Pinned
+    lost: int | None
+    """Tokens of the context before that the context after does not keep (None: the context
+    after does not start with a summary)."""
+    tokens_before: int
+    """The context before it, by the replay's counter (the agent's own figure, when the file
+    records one, is :attr:`recorded_tokens_before`)."""
+    story: tuple[str, ...] = ()
+    """How a simulated compaction chose its cut, sentence by sentence."""
+    prep: Any = None
+    """The preparation the summarizer got (``CompactionPreparation``; simulated compactions only)."""
+
+    @property
+    def simulated(self) -> bool:
+        return isinstance(self.event, SimulatedCompaction)
+
+    @property
+    def entry_index(self) -> int | None:
+        """The compaction entry of the session (None: simulated)."""
+        return self.event.entry_index if isinstance(self.event, RecordedCompaction) else None
+
+    @property
+    def recorded_tokens_before(self) -> int | float | None:
+        """The context before it as the agent recorded it (``tokensBefore``; None: simulated)."""
+        return self.event.tokens_before if isinstance(self.event, RecordedCompaction) else None
+
+    @property
+    def policy(self) -> str:
+        return self.event.policy if isinstance(self.event, SimulatedCompaction) else "recorded"
+
+    @property
+    def reason(self) -> str | None:
+        return self.event.reason if isinstance(self.event, SimulatedCompaction) else None
+
+    @property
+    def first_kept_entry_index(self) -> int | None:
+        return self.event.first_kept_entry_index
+
+    @property
+    def summary_tokens(self) -> int:
+        return self.event.summary_tokens
+
+    @property
+    def tokens_after(self) -> int:
+        return self.event.tokens_after
+
+    def before(self) -> list[ContextMessage]:
+        """The context just before the compaction."""
+        msgs, n = self.pinned_before
+        return list(msgs[:n])
+
+    def after(self) -> list[ContextMessage]:
+        """The context just after it (its summary first)."""
+        msgs, n = self.pinned_after
+        return list(msgs[:n])
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON: its event's fields, the call, the summary and what it summarised."""
+        return {
+            **self.event.to_json(),
+            "step": self.step,
+            "text": self.text,
+            "summarizedEntryIndexes": list(self.summarized_entry_indexes),
+            **({"story": list(self.story)} if self.simulated else {}),
+        }
+
+
 @dataclass(frozen=True)
 class Replay:
     settings: ReplaySettings
     steps: tuple[Step, ...]
     metrics: Metrics
     path: tuple[int, ...]
-    summaries: tuple[dict[str, Any], ...]
-    """One record per compaction in the replay (recorded or simulated): step, text, usage, prep.
-    Private keys pin what :mod:`inspector.compaction_view` shows: ``_before`` / ``_after`` (the
-    context list and its length just before and just after the compaction) and ``_prep`` (the
-    preparation the summarizer got; simulated compactions only)."""
+    summaries: tuple[CompactionRecord, ...]
+    """One record per compaction in the replay (recorded or simulated), in order."""
     session: Session = field(repr=False)
     seconds: float = 0.0
 

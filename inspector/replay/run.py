@@ -49,6 +49,7 @@ from .counters import session_counter
 from .rereads import RereadTracker
 from .results import (
     BranchSummary,
+    CompactionRecord,
     CompactionSkipped,
     Event,
     Metrics,
@@ -129,7 +130,7 @@ class ReplayRun:
         self.steps: list[Step] = []
         # each answer's recorded usage.cost.total (the answers that record a cost)
         self.recorded_costs: list[Any] = []
-        self.summaries: list[dict[str, Any]] = []
+        self.summaries: list[CompactionRecord] = []
         self.overflows = self.compactions = self.summary_tokens = 0
         self._stop_reasons: dict[Any, Any] = {}  # one string object per stop reason, for the steps
 
@@ -218,16 +219,16 @@ class ReplayRun:
         )
         self.pending.append(ev)
         self.summaries.append(
-            {
-                **ev.to_json(),
-                "step": len(self.steps),
-                "text": e.summary,
-                "summarizedEntryIndexes": [],
-                "_before": before,
-                "_after": (self.ctx.msgs, len(self.ctx.msgs)),
-                "_lost": self._lost(total),
-                "_tokensBefore": total,
-            }
+            CompactionRecord(
+                ev,
+                len(self.steps),
+                e.summary,
+                (),
+                before,
+                (self.ctx.msgs, len(self.ctx.msgs)),
+                self._lost(total),
+                total,
+            )
         )
 
     # -- one model call -------------------------------------------------------------------------------
@@ -411,18 +412,18 @@ class ReplayRun:
         )
         self.pending.append(ev)
         self.summaries.append(
-            {
-                **ev.to_json(),
-                "step": step_no,
-                "text": s["text"],
-                "summarizedEntryIndexes": done.summarized,
-                "story": done.story,
-                "_before": before,
-                "_after": (self.ctx.msgs, len(self.ctx.msgs)),
-                "_prep": preps[-1] if preps else None,
-                "_lost": self._lost(total),
-                "_tokensBefore": total,
-            }
+            CompactionRecord(
+                ev,
+                step_no,
+                s["text"],
+                tuple(done.summarized),
+                before,
+                (self.ctx.msgs, len(self.ctx.msgs)),
+                self._lost(total),
+                total,
+                tuple(done.story),
+                preps[-1] if preps else None,
+            )
         )
         return True
 

@@ -31,7 +31,7 @@ from typing import Any
 from ..gcpause import gc_paused
 from ..importers.claude_code import reinjected
 from ..importers.codex import put_back_count
-from ..replay.results import Reread
+from ..replay.results import CompactionRecord, Reread, SimulatedCompaction
 from .extract import facts_for
 from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
 
@@ -83,11 +83,6 @@ class RetentionReport:
         return {"compactions": out}
 
 
-def _pinned(rec: dict[str, Any], key: str) -> list[Any]:
-    msgs, n = rec.get(key) or ((), 0)
-    return list(msgs[:n])
-
-
 def _is_summary(cm: Any) -> bool:
     return cm.entry_index is None or cm.role in ("compactionSummary", "branchSummary")
 
@@ -128,34 +123,31 @@ def spans(replay: Any) -> list[Span]:
     facts = facts_for(replay.session, path)  # one pass over the branch (memoised per session)
     starts = []
     for rec in replay.summaries:
-        if not rec.get("simulated") and rec.get("entryIndex") in pos:
-            starts.append(pos[rec["entryIndex"]] + 1)
+        if rec.entry_index in pos:  # a recorded compaction's entry on the branch
+            starts.append(pos[rec.entry_index] + 1)
         else:
-            seen = [pos[m.entry_index] for m in _pinned(rec, "_before") if m.entry_index in pos]
+            seen = [pos[m.entry_index] for m in rec.before() if m.entry_index in pos]
             starts.append(max(seen) + 1 if seen else 0)
     out = []
     for k, rec in enumerate(replay.summaries):
         start = starts[k]
         end = starts[k + 1] if k + 1 < len(starts) else len(path)
-        after = _pinned(rec, "_after")
-        kept = tuple(m.entry_index for m in after if not _is_summary(m))
+        kept = tuple(m.entry_index for m in rec.after() if not _is_summary(m))
         first = start  # the horizon's first entry: after what the agent put back itself, if it did
-        if not rec.get("simulated"):
+        recorded = not rec.simulated
+        if recorded:
             first += put_back_count(replay.session.entries, path, start, end)
             kept += tuple(path[start:first])
         kept_set = set(kept)
         summarised = tuple(
-            m.entry_index
-            for m in _pinned(rec, "_before")
-            if not _is_summary(m) and m.entry_index not in kept_set
+            m.entry_index for m in rec.before() if not _is_summary(m) and m.entry_index not in kept_set
         )
-        recorded = not rec.get("simulated")
         again: list[int] = []
         attached: tuple[str, ...] = ()
         if recorded:  # the reads Claude Code attaches again after its compaction (an estimate)
-            again, attached = _reattached(replay.session, rec.get("entryIndex"), summarised)
+            again, attached = _reattached(replay.session, rec.entry_index, summarised)
             kept += tuple(i for i in again if i not in kept_set)
-        ei = rec.get("entryIndex") if recorded else (path[start - 1] if start > 0 else -1)
+        ei = rec.entry_index if recorded else (path[start - 1] if start > 0 else -1)
         last_user = next(
             (path[p] for p in range(start - 1, -1, -1) if facts[path[p]].role == "user"),
             None,
@@ -165,14 +157,14 @@ def spans(replay: Any) -> list[Span]:
                 k,
                 int(ei if ei is not None else -1),
                 "recorded" if recorded else "simulated",
-                int(rec.get("step", 0)),
+                rec.step,
                 summarised,
                 kept,
                 tuple(path[first:end]),
                 last_user,
-                _file_lists(replay.session, rec.get("entryIndex")) if recorded else None,
+                _file_lists(replay.session, rec.entry_index) if recorded else None,
                 attached,
-                _unread(replay.session, rec.get("entryIndex")) if recorded else None,
+                _unread(replay.session, rec.entry_index) if recorded else None,
             )
         )
     return out
@@ -232,8 +224,10 @@ def _rereads(
     ]
 
 
-def _label(rec: dict[str, Any]) -> str:
-    return "recorded" if not rec.get("simulated") else f"{rec.get('summarizer') or 'summary'} (this replay)"
+def _label(rec: CompactionRecord) -> str:
+    if isinstance(rec.event, SimulatedCompaction):
+        return f"{rec.event.summarizer or 'summary'} (this replay)"
+    return "recorded"
 
 
 def score_text(
@@ -337,7 +331,7 @@ def _score_all(replay: Any) -> RetentionReport:
     comps, firsts = [], []
     for span, rec in zip(spans(replay), replay.summaries, strict=True):
         rd = redo(replay.session, span, _rereads(replay, span, step_pos, pos))
-        c = score_text(replay, span, str(rec.get("text") or ""), _label(rec), rd=rd)
+        c = score_text(replay, span, rec.text, _label(rec), rd=rd)
         comps.append(c)
         firsts.append(first_need_step(replay, c, step_pos, pos))
     return RetentionReport(tuple(comps), tuple(firsts))
@@ -357,9 +351,9 @@ def retention_metrics(session: Any, settings: Any) -> dict[str, Any]:
 
 
 def _prep_of(replay: Any, index: int) -> Any:
-    rec = replay.summaries[index]
-    if rec.get("_prep") is not None:
-        return rec["_prep"]
+    prep = replay.summaries[index].prep
+    if prep is not None:
+        return prep
     from ..compaction_view import compaction_view
 
     return compaction_view(replay, index).prep
@@ -377,7 +371,7 @@ def compare_summaries(
     rec = replay.summaries[index]
     items = needed_items(replay.session, span)
     rd = redo(replay.session, span, _rereads(replay, span, _step_positions(replay)))
-    out = [score_text(replay, span, str(rec.get("text") or ""), _label(rec), items=items, rd=rd)]
+    out = [score_text(replay, span, rec.text, _label(rec), items=items, rd=rd)]
     prep = _prep_of(replay, index)
     if prep is None:
         return out

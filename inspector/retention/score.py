@@ -2,8 +2,8 @@
 where each item survives, recall per category, and the work redone after the cut (pure).
 
 A compaction is read from a finished :class:`inspector.replay.Replay` (recorded or simulated, the
-same way): its record in ``Replay.summaries`` pins the context just before (``_before``) and just
-after (``_after``) it. Then
+same way): its :class:`inspector.replay.CompactionRecord` pins the context just before
+(``before()``) and just after (``after()``) it. Then
 
 * **span** — the messages of the context before that do not survive verbatim (the entries not in
   the context after; an earlier summary is not part of it);

@@ -293,9 +293,9 @@ def _event_sentences(e: Event, replay: Any, k: int, unexplained: int = 0) -> lis
             ]
             if e.fell_back:
                 out.append(f"The summarizer failed ({e.error}); the offline summary was used instead.")
-            rec = next((x for x in replay.summaries if x.get("step") == k and x.get("simulated")), None)
-            if rec and rec.get("story"):
-                out.append("Where the cut landed: " + " ".join(rec["story"]))
+            rec = next((x for x in replay.summaries if x.step == k and x.simulated), None)
+            if rec is not None and rec.story:
+                out.append("Where the cut landed: " + " ".join(rec.story))
             return out
         case RecordedCompaction():
             return _recorded_compaction_sentences(e, replay)

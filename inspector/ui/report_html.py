@@ -136,8 +136,8 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
     )
     for rec in replay.summaries:
         parts.append(
-            f"<h3>Compaction before call {rec['step']} ({'simulated' if rec.get('simulated') else 'recorded'})"
-            f"</h3><pre>{t(rec['text'])}</pre>"
+            f"<h3>Compaction before call {rec.step} ({'simulated' if rec.simulated else 'recorded'})"
+            f"</h3><pre>{t(rec.text)}</pre>"
         )
     return _page("Context Inspector — replay", "".join(parts), plotly=True)
 

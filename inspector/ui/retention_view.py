@@ -203,7 +203,7 @@ def summary_retention(r: Any, i: int) -> None:
     with tabs[0]:
         _forgotten(r, c, i)
     with tabs[1]:
-        _highlighted(c, str(r.summaries[i].get("text") or ""))
+        _highlighted(c, r.summaries[i].text)
     with tabs[2]:
         _files(c)
     with tabs[3]:

@@ -17,7 +17,7 @@ import streamlit as st
 from inspector.compaction_view import compaction_view
 from inspector.policies import POLICIES
 from inspector.pricing import input_price_per_token
-from inspector.replay import ReplaySettings
+from inspector.replay import CompactionRecord, ReplaySettings, SimulatedCompaction
 from inspector.ui import retention_view, views
 from inspector.ui.common import message_list, need_replay, need_session, open_in_replay, relative
 from inspector.ui.narrate import agent_compaction_story, recorded_cut_story
@@ -77,11 +77,10 @@ def _prompt_block(prep: Any, style: str, extra: str | None, reserve: int, rate: 
     st.code(text[:120000] + ("\n…" if len(text) > 120000 else ""), language=None, height=320)
 
 
-def _summary_story(s: Any, rec: dict[str, Any], view: Any, settings: ReplaySettings) -> list[str]:
-    if rec.get("simulated"):
-        story = list(rec.get("story") or [])
-        return [f"Why now: {rec['reason']}.", *story] if rec.get("reason") else story
-    ei = rec["entryIndex"]
+def _summary_story(s: Any, rec: CompactionRecord, view: Any, settings: ReplaySettings) -> list[str]:
+    ei = rec.entry_index
+    if ei is None:  # simulated
+        return [f"Why now: {rec.reason}.", *rec.story] if rec.reason else list(rec.story)
     if s.format != "pi":  # another agent's compaction: its own split, not pi's cut rule
         prep = view.prep
         return agent_compaction_story(s, ei, len(prep.messagesToSummarize) if prep else 0)
@@ -99,15 +98,15 @@ def _summary_texts(s: Any, r: Any, i: int, view: Any) -> dict[str, str]:
     rec = r.summaries[i]
     texts: dict[str, str] = {}
     cols = st.columns(2, gap="medium")
-    if rec.get("simulated"):
-        texts["generated"] = rec["text"]
+    if isinstance(ev := rec.event, SimulatedCompaction):
+        texts["generated"] = rec.text
         with cols[0]:
             st.markdown(
-                f"**Generated** · {esc(str(rec.get('summarizer')))} · {rec.get('summaryTokens', 0):,} "
-                "tokens" + (" · fell back to offline" if rec.get("fellBack") else "")
+                f"**Generated** · {esc(str(ev.summarizer))} · {ev.summary_tokens:,} "
+                "tokens" + (" · fell back to offline" if ev.fell_back else "")
             )
             with st.container(height=420):
-                st.text(rec["text"])
+                st.text(rec.text)
         other = recorded_counterpart(r, i)
         with cols[1]:
             if other is not None:
@@ -118,12 +117,12 @@ def _summary_texts(s: Any, r: Any, i: int, view: Any) -> dict[str, str]:
             else:
                 st.info("The session has no recorded compaction to compare with.")
         return texts
-    texts["recorded"] = rec["text"]
+    texts["recorded"] = rec.text
     with cols[0]:
-        st.markdown(f"**Recorded** (entry {rec.get('entryIndex')}) · {rec.get('summaryTokens', 0):,} tokens")
-        if rec["text"].strip():
+        st.markdown(f"**Recorded** (entry {rec.entry_index}) · {rec.summary_tokens:,} tokens")
+        if rec.text.strip():
             with st.container(height=420):
-                st.text(rec["text"])
+                st.text(rec.text)
         else:
             st.info(
                 "The file records no summary text for this compaction"
@@ -140,7 +139,7 @@ def _summary_texts(s: Any, r: Any, i: int, view: Any) -> dict[str, str]:
         if prep is not None and get_summarizer is not None:
             gen = memo(
                 "gen",
-                (rec.get("entryIndex"), view.prep.settings, view.prep.pi_version),
+                (rec.entry_index, view.prep.settings, view.prep.pi_version),
                 lambda: summarize_compaction(prep, get_summarizer("offline")),
             )
             texts["generated"] = gen.text
@@ -190,13 +189,13 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
     its step on the Replay page."""
     rec = r.summaries[i]
     view = memo("cview", (settings, i), lambda: compaction_view(r, i))
-    focus = rec.get("entryIndex") if rec.get("entryIndex") is not None else rec.get("firstKeptEntryIndex")
+    focus = rec.entry_index if rec.entry_index is not None else rec.first_kept_entry_index
     if st.button(
-        f"Open model call {rec['step']} in Replay",
+        f"Open model call {rec.step} in Replay",
         key=f"sum_go_{i}",
         icon=":material/play_circle:",
         on_click=open_in_replay,
-        args=(min(rec["step"], len(r.steps) - 1), focus),
+        args=(min(rec.step, len(r.steps) - 1), focus),
     ):
         st.switch_page(st.session_state["_pages"]["replay"])
     if story := _summary_story(s, rec, view, settings):
@@ -236,40 +235,40 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
             _prompt_block(view.prep, summary_prompt_style(r, i), None, view.prep.settings.reserveTokens, rate)
 
 
-def _compaction_title(recs: list[dict[str, Any]], i: int) -> str:
+def _compaction_title(recs: list[CompactionRecord], i: int) -> str:
     rec = recs[i]
-    keeps = rec.get("firstKeptEntryIndex")
+    keeps = rec.first_kept_entry_index
     return (
-        f"Compaction {i + 1} of {len(recs)} ({'simulated' if rec.get('simulated') else 'recorded'}) before call "
-        f"{rec['step']}"
-        + (f" · entry {rec.get('entryIndex')}" if rec.get("entryIndex") is not None else "")
+        f"Compaction {i + 1} of {len(recs)} ({'simulated' if rec.simulated else 'recorded'}) before call "
+        f"{rec.step}"
+        + (f" · entry {rec.entry_index}" if rec.entry_index is not None else "")
         + (f" · keeps from entry {keeps}" if keeps is not None else " · keeps nothing verbatim")
     )
 
 
-def _tokens_after(r: Any, rec: dict[str, Any]) -> int | None:
+def _tokens_after(r: Any, rec: CompactionRecord) -> int:
     """A compaction's context right after it, with what its agent put back itself (Codex), as the
     metric "Context after" gives it (:func:`inspector.ui.views.kept_and_after`)."""
-    after = rec.get("tokensAfter")
-    if after is None or rec.get("simulated"):
+    after = rec.tokens_after
+    if rec.entry_index is None:  # simulated
         return after
-    back = views.put_back_parts(r, rec.get("entryIndex"), counter_for(r.session, r.settings.counter).count)
+    back = views.put_back_parts(r, rec.entry_index, counter_for(r.session, r.settings.counter).count)
     return after + sum(t for _, t in back)
 
 
-def _pick_compaction(r: Any, recs: list[dict[str, Any]]) -> int:
+def _pick_compaction(r: Any, recs: list[CompactionRecord]) -> int:
     """Every compaction in a table; the one shown in full below is picked there (or by the Replay
     page's link), the last one at first."""
     rows = [
         {
             "#": i + 1,
-            "call": rec["step"],
-            "kind": "simulated" if rec.get("simulated") else "recorded",
-            "entry": rec.get("entryIndex"),
-            "keeps from": rec.get("firstKeptEntryIndex"),
+            "call": rec.step,
+            "kind": "simulated" if rec.simulated else "recorded",
+            "entry": rec.entry_index,
+            "keeps from": rec.first_kept_entry_index,
             "tokens after": _tokens_after(r, rec),
-            "summary tokens": rec.get("summaryTokens"),
-            "why": rec.get("reason") or "",
+            "summary tokens": rec.summary_tokens,
+            "why": rec.reason or "",
         }
         for i, rec in enumerate(recs)
     ]
@@ -303,7 +302,7 @@ def summaries_page(settings: ReplaySettings) -> None:
         st.info("The summarizers are not installed in this checkout; recorded summaries only.")
     r = need_replay(settings)
     recs = list(r.summaries)
-    recorded = [x for x in recs if not x.get("simulated")]
+    recorded = [x for x in recs if not x.simulated]
     rate = _rate(s)
     st.caption(
         f"{len(recs)} compaction(s) in this replay ({len(recorded)} recorded, {len(recs) - len(recorded)} "
