@@ -123,7 +123,15 @@ def test_compare_prices_batch_style_pruning_against_every_turn():
     assert not at.exception
     table = [df.value for df in at.dataframe if "billed input cost ($)" in df.value.columns][-1]
     names = list(table["configuration"])
-    assert len(names) == 4 and any("every turn" in n for n in names) and any("batches" in n for n in names)
+    assert sorted(names) == [
+        "every turn (PRUNE_MINIMUM 0)",
+        "in batches (PRUNE_MINIMUM 20,000)",
+        "in batches (PRUNE_MINIMUM 40,000)",
+        "no pruning",
+    ]  # each row told apart within the column's width; the strategy is said once, above the table
+    assert "Pruning with pi-context-pruning (the sidebar's other settings kept), against no pruning." in [
+        c.value for c in at.caption
+    ]
     every = table[table["configuration"].str.contains("every turn")].iloc[0]
     none = table[table["configuration"] == "no pruning"].iloc[0]
     # on this sample pruning every turn saves tokens (blended) but bills more (the cache)

@@ -26,7 +26,7 @@ PLOT_CONFIG = {"displaylogo": False, "displayModeBar": False}
 
 COST_COLUMNS = {
     "rank": st.column_config.NumberColumn(width=50),
-    "configuration": st.column_config.TextColumn(width=260),
+    "configuration": st.column_config.TextColumn(width=340),
     "billed input cost ($)": st.column_config.NumberColumn(format="$%.4f"),
     "of which summarisation ($)": st.column_config.NumberColumn(format="$%.4f"),
     "blended input cost ($)": st.column_config.NumberColumn(format="$%.4f"),
@@ -250,27 +250,30 @@ def cost_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
 BATCHES = (0, 20_000, 40_000)
 
 
-def batch_configs(settings: Any) -> list[tuple[str, Any]]:
-    """No pruning, pruning every turn and batch-style pruning, with the sidebar's pruning strategy
-    when it has a PRUNE_MINIMUM (pi-context-pruning, opencode), else pi-context-pruning."""
+def batch_strategy(settings: Any) -> str:
+    """The pruning strategy :func:`batch_configs` compares: the sidebar's when it has a
+    PRUNE_MINIMUM (pi-context-pruning, opencode), else pi-context-pruning."""
     from ..pruning import REGISTRY
 
-    own_strategy = REGISTRY.get(settings.strategy)
-    has_minimum = own_strategy is not None and "prune_minimum" in own_strategy.Settings.model_fields
-    strat = settings.strategy if has_minimum else "pi-context-pruning"
+    own = REGISTRY.get(settings.strategy)
+    return (
+        settings.strategy
+        if own is not None and "prune_minimum" in own.Settings.model_fields
+        else "pi-context-pruning"
+    )
+
+
+def batch_configs(settings: Any) -> list[tuple[str, Any]]:
+    """No pruning, pruning every turn and batch-style pruning with :func:`batch_strategy` (the
+    rows are named by how often they prune; the strategy is said once, above the table)."""
+    strat = batch_strategy(settings)
     own = settings.strategy_dict() if strat == settings.strategy else {}
     out = [("no pruning", settings.model_copy(update={"strategy": "none", "strategy_settings": ()}))]
     for m in BATCHES:
         cfg = settings.model_copy(update={"strategy": strat}).with_strategy_settings(
             {**own, "prune_minimum": m}
         )
-        out.append(
-            (
-                f"{strat}: "
-                + ("every turn (PRUNE_MINIMUM 0)" if m == 0 else f"in batches (PRUNE_MINIMUM {m:,})"),
-                cfg,
-            )
-        )
+        out.append(("every turn (PRUNE_MINIMUM 0)" if m == 0 else f"in batches (PRUNE_MINIMUM {m:,})", cfg))
     return out
 
 
@@ -455,7 +458,11 @@ def compare_panel(runs: Sequence[tuple[str, Any]], settings: Any = None) -> None
     if settings is not None and st.toggle(
         "Batch-style pruning against pruning every turn", key="cmp_batches"
     ):
-        batch = [(name, current_replay(cfg, f"Replaying {name}")) for name, cfg in batch_configs(settings)]
+        strat = batch_strategy(settings)
+        batch = [
+            (name, current_replay(cfg, f"Replaying {strat}, {name}")) for name, cfg in batch_configs(settings)
+        ]
+        st.caption(f"Pruning with {strat} (the sidebar's other settings kept), against no pruning.")
         st.dataframe(
             cost_table(compare_rows([(n, r, report(r)) for n, r in batch if r is not None])),
             hide_index=True,
