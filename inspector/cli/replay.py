@@ -139,9 +139,10 @@ def print_cache(c: CacheReport) -> None:
             f"{row['recordedRead']:,} recorded: {visible(row['cause'] or '', inline=True)}"
         )
     for row in c.invalidation_rows()[:MAX_SHOWN]:
+        again = "written" if c.steps[row["step"]].family == "anthropic" else "sent uncached"
         print(
             f"  step {row['step']:>5} (entry {row['entryIndex']}): cache invalidated by {invalidated_by(row)}: "
-            f"{row['tokensRewritten']:,} tokens rewritten, +{row['premiumUsd']:,.4f} USD"
+            f"{row['tokensRewritten']:,} tokens {again} again, +{row['premiumUsd']:,.4f} USD"
         )
     print("  (cost (input, USD) above is the blended per-token figure; --cache off shows only it)")
 
