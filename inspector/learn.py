@@ -701,7 +701,7 @@ def _branch(session: Session, target: int) -> Reveal:
         None,
     )
     base = replay(session, BASE)
-    step = next((s.step for s in base.steps if any(e.get("type") == "branch_summary" for e in s.events)), 0)
+    step = next((s.step for s in base.steps if any(e.type == "branch_summary" for e in s.events)), 0)
     why = (
         f"From the old leaf (entry {old}) back to the common ancestor with entry {target}: "
         f"{len(col.entries)} entries; tool results are left out, so {n} message(s), {prep.totalTokens:,} tokens "

@@ -79,7 +79,7 @@ def test_load_page_summarises_the_sample(loaded: AppTest) -> None:
     assert m["Compactions"] == "1"
     assert m["Load issues"] == "0"
     by_type = next(df.value for df in loaded.dataframe if "type" in df.value.columns)
-    assert dict(zip(by_type["type"], by_type["count"], strict=True)) == s.counts_by_type()
+    assert dict(zip(by_type.type, by_type["count"], strict=True)) == s.counts_by_type()
 
 
 def test_load_page_lists_issues_of_a_broken_file_with_line_numbers() -> None:
@@ -164,7 +164,7 @@ def test_step_survives_a_visit_to_another_page(loaded: AppTest) -> None:
 def test_what_happened_explains_the_recorded_compaction_cut(loaded: AppTest) -> None:
     s = load_session(SAMPLE)
     r = replay(s, ReplaySettings())
-    k = next(st.step for st in r.steps if any(e["type"] == "compaction" for e in st.events))
+    k = next(st.step for st in r.steps if any(e.type == "compaction" for e in st.events))
     comp = next(i for i, e in enumerate(s.entries) if e.type == "compaction")
     at = page(loaded, "replay")
     at.slider(key="step").set_value(k).run()
@@ -189,8 +189,8 @@ def test_what_if_pruning_changes_the_numbers_and_is_explained(loaded: AppTest) -
     k = next(
         st.step
         for st in want.steps
-        if any(e["type"] == "pruned" for e in st.events)
-        and not any(e["type"] == "compaction" for e in st.events)
+        if any(e.type == "pruned" for e in st.events)
+        and not any(e.type == "compaction" for e in st.events)
     )
     at.slider(key="step").set_value(k).run()
     assert metrics(at)["Pruned away"] == f"{want.steps[k].pruned_tokens:,}"

@@ -198,12 +198,12 @@ def test_notable_steps_skip_repeated_zone_reports() -> None:
     every = [s.step for s in r.steps if s.events]
     notable = narrate.notable_steps(r)
     assert set(notable) <= set(every) and len(notable) < len(every)
-    assert all(any(e["type"] != "zone" for e in r.steps[k].events) or k in notable for k in notable)
+    assert all(any(e.type != "zone" for e in r.steps[k].events) or k in notable for k in notable)
 
 
 def test_step_story_names_what_was_pruned_and_why() -> None:
     r = replay(load_session(SAMPLE), ReplaySettings(strategy="dcp"))
-    k = next(s.step for s in r.steps if any(e["type"] == "pruned" for e in s.events))
+    k = next(s.step for s in r.steps if any(e.type == "pruned" for e in s.events))
     lines = narrate.step_story(r, k, r.step_detail(k))
     assert any("Why:" in x for x in lines) and any("newly removed" in x for x in lines)
 
@@ -219,7 +219,7 @@ def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
     what_if = replay(codex.session, ReplaySettings(compaction="pi"))
     assert any("pi compacts after an answer" in x for x in narrate.step_story(what_if, 0))
     # at another agent's recorded compaction: its own terms, neither pi's cut rule nor pi's measure
-    k = next(s.step for s in codex.steps if any(e["type"] == "compaction" for e in s.events))
+    k = next(s.step for s in codex.steps if any(e.type == "compaction" for e in s.events))
     said = " ".join(narrate.step_story(codex, k))
     assert "Codex's cut rule is not pi's" in said and "Codex continued with 2 messages after it" in said
     assert "entry None" not in said and "pi measured" not in said and "Replaying pi's cut rule" not in said
@@ -235,7 +235,7 @@ def test_overflow_story_believes_the_provider_over_the_window_set() -> None:
     from inspector.replay.results import Overflow
 
     r = replay(load_session(SAMPLE), ReplaySettings(context_window=9000, reserve_tokens=100))
-    k = next(s.step for s in r.steps if s.recorded_input and any(e["type"] == "overflow" for e in s.events))
+    k = next(s.step for s in r.steps if s.recorded_input and any(e.type == "overflow" for e in s.events))
     (line,) = [x for x in narrate.step_story(r, k) if x.startswith("Overflow")]
     assert f"counted as {r.steps[k].recorded_input:,} tokens" in line
     assert "window is larger than the one set here" in line and "reject" not in line
@@ -345,12 +345,12 @@ def test_the_overflow_lane_counts_the_calls_the_provider_answered_all_the_same()
     answered = [
         s.step
         for s in r.steps
-        if s.recorded_input and not (s.error or s.aborted) and any(e["type"] == "overflow" for e in s.events)
+        if s.recorded_input and not (s.error or s.aborted) and any(e.type == "overflow" for e in s.events)
     ]
     got = sum(int(n.split(", ")[1].split(" ")[0]) for n in notes if n)
     assert got == len(answered) > 0
     unanswered = [
-        s for s in r.steps if any(e["type"] == "overflow" for e in s.events) and s.step not in answered
+        s for s in r.steps if any(e.type == "overflow" for e in s.events) and s.step not in answered
     ]
     assert unanswered  # a failed call over the window is still counted, and not as answered
     assert "%{customdata[2]}" in lane["hovertemplate"]  # the note is shown on hover

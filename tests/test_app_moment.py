@@ -81,8 +81,8 @@ def test_stepping_by_event_skips_skipped_prunes_unless_asked() -> None:
     at = page(at, "replay")
     s = load_session(SAMPLES / "long-session.jsonl")
     r = replay(s, ReplaySettings(strategy="opencode").with_strategy_settings({"prune_protect": 20000}))
-    real = [st.step for st in r.steps if any(e["type"] not in ("prune_skipped",) for e in st.events)]
-    skipped = [st.step for st in r.steps if any(e["type"] == "prune_skipped" for e in st.events)]
+    real = [st.step for st in r.steps if any(e.type not in ("prune_skipped",) for e in st.events)]
+    skipped = [st.step for st in r.steps if any(e.type == "prune_skipped" for e in st.events)]
     assert skipped and skipped[0] < real[0]
     assert at.slider(key="step").value == real[0]  # opens on the first real event
     assert at.button(key="prev_event").disabled
@@ -139,8 +139,8 @@ def test_pruned_outputs_are_listed_with_their_text() -> None:
     k = next(
         st.step
         for st in r.steps
-        if any(e["type"] == "pruned" for e in st.events)
-        and not any(e["type"] == "compaction" for e in st.events)
+        if any(e.type == "pruned" for e in st.events)
+        and not any(e.type == "compaction" for e in st.events)
     )
     at.slider(key="step").set_value(k).run()
     table = at.dataframe(key="pruned_table").value

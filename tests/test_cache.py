@@ -233,7 +233,7 @@ def test_a_compaction_keeps_only_the_hidden_prefix():
     )
     assert r.metrics.compactions >= 1
     c = cache_replay(r)
-    k = next(st.step for st in r.steps if any(ev["type"] == "compaction" for ev in st.events))
+    k = next(st.step for st in r.steps if any(ev.type == "compaction" for ev in st.events))
     assert c.steps[k].invalidation["cause"] == "compaction"
     assert c.steps[k].read == 0  # no recorded usage: no hidden prefix known, nothing left to read
 
@@ -284,7 +284,7 @@ def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
         r = replay(s, settings)
         quick, exact = Shared(r), Shared(r)
         prunes = [
-            k for k in range(1, len(r.steps)) if any(ev["type"] == "pruned" for ev in r.steps[k].events)
+            k for k in range(1, len(r.steps)) if any(ev.type == "pruned" for ev in r.steps[k].events)
         ]
         assert prunes
         for k in prunes:

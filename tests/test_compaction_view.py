@@ -242,7 +242,7 @@ def test_the_timeline_reads_at_any_length() -> None:
     lanes = {tr["name"]: tr for tr in spec["data"] if tr.get("yaxis") == "y2"}
     assert {"re-reads", "pruning"} <= set(lanes)  # each kind of event in its own lane, off the line
     assert sum(c for _, c, _ in lanes["re-reads"]["customdata"]) == sum(
-        1 for st in r.steps for e in st.events if e["type"] == "reread"
+        1 for st in r.steps for e in st.events if e.type == "reread"
     )
     policy = next(tr for tr in spec["data"] if tr["name"].startswith("replayed context + answer"))
     assert len(policy["x"]) == len(r.steps)  # what the policy compares is drawn

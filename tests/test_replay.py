@@ -62,7 +62,7 @@ def test_steps_mark_aborted_and_error_calls() -> None:
 def test_recorded_compaction_is_an_event_on_the_next_step() -> None:
     s = load_session(FIXTURES / "before-compaction.jsonl")
     r = replay(s)
-    comp_steps = [st for st in r.steps if any(e["type"] == "compaction" for e in st.events)]
+    comp_steps = [st for st in r.steps if any(e.type == "compaction" for e in st.events)]
     assert len(comp_steps) == 2 and r.metrics.compactions == 2
     # the first call after entry 358 (the first compaction) sees the summary first
     first = comp_steps[0]
@@ -89,7 +89,7 @@ def _trigger_events(b: SessionBuilder, **kw) -> list[str]:
         b.session(), ReplaySettings(context_window=1000, reserve_tokens=100, keep_recent_tokens=10, **kw)
     )
     return [
-        e["type"] for st in r.steps for e in st.events if e["type"] in ("compaction", "compaction_skipped")
+        e.type for st in r.steps for e in st.events if e.type in ("compaction", "compaction_skipped")
     ]
 
 
@@ -142,7 +142,7 @@ def test_never_policy_counts_overflows() -> None:
     r = replay(_two_turns(2000 * 4).session(), ReplaySettings(compaction="never", context_window=1000))
     # calls 2 and 3 both send more than the window
     assert r.metrics.compactions == 0 and r.metrics.overflows == 2
-    assert [st.step for st in r.steps if any(e["type"] == "overflow" for e in st.events)] == [1, 2]
+    assert [st.step for st in r.steps if any(e.type == "overflow" for e in st.events)] == [1, 2]
 
 
 def test_early_latch_fires_once_per_episode_and_rearms_when_pressure_falls() -> None:
@@ -173,7 +173,7 @@ def test_what_if_pi_compacts_where_hand_computation_says() -> None:
         b.session(),
         ReplaySettings(compaction="pi", context_window=5000, reserve_tokens=1000, keep_recent_tokens=1500),
     )
-    comp_steps = [st.step for st in r.steps if any(e["type"] == "compaction" for e in st.events)]
+    comp_steps = [st.step for st in r.steps if any(e.type == "compaction" for e in st.events)]
     assert comp_steps == [4]  # summary inserted before the 5th call (step index 4)
     detail = r.step_detail(4).after
     assert detail[0].message.role == "compactionSummary"
@@ -195,7 +195,7 @@ def test_rereads_count_reads_whose_earlier_output_was_summarised_away() -> None:
     b.assistant("", tools=[("read", {"path": "a.py"})])  # the 2nd output is still visible: not a re-read
     r = replay(b.session())
     assert r.metrics.rereads == 1
-    ev = [e for st in r.steps for e in st.events if e["type"] == "reread"]
+    ev = [e for st in r.steps for e in st.events if e.type == "reread"]
     assert [e.to_json() for e in ev] == [{"type": "reread", "path": "a.py", "earlierEntryIndex": 2}]
 
 

@@ -119,8 +119,11 @@ def test_events_are_typed_and_serialise_as_the_dicts_they_replace() -> None:
     events = [e for st in r.steps for e in st.events]
     assert events and all(isinstance(e, Event) for e in events)
     comp = next(e for e in events if isinstance(e, SimulatedCompaction))
-    assert comp.to_json()["type"] == "compaction" and comp["simulated"] is True and comp.get("policy") == "pi"
-    assert dict(comp) == comp.to_json()
+    assert (
+        comp.to_json()["type"] == "compaction" and comp.to_json()["simulated"] is True and comp.policy == "pi"
+    )
+    with pytest.raises(TypeError):
+        comp["simulated"]  # type: ignore[index]  # typed: fields are read, not keys
     assert Overflow(5, 4).to_json() == {"type": "overflow", "tokens": 5, "window": 4}
     assert Overflow(5, 4, "compaction").to_json() == {
         "type": "overflow",
@@ -140,7 +143,7 @@ def test_the_summary_cache_is_the_callers() -> None:
     n = len(cache)
     assert n == first.metrics.compactions > 0
     again = replay(s, settings.with_strategy_settings({}), summaries=cache)  # type: ignore[arg-type]
-    assert len(cache) == n and [x["text"] for x in again.summaries] == [x["text"] for x in first.summaries]
+    assert len(cache) == n and [x.text for x in again.summaries] == [x.text for x in first.summaries]
     # without one, a replay uses its own: nothing is left behind in a module
     other = SummaryCache()
     replay(s, settings)  # type: ignore[arg-type]

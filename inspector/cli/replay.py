@@ -176,7 +176,7 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
     print(f"  re-reads after prune {m.rereads:>14}")
     events = [(s, ev) for s in r.steps for ev in s.events if ev.type in SHOWN_EVENTS]
     for s, ev in events[:MAX_SHOWN]:
-        detail = visible(ev.get("reason") or "", inline=True)
+        detail = visible(ev.to_json().get("reason") or "", inline=True)
         print(f"  step {s.step:>5} (entry {s.entry_index}): {ev.type} {detail}".rstrip())
 
 

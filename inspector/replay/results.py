@@ -18,30 +18,13 @@ from .settings import ReplaySettings, effective_settings
 
 
 class Event:
-    """Base of the typed events of a step. ``to_json()`` gives the event as JSON (``replay --json``,
-    reports). Transition: readers not converted yet read an event like the dict it used to be
-    (``e["type"]``, ``e.get("tokens")``, ``dict(e)``); new code reads the fields."""
+    """Base of the typed events of a step: read their fields; ``to_json()`` gives the event as
+    JSON (``replay --json``, reports, and the renderers that show any event's fields)."""
 
     type: ClassVar[str]
 
     def to_json(self) -> dict[str, Any]:
         raise NotImplementedError
-
-    # -- read-compatible mapping access (transition) ----------------------------------------------
-    def __getitem__(self, key: str) -> Any:
-        return self.to_json()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.to_json().get(key, default)
-
-    def keys(self) -> Any:
-        return self.to_json().keys()
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.to_json()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_json())
 
 
 @dataclass(frozen=True)
@@ -305,9 +288,9 @@ class CompactionRecord:
     summarized_entry_indexes: tuple[int | None, ...]
     """The entries a simulated compaction summarised (None for a message made in memory; empty for a
     recorded one)."""
-    pinned_before: Pinned
-    pinned_after: Pinned
-    lost: int | None
+    pinned_before: Pinned = field(repr=False)
+    pinned_after: Pinned = field(repr=False)
+    lost: int | None = field(repr=False)
     """Tokens of the context before that the context after does not keep (None: the context
     after does not start with a summary)."""
     tokens_before: int
@@ -315,7 +298,7 @@ class CompactionRecord:
     records one, is :attr:`recorded_tokens_before`)."""
     story: tuple[str, ...] = ()
     """How a simulated compaction chose its cut, sentence by sentence."""
-    prep: Any = None
+    prep: Any = field(default=None, repr=False)
     """The preparation the summarizer got (``CompactionPreparation``; simulated compactions only)."""
 
     @property

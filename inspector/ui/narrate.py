@@ -50,9 +50,9 @@ def notable_steps(replay: Any, include_skipped: bool = False) -> list[int]:
         notable = False
         for e in s.events:
             if e.type == "zone":
-                if e.get("zone") != zone:
+                if (z := e.to_json().get("zone")) != zone:
                     notable = zone is not None or notable
-                    zone = e.get("zone")
+                    zone = z
             elif e.type not in quiet:
                 notable = True
         if notable:

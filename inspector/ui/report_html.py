@@ -126,7 +126,7 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
         )
     ev_rows = "".join(
         f"<tr><td class='num'>{st.step}</td><td class='num'>{st.entry_index}</td><td>{t(e.type)}</td>"
-        f"<td>{t(e.get('reason') or e.get('path') or '')}</td></tr>"
+        f"<td>{t((j := e.to_json()).get('reason') or j.get('path') or '')}</td></tr>"
         for st in replay.steps
         for e in st.events
         if e.type not in ("zone",)
