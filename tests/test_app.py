@@ -189,8 +189,7 @@ def test_what_if_pruning_changes_the_numbers_and_is_explained(loaded: AppTest) -
     k = next(
         st.step
         for st in want.steps
-        if any(e.type == "pruned" for e in st.events)
-        and not any(e.type == "compaction" for e in st.events)
+        if any(e.type == "pruned" for e in st.events) and not any(e.type == "compaction" for e in st.events)
     )
     at.slider(key="step").set_value(k).run()
     assert metrics(at)["Pruned away"] == f"{want.steps[k].pruned_tokens:,}"

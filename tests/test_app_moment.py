@@ -139,8 +139,7 @@ def test_pruned_outputs_are_listed_with_their_text() -> None:
     k = next(
         st.step
         for st in r.steps
-        if any(e.type == "pruned" for e in st.events)
-        and not any(e.type == "compaction" for e in st.events)
+        if any(e.type == "pruned" for e in st.events) and not any(e.type == "compaction" for e in st.events)
     )
     at.slider(key="step").set_value(k).run()
     table = at.dataframe(key="pruned_table").value

@@ -283,9 +283,7 @@ def test_the_quick_prune_path_agrees_with_comparing_the_sent_contexts():
     ):
         r = replay(s, settings)
         quick, exact = Shared(r), Shared(r)
-        prunes = [
-            k for k in range(1, len(r.steps)) if any(ev.type == "pruned" for ev in r.steps[k].events)
-        ]
+        prunes = [k for k in range(1, len(r.steps)) if any(ev.type == "pruned" for ev in r.steps[k].events)]
         assert prunes
         for k in prunes:
             assert quick.at(k) == exact.at(k, exact=True), k

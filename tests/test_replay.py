@@ -88,9 +88,7 @@ def _trigger_events(b: SessionBuilder, **kw) -> list[str]:
     r = replay(
         b.session(), ReplaySettings(context_window=1000, reserve_tokens=100, keep_recent_tokens=10, **kw)
     )
-    return [
-        e.type for st in r.steps for e in st.events if e.type in ("compaction", "compaction_skipped")
-    ]
+    return [e.type for st in r.steps for e in st.events if e.type in ("compaction", "compaction_skipped")]
 
 
 def test_pi_policy_triggers_strictly_above_window_minus_reserve() -> None:
