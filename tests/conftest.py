@@ -13,7 +13,7 @@ def validated_figures() -> None:
     """The app's figures skip plotly's validation for speed; the tests validate every one."""
     from inspector.ui import figures
 
-    figures.VALIDATE = True
+    figures.base.VALIDATE = True
 
 
 @pytest.fixture

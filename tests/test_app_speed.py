@@ -88,7 +88,7 @@ def test_merged_bar_segments_add_up_and_keep_marker_ticks() -> None:
     after_toks = c.count_many([m.message for m in after])
     marked = {i + len(d.after) * j for i in views.pruned_positions(d) for j in range(20)}
     assert marked
-    segs = figures._segments(after, after_toks, marked)
+    segs = figures.bars._segments(after, after_toks, marked)
     assert len(segs) <= 2 * figures.MAX_SEGMENTS < len(after)
     assert sum(x["tokens"] for x in segs) == sum(after_toks)
     assert sum(x["count"] for x in segs) == len(after)

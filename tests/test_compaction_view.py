@@ -256,7 +256,7 @@ def test_events_are_counted_per_group_of_calls() -> None:
             self.step = k
             self.events = (Reread("a.py", 0),) * (2 if k % 10 == 0 else 0)
 
-    pts = figures._lane_points([S(k) for k in range(1000)], "reread", limit=50)
+    pts = figures.timelines._lane_points([S(k) for k in range(1000)], "reread", limit=50)
     assert len(pts) <= 50 and sum(c for _, _, c in pts) == 200
 
 
