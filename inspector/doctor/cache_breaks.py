@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import NamedTuple
 
 from ..cache.anthropic import LOOKBACK_BLOCKS
 from ..cache.causes import (
@@ -59,7 +59,7 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     expected: info); else nothing in the file explains it (a warning: a pruned or edited earlier
     message, a changed system prompt or tools, the DCP plugin's tags when the session runs it, or the
     provider's eviction)."""
-    breaks: list[Any] = []  # _cache_break's arguments, one tuple per break
+    breaks: list[_Break] = []
     prev: tuple[int, Usage, AssistantMessage] | None = None
     prev_pos = 0  # the previous answer's position on the path
     largest = 0.0  # the largest recorded prompt
@@ -112,15 +112,41 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
                 if dropped is not None and not _dropped_at(read, dropped[1], _prompt(usage)):
                     dropped = None
                 wide = _blocks(session, path[prev_pos:pos]) if family_of(m) == "anthropic" else 0
-                breaks.append((i, m, usage, prev, between, cached, read, gone, growth, loads, dropped, wide))
+                breaks.append(
+                    _Break(i, m, usage, prev, between, cached, read, gone, growth, loads, dropped, wide)
+                )
         prev, between, prev_pos, loads = (i, usage, m), [], pos, []
-    reads = Counter(b[6] for b in breaks if b[6] > 0)
+    reads = Counter(b.read for b in breaks if b.read > 0)
     limit = threshold(largest)
     dcp = dcp and "compress" in AGENT_TOOLS.get(session.format, ())  # DCP is an OpenCode plugin
-    return [
-        _cache_break(session, i, m, u, p, bt, c, r, reads[r] >= 2, gone, dcp, (*grown, limit), ld, dr, w)
-        for i, m, u, p, bt, c, r, gone, grown, ld, dr, w in breaks
-    ]
+    return [_cache_break(session, b, reads[b.read] >= 2, dcp, limit) for b in breaks]
+
+
+class _Break(NamedTuple):
+    """What the file shows of one cache break: the answer at entry ``i`` read ``read`` of the
+    ``cached`` tokens the previous answer (``prev``: entry, usage, message) had cached."""
+
+    i: int
+    m: AssistantMessage
+    usage: Usage
+    prev: tuple[int, Usage, AssistantMessage]
+    between: list[int]
+    """Entries between the two answers that change the prompt's start (compactions, branch
+    summaries, model changes, DCP compresses)."""
+    cached: float
+    read: float
+    cleared: Sequence[tuple[int, str]]
+    """The outputs the agent cleared between the two calls (entry, agent)."""
+    growth: tuple[float, float]
+    """How much the recorded prompt grew, and how much the file appended (pi's estimate)."""
+    loads: Sequence[tuple[int, list[str]]]
+    """The ToolSearch results between the two calls that loaded a deferred tool new to the
+    session, with their tools."""
+    dropped: tuple[int, float] | None
+    """The previous turn's first answer that reasoned and its prompt, where the read stopped, for a
+    model that drops earlier turns' reasoning."""
+    blocks: int
+    """The content blocks sent since the previous request (Anthropic's lookback; 0 elsewhere)."""
 
 
 def _blocks(session: Session, span: Sequence[int]) -> int:
@@ -162,43 +188,21 @@ def _prompt(u: Usage) -> float:
     return clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)
 
 
-def _cache_break(
-    session: Session,
-    i: int,
-    m: AssistantMessage,
-    usage: Usage,
-    prev: tuple[int, Usage, AssistantMessage],
-    between: list[int],
-    cached: float,
-    read: float,
-    shared: bool = False,
-    cleared: Sequence[tuple[int, str]] = (),
-    dcp: bool = False,
-    growth: tuple[float, float, int] | None = None,
-    loads: Sequence[tuple[int, list[str]]] = (),
-    dropped: tuple[int, float] | None = None,
-    blocks: int = 0,
-) -> Finding:
-    """One ``cache-break`` finding: what was lost at entry ``i``, and why, as far as the file says
-    (``shared``: other breaks read the same amount, the prefix every request shares; ``cleared``:
-    the outputs the agent cleared between the two calls; ``dcp``: the session runs the DCP plugin;
-    ``growth``: how much the recorded prompt grew, how much the file appended (pi's estimate), and
-    the check's threshold: :func:`inspector.recon.flags.sent_fewer`; ``loads``: the ToolSearch results
-    between the two calls that loaded a deferred tool new to the session, with their tools;
-    ``dropped``: the previous turn's first answer that reasoned and its prompt, where the read stopped,
-    for a model that drops earlier turns' reasoning; ``blocks``: the content blocks sent since the
-    previous request, on Anthropic)."""
-    j, prev_usage, pm = prev
-    cause, expected = _break_cause(
-        session, i, m, j, pm, between, cleared, dcp, growth, loads, dropped, blocks
-    )
+def _cache_break(session: Session, b: _Break, shared: bool, dcp: bool, limit: int) -> Finding:
+    """One ``cache-break`` finding: what was lost at ``b``, and why, as far as the file says
+    (``shared``: other breaks read the same amount, the prefix every request shares; ``dcp``: the
+    session runs the DCP plugin; ``limit``: the threshold of
+    :func:`inspector.recon.flags.sent_fewer`, for the prompt's growth)."""
+    j, prev_usage, _ = b.prev
+    cause, expected = _break_cause(session, b, dcp, limit)
+    read, cached, dropped = b.read, b.cached, b.dropped
     what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
     if shared:
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
         if session.format == "claude-code" and cause.startswith(UNEXPLAINED):
             cause += CLAUDE_CODE_FLOOR
     cost = ""
-    now, before = _recorded_cost(usage), _recorded_cost(prev_usage)
+    now, before = _recorded_cost(b.usage), _recorded_cost(prev_usage)
     if now is not None and before is not None:
         cost = f"; this call cost ${now:,.4f}, the one before ${before:,.4f}"
     return finding(
@@ -207,7 +211,13 @@ def _cache_break(
         "info" if expected else "warning",
         f"prompt cache lost: {what}, so {cached - read:,.0f} tokens were paid again; {cause}{cost}",
         # the search that loaded a tool; the previous turn's first answer that reasoned
-        [i, j, *between[:2], *[k for k, _ in loads[:1]], *([dropped[0]] if dropped is not None else [])],
+        [
+            b.i,
+            j,
+            *b.between[:2],
+            *[k for k, _ in b.loads[:1]],
+            *([dropped[0]] if dropped is not None else []),
+        ],
     )
 
 
@@ -225,23 +235,11 @@ shares: the intermittent floor reads users measured (claude-code #87966: 89 over
 correlated with idle time, self-healing; #91514)."""
 
 
-def _break_cause(
-    session: Session,
-    i: int,
-    m: AssistantMessage,
-    j: int,
-    pm: AssistantMessage,
-    between: list[int],
-    cleared: Sequence[tuple[int, str]] = (),
-    dcp: bool = False,
-    growth: tuple[float, float, int] | None = None,
-    loads: Sequence[tuple[int, list[str]]] = (),
-    dropped: tuple[int, float] | None = None,
-    blocks: int = 0,
-) -> tuple[str, bool]:
-    """Why the cache was lost between the answers at ``j`` and ``i``, as far as the file says, and
+def _break_cause(session: Session, b: _Break, dcp: bool, limit: int) -> tuple[str, bool]:
+    """Why the cache was lost between the previous answer and ``b``'s, as far as the file says, and
     whether that is expected."""
-    recorded = _recorded_change(session, between, cleared, loads)
+    m, (j, _, pm), blocks, dropped = b.m, b.prev, b.blocks, b.dropped
+    recorded = _recorded_change(session, b.between, b.cleared, b.loads)
     if recorded is not None:
         return recorded, True
     agents = (_agent(pm), _agent(m))
@@ -271,8 +269,8 @@ def _break_cause(
             f"entry {dropped[0]}) and the cache was read up to there",
             True,
         )
-    if growth is not None and (short := sent_fewer(*growth)):
-        return fewer_words(short, growth[0], growth[1]), False
+    if short := sent_fewer(*b.growth, limit):
+        return fewer_words(short, b.growth[0], b.growth[1]), False
     if TOOL_SEARCH in AGENT_TOOLS.get(session.format, ()) and calls_tool(pm, TOOL_SEARCH):  # Claude Code's
         return UNEXPLAINED + TOOL_SEARCH_NOTE, False
     if dcp:
