@@ -458,3 +458,22 @@ def test_usage_integers_no_float_holds_never_break_the_reconstruction_check(
         ["replay", "{s}", "--cache", "model", "--json"],
     ):
         assert check_command(command_argv(cmd, str(p), str(tmp_path / "o"))) is None
+
+
+def test_fuzz_find_of_2026_11_27(tmp_path, monkeypatch) -> None:
+    """An input the fuzz run of 2026-11-27 broke (seed 21): a label entry whose ``targetId`` is a
+    list (the entry is kept opaque) made the Tree page's entry table fail looking it up."""
+    from inspector.ui import views
+
+    lines = [json.loads(x) for x in base_lines()]
+    last = lines[-1]
+    label = {"type": "label", "id": "lbl-x", "parentId": last["id"], "timestamp": last["timestamp"]}
+    lines.append({**label, "targetId": [last["id"]], "label": "odd"})
+    p = tmp_path / "label.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    s = load_session(p)
+    assert s.entries[-1].type == "label" and s.index_of([last["id"]]) is None and s.index_of(7) is None
+    rows = views.tree_rows(s, s.path(s.default_leaf))
+    assert rows[-1]["tree"].endswith("→ entry None: 'odd'")
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
+    assert check_app(str(p)) is None

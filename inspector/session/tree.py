@@ -147,10 +147,10 @@ class Session:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def index_of(self, entry_id: str | None) -> int | None:
-        if entry_id is None:
-            return None
-        return self.by_id.get(entry_id)
+    def index_of(self, entry_id: object) -> int | None:
+        """The index of the entry with id ``entry_id`` (None: no such entry; ids are strings, and a
+        field an entry kept opaque may hold any JSON value, a list among them)."""
+        return self.by_id.get(entry_id) if isinstance(entry_id, str) else None
 
     def entry(self, ref: int | str) -> AnyEntry:
         """An entry by index or id."""
