@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 MAX_TOKENS = 2**53 - 1
@@ -107,6 +108,18 @@ def finite_ms(v: object) -> float | None:
     except OverflowError:
         return None
     return f if math.isfinite(f) else None
+
+
+def utc_of_ms(v: object) -> datetime | None:
+    """A time in milliseconds since the epoch as a UTC datetime, or None when it is not a finite
+    number or lies outside the years a datetime holds (1–9999): a session may record ``1e300``."""
+    f = finite_ms(v)
+    if f is None:
+        return None
+    try:
+        return datetime.fromtimestamp(f / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def js_float(v: int | float) -> float:

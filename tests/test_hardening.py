@@ -477,3 +477,25 @@ def test_fuzz_find_of_2026_11_27(tmp_path, monkeypatch) -> None:
     assert rows[-1]["tree"].endswith("→ entry None: 'odd'")
     monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
     assert check_app(str(p)) is None
+
+
+@pytest.mark.parametrize("at", [-1e308, 1e300, 253402300800000.0])
+def test_an_agents_clearing_time_out_of_a_dates_range_is_shown_as_a_number(tmp_path, at: float) -> None:
+    """The fuzz run of 2026-11-27 (seed 21): an output OpenCode cleared at ``time.compacted`` =
+    -1e308 (finite, but before year 1) stopped ``inspector prune --strategy recorded``, which
+    writes the time it was cleared at."""
+    from inspector.numbers import utc_of_ms
+
+    b = SessionBuilder()
+    b.user("read a.py")
+    b.assistant("", tools=[("read", {"path": "a.py"})], usage=1200)
+    b.tool_result("x" * 3000, details={"opencode": {"compacted": at}})
+    b.assistant("done", usage=1300)
+    p = tmp_path / "cleared.jsonl"
+    p.write_text(b.text(), encoding="utf-8")
+    assert utc_of_ms(at) is None and utc_of_ms(1_767_225_600_000).year == 2026  # type: ignore[union-attr]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["prune", str(p), "--strategy", "recorded"]) == 0
+    assert (f"OpenCode cleared it at time {at:g} ms (recorded)" in out.getvalue()) == (at < 0)  # a later
+    # time is a clearing still to come: the output is kept, and only what changed is listed

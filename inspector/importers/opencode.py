@@ -55,12 +55,12 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..agents import AGENTS
+from ..numbers import utc_of_ms
 from ..session.loader import _build, _to_entry
 from ..session.models import SessionHeader
 from ..session.tree import LoadIssue, Session
@@ -104,11 +104,8 @@ def recorded_pruned_call_ids(session: Session) -> dict[str, float]:
 
 
 def _iso(ms: Any) -> str | None:
-    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
-        return None
-    try:
-        dt = datetime.fromtimestamp(ms / 1000, UTC)
-    except (OverflowError, OSError, ValueError):
+    dt = utc_of_ms(ms)
+    if dt is None:
         return None
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
 

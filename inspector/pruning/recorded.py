@@ -25,13 +25,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from ..context import ContextMessage
-from ..numbers import finite_ms
+from ..numbers import finite_ms, utc_of_ms
 from ..session.models import ToolResultMessage, UserMessage
 from .base import CallInfo, IdMemo, Plan, PruneResult, Strategy, with_text
 from .runner import IncrementalRunner
@@ -180,7 +179,8 @@ class Recorded(Strategy):
             r = recorded_prune(cm.message)
             if r is None or i in plan.dropped:
                 continue
-            when = datetime.fromtimestamp(r.at / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            dt = utc_of_ms(r.at)
+            when = dt.strftime("%Y-%m-%d %H:%M:%S UTC") if dt is not None else f"time {r.at:g} ms"
             if now is None or r.at <= now:
                 plan.prune(i, with_text(cm, r.marker), r.marker, f"{r.agent} cleared it at {when} (recorded)")
             else:
