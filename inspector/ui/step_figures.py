@@ -40,7 +40,7 @@ def step_bars(replay: Any, k: int, counter: Any, detail: Any = None, zoom: bool 
             reserve=settings.reserve_tokens,
             title=f"Compaction before model call {k} (entry {replay.steps[k].entry_index})",
             zoom=zoom,
-            put_back=views.put_back_parts(replay, None if v.simulated else v.entry_index, counter.count),
+            put_back=views.put_back_parts(replay, v.entry_index, counter.count),
         )
     before_tokens = counter.count_many([c.message for c in d.before])
     pruned = {row["#"] for row in views.pruned_rows(d, counter)}

@@ -270,7 +270,7 @@ def _compaction_moment(
             "summarised messages, a split turn's prefix, the previous summary.",
         )
         m[2].metric("Summarised msgs", f"{len(v.summarised):,}")
-        back = views.put_back_parts(r, None if v.simulated else v.entry_index, counter.count)
+        back = views.put_back_parts(r, v.entry_index, counter.count)
         (kept, kept_tokens, kept_help), (after, after_help) = views.kept_and_after(r, v, back)
         m[3].metric(kept, f"{kept_tokens:,}", help=kept_help)
         m[4].metric("Summary", f"{v.summary_tokens:,}", help="The new summary, by the replay's counter.")

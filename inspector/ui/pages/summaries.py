@@ -215,9 +215,7 @@ def _summary_entry(s: Any, r: Any, i: int, settings: ReplaySettings, rate: float
         if prefix
         else "No split turn.",
     )
-    back = views.put_back_parts(
-        r, None if view.simulated else view.entry_index, counter_for(s, settings.counter).count
-    )
+    back = views.put_back_parts(r, view.entry_index, counter_for(s, settings.counter).count)
     (kept, kept_tokens, kept_help), (after, after_help) = views.kept_and_after(r, view, back)
     m[3].metric(kept, f"{kept_tokens:,}", help=kept_help)
     m[4].metric("Context after", f"{after:,}", help=after_help)
