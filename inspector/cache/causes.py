@@ -19,6 +19,18 @@ DISAGREE_SHARE = 0.05
 DISAGREE_MIN = 1024
 
 
+PRUNE = "prune"
+"""The cause of an invalidation where a message before the cached part was pruned at this call."""
+UNPRUNE = "unprune"
+"""... where an output pruned at the previous call is sent whole again (the strategy's clock went back)."""
+COMPACTION = "compaction"
+"""... where a compaction replaced the history before this call."""
+TTL = "ttl"
+"""... where the cache entry expired: the call came more than the TTL after the previous one used it."""
+START = "start"
+"""What :func:`inspector.cache.report` finds at the first call (nothing before it to break)."""
+
+
 DCP_CAUSE = (
     "the DCP plugin re-renders its message-id tags and nudges at each request, changing the prompt "
     "just after the system prompt (DCP #410, #614); the export does not show them"
@@ -205,11 +217,11 @@ def invalidation(
     (the lost prefix written, or sent uncached, instead of read)."""
     if lost <= 0:
         return None
-    why = cause if warm else "ttl"
+    why = cause if warm else TTL
     extra = (rate.write if rule.writes else rate.input) - rate.read
     return {
         "cause": why,
-        "brokenAtEntryIndex": broke if why != "ttl" else None,
+        "brokenAtEntryIndex": broke if why != TTL else None,
         "tokensRewritten": lost,
         "premiumUsd": round(lost * extra, 6),
         "idleSeconds": None if idle is None else round(idle, 1),
@@ -217,11 +229,10 @@ def invalidation(
 
 
 INVALIDATION_WORDS = {
-    "prune": "a prune",
-    "unprune": "an undone prune",
-    "compaction": "a compaction",
-    "ttl": "the cache expiring",
-    "change": "a change",
+    PRUNE: "a prune",
+    UNPRUNE: "an undone prune",
+    COMPACTION: "a compaction",
+    TTL: "the cache expiring",
     AGENT_SWITCH: "a switch of agent (its own tools)",
     TOOL_LOAD: "a deferred tool ToolSearch loaded (Claude Code then sends its tool list again, as its users measured it)",
     REASONING: "the previous turn's reasoning, which OpenAI models before GPT-5.6 drop at a new turn, beginning",
@@ -238,7 +249,7 @@ def invalidated_by(inv: dict[str, Any]) -> str:
     out = INVALIDATION_WORDS.get(cause, str(cause)) if isinstance(cause, str) else "a change"
     if inv.get("brokenAtEntryIndex") is not None:
         out += f" at entry {inv['brokenAtEntryIndex']}"
-    if cause == "ttl" and inv.get("idleSeconds") is not None:
+    if cause == TTL and inv.get("idleSeconds") is not None:
         out += f" after {inv['idleSeconds'] / 60:.1f} idle minutes"
     return out
 

@@ -44,6 +44,7 @@ from .causes import (
     LOOKBACK,
     OPENAI_ROUTING_NOTE,
     REASONING,
+    START,
     TOOL_LOAD,
     WARM_START,
     alive,
@@ -458,7 +459,7 @@ def _cut(
 def _break(k: int, st: Any, prev_st: Any, facts: Any, shared: Shared) -> tuple[str | None, int | None, int]:
     """(cause, entry that broke the cache, tokens shared with the previous call) for step ``k``."""
     if k == 0:
-        return "start", None, 0
+        return START, None, 0
     if st.entry_index in facts.agent_switch:
         return AGENT_SWITCH, st.entry_index, 0
     if (result := facts.tool_loads.get(st.entry_index)) is not None:

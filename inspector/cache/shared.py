@@ -10,6 +10,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..replay.results import Pruned
+from .causes import COMPACTION, PRUNE, UNPRUNE
 
 
 def _first_change(prev: Sequence[Any], cur: Sequence[Any]) -> int:
@@ -86,7 +87,7 @@ class Shared:
         if cur._segment is not prev._segment:
             ei = self._compactions.get(k)
             first = cur._segment[0].entry_index if cur._length else None
-            return "compaction", first if ei is None else ei, 0
+            return COMPACTION, first if ei is None else ei, 0
         if not cur.events:
             return None, None, prev.tokens
         kinds = set(map(_TYPE, cur.events))
@@ -99,7 +100,7 @@ class Shared:
         if i >= len(a):
             return None, None, prev.tokens
         shared = sum(self.counter.counts([c.message for c in b[:i]]))
-        kind = "prune" if "pruned" in kinds else "unprune"
+        kind = PRUNE if "pruned" in kinds else UNPRUNE
         return kind, b[i].entry_index if i < len(b) else None, shared
 
     def _pruned(self, cur: Any, prev: Any) -> tuple[str | None, int | None, int]:
@@ -114,7 +115,7 @@ class Shared:
         if pos is None or pos >= prev._length:
             return None, None, prev.tokens
         saved = prev.tokens_before_pruning - prev.tokens
-        return "prune", first, max(0, min(prev.tokens, self._cumulative(cur._segment, pos) - saved))
+        return PRUNE, first, max(0, min(prev.tokens, self._cumulative(cur._segment, pos) - saved))
 
     def _position(self, seg: list[Any], entry: int) -> int | None:
         idx = self._index.get(id(seg))

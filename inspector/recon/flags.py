@@ -191,7 +191,7 @@ def classify(c: Observed, prev: Observed, jump: float) -> Flag:
             n,
             f"the {round(appended):,} tokens appended count differently than this session's fitted ratio",
         )
-    return Flag(c.step, c.entry_index, "context change not in the file", n, _unexplained(c, prev, jump))
+    return Flag(c.step, c.entry_index, UNEXPLAINED, n, _unexplained(c, prev, jump))
 
 
 def _dcp_note(c: Observed) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .flags import Flag, Observed
+from .flags import UNEXPLAINED, Flag, Observed
 
 MIN_CALLS = 10
 REASONING_PARTS = ("thinking as stored", "reasoning beyond the stored text")
@@ -81,7 +81,7 @@ def reasoning_dropped(
     counted, since = True, 0
     for i, o in enumerate(observed):
         f = flags[i]
-        if f is not None and f.cause == "context change not in the file":
+        if f is not None and f.cause == UNEXPLAINED:
             stop = _stops_counting(observed, parts, flags, i, ratio, limit)
             if stop is not None and stop == counted:
                 counted, since = not stop, reasoning(parts[i])

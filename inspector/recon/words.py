@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import Counter
 
 from .check import ReconCheck
+from .flags import UNEXPLAINED
 
 _PLURAL = {
     "mid-session start": "mid-session starts",
     "compaction": "compactions",
     "prune": "prunes",
     "tokenizer drift": "tokenizer drifts",
-    "context change not in the file": "context changes not in the file",
+    UNEXPLAINED: "context changes not in the file",
 }
 
 
@@ -53,7 +54,7 @@ def step_note(c: ReconCheck, step: int) -> str | None:
     if call.flag is None:
         return unexplained_words(call.unexplained) if call.unexplained else None
     f = call.flag
-    if f.cause == "context change not in the file":
+    if f.cause == UNEXPLAINED:
         return f"{f.detail[0].upper()}{f.detail[1:]}."
     sign = "more" if f.tokens > 0 else "fewer"
     return (
