@@ -227,5 +227,12 @@ def test_loader_never_raises_on_shuffled_lines(lines: list[str], crlf: bool) -> 
     from inspector import build_session_context
 
     s = parse_session(("\r\n" if crlf else "\n").join(lines))
+    objects = [json.loads(line) for line in lines if line.startswith("{") and line != "{"]
+    # every entry is kept, even a duplicate or one that is not valid (kept opaque), and no header
+    assert len(s.entries) == sum(1 for o in objects if o.get("type") != "session")
+    reported = {i.line for i in s.issues if i.severity == "error"}
+    for n, line in enumerate(lines, 1):
+        if not line.startswith("{") or line == "{":  # not an object: reported at its own line
+            assert n in reported, (n, line)
     if s.entries:
         build_session_context(s)  # and the context builds
