@@ -93,5 +93,10 @@ with busy():
     }
     st.session_state["_pages"] = nav
     st.session_state["_settings"] = settings
+    if why := st.session_state.pop("_preload_error", None):
+        # said on whichever page the link opens, once: an error when no session could be opened, a
+        # warning when one was but it is not the file the link was made with
+        say = st.warning if current_session() is not None else st.error
+        say(us.esc(why), icon=":material/link_off:")
     with errors.guard():
         st.navigation(list(nav.values())).run()

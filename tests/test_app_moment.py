@@ -15,7 +15,7 @@ from inspector.compaction_view import compaction_view
 from inspector.replay import ReplaySettings, replay
 from inspector.ui import views
 
-from .test_app import SAMPLE, SAMPLES, bar_totals, figures_of, fresh, load, metrics, page
+from .test_app import APP, SAMPLE, SAMPLES, bar_totals, figures_of, fresh, load, metrics, page
 
 
 def moment(at: AppTest, v) -> None:  # type: ignore[no-untyped-def]
@@ -289,6 +289,33 @@ def test_a_share_link_reopens_a_sample_or_an_allowed_path_only() -> None:
     assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'broken.jsonl').entries):,}"
     at = fresh(session="path:/etc/hostname")
     assert "Entries" not in metrics(at) and any("not on this machine" in e.value for e in at.error)
+
+
+def test_a_link_to_another_page_says_there_why_its_session_is_not_the_one_it_named() -> None:
+    def opened(page_name: str, **query: str) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=120)
+        for k, v in query.items():
+            at.query_params[k] = v
+        return at.switch_page(f"inspector/ui/pages/{page_name}.py").run()
+
+    # a file this machine does not let the app read: said on the Replay page the link opens
+    at = opened("replay", session="path:/etc/hostname", step="3")
+    assert not at.exception
+    assert [e.value.replace("\\", "") for e in at.error] == [
+        "The link names a session that is not on this machine (an upload, or a file outside the allowed "
+        "folders): open it on the Load page."
+    ]
+    assert any("Load a session first" in i.value for i in at.info)
+    # the same file under another hash: this machine's copy is replayed, and the page says so
+    at = opened("tree", sid="0123456789abcdef", session="sample:small-tutorial.jsonl")
+    assert not at.exception and at.get("plotly_chart")
+    assert not at.error and any(
+        "small-tutorial.jsonl here differs from the file the link was made with" in w.value.replace("\\", "")
+        for w in at.warning
+    )
+    # said once: the next run of the page (a click) no longer shows it
+    at.run()
+    assert not any("differs" in w.value for w in at.warning)
 
 
 def test_a_file_that_is_not_a_session_is_refused_and_the_session_stays() -> None:

@@ -217,7 +217,7 @@ def _read_origin(origin: tuple[str, str] | None) -> bytes | None:
 def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None:
     """After a reload or from a shared link: reopen the session the URL names — from the
     server's cache by its hash, or the same sample or local file (under the allowed roots only).
-    Returns a sentence for the Load page when it could not, or when the file differs."""
+    Returns a sentence for the page the link opens when it could not, or when the file differs."""
     if sid and not re.fullmatch(r"[0-9a-f]{16}", sid):
         sid = None  # only a whole key finds a session (a short prefix would match someone else's)
     if sid:
@@ -240,7 +240,7 @@ def restore_from_url(sid: str | None, ref: tuple[str, str] | None) -> str | None
         return (
             (
                 "The link names a session that is not on this machine (an upload, or a file outside the allowed "
-                "folders): load it here."
+                "folders): open it on the Load page."
             )
             if sid or ref
             else None

@@ -320,9 +320,8 @@ def load_page() -> None:
         "A pi session (JSONL), a Claude Code transcript, a Codex CLI rollout or an OpenCode export; the "
         "format is recognised from the content. The file is only read, never written."
     )
-    for key in ("_preload_error", "_load_error"):
-        if err := st.session_state.pop(key, None):
-            st.error(esc(err), icon=":material/error:")
+    if err := st.session_state.pop("_load_error", None):
+        st.error(esc(err), icon=":material/error:")
     c1, c2 = st.columns(2, gap="large")
     with c1:
         _samples_and_upload()
