@@ -62,6 +62,12 @@ def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) ->
     at.slider(key="step").set_value(9).run()  # later calls carry the departure: said there too
     story = next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")
     assert "The file cannot explain what was sent here: about " in story and "tokens fewer than" in story
+    assert "tokens the provider recorded for this prompt" not in story  # no split where the file departs
     at.slider(key="step").set_value(6).run()
     assert "Tokens sent" in {x.label for x in at.metric}
-    assert DROP not in next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")
+    story = next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")
+    assert DROP not in story
+    # before it, the story splits the recorded prompt: the file's part and the 30,000 no file stores
+    m = {x.label: x.value for x in at.metric}
+    assert f"Of the {m['Recorded prompt']} tokens the provider recorded for this prompt" in story
+    assert "The other 30,000 are what no file stores, the system prompt and tool definitions" in story

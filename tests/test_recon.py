@@ -14,7 +14,7 @@ from inspector.calibration import session_calibration
 from inspector.cli import main
 from inspector.context import ContextMessage
 from inspector.importers import parse_any
-from inspector.recon import CAUSES, check, step_note, verdict
+from inspector.recon import CAUSES, check, recorded_split, step_note, verdict
 from inspector.replay import ReplaySettings, replay
 from inspector.sent import SendRules, SentCounter, claude_keeps_thinking, rules_for
 from inspector.session.models import AssistantMessage, ToolResultMessage, UserMessage
@@ -56,6 +56,26 @@ def test_an_unexplained_drop_is_flagged_carried_and_said() -> None:
     )
     assert step_note(c, 6) is None
     assert verdict(c) == "departs at 1 call: 1 context change not in the file (elsewhere within ±0 tokens)"
+
+
+def test_a_calls_recorded_prompt_is_split_into_what_the_file_holds_and_what_no_file_stores() -> None:
+    session = recorded_builder(12, ratio=1.1, overhead=3).session()
+    c = check(session)
+    sent, messages = sent_counts(session)[4]
+    call = c.calls[4]
+    assert call.recorded == round(SYSTEM + 1.1 * sent + 3 * messages) and call.sent == sent
+    assert call.expected + call.offset == call.recorded and abs(call.offset - SYSTEM) <= 1  # the fit: to rounding
+    assert recorded_split(c, 4) == (
+        f"Of the {call.recorded:,} tokens the provider recorded for this prompt, the file accounts for "
+        f"{call.expected:,}: the messages, {sent:,} tiktoken tokens, which this session's provider counts as "
+        f"{call.expected:,} (tiktoken × 1.100 + 3 per message, fitted to its usage). The other "
+        f"{call.offset:,} are what no file stores, the system prompt and tool definitions "
+        f"({c.offset_median:,} at this session's median call; the reconstruction check)."
+    )
+    # where the check departs, its note says why instead; a step no call answers has neither
+    dropped = check(_recorded(12, drop_at=7, drop=20_000))
+    assert [recorded_split(dropped, k) is None for k in (6, 7, 8)] == [False, True, True]
+    assert step_note(dropped, 7) is not None and recorded_split(dropped, 99) is None
 
 
 def test_the_calibration_is_fitted_from_deltas_and_offered_as_a_counter() -> None:

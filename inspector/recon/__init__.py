@@ -17,7 +17,7 @@ replay, pruning and compaction never import it. ``inspector check SESSION [--jso
 
 from .check import Call, ReconCheck, check
 from .flags import CAUSES, UNEXPLAINED, Flag
-from .words import step_note, unexplained_words, verdict
+from .words import recorded_split, step_note, unexplained_words, verdict
 
 __all__ = [
     "CAUSES",
@@ -26,6 +26,7 @@ __all__ = [
     "Flag",
     "ReconCheck",
     "check",
+    "recorded_split",
     "step_note",
     "unexplained_words",
     "verdict",

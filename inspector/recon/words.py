@@ -45,6 +45,38 @@ def unexplained_words(tokens: int, rebuilt: str = "") -> str:
     )
 
 
+def recorded_split(c: ReconCheck, step: int) -> str | None:
+    """The recorded prompt of the call at ``step`` as the check splits it: what the file accounts
+    for (the messages, and each thing the agent's sending rules add or leave out, in tiktoken
+    tokens, then as this session's provider counts them) and the part no file stores (the system
+    prompt and tool definitions). None where the check did not compare the call, or departs there
+    (:func:`step_note` says why)."""
+    call = c.call_at(step)
+    if call is None or call.flag is not None or call.unexplained:
+        return None
+    extra = [f"{name} ({n:+,})" for name, n in call.parts.items() if name != "messages" and n]
+    if extra:
+        parts = [f"the messages ({call.parts.get('messages', 0):,})", *extra]
+        listed = f"{', '.join(parts[:-1])} and {parts[-1]}, {call.sent:,} tiktoken tokens"
+    else:
+        listed = f"the messages, {call.sent:,} tiktoken tokens"
+    if call.calibrated != call.sent:  # the provider counts otherwise
+        cal = c.calibration
+        how = (
+            f" (tiktoken × {cal.ratio:.3f} + {cal.overhead:.0f} per message, fitted to its usage)"
+            if cal.fitted
+            else ""
+        )
+        listed += f", which this session's provider counts as {call.calibrated:,}{how}"
+    if call.departure:
+        listed += f"; and changes the check found at earlier calls ({call.departure:+,})"
+    return (
+        f"Of the {call.recorded:,} tokens the provider recorded for this prompt, the file accounts for "
+        f"{call.expected:,}: {listed}. The other {call.offset:,} are what no file stores, the system prompt "
+        f"and tool definitions ({c.offset_median:,} at this session's median call; the reconstruction check)."
+    )
+
+
 def step_note(c: ReconCheck, step: int) -> str | None:
     """What the check says about the call at ``step``: its flag in a sentence; at a later call the
     departure is carried to, that the file cannot explain it; else None."""

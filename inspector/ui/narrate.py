@@ -227,9 +227,9 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
             newly = list(e.entry_indexes)
         out += _event_sentences(e, replay, k, unexplained)
     if recon is not None:
-        from ..recon import step_note
+        from ..recon import recorded_split, step_note
 
-        note = step_note(recon, st.step)
+        note = step_note(recon, st.step) or recorded_split(recon, st.step)
         if note:
             out.append(note)
     if detail is not None:
