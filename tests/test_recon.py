@@ -64,7 +64,8 @@ def test_a_calls_recorded_prompt_is_split_into_what_the_file_holds_and_what_no_f
     sent, messages = sent_counts(session)[4]
     call = c.calls[4]
     assert call.recorded == round(SYSTEM + 1.1 * sent + 3 * messages) and call.sent == sent
-    assert call.expected + call.offset == call.recorded and abs(call.offset - SYSTEM) <= 1  # the fit: to rounding
+    # the file's part and the rest add up to the recorded prompt; the rest is the system prompt, to rounding
+    assert call.expected + call.offset == call.recorded and abs(call.offset - SYSTEM) <= 1
     assert recorded_split(c, 4) == (
         f"Of the {call.recorded:,} tokens the provider recorded for this prompt, the file accounts for "
         f"{call.expected:,}: the messages, {sent:,} tiktoken tokens, which this session's provider counts as "
