@@ -190,6 +190,29 @@ def test_a_task_is_not_open_when_the_user_asks_anew() -> None:
     assert [(n.kind, n.item) for n in c.forgotten] == [("identifiers", "load_config")]
 
 
+def test_a_go_or_an_ok_carries_on_the_request_before_it() -> None:
+    b = SessionBuilder()
+    b.user("Migrate the settings loader to TOML.")
+    b.assistant("Reading it.", tools=[("read", {"path": "src/settings.py"})])
+    b.tool_result("def load(): ...")
+    b.user("ok")  # a carry-on before the cut: not the task
+    b.assistant("Migrating.", tools=[("edit", {"path": "src/settings.py"})])
+    kept = b.tool_result("edited")
+    b.add("compaction", summary="## Goal\nMigrate the settings loader to TOML.", firstKeptEntryId=kept)
+    b.user("go")  # after the cut: no new request, the migration is still the task
+    b.assistant("Carrying on with the migration.")
+    s = b.session()
+    (c,) = retention(replay(s, ReplaySettings())).compactions
+    task = [(n.item, n.introduced_at, n.needed_at, n.kept) for n in c.needed if n.kind == "task"]
+    assert task == [("migrate the settings loader to toml.", 0, len(s.entries) - 1, True)]  # as read: lower case
+    # a summary without it forgets it
+    (span,) = spans(replay(s, ReplaySettings()))
+    bare = score_text(replay(s, ReplaySettings()), span, "## Goal\nSettings.", "bare", use_details=False)
+    assert [(n.kind, n.item) for n in bare.forgotten if n.kind == "task"] == [
+        ("task", "migrate the settings loader to toml.")
+    ]
+
+
 def test_interface_json_shape(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     s, ix = _session()
     p = tmp_path / "s.jsonl"
@@ -636,7 +659,11 @@ def test_the_reads_claude_code_attaches_again_after_its_compaction_are_kept() ->
     by = {(n.kind, n.item): n.where for n in c.needed}
     assert by[("identifiers", "load_widget_config")] == ("kept",)
     assert by[("files", "/w/widget.py")] == ("kept",)
-    assert [(n.kind, n.item) for n in c.forgotten] == [("identifiers", "cfg_loader_cache")]
+    # "go on" carries on: the task stays open, and the summary ("Fixing.") does not name it
+    assert [(n.kind, n.item) for n in c.forgotten] == [
+        ("identifiers", "cfg_loader_cache"),
+        ("task", "fix the widget loader"),
+    ]
     from inspector.ui.narrate import agent_compaction_story
 
     story = agent_compaction_story(s, s.entries.index(comp), 3)

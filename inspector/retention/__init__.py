@@ -33,7 +33,18 @@ from ..importers.claude_code import reinjected
 from ..importers.codex import put_back_count
 from ..replay.results import CompactionRecord, Reread, SimulatedCompaction
 from .extract import facts_for
-from .score import CATEGORIES, KINDS, CompactionRetention, Needed, Redo, Span, judge, needed_items, redo
+from .score import (
+    CATEGORIES,
+    KINDS,
+    CompactionRetention,
+    Needed,
+    Redo,
+    Span,
+    continuation,
+    judge,
+    needed_items,
+    redo,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -149,7 +160,11 @@ def spans(replay: Any) -> list[Span]:
             kept += tuple(i for i in again if i not in kept_set)
         ei = rec.entry_index if recorded else (path[start - 1] if start > 0 else -1)
         last_user = next(
-            (path[p] for p in range(start - 1, -1, -1) if facts[path[p]].role == "user"),
+            (
+                path[p]
+                for p in range(start - 1, -1, -1)
+                if facts[path[p]].role == "user" and not continuation(facts[path[p]].text)
+            ),
             None,
         )
         out.append(

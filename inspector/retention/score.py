@@ -23,7 +23,9 @@ are in :mod:`inspector.retention.extract` and ``docs/retention.md``):
 * a user instruction given in the span: it stands for every later call, so it is needed at the
   first call of the horizon;
 * the open task: the last user request before the cut, when it lies in the span and the agent is
-  still working on it (the horizon does not start with a new user request).
+  still working on it (the horizon does not start with a new user request). A message that only
+  says to carry on ("go", "continue", "ok", …: :func:`continuation`) is no request: it neither
+  starts a new task nor is one.
 
 An item survives (``where``) in the summary's prose, in the compaction's file lists
 (``details.readFiles``/``modifiedFiles`` of a recorded pi compaction, else the ``<read-files>`` /
@@ -62,6 +64,19 @@ KINDS = (*CATEGORIES, "task")
 PHRASE_SHARE = 0.6
 """Share of an instruction's (or a task's, an error's) content words a text must hold to keep it."""
 SUMMARY, DETAILS, KEPT = "summary", "details", "kept"
+
+_CONTINUE = re.compile(
+    r"(?:please\s+)?(?:go|go on|go ahead|continue|carry on|keep going|proceed|resume|ok|okay|yes|yep|sure|do it)"
+    r"(?:\s+please)?[\s.!…]*",
+    re.I,
+)
+
+
+def continuation(text: str) -> bool:
+    """Is this user message only a prompt to carry on ("go", "continue", "ok", "yes", "keep
+    going", …)? It is no new request: the task before it stays open, and it is not itself a task."""
+    return _CONTINUE.fullmatch(text.strip()) is not None
+
 
 _FILE_BLOCK = re.compile(r"<(read-files|modified-files)>\s*(.*?)\s*</\1>", re.S)
 
@@ -462,7 +477,7 @@ def _uses(facts: Sequence[Facts], horizon: Sequence[int]) -> _Uses:
         if f.role == "other" and not f.text:
             continue
         if not seen_message and f.role in ("user", "assistant"):
-            u.starts_with_user = f.role == "user"
+            u.starts_with_user = f.role == "user" and not continuation(f.text)
             seen_message = True
         if f.role in ("user", "assistant"):
             if f.role == "assistant" and u.first_call is None:
