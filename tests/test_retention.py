@@ -204,7 +204,9 @@ def test_a_go_or_an_ok_carries_on_the_request_before_it() -> None:
     s = b.session()
     (c,) = retention(replay(s, ReplaySettings())).compactions
     task = [(n.item, n.introduced_at, n.needed_at, n.kept) for n in c.needed if n.kind == "task"]
-    assert task == [("migrate the settings loader to toml.", 0, len(s.entries) - 1, True)]  # as read: lower case
+    assert task == [
+        ("migrate the settings loader to toml.", 0, len(s.entries) - 1, True)
+    ]  # as read: lower case
     # a summary without it forgets it
     (span,) = spans(replay(s, ReplaySettings()))
     bare = score_text(replay(s, ReplaySettings()), span, "## Goal\nSettings.", "bare", use_details=False)
