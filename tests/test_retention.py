@@ -375,6 +375,10 @@ def test_instructions() -> None:
         "We decided to keep SQLite.",
     )
     assert words("Don't touch the public APIs") == {"touch", "public", "api"}
+    # a question is no instruction, though it holds the words (two such were counted on the shared sessions)
+    assert instructions_in(
+        "We don't have a staging backend? Never push to main. Will we always stay fast?"
+    ) == ("Never push to main.",)
 
 
 def test_highlights_are_the_kept_names_in_the_summary(scored) -> None:  # type: ignore[no-untyped-def]

@@ -609,11 +609,12 @@ def _lines_with(text: str) -> list[str]:
 
 
 def instructions_in(text: str) -> tuple[str, ...]:
-    """The sentences of a user message that give a standing instruction or decision."""
+    """The sentences of a user message that give a standing instruction or decision; a question
+    ("We don't have a staging backend?") gives none."""
     out = []
     for s in _SENTENCE.split(text):
         s = norm(s)
-        if 8 <= len(s) <= 400 and _INSTRUCTION.search(s) and len(words(s)) >= 2:
+        if 8 <= len(s) <= 400 and not s.endswith("?") and _INSTRUCTION.search(s) and len(words(s)) >= 2:
             out.append(s[:240])
     return tuple(out)
 
