@@ -31,7 +31,9 @@ def generated(entries: int) -> Path:
     p = out / f"big-{entries}.jsonl"
     if not p.exists():
         subprocess.run(
-            [sys.executable, str(HERE / "gen_big.py"), "--entries", str(entries), "--out", str(p)], check=True
+            [sys.executable, "-m", "tools.samples.gen_big", "--entries", str(entries), "--out", str(p)],
+            check=True,
+            cwd=HERE.parent,
         )
     return p
 

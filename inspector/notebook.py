@@ -27,6 +27,7 @@ import plotly.graph_objects as go
 from .policies import POLICIES
 from .pruning import REGISTRY
 from .pruning.base import field_bounds
+from .recon import INTERACTIVE_MAX_CALLS, check
 from .replay import Replay, ReplaySettings, default_strategy, replay, session_counter
 from .session.tree import Session
 from .ui import figures
@@ -104,6 +105,7 @@ class Inspector:
         self._step = step if step is not None else (events[0] if events else 0)
         self._busy = False
         self._timeline_of: Replay | None = None  # the replay the timeline widget draws
+        self._checks: dict[int | None, Any] = {}  # the reconstruction check of each branch (leaf)
         self._build()
         self._draw_all()
 
@@ -118,6 +120,17 @@ class Inspector:
                 self._replays.popitem(last=False)
         self._replays.move_to_end(settings)
         return r
+
+    def _recon(self, r: Replay) -> Any:
+        """The reconstruction check of the replayed branch, as the Replay page has it: as recorded
+        only, where a call records its prompt and the session is not too long to check here."""
+        if not POLICIES[r.settings.compaction].as_recorded or not 0 < len(r.steps) <= INTERACTIVE_MAX_CALLS:
+            return None
+        leaf = r.settings.leaf
+        if leaf not in self._checks:
+            c = check(self.session, leaf=leaf)
+            self._checks[leaf] = c if c.calls else None
+        return self._checks[leaf]
 
     @property
     def settings(self) -> ReplaySettings:
@@ -293,13 +306,14 @@ class Inspector:
             return
         k = self._step
         d = r.step_detail(k)
+        recon = self._recon(r)
         _refresh(self.bars, step_bars(r, k, session_counter(self.session, r.settings.counter), d))
         if self._timeline_of is not r or not _move_marker(self.timeline, r, k):
-            _refresh(self.timeline, figures.timeline(r, current_step=k))
+            _refresh(self.timeline, figures.timeline(r, current_step=k, recon=recon))
             for tr in self.timeline.data:
                 tr.on_click(self._timeline_clicked)
             self._timeline_of = r
-        self.story.value = _story_html(step_story(r, k, d))
+        self.story.value = _story_html(step_story(r, k, d, recon))
 
     def _timeline_clicked(self, trace: Any, points: Any, _state: Any) -> None:
         if points.xs:

@@ -3,6 +3,7 @@ change in place; its DataFrames; the figure modules it shares with the app stay 
 
 from __future__ import annotations
 
+import html
 import subprocess
 import sys
 
@@ -104,6 +105,21 @@ def test_another_agents_file_is_inspected_as_recorded() -> None:
     assert ins.settings.strategy == "recorded"
     assert inspect(SAMPLES / "opencode-session.json", strategy="none").settings.strategy == "none"
     assert inspect(SAMPLE).settings.strategy == "none"  # pi records no pruning
+
+
+def test_as_recorded_the_story_and_timeline_carry_the_reconstruction_check_as_the_app_does() -> None:
+    from inspector.recon import check, recorded_split
+
+    ins = inspect(SAMPLE)
+    c = check(ins.session)
+    k = next(x.step for x in c.calls if recorded_split(c, x.step))
+    ins.goto(k)
+    assert html.escape(recorded_split(c, k)) in ins.story.value  # the recorded prompt, split
+    names = {tr.name for tr in ins.timeline.data}
+    assert any(n and n.startswith("expected prompt") for n in names)  # the check's band
+    ins.set(compaction="pi")  # a what-if: no check, as on the Replay page
+    assert "tokens the provider recorded for this prompt" not in ins.story.value
+    assert not any(n and n.startswith("expected prompt") for n in (tr.name for tr in ins.timeline.data))
 
 
 def test_a_codex_rollout_is_inspected_with_the_window_it_records() -> None:

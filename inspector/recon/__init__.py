@@ -15,12 +15,13 @@ replay, pruning and compaction never import it. ``inspector check SESSION [--jso
 ``bench/recon.py`` runs it over a folder.
 """
 
-from .check import Call, ReconCheck, check
+from .check import INTERACTIVE_MAX_CALLS, Call, ReconCheck, check
 from .flags import CAUSES, UNEXPLAINED, Flag
 from .words import recorded_split, step_note, unexplained_words, verdict
 
 __all__ = [
     "CAUSES",
+    "INTERACTIVE_MAX_CALLS",
     "UNEXPLAINED",
     "Call",
     "Flag",

@@ -103,21 +103,17 @@ def message_list(rows: list[dict[str, Any]], items: list[Any], key: str, focus: 
     st.code(text, language=None, wrap_lines=True, height=min(600, 80 + 18 * min(30, text.count("\n"))))
 
 
-RECON_MAX_CALLS = 3_000
-"""Beyond this many calls the pages leave the reconstruction check to ``inspector check``."""
-
-
 def reconstruction(s: Any, leaf: int | None = None) -> Any:
     """The reconstruction check of the session (:mod:`inspector.recon`), or None where no call
     records its prompt or the session is too long to check on a page."""
-    from inspector.recon import check
+    from inspector.recon import INTERACTIVE_MAX_CALLS, check
 
     calls = memo(
         "calls",
         None,
         lambda: sum(1 for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "assistant"),
     )
-    if not calls or calls > RECON_MAX_CALLS:
+    if not calls or calls > INTERACTIVE_MAX_CALLS:
         return None
     c = memo("recon", leaf, lambda: check(s, leaf=leaf))
     return c if c.calls else None
