@@ -26,7 +26,6 @@ from ..session.tree import Session
 from .flags import Flag, Observed, flag_calls, threshold
 from .regimes import NOTE, reasoning_dropped
 
-
 INTERACTIVE_MAX_CALLS = 3_000
 """Beyond this many model calls the interactive views (the app's pages, the notebook inspector)
 leave the check to ``inspector check``, which checks any session."""
