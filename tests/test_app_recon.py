@@ -64,7 +64,8 @@ def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) ->
     assert "The file cannot explain what was sent here: about " in story and "tokens fewer than" in story
     assert "tokens the provider recorded for this prompt" not in story  # no split where the file departs
     at.slider(key="step").set_value(6).run()
-    assert "Tokens sent" in {x.label for x in at.metric}
+    sent = next(x for x in at.metric if x.label == "Tokens sent")
+    assert "system prompt and tool definitions are not in the session file" in sent.help
     story = next(x.value for x in at.markdown if x.value.startswith("- ")).replace("\\", "")
     assert DROP not in story
     # before it, the story splits the recorded prompt: the file's part and the 30,000 no file stores

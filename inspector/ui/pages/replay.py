@@ -154,7 +154,9 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
         m[0].metric(
             "Tokens sent",
             f"{step.tokens:,}",
-            help="Context the model receives at this call, after pruning (by the chosen counter).",
+            help="The messages the model receives at this call, after pruning (by the chosen counter). The "
+            "system prompt and tool definitions are not in the session file, so not in this figure; as "
+            "recorded, 'What happened here' splits the recorded prompt into the two.",
             delta=f"{step.tokens - r.steps[k - 1].tokens:+,}" if k else None,
             delta_color="inverse",
         )
