@@ -202,13 +202,23 @@ def test_the_html_replay_report_states_the_billed_cost_beside_the_blended_one(tm
         assert got is not None, label
         return got.group(1)
 
-    assert float(cell("billed input cost, prompt cache priced (USD)")) == m["billedCostUsd"]
+    assert cell("billed input cost, prompt cache priced (USD)") == f"${m['billedCostUsd']:,.4f}"
     assert (
-        float(cell("of which the compactions&#x27; summarisation requests (USD, estimated)"))
-        == m["summarisationCostUsd"]
-        > 0
+        cell("of which the compactions&#x27; summarisation requests (USD, estimated)")
+        == f"${m['summarisationCostUsd']:,.4f}"
+        != "$0.0000"
     )
-    assert cell("input cost, blended per token, no cache (USD)")
+    assert cell("input cost, blended per token, no cache (USD)").startswith("$")
+    # figures as the app writes them: separators, whole tokens, shares in per cent
+    r = replay(load_session(src), ReplaySettings())
+    assert cell("mean context (tokens)") == f"{r.metrics.mean_context:,.0f}"
+    assert cell("total input tokens (sum over calls)") == f"{r.metrics.total_input_tokens:,}"
+    assert cell("cache hit rate") == f"{m['cacheHitRate']:.1%}"
+    # as recorded, the reconstruction check: its band on the timeline and its verdict in words
+    assert (
+        "expected prompt (check" in page
+        and "Reconstruction check: the context rebuilt here departs at 2 calls" in page
+    )
     assert "what-if" not in page  # as recorded: the read error is the model's check
     what_if = ["--strategy", "opencode", "--compaction", "pi", "--window", "40000"]
     assert main(["export", "replay", str(src), "-o", str(out), *what_if]) == 0
@@ -219,3 +229,4 @@ def test_the_html_replay_report_states_the_billed_cost_beside_the_blended_one(tm
     assert c.departs and cell(
         f"cache-read error vs recorded (a what-if from call {c.departs}: differs by design there)"
     )
+    assert "Reconstruction check" not in page  # a what-if: the file's prompts are not its own

@@ -76,7 +76,7 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
     """A replay report: settings, metrics, the timeline, events and the last call's context.
     Every string from the session passes through ``redact`` (e.g. ``redact_text``) first."""
     from ..cache import cache_replay
-    from .views import METRIC_LABELS
+    from .views import METRIC_LABELS, fmt_metric
 
     t = _Text(redact)
     s = replay.settings
@@ -84,27 +84,42 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
     cache = cache_replay(replay)
     cm = cache.metrics()
     cached = [  # billed cost, as everywhere a cost appears (issue 19)
-        ("billed input cost, prompt cache priced (USD)", cm["billedCostUsd"]),
-        ("of which the compactions' summarisation requests (USD, estimated)", cm["summarisationCostUsd"]),
-        ("cache hit rate", cm["cacheHitRate"]),
-        ("cache invalidations", cm["invalidations"]),
-        ("cache-read error vs recorded" + cache.departed, cm["cacheReadError"]),
+        ("billed input cost, prompt cache priced (USD)", fmt_metric("usd", cm["billedCostUsd"])),
+        (
+            "of which the compactions' summarisation requests (USD, estimated)",
+            fmt_metric("usd", cm["summarisationCostUsd"]),
+        ),
+        ("cache hit rate", _share(cm["cacheHitRate"])),
+        ("cache invalidations", fmt_metric("", cm["invalidations"])),
+        ("cache-read error vs recorded" + cache.departed, _share(cm["cacheReadError"])),
     ]
     rows = "".join(
-        f"<tr><th>{html.escape(label)}</th><td class='num'>{t('—' if v is None else v)}</td></tr>"
+        f"<tr><th>{html.escape(label)}</th><td class='num'>{t(v)}</td></tr>"
         for label, v in [
-            *((METRIC_LABELS.get(k, k.replace("_", " ")), v) for k, v in m.model_dump().items()),
+            *(
+                (METRIC_LABELS.get(k, k.replace("_", " ")), fmt_metric(k, v))
+                for k, v in m.model_dump().items()
+            ),
             *cached,
         ]
     )
     sets = "".join(f"<tr><th>{html.escape(k)}</th><td>{t(v)}</td></tr>" for k, v in s.model_dump().items())
+    recon = _check(session, replay)
     parts = [
         f"<h1>Context Inspector — replay</h1><p class='muted'>{t(session.source)} · "
         f"{len(replay.steps):,} model calls</p>",
         f"<h2>Settings</h2><table>{sets}</table><h2>Metrics</h2><table>{rows}</table>",
         "<h2>Context tokens per call</h2>",
-        t.fig(figures.timeline(replay)),
+        t.fig(figures.timeline(replay, recon=recon)),
     ]
+    if recon is not None:
+        from ..recon import verdict
+
+        parts.append(
+            f"<p class='muted'>Reconstruction check: the context rebuilt here {t(verdict(recon))}; the system "
+            f"prompt and tool definitions, which no session file stores, are about {recon.offset_median:,} "
+            "tokens of each recorded prompt (its median offset; the shaded band: the prompt it expects).</p>"
+        )
     if replay.steps:
         k = len(replay.steps) - 1
         d = replay.step_detail(k)
@@ -133,6 +148,8 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
     )
     parts.append(
         f"<h2>Events</h2><table><tr><th>step</th><th>entry</th><th>event</th><th>detail</th></tr>{ev_rows}</table>"
+        if ev_rows
+        else "<h2>Events</h2><p class='muted'>No prune or compaction on this branch under these settings.</p>"
     )
     for rec in replay.summaries:
         parts.append(
@@ -140,6 +157,25 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
             f"</h3><pre>{t(rec.text)}</pre>"
         )
     return _page("Context Inspector — replay", "".join(parts), plotly=True)
+
+
+def _share(v: float | None) -> str:
+    return "—" if v is None else f"{v:.1%}"
+
+
+def _check(session: Any, replay: Any) -> Any:
+    """The reconstruction check the Replay page draws (as recorded, on a session a page checks),
+    or None."""
+    from ..policies import POLICIES
+    from ..recon import INTERACTIVE_MAX_CALLS, check
+
+    if (
+        not POLICIES[replay.settings.compaction].as_recorded
+        or not 0 < len(replay.steps) <= INTERACTIVE_MAX_CALLS
+    ):
+        return None
+    c = check(session, leaf=replay.settings.leaf)
+    return c if c.calls else None
 
 
 def doctor_html(session: Any, report: Any, redact: Callable[[str], str] | None = None) -> str:
