@@ -382,7 +382,7 @@ def test_replay_names_the_window_of_the_sessions_model(tmp_path) -> None:  # typ
     assert "window 128,000, counter" in first_line("gpt-9", "--window", "128000")
 
 
-def test_the_window_a_codex_session_records_is_every_commands_default() -> None:
+def test_the_window_a_codex_session_records_is_every_commands_default(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A Codex rollout's own window (272,000 here) is the default of replay, doctor, prune and the
     corpus overview: an overflow against 200k the session never had is not reported."""
     import json
@@ -395,6 +395,11 @@ def test_the_window_a_codex_session_records_is_every_commands_default() -> None:
     doctor = json.loads(run("doctor", codex, "--json")[1])
     assert doctor == json.loads(run("doctor", codex, "--json", "--window", "272000")[1])
     assert doctor != json.loads(run("doctor", codex, "--json", "--window", "20000")[1])
+    # the exported doctor report is the same report (it had been checked against 200,000)
+    for window in ([], ["--window", "20000"]):
+        run("export", "doctor", codex, "-o", str(tmp_path / "d.json"), *window)
+        exported = json.loads((tmp_path / "d.json").read_text())
+        assert exported == json.loads(run("doctor", codex, "--json", *window)[1])
 
 
 def test_a_replay_without_strategy_is_as_recorded_for_every_agent() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..doctor import diagnose
+from ..doctor import DoctorOptions, diagnose
 from ..export import ExportError, compacted_entries, stream_session_jsonl, write_session_jsonl
 from ..importers import HEAD_BYTES, detect_format
 from ..redact import redact_text
@@ -16,6 +16,7 @@ from ..safeio import open_regular, write_atomic
 from ..session.loader import SessionLoadError
 from ..session.tree import Session
 from ..visible import visible
+from ..window import window_settings
 from .base import EXIT_FAILED, Command, checked_leaf, fail, load_or_exit
 from .options import add_keep_secrets, add_output, add_replay, replay_settings
 
@@ -91,8 +92,9 @@ def report_text(args: argparse.Namespace, session: Session, leaf: str) -> str:
     fmt = args.format or Path(args.output).suffix.lstrip(".").lower()
     fmt = fmt if fmt in REPORT_FORMATS else "json"
     redact = None if args.keep_secrets else redact_text
-    if args.what == "doctor":
-        return doctor_report(session, diagnose(session, leaf), fmt, redact=redact)
+    if args.what == "doctor":  # checked as `inspector doctor` checks it: against the session's own window
+        opts = DoctorOptions(**window_settings(session, args.window))
+        return doctor_report(session, diagnose(session, leaf, opts), fmt, redact=redact)
     return replay_report(session, replay(session, replay_settings(args, session)), fmt, redact=redact)
 
 
