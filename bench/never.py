@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO))
 from inspector import load_session  # noqa: E402
 from inspector.pruning import REGISTRY  # noqa: E402
 from inspector.replay import ReplaySettings, replay, session_counter  # noqa: E402
+from inspector.replay.strategies import effective_strategy  # noqa: E402
 
 
 def ensure(n: int) -> Path:
@@ -87,6 +88,8 @@ def main() -> int:
             if name == "none":
                 continue
             st = base.model_copy(update={"strategy": name})
+            if effective_strategy(st, s) is None:  # "recorded": a generated pi session records no pruning
+                continue
             r, new = timed(lambda s=s, st=st: replay(s, st))
             old = None
             if n <= args.full_up_to:

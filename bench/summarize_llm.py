@@ -97,6 +97,9 @@ def main() -> int:
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    # the stand-in server is configured as a base URL, so the (made-up) keys are sent there: an
+    # Anthropic endpoint always wants one, and an unconfigured one is refused (summarize/endpoints.py)
+    os.environ["INSPECTOR_LLM_BASE_URLS"] = f"{url} {url}/v1"
     print(f"{'provider':<10} {f'timeout {args.timeout:g} s → return, s':>28} {'cancel → return, ms':>20}")
     try:
         for provider in ("openai", "anthropic"):
