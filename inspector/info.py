@@ -144,6 +144,12 @@ class SessionInfo(BaseModel):
             add(
                 f"  {self.usageContextTokens:>9,.0f} tokens  by recorded usage + pi estimate of what follows (pi's footer)"
             )
+            counted = max(self.contextTokens.values(), default=0)
+            if counted and self.usageContextTokens > 1.5 * counted:  # say why the figures part so far
+                add(
+                    "            (the recorded usage also counts what the file does not hold: the system prompt, "
+                    "the tools, reasoning kept only as a signature; `inspector check` splits it)"
+                )
         add(f"compactions {len(self.compactions)}")
         for c in self.compactions:
             add(

@@ -224,6 +224,18 @@ def test_info_says_what_each_compaction_keeps() -> None:
     assert code == 0 and "entry 17: keeps nothing verbatim, tokensBefore" in out and "None" not in out
 
 
+def test_info_says_why_the_recorded_context_is_far_above_the_counted_one() -> None:
+    note = "(the recorded usage also counts what the file does not hold: the system prompt, the tools"
+    code, out, _ = run("info", str(REPO / "sample_sessions" / "claude-code-session.jsonl"))
+    lines = out.splitlines()
+    footer = next(i for i, x in enumerate(lines) if "by recorded usage" in x)
+    recorded = int(lines[footer].split()[0].replace(",", ""))
+    counted = max(int(x.split()[0].replace(",", "")) for x in lines[footer - 2 : footer])
+    assert code == 0 and recorded > 1.5 * counted and lines[footer + 1].strip().startswith(note)
+    code, out, _ = run("info", SAMPLE)  # a long pi session: the two are close, nothing to explain
+    assert code == 0 and note not in out
+
+
 def test_replay_csv_is_the_reports_table_with_messages_one_line_per_call() -> None:
     from inspector import load_session
     from inspector.replay import ReplaySettings, replay
