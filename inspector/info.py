@@ -29,6 +29,13 @@ from .window import (
 )
 
 
+RECORDED_ALSO_COUNTS = (
+    "the recorded usage also counts what the file does not hold: the system prompt, the tools, "
+    "reasoning kept only as a signature; `inspector check` splits it"
+)
+"""Said where a recorded prompt is far above the context counted from the file (``info``, ``replay``)."""
+
+
 def _vis(text: object) -> str:
     return visible(text, inline=True)
 
@@ -146,10 +153,7 @@ class SessionInfo(BaseModel):
             )
             counted = max(self.contextTokens.values(), default=0)
             if counted and self.usageContextTokens > 1.5 * counted:  # say why the figures part so far
-                add(
-                    "            (the recorded usage also counts what the file does not hold: the system prompt, "
-                    "the tools, reasoning kept only as a signature; `inspector check` splits it)"
-                )
+                add(f"            ({RECORDED_ALSO_COUNTS})")
         add(f"compactions {len(self.compactions)}")
         for c in self.compactions:
             add(

@@ -234,6 +234,11 @@ def test_info_says_why_the_recorded_context_is_far_above_the_counted_one() -> No
     assert code == 0 and recorded > 1.5 * counted and lines[footer + 1].strip().startswith(note)
     code, out, _ = run("info", SAMPLE)  # a long pi session: the two are close, nothing to explain
     assert code == 0 and note not in out
+    # the replay's totals say it too, as recorded only (a what-if's totals differ for its own reasons)
+    cc = str(REPO / "sample_sessions" / "claude-code-session.jsonl")
+    assert note in run("replay", cc, "--cache", "off")[1]
+    assert note not in run("replay", cc, "--cache", "off", "--compaction", "pi", "--window", "30000")[1]
+    assert note not in run("replay", SAMPLE, "--cache", "off")[1]
 
 
 def test_replay_csv_is_the_reports_table_with_messages_one_line_per_call() -> None:
