@@ -28,7 +28,6 @@ from .window import (
     unknown_window_why,
 )
 
-
 RECORDED_ALSO_COUNTS = (
     "the recorded usage also counts what the file does not hold: the system prompt, the tools, "
     "reasoning kept only as a signature; `inspector check` splits it"
