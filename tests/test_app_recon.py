@@ -36,6 +36,11 @@ def test_the_load_page_says_in_one_line_where_the_rebuild_departs(opened: AppTes
         "Reconstruction: the context rebuilt here departs at 1 call: 1 context change not in the "
         "file (elsewhere within ±0 tokens)"
     )
+    # and what no file holds: the 30,000-token system prompt the session was built with
+    assert line.endswith(
+        "; the system prompt and tool definitions, which no session file stores, are about 30,000 tokens "
+        "of each recorded prompt (the median offset)."
+    )
 
 
 def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) -> None:

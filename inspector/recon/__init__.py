@@ -17,7 +17,7 @@ replay, pruning and compaction never import it. ``inspector check SESSION [--jso
 
 from .check import INTERACTIVE_MAX_CALLS, Call, ReconCheck, check
 from .flags import CAUSES, UNEXPLAINED, Flag
-from .words import recorded_split, step_note, unexplained_words, verdict
+from .words import recorded_split, step_note, unexplained_words, unstored_words, verdict
 
 __all__ = [
     "CAUSES",
@@ -30,5 +30,6 @@ __all__ = [
     "recorded_split",
     "step_note",
     "unexplained_words",
+    "unstored_words",
     "verdict",
 ]

@@ -45,6 +45,14 @@ def unexplained_words(tokens: int, rebuilt: str = "") -> str:
     )
 
 
+def unstored_words(c: ReconCheck) -> str:
+    """The part of each recorded prompt no file stores, in words (the Load page, the HTML report)."""
+    return (
+        f"the system prompt and tool definitions, which no session file stores, are about "
+        f"{c.offset_median:,} tokens of each recorded prompt (the median offset)"
+    )
+
+
 def recorded_split(c: ReconCheck, step: int) -> str | None:
     """The recorded prompt of the call at ``step`` as the check splits it: what the file accounts
     for (the messages, and each thing the agent's sending rules add or leave out, in tiktoken

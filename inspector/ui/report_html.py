@@ -113,12 +113,11 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
         t.fig(figures.timeline(replay, recon=recon)),
     ]
     if recon is not None:
-        from ..recon import verdict
+        from ..recon import unstored_words, verdict
 
         parts.append(
-            f"<p class='muted'>Reconstruction check: the context rebuilt here {t(verdict(recon))}; the system "
-            f"prompt and tool definitions, which no session file stores, are about {recon.offset_median:,} "
-            "tokens of each recorded prompt (its median offset; the shaded band: the prompt it expects).</p>"
+            f"<p class='muted'>Reconstruction check: the context rebuilt here {t(verdict(recon))}; "
+            f"{t(unstored_words(recon))}. The shaded band: the prompt it expects at each call.</p>"
         )
     if replay.steps:
         k = len(replay.steps) - 1

@@ -236,11 +236,11 @@ def _notes(s: Session) -> None:
     load, and the tool outputs the agent itself cleared."""
     recon = reconstruction(s)
     if recon is not None:
-        from inspector.recon import verdict
+        from inspector.recon import unstored_words, verdict
 
         st.caption(
             f"Reconstruction: the context rebuilt here {esc(verdict(recon))} (`inspector check` for the "
-            "detail; the calls it cannot explain are marked on the Replay timeline)."
+            f"detail; the calls it cannot explain are marked on the Replay timeline); {esc(unstored_words(recon))}."
         )
     cache_view.load_verdict(s)
     if s.format == "claude-code":
