@@ -27,7 +27,7 @@ import plotly.graph_objects as go
 from .policies import POLICIES
 from .pruning import REGISTRY
 from .pruning.base import field_bounds
-from .recon import INTERACTIVE_MAX_CALLS, check
+from .recon import view_check
 from .replay import Replay, ReplaySettings, default_strategy, replay, session_counter
 from .session.tree import Session
 from .ui import figures
@@ -124,12 +124,11 @@ class Inspector:
     def _recon(self, r: Replay) -> Any:
         """The reconstruction check of the replayed branch, as the Replay page has it: as recorded
         only, where a call records its prompt and the session is not too long to check here."""
-        if not POLICIES[r.settings.compaction].as_recorded or not 0 < len(r.steps) <= INTERACTIVE_MAX_CALLS:
+        if not POLICIES[r.settings.compaction].as_recorded:
             return None
         leaf = r.settings.leaf
         if leaf not in self._checks:
-            c = check(self.session, leaf=leaf)
-            self._checks[leaf] = c if c.calls else None
+            self._checks[leaf] = view_check(self.session, leaf, len(r.steps))
         return self._checks[leaf]
 
     @property

@@ -15,7 +15,7 @@ replay, pruning and compaction never import it. ``inspector check SESSION [--jso
 ``bench/recon.py`` runs it over a folder.
 """
 
-from .check import INTERACTIVE_MAX_CALLS, Call, ReconCheck, check
+from .check import INTERACTIVE_MAX_CALLS, Call, ReconCheck, check, view_check
 from .flags import CAUSES, UNEXPLAINED, Flag
 from .words import recorded_split, step_note, unexplained_words, unstored_words, verdict
 
@@ -32,4 +32,5 @@ __all__ = [
     "unexplained_words",
     "unstored_words",
     "verdict",
+    "view_check",
 ]

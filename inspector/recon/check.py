@@ -27,8 +27,17 @@ from .flags import Flag, Observed, flag_calls, threshold
 from .regimes import NOTE, reasoning_dropped
 
 INTERACTIVE_MAX_CALLS = 3_000
-"""Beyond this many model calls the interactive views (the app's pages, the notebook inspector)
-leave the check to ``inspector check``, which checks any session."""
+"""Beyond this many model calls the views (the app's pages, the notebook inspector, the HTML
+report) leave the check to ``inspector check``, which checks any session."""
+
+
+def view_check(session: Session, leaf: int | None, calls: int) -> ReconCheck | None:
+    """The check a view draws for a branch of ``calls`` model calls: None where there are none,
+    more than :data:`INTERACTIVE_MAX_CALLS`, or no call records its prompt."""
+    if not 0 < calls <= INTERACTIVE_MAX_CALLS:
+        return None
+    c = check(session, leaf=leaf)
+    return c if c.calls else None
 
 
 @dataclass(frozen=True)

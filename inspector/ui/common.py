@@ -106,17 +106,14 @@ def message_list(rows: list[dict[str, Any]], items: list[Any], key: str, focus: 
 def reconstruction(s: Any, leaf: int | None = None) -> Any:
     """The reconstruction check of the session (:mod:`inspector.recon`), or None where no call
     records its prompt or the session is too long to check on a page."""
-    from inspector.recon import INTERACTIVE_MAX_CALLS, check
+    from inspector.recon import view_check
 
     calls = memo(
         "calls",
         None,
         lambda: sum(1 for e in s.entries if getattr(getattr(e, "message", None), "role", "") == "assistant"),
     )
-    if not calls or calls > INTERACTIVE_MAX_CALLS:
-        return None
-    c = memo("recon", leaf, lambda: check(s, leaf=leaf))
-    return c if c.calls else None
+    return memo("recon", (leaf, calls), lambda: view_check(s, leaf, calls))
 
 
 def open_in_replay(step: int, entry: int | None) -> None:

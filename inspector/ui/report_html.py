@@ -166,15 +166,11 @@ def _check(session: Any, replay: Any) -> Any:
     """The reconstruction check the Replay page draws (as recorded, on a session a page checks),
     or None."""
     from ..policies import POLICIES
-    from ..recon import INTERACTIVE_MAX_CALLS, check
+    from ..recon import view_check
 
-    if (
-        not POLICIES[replay.settings.compaction].as_recorded
-        or not 0 < len(replay.steps) <= INTERACTIVE_MAX_CALLS
-    ):
+    if not POLICIES[replay.settings.compaction].as_recorded:
         return None
-    c = check(session, leaf=replay.settings.leaf)
-    return c if c.calls else None
+    return view_check(session, replay.settings.leaf, len(replay.steps))
 
 
 def doctor_html(session: Any, report: Any, redact: Callable[[str], str] | None = None) -> str:
