@@ -7,6 +7,7 @@ Sessions are written by hand; their recorded prompts are made from the rebuilt c
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,7 @@ from inspector.calibration import session_calibration
 from inspector.cli import main
 from inspector.context import ContextMessage
 from inspector.importers import parse_any
-from inspector.recon import CAUSES, check, recorded_split, step_note, verdict
+from inspector.recon import CAUSES, check, recorded_split, step_note, unstored_words, verdict
 from inspector.replay import ReplaySettings, replay
 from inspector.sent import SendRules, SentCounter, claude_keeps_thinking, rules_for
 from inspector.session.models import AssistantMessage, ToolResultMessage, UserMessage
@@ -72,6 +73,19 @@ def test_a_calls_recorded_prompt_is_split_into_what_the_file_holds_and_what_no_f
         f"{call.expected:,} (tiktoken × 1.100 + 3 per message, fitted to its usage). The other "
         f"{call.offset:,} are what no file stores, the system prompt and tool definitions "
         f"({c.offset_median:,} at this session's median call; the reconstruction check)."
+    )
+    # a file whose recorded prompts are below the rebuilt context (damaged, or odd) has no such part
+    odd = replace(c, calls=tuple(replace(x, offset=-362) for x in c.calls), offset_median=-362)
+    assert recorded_split(odd, 4).endswith(
+        "That is 362 more than was recorded, so no part of the prompt is left for a system prompt or tools "
+        "(-362 at this session's median call; the reconstruction check)."
+    )
+    assert unstored_words(odd) == (
+        "the recorded prompts are not larger than the context rebuilt here (the median offset is -362 "
+        "tokens), so no part of them is left for a system prompt or tools"
+    )
+    assert unstored_words(c).startswith(
+        "the system prompt and tool definitions, which no session file stores"
     )
     # where the check departs, its note says why instead; a step no call answers has neither
     dropped = check(_recorded(12, drop_at=7, drop=20_000))

@@ -46,7 +46,14 @@ def unexplained_words(tokens: int, rebuilt: str = "") -> str:
 
 
 def unstored_words(c: ReconCheck) -> str:
-    """The part of each recorded prompt no file stores, in words (the Load page, the HTML report)."""
+    """The part of each recorded prompt no file stores, in words (the Load page, the HTML report);
+    where the recorded prompts are not larger than the rebuilt context (a damaged or odd file),
+    that there is no such part."""
+    if c.offset_median <= 0:
+        return (
+            f"the recorded prompts are not larger than the context rebuilt here (the median offset is "
+            f"{c.offset_median:+,} tokens), so no part of them is left for a system prompt or tools"
+        )
     return (
         f"the system prompt and tool definitions, which no session file stores, are about "
         f"{c.offset_median:,} tokens of each recorded prompt (the median offset)"
@@ -78,6 +85,13 @@ def recorded_split(c: ReconCheck, step: int) -> str | None:
         listed += f", which this session's provider counts as {call.calibrated:,}{how}"
     if call.departure:
         listed += f"; and changes the check found at earlier calls ({call.departure:+,})"
+    if call.offset <= 0:  # nothing left over: a damaged or odd file
+        over = "That is all of it" if call.offset == 0 else f"That is {-call.offset:,} more than was recorded"
+        return (
+            f"The provider recorded {call.recorded:,} tokens for this prompt, and the file accounts for "
+            f"{call.expected:,}: {listed}. {over}, so no part of the prompt is left for a system prompt or "
+            f"tools ({c.offset_median:+,} at this session's median call; the reconstruction check)."
+        )
     return (
         f"Of the {call.recorded:,} tokens the provider recorded for this prompt, the file accounts for "
         f"{call.expected:,}: {listed}. The other {call.offset:,} are what no file stores, the system prompt "
