@@ -32,7 +32,13 @@ RECORDED_ALSO_COUNTS = (
     "the recorded usage also counts what the file does not hold: the system prompt, the tools, "
     "reasoning kept only as a signature; `inspector check` splits it"
 )
-"""Said where a recorded prompt is far above the context counted from the file (``info``, ``replay``)."""
+"""Said where a recorded prompt is far above the context counted from the file (:func:`far_above`)."""
+
+
+def far_above(recorded: float | None, counted: float) -> bool:
+    """Is a recorded figure so far above the one counted from the file (over 1.5×) that
+    :data:`RECORDED_ALSO_COUNTS` should be said (``info``, ``replay``)?"""
+    return recorded is not None and counted > 0 and recorded > 1.5 * counted
 
 
 def _vis(text: object) -> str:
@@ -150,8 +156,7 @@ class SessionInfo(BaseModel):
             add(
                 f"  {self.usageContextTokens:>9,.0f} tokens  by recorded usage + pi estimate of what follows (pi's footer)"
             )
-            counted = max(self.contextTokens.values(), default=0)
-            if counted and self.usageContextTokens > 1.5 * counted:  # say why the figures part so far
+            if far_above(self.usageContextTokens, max(self.contextTokens.values(), default=0)):
                 add(f"            ({RECORDED_ALSO_COUNTS})")
         add(f"compactions {len(self.compactions)}")
         for c in self.compactions:

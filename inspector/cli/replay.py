@@ -8,7 +8,7 @@ from ..cache import CacheReport, cache_replay
 from ..cache.causes import invalidated_by
 from ..cache.facts import FactsReader, remember_facts
 from ..cache.summaries import RECORDED_SHAPE
-from ..info import RECORDED_ALSO_COUNTS
+from ..info import RECORDED_ALSO_COUNTS, far_above
 from ..policies import POLICIES
 from ..pruning import REGISTRY
 from ..replay import Replay, ReplaySettings, replay
@@ -166,10 +166,7 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
         f"  total input tokens   {m.total_input_tokens:>14,}"
         + (f"   (recorded: {m.recorded_total_input:,})" if m.recorded_total_input else "")
     )
-    if (
-        POLICIES[settings.compaction].as_recorded
-        and (m.recorded_total_input or 0) > 1.5 * m.total_input_tokens
-    ):
+    if POLICIES[settings.compaction].as_recorded and far_above(m.recorded_total_input, m.total_input_tokens):
         print(f"{'':>40}({RECORDED_ALSO_COUNTS})")
     print(
         f"  cost (input, USD)    {m.cost_usd:>14,.4f}"

@@ -16,7 +16,7 @@ import streamlit as st
 from ..cache import CacheReport, cache_replay
 from ..cache.causes import invalidated_by
 from ..cache.summaries import RECORDED_SHAPE
-from . import figures
+from . import figures, views
 from .state import memo
 
 COLOURS = {"read": "#2ca02c", "write": "#ff7f0e", "uncached": "#7f7f7f"}
@@ -183,10 +183,7 @@ def story(r: Any, c: CacheReport, k: int) -> list[str]:
 
 def metrics_rows(c: CacheReport) -> list[dict[str, str]]:
     m = c.metrics()
-
-    def pct(v: float | None) -> str:
-        return "—" if v is None else f"{v:.1%}"
-
+    pct = views.fmt_share
     departed = c.departed
     rows = [
         ("Billed input cost (prompt cache priced)", f"${m['billedCostUsd']:,.4f}"),

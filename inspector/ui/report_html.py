@@ -75,40 +75,14 @@ def _page(title: str, body: str, plotly: bool = False) -> str:
 def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None = None) -> str:
     """A replay report: settings, metrics, the timeline, events and the last call's context.
     Every string from the session passes through ``redact`` (e.g. ``redact_text``) first."""
-    from ..cache import cache_replay
-    from .views import METRIC_LABELS, fmt_metric
-
     t = _Text(redact)
     s = replay.settings
-    m = replay.metrics
-    cache = cache_replay(replay)
-    cm = cache.metrics()
-    cached = [  # billed cost, as everywhere a cost appears (issue 19)
-        ("billed input cost, prompt cache priced (USD)", fmt_metric("usd", cm["billedCostUsd"])),
-        (
-            "of which the compactions' summarisation requests (USD, estimated)",
-            fmt_metric("usd", cm["summarisationCostUsd"]),
-        ),
-        ("cache hit rate", _share(cm["cacheHitRate"])),
-        ("cache invalidations", fmt_metric("", cm["invalidations"])),
-        ("cache-read error vs recorded" + cache.departed, _share(cm["cacheReadError"])),
-    ]
-    rows = "".join(
-        f"<tr><th>{html.escape(label)}</th><td class='num'>{t(v)}</td></tr>"
-        for label, v in [
-            *(
-                (METRIC_LABELS.get(k, k.replace("_", " ")), fmt_metric(k, v))
-                for k, v in m.model_dump().items()
-            ),
-            *cached,
-        ]
-    )
     sets = "".join(f"<tr><th>{html.escape(k)}</th><td>{t(v)}</td></tr>" for k, v in s.model_dump().items())
     recon = _check(session, replay)
     parts = [
         f"<h1>Context Inspector — replay</h1><p class='muted'>{t(session.source)} · "
         f"{len(replay.steps):,} model calls</p>",
-        f"<h2>Settings</h2><table>{sets}</table><h2>Metrics</h2><table>{rows}</table>",
+        f"<h2>Settings</h2><table>{sets}</table><h2>Metrics</h2><table>{_metric_rows(replay, t)}</table>",
         "<h2>Context tokens per call</h2>",
         t.fig(figures.timeline(replay, recon=recon)),
     ]
@@ -158,8 +132,29 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
     return _page("Context Inspector — replay", "".join(parts), plotly=True)
 
 
-def _share(v: float | None) -> str:
-    return "—" if v is None else f"{v:.1%}"
+def _metric_rows(replay: Any, t: _Text) -> str:
+    """The metrics table's rows, written as the app writes them, with the prompt cache's billed
+    cost beside the blended one (issue 19: billed cost wherever a cost appears)."""
+    from ..cache import cache_replay
+    from .views import METRIC_LABELS, fmt_metric, fmt_share
+
+    cache = cache_replay(replay)
+    cm = cache.metrics()
+    rows = [
+        (METRIC_LABELS.get(k, k.replace("_", " ")), fmt_metric(k, v))
+        for k, v in replay.metrics.model_dump().items()
+    ]
+    rows += [
+        ("billed input cost, prompt cache priced (USD)", fmt_metric("usd", cm["billedCostUsd"])),
+        (
+            "of which the compactions' summarisation requests (USD, estimated)",
+            fmt_metric("usd", cm["summarisationCostUsd"]),
+        ),
+        ("cache hit rate", fmt_share(cm["cacheHitRate"])),
+        ("cache invalidations", fmt_metric("", cm["invalidations"])),
+        ("cache-read error vs recorded" + cache.departed, fmt_share(cm["cacheReadError"])),
+    ]
+    return "".join(f"<tr><th>{html.escape(label)}</th><td class='num'>{t(v)}</td></tr>" for label, v in rows)
 
 
 def _check(session: Any, replay: Any) -> Any:

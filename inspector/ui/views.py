@@ -259,6 +259,11 @@ def fmt_metric(name: str, v: Any) -> str:
     return f"{v:,}"
 
 
+def fmt_share(v: float | None) -> str:
+    """A rate (0…1) in per cent, one decimal; "—" for none."""
+    return "—" if v is None else f"{v:.1%}"
+
+
 def metrics_rows(runs: Sequence[tuple[str, Any]]) -> list[dict[str, str]]:
     """Metrics as rows (one per metric, one column per configuration), formatted with units."""
     out = []
