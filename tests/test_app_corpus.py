@@ -47,6 +47,7 @@ def test_the_overview_shows_one_row_per_session_with_totals(at: AppTest, folder:
     rows = overview(resolve_corpus([str(folder)]), workers=0)
     df = at.dataframe(key="corpus_table").value
     assert len(df) == 6 and sorted(df["calls"]) == sorted(r["calls"] for r in rows)
+    assert list(df["window at least"].fillna(0)) == [r["windowAtLeast"] or 0 for r in rows]
     m = {x.label: x.value for x in at.metric}
     assert m["Sessions"] == "6" and m["Model calls"] == f"{sum(r['calls'] for r in rows):,}"
     titles = [f["layout"]["title"]["text"] for f in figures_of(at)]

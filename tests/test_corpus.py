@@ -417,6 +417,27 @@ def test_the_overview_says_where_each_window_comes_from(tmp_path: Path) -> None:
     assert "*" not in out
 
 
+def test_the_overview_says_when_an_answered_call_held_more_than_its_window(tmp_path: Path) -> None:
+    """A model outside pi's model list is checked against an assumed 200,000; a call the provider
+    answered with 250,400 tokens in context proves its window is at least 251,000: the row says so
+    (``windowAtLeast``), the text table marks it ``!``; a window that holds the call has none."""
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    b.user("x" * 4_000)
+    b.assistant("ok", provider="acme", model="some-model-9", usage=250_400)
+    (tmp_path / "big.jsonl").write_text(b.text())
+    items = resolve_corpus([str(tmp_path)])
+    [row] = overview(items, workers=0)
+    assert (row["window"], row["windowSource"], row["windowAtLeast"]) == (200_000, "assumed", 251_000)
+    assert [r["windowAtLeast"] for r in overview(items, workers=0, window=300_000)] == [None]
+    code, out, err = run("corpus", str(tmp_path), "--workers", "0")
+    assert code == 0, err
+    assert "200,000*!" in out.splitlines()[1] and out.splitlines()[-1].startswith("! a call the provider")
+    code, out, _ = run("corpus", str(tmp_path), "--workers", "0", "--window", "300000")
+    assert "!" not in out
+
+
 def test_histograms_count_in_whole_numbers_and_say_what_they_count() -> None:
     """Four compactions drew ticks at 0.2 steps under "sessions"; counts are whole, and of compactions."""
     from inspector.corpus.figures import histogram

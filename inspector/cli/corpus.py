@@ -31,6 +31,7 @@ CSV_COLUMNS = [
     "infos",
     "loadIssues",
     "error",
+    "windowAtLeast",  # last: the columns before keep their places
 ]
 
 
@@ -83,7 +84,7 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         f"{'session':<36} {'agent':<12} {'calls':>6} {'peak ctx':>9} {'window':>9} {'compact':>7} {'prunes':>6} {'cost $':>8} "
         f"{'cache':>6} {'findings (e/w/i)':>16}"
     )
-    assumed = False
+    assumed = above = False
     for r in rows:
         name = visible(clip(Path(r["path"]).name, 36), inline=True)
         if r["error"]:
@@ -93,7 +94,9 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         cost = f"{r['recordedCost']:.2f}" if r["recordedCost"] is not None else "–"
         cache = f"{r['cacheHitRate']:.0%}" if r["cacheHitRate"] is not None else "–"
         window = f"{r['window']:,}" + ("*" if r["windowSource"] == "assumed" else "")
+        window += "!" if r["windowAtLeast"] else ""
         assumed = assumed or r["windowSource"] == "assumed"
+        above = above or bool(r["windowAtLeast"])
         print(
             f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {window:>9} {r['compactions']:>7} "
             f"{r['prunes']:>6} {cost:>8} {cache:>6} "
@@ -109,6 +112,11 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         print(
             "* window assumed: the session records none and its model is not in pi's model list (or its "
             "agent runs it at several windows); --window sets one"
+        )
+    if above:
+        print(
+            "! a call the provider answered held more than this window: the model's is larger (at least "
+            "the peak context), and the overflows among the findings are ones the provider did not see"
         )
 
 

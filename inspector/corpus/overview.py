@@ -8,7 +8,10 @@ session's own records and one as-recorded replay (its own compactions and record
   against (the one given, else the session's own: :func:`inspector.window.session_window`);
   ``windowSource`` — where it comes from: ``given``, the session's ``recorded`` one, its
   ``model``'s in pi's model list, the agent's window an ``answered`` call proved, or ``assumed``
-  (200,000: the session makes none known, and its peak may well exceed it);
+  (200,000: the session makes none known, and its peak may well exceed it); ``windowAtLeast`` —
+  when a call the provider answered held more than ``window``, the smallest whole thousand that
+  holds it (:meth:`inspector.window.AnsweredPeak.window_floor`: the model's window is at least
+  that, and the findings' overflows are ones the provider did not see), else None;
   ``size`` — bytes of the file;
 * ``calls`` — model calls (the replay's steps); ``peakContext`` — the largest prompt the file
   records (usage ``input + cacheRead + cacheWrite``), or, when no call records one, the replay's
@@ -34,7 +37,7 @@ from typing import Any
 from ..replay import ReplaySettings, replay
 from ..session.models import AssistantMessage, CompactionEntry, MessageEntry
 from ..session.tree import Session
-from ..window import known_window, window_settings
+from ..window import answered_peak, known_window, window_settings
 from .items import CorpusItem, load_item
 from .sweep import baseline_settings, release_caches
 
@@ -44,6 +47,7 @@ COLUMNS: tuple[str, ...] = (
     "model",
     "window",
     "windowSource",
+    "windowAtLeast",
     "size",
     "calls",
     "peakContext",
@@ -100,6 +104,7 @@ def session_figures(session: Session, window: int | None = None) -> dict[str, An
         "model": next((m.model for m in reversed(calls) if m.model), None),
         "window": window,
         "windowSource": window_source(session, given),
+        "windowAtLeast": window_at_least(session, window),
         "calls": r.metrics.steps,
         "peakContext": int(max(recorded)) if recorded else r.metrics.peak_context,
         "peakSource": "recorded" if recorded else "estimated",
@@ -113,6 +118,12 @@ def session_figures(session: Session, window: int | None = None) -> dict[str, An
         "findings": diagnose(session, "leaf", DoctorOptions(**windows)).counts(),
         "loadIssues": sum(1 for i in session.issues if i.severity != "info"),
     }
+
+
+def window_at_least(session: Session, window: int) -> int | None:
+    """``windowAtLeast``: the window an answered call proves when it held more than ``window``."""
+    peak = answered_peak(session)
+    return peak.window_floor() if peak is not None and peak.tokens > window else None
 
 
 def window_source(session: Session, given: int | None) -> str:

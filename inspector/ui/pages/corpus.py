@@ -152,6 +152,7 @@ def _overview(rows: list[dict[str, Any]]) -> None:
                 "model": r["model"],
                 "window": r["window"],
                 "window from": r["windowSource"],
+                "window at least": r["windowAtLeast"],
                 "calls": r["calls"],
                 "peak context": r["peakContext"],
                 "compactions": r["compactions"],
@@ -174,7 +175,14 @@ def _overview(rows: list[dict[str, Any]]) -> None:
         on_select="rerun",
         selection_mode="single-row",
         height=min(420, 36 * (len(shown) + 1)),
-        column_config={"recorded cost $": st.column_config.NumberColumn(format="%.2f")},
+        column_config={
+            "recorded cost $": st.column_config.NumberColumn(format="%.2f"),
+            "window at least": st.column_config.NumberColumn(
+                help="A call the provider answered held more than the window the findings were checked "
+                "against: the model's window is at least this, and those overflows did not happen "
+                "(set the window in the sidebar, or --window)"
+            ),
+        },
     )
     picked = ev.selection.rows if ev is not None else []
     if picked:
