@@ -33,7 +33,7 @@ PY = sys.executable
 COMMANDS = {
     "info": ["info", "{f}"],
     "replay": ["replay", "{f}"],
-    "export session": ["export", "session", "{f}", "-o", "{o}"],
+    "export session": ["export", "session", "{f}", "-o", "{o}", "--force"],
 }
 # Runs one command as its only child and reports (seconds, peak KiB, CPU seconds) of that child.
 _MEASURE = (

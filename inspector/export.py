@@ -60,16 +60,24 @@ def write_session_jsonl(
     entries: Iterable[AnyEntry] | None = None,
     source: str | os.PathLike[str] | None = None,
     redact: bool = False,
+    replace_session: bool = False,
 ) -> Path:
     """Write ``session`` (or ``entries`` in its place) to ``target``, strings redacted with
     ``redact``. Raises :class:`ExportError` (one line) for a target that is the session's own
-    file or ``source`` (hard links included), a directory, or in a missing or read-only folder."""
+    file or ``source`` (hard links included), a directory, or in a missing or read-only folder,
+    and for an existing file that holds a session unless ``replace_session``."""
     lines = session_lines(session.header, session.entries if entries is None else entries, redact=redact)
-    return _write_atomic(target, _with_newlines(lines), inputs=(session.source, source))
+    return _write_atomic(
+        target, _with_newlines(lines), inputs=(session.source, source), replace_session=replace_session
+    )
 
 
 def stream_session_jsonl(
-    source: str | os.PathLike[str], target: str | os.PathLike[str], *, redact: bool = False
+    source: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    *,
+    redact: bool = False,
+    replace_session: bool = False,
 ) -> Path | None:
     """:func:`write_session_jsonl` of the pi v3 file ``source`` as loaded, one entry at a time:
     the same bytes, in memory for one entry instead of the whole session (a 2,000,000-entry file
@@ -80,7 +88,7 @@ def stream_session_jsonl(
         return None
     lines = session_lines(stream.header, stream.entries, redact=redact, fresh=True)
     try:
-        return _write_atomic(target, _with_newlines(lines), inputs=(source,))
+        return _write_atomic(target, _with_newlines(lines), inputs=(source,), replace_session=replace_session)
     finally:
         stream.entries.close()  # closes the file
 

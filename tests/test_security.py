@@ -285,6 +285,33 @@ def test_an_export_over_a_hard_link_to_its_source_is_refused(tmp_path: Path) -> 
     assert src.read_bytes() == before
 
 
+@pytest.mark.parametrize("kind", ["pi", "claude-code", "codex", "opencode", "sqlite"])
+def test_an_output_that_holds_another_session_is_replaced_only_with_force(tmp_path: Path, kind: str) -> None:
+    """``export replay a.jsonl -o b.jsonl`` with b.jsonl another session (any agent's, or an SQLite
+    database such as OpenCode's) is refused in one line and b.jsonl is untouched; ``--force``
+    replaces it; a file that holds no session is replaced as before."""
+    from inspector.corpus.generate import session_bytes
+
+    src = _session_file(tmp_path)
+    other = tmp_path / "other.jsonl"
+    body = b"SQLite format 3\x00" + bytes(100) if kind == "sqlite" else session_bytes(kind, 2, seed=3)
+    other.write_bytes(body)
+    for argv in (
+        ("export", "replay", str(src)),
+        ("export", "session", str(src)),
+        ("export", "doctor", str(src)),
+    ):
+        code, _, err = run(*argv, "-o", str(other))
+        assert code == 1 and err.startswith("inspector: refusing to replace") and "--force" in err, err
+        assert err.count("\n") == 1 and other.read_bytes() == body
+    code, _, err = run("oracle-json", str(src), "--dump-migrated", str(other))
+    assert code == 1 and "refusing to replace" in err and other.read_bytes() == body
+    code, _, err = run("export", "replay", str(src), "-o", str(other), "--format", "json", "--force")
+    assert code == 0 and other.read_bytes() != body, err
+    code, _, err = run("export", "replay", str(src), "-o", str(other), "--format", "html")
+    assert code == 0 and other.read_text().startswith("<!"), err  # a report is no session: replaced
+
+
 def test_the_temporary_file_never_lands_on_an_input(tmp_path: Path) -> None:
     src = _session_file(tmp_path, "t.jsonl.tmp")
     before = src.read_bytes()

@@ -182,8 +182,8 @@ def test_cli_export_session_streams_and_says_the_same(
     code, stdout, _ = _cli("export", "session", str(src), "-o", str(out))
     assert code == 0 and stdout == f"wrote {out}\n"
     assert "sk-ant" not in out.read_text() and "REDACTED" in out.read_text()
-    code, stdout, _ = _cli("export", "session", str(src), "-o", str(out), "--keep-secrets")
-    assert code == 0 and stdout.endswith("(secrets kept)\n")
+    code, stdout, _ = _cli("export", "session", str(src), "-o", str(out), "--keep-secrets", "--force")
+    assert code == 0 and stdout.endswith("(secrets kept)\n")  # --force: out holds a session now
     assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ["s", "k", "u1"]
 
 

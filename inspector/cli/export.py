@@ -46,7 +46,12 @@ def run(args: argparse.Namespace) -> int:
             text = report_text(args, session, leaf)
             # a lone surrogate (possible in JS strings) is written as its JSON escape, \uXXXX
             out = Path(args.output)
-            write_atomic(out, text.encode("utf-8", "backslashreplace"), inputs=(args.session, session.source))
+            write_atomic(
+                out,
+                text.encode("utf-8", "backslashreplace"),
+                inputs=(args.session, session.source),
+                replace_session=args.force,
+            )
             print(f"wrote {visible(out, inline=True)}")
     except ExportError as e:
         fail(str(e), EXIT_FAILED)
@@ -64,7 +69,7 @@ def _streamed(args: argparse.Namespace) -> bool:
         return False  # the load says what is wrong, as for every command
     redact, out = not args.keep_secrets, Path(args.output)
     try:
-        if stream_session_jsonl(args.session, out, redact=redact) is None:
+        if stream_session_jsonl(args.session, out, redact=redact, replace_session=args.force) is None:
             return False
     except (SessionLoadError, ExportError) as e:
         fail(str(e), EXIT_FAILED)
@@ -83,7 +88,9 @@ def export_session(args: argparse.Namespace, session: Session, leaf: str) -> Non
         entries, entry = res
         note = f" with a compaction (entry {entry.id}) keeping from {visible(entry.firstKeptEntryId, inline=True)}"
     redact, out = not args.keep_secrets, Path(args.output)
-    write_session_jsonl(session, out, entries=entries, source=args.session, redact=redact)
+    write_session_jsonl(
+        session, out, entries=entries, source=args.session, redact=redact, replace_session=args.force
+    )
     print(f"wrote {visible(out, inline=True)}{note}" + ("" if redact else " (secrets kept)"))
 
 

@@ -172,6 +172,17 @@ def add_keep_secrets(p: argparse.ArgumentParser, when: str = "") -> None:
 
 def add_output(p: argparse.ArgumentParser, help: str, *, required: bool = False) -> None:
     p.add_argument("-o", "--output", required=required, help=help)
+    add_force(p)
+
+
+def add_force(p: argparse.ArgumentParser) -> None:
+    """``--force``: replace an output file that holds a session (:func:`inspector.safeio.session_held`)."""
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the output file even when it holds a session (any agent's session file, or an "
+        "SQLite database); without it such a file is never written over",
+    )
 
 
 def add_cache(p: argparse.ArgumentParser) -> None:

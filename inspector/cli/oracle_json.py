@@ -10,7 +10,7 @@ from ..export import ExportError, write_session_jsonl
 from ..jsjson import js_stringify_indent
 from ..oracle_json import DEFAULT_KEEPS, oracle_branch, oracle_main
 from .base import EXIT_FAILED, EXIT_USAGE, Command, error_text, fail, load_or_exit, resolve_leaf
-from .options import add_keep_secrets, add_leaf, add_pi_version, add_reserve, numbers
+from .options import add_force, add_keep_secrets, add_leaf, add_pi_version, add_reserve, numbers
 
 USAGE = (
     "expected SESSION, or --branch SESSION FROM TO\n"
@@ -42,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="write the migrated v3 session to FILE (never the input; secrets redacted)",
     )
     add_keep_secrets(p, "--dump-migrated: ")
+    add_force(p)
     p.add_argument("--max-text", type=int, default=100000)
     add_pi_version(p)
 
@@ -54,7 +55,13 @@ def run(args: argparse.Namespace) -> int:
     leaf = resolve_leaf(session, args.leaf or "leaf")
     if args.dump_migrated:
         try:
-            write_session_jsonl(session, args.dump_migrated, source=pos[0], redact=not args.keep_secrets)
+            write_session_jsonl(
+                session,
+                args.dump_migrated,
+                source=pos[0],
+                redact=not args.keep_secrets,
+                replace_session=args.force,
+            )
         except ExportError as e:
             fail(str(e), EXIT_FAILED)
     try:

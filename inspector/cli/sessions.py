@@ -66,7 +66,7 @@ def write_opencode(args: argparse.Namespace) -> None:
         sys.stdout.write(data.decode("utf-8") + "\n")
         return
     try:
-        write_atomic(args.output, data, inputs=(db,))
+        write_atomic(args.output, data, inputs=(db,), replace_session=args.force)
     except WriteRefused as e:
         fail(str(e), EXIT_FAILED)
     print(f"wrote {visible(args.output, inline=True)}", file=sys.stderr)
