@@ -173,7 +173,9 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
         + (f"   (recorded total incl. output: {m.recorded_cost_usd:,.4f})" if m.recorded_cost_usd else "")
     )
     print(f"  peak / mean context  {m.peak_context:>14,} / {m.mean_context:,.0f}")
-    print(f"  compactions          {m.compactions:>14}   summary tokens {m.summary_tokens:,}")
+    print(
+        f"  compactions          {m.compactions:>14}   summarizer tokens this replay spent {m.summary_tokens:,}"
+    )
     print(f"  tokens pruned        {m.tokens_pruned:>14,}")
     print(f"  overflows            {m.overflows:>14}{overflow_note}")
     print(f"  re-reads after prune {m.rereads:>14}")

@@ -241,7 +241,7 @@ METRIC_LABELS = {
     "peak_context": "peak context (tokens)",
     "mean_context": "mean context (tokens)",
     "compactions": "compactions",
-    "summary_tokens": "summary tokens (summarizer in + out)",
+    "summary_tokens": "summarizer tokens this replay spent (LLM in + out; none offline or as recorded)",
     "tokens_pruned": "tokens pruned (sum over calls)",
     "overflows": "overflows (context > window)",
     "rereads": "re-reads of forgotten files",
