@@ -47,6 +47,8 @@ class AnsweredPeak(NamedTuple):
 
 DEFAULT_WINDOW = 200_000
 """The window assumed when neither the user nor the session gives one (Claude Sonnet / Opus)."""
+MIN_WINDOW = 1000
+"""The smallest window a replay, the doctor or a command takes."""
 
 
 class SessionModel(NamedTuple):

@@ -523,6 +523,18 @@ def test_sweep_heatmap_and_applying_a_cell(loaded: AppTest) -> None:
     assert at.number_input(key="set.opencode.prune_minimum").value == 0
 
 
+def test_a_sweep_value_the_settings_refuse_is_one_error_line(loaded: AppTest) -> None:
+    """A window of 500 tokens (under the 1,000 every replay needs) had been swept as if valid."""
+    loaded.selectbox(key="compaction").set_value("pi").run()
+    at = run_sweep(page(loaded, "compare"), "context_window", "500, 100000", "keep_recent_tokens", "20000")
+    assert not at.exception
+    (err,) = at.error
+    assert err.value.startswith("grid context\\_window=500") and "greater than or equal to 1000" in err.value
+    assert "sweep" not in at.session_state and not any(
+        f["data"][0]["type"] == "heatmap" for f in figures_of(at)
+    )
+
+
 # -- Doctor ----------------------------------------------------------------------------------------
 
 

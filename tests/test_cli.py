@@ -172,7 +172,6 @@ def test_a_good_leaf_is_accepted_by_every_command(tmp_path: Path) -> None:
         ["prune", SAMPLE, "--strategy", "opencode", "--set", "nope=1"],
         ["replay", SAMPLE, "--strategy", "opencode", "--set", "nope=1"],
         ["replay", SAMPLE, "--set", "prune_protect=1"],
-        ["replay", SAMPLE, "--window", "500"],
         ["sweep", SAMPLE, "--grid", "bogus"],
         ["sweep", SAMPLE, "--agents", "pi,nope"],
         ["oracle-json", SAMPLE, "FROM"],
@@ -193,12 +192,37 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
         ["info", SAMPLE, "--counters", "pi,bogus"],
         ["prune", SAMPLE, "--strategy", "opencode", "--counter", "usage"],
         ["compact", SAMPLE, "--no-such-flag"],
+        ["replay", SAMPLE, "--window", "500"],
+        ["doctor", SAMPLE, "--window", "0"],
     ],
 )
 def test_values_argparse_refuses_exit_2(argv: list[str]) -> None:
     code, stdout, err = run(*argv)
     assert code == EXIT_USAGE and stdout == ""
     assert "error: argument" in err or "error: unrecognized arguments" in err
+
+
+@pytest.mark.parametrize(
+    ("grid", "said"),
+    [
+        ("context_window=0,500", "grid context_window=0: Input should be greater than or equal to 1000"),
+        ("keep_recent_tokens=-5", "grid keep_recent_tokens=-5: Input should be greater than or equal to 0"),
+        ("prune_protect=abc", "grid prune_protect=abc: Input should be a valid integer"),
+        ("codex_fraction=2", "grid codex_fraction=2: Input should be less than or equal to 1.5"),
+        ("window=5", "grid window: no such setting (the replay's: context_window, keep_recent_tokens"),
+    ],
+)
+def test_a_grid_value_no_replay_takes_is_refused_in_one_line(grid: str, said: str, tmp_path: Path) -> None:
+    """Grid values went into the settings unchecked: a 0-token window was swept (80 'overflows'), a
+    key that is no setting ('window') replayed every cell the same, and a value a model refused
+    printed pydantic's four-line report. One session, and a corpus (refused before any session)."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "s.jsonl").write_bytes(Path(SAMPLE).read_bytes())
+    for target in (SAMPLE, str(corpus)):
+        code, stdout, err = run("sweep", target, "--grid", grid, "--strategy", "opencode", "--workers", "0")
+        assert code == EXIT_USAGE and stdout == "", err
+        assert err.startswith("inspector: " + said) and err.count("\n") == 1, err
 
 
 def test_an_unreadable_session_or_a_refused_output_exits_1(tmp_path: Path) -> None:

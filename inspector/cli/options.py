@@ -17,6 +17,7 @@ from ..replay import ReplaySettings, default_strategy
 from ..session.tree import Session
 from ..summarize import SUMMARIZERS
 from ..tokens import COUNTERS
+from ..window import MIN_WINDOW
 from .base import EXIT_USAGE, error_text, fail, resolve_leaf
 
 PI_VERSIONS = ("0.73", "0.58")
@@ -24,6 +25,18 @@ PI_VERSIONS = ("0.73", "0.58")
 # ---------------------------------------------------------------------------------------------
 # argument types
 # ---------------------------------------------------------------------------------------------
+
+
+def window_tokens(text: str) -> int:
+    """``--window``: a context window, at least :data:`inspector.window.MIN_WINDOW` tokens (as
+    :class:`inspector.replay.ReplaySettings` and the doctor's options require)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of tokens: {text!r}") from None
+    if n < MIN_WINDOW:
+        raise argparse.ArgumentTypeError(f"a context window is at least {MIN_WINDOW:,} tokens, not {n:,}")
+    return n
 
 
 def numbers(text: str) -> list[int]:
@@ -98,7 +111,7 @@ def add_counters(p: argparse.ArgumentParser) -> None:
 def add_window(p: argparse.ArgumentParser, purpose: str = "") -> None:
     p.add_argument(
         "--window",
-        type=int,
+        type=window_tokens,
         help=f"context window{purpose} (default: the one the session records (Codex), else its model's in "
         "pi's model list, else 200000)",
     )

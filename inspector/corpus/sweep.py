@@ -193,6 +193,8 @@ class SweepPlan:
     ) -> SweepPlan:
         base = corpus_base(base)
         points = grid_points(grid)
+        for p in points:  # a value no session could replay with: one error now, not one per session
+            point_settings(base, p)
         return cls(
             tuple(items),
             base,

@@ -15,7 +15,7 @@ from ..session.models import (
     ToolCall,
 )
 from ..session.tree import Session
-from ..window import DEFAULT_WINDOW
+from ..window import DEFAULT_WINDOW, MIN_WINDOW
 
 Severity = Literal["error", "warning", "info"]
 
@@ -23,7 +23,7 @@ Severity = Literal["error", "warning", "info"]
 class DoctorOptions(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    context_window: int = Field(DEFAULT_WINDOW, description="Window for the overflow check.")
+    context_window: int = Field(DEFAULT_WINDOW, ge=MIN_WINDOW, description="Window for the overflow check.")
     model_windows: tuple[tuple[str, str, int], ...] = Field(
         (),
         description="(provider, model, window) of the models whose calls are checked against their own "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..policies import POLICIES, PolicySettings, get_policy
-from ..window import DEFAULT_WINDOW
+from ..window import DEFAULT_WINDOW, MIN_WINDOW
 
 #: Replays prune incrementally (see :mod:`inspector.pruning.runner`); False: ``apply`` at every call.
 INCREMENTAL = True
@@ -32,7 +32,9 @@ class ReplaySettings(BaseModel):
     strategy_settings: tuple[tuple[str, Any], ...] = Field(
         (), description="Strategy settings (key, value) pairs."
     )
-    context_window: int = Field(DEFAULT_WINDOW, ge=1000, description="The model's context window in tokens.")
+    context_window: int = Field(
+        DEFAULT_WINDOW, ge=MIN_WINDOW, description="The model's context window in tokens."
+    )
     model_windows: tuple[tuple[str, str, int], ...] = Field(
         (),
         description="(provider, model, window) of each model whose calls run against another window "

@@ -7,23 +7,61 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..agents import AGENTS
 from ..policies import PolicySettings
+from ..pruning import parse_settings
 from ..session.tree import Session
 from .results import Metrics
 from .run import replay
 from .settings import ReplaySettings
+from .strategies import strategy_of
 from .summaries import SummaryCache
 
 
 def _coerce(settings: ReplaySettings, key: str, value: Any) -> ReplaySettings:
-    if key == "context_window":  # a window swept is every call's (not only the main model's)
-        return settings.model_copy(update={key: value, "model_windows": ()})
-    if key in ReplaySettings.model_fields and key not in ("policy", "strategy_settings"):
-        return settings.model_copy(update={key: value})
-    if key in PolicySettings.model_fields:
-        return settings.model_copy(update={"policy": settings.policy.model_copy(update={key: value})})
+    """``settings`` with ``key`` (a replay, policy or strategy setting) set to ``value``, validated
+    as the settings' own models validate it: a ``ValueError`` in one line ("grid context_window=0:
+    Input should be greater than or equal to 1000") for a value they refuse."""
+    try:
+        if key == "context_window":  # a window swept is every call's (not only the main model's)
+            return ReplaySettings.model_validate({**dict(settings), key: value, "model_windows": ()})
+        if key in ReplaySettings.model_fields and key not in ("policy", "strategy_settings"):
+            return ReplaySettings.model_validate({**dict(settings), key: value})
+        if key in PolicySettings.model_fields:
+            policy = type(settings.policy).model_validate({**dict(settings.policy), key: value})
+            return settings.model_copy(update={"policy": policy})
+    except ValidationError as e:
+        raise ValueError(f"grid {key}={value}: {e.errors()[0]['msg']}") from None
+    strategy = strategy_of(settings)
+    own = strategy.Settings.model_fields if strategy is not None else {}
+    if key not in own:  # not a setting of anything: every cell would replay the same
+        theirs = (
+            f"{strategy.name}'s: {', '.join(own) or 'none'}"
+            if strategy is not None
+            else "none with no pruning"
+        )
+        raise ValueError(
+            f"grid {key}: no such setting (the replay's: {', '.join(GRID_REPLAY_KEYS)}; the compaction "
+            f"policies': {', '.join(PolicySettings.model_fields)}; the pruning strategy's, {theirs})"
+        )
+    try:
+        parse_settings(strategy, {**settings.strategy_dict(), key: value})
+    except ValueError as e:
+        raise ValueError(f"grid {key}={value}: {str(e).split(': ', 1)[-1]}") from None
     return settings.with_strategy_settings({**settings.strategy_dict(), key: value})
+
+
+GRID_REPLAY_KEYS = (
+    "context_window",
+    "keep_recent_tokens",
+    "reserve_tokens",
+    "compaction",
+    "counter",
+    "strategy",
+)
+"""The replay settings a grid sweeps most (any other field of :class:`ReplaySettings` is accepted too)."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ..policies import POLICIES, PolicySettings, trigger_threshold
 from ..replay import ReplaySettings
-from ..window import DEFAULT_WINDOW, KnownWindow, model_windows_said
+from ..window import DEFAULT_WINDOW, MIN_WINDOW, KnownWindow, model_windows_said
 from . import urlstate as us
 from .state import default, set_widgets
 from .urlstate import esc
@@ -250,7 +250,7 @@ def _window_box(sb: Any) -> int:
     window = us.WINDOW_PRESETS[preset] or int(
         sb.number_input(
             "Custom window (tokens)",
-            1000,
+            MIN_WINDOW,
             WINDOW_MAX,
             step=1000,
             key="window_custom",

@@ -264,7 +264,12 @@ def _run_sweep(s: Any, settings: ReplaySettings, x: str, y: str, xs_raw: str, ys
         def progress(f: float) -> None:
             bar.progress(min(1.0, f), text=f"Sweeping… {f:.0%}")
 
-        cells = sweep(s, settings, grid, progress=progress, summaries=summary_cache())
+        try:
+            cells = sweep(s, settings, grid, progress=progress, summaries=summary_cache())
+        except ValueError as e:  # a value the settings refuse (a window under 1,000 tokens…): one line
+            bar.empty()
+            st.error(us.esc(str(e)))
+            return
         bar.empty()
         st.session_state["sweep"] = {
             "x": x,
