@@ -194,6 +194,10 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
         ["compact", SAMPLE, "--no-such-flag"],
         ["replay", SAMPLE, "--window", "500"],
         ["doctor", SAMPLE, "--window", "0"],
+        ["compact", SAMPLE, "--keep-recent-tokens", "-5"],  # had been a traceback
+        ["summarize", SAMPLE, "--reserve", "-5"],
+        ["export", "session", SAMPLE, "--compact", "--reserve", "-3", "-o", "unused.jsonl"],
+        ["oracle-json", SAMPLE, "--keep", "2000,-5"],
     ],
 )
 def test_values_argparse_refuses_exit_2(argv: list[str]) -> None:
@@ -223,6 +227,24 @@ def test_a_grid_value_no_replay_takes_is_refused_in_one_line(grid: str, said: st
         code, stdout, err = run("sweep", target, "--grid", grid, "--strategy", "opencode", "--workers", "0")
         assert code == EXIT_USAGE and stdout == "", err
         assert err.startswith("inspector: " + said) and err.count("\n") == 1, err
+
+
+def test_a_setting_a_command_passes_on_unchecked_is_one_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The net under every command: a pydantic model that refuses a value the arguments let through."""
+    from pydantic import BaseModel, Field
+
+    import inspector.cli.compact as compact
+
+    class Strict(BaseModel):
+        keepRecentTokens: int = Field(ge=10**9)
+        reserveTokens: int = 0
+
+    monkeypatch.setattr(compact, "CompactionSettings", Strict)
+    code, stdout, err = run("compact", SAMPLE)
+    assert code == EXIT_USAGE and stdout == ""
+    assert err == "inspector: keepRecentTokens: Input should be greater than or equal to 1000000000\n"
 
 
 def test_an_unreadable_session_or_a_refused_output_exits_1(tmp_path: Path) -> None:

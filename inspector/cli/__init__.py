@@ -30,6 +30,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from pydantic import ValidationError
+
 from .. import __version__
 from ..visible import VisibleStream, visible
 from . import (
@@ -110,5 +112,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     try:
         return int(args.run(args))
+    except ValidationError as e:  # a setting a command passed on unchecked: one line, not a traceback
+        err = e.errors()[0]
+        fail(f"{'.'.join(map(str, err['loc'])) or e.title}: {err['msg']}", EXIT_USAGE)
     except BrokenPipeError:
         return 0

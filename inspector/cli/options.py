@@ -39,6 +39,17 @@ def window_tokens(text: str) -> int:
     return n
 
 
+def token_count(text: str) -> int:
+    """``--keep-recent-tokens``, ``--reserve``: a whole number of tokens, 0 or more."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of tokens: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"a number of tokens is 0 or more, not {n:,}")
+    return n
+
+
 def numbers(text: str) -> list[int]:
     """``--keep 2000,5000``: integers separated by commas."""
     out = []
@@ -46,10 +57,7 @@ def numbers(text: str) -> list[int]:
         x = x.strip()
         if not x:
             continue
-        try:
-            out.append(int(x))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"bad number {x!r}") from None
+        out.append(token_count(x))
     return out
 
 
@@ -118,13 +126,13 @@ def add_window(p: argparse.ArgumentParser, purpose: str = "") -> None:
 
 
 def add_reserve(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--reserve", type=int, default=16384, help="pi reserveTokens (default 16384)")
+    p.add_argument("--reserve", type=token_count, default=16384, help="pi reserveTokens (default 16384)")
 
 
 def add_budgets(p: argparse.ArgumentParser) -> None:
     """pi's compaction settings: ``--keep-recent-tokens`` and ``--reserve``."""
     p.add_argument(
-        "--keep-recent-tokens", type=int, default=20000, help="pi keepRecentTokens (default 20000)"
+        "--keep-recent-tokens", type=token_count, default=20000, help="pi keepRecentTokens (default 20000)"
     )
     add_reserve(p)
 
