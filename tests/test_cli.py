@@ -214,12 +214,15 @@ def test_values_argparse_refuses_exit_2(argv: list[str]) -> None:
         ("prune_protect=abc", "grid prune_protect=abc: Input should be a valid integer"),
         ("codex_fraction=2", "grid codex_fraction=2: Input should be less than or equal to 1.5"),
         ("window=5", "grid window: no such setting (the replay's: context_window, keep_recent_tokens"),
+        ("prune_protect=1:0:1", "grid 'prune_protect=1:0:1': no values (STOP is below START)"),
+        ("prune_protect=0:100000000:1", "grid 'prune_protect=0:100000000:1': 100,000,001 values; a sweep"),
     ],
 )
 def test_a_grid_value_no_replay_takes_is_refused_in_one_line(grid: str, said: str, tmp_path: Path) -> None:
     """Grid values went into the settings unchecked: a 0-token window was swept (80 'overflows'), a
     key that is no setting ('window') replayed every cell the same, and a value a model refused
-    printed pydantic's four-line report. One session, and a corpus (refused before any session)."""
+    printed pydantic's four-line report, a range with no value printed an empty table, and one of
+    10^8 values ran for hours. One session, and a corpus (refused before any session)."""
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "s.jsonl").write_bytes(Path(SAMPLE).read_bytes())
@@ -227,6 +230,16 @@ def test_a_grid_value_no_replay_takes_is_refused_in_one_line(grid: str, said: st
         code, stdout, err = run("sweep", target, "--grid", grid, "--strategy", "opencode", "--workers", "0")
         assert code == EXIT_USAGE and stdout == "", err
         assert err.startswith("inspector: " + said) and err.count("\n") == 1, err
+
+
+def test_a_grid_of_more_points_than_a_sweep_takes_is_refused_before_it_starts() -> None:
+    from inspector import load_session
+    from inspector.replay import ReplaySettings, sweep
+    from inspector.replay.sweep import MAX_CELLS
+
+    grid = {"keep_recent_tokens": list(range(MAX_CELLS // 10 + 1)), "reserve_tokens": list(range(10))}
+    with pytest.raises(ValueError, match=r"^the grid has 10,010 points \(each one a replay\)"):
+        sweep(load_session(SAMPLE), ReplaySettings(compaction="pi"), grid)
 
 
 def test_a_setting_a_command_passes_on_unchecked_is_one_line_not_a_traceback(

@@ -32,6 +32,7 @@ from ..cache.report import cache_replay
 from ..replay import ReplaySettings, replay
 from ..replay.summaries import SummaryCache
 from ..replay.sweep import _coerce as with_grid_value
+from ..replay.sweep import check_grid_size
 from ..window import window_settings
 from .items import CorpusItem, load_item
 from .store import METRIC_FIELDS
@@ -192,6 +193,7 @@ class SweepPlan:
         own_window: bool = False,
     ) -> SweepPlan:
         base = corpus_base(base)
+        check_grid_size(grid)
         points = grid_points(grid)
         for p in points:  # a value no session could replay with: one error now, not one per session
             point_settings(base, p)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +82,7 @@ def sweep(
     """Replay every combination of ``grid`` values on top of ``base``. Token counts and
     summaries are shared by all cells (per-session counter cache; ``summaries``, or one cache for
     this sweep)."""
+    check_grid_size(grid)
     summaries = SummaryCache() if summaries is None else summaries
     keys = list(grid)
     combos: list[dict[str, Any]] = [{}]
@@ -143,8 +144,27 @@ def compare_agents(
     return out
 
 
+MAX_CELLS = 10_000
+"""The most grid points a sweep replays (each is a replay of the whole session, or of every
+session of a corpus): ``keep_recent_tokens=0:100000000:1`` is a slip, not a sweep."""
+
+
+def check_grid_size(grid: Mapping[str, Sequence[Any]]) -> None:
+    """A ``ValueError`` (one line) for a grid with a setting that has no value, or more than
+    :data:`MAX_CELLS` points."""
+    for k, v in grid.items():
+        if not v:
+            raise ValueError(f"grid {k}: no values")
+    n = math.prod(len(v) for v in grid.values())
+    if n > MAX_CELLS:
+        raise ValueError(
+            f"the grid has {n:,} points (each one a replay); a sweep takes at most {MAX_CELLS:,}"
+        )
+
+
 def parse_grid(spec: str) -> tuple[str, list[Any]]:
-    """``key=start:stop:step`` (inclusive stop) or ``key=a,b,c``."""
+    """``key=start:stop:step`` (inclusive stop) or ``key=a,b,c``; a range with no value (STOP
+    below START) or more than :data:`MAX_CELLS` is a ``ValueError``."""
     if "=" not in spec:
         raise ValueError(f"grid {spec!r}: expected KEY=START:STOP:STEP or KEY=A,B,C")
     key, _, rng = spec.partition("=")
@@ -157,6 +177,10 @@ def parse_grid(spec: str) -> tuple[str, list[Any]]:
         if st <= 0:
             raise ValueError(f"grid {spec!r}: STEP must be positive")
         count = int(math.floor((b - a) / st + 1e-9)) + 1
+        if count < 1:
+            raise ValueError(f"grid {spec!r}: no values (STOP is below START)")
+        if count > MAX_CELLS:
+            raise ValueError(f"grid {spec!r}: {count:,} values; a sweep takes at most {MAX_CELLS:,} points")
         vals: list[Any] = [a + i * st for i in range(count)]
         if all(float(v).is_integer() for v in (a, b, st)):
             vals = [int(v) for v in vals]
