@@ -381,6 +381,30 @@ def test_instructions() -> None:
     ) == ("Never push to main.",)
 
 
+def test_dont_never_and_always_are_instructions_only_where_they_tell_someone() -> None:
+    """A statement about something ("the patterns don't cause …", pasted review text on the shared
+    Claude Code transcript; "the cache never expires entries", three on the bundled long session)
+    was taken for a standing instruction; an imperative, a lead-in word, or a person as subject
+    still gives one, and the other markers count wherever they stand."""
+    statements = [
+        "Non-Go languages to ensure the trivial patterns don't cause false negatives",
+        "The filter cache in `src/types.ts` never expires entries; add a TTL (default 30s) and tests.",
+        "The tests always fail on CI.",
+    ]
+    told = [
+        "Don't change the public API of the parser.",
+        "- Don't touch the lockfile",
+        "Produce a report of your findings, but don't implement yet.",
+        "So I just want an otel collector so we don't need Phoenix.",
+        "You should always run tests.",
+        "IMPORTANT: never run migrations on prod.",
+        "Make sure the tests never fail.",
+        "The API must stay backwards compatible.",
+    ]
+    assert [instructions_in(t) for t in statements] == [(), (), ()]
+    assert [instructions_in(t) for t in told] == [(t,) for t in told]
+
+
 def test_highlights_are_the_kept_names_in_the_summary(scored) -> None:  # type: ignore[no-untyped-def]
     from inspector.ui.retention_view import highlight_spans
 

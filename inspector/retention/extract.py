@@ -608,13 +608,45 @@ def _lines_with(text: str) -> list[str]:
     return out
 
 
+_TELLING = re.compile(r"\b(?:don'?t|do not|never|always)\b", re.I)
+"""The markers that are as often a statement about something ("the patterns don't cause false
+negatives", "the cache never expires entries") as an instruction: they count only where they
+tell someone (:func:`_tells`)."""
+_CLAUSE = re.compile(r"[,;:()\u2013\u2014*]|\s-\s")
+_LEAD_IN = frozenset(
+    "please and but so then also just now again really should will would to shall can you i we let's lets "
+    "us i'd we'd you'd i'll we'll you'll".split()
+)
+"""Words after which a marker tells someone (the word just before it, in its clause)."""
+_PEOPLE = frozenset("i we you let's lets us".split())
+"""A subject that makes a marker a choice someone makes ("we currently don't use Phoenix")."""
+
+
+def _tells(sentence: str, m: re.Match[str]) -> bool:
+    """Does the marker ``m`` open its clause, follow a lead-in word, or have a person for subject
+    within the three words before it?"""
+    clause = _CLAUSE.split(sentence[: m.start()])[-1].lower().split()
+    before = [w for w in clause if any(c.isalnum() for c in w)]  # a bullet ("-", "1.") is no word
+    return not before or before[-1] in _LEAD_IN or any(w in _PEOPLE for w in before[-3:])
+
+
+def _instruction(sentence: str) -> bool:
+    """A standing instruction or decision: a marker of :data:`_INSTRUCTION` other than
+    :data:`_TELLING`'s, or one of those that tells someone."""
+    for m in _INSTRUCTION.finditer(sentence):
+        if _TELLING.fullmatch(m.group()) is None or _tells(sentence, m):
+            return True
+    return False
+
+
 def instructions_in(text: str) -> tuple[str, ...]:
     """The sentences of a user message that give a standing instruction or decision; a question
-    ("We don't have a staging backend?") gives none."""
+    ("We don't have a staging backend?") gives none, nor a statement about something ("the
+    trivial patterns don't cause false negatives": :func:`_tells`)."""
     out = []
     for s in _SENTENCE.split(text):
         s = norm(s)
-        if 8 <= len(s) <= 400 and not s.endswith("?") and _INSTRUCTION.search(s) and len(words(s)) >= 2:
+        if 8 <= len(s) <= 400 and not s.endswith("?") and _instruction(s) and len(words(s)) >= 2:
             out.append(s[:240])
     return tuple(out)
 
