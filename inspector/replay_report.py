@@ -14,13 +14,25 @@ REPORT_FORMATS = ("html", "json", "csv")
 _SAME: Callable[[str], str] = lambda text: text  # noqa: E731
 
 
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet takes a cell for a formula by: a text cell that starts with one is written
+after a ``'`` (OWASP's advice on CSV injection), so a session's ``stopReason`` or model name of
+``=HYPERLINK(…)`` is shown as text, not run, when the CSV is opened."""
+
+
+def csv_cell(v: Any) -> Any:
+    """``v`` as a CSV cell: a text that a spreadsheet would take for a formula (:data:`FORMULA_LEADS`)
+    starts with ``'``; anything else as it is (a negative number stays a number)."""
+    return "'" + v if isinstance(v, str) and v.startswith(FORMULA_LEADS) else v
+
+
 def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]], *, lineterminator: str = "\r\n") -> str:
     """``header`` and ``rows`` as CSV (the csv module's quoting; ``\\r\\n`` line ends, as RFC 4180
-    writes them, unless ``lineterminator`` says otherwise)."""
+    writes them, unless ``lineterminator`` says otherwise); each text cell through :func:`csv_cell`."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator=lineterminator)
     w.writerow(header)
-    w.writerows(rows)
+    w.writerows([csv_cell(c) for c in row] for row in rows)
     return buf.getvalue()
 
 
@@ -88,8 +100,10 @@ def replay_report(
         from .ui.report_html import replay_html
 
         return replay_html(session, replay, fn)
-    if fmt == "csv":
-        return csv_text(*replay_table(replay))
+    if fmt == "csv":  # the stop reasons are the session's text
+        header, rows = replay_table(replay)
+        same = fn or _SAME
+        return csv_text(header, ([same(c) if isinstance(c, str) else c for c in row] for row in rows))
     from .cache import cache_replay
 
     return _json(cache_replay(replay).annotate(replay.as_dict()), fn)  # with the prompt cache's billed cost

@@ -312,6 +312,35 @@ def test_an_output_that_holds_another_session_is_replaced_only_with_force(tmp_pa
     assert code == 0 and other.read_text().startswith("<!"), err  # a report is no session: replaced
 
 
+def test_a_csv_never_hands_a_spreadsheet_a_formula_from_the_session(tmp_path: Path) -> None:
+    """A session's stop reason or model name that starts with ``=``, ``+``, ``-`` or ``@`` was
+    written as is: a spreadsheet opening the report runs it (CSV injection). Each CSV the tool
+    writes shows it as text (a leading ``'``); the replay CSV redacts its stop reasons as the other
+    reports redact the session's text; negative numbers stay numbers."""
+    import csv as csvmod
+
+    from inspector.replay_report import csv_text
+
+    b = SessionBuilder()
+    b.user("go")
+    b.assistant("ok", usage=1000, stop='=HYPERLINK("http://x","y")', model="@SUM(1+1)")
+    b.user("and a key " + SECRETS["openai"])
+    b.assistant("ok", usage=1200, stop="sk-proj-AbCdEfGhIjKlMnOpQrStUv", model="@SUM(1+1)")
+    (tmp_path / "c").mkdir()
+    src = tmp_path / "c" / "evil.jsonl"
+    src.write_text(b.text())
+    code, _, err = run("export", "replay", str(src), "-o", str(tmp_path / "r.csv"))
+    assert code == 0, err
+    rows = list(csvmod.reader((tmp_path / "r.csv").read_text().splitlines()))
+    assert [r[2] for r in rows[1:]] == ['\'=HYPERLINK("http://x","y")', "[REDACTED:openai-key]"]
+    code, out, err = run("corpus", str(tmp_path / "c"), "--csv", "--workers", "0")
+    assert code == 0, err
+    [row] = list(csvmod.DictReader(out.splitlines()))
+    assert row["model"] == "'@SUM(1+1)"
+    text = csv_text(["a", "b", "c", "d"], [["+1", "-cmd", -5, "\tx"]])
+    assert text.splitlines()[1] == "'+1,'-cmd,-5,'\tx"
+
+
 def test_the_temporary_file_never_lands_on_an_input(tmp_path: Path) -> None:
     src = _session_file(tmp_path, "t.jsonl.tmp")
     before = src.read_bytes()
