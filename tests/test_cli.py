@@ -242,6 +242,19 @@ def test_a_grid_of_more_points_than_a_sweep_takes_is_refused_before_it_starts() 
         sweep(load_session(SAMPLE), ReplaySettings(compaction="pi"), grid)
 
 
+def test_a_strategys_setting_is_checked_against_its_cells_strategy_in_any_grid_order() -> None:
+    from inspector import load_session
+    from inspector.replay import ReplaySettings, sweep
+
+    s, base = load_session(SAMPLE), ReplaySettings()
+    cells = sweep(s, base, {"prune_protect": [1000], "strategy": ["opencode"]})
+    assert (
+        cells[0].settings.strategy == "opencode"
+        and cells[0].settings.strategy_dict()["prune_protect"] == 1000
+    )
+    assert cells[0].metrics == sweep(s, base, {"strategy": ["opencode"], "prune_protect": [1000]})[0].metrics
+
+
 def test_a_setting_a_command_passes_on_unchecked_is_one_line_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

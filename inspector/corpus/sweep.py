@@ -31,8 +31,7 @@ import numpy as np
 from ..cache.report import cache_replay
 from ..replay import ReplaySettings, replay
 from ..replay.summaries import SummaryCache
-from ..replay.sweep import _coerce as with_grid_value
-from ..replay.sweep import check_grid_size
+from ..replay.sweep import check_grid_size, grid_point
 from ..window import window_settings
 from .items import CorpusItem, load_item
 from .store import METRIC_FIELDS
@@ -76,10 +75,7 @@ def point_settings(base: ReplaySettings, values: Mapping[str, Any] | str) -> Rep
     grid), or of the as-recorded baseline."""
     if isinstance(values, str):  # BASELINE
         return baseline_settings(base)
-    s = base
-    for k, v in values.items():
-        s = with_grid_value(s, k, v)
-    return s
+    return grid_point(base, values)
 
 
 def replay_row(session: Any, settings: ReplaySettings, summaries: SummaryCache) -> dict[str, Any]:

@@ -64,6 +64,19 @@ GRID_REPLAY_KEYS = (
 """The replay settings a grid sweeps most (any other field of :class:`ReplaySettings` is accepted too)."""
 
 
+_FIRST_KEYS = ("strategy", "compaction")
+"""Applied before the other keys of a grid point: a strategy's or a policy's own setting is checked
+against the strategy or policy of its cell, whichever order the grid names them in."""
+
+
+def grid_point(base: ReplaySettings, values: Mapping[str, Any]) -> ReplaySettings:
+    """``base`` with one grid point's ``values`` applied (each checked: :func:`_coerce`)."""
+    s = base
+    for k in sorted(values, key=lambda k: k not in _FIRST_KEYS):
+        s = _coerce(s, k, values[k])
+    return s
+
+
 @dataclass(frozen=True)
 class SweepCell:
     values: dict[str, Any]
@@ -90,9 +103,7 @@ def sweep(
         combos = [{**c, k: v} for c in combos for v in grid[k]]
     out = []
     for i, combo in enumerate(combos):
-        s = base
-        for k, v in combo.items():
-            s = _coerce(s, k, v)
+        s = grid_point(base, combo)
         r = replay(session, s, summaries=summaries)
         out.append(SweepCell(combo, s, r.metrics))
         if progress is not None:
