@@ -81,7 +81,7 @@ def csv_row(r: dict[str, Any]) -> list[Any]:
 
 def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
     print(
-        f"{'session':<36} {'agent':<12} {'calls':>6} {'peak ctx':>9} {'window':>9} {'compact':>7} {'prunes':>6} {'cost $':>8} "
+        f"{'session':<36} {'agent':<12} {'calls':>6} {'peak ctx':>9} {'window':>11} {'compact':>7} {'prunes':>6} {'cost $':>8} "
         f"{'cache':>6} {'findings (e/w/i)':>16}"
     )
     assumed = above = False
@@ -98,7 +98,7 @@ def print_text(rows: list[dict[str, Any]], t: dict[str, Any]) -> None:
         assumed = assumed or r["windowSource"] == "assumed"
         above = above or bool(r["windowAtLeast"])
         print(
-            f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {window:>9} {r['compactions']:>7} "
+            f"{name:<36} {r['agent']:<12} {r['calls']:>6,} {r['peakContext']:>9,} {window:>11} {r['compactions']:>7} "
             f"{r['prunes']:>6} {cost:>8} {cache:>6} "
             f"{f.get('error', 0):>8}/{f.get('warning', 0)}/{f.get('info', 0)}"
         )
