@@ -11,9 +11,9 @@ summary cache, ``sessions -o`` — goes through this one function. It
 
 * refuses a target that is the same file as any input (``st_dev``/``st_ino``: the file itself,
   a symlink to it, or a hard link), and a target that is a directory, FIFO or device;
-* refuses to replace an existing file that holds a session — any agent's session file, or an
-  SQLite database such as OpenCode's (:func:`session_held`) — unless the caller passes
-  ``replace_session`` (the commands' ``--force``): ``export replay a.jsonl -o b.jsonl`` must not
+* refuses to replace an existing file that the caller's ``keep`` names something to keep (the
+  exports pass :func:`inspector.importers.session_held`, any agent's session file or an SQLite
+  database, unless the command's ``--force``): ``export replay a.jsonl -o b.jsonl`` must not
   turn another session into a report by a slip of the keyboard;
 * writes a temporary file in the target's folder under a unique name (``tempfile.mkstemp``:
   created exclusively, so it can never be an existing file), flushes it to disk, and then
@@ -29,7 +29,7 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -130,28 +130,11 @@ def _same_as_input(target: Path, inputs: Iterable[str | os.PathLike[str] | None]
     return None
 
 
-def session_held(path: str | os.PathLike[str]) -> str | None:
-    """What session ``path`` holds, by its content ("a pi session (JSONL tree)", "a Claude Code
-    transcript (JSONL)", "an SQLite database"), or None: not a session, or not a regular file that
-    can be read."""
-    from .importers import FORMAT_LABELS, HEAD_BYTES, SQLITE_MAGIC, detect_format
-
-    try:
-        head = read_regular(path, HEAD_BYTES)
-    except (OSError, ValueError):
-        return None
-    if head.startswith(SQLITE_MAGIC):
-        return "an SQLite database"
-    fmt = detect_format(head)
-    if fmt == "unknown":
-        return None
-    label = FORMAT_LABELS.get(fmt, fmt)
-    return ("an " if label[:1] in "AEIOU" else "a ") + label
+Keep = Callable[[Path], "str | None"]
+"""What an existing target holds that must not be replaced ("a pi session (JSONL tree)"), or None."""
 
 
-def _check_target(
-    t: Path, inputs: Iterable[str | os.PathLike[str] | None], replace_session: bool = False
-) -> Path:
+def _check_target(t: Path, inputs: Iterable[str | os.PathLike[str] | None], keep: Keep | None = None) -> Path:
     """The folder to write in; :class:`WriteRefused` for a target that must not be written."""
     same = _same_as_input(t, inputs)
     if same is not None:
@@ -167,7 +150,7 @@ def _check_target(
         raise WriteRefused(f"cannot write {t}: {e.strerror or e}") from None
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise WriteRefused(f"cannot write {t}: it is {kind_of(st.st_mode)}")
-    held = session_held(t) if st is not None and not replace_session else None
+    held = keep(t) if st is not None and keep is not None else None
     if held is not None:
         raise WriteRefused(
             f"refusing to replace {t}: it holds {held}; write to another file, or pass --force to replace it"
@@ -184,16 +167,16 @@ def write_atomic(
     *,
     inputs: Iterable[str | os.PathLike[str] | None] = (),
     mode: int | None = None,
-    replace_session: bool = False,
+    keep: Keep | None = None,
 ) -> Path:
     """Write ``data`` (bytes, or an iterable of byte chunks) to ``target`` atomically.
 
     ``inputs`` are the files the output was made from: a target that is any of them (hard links
     included) is refused. ``mode`` defaults to 0666 minus the umask (what ``open()`` would give);
-    the summary cache passes 0600. An existing file that holds a session is replaced only with
-    ``replace_session``. Raises :class:`WriteRefused` with a one-line message."""
+    the summary cache passes 0600. An existing target that ``keep`` names something to keep is
+    refused. Raises :class:`WriteRefused` with a one-line message."""
     t = Path(target)
-    folder = _check_target(t, list(inputs), replace_session)
+    folder = _check_target(t, list(inputs), keep)
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{t.name[:100]}.", suffix=".tmp")
     except OSError as e:

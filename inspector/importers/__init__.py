@@ -23,11 +23,11 @@ from typing import Any
 
 from ..agents import AGENTS
 from ..gcpause import gc_paused
-from ..safeio import open_regular
+from ..safeio import open_regular, read_regular
 from ..session.loader import SessionLoadError, load_session, parse_session
 from ..session.tree import LoadIssue, Session
 
-__all__ = ["IMPORTERS", "FORMAT_LABELS", "detect_format", "load_any", "parse_any"]
+__all__ = ["IMPORTERS", "FORMAT_LABELS", "detect_format", "load_any", "parse_any", "session_held"]
 
 #: importer modules, tried in this order after pi's own format
 IMPORTERS: tuple[str, ...] = ("claude_code", "codex", "opencode")
@@ -80,6 +80,24 @@ def _detect(head: bytes) -> tuple[str, ModuleType | None]:
 def detect_format(data: bytes) -> str:
     """``pi``, one of the importers' ``FORMAT`` names, or ``unknown``."""
     return _detect(data[:HEAD_BYTES])[0]
+
+
+def session_held(path: str | os.PathLike[str]) -> str | None:
+    """What session ``path`` holds, by its content ("a pi session (JSONL tree)", "a Claude Code
+    transcript (JSONL)", "an SQLite database"), or None: not a session, or not a regular file that
+    can be read. The exports never replace such a file without ``--force``
+    (:func:`inspector.safeio.write_atomic`'s ``keep``)."""
+    try:
+        head = read_regular(path, HEAD_BYTES)
+    except (OSError, ValueError):
+        return None
+    if head.startswith(SQLITE_MAGIC):
+        return "an SQLite database"
+    fmt = detect_format(head)
+    if fmt == "unknown":
+        return None
+    label = FORMAT_LABELS.get(fmt, fmt)
+    return ("an " if label[:1] in "AEIOU" else "a ") + label
 
 
 def _imported(session: Session, mod: ModuleType) -> Session:
