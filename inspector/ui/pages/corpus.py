@@ -177,10 +177,15 @@ def _overview(rows: list[dict[str, Any]]) -> None:
         height=min(420, 36 * (len(shown) + 1)),
         column_config={
             "recorded cost $": st.column_config.NumberColumn(format="%.2f"),
+            **{
+                c: st.column_config.NumberColumn(format="localized")
+                for c in ("window", "calls", "peak context")
+            },
             "window at least": st.column_config.NumberColumn(
+                format="localized",
                 help="A call the provider answered held more than the window the findings were checked "
                 "against: the model's window is at least this, and those overflows did not happen "
-                "(set the window in the sidebar, or --window)"
+                "(set the window in the sidebar, or --window)",
             ),
         },
     )
