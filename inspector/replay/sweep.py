@@ -38,13 +38,13 @@ def _coerce(settings: ReplaySettings, key: str, value: Any) -> ReplaySettings:
     own = strategy.Settings.model_fields if strategy is not None else {}
     if key not in own:  # not a setting of anything: every cell would replay the same
         theirs = (
-            f"{strategy.name}'s: {', '.join(own) or 'none'}"
+            f"the pruning strategy {strategy.name}'s: {', '.join(own) or 'none'}"
             if strategy is not None
-            else "none with no pruning"
+            else "a pruning strategy's, once one is set"
         )
         raise ValueError(
             f"grid {key}: no such setting (the replay's: {', '.join(GRID_REPLAY_KEYS)}; the compaction "
-            f"policies': {', '.join(PolicySettings.model_fields)}; the pruning strategy's, {theirs})"
+            f"policies': {', '.join(PolicySettings.model_fields)}; {theirs})"
         )
     try:
         parse_settings(strategy, {**settings.strategy_dict(), key: value})
