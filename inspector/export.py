@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
-from .importers import session_held
+from .importers import keep_sessions
 from .jsjson import js_stringify
 from .redact import redact_value
-from .safeio import Keep, WriteRefused
+from .safeio import WriteRefused
 from .safeio import write_atomic as _write_atomic
 from .session.loader import stream_session
 from .session.models import AnyEntry, CompactionEntry, SessionHeader
@@ -69,7 +69,7 @@ def write_session_jsonl(
     and for an existing file that holds a session unless ``replace_session``."""
     lines = session_lines(session.header, session.entries if entries is None else entries, redact=redact)
     return _write_atomic(
-        target, _with_newlines(lines), inputs=(session.source, source), keep=_keep(replace_session)
+        target, _with_newlines(lines), inputs=(session.source, source), keep=keep_sessions(replace_session)
     )
 
 
@@ -89,14 +89,11 @@ def stream_session_jsonl(
         return None
     lines = session_lines(stream.header, stream.entries, redact=redact, fresh=True)
     try:
-        return _write_atomic(target, _with_newlines(lines), inputs=(source,), keep=_keep(replace_session))
+        return _write_atomic(
+            target, _with_newlines(lines), inputs=(source,), keep=keep_sessions(replace_session)
+        )
     finally:
         stream.entries.close()  # closes the file
-
-
-def _keep(replace_session: bool) -> Keep | None:
-    """What a target must hold to be kept (:func:`inspector.importers.session_held`), unless ``replace_session``."""
-    return None if replace_session else session_held
 
 
 def _with_newlines(lines: Iterable[bytes]) -> Iterable[bytes]:

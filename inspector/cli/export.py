@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..doctor import DoctorOptions, diagnose
 from ..export import ExportError, compacted_entries, stream_session_jsonl, write_session_jsonl
-from ..importers import HEAD_BYTES, detect_format, session_held
+from ..importers import HEAD_BYTES, detect_format, keep_sessions
 from ..redact import redact_text
 from ..replay import replay
 from ..replay_report import REPORT_FORMATS, doctor_report, replay_report
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
                 out,
                 text.encode("utf-8", "backslashreplace"),
                 inputs=(args.session, session.source),
-                keep=None if args.force else session_held,
+                keep=keep_sessions(args.force),
             )
             print(f"wrote {visible(out, inline=True)}")
     except ExportError as e:

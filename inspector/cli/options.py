@@ -27,27 +27,26 @@ PI_VERSIONS = ("0.73", "0.58")
 # ---------------------------------------------------------------------------------------------
 
 
-def window_tokens(text: str) -> int:
-    """``--window``: a context window, at least :data:`inspector.window.MIN_WINDOW` tokens (as
-    :class:`inspector.replay.ReplaySettings` and the doctor's options require)."""
+def _whole_tokens(text: str, least: int, rule: str) -> int:
+    """``text`` as a whole number of tokens, at least ``least`` (else ``rule``, a phrase, says why)."""
     try:
         n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number of tokens: {text!r}") from None
-    if n < MIN_WINDOW:
-        raise argparse.ArgumentTypeError(f"a context window is at least {MIN_WINDOW:,} tokens, not {n:,}")
+    if n < least:
+        raise argparse.ArgumentTypeError(f"{rule}, not {n:,}")
     return n
+
+
+def window_tokens(text: str) -> int:
+    """``--window``: a context window, at least :data:`inspector.window.MIN_WINDOW` tokens (as
+    :class:`inspector.replay.ReplaySettings` and the doctor's options require)."""
+    return _whole_tokens(text, MIN_WINDOW, f"a context window is at least {MIN_WINDOW:,} tokens")
 
 
 def token_count(text: str) -> int:
     """``--keep-recent-tokens``, ``--reserve``: a whole number of tokens, 0 or more."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of tokens: {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"a number of tokens is 0 or more, not {n:,}")
-    return n
+    return _whole_tokens(text, 0, "a number of tokens is 0 or more")
 
 
 def numbers(text: str) -> list[int]:
@@ -197,7 +196,7 @@ def add_output(p: argparse.ArgumentParser, help: str, *, required: bool = False)
 
 
 def add_force(p: argparse.ArgumentParser) -> None:
-    """``--force``: replace an output file that holds a session (:func:`inspector.safeio.session_held`)."""
+    """``--force``: replace an output file that holds a session (:func:`inspector.importers.session_held`)."""
     p.add_argument(
         "--force",
         action="store_true",

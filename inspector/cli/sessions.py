@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ..agents import AGENTS
-from ..importers import session_held
+from ..importers import keep_sessions
 from ..importers.discover import (
     agent_dirs,
     list_local_sessions,
@@ -67,7 +67,7 @@ def write_opencode(args: argparse.Namespace) -> None:
         sys.stdout.write(data.decode("utf-8") + "\n")
         return
     try:
-        write_atomic(args.output, data, inputs=(db,), keep=None if args.force else session_held)
+        write_atomic(args.output, data, inputs=(db,), keep=keep_sessions(args.force))
     except WriteRefused as e:
         fail(str(e), EXIT_FAILED)
     print(f"wrote {visible(args.output, inline=True)}", file=sys.stderr)

@@ -23,11 +23,19 @@ from typing import Any
 
 from ..agents import AGENTS
 from ..gcpause import gc_paused
-from ..safeio import open_regular, read_regular
+from ..safeio import Keep, open_regular, read_regular
 from ..session.loader import SessionLoadError, load_session, parse_session
 from ..session.tree import LoadIssue, Session
 
-__all__ = ["IMPORTERS", "FORMAT_LABELS", "detect_format", "load_any", "parse_any", "session_held"]
+__all__ = [
+    "IMPORTERS",
+    "FORMAT_LABELS",
+    "detect_format",
+    "load_any",
+    "parse_any",
+    "session_held",
+    "keep_sessions",
+]
 
 #: importer modules, tried in this order after pi's own format
 IMPORTERS: tuple[str, ...] = ("claude_code", "codex", "opencode")
@@ -98,6 +106,12 @@ def session_held(path: str | os.PathLike[str]) -> str | None:
         return None
     label = FORMAT_LABELS.get(fmt, fmt)
     return ("an " if label[:1] in "AEIOU" else "a ") + label
+
+
+def keep_sessions(replace: bool) -> Keep | None:
+    """The ``keep`` of :func:`inspector.safeio.write_atomic` for an output: :func:`session_held`,
+    or none when the user asked to ``replace`` (``--force``)."""
+    return None if replace else session_held
 
 
 def _imported(session: Session, mod: ModuleType) -> Session:

@@ -144,30 +144,7 @@ def _overview(rows: list[dict[str, Any]]) -> None:
     pick = f[0].multiselect("Agents", agents, default=agents, key="corpus_agents")
     needle = f[1].text_input("Name contains", key="corpus_filter")
     shown = [r for r in rows if not r["error"] and r["agent"] in pick and needle.lower() in r["path"].lower()]
-    table = pd.DataFrame(
-        [
-            {
-                "session": Path(r["path"]).name,
-                "agent": r["agent"],
-                "model": r["model"],
-                "window": r["window"],
-                "window from": r["windowSource"],
-                "window at least": r["windowAtLeast"],
-                "calls": r["calls"],
-                "peak context": r["peakContext"],
-                "compactions": r["compactions"],
-                "prunes": r["prunes"],
-                "recorded cost $": r["recordedCost"],
-                "cache hit %": None if r["cacheHitRate"] is None else round(100 * r["cacheHitRate"], 1),
-                "errors": (r["findings"] or {}).get("error", 0),
-                "warnings": (r["findings"] or {}).get("warning", 0),
-                "load issues": r["loadIssues"],
-                "size KB": round((r["size"] or 0) / 1024),
-                "path": r["path"],
-            }
-            for r in shown
-        ]
-    )
+    table = pd.DataFrame([_table_row(r) for r in shown])
     ev = st.dataframe(
         table,
         hide_index=True,
@@ -175,19 +152,7 @@ def _overview(rows: list[dict[str, Any]]) -> None:
         on_select="rerun",
         selection_mode="single-row",
         height=min(420, 36 * (len(shown) + 1)),
-        column_config={
-            "recorded cost $": st.column_config.NumberColumn(format="%.2f"),
-            **{
-                c: st.column_config.NumberColumn(format="localized")
-                for c in ("window", "calls", "peak context")
-            },
-            "window at least": st.column_config.NumberColumn(
-                format="localized",
-                help="A call the provider answered held more than the window the findings were checked "
-                "against: the model's window is at least this, and those overflows did not happen "
-                "(set the window in the sidebar, or --window)",
-            ),
-        },
+        column_config=_TABLE_COLUMNS,
     )
     picked = ev.selection.rows if ev is not None else []
     if picked:
@@ -202,6 +167,46 @@ def _overview(rows: list[dict[str, Any]]) -> None:
     else:
         st.caption("Click a column header to sort; select a row to open that session on Replay.")
     _failed([r for r in rows if r["error"] and needle.lower() in r["path"].lower()])
+    _histograms(rows)
+
+
+def _table_row(r: dict[str, Any]) -> dict[str, Any]:
+    """One session's row of the overview table."""
+    return {
+        "session": Path(r["path"]).name,
+        "agent": r["agent"],
+        "model": r["model"],
+        "window": r["window"],
+        "window from": r["windowSource"],
+        "window at least": r["windowAtLeast"],
+        "calls": r["calls"],
+        "peak context": r["peakContext"],
+        "compactions": r["compactions"],
+        "prunes": r["prunes"],
+        "recorded cost $": r["recordedCost"],
+        "cache hit %": None if r["cacheHitRate"] is None else round(100 * r["cacheHitRate"], 1),
+        "errors": (r["findings"] or {}).get("error", 0),
+        "warnings": (r["findings"] or {}).get("warning", 0),
+        "load issues": r["loadIssues"],
+        "size KB": round((r["size"] or 0) / 1024),
+        "path": r["path"],
+    }
+
+
+_TABLE_COLUMNS = {
+    "recorded cost $": st.column_config.NumberColumn(format="%.2f"),
+    **{c: st.column_config.NumberColumn(format="localized") for c in ("window", "calls", "peak context")},
+    "window at least": st.column_config.NumberColumn(
+        format="localized",
+        help="A call the provider answered held more than the window the findings were checked "
+        "against: the model's window is at least this, and those overflows did not happen "
+        "(set the window in the sidebar, or --window)",
+    ),
+}
+
+
+def _histograms(rows: list[dict[str, Any]]) -> None:
+    """Peak context per session, and the tokens at each recorded compaction."""
     peaks = [r["peakContext"] for r in rows if r["peakContext"]]
     at = [t for r in rows for t in r["tokensAtCompaction"] or []]
     h = st.columns(2)
