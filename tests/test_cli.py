@@ -198,6 +198,8 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
         ["summarize", SAMPLE, "--reserve", "-5"],
         ["export", "session", SAMPLE, "--compact", "--reserve", "-3", "-o", "unused.jsonl"],
         ["oracle-json", SAMPLE, "--keep", "2000,-5"],
+        ["corpus", SAMPLE, "--engine", "dask", "--workers", "-1"],  # a cluster of -1 workers: waited forever
+        ["sweep", SAMPLE, "--grid", "prune_protect=1,2", "--workers", "-2"],
     ],
 )
 def test_values_argparse_refuses_exit_2(argv: list[str]) -> None:

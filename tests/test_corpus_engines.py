@@ -35,6 +35,22 @@ def test_dask_returns_every_task_once_from_one_batch() -> None:
     assert sorted(got) == PRODUCTS
 
 
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_a_negative_number_of_workers_is_refused(engine: str) -> None:
+    """A Dask LocalCluster asked for -1 workers started none and waited for them forever."""
+    with pytest.raises(ValueError, match=r"^workers is 0 or more, not -1$"):
+        run_tasks(operator.mul, TASKS, engine=engine, workers=-1, warm=())
+
+
+@pytest.mark.parametrize("address", ["tcp://:", "foo://host:1", "[::1"])
+def test_an_address_dask_cannot_read_is_an_engine_error_not_a_traceback(address: str) -> None:
+    pytest.importorskip("distributed")
+    from inspector.corpus.engines import EngineUnavailable
+
+    with pytest.raises(EngineUnavailable, match=r"^not a Dask scheduler address: "):
+        list(run_tasks(operator.mul, TASKS, scheduler=address, warm=()))
+
+
 def test_one_worker_runs_the_tasks_in_the_given_order() -> None:
     # the order is the caller's (the sweep's schedule): the pool is first in, first out, and Dask
     # keeps the order of one ``client.map`` as the tasks' priority

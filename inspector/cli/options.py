@@ -27,12 +27,12 @@ PI_VERSIONS = ("0.73", "0.58")
 # ---------------------------------------------------------------------------------------------
 
 
-def _whole_tokens(text: str, least: int, rule: str) -> int:
-    """``text`` as a whole number of tokens, at least ``least`` (else ``rule``, a phrase, says why)."""
+def _whole_number(text: str, least: int, rule: str, unit: str = "tokens") -> int:
+    """``text`` as a whole number of ``unit``, at least ``least`` (else ``rule``, a phrase, says why)."""
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of tokens: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a whole number of {unit}: {text!r}") from None
     if n < least:
         raise argparse.ArgumentTypeError(f"{rule}, not {n:,}")
     return n
@@ -41,12 +41,17 @@ def _whole_tokens(text: str, least: int, rule: str) -> int:
 def window_tokens(text: str) -> int:
     """``--window``: a context window, at least :data:`inspector.window.MIN_WINDOW` tokens (as
     :class:`inspector.replay.ReplaySettings` and the doctor's options require)."""
-    return _whole_tokens(text, MIN_WINDOW, f"a context window is at least {MIN_WINDOW:,} tokens")
+    return _whole_number(text, MIN_WINDOW, f"a context window is at least {MIN_WINDOW:,} tokens")
 
 
 def token_count(text: str) -> int:
     """``--keep-recent-tokens``, ``--reserve``: a whole number of tokens, 0 or more."""
-    return _whole_tokens(text, 0, "a number of tokens is 0 or more")
+    return _whole_number(text, 0, "a number of tokens is 0 or more")
+
+
+def worker_count(text: str) -> int:
+    """``--workers``: 0 or more worker processes."""
+    return _whole_number(text, 0, "the number of workers is 0 or more", "workers")
 
 
 def numbers(text: str) -> list[int]:
@@ -247,7 +252,7 @@ def add_engine(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=worker_count,
         default=None,
         help="worker processes (default: this machine's cores; 0 = in this process)",
     )

@@ -76,6 +76,8 @@ def run_tasks(
     each worker imports as it starts (default: ``fn``'s module)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}; choose from {', '.join(ENGINES)}")
+    if workers is not None and workers < 0:  # a Dask LocalCluster of -1 workers would wait forever
+        raise ValueError(f"workers is 0 or more, not {workers}")
     if not tasks:
         return iter(())
     names = tuple(warm) if warm is not None else (fn.__module__,)
@@ -126,9 +128,12 @@ def _dask(
     cluster = None
     try:
         if scheduler:
-            client = Client(scheduler, timeout=options.pop("timeout", 10))
+            try:
+                client = Client(scheduler, timeout=options.pop("timeout", 10))
+            except ValueError as e:  # Dask could not read the address ("tcp://:", "foo://bar:1")
+                raise EngineUnavailable(f"not a Dask scheduler address: {scheduler!r} ({e})") from e
         else:
-            n = workers or default_workers()
+            n = min(workers or default_workers(), len(tasks))  # no more workers than tasks
             cluster = LocalCluster(
                 n_workers=n,
                 threads_per_worker=1,
