@@ -200,6 +200,9 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
         ["oracle-json", SAMPLE, "--keep", "2000,-5"],
         ["corpus", SAMPLE, "--engine", "dask", "--workers", "-1"],  # a cluster of -1 workers: waited forever
         ["sweep", SAMPLE, "--grid", "prune_protect=1,2", "--workers", "-2"],
+        ["prune", SAMPLE, "--strategy", "opencode", "--limit", "-1"],  # had shown all rows but the last
+        ["sessions", "--limit", "-1"],  # had listed all sessions but the oldest
+        ["doctor", SAMPLE, "--giant-tokens", "-1"],
     ],
 )
 def test_values_argparse_refuses_exit_2(argv: list[str]) -> None:

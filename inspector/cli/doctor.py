@@ -9,14 +9,19 @@ from ..session.tree import Session
 from ..visible import visible
 from ..window import window_settings
 from .base import Command, checked_leaf, load_or_exit, print_json
-from .options import add_json, add_leaf, add_session, add_window
+from .options import add_json, add_leaf, add_session, add_window, token_count
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_session(p)
     add_leaf(p, "check the branch ending at this entry")
     add_window(p, " for the overflow check")
-    p.add_argument("--giant-tokens", type=int, default=20000, help="flag single tool outputs above this")
+    p.add_argument(
+        "--giant-tokens",
+        type=token_count,
+        default=20000,
+        help="flag single tool outputs above this many tokens",
+    )
     add_json(p)
 
 

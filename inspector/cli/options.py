@@ -28,11 +28,13 @@ PI_VERSIONS = ("0.73", "0.58")
 
 
 def _whole_number(text: str, least: int, rule: str, unit: str = "tokens") -> int:
-    """``text`` as a whole number of ``unit``, at least ``least`` (else ``rule``, a phrase, says why)."""
+    """``text`` as a whole number (of ``unit``), at least ``least`` (else ``rule``, a phrase, says why)."""
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of {unit}: {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"not a whole number{' of ' + unit if unit else ''}: {text!r}"
+        ) from None
     if n < least:
         raise argparse.ArgumentTypeError(f"{rule}, not {n:,}")
     return n
@@ -52,6 +54,11 @@ def token_count(text: str) -> int:
 def worker_count(text: str) -> int:
     """``--workers``: 0 or more worker processes."""
     return _whole_number(text, 0, "the number of workers is 0 or more", "workers")
+
+
+def limit(text: str) -> int:
+    """``--limit``: how many rows to show, 0 or more (a negative one had cut rows off the end)."""
+    return _whole_number(text, 0, "a limit is 0 or more", "")
 
 
 def numbers(text: str) -> list[int]:

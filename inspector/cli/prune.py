@@ -20,6 +20,7 @@ from .options import (
     add_strategy,
     add_window,
     key_values,
+    limit,
     strategy_settings,
 )
 
@@ -33,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_counter(p, usage=False)
     add_window(p, " (for pressure-based strategies)")
-    p.add_argument("--limit", type=int, default=40, help="rows shown in the table")
+    p.add_argument("--limit", type=limit, default=40, help="rows shown in the table")
     add_json(p)
 
 

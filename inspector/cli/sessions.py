@@ -20,12 +20,12 @@ from ..redact import redact_json
 from ..safeio import WriteRefused, write_atomic
 from ..visible import clip, visible
 from .base import EXIT_FAILED, Command, error_text, fail, print_json
-from .options import add_json, add_keep_secrets, add_output
+from .options import add_json, add_keep_secrets, add_output, limit
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", choices=list(AGENTS), help="only this agent")
-    p.add_argument("--limit", type=int, default=50, help="newest N per agent (default 50)")
+    p.add_argument("--limit", type=limit, default=50, help="newest N per agent (default 50)")
     add_json(p)
     p.add_argument(
         "--opencode-db",

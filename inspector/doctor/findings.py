@@ -29,7 +29,9 @@ class DoctorOptions(BaseModel):
         description="(provider, model, window) of the models whose calls are checked against their own "
         "window (:attr:`inspector.replay.ReplaySettings.model_windows`).",
     )
-    giant_tokens: int = Field(20000, description="A single tool output above this many tokens is giant.")
+    giant_tokens: int = Field(
+        20000, ge=0, description="A single tool output above this many tokens is giant."
+    )
     read_repeat: int = Field(4, description="Reading the same file this many times is flagged.")
     loop_repeat: int = Field(3, description="The same tool call this many times in a row is a loop.")
     streak: int = Field(3, description="This many aborted/error answers in a row is a streak.")
