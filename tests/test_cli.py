@@ -203,12 +203,25 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
         ["prune", SAMPLE, "--strategy", "opencode", "--limit", "-1"],  # had shown all rows but the last
         ["sessions", "--limit", "-1"],  # had listed all sessions but the oldest
         ["doctor", SAMPLE, "--giant-tokens", "-1"],
+        ["summarize", SAMPLE, "--compression-ratio", "nan"],  # had been a traceback
+        ["summarize", SAMPLE, "--recent-boost", "-3"],
+        ["summarize", SAMPLE, "--timeout", "nan"],
+        ["summarize", SAMPLE, "--max-retries", "-1"],
     ],
 )
 def test_values_argparse_refuses_exit_2(argv: list[str]) -> None:
     code, stdout, err = run(*argv)
     assert code == EXIT_USAGE and stdout == ""
     assert "error: argument" in err or "error: unrecognized arguments" in err
+
+
+def test_slice_settings_refused_together_are_one_usage_line() -> None:
+    code, stdout, err = run("summarize", SAMPLE, "--overlap-tokens", "19999")
+    assert code == EXIT_USAGE and stdout == ""
+    assert (
+        err.startswith("inspector: the overlap is 0 or more and at most half a slice")
+        and err.count("\n") == 1
+    )
 
 
 @pytest.mark.parametrize(

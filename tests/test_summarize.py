@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -458,6 +459,27 @@ def test_prompts_are_our_own_words(request: pytest.FixtureRequest) -> None:
 
 
 # --- slice strategies ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kw", "said"),
+    [
+        ({"slice_tokens": 0}, "a slice holds 1 token or more, not 0"),
+        ({"overlap_tokens": -5}, "the overlap is 0 or more and at most half a slice"),
+        ({"overlap_tokens": 19_999}, "the overlap is 0 or more and at most half a slice (10,000 of 20,000"),
+        ({"compression_ratio": float("nan")}, "the compression ratio is above 0 and at most 1, not nan"),
+        ({"compression_ratio": 0.0}, "the compression ratio is above 0 and at most 1, not 0.0"),
+        ({"recent_boost": float("inf")}, "the recent boost is a positive number, not inf"),
+        ({"recent_boost": -3.0}, "the recent boost is a positive number, not -3.0"),
+        ({"max_workers": 0}, "max_workers is 1 or more, not 0"),
+    ],
+)
+def test_slice_settings_that_slice_nothing_sensible_are_refused(kw: dict[str, Any], said: str) -> None:
+    """An overlap of 19,999 of 20,000 tokens had moved each slice on by one message: 113 calls
+    where 6 do on the long sample; a NaN ratio had been a traceback, a negative one budgets of 1."""
+    with pytest.raises(ValueError, match="^" + re.escape(said)):
+        SliceSettings(**kw)
+    assert SliceSettings(overlap_tokens=10_000).overlap_tokens == 10_000  # half a slice is the most
 
 
 def test_segment_and_budgets_follow_the_research_note() -> None:

@@ -7,6 +7,7 @@ has one name, one type and one default everywhere it appears.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -59,6 +60,30 @@ def worker_count(text: str) -> int:
 def limit(text: str) -> int:
     """``--limit``: how many rows to show, 0 or more (a negative one had cut rows off the end)."""
     return _whole_number(text, 0, "a limit is 0 or more", "")
+
+
+def retries(text: str) -> int:
+    """``--max-retries``: 0 or more."""
+    return _whole_number(text, 0, "retries are 0 or more", "retries")
+
+
+def positive_number(text: str) -> float:
+    """``--timeout``, ``--recent-boost``: a finite number above 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(x) and x > 0):
+        raise argparse.ArgumentTypeError(f"a positive number, not {text}")
+    return x
+
+
+def ratio(text: str) -> float:
+    """``--compression-ratio``: a number above 0 and at most 1."""
+    x = positive_number(text)
+    if x > 1:
+        raise argparse.ArgumentTypeError(f"a ratio is at most 1, not {text}")
+    return x
 
 
 def numbers(text: str) -> list[int]:

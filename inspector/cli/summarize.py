@@ -24,7 +24,18 @@ from ..summarize.prompts import STYLES
 from ..summarize.slices import STRATEGIES, SliceSettings, format_table
 from ..whatif import nothing_to_summarise
 from .base import EXIT_FAILED, EXIT_USAGE, Command, fail, load_or_exit, print_json, resolve_leaf
-from .options import add_budgets, add_json, add_leaf, add_pi_version, add_session, add_summarizer
+from .options import (
+    add_budgets,
+    add_json,
+    add_leaf,
+    add_pi_version,
+    add_session,
+    add_summarizer,
+    positive_number,
+    ratio,
+    retries,
+    token_count,
+)
 
 NOT_HERE = "pi would not compact here (the branch is empty or ends in a compaction)"
 
@@ -40,8 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="environment variable holding the key (default OPENAI_API_KEY, "
         "OPENROUTER_API_KEY for openrouter.ai, ANTHROPIC_API_KEY)",
     )
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per attempt")
-    p.add_argument("--max-retries", type=int, default=3, help="retries on 429/5xx/timeouts, with backoff")
+    p.add_argument("--timeout", type=positive_number, default=120.0, help="seconds per attempt")
+    p.add_argument("--max-retries", type=retries, default=3, help="retries on 429/5xx/timeouts, with backoff")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the summary cache")
     p.add_argument("--style", default="pi", choices=list(STYLES))
     p.add_argument("--instructions", help="custom instructions added to the prompt")
@@ -50,10 +61,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=[*STRATEGIES, "compare"],
         help="slice strategy for the history summary (default single-shot); 'compare' prints the table",
     )
-    p.add_argument("--slice-tokens", type=int, default=20000)
-    p.add_argument("--overlap-tokens", type=int, default=2000)
-    p.add_argument("--compression-ratio", type=float, default=0.1)
-    p.add_argument("--recent-boost", type=float, default=2.0)
+    p.add_argument("--slice-tokens", type=token_count, default=20000, help="tokens per slice (default 20000)")
+    p.add_argument(
+        "--overlap-tokens",
+        type=token_count,
+        default=2000,
+        help="tokens each slice repeats of the one before (default 2000; at most half a slice)",
+    )
+    p.add_argument(
+        "--compression-ratio",
+        type=ratio,
+        default=0.1,
+        help="a slice's summary budget: its tokens × this (default 0.1)",
+    )
+    p.add_argument(
+        "--recent-boost",
+        type=positive_number,
+        default=2.0,
+        help="× the budget of the two most recent slices (default 2)",
+    )
     p.add_argument("--show-prompt", action="store_true", help="print the exact prompt(s) sent")
     add_json(p)
 
@@ -74,7 +100,10 @@ def run(args: argparse.Namespace) -> int:
             "(lower --keep-recent-tokens to summarise some)",
             file=sys.stderr,
         )
-    ss = SliceSettings(args.slice_tokens, args.overlap_tokens, args.compression_ratio, args.recent_boost)
+    try:
+        ss = SliceSettings(args.slice_tokens, args.overlap_tokens, args.compression_ratio, args.recent_boost)
+    except ValueError as e:  # the settings together (an overlap as large as a slice)
+        fail(str(e), EXIT_USAGE)
     if args.slices == "compare":
         print_comparison(args, prep, summ, ss)
     else:

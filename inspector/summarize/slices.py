@@ -21,6 +21,7 @@ texts written, by pi's estimate.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +44,26 @@ class SliceSettings:
     recent_boost: float = 2.0
     max_workers: int = 4
     """Concurrent calls for parallel-stitch."""
+
+    def __post_init__(self) -> None:
+        """Settings that would slice nothing sensible are refused: an overlap as large as a slice
+        moves each slice on by one message (hundreds of LLM calls on a long session; one over half a
+        slice, by less than half), a ratio or
+        boost that is not a positive finite number gives budgets of 1 token or none."""
+        if self.slice_tokens < 1:
+            raise ValueError(f"a slice holds 1 token or more, not {self.slice_tokens:,}")
+        if not 0 <= self.overlap_tokens <= self.slice_tokens // 2:
+            raise ValueError(
+                f"the overlap is 0 or more and at most half a slice ({self.slice_tokens // 2:,} of "
+                f"{self.slice_tokens:,} tokens: each slice moves on by half a slice or more), "
+                f"not {self.overlap_tokens:,}"
+            )
+        if not (math.isfinite(self.compression_ratio) and 0 < self.compression_ratio <= 1):
+            raise ValueError(f"the compression ratio is above 0 and at most 1, not {self.compression_ratio}")
+        if not (math.isfinite(self.recent_boost) and self.recent_boost > 0):
+            raise ValueError(f"the recent boost is a positive number, not {self.recent_boost}")
+        if self.max_workers < 1:
+            raise ValueError(f"max_workers is 1 or more, not {self.max_workers}")
 
 
 def segment(messages: Sequence[ContextMessage], s: SliceSettings) -> list[tuple[ContextMessage, ...]]:
