@@ -203,6 +203,8 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str]) -> None:
         ["prune", SAMPLE, "--strategy", "opencode", "--limit", "-1"],  # had shown all rows but the last
         ["sessions", "--limit", "-1"],  # had listed all sessions but the oldest
         ["doctor", SAMPLE, "--giant-tokens", "-1"],
+        ["info", SAMPLE, "--leaf", ""],  # pi's leaf to info, compact and oracle-json; no entry to replay
+        ["replay", SAMPLE, "--leaf", " "],
         ["summarize", SAMPLE, "--compression-ratio", "nan"],  # had been a traceback
         ["summarize", SAMPLE, "--recent-boost", "-3"],
         ["summarize", SAMPLE, "--timeout", "nan"],

@@ -117,9 +117,19 @@ def add_session(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", help="a session file: pi's JSONL, or Claude Code's, Codex's or OpenCode's")
 
 
+def leaf_ref(text: str) -> str:
+    """``--leaf``: not empty (``--leaf "$LEAF"`` with ``LEAF`` unset had meant pi's leaf to some
+    commands and no entry to others)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an entry id, @INDEX or 'leaf', not an empty value")
+    return text
+
+
 def add_leaf(p: argparse.ArgumentParser, what: str = "the branch ending at this entry") -> None:
     p.add_argument(
-        "--leaf", help=f"{what}: an entry id, @INDEX or 'leaf' (default: pi's leaf, the last entry)"
+        "--leaf",
+        type=leaf_ref,
+        help=f"{what}: an entry id, @INDEX or 'leaf' (default: pi's leaf, the last entry)",
     )
 
 
