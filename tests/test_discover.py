@@ -112,6 +112,22 @@ def test_opencode_database_sessions_are_listed_and_exported_read_only(tmp_path: 
     assert db.read_bytes() == before and not list(tmp_path.glob("*-wal"))
 
 
+def test_an_opencode_database_column_of_any_name_is_read_as_a_column(tmp_path: Path) -> None:
+    """The session table's columns went into the query as they are: a column named like SQL
+    (``x from session; --``) made the export fail."""
+    db = tmp_path / "opencode.db"
+    _opencode_db(db)
+    con = sqlite3.connect(db)
+    con.execute('alter table session add column "x from session; --" text')
+    con.execute('alter table session add column "a""b" text')
+    con.execute("""update session set "x from session; --" = 'v', "a""b" = 'w' where id = 'ses_b'""")
+    con.commit()
+    con.close()
+    doc = json.loads(opencode_db_export(db, "ses_b"))
+    assert doc["info"]["x from session; --"] == "v" and doc["info"]['a"b'] == "w"
+    assert [s.ref for s in list_local_sessions("opencode", [tmp_path])] == ["ses_c", "ses_b"]
+
+
 def test_cli_lists_sessions_and_writes_an_opencode_export(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

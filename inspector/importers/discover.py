@@ -196,6 +196,12 @@ def _columns(con: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in con.execute(f"pragma table_info({table})")]  # table names are ours
 
 
+def _quoted(columns: list[str]) -> str:
+    """``columns`` for a ``select``: each an SQL identifier in double quotes (the file names its
+    columns: one called ``x from session; --`` had made the query fail)."""
+    return ", ".join('"' + str(c).replace('"', '""') + '"' for c in columns)
+
+
 def opencode_db_sessions(db: Path) -> list[LocalSession]:
     try:
         con = _connect_ro(db)
@@ -208,7 +214,7 @@ def opencode_db_sessions(db: Path) -> list[LocalSession]:
         want = [
             c for c in ("id", "directory", "title", "time_updated", "time_created", "parent_id") if c in cols
         ]
-        rows = con.execute(f"select {', '.join(want)} from session").fetchall()
+        rows = con.execute(f"select {_quoted(want)} from session").fetchall()
         counts = (
             dict(con.execute("select session_id, count(*) from message group by session_id").fetchall())
             if "session_id" in _columns(con, "message")
@@ -260,7 +266,7 @@ def opencode_db_export(db: Path, session_id: str) -> bytes:
     try:
         require_opencode(con, db)
         scols = _columns(con, "session")
-        row = con.execute(f"select {', '.join(scols)} from session where id = ?", (session_id,)).fetchone()
+        row = con.execute(f"select {_quoted(scols)} from session where id = ?", (session_id,)).fetchone()
         if row is None:
             raise KeyError(f"no session {session_id!r} in {db}")
         info: dict[str, Any] = {"time": {}}
