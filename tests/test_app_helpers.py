@@ -92,6 +92,22 @@ def test_bad_url_values_are_reported() -> None:
     assert len(problems) == 4
 
 
+def test_a_long_url_value_is_repeated_clipped() -> None:
+    """A link's value of thousands of characters was repeated whole in the warning above the page."""
+    long = "9" * 5000
+    _, problems = urlstate.from_query(
+        {
+            "window": long,
+            "keep": "1" * 600,
+            "strategy": "x" * 900,
+            "s." + "k" * 900: "[" * 900,
+            "p.y": "z" * 900,
+        }
+    )
+    assert len(problems) == 5 and all(len(p) < 200 for p in problems), problems
+    assert problems[0] == "window='" + "9" * 58 + "… is not a whole number"
+
+
 def test_pi_settings_json_import() -> None:
     data = json.dumps(
         {

@@ -27,6 +27,7 @@ from ..policies import POLICIES, PolicySettings, get_policy
 from ..policies import policy_fields as policy_fields  # re-exported for the sidebar
 from ..pruning.base import field_bounds as field_bounds  # re-exported for the sidebar and pages
 from ..replay import ReplaySettings
+from ..visible import clip
 
 try:  # the pruning package lands separately; without it only "none" is offered
     from ..pruning import REGISTRY
@@ -136,13 +137,23 @@ def _validated(model: type[BaseModel], raw: dict[str, Any], problems: list[str],
     ok: dict[str, Any] = {}
     for k, v in raw.items():
         if k not in model.model_fields:
-            problems.append(f"unknown {what} setting {k!r}")
+            problems.append(f"unknown {what} setting {_said(k)}")
             continue
         try:
             ok[k] = getattr(model.model_validate({k: v}), k)
         except ValidationError as e:
-            problems.append(f"{what} setting {k}={v!r}: {e.errors()[0]['msg']}")
+            problems.append(f"{what} setting {clip(str(k), SAID)}={_said(v)}: {e.errors()[0]['msg']}")
     return ok
+
+
+SAID = 60
+"""At most this many characters of a value the URL gave are repeated in a problem (a link may carry
+a value thousands of characters long)."""
+
+
+def _said(v: Any) -> str:
+    """``v`` as a problem repeats it: its ``repr``, clipped to :data:`SAID` characters."""
+    return clip(repr(v), SAID)
 
 
 def widget_value(v: Any) -> Any:
@@ -162,10 +173,10 @@ def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         try:
             v = int(str(q[name]))
         except ValueError:
-            problems.append(f"{name}={q[name]!r} is not a whole number")
+            problems.append(f"{name}={_said(q[name])} is not a whole number")
             return None
         if not lo <= v <= hi:
-            problems.append(f"{name}={v} is outside {lo:,}…{hi:,}")
+            problems.append(f"{name}={clip(str(v), SAID)} is outside {lo:,}…{hi:,}")
             return None
         return v
 
@@ -188,7 +199,7 @@ def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             if q[name] in allowed:
                 out[key] = q[name]
             else:
-                problems.append(f"{name}={q[name]!r} is not one of {', '.join(allowed)}")
+                problems.append(f"{name}={_said(q[name])} is not one of {', '.join(allowed)}")
     raw_s: dict[str, Any] = {}
     raw_p: dict[str, Any] = {}
     for qk, qv in q.items():
@@ -196,7 +207,7 @@ def from_query(qp: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             try:
                 val = json.loads(qv)
             except (ValueError, TypeError):
-                problems.append(f"{qk}={qv!r} is not a JSON value")
+                problems.append(f"{clip(qk, SAID)}={_said(qv)} is not a JSON value")
                 continue
             (raw_s if qk.startswith("s.") else raw_p)[qk[2:]] = tuple(val) if isinstance(val, list) else val
     strat = REGISTRY.get(out.get("strategy", "none"))
