@@ -99,6 +99,18 @@ def test_a_corpus_is_files_folders_and_globs_deduplicated_and_sorted(corpus: Pat
         resolve_corpus(["@nobody"])
 
 
+def test_a_session_reached_under_two_names_is_one_item(corpus: Path, tmp_path: Path) -> None:
+    """A symbolic link to a session beside it, and the same folder spelled twice, counted it twice."""
+    d = tmp_path / "c"
+    d.mkdir()
+    for f in corpus.iterdir():
+        (d / f.name).write_bytes(f.read_bytes())
+    every = resolve_corpus([str(d)])
+    (d / "00-link.jsonl").symlink_to(sorted(d.glob("*-codex.jsonl"))[0])
+    assert resolve_corpus([str(d)]) == every  # the file under its own name, not the link's
+    assert resolve_corpus([f"{d}/../{d.name}", str(d)]) == every
+
+
 # -- the overview ----------------------------------------------------------------------------------
 
 

@@ -11,8 +11,9 @@ A corpus spec is one of:
   ``inspector sessions`` discovers for that agent (OpenCode's database sessions included, each
   exported as ``opencode export`` prints it).
 
-Items are deduplicated and sorted by :attr:`CorpusItem.key`, so a corpus has one order whatever
-order its specs come in, and workers get plain strings (picklable, sendable to a Dask cluster).
+Items are deduplicated (one item per file, under the plainest of its names: a symbolic link to
+a session beside it is the same session) and sorted by :attr:`CorpusItem.key`, so a corpus has one
+order whatever order its specs come in, and workers get plain strings (picklable, sendable to a Dask cluster).
 """
 
 from __future__ import annotations
@@ -56,7 +57,28 @@ def resolve_corpus(specs: list[str] | tuple[str, ...]) -> list[CorpusItem]:
         if not items:
             raise CorpusError(f"{spec!r}: no session files there")
         found.update(items)
-    return sorted(found)
+    return _one_name_each(sorted(found))
+
+
+def _one_name_each(items: list[CorpusItem]) -> list[CorpusItem]:
+    """``items`` with one name for each file (:func:`_plainer`): a symbolic link to a session
+    beside it, or the same folder given as ``a`` and ``a/../a``, had counted that session twice in
+    every total and every sweep."""
+    names: dict[tuple[str, str | None], CorpusItem] = {}
+    for item in items:
+        key = (os.path.realpath(item.path), item.ref)
+        if key not in names or _plainer(item.path, names[key].path):
+            names[key] = item
+    return sorted(names.values())
+
+
+def _plainer(a: str, b: str) -> bool:
+    """Is ``a`` the plainer of two names of one file: not a link, no ``..`` in it, then the first?"""
+
+    def rank(p: str) -> tuple[bool, bool, str]:
+        return (os.path.islink(p), ".." in Path(p).parts, p)
+
+    return rank(a) < rank(b)
 
 
 def _resolve_one(spec: str) -> list[CorpusItem]:
