@@ -27,6 +27,7 @@ RUNS: dict[str, list[str]] = {
     "corpus.py": ["--sessions", "6", "--mix", "small"],
     "dcp.py": ["--exchanges", "100", "--baseline-max", "100"],
     "fuzz.py": ["--inputs", "30", "--seed", "99"],
+    "fuzz_cli.py": ["--runs", "30", "--seed", "99"],
     "fuzz_importers.py": ["--cases-per-file", "5", "--first-seed", "9000"],
     "importers.py": ["--lines", "500"],
     "load.py": ["--sizes", "1000", "--repeat", "1"],
