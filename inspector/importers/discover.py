@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -196,7 +196,7 @@ def _columns(con: sqlite3.Connection, table: str) -> list[str]:
     return [r[1] for r in con.execute(f"pragma table_info({table})")]  # table names are ours
 
 
-def _quoted(columns: list[str]) -> str:
+def _quoted(columns: Sequence[str]) -> str:
     """``columns`` for a ``select``: each an SQL identifier in double quotes (the file names its
     columns: one called ``x from session; --`` had made the query fail)."""
     return ", ".join('"' + str(c).replace('"', '""') + '"' for c in columns)
