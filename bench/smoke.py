@@ -31,6 +31,7 @@ RUNS: dict[str, list[str]] = {
     "fuzz_importers.py": ["--cases-per-file", "5", "--first-seed", "9000"],
     "importers.py": ["--lines", "500"],
     "load.py": ["--sizes", "1000", "--repeat", "1"],
+    "monkey_app.py": ["--moves", "40", "--seed", "99"],
     "never.py": ["--entries", "2200", "--samples", "20", "--full-up-to", "0"],
     "notebook.py": ["--entries", "2000", "--moves", "3"],
     "recon.py": [],
