@@ -148,7 +148,12 @@ def test_every_command_that_takes_leaf_is_checked_here() -> None:
 
 @pytest.mark.parametrize("argv", [*LEAF_RUNS.values(), *MORE_LEAF_RUNS], ids=lambda a: " ".join(a[:2]))
 @pytest.mark.parametrize(
-    ("leaf", "message"), [("nope", "no entry with id 'nope'"), ("@100000", "entry index 100000 out of range")]
+    ("leaf", "message"),
+    [
+        ("nope", "no entry with id 'nope'"),
+        ("@100000", "entry index 100000 out of range"),
+        ("@-1", "entry index -1 out of range 0..193"),  # had been "no entry with id '@-1'"
+    ],
 )
 def test_a_bad_leaf_exits_2_from_every_command(
     tmp_path: Path, argv: list[str], leaf: str, message: str

@@ -175,6 +175,8 @@ class Session:
             return self.resolve(int(ref[1:]))
         i = self.by_id.get(ref)
         if i is None:
+            if ref.startswith("@-") and ref[2:].isdigit():  # "@-1": an index, below the first
+                raise KeyError(f"entry index {ref[1:]} out of range 0..{len(self.entries) - 1}")
             raise KeyError(f"no entry with id {ref!r}")
         return i
 
