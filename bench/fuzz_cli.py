@@ -43,7 +43,7 @@ for _key in [k for k in os.environ if k.endswith("_API_KEY")]:  # nothing may be
     del os.environ[_key]
 
 from inspector.cli import build_parser, main  # noqa: E402
-from inspector.policies import policy_fields  # noqa: E402
+from inspector.policies import PolicySettings  # noqa: E402
 from inspector.pruning import REGISTRY  # noqa: E402
 from inspector.replay import ReplaySettings  # noqa: E402
 
@@ -71,12 +71,11 @@ def _alarm(*_: Any) -> None:
 
 
 def setting_keys() -> list[str]:
-    keys = set(ReplaySettings.model_fields) | {"window", "bogus"}
+    """Every key ``--set`` and ``--grid`` may name (the replay's, the policies', each strategy's),
+    and two that no setting has."""
+    keys = set(ReplaySettings.model_fields) | set(PolicySettings.model_fields) | {"window", "bogus"}
     for s in REGISTRY.values():
         keys |= set(s.Settings.model_fields)
-    for p in ("pi", "opencode", "codex", "claude-code", "early"):
-        with contextlib.suppress(Exception):
-            keys |= {f for f in policy_fields(p)}
     return sorted(keys)
 
 

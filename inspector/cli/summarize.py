@@ -85,6 +85,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:  # before the session is read: a bad argument is refused at once
+        ss = SliceSettings(args.slice_tokens, args.overlap_tokens, args.compression_ratio, args.recent_boost)
+    except ValueError as e:  # the settings together (an overlap as large as a slice)
+        fail(str(e), EXIT_USAGE)
     session = load_or_exit(args.session)
     leaf = resolve_leaf(session, args.leaf or "leaf")
     if leaf is None:
@@ -100,10 +104,6 @@ def run(args: argparse.Namespace) -> int:
             "(lower --keep-recent-tokens to summarise some)",
             file=sys.stderr,
         )
-    try:
-        ss = SliceSettings(args.slice_tokens, args.overlap_tokens, args.compression_ratio, args.recent_boost)
-    except ValueError as e:  # the settings together (an overlap as large as a slice)
-        fail(str(e), EXIT_USAGE)
     if args.slices == "compare":
         print_comparison(args, prep, summ, ss)
     else:

@@ -61,24 +61,18 @@ def resolve_corpus(specs: list[str] | tuple[str, ...]) -> list[CorpusItem]:
 
 
 def _one_name_each(items: list[CorpusItem]) -> list[CorpusItem]:
-    """``items`` with one name for each file (:func:`_plainer`): a symbolic link to a session
-    beside it, or the same folder given as ``a`` and ``a/../a``, had counted that session twice in
-    every total and every sweep."""
+    """``items`` with one name for each file, the plainest (:func:`_plainness`): a symbolic link to
+    a session beside it, or the same folder given as ``a`` and ``a/../a``, had counted that session
+    twice in every total and every sweep."""
     names: dict[tuple[str, str | None], CorpusItem] = {}
-    for item in items:
-        key = (os.path.realpath(item.path), item.ref)
-        if key not in names or _plainer(item.path, names[key].path):
-            names[key] = item
+    for item in sorted(items, key=_plainness):
+        names.setdefault((os.path.realpath(item.path), item.ref), item)
     return sorted(names.values())
 
 
-def _plainer(a: str, b: str) -> bool:
-    """Is ``a`` the plainer of two names of one file: not a link, no ``..`` in it, then the first?"""
-
-    def rank(p: str) -> tuple[bool, bool, str]:
-        return (os.path.islink(p), ".." in Path(p).parts, p)
-
-    return rank(a) < rank(b)
+def _plainness(item: CorpusItem) -> tuple[bool, bool, str]:
+    """How plain a name is, plainest first: not a link, no ``..`` in it, then by name."""
+    return (os.path.islink(item.path), ".." in Path(item.path).parts, item.path)
 
 
 def _resolve_one(spec: str) -> list[CorpusItem]:

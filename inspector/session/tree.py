@@ -171,12 +171,10 @@ class Session:
             return ref
         if ref == "leaf":
             return self.default_leaf
-        if ref.startswith("@") and ref[1:].isdigit():
+        if ref.startswith("@") and ref[1:].removeprefix("-").isdigit():  # "@-1": out of range, said so
             return self.resolve(int(ref[1:]))
         i = self.by_id.get(ref)
         if i is None:
-            if ref.startswith("@-") and ref[2:].isdigit():  # "@-1": an index, below the first
-                raise KeyError(f"entry index {ref[1:]} out of range 0..{len(self.entries) - 1}")
             raise KeyError(f"no entry with id {ref!r}")
         return i
 
