@@ -19,11 +19,14 @@ from .visible import visible
 from .window import (
     DEFAULT_WINDOW,
     ModelTally,
+    PeakTally,
+    answered_peak,
     known_window,
     model_windows_from,
     model_windows_of,
     model_windows_said,
     remember_model,
+    remember_peak,
     session_model,
     unknown_window_why,
 )
@@ -95,6 +98,11 @@ class SessionInfo(BaseModel):
     """Where the window comes from, in words (:meth:`inspector.window.KnownWindow.short`)."""
     windowUnknown: str | None = None
     """Why the window is not known (:func:`inspector.window.unknown_window_why`)."""
+    windowAtLeast: int | None = None
+    """When the window is not known: the largest context an answered call recorded
+    (:func:`inspector.window.answered_peak`), which the model's window holds."""
+    windowAtLeastEntry: int | None = None
+    """The entry of that answer."""
     modelWindows: list[dict[str, Any]] = []
     """The other models that answered calls, whose window differs (``provider``, ``model``,
     ``window``; :func:`inspector.window.model_windows_of`): a replay following the session runs
@@ -142,6 +150,11 @@ class SessionInfo(BaseModel):
             add(f"window    {self.window:,} tokens ({_vis(self.windowSaid)})")
         elif self.windowUnknown is not None:
             add(f"window    unknown: {_vis(self.windowUnknown)}")
+            if self.windowAtLeast is not None:
+                add(
+                    f"          at least {self.windowAtLeast:,}: the provider answered a context that large "
+                    f"(entry {self.windowAtLeastEntry})"
+                )
         if self.modelWindows:
             said = model_windows_said(
                 tuple((w["provider"], w["model"], w["window"]) for w in self.modelWindows), _vis
@@ -232,6 +245,10 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
     ]
     h = session.header
     known, model = known_window(session), session_model(session)
+    why = unknown_window_why(session)
+    peak = answered_peak(session) if why is not None else None
+    if peak is not None and peak.tokens <= DEFAULT_WINDOW:
+        peak = None  # the window assumed holds it: no bound worth saying
     own = model_windows_of(session, known.tokens if known is not None else DEFAULT_WINDOW)
     return SessionInfo(
         source=session.source,
@@ -259,7 +276,9 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
         windowSource=known.source if known is not None else None,
         windowModel=model.name() if model is not None else None,
         windowSaid=known.short() if known is not None else None,
-        windowUnknown=unknown_window_why(session),
+        windowUnknown=why,
+        windowAtLeast=peak.tokens if peak is not None else None,
+        windowAtLeastEntry=peak.entry_index if peak is not None else None,
         modelWindows=[{"provider": p, "model": m, "window": w} for p, m, w in own],
         modelWindowsFrom=model_windows_from(session) if own else None,
         compactions=comps,
@@ -315,10 +334,12 @@ def _streamed_figures(skeleton: Session, path: list[int], counters: Sequence[str
     comp, kept = _context_range(skeleton, path)
     acc = _Figures(counters, len(path))
     models = ModelTally()  # of every branch, as session_model counts them
+    peak = PeakTally()  # and the largest answered context, as answered_peak finds it
     if comp is not None:
         acc.add(-1, compaction_summary_message(comp))
     try:
         for i, e in enumerate(stream.entries):
+            peak.add(e)
             if isinstance(e, MessageEntry):
                 models.add(e.message)
             p = pos_of[i] if i < len(pos_of) else -1
@@ -331,6 +352,7 @@ def _streamed_figures(skeleton: Session, path: list[int], counters: Sequence[str
     finally:
         stream.entries.close()
     remember_model(skeleton, models)
+    remember_peak(skeleton, peak)
     return acc.figures()
 
 

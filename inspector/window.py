@@ -282,20 +282,37 @@ def remember_model(session: Session, tally: ModelTally) -> SessionModel | None:
 _MEMO: weakref.WeakKeyDictionary[Session, AnsweredPeak | None] = weakref.WeakKeyDictionary()
 
 
+class PeakTally:
+    """Finds :func:`answered_peak` one entry at a time, every entry in order (a streamed load
+    finds it as it reads: :func:`remember_peak`)."""
+
+    def __init__(self) -> None:
+        self._n = 0
+        self.best: AnsweredPeak | None = None
+
+    def add(self, e: object) -> None:
+        if isinstance(e, MessageEntry):
+            usage = assistant_usage(e.message)
+            if usage is not None:
+                t = int(clamp(calculate_context_tokens(usage)))
+                if t > 0 and (self.best is None or t > self.best.tokens):
+                    self.best = AnsweredPeak(t, self._n)
+        self._n += 1
+
+
 def answered_peak(session: Session) -> AnsweredPeak | None:
     """The largest context an answered call of ``session`` recorded, on any branch (the first
     entry of the largest); None when no answer records usage (memoised per session)."""
     if session in _MEMO:
         return _MEMO[session]
-    best: AnsweredPeak | None = None
-    for i, e in enumerate(session.entries):
-        if not isinstance(e, MessageEntry):
-            continue
-        usage = assistant_usage(e.message)
-        if usage is None:
-            continue
-        t = int(clamp(calculate_context_tokens(usage)))
-        if t > 0 and (best is None or t > best.tokens):
-            best = AnsweredPeak(t, i)
-    _MEMO[session] = best
-    return best
+    tally = PeakTally()
+    for e in session.entries:
+        tally.add(e)
+    return remember_peak(session, tally)
+
+
+def remember_peak(session: Session, tally: PeakTally) -> AnsweredPeak | None:
+    """Keep what ``tally`` found, having seen every entry of ``session`` in order, as its
+    :func:`answered_peak` (a skeleton, whose messages a streamed load saw as it read them)."""
+    _MEMO[session] = tally.best
+    return tally.best

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
 from inspector.window import AnsweredPeak, answered_peak
 
 from .support.builder import SessionBuilder
@@ -302,3 +308,76 @@ def test_the_timeline_draws_each_window_over_its_calls_or_across_when_they_alter
 
     assert solid_red(3) == [(-0.5, 0.5, 200_000), (0.5, 1.5, 1_048_576), (1.5, 2.5, 200_000)]
     assert solid_red(MAX_WINDOW_RUNS + 1) == [(0, 1, 200_000), (0, 1, 1_048_576)]  # across the chart
+
+
+def _opus9_session(usage: int) -> str:
+    """A pi file whose model pi's list lacks (its window is assumed), one answer of ``usage``."""
+    b = SessionBuilder()
+    b.user("go " + "x" * 4000)
+    b.assistant("ok", usage=usage, model="claude-opus-9", provider="anthropic")
+    return b.text()
+
+
+def test_the_window_assumed_for_an_unknown_model_is_bounded_by_what_the_provider_answered(
+    tmp_path: Path,
+) -> None:
+    """The replay's context (~1k tokens) never overflows the 200k assumed, so no overflow note
+    speaks: the header itself says the provider answered more, and which window to give (a what-if
+    under pi's policy would otherwise compact at 184k a session that ran to 312k); info says the
+    bound. Not with a window given, nor when the answers fit the window assumed."""
+    from inspector.cli import main
+    from inspector.info import session_info
+    from inspector.session.loader import load_session
+
+    f = tmp_path / "s.jsonl"
+    f.write_text(_opus9_session(312_658))
+
+    def header(*extra: str) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["replay", str(f), "--cache", "off", *extra]) == 0
+        return out.getvalue().splitlines()[0]
+
+    said = header()
+    assert "(assumed: claude-opus-9 is not in pi's model list" in said
+    assert (
+        "the provider answered a 312,658-token context at entry 1" in said
+        and "--window 313000 or more" in said
+    )
+    assert "provider answered" not in header("--window", "400000")
+    info = session_info(load_session(f))
+    assert (info.windowAtLeast, info.windowAtLeastEntry) == (312_658, 1)
+    assert "at least 312,658: the provider answered a context that large (entry 1)" in info.to_text()
+    f.write_text(_opus9_session(150_000))
+    said = header()
+    assert "(assumed: claude-opus-9 is not in pi's model list" in said and "provider answered" not in said
+    info = session_info(load_session(f))
+    assert (info.windowAtLeast, info.windowAtLeastEntry) == (None, None) and "at least" not in info.to_text()
+
+
+def test_a_streamed_load_finds_the_same_answered_peak(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large file is replayed and summarised from its skeleton, which holds no usage: the peak is
+    found as the file is read, so the streamed header and info say what the loaded ones say."""
+    import inspector.cli.base as cli_base
+    from inspector.cli import main
+    from inspector.info import session_info, streamed_session_info
+    from inspector.session.loader import load_session, load_skeleton
+
+    f = tmp_path / "s.jsonl"
+    f.write_text(_opus9_session(312_658))
+
+    def run(*a: str) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main([*a]) == 0
+        return out.getvalue()
+
+    loaded = run("replay", str(f), "--cache", "off"), run("info", str(f))
+    k = load_skeleton(f)
+    assert k is not None
+    assert streamed_session_info(k).windowAtLeast == session_info(load_session(f)).windowAtLeast == 312_658
+    monkeypatch.setattr(cli_base, "STREAM_BYTES", 0)
+    streamed = run("replay", str(f), "--cache", "off"), run("info", str(f))
+    assert streamed == loaded and "313000 or more" in streamed[0]

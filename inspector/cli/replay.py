@@ -54,9 +54,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.csv:
         print_csv(*replay_table(r, messages=True))
     else:
-        # a skeleton (a streamed replay) holds no usage to bound the window with
-        note = _window_note(session, settings.context_window, r.metrics.overflows) if got is None else ""
-        print_summary(session, settings, r, note)
+        print_summary(
+            session, settings, r, _window_note(session, settings.context_window, r.metrics.overflows)
+        )
         if report is not None:
             print_cache(report)
     return 0
@@ -188,11 +188,21 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
 def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
     """Beside the window replayed: the one the session makes known (recorded by Codex, or its
     model's: :func:`inspector.window.known_window`), and how to use it when it is another; or that
-    the session's model has no known window."""
+    the session's model has no known window, and when a call the provider answered held more than
+    the one assumed (:func:`inspector.window.answered_peak`), the window to give instead."""
     known = known_window(session)
     if known is None:
         why = unknown_window_why(session, lambda t: visible(t, inline=True))
-        return f" (assumed: {why})" if why and settings.context_window == DEFAULT_WINDOW else ""
+        if not why or settings.context_window != DEFAULT_WINDOW:
+            return ""
+        peak = answered_peak(session)
+        if peak is None or peak.tokens <= settings.context_window:
+            return f" (assumed: {why})"
+        floor = peak.window_floor()
+        return (
+            f" (assumed: {why}; the provider answered a {peak.tokens:,}-token context at entry "
+            f"{peak.entry_index}, so the model's window is larger: --window {floor} or more)"
+        )
     w = known.tokens
     if known.source == "answered":
         return f" ({known.short()})" if w == settings.context_window else f" ({known.short()}: --window {w})"

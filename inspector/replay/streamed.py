@@ -38,7 +38,7 @@ from ..session.compact import is_stand_in
 from ..session.loader import SessionLoadError, load_skeleton, stream_session
 from ..session.models import MessageEntry
 from ..session.tree import Session
-from ..window import ModelTally, remember_model
+from ..window import ModelTally, PeakTally, remember_model, remember_peak
 from .counters import skeleton_counter
 from .results import Replay
 from .run import ReplayRun
@@ -69,8 +69,10 @@ def load_for_replay(path: str | os.PathLike[str]) -> Skeleton | None:
     """The skeleton of a pi v3 file and its recorded rates, in one read; None for any other file."""
     rates = MeanRate()
     models = ModelTally()  # the skeleton holds no message: its model is counted here
+    peak = PeakTally()  # and its largest answered context found
 
     def visit(e: Any) -> None:
+        peak.add(e)
         if isinstance(e, MessageEntry):
             rates.add(e.message)
             models.add(e.message)
@@ -79,6 +81,7 @@ def load_for_replay(path: str | os.PathLike[str]) -> Skeleton | None:
     if s is None:
         return None
     remember_model(s, models)
+    remember_peak(s, peak)
     return Skeleton(s, rates)
 
 
