@@ -345,6 +345,18 @@ def test_the_window_assumed_for_an_unknown_model_is_bounded_by_what_the_provider
         and "--window 313000 or more" in said
     )
     assert "provider answered" not in header("--window", "400000")
+
+    def sweep_note(*extra: str) -> str:  # a grid sweep prints no header: the note goes to stderr
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            assert main(["sweep", str(f), "--compaction", "pi", "--cache", "off", *extra]) == 0
+        return err.getvalue()
+
+    assert "window 200,000 assumed; the provider answered a 312,658-token context" in sweep_note(
+        "--grid", "keep_recent_tokens=10000,20000"
+    )
+    assert sweep_note("--grid", "keep_recent_tokens=10000,20000", "--window", "400000") == ""
+    assert sweep_note("--grid", "context_window=200000,400000") == ""
     info = session_info(load_session(f))
     assert (info.windowAtLeast, info.windowAtLeastEntry) == (312_658, 1)
     assert "at least 312,658: the provider answered a context that large (entry 1)" in info.to_text()

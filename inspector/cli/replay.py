@@ -195,14 +195,8 @@ def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
         why = unknown_window_why(session, lambda t: visible(t, inline=True))
         if not why or settings.context_window != DEFAULT_WINDOW:
             return ""
-        peak = answered_peak(session)
-        if peak is None or peak.tokens <= settings.context_window:
-            return f" (assumed: {why})"
-        floor = peak.window_floor()
-        return (
-            f" (assumed: {why}; the provider answered a {peak.tokens:,}-token context at entry "
-            f"{peak.entry_index}, so the model's window is larger: --window {floor} or more)"
-        )
+        over = assumed_window_over(session, settings)
+        return f" (assumed: {why}{'; ' + over if over else ''})"
     w = known.tokens
     if known.source == "answered":
         return f" ({known.short()})" if w == settings.context_window else f" ({known.short()}: --window {w})"
@@ -217,6 +211,21 @@ def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
         f" ({name}'s window in pi's model list)"
         if w == settings.context_window
         else f" ({name} has {w:,} in pi's model list: --window {w})"
+    )
+
+
+def assumed_window_over(session: Session, settings: ReplaySettings) -> str:
+    """When the window replayed is the one assumed for a model whose window is not known and a call
+    the provider answered held more (:func:`inspector.window.answered_peak`): that, and the
+    ``--window`` to give instead; else empty."""
+    if settings.context_window != DEFAULT_WINDOW or known_window(session) is not None:
+        return ""
+    peak = answered_peak(session)
+    if peak is None or peak.tokens <= settings.context_window or unknown_window_why(session) is None:
+        return ""
+    return (
+        f"the provider answered a {peak.tokens:,}-token context at entry {peak.entry_index}, so the "
+        f"model's window is larger: --window {peak.window_floor()} or more"
     )
 
 

@@ -7,6 +7,7 @@ the aggregate per setting is printed (:mod:`inspector.cli.corpus_sweep`)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +31,7 @@ from .base import EXIT_USAGE, Command, fail, load_or_exit, print_json
 from .corpus_sweep import is_corpus
 from .corpus_sweep import run as run_corpus
 from .options import add_cache, add_engine, add_json, add_replay, replay_settings
-from .replay import recorded_window_note
+from .replay import assumed_window_over, recorded_window_note
 
 METRICS = ["total_input_tokens", "peak_context", "compactions", "tokens_pruned", "rereads", "overflows"]
 
@@ -118,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
     print("  ".join(f"{c:>18}" for c in cols))
     for r in rows:
         print("  ".join(_cell(r.get(c)) for c in cols))
+    over = assumed_window_over(session, base) if "context_window" not in grid else ""
+    if over:  # the table's overflows and compactions are against a window the session proves too small
+        print(f"note: window {base.context_window:,} assumed; {over}", file=sys.stderr)
     return 0
 
 
