@@ -33,7 +33,7 @@ from .session.tree import Session
 from .ui import figures
 from .ui.narrate import notable_steps, step_story
 from .ui.step_figures import step_bars
-from .window import window_settings
+from .window import assumed_too_small, window_settings
 
 try:
     import ipywidgets as widgets
@@ -292,9 +292,16 @@ class Inspector:
         finally:
             self._busy = False
         m = r.metrics
+        peak = assumed_too_small(self.session, r.settings.context_window)
         self.status.value = html.escape(
             f"{n:,} model calls · {m.compactions} compaction(s) · {m.tokens_pruned:,} tokens pruned · "
             f"peak {m.peak_context:,} · ${m.cost_usd:.2f} · replayed in {r.seconds:.2f} s"
+            + (
+                f" · window {r.settings.context_window:,} assumed, but the provider answered a "
+                f"{peak.tokens:,}-token context (entry {peak.entry_index}): set window={peak.window_floor():_} or more"
+                if peak is not None
+                else ""
+            )
         )
         self._draw_step()
 

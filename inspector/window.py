@@ -311,6 +311,16 @@ def answered_peak(session: Session) -> AnsweredPeak | None:
     return remember_peak(session, tally)
 
 
+def assumed_too_small(session: Session, window: int) -> AnsweredPeak | None:
+    """When ``window`` is the one assumed (:data:`DEFAULT_WINDOW`) for a session whose model's
+    window is not known (:func:`unknown_window_why`) and a call the provider answered held more:
+    that answer, which proves the model's window larger; else None."""
+    if window != DEFAULT_WINDOW or unknown_window_why(session) is None:
+        return None
+    peak = answered_peak(session)
+    return peak if peak is not None and peak.tokens > window else None
+
+
 def remember_peak(session: Session, tally: PeakTally) -> AnsweredPeak | None:
     """Keep what ``tally`` found, having seen every entry of ``session`` in order, as its
     :func:`answered_peak` (a skeleton, whose messages a streamed load saw as it read them)."""

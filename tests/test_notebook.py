@@ -143,3 +143,20 @@ def test_a_session_that_switched_models_is_inspected_with_each_models_window() -
     ins.controls["context_window"].value = 128_000  # a window chosen: every call's
     assert ins.settings.model_windows == () and {s.window for s in ins.replay.steps} == {128_000}
     assert inspect(b.session(), window=64_000).settings.model_windows == ()
+
+
+def test_the_status_says_when_the_window_assumed_is_proven_too_small() -> None:
+    """An unknown model's window is assumed (200,000); a call the provider answered with more
+    proves it larger, and the status line says which window to set, as the CLI's header does."""
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    b.user("go " + "x" * 4000)
+    b.assistant("ok", usage=312_658, provider="anthropic", model="claude-opus-9")
+    ins = inspect(b.session())
+    assert ins.settings.context_window == 200_000
+    said = html.unescape(ins.status.value)
+    assert "window 200,000 assumed, but the provider answered a 312,658-token context (entry 1)" in said
+    assert "set window=313_000 or more" in said
+    ins.controls["context_window"].value = 313_000
+    assert "assumed" not in ins.status.value

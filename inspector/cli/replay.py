@@ -20,6 +20,7 @@ from ..visible import visible
 from ..window import (
     DEFAULT_WINDOW,
     answered_peak,
+    assumed_too_small,
     known_window,
     model_windows_from,
     model_windows_said,
@@ -215,13 +216,10 @@ def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
 
 
 def assumed_window_over(session: Session, settings: ReplaySettings) -> str:
-    """When the window replayed is the one assumed for a model whose window is not known and a call
-    the provider answered held more (:func:`inspector.window.answered_peak`): that, and the
-    ``--window`` to give instead; else empty."""
-    if settings.context_window != DEFAULT_WINDOW or known_window(session) is not None:
-        return ""
-    peak = answered_peak(session)
-    if peak is None or peak.tokens <= settings.context_window or unknown_window_why(session) is None:
+    """When the window replayed is the one assumed and a call the provider answered held more
+    (:func:`inspector.window.assumed_too_small`): that, and the ``--window`` to give instead."""
+    peak = assumed_too_small(session, settings.context_window)
+    if peak is None:
         return ""
     return (
         f"the provider answered a {peak.tokens:,}-token context at entry {peak.entry_index}, so the "
