@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from ..replay_report import csv_text
 from ..safeio import open_regular
 from ..session.loader import SessionLoadError
+from ..session.models import OpaqueEntry
 from ..session.tree import Session
 from ..visible import visible
 
@@ -65,14 +66,47 @@ def error_text(e: BaseException) -> str:
     return str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
 
 
-def load_or_exit(path: str) -> Session:
-    """The session at ``path`` (pi's format or another agent's), or :func:`fail` with status 1."""
+def load_or_exit(path: str, lists_issues: bool = False) -> Session:
+    """The session at ``path`` (pi's format or another agent's), or :func:`fail` with status 1:
+    when it cannot be opened, and when nothing in it could be read (an empty file, a text, another
+    kind of JSON: load errors, and no entry of a kind pi knows). A file read in part is used, with
+    a line on stderr that says which lines were skipped (:func:`say_unread`). ``lists_issues``: the
+    command lists the load issues itself (``info``, ``doctor``) or prints what pi's own harness
+    would (``oracle-json``: pi reads a file it cannot parse as no entries): it gets every file that
+    opens, and no stderr line."""
     from ..importers import load_any
 
     try:
-        return load_any(path)
+        session = load_any(path)
     except SessionLoadError as e:
         fail(str(e), EXIT_FAILED)
+    if not lists_issues:
+        say_unread(session, path)
+    return session
+
+
+UNREAD_HEADLINES = ("empty-file", "compressed-file", "sqlite-file", "format-unrecognised", "not-a-session")
+"""Load issues that say at once why a file holds no session (preferred to the first error)."""
+
+
+def say_unread(session: Session, path: str) -> None:
+    """:func:`fail` when ``session`` has no entry of a kind pi knows and its load had errors; else,
+    when lines of it were skipped, say so on stderr (the command goes on with the rest, as the app
+    does with the valid entries of a damaged file)."""
+    errors = [i for i in session.issues if i.severity == "error"]
+    if not errors:
+        return
+    n = len(errors)
+    listed = f"`inspector info {path}` lists the load issues"
+    if all(isinstance(e, OpaqueEntry) for e in session.entries):  # none, or none of a kind pi knows
+        head = next((i for k in UNREAD_HEADLINES for i in errors if i.kind == k), errors[0])
+        fail(f"{path}: nothing in it could be read as a session: {head.message} ({listed})", EXIT_FAILED)
+    lines = sorted({i.line for i in errors if i.line is not None})
+    at = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:8]))}{', …' if len(lines) > 8 else ''})"
+    print(
+        f"inspector: {visible(path)}: {n} load error(s){at if lines else ''}; the rest of the file is used ({listed})",
+        file=sys.stderr,
+    )
 
 
 def resolve_leaf(session: Session, ref: str | None) -> int | None:

@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    session = load_or_exit(args.session)
+    session = load_or_exit(args.session, lists_issues=True)
     opts = DoctorOptions(**window_settings(session, args.window), giant_tokens=args.giant_tokens)
     report = diagnose(session, checked_leaf(session, args), opts)
     if args.json:

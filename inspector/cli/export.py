@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.what == "session" and not args.compact and args.leaf in (None, "leaf") and _streamed(args):
         return 0
-    session = load_or_exit(args.session)
+    session = load_or_exit(args.session, lists_issues=args.what == "doctor")
     leaf = checked_leaf(session, args)
     try:
         if args.what == "session":

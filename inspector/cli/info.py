@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     info = _streamed(args)
     if info is None:
-        session = load_or_exit(args.session)
+        session = load_or_exit(args.session, lists_issues=True)
         info = session_info(session, leaf=checked_leaf(session, args), counters=args.counters)
     if args.json:
         print_json(info.model_dump(mode="json"), indent=2)

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     pos = args.positional
     if args.branch != (len(pos) == 3) or len(pos) not in (1, 3):
         fail(USAGE, EXIT_USAGE)
-    session = load_or_exit(pos[0])
+    session = load_or_exit(pos[0], lists_issues=True)  # pi's harness reads any file: an empty one is [] to it
     leaf = resolve_leaf(session, args.leaf or "leaf")
     if args.dump_migrated:
         try:

@@ -26,7 +26,16 @@ from ..window import (
     model_windows_said,
     unknown_window_why,
 )
-from .base import EXIT_FAILED, Command, fail, large_pi_file, load_or_exit, print_csv, print_json_streamed
+from .base import (
+    EXIT_FAILED,
+    Command,
+    fail,
+    large_pi_file,
+    load_or_exit,
+    print_csv,
+    print_json_streamed,
+    say_unread,
+)
 from .options import add_cache, add_json, add_replay, replay_settings
 
 SHOWN_EVENTS = ("compaction", "overflow", "branch_summary", "compaction_skipped")
@@ -86,6 +95,7 @@ def _streamed(args: argparse.Namespace) -> tuple[Session, ReplaySettings, Replay
         return None
     if facts is not None:
         remember_facts(skeleton.session, facts.facts())
+    say_unread(skeleton.session, args.session)  # as load_or_exit does for a loaded session
     return skeleton.session, settings, r
 
 

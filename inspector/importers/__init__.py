@@ -44,6 +44,33 @@ FORMAT_LABELS: dict[str, str] = {"pi": AGENTS["pi"].format_label}
 
 HEAD_BYTES = 65536
 SQLITE_MAGIC = b"SQLite format 3\x00"
+COMPRESSED_MAGIC = (
+    (b"\x1f\x8b", "gzip", "gunzip -k"),
+    (b"\x28\xb5\x2f\xfd", "zstd", "zstd -d"),
+    (b"\xfd7zXZ\x00", "xz", "unxz -k"),
+    (b"BZh", "bzip2", "bunzip2 -k"),
+    (b"PK\x03\x04", "zip", "unzip"),
+)
+"""The first bytes of a compressed file or archive, its kind and the command that opens it: a
+session kept compressed is read as such, not as hundreds of lines of invalid text."""
+
+
+def compressed_kind(head: bytes) -> tuple[str, str] | None:
+    """(kind, the command that decompresses it) when ``head`` starts a compressed file, else None.
+    (``BZh`` is also how a text may start: a bzip2 header has a block size digit and a block magic.)"""
+    for magic, kind, cmd in COMPRESSED_MAGIC:
+        if head.startswith(magic) and (kind != "bzip2" or head[3:4].isdigit() and head[4:10] == b"1AY&SY"):
+            return kind, cmd
+    return None
+
+
+def compressed_message(name: str, head: bytes) -> str | None:
+    """What to say of a compressed file given as a session (None when ``head`` is not one)."""
+    got = compressed_kind(head)
+    if got is None:
+        return None
+    kind, cmd = got
+    return f"{name} is {kind}-compressed, not a session file: decompress it first ({cmd} {name})"
 
 
 def _modules() -> list[ModuleType]:
@@ -137,6 +164,10 @@ def parse_any(data: bytes, source: str | None = None) -> Session:
             "read from the Load page's list of local sessions (or `inspector sessions --opencode-db`)",
         )
         return Session(header=None, entries=(), lines=(), parents=(), issues=(note,), source=source)
+    packed = compressed_message(Path(source).name if source else "the file", data[:HEAD_BYTES])
+    if packed is not None:
+        note = LoadIssue("compressed-file", "error", packed)
+        return Session(header=None, entries=(), lines=(), parents=(), issues=(note,), source=source)
     _, mod = _detect(data[:HEAD_BYTES])
     if mod is not None:
         return _imported(_parse(mod, data, source), mod)
@@ -174,6 +205,9 @@ def load_any(path: str | os.PathLike[str]) -> Session:
             head = f.read(HEAD_BYTES)
             if head.startswith(SQLITE_MAGIC):
                 raise SessionLoadError(_sqlite_message(p))
+            packed = compressed_message(str(p), head)
+            if packed is not None:
+                raise SessionLoadError(packed)
             _, mod = _detect(head)
             if mod is None:
                 return _unrecognised(load_session(p))
