@@ -118,3 +118,32 @@ def test_compressed_magic_needs_its_whole_header() -> None:
     assert compressed_kind(bz2.compress(b"x")) == ("bzip2", "bunzip2 -k")
     assert compressed_kind(b"BZhello there") is None  # a text that starts like bzip2's magic
     assert compressed_kind(b'{"type":"session"}') is None
+
+
+@pytest.mark.parametrize(
+    ("encode", "enc"),
+    [
+        (lambda t: b"\xff\xfe" + t.encode("utf-16-le"), "UTF-16"),
+        (lambda t: t.encode("utf-16-le"), "UTF-16LE"),  # PowerShell 5's `>` writes it with a mark
+        (lambda t: t.encode("utf-16-be"), "UTF-16BE"),
+    ],
+    ids=["bom", "le", "be"],
+)
+def test_a_utf16_copy_of_a_session_says_how_to_convert_it(encode, enc: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data = encode((SAMPLES / "small-tutorial.jsonl").read_text(encoding="utf-8"))
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(data)
+    code, out, err = _run("replay", str(f))
+    assert (code, out) == (1, "")
+    assert (
+        err
+        == f"inspector: {f} is UTF-16 text, and sessions are UTF-8: convert it first (iconv -f {enc} -t UTF-8 {f} > utf8.jsonl)\n"
+    )
+    s = parse_any(data, source="s.jsonl")
+    assert [(i.kind, i.severity) for i in s.issues] == [("utf16-file", "error")]
+    # converted as it says, it is the session
+    g = tmp_path / "utf8.jsonl"
+    g.write_bytes(
+        data.decode({"UTF-16": "utf-16", "UTF-16LE": "utf-16-le", "UTF-16BE": "utf-16-be"}[enc]).encode()
+    )
+    assert _run("replay", str(g), "--cache", "off")[0] == 0

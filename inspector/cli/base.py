@@ -85,7 +85,14 @@ def load_or_exit(path: str, lists_issues: bool = False) -> Session:
     return session
 
 
-UNREAD_HEADLINES = ("empty-file", "compressed-file", "sqlite-file", "format-unrecognised", "not-a-session")
+UNREAD_HEADLINES = (
+    "empty-file",
+    "compressed-file",
+    "utf16-file",
+    "sqlite-file",
+    "format-unrecognised",
+    "not-a-session",
+)
 """Load issues that say at once why a file holds no session (preferred to the first error)."""
 
 

@@ -64,13 +64,35 @@ def compressed_kind(head: bytes) -> tuple[str, str] | None:
     return None
 
 
-def compressed_message(name: str, head: bytes) -> str | None:
-    """What to say of a compressed file given as a session (None when ``head`` is not one)."""
+def _utf16(head: bytes) -> str | None:
+    """The encoding to convert from when ``head`` starts a UTF-16 text (a byte-order mark, or a
+    JSON text's first character beside a NUL byte, as PowerShell's ``>`` writes a file), else None."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "UTF-16"  # iconv reads the mark
+    if head[:2] in (b"{\x00", b"[\x00"):
+        return "UTF-16LE"
+    if head[:2] in (b"\x00{", b"\x00["):
+        return "UTF-16BE"
+    return None
+
+
+def foreign_file(name: str, head: bytes) -> tuple[str, str] | None:
+    """(issue kind, what to say) of a file given as a session that is compressed, or UTF-16 text
+    (the agents write sessions in UTF-8, and pi reads no other); None when ``head`` starts neither."""
+    enc = _utf16(head)
+    if enc is not None:
+        return "utf16-file", (
+            f"{name} is UTF-16 text, and sessions are UTF-8: convert it first "
+            f"(iconv -f {enc} -t UTF-8 {name} > utf8.jsonl)"
+        )
     got = compressed_kind(head)
     if got is None:
         return None
     kind, cmd = got
-    return f"{name} is {kind}-compressed, not a session file: decompress it first ({cmd} {name})"
+    return (
+        "compressed-file",
+        f"{name} is {kind}-compressed, not a session file: decompress it first ({cmd} {name})",
+    )
 
 
 def _modules() -> list[ModuleType]:
@@ -164,9 +186,9 @@ def parse_any(data: bytes, source: str | None = None) -> Session:
             "read from the Load page's list of local sessions (or `inspector sessions --opencode-db`)",
         )
         return Session(header=None, entries=(), lines=(), parents=(), issues=(note,), source=source)
-    packed = compressed_message(Path(source).name if source else "the file", data[:HEAD_BYTES])
-    if packed is not None:
-        note = LoadIssue("compressed-file", "error", packed)
+    foreign = foreign_file(Path(source).name if source else "the file", data[:HEAD_BYTES])
+    if foreign is not None:
+        note = LoadIssue(foreign[0], "error", foreign[1])
         return Session(header=None, entries=(), lines=(), parents=(), issues=(note,), source=source)
     _, mod = _detect(data[:HEAD_BYTES])
     if mod is not None:
@@ -205,9 +227,9 @@ def load_any(path: str | os.PathLike[str]) -> Session:
             head = f.read(HEAD_BYTES)
             if head.startswith(SQLITE_MAGIC):
                 raise SessionLoadError(_sqlite_message(p))
-            packed = compressed_message(str(p), head)
-            if packed is not None:
-                raise SessionLoadError(packed)
+            foreign = foreign_file(str(p), head)
+            if foreign is not None:
+                raise SessionLoadError(foreign[1])
             _, mod = _detect(head)
             if mod is None:
                 return _unrecognised(load_session(p))
