@@ -331,6 +331,29 @@ def test_a_file_that_is_not_a_session_is_refused_and_the_session_stays() -> None
     )  # the sidebar still describes it
 
 
+@pytest.mark.parametrize(
+    ("name", "data", "says"),
+    [
+        (
+            "package.json",
+            b'{"name": "x", "version": "1.0"}\n',
+            "the format is not recognised: tried pi session",
+        ),
+        ("s.jsonl", b"\xff\xfe" + '{"type":"session"}\n'.encode("utf-16-le"), "s.jsonl is UTF-16 text"),
+    ],
+    ids=["other-json", "utf-16"],
+)
+def test_other_json_or_a_utf16_copy_is_refused_saying_why(name: str, data: bytes, says: str) -> None:
+    """Another kind of JSON had opened as a 'session' of one entry and no calls; a UTF-16 copy was
+    refused for its first invalid line. Each is refused with the reason, as the commands say it."""
+    at = load(fresh(), "codex-session.jsonl")
+    at.file_uploader(key="upload").set_value((name, data, "application/json"))
+    at.run()
+    said = [e.value.replace("\\", "") for e in at.error]  # markdown escapes
+    assert any(f"{name} is not a session: " in x and says in x for x in said), said
+    assert at.session_state["session_name"] == "codex-session.jsonl"
+
+
 @pytest.mark.parametrize("fmt", ["html", "json", "csv"])
 def test_the_report_can_be_downloaded(fmt: str) -> None:
     at = page(load(fresh()), "replay")

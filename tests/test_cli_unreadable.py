@@ -147,3 +147,15 @@ def test_a_utf16_copy_of_a_session_says_how_to_convert_it(encode, enc: str, tmp_
         data.decode({"UTF-16": "utf-16", "UTF-16LE": "utf-16-le", "UTF-16BE": "utf-16-be"}[enc]).encode()
     )
     assert _run("replay", str(g), "--cache", "off")[0] == 0
+
+
+def test_the_corpus_fails_a_file_with_no_session_as_the_commands_do(tmp_path: Path) -> None:
+    """Another kind of JSON had been a corpus row of a 'pi' session with no calls; it is a failed
+    row with the reason, as an empty file was; a damaged session is still a row."""
+    from inspector.corpus.overview import overview_task
+
+    other = tmp_path / "package.json"
+    other.write_text('{"name": "x", "version": "1.0"}\n')
+    row = overview_task(str(other), None)
+    assert row["error"].startswith("ValueError: not a session: the format is not recognised")
+    assert overview_task(str(SAMPLES / "broken.jsonl"), None)["error"] is None

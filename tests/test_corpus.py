@@ -177,7 +177,9 @@ def in_process(corpus: Path) -> Any:
 
 def test_a_corpus_sweep_goes_on_past_a_failing_session(in_process: Any) -> None:
     r = in_process
-    assert [Path(k).name for k, _ in r.failed] == ["zz-broken.jsonl"] and "no entries" in r.failed[0][1]
+    assert [Path(k).name for k, _ in r.failed] == [
+        "zz-broken.jsonl"
+    ] and "not a session: the format is not recognised" in r.failed[0][1]
     assert r.computed == len(r.rows) == 8 * (len(r.plan.points) + 1)
     agg = r.aggregate()
     assert [a["settings"] for a in agg] == [

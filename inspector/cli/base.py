@@ -19,7 +19,6 @@ from typing import Any, NoReturn
 from ..replay_report import csv_text
 from ..safeio import open_regular
 from ..session.loader import SessionLoadError
-from ..session.models import OpaqueEntry
 from ..session.tree import Session
 from ..visible import visible
 
@@ -85,33 +84,22 @@ def load_or_exit(path: str, lists_issues: bool = False) -> Session:
     return session
 
 
-UNREAD_HEADLINES = (
-    "empty-file",
-    "compressed-file",
-    "utf16-file",
-    "sqlite-file",
-    "format-unrecognised",
-    "not-a-session",
-)
-"""Load issues that say at once why a file holds no session (preferred to the first error)."""
-
-
 def say_unread(session: Session, path: str) -> None:
-    """:func:`fail` when ``session`` has no entry of a kind pi knows and its load had errors; else,
-    when lines of it were skipped, say so on stderr (the command goes on with the rest, as the app
-    does with the valid entries of a damaged file)."""
+    """:func:`fail` when nothing in ``session``'s file could be read (:meth:`Session.unread`);
+    else, when lines of it were skipped, say so on stderr (the command goes on with the rest, as
+    the app does with the valid entries of a damaged file)."""
     errors = [i for i in session.issues if i.severity == "error"]
     if not errors:
         return
-    n = len(errors)
     listed = f"`inspector info {path}` lists the load issues"
-    if all(isinstance(e, OpaqueEntry) for e in session.entries):  # none, or none of a kind pi knows
-        head = next((i for k in UNREAD_HEADLINES for i in errors if i.kind == k), errors[0])
+    head = session.unread()
+    if head is not None:
         fail(f"{path}: nothing in it could be read as a session: {head.message} ({listed})", EXIT_FAILED)
     lines = sorted({i.line for i in errors if i.line is not None})
     at = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:8]))}{', …' if len(lines) > 8 else ''})"
     print(
-        f"inspector: {visible(path)}: {n} load error(s){at if lines else ''}; the rest of the file is used ({listed})",
+        f"inspector: {visible(path)}: {len(errors)} load error(s){at if lines else ''}; the rest of the file "
+        f"is used ({listed})",
         file=sys.stderr,
     )
 

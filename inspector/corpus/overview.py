@@ -71,8 +71,13 @@ def overview_task(path: str, ref: str | None, window: int | None = None) -> dict
     try:
         row["size"] = os.stat(path).st_size
         session = load_item(item)
-        if not session.entries:
-            raise ValueError("no entries: " + "; ".join(i.message for i in session.issues[:2]))
+        unread = session.unread()
+        if unread is not None or not session.entries:
+            raise ValueError(
+                f"not a session: {unread.message}"
+                if unread is not None
+                else "no entries: " + "; ".join(i.message for i in session.issues[:2])
+            )
         row.update(session_figures(session, window))
     except Exception as e:  # noqa: BLE001 - the row says what went wrong; the corpus goes on
         row["error"] = f"{type(e).__name__}: {e}"

@@ -116,8 +116,13 @@ def session_task(
     t0 = time.perf_counter()
     try:
         session = load_item(item)
-        if not session.entries:
-            raise ValueError("no entries: " + "; ".join(i.message for i in session.issues[:2]))
+        unread = session.unread()
+        if unread is not None or not session.entries:
+            raise ValueError(
+                f"not a session: {unread.message}"
+                if unread is not None
+                else "no entries: " + "; ".join(i.message for i in session.issues[:2])
+            )
         base = ReplaySettings.model_validate(base_json)
         if own_window:
             base = base.model_copy(update=window_settings(session))

@@ -34,11 +34,21 @@ from .models import (
     AnyEntry,
     LabelEntry,
     MessageEntry,
+    OpaqueEntry,
     SessionHeader,
     SessionInfoEntry,
 )
 
 Severity = Literal["error", "warning", "info"]
+UNREAD_HEADLINES = (
+    "empty-file",
+    "compressed-file",
+    "utf16-file",
+    "sqlite-file",
+    "format-unrecognised",
+    "not-a-session",
+)
+"""Load issues that say at once why a file holds no session (:meth:`Session.unread`)."""
 
 
 @dataclass(frozen=True)
@@ -276,6 +286,15 @@ class Session:
                 key = f"message/{e.message.role}"
             out[key] = out.get(key, 0) + 1
         return out
+
+    def unread(self) -> LoadIssue | None:
+        """Why nothing in the file could be read as a session, when that is so: its load had
+        errors and no entry is of a kind pi knows (an empty file, a text, another kind of JSON, a
+        compressed file). The error that says it best (:data:`UNREAD_HEADLINES`), else the first."""
+        errors = [i for i in self.issues if i.severity == "error"]
+        if not errors or not all(isinstance(e, OpaqueEntry) for e in self.entries):
+            return None
+        return next((i for k in UNREAD_HEADLINES for i in errors if i.kind == k), errors[0])
 
     def entries_at(self, idxs: Sequence[int]) -> list[AnyEntry]:
         return [self.entries[i] for i in idxs]

@@ -136,11 +136,10 @@ class NotASession(ValueError):
 
 
 def _is_session(session: Session) -> str | None:
-    """Why ``session`` is not a session (None when it is): nothing was read and the loader said why."""
-    if session.entries:
-        return None
-    errors = [i.message for i in session.issues if i.severity == "error"]
-    return errors[0] if errors else None
+    """Why ``session`` is not a session (None when it is): nothing in it was read, and the loader
+    said why (:meth:`~inspector.session.tree.Session.unread`, as the commands and the corpus judge)."""
+    unread = session.unread()
+    return unread.message if unread is not None else None
 
 
 def load_bytes(data: bytes, name: str, origin: tuple[str, str] | None = None) -> str:
