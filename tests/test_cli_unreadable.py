@@ -159,3 +159,12 @@ def test_the_corpus_fails_a_file_with_no_session_as_the_commands_do(tmp_path: Pa
     row = overview_task(str(other), None)
     assert row["error"].startswith("ValueError: not a session: the format is not recognised")
     assert overview_task(str(SAMPLES / "broken.jsonl"), None)["error"] is None
+
+
+@pytest.mark.parametrize("argv", [["replay"], ["info"], ["doctor"], ["corpus"], ["sweep", "--agents"]])
+def test_an_empty_session_path_is_a_bad_argument(argv: list[str]) -> None:
+    """``"$SESSION"`` unset: it had read as the current folder ("cannot read ."; a corpus searched
+    it whole)."""
+    code, out, err = _run(argv[0], "", *argv[1:])
+    assert (code, out) == (2, "")
+    assert "a session file's path, not an empty value" in err

@@ -113,8 +113,19 @@ def counter_names(text: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
+def session_path(text: str) -> str:
+    """A session file's path: not empty (``"$SESSION"`` unset had read as the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a session file's path, not an empty value")
+    return text
+
+
 def add_session(p: argparse.ArgumentParser) -> None:
-    p.add_argument("session", help="a session file: pi's JSONL, or Claude Code's, Codex's or OpenCode's")
+    p.add_argument(
+        "session",
+        type=session_path,
+        help="a session file: pi's JSONL, or Claude Code's, Codex's or OpenCode's",
+    )
 
 
 def leaf_ref(text: str) -> str:
@@ -277,6 +288,7 @@ def add_corpus(p: argparse.ArgumentParser, what: str = "") -> None:
     p.add_argument(
         "session",
         nargs="+",
+        type=session_path,
         metavar="CORPUS",
         help=f"{what}session files, folders (searched recursively), globs ('runs/**/*.jsonl'), or @pi, "
         "@claude-code, @codex, @opencode, @all: the sessions `inspector sessions` finds",
