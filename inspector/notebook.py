@@ -355,13 +355,21 @@ def inspect(path_or_session: str | Path | Session, *, step: int | None = None, *
     :class:`~inspector.session.tree.Session`, replayed under ``settings`` (the fields of
     :class:`~inspector.replay.ReplaySettings`, with ``window``, ``keep`` and ``reserve`` as short
     names and ``strategy_settings`` as a dict; pruning defaults to as recorded and the window to the
-    one the session records, as in the app). It opens where something first happens, or at ``step``."""
+    one the session records, as in the app). It opens where something first happens, or at ``step``.
+    Raises :class:`~inspector.session.loader.SessionLoadError` for a file that cannot be read, or in
+    which nothing is a session (:meth:`~inspector.session.tree.Session.unread`)."""
     if isinstance(path_or_session, Session):
         session = path_or_session
     else:
         from .importers import load_any
+        from .session.loader import SessionLoadError
 
         session = load_any(path_or_session)
+        unread = session.unread()
+        if unread is not None:  # as the commands refuse it: not an empty inspector
+            raise SessionLoadError(
+                f"{path_or_session}: nothing in it could be read as a session: {unread.message}"
+            )
     if "strategy" not in settings:  # as recorded, as the app and the CLI replay it
         settings = {**settings, "strategy": default_strategy(session)}
     if "window" not in settings and "context_window" not in settings:  # the session's own, as there

@@ -160,3 +160,15 @@ def test_the_status_says_when_the_window_assumed_is_proven_too_small() -> None:
     assert "set window=313_000 or more" in said
     ins.controls["context_window"].value = 313_000
     assert "assumed" not in ins.status.value
+
+
+def test_a_file_with_no_session_is_an_error_not_an_empty_inspector(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from inspector.session.loader import SessionLoadError
+
+    f = tmp_path / "package.json"
+    f.write_text('{"name": "x", "version": "1.0"}\n')
+    with pytest.raises(
+        SessionLoadError, match="nothing in it could be read as a session: the format is not recognised"
+    ):
+        inspect(f)
+    assert inspect(SAMPLES / "broken.jsonl").replay.steps  # read in part: inspected
