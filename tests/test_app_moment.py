@@ -360,3 +360,16 @@ def test_the_report_can_be_downloaded(fmt: str) -> None:
     at.segmented_control(key="report_fmt").set_value(fmt).run()
     btn = next(b for b in at.get("download_button"))
     assert btn.proto.label == "Download report" and not btn.proto.disabled
+
+
+def test_the_replay_page_says_when_the_file_was_read_in_part() -> None:
+    """A link may open the Replay page on a damaged file without the Load page's list: the page
+    says how many load errors, at which lines, as the commands say it on stderr."""
+    at = page(load(fresh(), "broken.jsonl"), "replay")
+    assert not at.exception
+    said = [w.value.replace("\\", "") for w in at.warning]
+    assert any(
+        "This file had 2 load error(s) (lines 5, 27): the replay uses every entry" in x for x in said
+    ), said
+    at = page(load(fresh(), "coding-session.jsonl"), "replay")
+    assert not any("load error" in w.value for w in at.warning)

@@ -88,20 +88,14 @@ def say_unread(session: Session, path: str) -> None:
     """:func:`fail` when nothing in ``session``'s file could be read (:meth:`Session.unread`);
     else, when lines of it were skipped, say so on stderr (the command goes on with the rest, as
     the app does with the valid entries of a damaged file)."""
-    errors = [i for i in session.issues if i.severity == "error"]
-    if not errors:
+    said = session.load_errors_said()
+    if said is None:
         return
     listed = f"`inspector info {path}` lists the load issues"
     head = session.unread()
     if head is not None:
         fail(f"{path}: nothing in it could be read as a session: {head.message} ({listed})", EXIT_FAILED)
-    lines = sorted({i.line for i in errors if i.line is not None})
-    at = f" (line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines[:8]))}{', …' if len(lines) > 8 else ''})"
-    print(
-        f"inspector: {visible(path)}: {len(errors)} load error(s){at if lines else ''}; the rest of the file "
-        f"is used ({listed})",
-        file=sys.stderr,
-    )
+    print(f"inspector: {visible(path)}: {said}; the rest of the file is used ({listed})", file=sys.stderr)
 
 
 def resolve_leaf(session: Session, ref: str | None) -> int | None:

@@ -296,5 +296,16 @@ class Session:
             return None
         return next((i for k in UNREAD_HEADLINES for i in errors if i.kind == k), errors[0])
 
+    def load_errors_said(self) -> str | None:
+        """The load's errors in a few words ("2 load error(s) (lines 5, 27)"), for a command or a
+        page that uses the rest of the file; None when there were none."""
+        errors = [i for i in self.issues if i.severity == "error"]
+        if not errors:
+            return None
+        lines = sorted({i.line for i in errors if i.line is not None})
+        shown = ", ".join(map(str, lines[:8])) + (", …" if len(lines) > 8 else "")
+        at = f" (line{'s' if len(lines) > 1 else ''} {shown})" if lines else ""
+        return f"{len(errors)} load error(s){at}"
+
     def entries_at(self, idxs: Sequence[int]) -> list[AnyEntry]:
         return [self.entries[i] for i in idxs]

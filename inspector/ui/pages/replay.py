@@ -380,6 +380,12 @@ def replay_page(settings: ReplaySettings) -> None:
     )
     for note in _beyond_notes(settings):
         st.warning(f"Beyond the source systems: {note}.", icon=":material/science:")
+    damaged = s.load_errors_said()
+    if damaged is not None:  # as the commands say it on stderr: a link may open this page first
+        st.warning(
+            f"This file had {damaged}: the replay uses every entry that was read. The Load page lists why.",
+            icon=":material/warning:",
+        )
     k = get_step(n)
     set_step(k)  # before the slider is drawn (set by buttons, timeline, other pages, the URL)
     if st.query_params.get("step") != str(k):  # kept in the URL: a reload or a shared link opens here
