@@ -129,3 +129,16 @@ def load_item(item: CorpusItem) -> Session:
 
     data = opencode_export(LocalSession("opencode", Path(item.path), "", None, datetime.now(), 0, item.ref))
     return parse_any(data, item.key)
+
+
+def load_entries(item: CorpusItem) -> Session:
+    """:func:`load_item`, and a :class:`ValueError` when the session has nothing to replay: nothing
+    in the file is a session (:meth:`~inspector.session.tree.Session.unread`, as the commands
+    judge it), or it has no entries."""
+    session = load_item(item)
+    unread = session.unread()
+    if unread is not None:
+        raise ValueError(f"not a session: {unread.message}")
+    if not session.entries:
+        raise ValueError("no entries: " + "; ".join(i.message for i in session.issues[:2]))
+    return session

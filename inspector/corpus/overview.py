@@ -38,7 +38,7 @@ from ..replay import ReplaySettings, replay
 from ..session.models import AssistantMessage, CompactionEntry, MessageEntry
 from ..session.tree import Session
 from ..window import answered_peak, known_window, window_settings
-from .items import CorpusItem, load_item
+from .items import CorpusItem, load_entries
 from .sweep import baseline_settings, release_caches
 
 COLUMNS: tuple[str, ...] = (
@@ -70,14 +70,7 @@ def overview_task(path: str, ref: str | None, window: int | None = None) -> dict
     row.update(path=item.key, findings={}, tokensAtCompaction=[])
     try:
         row["size"] = os.stat(path).st_size
-        session = load_item(item)
-        unread = session.unread()
-        if unread is not None or not session.entries:
-            raise ValueError(
-                f"not a session: {unread.message}"
-                if unread is not None
-                else "no entries: " + "; ".join(i.message for i in session.issues[:2])
-            )
+        session = load_entries(item)
         row.update(session_figures(session, window))
     except Exception as e:  # noqa: BLE001 - the row says what went wrong; the corpus goes on
         row["error"] = f"{type(e).__name__}: {e}"

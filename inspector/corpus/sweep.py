@@ -33,7 +33,7 @@ from ..replay import ReplaySettings, replay
 from ..replay.summaries import SummaryCache
 from ..replay.sweep import check_grid_size, grid_point
 from ..window import window_settings
-from .items import CorpusItem, load_item
+from .items import CorpusItem, load_entries
 from .store import METRIC_FIELDS
 
 BASELINE = "recorded"
@@ -115,14 +115,7 @@ def session_task(
     item = CorpusItem(path, ref)
     t0 = time.perf_counter()
     try:
-        session = load_item(item)
-        unread = session.unread()
-        if unread is not None or not session.entries:
-            raise ValueError(
-                f"not a session: {unread.message}"
-                if unread is not None
-                else "no entries: " + "; ".join(i.message for i in session.issues[:2])
-            )
+        session = load_entries(item)
         base = ReplaySettings.model_validate(base_json)
         if own_window:
             base = base.model_copy(update=window_settings(session))
