@@ -168,3 +168,10 @@ def test_an_empty_session_path_is_a_bad_argument(argv: list[str]) -> None:
     code, out, err = _run(argv[0], "", *argv[1:])
     assert (code, out) == (2, "")
     assert "a session file's path, not an empty value" in err
+
+
+def test_the_command_it_suggests_quotes_the_name(tmp_path: Path) -> None:
+    f = tmp_path / "my session; rm -rf x.jsonl"
+    f.write_bytes(gzip.compress(b"{}"))
+    code, _, err = _run("replay", str(f))
+    assert code == 1 and f"(gunzip -k '{f}')" in err

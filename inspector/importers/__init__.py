@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import shlex
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -52,7 +53,7 @@ COMPRESSED_MAGIC = (
     (b"PK\x03\x04", "zip", "unzip"),
 )
 """The first bytes of a compressed file or archive, its kind and the command that opens it: a
-session kept compressed is read as such, not as hundreds of lines of invalid text."""
+session kept compressed is named as such, not read as hundreds of lines of invalid text."""
 
 
 def compressed_kind(head: bytes) -> tuple[str, str] | None:
@@ -83,7 +84,7 @@ def foreign_file(name: str, head: bytes) -> tuple[str, str] | None:
     if enc is not None:
         return "utf16-file", (
             f"{name} is UTF-16 text, and sessions are UTF-8: convert it first "
-            f"(iconv -f {enc} -t UTF-8 {name} > utf8.jsonl)"
+            f"(iconv -f {enc} -t UTF-8 {shlex.quote(name)} > utf8.jsonl)"
         )
     got = compressed_kind(head)
     if got is None:
@@ -91,7 +92,7 @@ def foreign_file(name: str, head: bytes) -> tuple[str, str] | None:
     kind, cmd = got
     return (
         "compressed-file",
-        f"{name} is {kind}-compressed, not a session file: decompress it first ({cmd} {name})",
+        f"{name} is {kind}-compressed, not a session file: decompress it first ({cmd} {shlex.quote(name)})",
     )
 
 
