@@ -106,7 +106,9 @@ def replay_report(
         return csv_text(header, ([same(c) if isinstance(c, str) else c for c in row] for row in rows))
     from .cache import cache_replay
 
-    return _json(cache_replay(replay).annotate(replay.as_dict()), fn)  # with the prompt cache's billed cost
+    data = cache_replay(replay).annotate(replay.as_dict())  # with the prompt cache's billed cost
+    data["summaries"] = [rec.to_json() for rec in replay.summaries]  # each compaction's text, as the HTML shows it
+    return _json(data, fn)
 
 
 def doctor_report(

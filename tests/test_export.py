@@ -160,6 +160,12 @@ def test_csv_and_json_reports(tmp_path: Path) -> None:
     assert rows and {"step", "contextTokens", "events"} <= set(rows[0])
     assert main(["export", "doctor", str(src), "-o", str(tmp_path / "d.json")]) == 0
     assert "findings" in _json.loads((tmp_path / "d.json").read_text())
+    # the JSON report carries what the HTML one shows, the compactions' summaries included
+    assert main(["export", "replay", str(src), "-o", str(tmp_path / "r.json")]) == 0
+    rep = _json.loads((tmp_path / "r.json").read_text())
+    assert {"settings", "metrics", "steps", "cache", "summaries"} <= set(rep)
+    (summary,) = rep["summaries"]
+    assert (summary["step"], summary["entryIndex"]) == (66, 147) and summary["text"].startswith("## Goal")
 
 
 @pytest.mark.oracle
