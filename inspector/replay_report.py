@@ -107,7 +107,7 @@ def replay_report(
     from .cache import cache_replay
 
     data = cache_replay(replay).annotate(replay.as_dict())  # with the prompt cache's billed cost
-    data["summaries"] = [rec.to_json() for rec in replay.summaries]  # each compaction's text, as the HTML shows it
+    data["summaries"] = [rec.to_json() for rec in replay.summaries]  # as the HTML report shows them
     return _json(data, fn)
 
 
