@@ -180,6 +180,15 @@ def test_opencode_older_json_storage_is_listed_and_imports_like_the_export(
     assert [e.raw() for e in load_any(out).entries] == [e.raw() for e in ref.entries]
     with pytest.raises(SystemExit, match="no such session file"):
         main(["sessions", "--opencode-storage", str(tmp_path / "nope.json")])
+    # a file that is no session record (not JSON, or JSON without its id): refused, nothing written
+    for text in ("garbage\n", '{"title": "x"}', "[]"):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        junk = tmp_path / "junk.json"
+        with pytest.raises(SystemExit) as e:
+            main(["sessions", "--opencode-storage", str(bad), "-o", str(junk)])
+        assert e.value.code == 1 and "is not a session of OpenCode's JSON storage" in str(e.value)
+        assert not junk.exists()
 
 
 def test_codex_rollouts_are_found_by_session_id_and_related_sessions_read(tmp_path) -> None:

@@ -312,6 +312,10 @@ def _read_json(p: Path) -> dict[str, Any]:
         return {"_unreadable": str(p)}
 
 
+class NotOpenCodeStorage(OSError):
+    """A file given as a session of OpenCode's JSON storage that is none."""
+
+
 def opencode_storage_sessions(storage: Path) -> list[LocalSession]:
     out = []
     for f in sorted(storage.glob("session/*/*.json")):
@@ -336,7 +340,12 @@ def opencode_storage_export(session_file: Path) -> bytes:
     (``session_file`` is ``storage/session/<project>/<id>.json``)."""
     storage = session_file.parent.parent.parent
     info = _read_json(session_file)
-    sid = str(info.get("id") or session_file.stem)
+    if not isinstance(info.get("id"), str):  # as the listing skips it: no session record
+        raise NotOpenCodeStorage(
+            f"{session_file} is not a session of OpenCode's JSON storage "
+            "(storage/session/<project>/<id>.json: a JSON object with its id)"
+        )
+    sid = info["id"]
     messages = []
     for mf in sorted((storage / "message" / sid).glob("*.json")):
         mi = _read_json(mf)
