@@ -1093,3 +1093,28 @@ def test_a_long_forgotten_item_is_cut_with_an_ellipsis_in_the_text_and_whole_in_
     assert main(["retention", str(p), "--json"]) == 0
     (c,) = json.loads(capsys.readouterr().out)["compactions"]
     assert [f["item"] for f in c["forgotten"]] == [deep]
+
+
+def test_the_text_header_names_the_window_a_simulated_policy_ran_against(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Where a simulated policy compacts depends on the window: the header says which, and when the
+    session's answers prove an assumed one too small; as recorded, a session without a compaction
+    is told how to simulate one."""
+    b = SessionBuilder()
+    for k in range(6):
+        b.user(f"step {k} " + "x" * 40_000)
+        b.assistant("ok", usage=(k + 1) * 60_000, model="claude-opus-9", provider="anthropic")
+    p = tmp_path / "s.jsonl"
+    p.write_text(b.text())
+    assert main(["retention", str(p)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(": 0 compaction(s), compaction: recorded")
+    assert out[1] == "  the session records no compaction: --compaction pi (or another policy) simulates one"
+    assert main(["retention", str(p), "--compaction", "pi"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "compaction: pi, window 200,000 (assumed: claude-opus-9 is not in pi's model list" in head
+    assert (
+        "the provider answered a 360,000-token context at entry 11" in head
+        and "--window 360000 or more" in head
+    )
+    assert main(["retention", str(p), "--compaction", "pi", "--window", "400000"]) == 0
+    assert "window 400,000" in capsys.readouterr().out.splitlines()[0]

@@ -15,11 +15,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..policies import POLICIES
 from ..replay import replay
 from ..retention import CATEGORIES, CompactionRetention, compare_summaries, retention
 from ..visible import clip, visible
 from .base import EXIT_FAILED, EXIT_USAGE, Command, fail, load_or_exit, print_json
 from .options import add_json, add_replay, replay_settings
+from .replay import recorded_window_note
 
 MAX_SHOWN = 30
 
@@ -86,10 +88,18 @@ def run(args: argparse.Namespace) -> int:
             d["probe"] = {"label": pr.label, "recall": pr.recall, "answers": pr.answers}
         print_json(out, indent=1)
         return 0
+    as_recorded = POLICIES[settings.compaction].as_recorded
+    window = (  # the window decides where a simulated policy compacts
+        ""
+        if as_recorded
+        else f", window {settings.context_window:,}{recorded_window_note(session, settings)}"
+    )
     print(
         f"retention in {visible(session.source, inline=True)}: {len(report.compactions)} compaction(s), "
-        f"compaction: {settings.compaction}"
+        f"compaction: {settings.compaction}{window}"
     )
+    if not report.compactions and as_recorded:
+        print("  the session records no compaction: --compaction pi (or another policy) simulates one")
     for k, (c, first) in enumerate(zip(report.compactions, report.first_need_steps, strict=True)):
         print(
             f"\ncompaction {k + 1} ({c.span.source}, entry {c.span.entry_index}, before call {c.span.step}): "
