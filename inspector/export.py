@@ -110,8 +110,12 @@ def compacted_entries(
     *,
     summarizer: str = "offline",
     pi_version: str = "0.73",
+    settings: Any = None,
 ) -> tuple[list[AnyEntry], CompactionEntry] | None:
     """All entries plus the compaction pi would append at ``leaf`` (summary from ``summarizer``).
+    ``settings``: a :class:`~inspector.replay.ReplaySettings` whose summarizer (model, base URL,
+    key, redaction) and ``pi_version`` are used instead (the CLI's, with every option given);
+    ``keep_recent_tokens`` and ``reserve_tokens`` stand either way.
 
     The new entry gets an 8-hex-digit id like pi's (derived from its content, checked against
     existing ids), ``parentId`` = the leaf, and a timestamp just after the newest entry, so the
@@ -123,12 +127,17 @@ def compacted_entries(
     if li is None:
         return None
     path = session.path(li)
-    settings = CompactionSettings(keepRecentTokens=keep_recent_tokens, reserveTokens=reserve_tokens)
-    prep = prepare_compaction(session.entries_at(path), settings, path_indexes=path, pi_version=pi_version)
+    if settings is not None:
+        pi_version = settings.pi_version
+    cs = CompactionSettings(keepRecentTokens=keep_recent_tokens, reserveTokens=reserve_tokens)
+    prep = prepare_compaction(session.entries_at(path), cs, path_indexes=path, pi_version=pi_version)
     if prep is None:
         return None
-    rs = ReplaySettings(
-        summarizer=summarizer, reserve_tokens=reserve_tokens, keep_recent_tokens=keep_recent_tokens
+    sized = {"reserve_tokens": reserve_tokens, "keep_recent_tokens": keep_recent_tokens}
+    rs = (
+        settings.model_copy(update=sized)
+        if settings is not None
+        else ReplaySettings(summarizer=summarizer, **sized)
     )
     text = default_summary(prep, rs, session=session)["text"]
     digest = hashlib.sha256(f"{session.entries[li].id}|{text}".encode("utf-8", "surrogatepass")).hexdigest()

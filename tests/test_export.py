@@ -95,6 +95,54 @@ def test_compacted_copy_has_pis_compaction_as_leaf() -> None:
     assert entry.firstKeptEntryId == "a0000016" and entry.id not in s.by_id
 
 
+def test_export_compact_follows_pi_version_and_the_summarizer_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--pi-version, --model, --base-url and --send-secrets had been dropped on this path: the copy
+    always took 0.73's cut and the default model. It cuts where `compact` says, and the summary
+    request carries every option given."""
+    import inspector.replay as replay_pkg
+    from inspector.cli import main
+
+    src = str(REPO / "sample_sessions" / "coding-session.jsonl")
+    kept = {}
+    for v in ("0.73", "0.58"):
+        out = tmp_path / f"c{v}.jsonl"
+        assert main(["export", "session", src, "--compact", "--pi-version", v, "-o", str(out)]) == 0
+        kept[v] = load_session(out).entries[-1].firstKeptEntryId
+    assert kept == {"0.73": "c000007e", "0.58": "c0000095"}  # `inspector compact --pi-version` says the same
+    seen = []
+    real = replay_pkg.default_summary
+
+    def spy(prep, settings, *a, **k):  # type: ignore[no-untyped-def]
+        seen.append(settings)
+        return real(prep, settings.model_copy(update={"summarizer": "offline"}), *a, **k)
+
+    monkeypatch.setattr(replay_pkg, "default_summary", spy)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    args = [
+        "--summarizer",
+        "openai",
+        "--model",
+        "m-1",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--send-secrets",
+    ]
+    out = tmp_path / "llm.jsonl"
+    assert (
+        main(["export", "session", src, "--compact", *args, "--keep-recent-tokens", "5000", "-o", str(out)])
+        == 0
+    )
+    (got,) = seen
+    assert (got.summarizer, got.summarizer_model, got.summarizer_base_url) == (
+        "openai",
+        "m-1",
+        "http://127.0.0.1:9/v1",
+    )
+    assert got.summarizer_redact is False and got.keep_recent_tokens == 5000
+
+
 @pytest.mark.oracle
 def test_pi_opens_the_compacted_copy(tmp_path: Path, pi_oracle: PiOracle) -> None:
     s = load_session(FIXTURES / "synth-tree.jsonl")

@@ -81,7 +81,7 @@ def export_session(args: argparse.Namespace, session: Session, leaf: str) -> Non
     entries, note = None, ""
     if args.compact:
         res = compacted_entries(
-            session, leaf, args.keep_recent_tokens, args.reserve, summarizer=args.summarizer
+            session, leaf, args.keep_recent_tokens, args.reserve, settings=replay_settings(args, session)
         )
         if res is None:
             fail("pi would not compact here (empty branch, or it ends in a compaction)", EXIT_FAILED)
