@@ -221,7 +221,7 @@ def session_info(
     has_usage = any(assistant_usage(m) is not None for m in msgs)
     figures = _ContextFigures(
         len(msgs),
-        {name: _total(get_counter(name), msgs) for name in counters},
+        {name: _total(_counter(session, name), msgs) for name in counters},
         clamp(estimate_context_tokens(msgs).tokens) if has_usage else None,
         ctx.model if ctx else None,
         ctx.thinking_level if ctx else None,
@@ -402,6 +402,16 @@ class _Figures:
             self.settings["model"][1],
             self.settings["thinking"][1],
         )
+
+
+def _counter(session: Session, name: str) -> Any:
+    """The counter ``name``; ``calibrated`` fitted to this session's recorded usage, as a replay
+    fits it (:func:`inspector.replay.counters.session_counter`), not tiktoken's plain counts."""
+    if name == "calibrated":
+        from .replay.counters import session_counter
+
+        return session_counter(session, name)
+    return get_counter(name)
 
 
 def _total(counter: Any, msgs: Sequence[Any], batch: int = 10_000) -> int:

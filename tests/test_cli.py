@@ -9,6 +9,7 @@ import ast
 import contextlib
 import csv
 import io
+import json
 import re
 import subprocess
 import sys
@@ -533,3 +534,32 @@ def test_a_replay_without_strategy_is_as_recorded_for_every_agent() -> None:
     assert code == EXIT_USAGE and "--set needs a --strategy" in err
     out = run("replay", oc, "--cache", "off")[1]
     assert "compaction: As recorded, pruning: As recorded (the agent's own pruning)," in out.splitlines()[0]
+
+
+def test_info_counts_calibrated_with_the_sessions_own_fit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`info --counters calibrated` had printed tiktoken's plain count (an unfitted counter); it is
+    tiktoken × the ratio `check` fits on the session, loaded or (a large file) not streamed."""
+    from inspector.calibration import session_calibration
+    from inspector.importers import load_any
+    from inspector.info import session_info
+
+    src = REPO / "sample_sessions" / "coding-session.jsonl"
+    info = session_info(load_any(src), counters=("tiktoken", "calibrated"))
+    ratio = session_calibration(load_any(src)).ratio
+    assert 0.85 < ratio < 0.95
+    assert info.contextTokens["calibrated"] == pytest.approx(
+        info.contextTokens["tiktoken"] * ratio, rel=0.002
+    )
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["info", str(src), "--counters", "tiktoken,calibrated", "--json"]) == 0
+    said = json.loads(out.getvalue())["contextTokens"]
+    import inspector.cli.base as cli_base
+
+    monkeypatch.setattr(cli_base, "STREAM_BYTES", 0)  # a "large" file: calibrated still loads it
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["info", str(src), "--counters", "tiktoken,calibrated", "--json"]) == 0
+    assert json.loads(out.getvalue())["contextTokens"] == said == info.contextTokens
