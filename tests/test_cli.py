@@ -563,3 +563,20 @@ def test_info_counts_calibrated_with_the_sessions_own_fit(
     with contextlib.redirect_stdout(out):
         assert main(["info", str(src), "--counters", "tiktoken,calibrated", "--json"]) == 0
     assert json.loads(out.getvalue())["contextTokens"] == said == info.contextTokens
+
+
+def test_a_corpus_sweep_refuses_cache_options_it_cannot_honour(tmp_path: Path) -> None:
+    """--cache off and --cache-retention had been ignored by a corpus sweep (billed cost printed
+    all the same, with auto retention): they are refused there, and still set a one-session sweep."""
+    samples = REPO / "sample_sessions"
+    corpus = [str(samples / "coding-session.jsonl"), str(samples / "small-tutorial.jsonl")]
+    grid = ["--grid", "keep_recent_tokens=10000,20000", "--workers", "0"]
+    for extra in (["--cache", "off"], ["--cache-retention", "none"]):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as e:
+            main(["sweep", *corpus, *grid, *extra])
+        assert e.value.code == EXIT_USAGE and "a corpus sweep prices every replay both ways" in err.getvalue()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["sweep", corpus[0], "--grid", "keep_recent_tokens=10000,20000", "--cache", "off"]) == 0
+    assert "billedCostUsd" not in out.getvalue()

@@ -76,8 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="inspector",
         description="Context Inspector: what a coding agent sends to the model, and what pruning and compaction do to it.",
-        epilog="Exit status: 0 success; 1 the session could not be read, nothing to compact there, or an output "
-        "was refused; 2 bad arguments.",
+        epilog="Exit status: 0 success; 1 the session could not be read, nothing to compact there (summarize, "
+        "export session --compact), or an output was refused; 2 bad arguments.",
     )
     p.add_argument("--version", action="version", version=f"context-inspector {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")

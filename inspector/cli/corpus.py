@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_corpus(p)
     add_window(p, " for the doctor's overflow check")
     add_engine(p)
-    add_json(p, csv=True)
+    add_json(p, csv="session")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -70,6 +70,12 @@ def run(args: argparse.Namespace) -> int:
         fail("--agents compares agents on one session; give a --grid for a corpus", EXIT_USAGE)
     if not args.grid:
         fail("give at least one --grid KEY=A,B,C or KEY=START:STOP:STEP", EXIT_USAGE)
+    if args.cache != "model" or args.cache_retention != "auto":  # they had been ignored here
+        fail(
+            "--cache and --cache-retention set one session's sweep; a corpus sweep prices every replay "
+            "both ways (cost $ blended, billed $ with the prompt cache, its retention read from each session)",
+            EXIT_USAGE,
+        )
     try:
         grid = dict(parse_grid(g) for g in args.grid)
         items = resolve_corpus(args.session)

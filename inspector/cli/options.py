@@ -144,14 +144,12 @@ def add_leaf(p: argparse.ArgumentParser, what: str = "the branch ending at this 
     )
 
 
-def add_json(p: argparse.ArgumentParser, *, csv: bool = False) -> None:
-    """``--json`` (with ``csv``: ``--json`` or ``--csv``)."""
+def add_json(p: argparse.ArgumentParser, *, csv: str = "") -> None:
+    """``--json`` (with ``csv``, what a CSV row is: ``--json`` or ``--csv``)."""
     g = p.add_mutually_exclusive_group() if csv else p
     g.add_argument("--json", action="store_true", help="print JSON instead of text")
     if csv:
-        g.add_argument(
-            "--csv", action="store_true", help="print CSV (one row per model call) instead of text"
-        )
+        g.add_argument("--csv", action="store_true", help=f"print CSV (one row per {csv}) instead of text")
 
 
 def add_counter(p: argparse.ArgumentParser, *, usage: bool = True) -> None:
@@ -178,7 +176,7 @@ def add_window(p: argparse.ArgumentParser, purpose: str = "") -> None:
         "--window",
         type=window_tokens,
         help=f"context window{purpose} (default: the one the session records (Codex), else its model's in "
-        "pi's model list, else 200000)",
+        "pi's model list, else 200000; Claude Code: 200000, or 1000000 when an answered call held more)",
     )
 
 
@@ -290,7 +288,8 @@ def add_corpus(p: argparse.ArgumentParser, what: str = "") -> None:
         nargs="+",
         type=session_path,
         metavar="CORPUS",
-        help=f"{what}session files, folders (searched recursively), globs ('runs/**/*.jsonl'), or @pi, "
+        help=f"{what}session files, folders (searched recursively; hidden folders and subagents/ are skipped), "
+        "globs ('runs/**/*.jsonl'), or @pi, "
         "@claude-code, @codex, @opencode, @all: the sessions `inspector sessions` finds",
     )
 

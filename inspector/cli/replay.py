@@ -46,7 +46,7 @@ MAX_DISAGREEMENTS = 10
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_replay(p)
     add_cache(p)
-    add_json(p, csv=True)
+    add_json(p, csv="model call")
 
 
 def run(args: argparse.Namespace) -> int:

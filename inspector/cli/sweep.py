@@ -61,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "items compactions forgot (retention scored per cell; fewest first) (default: billed with "
         "--cache model, else blended)",
     )
-    add_json(p, csv=True)
+    add_json(p, csv="setting of a corpus sweep")
     add_engine(p)
     p.add_argument(
         "--out",
