@@ -373,3 +373,16 @@ def test_the_replay_page_says_when_the_file_was_read_in_part() -> None:
     ), said
     at = page(load(fresh(), "coding-session.jsonl"), "replay")
     assert not any("load error" in w.value for w in at.warning)
+
+
+def test_a_path_that_is_not_a_session_is_refused_on_the_click_itself() -> None:
+    """Through "Load path" the reason had shown only on the next interaction (beside whatever the
+    user did then); it shows on the click, and the open session stays."""
+    at = load(fresh(), "codex-session.jsonl")
+    at.text_input(key="local_path").set_value("sample_sessions/README.md")
+    at.button(key="load_path").click().run()
+    said = [e.value.replace("\\", "") for e in at.error]
+    assert any("README.md is not a session: the format is not recognised" in x for x in said), said
+    assert at.session_state["session_name"] == "codex-session.jsonl"
+    at.run()  # said once
+    assert not any("is not a session" in e.value for e in at.error)

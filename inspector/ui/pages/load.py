@@ -36,6 +36,14 @@ def _load(data: bytes, name: str, origin: tuple[str, str] | None) -> bool:
         return False
 
 
+def _after_button(done: bool) -> None:
+    """After a load run from a button in the page's body: draw the page again, when a session was
+    loaded (the sidebar was drawn for the one open before) or refused (its reason shows at the top,
+    where a sample's or an upload's does, on this click rather than the next)."""
+    if done or "_load_error" in st.session_state:
+        st.rerun()
+
+
 def _load_sample() -> None:
     name = st.session_state.get("sample_choice")
     p = next((x for x in sources.sample_files() if x.name == name), None)
@@ -116,8 +124,7 @@ def _local_table(agent: str, items: list[Any]) -> None:
         except (OSError, KeyError, sqlite3.Error) as e:
             st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
             done = False
-        if done:
-            st.rerun()  # the sidebar was drawn for the session open before
+        _after_button(done)
 
 
 def _load_local(raw: str, roots: Any = None) -> bool:
@@ -144,8 +151,8 @@ def _subagents(main: Path) -> None:
         pick = st.selectbox(
             "Sub-agent", [str(p) for p in found], key="subagent_pick", format_func=lambda p: Path(p).name
         )
-        if st.button("Load this sub-agent", key="load_subagent") and _load_local(pick):
-            st.rerun()  # this is drawn below the loaded session's summary
+        if st.button("Load this sub-agent", key="load_subagent"):
+            _after_button(_load_local(pick))
 
 
 def _codex_related(related: dict[str, str]) -> None:
@@ -162,8 +169,8 @@ def _codex_related(related: dict[str, str]) -> None:
             continue
         c1, c2 = st.columns([3, 1])
         c1.caption(esc(label + f": {p}"))
-        if c2.button("Load it", key=f"load_codex_{key}") and _load_local(str(p)):
-            st.rerun()
+        if c2.button("Load it", key=f"load_codex_{key}"):
+            _after_button(_load_local(str(p)))
 
 
 def _samples_and_upload() -> None:
@@ -200,8 +207,8 @@ def _local_file() -> None:
         + " (set `INSPECTOR_ROOTS` to change them)."
     )
     raw = st.text_input("Path", key="local_path", placeholder="sample_sessions/long-session.jsonl")
-    if st.button("Load path", key="load_path") and _load_local(raw, roots):
-        st.rerun()  # the sidebar was drawn for the session open before
+    if st.button("Load path", key="load_path"):
+        _after_button(_load_local(raw, roots))
     _local_sessions()
 
 
