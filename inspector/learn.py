@@ -178,8 +178,9 @@ SCREENS: tuple[Screen, ...] = (
         "pi cannot run the provider's tokenizer, so it "
         "estimates: characters ÷ 4. The provider reports the real count afterwards.",
         "pi",
-        "estimateTokens: ceil(chars / 4) per message (an image counts 1,200); calculateContextTokens: the "
-        "recorded usage, input + output + cache read + cache write.",
+        "estimateTokens: ceil(chars / 4) per message (an image in a tool result counts 1,200, a user's image "
+        "0); calculateContextTokens: the recorded usage's totalTokens, else input + output + cache read + "
+        "cache write.",
         "pi compaction.ts estimateTokens, calculateContextTokens",
         Control("step", "Model call", "slider", None, help=STEP_HELP),
         "Is pi's chars ÷ 4 estimate above or below what the provider recorded for this call?",
@@ -191,7 +192,8 @@ SCREENS: tuple[Screen, ...] = (
         "pi compacts when the context no longer leaves reserveTokens free in the "
         "window: the red line is the window, the dashed line the threshold.",
         "pi",
-        "shouldCompact: contextTokens > contextWindow − reserveTokens (strictly), checked after each answer.",
+        "shouldCompact: contextTokens > contextWindow − reserveTokens (strictly), checked after each answer "
+        "with that answer's recorded usage (calculateContextTokens).",
         "pi compaction.ts shouldCompact",
         Control(
             "window",
@@ -213,8 +215,9 @@ SCREENS: tuple[Screen, ...] = (
         "keepRecentTokens; the kept part must start at a valid cut point (never a tool result).",
         "pi",
         "findCutPoint: walk back from the newest entry summing estimateTokens; at the first message where the "
-        "sum reaches keepRecentTokens, cut at the first valid cut point at or after it (user, assistant, bash, "
-        "custom or summary message), then move back over non-message entries.",
+        "sum reaches keepRecentTokens, cut at the first valid cut point at or after it (a user, assistant, bash, "
+        "custom or summary message, or a custom-message or branch-summary entry; never a tool result), then "
+        "move back over non-message entries.",
         "pi compaction.ts findCutPoint",
         KEEP_CONTROL,
         "How many tokens stay verbatim after the cut, compared with keepRecentTokens?",
@@ -227,7 +230,7 @@ SCREENS: tuple[Screen, ...] = (
         "part is summarised on its own, so the kept part still makes sense.",
         "pi",
         "findTurnStartIndex: a cut not at a user message splits the turn that started at the last user message "
-        "before it; compact() then makes two summaries (history, and the turn prefix) joined under "
+        "(or bash execution, custom message or branch summary) before it; compact() then makes two summaries (history, and the turn prefix) joined under "
         '"Turn Context (split turn)".',
         "pi compaction.ts findTurnStartIndex, prepareCompaction, compact",
         KEEP_CONTROL,
@@ -251,9 +254,10 @@ SCREENS: tuple[Screen, ...] = (
         7,
         "pruning",
         "Pruning old tool outputs",
-        "Before compacting, agents can drop old tool outputs: the "
-        "newest PRUNE_PROTECT tokens of outputs stay; older ones go, but only if at least PRUNE_MINIMUM "
-        "would go.",
+        "Agents can also drop old tool outputs between calls, which keeps "
+        "compaction further off: the newest PRUNE_PROTECT tokens of outputs stay (40,000 in both; the slider "
+        "starts at 20,000, where this short session has some to drop); older ones go, but only when enough "
+        "would go (PRUNE_MINIMUM, 20,000).",
         "OpenCode and pi-context-pruning",
         "OpenCode prune: after a prompt's final answer, walk back over tool outputs outside the last 2 turns; "
         "once they total more than PRUNE_PROTECT, the rest (the crossing one included) is pruned, if more than "
@@ -295,8 +299,8 @@ SCREENS: tuple[Screen, ...] = (
         "the providers' prompt caching",
         "Each call is billed for its prompt: what the provider's prompt cache holds (the unchanged start of the "
         "prompt) at the cache-read price, the rest at the input price plus a cache write; a compaction changes "
-        "the prompt's start, so the next call reads nothing from the cache, and the compaction is a request of "
-        "its own: pi sends the span it summarises as new text.",
+        "the prompt's start, so the next call reads only the system prompt and tools from the cache, and the "
+        "compaction is a request of its own: pi sends the span it summarises as new text.",
         "inspector/cache (Anthropic and OpenAI prompt caching, issue 19; the summarisation requests: pi-mono "
         "compaction.ts); inspector/pricing.py",
         Control(
@@ -449,7 +453,8 @@ def _tokens(session: Session, k: int) -> Reveal:
         diff = int(est - rec)
         answer = "above" if diff > 0 else "below" if diff < 0 else "equal"
         why = (
-            f"Estimate {est:,} vs recorded {int(rec):,}: the estimate is {abs(diff):,} tokens {answer}.",
+            f"Estimate {est:,} vs recorded {int(rec):,} (the prompt the provider counted: input + cache read + "
+            f"cache write): the estimate is {abs(diff):,} tokens {answer}.",
             "The recorded prompt also holds the system prompt and the tool definitions, which the session "
             "file does not store, so the estimate of the messages alone usually comes out below it.",
         )
@@ -464,6 +469,17 @@ def _tokens(session: Session, k: int) -> Reveal:
         k,
         {"replay": r},
     )
+
+
+def _recorded_over(session: Session, threshold: int) -> tuple[int, int] | None:
+    """(call, its recorded context) of the first answer whose recorded usage
+    (``calculateContextTokens``: what pi compares after each answer) exceeds ``threshold``, in the
+    session as recorded; None when none does. Aborted and failed answers are not checked, as in pi."""
+    for st in replay(session, BASE).steps:
+        total = st.recorded_total
+        if total is not None and st.stop_reason not in ("aborted", "error") and total > threshold:
+            return st.step, int(total)
+    return None
 
 
 def _pi_at(window: int) -> ReplaySettings:
@@ -482,6 +498,14 @@ def _trigger(session: Session, window: int) -> Reveal:
         f"largest context (pi's estimate) is {r.metrics.peak_context:,}."
     ]
     why.append(f"pi compacts {n} time(s)" + (f", first before call {steps[0]}." if steps else "."))
+    over = _recorded_over(session, threshold)
+    if over is not None:
+        why.append(
+            f"pi itself checks each answer's recorded usage: in the session as recorded it first exceeds "
+            f"{threshold:,} after call {over[0]} ({over[1]:,} tokens), so pi would compact before call "
+            f"{over[0] + 1}. This replay counts each context with pi's chars ÷ 4 estimate instead, as a what-if "
+            "must once its context is no longer the one the provider counted."
+        )
     return Reveal(
         "trigger",
         int(window),
@@ -492,6 +516,7 @@ def _trigger(session: Session, window: int) -> Reveal:
             "compactions": n,
             "compaction_steps": steps,
             "peak": r.metrics.peak_context,
+            "recorded_first_over": over[0] if over is not None else None,
         },
         ("0", "1", "2–3", "4 or more"),
         bucket,
@@ -753,6 +778,13 @@ def _cost(session: Session, window: int) -> Reveal:
         f"Counting only the replayed messages at the input price (no cache, no system prompt or tools): "
         f"${pi_r.metrics.cost_usd:.2f} against ${never.metrics.cost_usd:.2f}. A compaction shrinks every later prompt, but it rewrites the prompt's "
         "start, so the cache must be written again: compacting often can cost more than it saves.",
+    ) + (
+        (
+            f"Never compacting overflows this window at {never.metrics.overflows} call(s), which a provider "
+            "would refuse: they are priced here as if answered.",
+        )
+        if never.metrics.overflows
+        else ()
     )
     steps = compaction_steps(pi_r)
     return Reveal(

@@ -170,3 +170,26 @@ def test_figures_change_with_the_control(s) -> None:  # type: ignore[no-untyped-
         assert fa.to_plotly_json()["data"] != fb.to_plotly_json()["data"], key
     walk = learn_figures.cut_walk(*learn.cut_walk(s, learn.leaf_before_compaction(s), 20_000)[:1], 20_000)
     assert len(walk.frames) == len(learn.cut_walk(s, learn.leaf_before_compaction(s), 20_000)[0])
+
+
+def test_the_screens_state_pis_rules_as_its_source_has_them(s) -> None:  # type: ignore[no-untyped-def]
+    """What an audit against ../shared/oracle/ALGORITHMS.md and research/pruning.md found worded
+    wrongly: a user's image counts 0; pi's trigger compares each answer's recorded usage; a turn
+    also starts at a bash execution, custom message or branch summary; PRUNE_PROTECT is 40,000 in
+    both pruners; a compaction leaves the system prompt and tools cached."""
+    rule = {sc.key: sc.rule for sc in learn.SCREENS}
+    idea = {sc.key: sc.idea for sc in learn.SCREENS}
+    assert "a user's image 0" in rule["tokens"] and "totalTokens" in rule["tokens"]
+    assert "that answer's recorded usage (calculateContextTokens)" in rule["trigger"]
+    assert "custom-message or branch-summary entry" in rule["cut"]
+    assert "(or bash execution, custom message or branch summary)" in rule["split"]
+    assert "40,000 in both" in idea["pruning"] and "Before compacting" not in idea["pruning"]
+    assert "reads only the system prompt and tools from the cache" in rule["cost"]
+    # pi on the recorded usage (a what-if counts with the estimate): the trigger screen says both
+    rv = learn.reveal(s, "trigger", 64_000)
+    assert rv.values["recorded_first_over"] == 41 and rv.values["compaction_steps"][0] == 44
+    assert any("so pi would compact before call 42" in w for w in rv.explanation)
+    steps = replay(s, ReplaySettings()).steps
+    assert steps[41].recorded_total > 47_616 >= max(st.recorded_total or 0 for st in steps[:41])
+    cost = learn.reveal(s, "cost", 64_000)
+    assert any("overflows this window at 21 call(s)" in w for w in cost.explanation)
