@@ -11,7 +11,8 @@ summary), and for a split turn a second request for the turn's first part. Sourc
   minimum; its conversation is new text (the span starts where the last one was cut), so nothing
   of it is read;
 * **OpenAI** — automatic caching has nothing to read either (the prompt differs from its first
-  message on): plain input; no write premium;
+  message on): plain input before GPT-5.6 (no write premium); from GPT-5.6 on, whose cache writes
+  are billed (1.25×), written whole as on Anthropic (:func:`price` follows the model's rule);
 * no cache model: plain input.
 
 The request's size is pi's instructions and what the context lost at the compaction (the
