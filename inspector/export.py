@@ -48,7 +48,7 @@ def session_lines(
     if header is not None:
         h: dict[str, Any] = header.raw()
         h["version"] = 3
-        yield dumps_line(h)
+        yield dumps_line(redact_value(h) if redact else h)  # its cwd, parentSession… are the user's text too
     for e in entries:
         raw = e.raw(fresh=fresh)
         yield dumps_line(redact_value(raw) if redact else raw)

@@ -274,7 +274,8 @@ def redact_text(text: str) -> str:
 
 
 def redact_value(value: Any) -> Any:
-    """A JSON value with every string redacted (dict keys kept)."""
+    """A JSON value with every string redacted, a dict's string keys included (a report keys some
+    maps by a name the session gave, such as a model's)."""
     try:
         return _redact_value(value)
     except RecursionError:
@@ -294,5 +295,5 @@ def _redact_value(value: Any) -> Any:
     if isinstance(value, list):
         return [_redact_value(v) for v in value]
     if isinstance(value, dict):
-        return {k: _redact_value(v) for k, v in value.items()}
+        return {(redact_text(k) if isinstance(k, str) else k): _redact_value(v) for k, v in value.items()}
     return value

@@ -594,6 +594,28 @@ def test_pi_sessions_are_listed_by_project_name_and_date(tmp_path, monkeypatch: 
     assert any("found in their folders" in c.value and ".pi" in c.value for c in at.caption)
 
 
+def test_a_listed_session_that_links_out_of_the_allowed_folders_is_not_read(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list follows links (a glob), but loading one checks the target against the allowed
+    folders, as a typed path is checked: a link in pi's folder to a file outside was read whole."""
+    proj = tmp_path / "home" / ".pi" / "agent" / "sessions" / "--proj--"
+    proj.mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.jsonl"
+    secret.write_bytes((SAMPLES / "small-tutorial.jsonl").read_bytes())
+    (proj / "2026-01-01T00-00-00_evil.jsonl").symlink_to(secret)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path / "home" / ".pi"))
+    at = load(fresh(), "codex-session.jsonl")
+    at.session_state["pi_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    at.button(key="load_pi").click().run()
+    assert any("is outside the allowed folders" in e.value.replace("\\", "") for e in at.error)
+    assert at.session_state["session_name"] == "codex-session.jsonl"
+
+
 def test_other_agents_local_sessions_are_listed_and_load(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Claude Code's projects folder and an OpenCode database, found under $HOME."""
     import sqlite3

@@ -166,3 +166,22 @@ def test_a_compaction_with_no_summary_text_says_so() -> None:
     assert any("records no summary text" in x.value and "Codex put back" in x.value for x in at.info)
     assert not any(t.label.startswith("Diff") for t in at.tabs)  # nothing recorded to diff against
     assert {x.label: x.value for x in at.metric}["Instructions kept"] == "100%"
+
+
+def test_a_picked_forgotten_item_is_shown_as_plain_text() -> None:
+    """The caption under the forgotten list showed the item as markdown (only brackets were
+    swapped): a forgotten instruction "never push to http://x, always **…**" became a live link and
+    bold text. It goes through the page's escaping now."""
+    from inspector.ui.urlstate import esc
+    from inspector.visible import clip
+
+    _, rep = _expected()
+    i = len(rep.compactions) - 1
+    n = rep.compactions[i].forgotten[0]
+    at = _page(_loaded(), "summaries")
+    at.session_state[f"ret_forgot_{i}"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    want = esc(f"{n.kind}: {clip(n.item, 80)}")
+    assert "\\." in want  # a path: escaping shows
+    assert any(c.value == want for c in at.caption), [c.value for c in at.caption][:8]

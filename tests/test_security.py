@@ -738,3 +738,24 @@ def test_the_app_shows_lone_surrogates_as_replacement_characters_with_a_located_
         {"b": "😀"},
         {"c": "\\udc00 \ufffd"},
     ]
+
+
+def test_an_exported_session_redacts_its_header_and_reports_their_keys(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The header line (cwd, parentSession) went out as it was, and a report's maps keyed by a name
+    the session gave (a model's) kept a key in their keys."""
+    import json as _json
+
+    from inspector.cli import main
+    from inspector.redact import redact_value
+
+    key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    lines = (REPO / "sample_sessions" / "small-tutorial.jsonl").read_text().splitlines()
+    head = _json.loads(lines[0])
+    head["cwd"] = f"/home/dev/{key}"
+    src = tmp_path / "s.jsonl"
+    src.write_text("\n".join([_json.dumps(head), *lines[1:]]) + "\n")
+    for extra in ([], ["--compact", "--keep-recent-tokens", "2000"]):
+        out = tmp_path / f"copy{len(extra)}.jsonl"
+        assert main(["export", "session", str(src), "-o", str(out), *extra]) == 0
+        assert key not in out.read_text() and "[REDACTED" in out.read_text().splitlines()[0]
+    assert redact_value({key: {"x": key}}) == {redact_value(key): {"x": redact_value(key)}}

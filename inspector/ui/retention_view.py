@@ -281,7 +281,7 @@ def _forgotten(r: Any, c: CompactionRetention, i: int) -> None:
     st.caption(
         "Select a row, then open either entry in the replay."
         if not picked
-        else f"{n.kind}: {clip(n.item, 80)}".replace("[", "(").replace("]", ")")
+        else esc(f"{n.kind}: {clip(n.item, 80)}")  # the session's text: no markdown, no link
     )
     pages = st.session_state.get("_pages", {})
     with st.container(horizontal=True):

@@ -118,9 +118,13 @@ def _local_table(agent: str, items: list[Any]) -> None:
             if x.ref is not None:
                 from inspector.importers.discover import opencode_export
 
+                sources.check_path(str(x.path))  # a listed file may be a link out of the allowed folders
                 done = _load(opencode_export(x), f"{x.ref}.json", None)
             else:
-                done = _load(sources.read_file(x.path), str(x.path), ("path", str(x.path)))
+                done = _load_local(str(x.path))  # checked against the allowed folders, as a typed path is
+        except sources.PathRefused as e:
+            st.error(esc(str(e)))
+            done = False
         except (OSError, KeyError, sqlite3.Error) as e:
             st.error(esc(f"Cannot read {x.ref or x.path}: {e}"))
             done = False
