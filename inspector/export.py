@@ -108,14 +108,12 @@ def compacted_entries(
     keep_recent_tokens: int = 20000,
     reserve_tokens: int = 16384,
     *,
-    summarizer: str = "offline",
-    pi_version: str = "0.73",
     settings: Any = None,
 ) -> tuple[list[AnyEntry], CompactionEntry] | None:
-    """All entries plus the compaction pi would append at ``leaf`` (summary from ``summarizer``).
-    ``settings``: a :class:`~inspector.replay.ReplaySettings` whose summarizer (model, base URL,
-    key, redaction) and ``pi_version`` are used instead (the CLI's, with every option given);
-    ``keep_recent_tokens`` and ``reserve_tokens`` stand either way.
+    """All entries plus the compaction pi would append at ``leaf``, cut by ``settings``' pi version
+    and summarised by its summarizer (a :class:`~inspector.replay.ReplaySettings`: the CLI's, with
+    every option given; default: pi 0.73, the offline summarizer); ``keep_recent_tokens`` and
+    ``reserve_tokens`` are this compaction's.
 
     The new entry gets an 8-hex-digit id like pi's (derived from its content, checked against
     existing ids), ``parentId`` = the leaf, and a timestamp just after the newest entry, so the
@@ -127,18 +125,13 @@ def compacted_entries(
     if li is None:
         return None
     path = session.path(li)
-    if settings is not None:
-        pi_version = settings.pi_version
+    rs = (settings if settings is not None else ReplaySettings()).model_copy(
+        update={"reserve_tokens": reserve_tokens, "keep_recent_tokens": keep_recent_tokens}
+    )
     cs = CompactionSettings(keepRecentTokens=keep_recent_tokens, reserveTokens=reserve_tokens)
-    prep = prepare_compaction(session.entries_at(path), cs, path_indexes=path, pi_version=pi_version)
+    prep = prepare_compaction(session.entries_at(path), cs, path_indexes=path, pi_version=rs.pi_version)
     if prep is None:
         return None
-    sized = {"reserve_tokens": reserve_tokens, "keep_recent_tokens": keep_recent_tokens}
-    rs = (
-        settings.model_copy(update=sized)
-        if settings is not None
-        else ReplaySettings(summarizer=summarizer, **sized)
-    )
     text = default_summary(prep, rs, session=session)["text"]
     digest = hashlib.sha256(f"{session.entries[li].id}|{text}".encode("utf-8", "surrogatepass")).hexdigest()
     new_id = next(digest[k : k + 8] for k in range(0, 56) if digest[k : k + 8] not in session.by_id)

@@ -20,7 +20,7 @@ from .window import (
     DEFAULT_WINDOW,
     ModelTally,
     PeakTally,
-    answered_peak,
+    assumed_too_small,
     known_window,
     model_windows_from,
     model_windows_of,
@@ -246,9 +246,7 @@ def _info(session: Session, leaf_idx: int | None, path: list[int], figures: _Con
     h = session.header
     known, model = known_window(session), session_model(session)
     why = unknown_window_why(session)
-    peak = answered_peak(session) if why is not None else None
-    if peak is not None and peak.tokens <= DEFAULT_WINDOW:
-        peak = None  # the window assumed holds it: no bound worth saying
+    peak = assumed_too_small(session, DEFAULT_WINDOW)  # None where the window assumed holds every answer
     own = model_windows_of(session, known.tokens if known is not None else DEFAULT_WINDOW)
     return SessionInfo(
         source=session.source,
