@@ -349,7 +349,7 @@ def recorded_cut_reason(
 
 
 RECORDED_TRIGGER = "recorded usage, input + output + cache (what the agent compared)"
-REPLAYED_TRIGGER = "replayed context + answer (what the policy compares)"
+REPLAYED_TRIGGER = "usage the policy compares (recorded, + what the what-if changed)"
 
 
 def trigger_label(replay: Any) -> str | None:
@@ -371,8 +371,9 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
     * As recorded, the agent decided: pi's ``shouldCompact`` takes ``calculateContextTokens`` of
       the last answer's recorded usage (input + output + cache), skipping aborted and error
       answers — so the recorded usage, not the estimate, is what crosses the threshold.
-    * A what-if policy is replayed on the replay's own count: the context sent plus the answer
-      (:func:`inspector.replay.replay` calls the trigger with exactly that).
+    * A what-if policy compares the usage the provider would report after each answer, as the
+      replay found it (:attr:`inspector.replay.Replay.triggers`: the recorded usage, plus what the
+      what-if changed in the context).
     """
     s = replay.settings
     pol = get_policy(s.compaction)
@@ -385,14 +386,8 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
         if all(v is None for v in vals):
             return None
         return RECORDED_TRIGGER, vals
-    from .replay import session_counter
-
-    counter = session_counter(replay.session, s.counter)
-    entries = replay.session.entries
     vals = [
-        None
-        if pol.aborted_never_trigger and st.aborted
-        else st.tokens + counter.count(entries[st.entry_index].message)
-        for st in replay.steps
+        None if pol.aborted_never_trigger and st.aborted else t
+        for st, t in zip(replay.steps, replay.triggers, strict=True)
     ]
     return REPLAYED_TRIGGER, vals

@@ -503,8 +503,9 @@ def _trigger(session: Session, window: int) -> Reveal:
         why.append(
             f"pi itself checks each answer's recorded usage: in the session as recorded it first exceeds "
             f"{threshold:,} after call {over[0]} ({over[1]:,} tokens), so pi would compact before call "
-            f"{over[0] + 1}. This replay counts each context with pi's chars ÷ 4 estimate instead, as a what-if "
-            "must once its context is no longer the one the provider counted."
+            f"{over[0] + 1}. The replay checks the same usage, as long as its context is the one the session "
+            "sent; once a compaction has changed it, the recorded usage plus what the replay changed (counted "
+            "with pi's chars ÷ 4 estimate), since the provider never counted that context."
         )
     return Reveal(
         "trigger",

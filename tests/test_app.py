@@ -174,15 +174,45 @@ def test_what_happened_explains_the_recorded_compaction_cut(loaded: AppTest) -> 
     assert "Walking back from the newest message" in text and "keepRecentTokens = 20,000" in text
 
 
+def test_a_call_with_two_compactions_shows_both(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # A threshold compaction after an answer, then an overflow before the next call (the provider
+    # counts 1,250 tokens the file does not store): two compactions at one step, each drawn with
+    # its bars (the zoom toggle under them drawn once: a second one had failed the page).
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    for t in range(1, 7):
+        b.user("u" * 2000)
+        b.assistant("a" * 40, usage=1250 + t * 510)
+    f = tmp_path / "two.jsonl"
+    f.write_text(b.text())
+    settings = ReplaySettings(
+        compaction="pi", context_window=3000, reserve_tokens=500, keep_recent_tokens=600
+    )
+    r = replay(load_session(f), settings)
+    assert [e.type for e in r.steps[3].events] == ["compaction", "overflow", "compaction"]
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(tmp_path))
+    at = fresh(compaction="pi", window="3000", reserve="500", keep="600", session=f"path:{f}", step="3")
+    at = page(at, "replay")
+    assert not at.exception, at.exception
+    assert at.slider(key="step").value == 3
+    heads = [h.value for h in at.subheader if h.value.startswith("Compaction ")]
+    assert heads[:2] == [
+        f"Compaction 1 of {len(r.summaries)}, simulated by the pi policy",
+        f"Compaction 2 of {len(r.summaries)}, simulated by the pi policy",
+    ]
+    assert len([t for t in at.toggle if t.key == "bars_zoom"]) == 1
+
+
 def test_what_if_pruning_changes_the_numbers_and_is_explained(loaded: AppTest) -> None:
     at = loaded
     at.selectbox(key="window_preset").set_value("Custom").run()
-    at.number_input(key="window_custom").set_value(40000)
+    at.number_input(key="window_custom").set_value(60000)
     at.selectbox(key="compaction").set_value("pi")
     at.selectbox(key="strategy").set_value("dcp").run()
     at = page(at, "replay")
     assert not at.exception
-    want = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=40000, strategy="dcp"))
+    want = replay(load_session(SAMPLE), ReplaySettings(compaction="pi", context_window=60000, strategy="dcp"))
     assert want.metrics.compactions >= 1 and want.metrics.tokens_pruned > 0
     at.slider(key="step").set_value(len(want.steps) - 1).run()
     assert metrics(at)["Tokens sent"] == f"{want.steps[-1].tokens:,}"

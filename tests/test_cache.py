@@ -570,8 +570,8 @@ def test_the_opencode_importer_keeps_each_answers_agent():
 def test_the_recorded_context_walk_is_the_as_recorded_replays_sizes(path):
     """A what-if's size fit walks the as-recorded context instead of replaying it: the same calls and
     the same token counts as the as-recorded replay, on every branch and counter."""
-    from inspector.cache.recorded import recorded_context_tokens
     from inspector.importers import load_any
+    from inspector.replay.as_sent import recorded_context_tokens
 
     s = load_any(path)
     for leaf in [None, *list(s.leaves)[:3]]:
@@ -618,8 +618,8 @@ def test_the_recorded_context_walk_takes_out_what_the_agent_cleared_as_the_repla
     grows), and the fit the same."""
     from inspector.cache import fit as fit_memo
     from inspector.cache.fit import session_fit
-    from inspector.cache.recorded import recorded_context_tokens
     from inspector.importers import load_any
+    from inspector.replay.as_sent import recorded_context_tokens
 
     s = dataclasses.replace(_agent_cleared().session(), format="opencode")
     sample = load_any(SAMPLES / "opencode-session.json")

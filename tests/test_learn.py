@@ -185,10 +185,12 @@ def test_the_screens_state_pis_rules_as_its_source_has_them(s) -> None:  # type:
     assert "(or bash execution, custom message or branch summary)" in rule["split"]
     assert "40,000 in both" in idea["pruning"] and "Before compacting" not in idea["pruning"]
     assert "reads only the system prompt and tools from the cache" in rule["cost"]
-    # pi on the recorded usage (a what-if counts with the estimate): the trigger screen says both
+    # pi on the recorded usage, and the replay with it (until its context departs from the recorded one)
     rv = learn.reveal(s, "trigger", 64_000)
-    assert rv.values["recorded_first_over"] == 41 and rv.values["compaction_steps"][0] == 44
-    assert any("so pi would compact before call 42" in w for w in rv.explanation)
+    assert rv.values["recorded_first_over"] == 41 and rv.values["compaction_steps"][0] == 42
+    assert any(
+        "so pi would compact before call 42" in w and "checks the same usage" in w for w in rv.explanation
+    )
     steps = replay(s, ReplaySettings()).steps
     assert steps[41].recorded_total > 47_616 >= max(st.recorded_total or 0 for st in steps[:41])
     cost = learn.reveal(s, "cost", 64_000)

@@ -3,6 +3,8 @@ re-reads, metrics and the sweep."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from inspector import build_session_context, load_session
@@ -162,11 +164,12 @@ def test_pi_policy_ignores_aborted_answers() -> None:
 
 def test_what_if_pi_compacts_where_hand_computation_says() -> None:
     # Each turn: user 1000 tokens + answer 10 tokens. Window 5000, reserve 1000: compact once the
-    # context after an answer exceeds 4000, i.e. after the 4th answer (4 * 1010 = 4040).
+    # context after an answer exceeds 4000, i.e. after the 4th answer (4 * 1010 = 4040). The file
+    # records no usage, so the context is counted (pi's estimate).
     b = SessionBuilder()
     for _ in range(6):
         b.user("u" * 4000)
-        b.assistant("a" * 40, usage=1)
+        b.assistant("a" * 40)
     r = replay(
         b.session(),
         ReplaySettings(compaction="pi", context_window=5000, reserve_tokens=1000, keep_recent_tokens=1500),
@@ -178,6 +181,78 @@ def test_what_if_pi_compacts_where_hand_computation_says() -> None:
     # keep 1500, walking back from the 4th answer (entry 7): 10 + 1000 + 10 + 1000 reaches 1500 at
     # user #3 (entry 4), a user message: kept = entries 4..7, then user #5 (entry 8) follows
     assert [m.entry_index for m in detail[1:]] == [4, 5, 6, 7, 8]
+
+
+def _turns_with_hidden_prefix(n: int, hidden: int) -> SessionBuilder:
+    """``n`` turns of a user message (1000 tokens) and an answer (10), each answer recording the
+    usage a provider reports: the context so far, the answer, and ``hidden`` tokens of system
+    prompt and tools that the file does not store."""
+    b = SessionBuilder()
+    for t in range(1, n + 1):
+        b.user("u" * 4000)
+        b.assistant("a" * 40, usage=hidden + t * 1010)
+    return b
+
+
+def test_a_what_if_triggers_on_the_usage_the_answer_recorded_as_pi_does() -> None:
+    # pi compares calculateContextTokens(answer.usage) with window − reserve = 4000. With 1500
+    # hidden tokens the 3rd answer records 4530 > 4000 (the counted context is only 3030): pi
+    # compacts before the 4th call, not the 5th as the estimate alone would say.
+    settings = ReplaySettings(
+        compaction="pi", context_window=6000, reserve_tokens=2000, keep_recent_tokens=1500
+    )
+    r = replay(_turns_with_hidden_prefix(6, 1500).session(), settings)
+    first = next(st for st in r.steps if any(e.type == "compaction" for e in st.events))
+    assert first.step == 3
+    (ev,) = [e for e in first.events if e.type == "compaction"]
+    assert ev.reason == (
+        "context 4,530 > window − reserve = 4,000 (pi's shouldCompact) (the answer's recorded usage)"
+    )
+    # the same turns without usage: the counted context crosses 4000 only after the 4th answer
+    plain = SessionBuilder()
+    for _ in range(6):
+        plain.user("u" * 4000)
+        plain.assistant("a" * 40)
+    r0 = replay(plain.session(), settings)
+    assert [st.step for st in r0.steps if any(e.type == "compaction" for e in st.events)][0] == 4
+
+
+def test_after_a_what_if_compaction_the_trigger_adds_what_changed_to_the_recorded_usage() -> None:
+    # Once compacted, the answers' recorded usage is of the longer context the session really sent:
+    # read as it is, it would compact after every answer. The replay takes the recorded usage plus
+    # what it changed in the context, here exactly what a provider would report for the what-if's
+    # context: the context sent, the answer's 10 tokens and the 1500 hidden ones.
+    settings = ReplaySettings(
+        compaction="pi", context_window=10000, reserve_tokens=2000, keep_recent_tokens=1500
+    )
+    r = replay(_turns_with_hidden_prefix(16, 1500).session(), settings)
+    compacted = [st.step for st in r.steps if any(e.type == "compaction" for e in st.events)]
+    assert compacted[0] == 7  # 1500 + 6 * 1010 = 7560 ≤ 8000 < 8570 after the 7th answer: before call 7
+    assert len(compacted) >= 2 and all(b - a > 1 for a, b in itertools.pairwise(compacted))
+    for k in compacted[1:]:
+        (ev,) = [e for e in r.steps[k].events if e.type == "compaction"]
+        size = r.steps[k - 1].tokens + 10 + 1500
+        assert ev.reason.startswith(f"context {size:,} > window − reserve = 8,000")
+        assert "for what the what-if changed" in ev.reason
+        assert r.steps[k - 2].tokens + 10 + 1500 <= 8000 or k - 2 in compacted
+
+
+def test_a_what_if_overflows_on_the_prompt_the_provider_counted() -> None:
+    # The counted context stays under the 5000-token window; with 2500 hidden tokens the recorded
+    # prompt of the 3rd call is 4530 + ... > 5000: the request would fail there, so the what-if
+    # compacts before it (pi's overflow path), and counts the overflow on the provider's size.
+    b = SessionBuilder()
+    for t in range(1, 5):
+        b.user("u" * 4000)
+        b.assistant("a" * 40, usage=2500 + t * 1010)
+    r = replay(
+        b.session(),
+        ReplaySettings(compaction="pi", context_window=5000, reserve_tokens=100, keep_recent_tokens=900),
+    )
+    st = r.steps[2]
+    kinds = [e.type for e in st.events]
+    assert "overflow" in kinds and "compaction" in kinds
+    assert max(s.tokens for s in r.steps) < 5000  # the counted context alone never overflows
 
 
 def test_rereads_count_reads_whose_earlier_output_was_summarised_away() -> None:

@@ -11,11 +11,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..pruning.recorded import records_pruning
-from ..session.models import ToolResultMessage
+from ..replay.as_sent import agent_pruned, sent_as_recorded
 from ..session.tree import Session
 from .facts import session_facts
-from .recorded import recorded_context_tokens
 from .sizes import SizeFit, fit_columns, tails_of
 from .timing import long_retention_of, milliseconds
 
@@ -37,7 +35,7 @@ def session_fit(
     agent's own (or there is none: its context before pruning), else the as-recorded context of
     the same branch and counter (walked once per session, with the agent's own pruning when the
     file records some, :func:`agent_pruned`:
-    :func:`~inspector.cache.recorded.recorded_context_tokens`; replayed for the "usage" counter);
+    :func:`~inspector.replay.as_sent.recorded_context_tokens`; replayed for the "usage" counter);
     and the families whose recorded reads show the long retention (see :func:`long_retention`).
     ``picked``: the facts of this replay's calls (:meth:`Facts.picked`), when the caller has them."""
     from ..replay import ReplaySettings
@@ -54,9 +52,9 @@ def session_fit(
             # what was sent: the agent's own pruning, or none (then: before this replay's pruning)
             tokens = [s.tokens if settings.strategy == "recorded" else s.tokens_before_pruning for s in base]
         else:
-            walked = recorded_context_tokens(replay.session, settings.counter, settings.leaf, pruned)
-            if walked is not None and walked[0] == [s.entry_index for s in base]:
-                tokens = walked[1]
+            walked = sent_as_recorded(replay.session, settings.counter, settings.leaf)
+            if walked is not None and list(walked) == [s.entry_index for s in base]:
+                tokens = list(walked.values())
             else:  # the usage counter: the as-recorded replay itself
                 base = run(
                     replay.session,
@@ -80,27 +78,6 @@ def session_fit(
         )
         memo[key] = (fit, long_retention_of(fams, prompts, reads, milliseconds(starts), milliseconds(ends)))
     return memo[key]
-
-
-_PRUNED: weakref.WeakKeyDictionary[Session, bool] = weakref.WeakKeyDictionary()
-
-
-def agent_pruned(session: Session) -> bool:
-    """Does the file record pruning the agent did itself (OpenCode's cleared outputs, Claude Code's
-    microcompact, DCP's compress: :func:`inspector.pruning.recorded.records_pruning`)? Then the
-    recorded prompts were measured on the context after that pruning (looked for once per session,
-    in the files of the agents that write it down: pi records none, and reaching every tool result
-    of a long pi file costs a sixth of the cache model)."""
-    if session.format not in ("opencode", "claude-code"):
-        return False
-    got = _PRUNED.get(session)
-    if got is None:
-        got = _PRUNED[session] = any(
-            records_pruning(m)
-            for e in session.entries
-            if type(m := getattr(e, "message", None)) is ToolResultMessage and m.details is not None
-        )
-    return got
 
 
 def base_tokens(replay: Any) -> dict[int, int]:

@@ -2,7 +2,9 @@
 
 ``pi`` (pi-coding-agent ``agent-session.ts``; code reading, the oracle checks the pieces)
     After each assistant message: ``contextTokens > contextWindow - reserveTokens`` (strict),
-    skipping aborted messages. A context already over the window before a call is pi's
+    skipping aborted messages; ``contextTokens`` is ``calculateContextTokens`` of the answer's
+    usage (the replay gives the recorded usage, plus what a what-if changed in the context:
+    :meth:`inspector.replay.run.ReplayRun.provider_size`). A context already over the window before a call is pi's
     overflow path: compact, then retry the call (the replay's run does that for every policy).
     The compaction itself is pi's ``prepareCompaction`` + summary + ``buildSessionContext``, run by
     :mod:`inspector.compaction`: a compaction entry is appended to the simulated path and the

@@ -27,7 +27,8 @@ preparation (a :class:`SummaryCache` the caller passes), and whole replays for s
 cannot change them (:func:`effective_settings`, :meth:`Replay.relabel`).
 
 The package, in the order a replay uses it: :mod:`.settings` (what a replay depends on),
-:mod:`.counters` (token counts per session, warming), :mod:`.strategies` (the pruning applied),
+:mod:`.counters` (token counts per session, warming), :mod:`.as_sent` (each call's as-recorded
+context: where a what-if's trigger starts from the usage the session recorded), :mod:`.strategies` (the pruning applied),
 :mod:`.summaries` (summaries and their cache), :mod:`.rereads` (the re-read tracker),
 :mod:`.run` (the engine: one run object, one method per step of a model call), :mod:`.results`
 (steps, typed events, metrics, the replay), :mod:`.sweep` (grids, agents side by side),

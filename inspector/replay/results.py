@@ -366,6 +366,10 @@ class Replay:
     """One record per compaction in the replay (recorded or simulated), in order."""
     session: Session = field(repr=False)
     seconds: float = 0.0
+    triggers: tuple[int | None, ...] = field(default=(), repr=False, compare=False)
+    """Per step, the size a simulated policy compared with its threshold after the answer
+    (:meth:`~inspector.replay.run.ReplayRun.provider_size`); None where nothing was compared (an
+    as-recorded replay, a failed answer with no usage to estimate from)."""
 
     def step_detail(self, k: int) -> StepDetail:
         """The exact context of step ``k``: before pruning, after pruning, and the decisions."""

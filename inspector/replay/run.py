@@ -5,12 +5,15 @@ set aside; any other entry joins the simulated path; a message joins the context
 message, one model call (:meth:`ReplayRun.model_call`):
 
 1. :meth:`~ReplayRun.prune` — the pruning runner prunes the current context for this call;
-2. :meth:`~ReplayRun.overflow_before` — over the window, a simulated policy compacts and retries;
+2. :meth:`~ReplayRun.overflow_before` — over the window, a simulated policy compacts and retries
+   (the prompt sized as the provider counts it: :meth:`~ReplayRun.provider_size`);
 3. :meth:`~ReplayRun.pruning_events` and :meth:`~ReplayRun.overflow_after` — what pruning changed,
    and an overflow the call still has;
 4. the re-read tracker (:mod:`.rereads`) checks the answer's reads;
 5. :meth:`~ReplayRun.record_step` — the step, with the context list it saw pinned by its length;
-6. :meth:`~ReplayRun.after_answer` — the answer joins the context; the policy may compact.
+6. :meth:`~ReplayRun.after_answer` — the answer joins the context; the policy may compact,
+   comparing the usage the provider reports (:meth:`~ReplayRun.provider_size`: the recorded usage,
+   plus what the what-if changed in the context).
 
 Compactions go through the policy object (:meth:`ReplayRun.compact`,
 :meth:`inspector.policies.CompactionPolicy.compact`).
@@ -45,6 +48,7 @@ from ..session.models import (
 from ..session.tree import Session
 from ..tokens import calculate_context_tokens, estimate_context_tokens
 from ..window import model_key
+from .as_sent import sent_as_recorded
 from .counters import session_counter
 from .rereads import RereadTracker
 from .results import (
@@ -123,6 +127,10 @@ class ReplayRun:
         self.ctx = self._context()
         self.sim = SimulatedPath()  # the path as pi would see it (what-if: simulated compactions)
         self.trigger = Trigger()
+        self.sent: dict[int, int] | None = None  # each call's as-recorded context (provider_size)
+        # (size, counted, step) of the last answer sized from its usage since the last compaction
+        self.anchor: tuple[int, int, int] | None = None
+        self.triggers: list[int | None] = []  # per step, what the policy compared (Replay.triggers)
         self.rereads = RereadTracker()
         self.prune_state: Any = None
         self.pending: list[Event] = []
@@ -173,6 +181,7 @@ class ReplayRun:
             tuple(self.summaries),
             self.session,
             time.perf_counter() - self.t0,
+            tuple(self.triggers),
         )
 
     def entry(self, e: AnyEntry, ei: int, whole: AnyEntry | None = None) -> None:
@@ -239,12 +248,18 @@ class ReplayRun:
             self.window = self.windows.get(model_key(m), self.settings.context_window)
         state_before = self.prune_state
         call, res, tokens = self.prune(k, state_before, m.timestamp)
-        if self.policy.simulated and tokens > self.window:
-            call, res, tokens = self.overflow_before(k, state_before, m.timestamp, (call, res, tokens))
+        size = tokens  # the prompt as the provider counts it (a what-if's decisions read it)
+        if self.policy.simulated:
+            size, how = self.provider_prompt(m, ei, tokens)
+            if size > self.window:
+                call, res, tokens = self.overflow_before(
+                    k, state_before, m.timestamp, (call, res, tokens), size, how
+                )
+                size = self.provider_prompt(m, ei, tokens)[0]
         before = self.ctx.total
         seg, length = self.ctx.msgs, len(self.ctx.msgs)
         pruned_items = self.pruning_events(res, before, tokens)
-        self.overflow_after(tokens)
+        self.overflow_after(size)
         pruned = res is not None and self.runner is not None
         self.pending += self.rereads.calls(
             tool_calls(m), lambda i: i in self.ctx.entries and not (pruned and self.runner.is_pruned(i))
@@ -265,14 +280,13 @@ class ReplayRun:
         return ci, out, out.tokens
 
     def overflow_before(
-        self, k: int, state: Any, time_ms: Any, first: tuple[Any, Any, int]
+        self, k: int, state: Any, time_ms: Any, first: tuple[Any, Any, int], size: int, how: str = ""
     ) -> tuple[Any, Any, int]:
-        """The request would fail with a context overflow: compact, then retry the call."""
-        tokens = first[2]
-        self.pending.append(Overflow(tokens, self.window, "compaction"))
-        if self.compact(
-            k, f"context {tokens:,} > window {self.window:,}: overflow, compact and retry", "overflow"
-        ):
+        """The request (``size`` tokens as the provider counts them, found ``how``) would fail with
+        a context overflow: compact, then retry the call."""
+        self.pending.append(Overflow(size, self.window, "compaction"))
+        reason = f"context {size:,} > window {self.window:,}: overflow, compact and retry"
+        if self.compact(k, f"{reason} ({how})" if how else reason, "overflow"):
             return self.prune(k, state, time_ms)
         return first
 
@@ -344,10 +358,15 @@ class ReplayRun:
         """The answer joins the context; a simulated policy may compact now."""
         self.ctx.add(ContextMessage(m if kept is None else kept, ei))
         if not self.policy.simulated:
+            self.triggers.append(None)
+            return
+        checked, how = self.provider_size(m, ei, tokens, answered=True)
+        self.triggers.append(checked)
+        if checked is None:
             return
         do, reason = self.policy.after_answer(
             self.trigger,
-            tokens + self.counter.count(m),
+            checked,
             self.window,
             self.settings.reserve_tokens,
             self.own,
@@ -355,7 +374,63 @@ class ReplayRun:
             needs_follow_up=bool(tool_calls(m)),
         )
         if do:
-            self.compact(k + 1, reason, "threshold")
+            self.compact(k + 1, f"{reason} ({how})" if how else reason, "threshold")
+
+    def provider_prompt(self, m: AssistantMessage, ei: int, tokens: int) -> tuple[int, str]:
+        """:meth:`provider_size` of the prompt answered by ``m``."""
+        size, how = self.provider_size(m, ei, tokens, answered=False)
+        return (tokens, "") if size is None else (size, how)
+
+    def provider_size(
+        self, m: AssistantMessage, ei: int, tokens: int, answered: bool
+    ) -> tuple[int | None, str]:
+        """The size a simulated policy compares for the call answered by ``m`` (which this replay
+        sends with ``tokens``), as the provider would report it, and how it was found
+        (``answered``: after the answer, its output included, as each agent's trigger reads the
+        usage; else the prompt alone, whose excess over the window fails the request).
+
+        The session records the provider's usage for the context it really sent; this replay sent
+        ``tokens`` where that context held ``base`` (:func:`~.as_sent.sent_as_recorded`), so the
+        size is the recorded one plus the difference: exactly the recorded usage until the what-if
+        first changes the context, then an estimate of the change alone. An answer without a usable
+        record (none or zero, aborted, failed) is sized as pi's ``estimateContextTokens`` does:
+        the last usable answer's size since the last compaction, plus what was counted after it;
+        None after a failed answer when there is none (pi then skips the check: a kept answer's
+        usage is stale). A file that records no usage, or the "usage" counter (already pi's own
+        estimate), is counted: the context and the answer by the counter."""
+        counted = tokens + self.counter.count(m) if answered else tokens
+        if self.usage_mode:
+            return counted, ""
+        u = m.usage
+        if u is not None and m.stopReason not in ("aborted", "error"):
+            rec = clamp_int(
+                calculate_context_tokens(u)
+                if answered
+                else clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)
+            )
+            if self.sent is None:
+                self.sent = sent_as_recorded(self.session, self.settings.counter, self.settings.leaf) or {}
+            base = self.sent.get(ei)
+            if rec > 0 and base is not None:
+                diff = tokens - base
+                size = max(0, rec + diff)
+                if answered:
+                    self.anchor = (size, counted, len(self.steps) - 1)
+                what = "the answer's recorded usage" if answered else "the recorded prompt"
+                if diff == 0:
+                    return size, what
+                return (
+                    size,
+                    f"{what} {rec:,}, {'+' if diff > 0 else '−'} {abs(diff):,} for what the what-if changed",
+                )
+        if self.anchor is not None:
+            size, then, step = self.anchor
+            return max(
+                0, size + counted - then
+            ), f"call {step}'s usage {size:,} and {counted - then:+,} counted since"
+        if answered and m.stopReason == "error" and self.sent:
+            return None, ""
+        return counted, ""
 
     # -- compaction -----------------------------------------------------------------------------------
     def _lost(self, before: int) -> int | None:
@@ -398,6 +473,7 @@ class ReplayRun:
         self.compactions += 1
         self.summary_tokens += int(s.get("input_tokens", 0)) + int(s.get("output_tokens", 0))
         self.trigger.compacted()
+        self.anchor = None  # pi reads no usage from before the latest compaction
         ev = SimulatedCompaction(
             self.settings.compaction,
             kind,

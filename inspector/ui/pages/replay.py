@@ -251,6 +251,7 @@ def _compaction_moment(
 ) -> None:
     """At a compaction step: the context before and after it, the cut(s), and what was summarised."""
     sent_tokens = counter.count_many([c.message for c in d.after])
+    zoom: bool | None = None  # one toggle for every compaction of the step (a widget key is drawn once)
     for i in idxs:
         v = memo("cview", (settings, i), lambda i=i: compaction_view(r, i))
         what = (
@@ -283,6 +284,8 @@ def _compaction_moment(
             delta=f"{after - v.tokens_before:+,}",
             delta_color="inverse",
         )
+        if zoom is None:
+            zoom = _zoom(v.tokens_before, r.steps[k].window)
         fig = figures.compaction_bars(
             v,
             d.after,
@@ -291,7 +294,7 @@ def _compaction_moment(
             window=r.steps[k].window,
             reserve=settings.reserve_tokens,
             title=f"Compaction before model call {k} (entry {r.steps[k].entry_index})",
-            zoom=_zoom(v.tokens_before, r.steps[k].window),
+            zoom=zoom,
             put_back=back,
         )
         st.plotly_chart(fig, key=f"bars_c{i}" if i != idxs[0] else "bars", config=PLOT_CONFIG)

@@ -1,17 +1,20 @@
 """The size of the context the session really sent at each model call, without a second replay.
 
-A what-if replay under a simulated compaction policy sends other contexts than the session did, so
-its size fit (:mod:`.sizes`) is made on the as-recorded replay of the same branch and counter: the
-recorded compactions applied, nothing pruned, each call's ``Step.tokens``. Only that column is
-needed, so :func:`recorded_context_tokens` walks the branch the way that replay does
-(:class:`inspector.replay.run.ReplayRun` under the "recorded" policy with no pruning strategy) and
-keeps nothing else: each context message's count from the session's cached counter; at a
-compaction entry, the context pi's ``buildSessionContext`` keeps after it
-(:func:`inspector.context.compaction_context`: its summary, the kept entries, counted with
-``count_many`` as the replay's reset does). Same pieces, same counts, summed in the same order: the
-same integers (``tests/test_cache.py`` checks them against the replay on every sample and fixture).
-It takes a fraction of the replay's time, which otherwise made a what-if's first cache model cost a
-third of the what-if replay itself.
+Two readers need it. A what-if's cache model (:mod:`inspector.cache.sizes`) fits the provider's
+prompt sizes on the context each recorded prompt was measured on. And a what-if's compaction
+trigger: every agent compares the usage the provider reports for an answer, which a what-if knows
+only for the contexts the session really sent; it takes the recorded usage plus what the what-if
+changed in the context (:meth:`inspector.replay.run.ReplayRun.provider_tokens`).
+
+That column is the as-recorded replay of the same branch and counter (the recorded compactions
+applied, nothing pruned), each call's ``Step.tokens``; :func:`recorded_context_tokens` walks the
+branch the way that replay does (:class:`inspector.replay.run.ReplayRun` under the "recorded"
+policy with no pruning strategy) and keeps nothing else: each context message's count from the
+session's cached counter; at a compaction entry, the context pi's ``buildSessionContext`` keeps
+after it (:func:`inspector.context.compaction_context`: its summary, the kept entries, counted
+with ``count_many`` as the replay's reset does). Same pieces, same counts, summed in the same
+order: the same integers (``tests/test_cache.py`` checks them against the replay on every sample
+and fixture). It takes a fraction of the replay's time.
 
 A file that records the agent's own pruning (OpenCode's cleared outputs, Claude Code's
 microcompact, the DCP plugin's compresses) was measured on the context after it, so with
@@ -24,16 +27,17 @@ much as the what-if replay.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from ..context import ContextMessage, _context_message, compaction_context
 from ..numbers import finite_ms
 from ..pruning.base import CallInfo
-from ..pruning.recorded import Recorded, RecordedSettings
-from ..replay.counters import session_counter
-from ..session.models import AssistantMessage, CompactionEntry, MessageEntry
+from ..pruning.recorded import Recorded, RecordedSettings, records_pruning
+from ..session.models import AssistantMessage, CompactionEntry, MessageEntry, ToolResultMessage
 from ..session.tree import Session
+from .counters import session_counter
 
 
 def recorded_context_tokens(
@@ -87,6 +91,44 @@ def recorded_context_tokens(
                 else:
                     msgs.append(ContextMessage(cm, path[pos]))
     return calls, tokens
+
+
+_SENT: weakref.WeakKeyDictionary[Session, dict[tuple[str, int | None], dict[int, int] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def sent_as_recorded(session: Session, counter: str, leaf: int | None = None) -> dict[int, int] | None:
+    """Each model call's as-recorded context (entry index → replayed tokens; the agent's own
+    pruning applied when the file records some, :func:`agent_pruned`), memoised per session, branch
+    and counter; None for the "usage" counter."""
+    memo = _SENT.setdefault(session, {})
+    key = (counter, leaf)
+    if key not in memo:
+        walked = recorded_context_tokens(session, counter, leaf, agent_pruned(session))
+        memo[key] = None if walked is None else dict(zip(*walked, strict=True))
+    return memo[key]
+
+
+_PRUNED: weakref.WeakKeyDictionary[Session, bool] = weakref.WeakKeyDictionary()
+
+
+def agent_pruned(session: Session) -> bool:
+    """Does the file record pruning the agent did itself (OpenCode's cleared outputs, Claude Code's
+    microcompact, DCP's compress: :func:`inspector.pruning.recorded.records_pruning`)? Then the
+    recorded prompts were measured on the context after that pruning (looked for once per session,
+    in the files of the agents that write it down: pi records none, and reaching every tool result
+    of a long pi file costs a sixth of the cache model)."""
+    if session.format not in ("opencode", "claude-code"):
+        return False
+    got = _PRUNED.get(session)
+    if got is None:
+        got = _PRUNED[session] = any(
+            records_pruning(m)
+            for e in session.entries
+            if type(m := getattr(e, "message", None)) is ToolResultMessage and m.details is not None
+        )
+    return got
 
 
 def first_positions(on_path: Sequence[Any]) -> dict[str, int]:
