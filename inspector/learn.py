@@ -31,7 +31,7 @@ from .branch_summary import prepare_branch_summary
 from .compaction import CompactionPreparation, CompactionSettings, is_cut_point, prepare_compaction
 from .compaction_view import compaction_steps
 from .replay import Replay, ReplaySettings, replay
-from .session.models import BranchSummaryEntry, CompactionEntry, MessageEntry
+from .session.models import AssistantMessage, BranchSummaryEntry, CompactionEntry, MessageEntry, ToolCall
 from .session.tree import Session
 from .tokens import estimate_tokens
 from .window import session_window
@@ -192,8 +192,9 @@ SCREENS: tuple[Screen, ...] = (
         "pi compacts when the context no longer leaves reserveTokens free in the "
         "window: the red line is the window, the dashed line the threshold.",
         "pi",
-        "shouldCompact: contextTokens > contextWindow − reserveTokens (strictly), checked after each answer "
-        "with that answer's recorded usage (calculateContextTokens).",
+        "shouldCompact: contextTokens > contextWindow − reserveTokens (strictly), checked when an agent run "
+        "ends (an answer that calls no tool) with that answer's recorded usage (calculateContextTokens), "
+        "not between the tool calls of a run.",
         "pi compaction.ts shouldCompact",
         Control(
             "window",
@@ -308,7 +309,7 @@ SCREENS: tuple[Screen, ...] = (
             "Context window",
             "slider",
             64_000,
-            32_000,
+            24_000,
             200_000,
             8_000,
             help="pi's compaction at this window, compared with never compacting.",
@@ -472,12 +473,16 @@ def _tokens(session: Session, k: int) -> Reveal:
 
 
 def _recorded_over(session: Session, threshold: int) -> tuple[int, int] | None:
-    """(call, its recorded context) of the first answer whose recorded usage
-    (``calculateContextTokens``: what pi compares after each answer) exceeds ``threshold``, in the
-    session as recorded; None when none does. Aborted and failed answers are not checked, as in pi."""
+    """(call, its recorded context) of the first answer ending an agent run (one that calls no
+    tool: pi checks at ``agent_end``) whose recorded usage (``calculateContextTokens``) exceeds
+    ``threshold``, in the session as recorded; None when none does. Aborted and failed answers
+    are not checked, as in pi."""
     for st in replay(session, BASE).steps:
         total = st.recorded_total
-        if total is not None and st.stop_reason not in ("aborted", "error") and total > threshold:
+        if total is None or st.stop_reason in ("aborted", "error") or total <= threshold:
+            continue
+        m = getattr(session.entries[st.entry_index], "message", None)
+        if isinstance(m, AssistantMessage) and not any(isinstance(b, ToolCall) for b in m.content):
             return st.step, int(total)
     return None
 
@@ -501,8 +506,9 @@ def _trigger(session: Session, window: int) -> Reveal:
     over = _recorded_over(session, threshold)
     if over is not None:
         why.append(
-            f"pi itself checks each answer's recorded usage: in the session as recorded it first exceeds "
-            f"{threshold:,} after call {over[0]} ({over[1]:,} tokens), so pi would compact before call "
+            f"pi itself checks the recorded usage of the answer that ends each agent run (one that calls no "
+            f"tool): in the session as recorded it first exceeds {threshold:,} after call {over[0]} "
+            f"({over[1]:,} tokens), so pi would compact before call "
             f"{over[0] + 1}. The replay checks the same usage, as long as its context is the one the session "
             "sent; once a compaction has changed it, the recorded usage plus what the replay changed (counted "
             "with pi's chars ÷ 4 estimate), since the provider never counted that context."

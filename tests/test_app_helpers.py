@@ -228,12 +228,12 @@ def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
     from inspector.importers import load_any
 
     pi_lines = narrate.step_story(replay(load_session(SAMPLE)), 0)
-    assert any("pi compacts after an answer" in x for x in pi_lines)
+    assert any("pi compacts when an agent run ends" in x for x in pi_lines)
     codex = replay(load_any(REPO / "sample_sessions" / "codex-session.jsonl"))
     lines = narrate.step_story(codex, 0)
     assert not any("pi compacts" in x for x in lines) and any("the agent recorded" in x for x in lines)
     what_if = replay(codex.session, ReplaySettings(compaction="pi"))
-    assert any("pi compacts after an answer" in x for x in narrate.step_story(what_if, 0))
+    assert any("pi compacts when an agent run ends" in x for x in narrate.step_story(what_if, 0))
     # at another agent's recorded compaction: its own terms, neither pi's cut rule nor pi's measure
     k = next(s.step for s in codex.steps if any(e.type == "compaction" for e in s.events))
     said = " ".join(narrate.step_story(codex, k))

@@ -127,7 +127,7 @@ def test_sweep_ranks_settings_by_what_compactions_forgot() -> None:
         forgotten = sum(len(x.forgotten) for x in rep.compactions)
         assert (c["needed"], c["forgotten"]) == (needed, forgotten) and needed > 0
         assert c["retention"] == (needed - forgotten) / needed
-    assert cells[0]["keep_recent_tokens"] == 20000 and cells[-1]["keep_recent_tokens"] == 2000
+    assert cells[0]["keep_recent_tokens"] == 20000 and cells[-1]["forgotten"] > cells[0]["forgotten"]
 
 
 def test_objective_is_refused_for_a_corpus_sweep_or_the_agents_rather_than_ignored() -> None:

@@ -144,7 +144,7 @@ def test_cost_screen_compares_with_never_compacting(s) -> None:  # type: ignore[
     )  # billed with the prompt cache (issue 19)
     assert rv.answer == "cheaper" and rv.values["cost_pi"] < rv.values["cost_never"]
     assert learn.reveal(s, "cost", 200_000).answer == "the same"
-    small = learn.reveal(s, "cost", 32_000)  # compacting often: each compaction throws the cache away
+    small = learn.reveal(s, "cost", 24_000)  # compacting often: each compaction throws the cache away
     assert small.values["invalidations_pi"] > rv.values["invalidations_pi"]
     assert (
         small.answer == "dearer" and small.values["list_pi"] < small.values["list_never"]
@@ -185,13 +185,16 @@ def test_the_screens_state_pis_rules_as_its_source_has_them(s) -> None:  # type:
     assert "(or bash execution, custom message or branch summary)" in rule["split"]
     assert "40,000 in both" in idea["pruning"] and "Before compacting" not in idea["pruning"]
     assert "reads only the system prompt and tools from the cache" in rule["cost"]
-    # pi on the recorded usage, and the replay with it (until its context departs from the recorded one)
+    # pi on the recorded usage of the answer ending each agent run, and the replay with it (until its
+    # context departs from the recorded one): calls 41–46 call tools, the run ends at call 47
     rv = learn.reveal(s, "trigger", 64_000)
-    assert rv.values["recorded_first_over"] == 41 and rv.values["compaction_steps"][0] == 42
+    assert rv.values["recorded_first_over"] == 47 and rv.values["compaction_steps"][0] == 48
     assert any(
-        "so pi would compact before call 42" in w and "checks the same usage" in w for w in rv.explanation
+        "so pi would compact before call 48" in w and "checks the same usage" in w for w in rv.explanation
     )
+    assert "not between the tool calls of a run" in rule["trigger"]
     steps = replay(s, ReplaySettings()).steps
     assert steps[41].recorded_total > 47_616 >= max(st.recorded_total or 0 for st in steps[:41])
+    assert [st.stop_reason for st in steps[41:48]] == ["toolUse"] * 6 + ["stop"]
     cost = learn.reveal(s, "cost", 64_000)
     assert any("overflows this window at 21 call(s)" in w for w in cost.explanation)

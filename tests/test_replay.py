@@ -217,6 +217,31 @@ def test_a_what_if_triggers_on_the_usage_the_answer_recorded_as_pi_does() -> Non
     assert [st.step for st in r0.steps if any(e.type == "compaction" for e in st.events)][0] == 4
 
 
+def test_pi_checks_its_trigger_when_the_agent_run_ends_not_between_tool_calls() -> None:
+    # pi's _checkCompaction runs at agent_end (and before the next prompt): an answer that calls a
+    # tool goes on with its result, so no check there. Usage 4,100 > 4,000 after the 1st and 2nd
+    # answers (tool calls), the run ends with the 3rd: pi compacts before the 4th call.
+    b = SessionBuilder()
+    b.user("u" * 4000)
+    b.assistant("", tools=[("read", {"path": "a.py"})], usage=4100)
+    b.tool_result("x" * 400, tool="read")
+    b.assistant("", tools=[("read", {"path": "b.py"})], usage=4300)
+    b.tool_result("x" * 400, tool="read")
+    b.assistant("done", usage=4400)
+    b.user("u" * 400)
+    b.assistant("ok", usage=4600)
+    settings = ReplaySettings(
+        compaction="pi", context_window=6000, reserve_tokens=2000, keep_recent_tokens=200
+    )
+    r = replay(b.session(), settings)
+    assert [st.step for st in r.steps if any(e.type == "compaction" for e in st.events)] == [3]
+    assert r.triggers[:3] == (
+        4100,
+        4300,
+        4400,
+    )  # compared with the usage at every answer, acted on at the end
+
+
 def test_after_a_what_if_compaction_the_trigger_adds_what_changed_to_the_recorded_usage() -> None:
     # Once compacted, the answers' recorded usage is of the longer context the session really sent:
     # read as it is, it would compact after every answer. The replay takes the recorded usage plus
@@ -253,6 +278,10 @@ def test_a_what_if_overflows_on_the_prompt_the_provider_counted() -> None:
     kinds = [e.type for e in st.events]
     assert "overflow" in kinds and "compaction" in kinds
     assert max(s.tokens for s in r.steps) < 5000  # the counted context alone never overflows
+    # the compaction before call 2 does not see call 2's answer: it joins the context once, after
+    answer = st.entry_index
+    assert answer not in {c.entry_index for c in r.step_detail(2).before}
+    assert [c.entry_index for c in r.step_detail(3).before].count(answer) == 1
 
 
 def test_rereads_count_reads_whose_earlier_output_was_summarised_away() -> None:
@@ -373,3 +402,31 @@ def test_usage_counter_reports_pis_usage_based_context_size() -> None:
         ctx = build_session_context(s, s.parents[st.entry_index])
         assert st.tokens == estimate_context_tokens(ctx.agent_messages).tokens
     assert r.steps[-1].tokens != replay(s).steps[-1].tokens
+
+
+def test_a_what_if_at_pis_settings_compacts_where_a_session_written_as_pi_runs_did(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # The corpus generator writes pi sessions as pi runs them: compacting when an agent run ends
+    # with the recorded usage above window − reserve. Replayed under pi's policy at pi's settings,
+    # the what-if compacts at the same calls (with the estimate as trigger it was 22 calls late;
+    # checked after every answer, one call early, in the middle of the run).
+    import orjson
+
+    from inspector.corpus.generate import pi_lines
+
+    f = tmp_path / "pi.jsonl"
+    f.write_bytes(b"\n".join(orjson.dumps(x) for x in pi_lines(266, 6940887)) + b"\n")
+    s = load_session(f)
+
+    def compacted(r):  # type: ignore[no-untyped-def]
+        return [st.step for st in r.steps if any(e.type == "compaction" for e in st.events)]
+
+    recorded = compacted(replay(s, ReplaySettings()))
+    assert recorded == [243]
+    assert compacted(replay(s, ReplaySettings(compaction="pi"))) == recorded
+    f.write_bytes(b"\n".join(orjson.dumps(x) for x in pi_lines(1200, 1)) + b"\n")
+    s = load_session(f)
+    recorded = compacted(replay(s, ReplaySettings()))
+    assert len(recorded) == 4 and recorded[0] == 286
+    # the first where pi's was; the later ones after it, since the generator's cut is not
+    # pi's findCutPoint (it keeps a few entries more, so its contexts are larger)
+    assert compacted(replay(s, ReplaySettings(compaction="pi")))[0] == 286

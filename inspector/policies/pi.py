@@ -1,11 +1,14 @@
 """pi's compaction policy, and ``early`` (pi's compaction requested sooner; beyond pi).
 
 ``pi`` (pi-coding-agent ``agent-session.ts``; code reading, the oracle checks the pieces)
-    After each assistant message: ``contextTokens > contextWindow - reserveTokens`` (strict),
-    skipping aborted messages; ``contextTokens`` is ``calculateContextTokens`` of the answer's
-    usage (the replay gives the recorded usage, plus what a what-if changed in the context:
-    :meth:`inspector.replay.run.ReplayRun.provider_size`). A context already over the window before a call is pi's
-    overflow path: compact, then retry the call (the replay's run does that for every policy).
+    When the agent run ends (``agent_end``: an answer that calls no tool; pi's ``_checkCompaction``,
+    "called after agent_end and before prompt submission", in 0.73.1 as in 0.58.3), not between the
+    tool calls of a run: ``contextTokens > contextWindow - reserveTokens`` (strict), skipping
+    aborted messages; ``contextTokens`` is ``calculateContextTokens`` of the answer's usage (the
+    replay gives the recorded usage, plus what a what-if changed in the context:
+    :meth:`inspector.replay.run.ReplayRun.provider_size`). A context already over the window
+    before a call is pi's overflow path: compact, then retry the call (the replay's run does that
+    for every policy).
     The compaction itself is pi's ``prepareCompaction`` + summary + ``buildSessionContext``, run by
     :mod:`inspector.compaction`: a compaction entry is appended to the simulated path and the
     context is rebuilt from it.
@@ -32,7 +35,7 @@ class PiPolicy(CompactionPolicy):
         "pi",
         "pi",
         "pi-coding-agent core/agent-session.ts, core/compaction/compaction.ts",
-        "Compact after an answer when context > window − reserveTokens; overflow: compact and retry.",
+        "Compact when an agent run ends with context > window − reserveTokens; overflow: compact and retry.",
     )
     pi_cut = True
     aborted_never_trigger = True
@@ -56,6 +59,8 @@ class PiPolicy(CompactionPolicy):
     ) -> tuple[bool, str]:
         if aborted:
             return False, "aborted answers never trigger pi's compaction"
+        if needs_follow_up:  # the run goes on with the tool results: pi checks at its end
+            return False, ""
         limit = window - reserve
         if tokens > limit:
             return True, f"context {tokens:,} > window − reserve = {limit:,} (pi's shouldCompact)"

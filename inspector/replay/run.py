@@ -195,13 +195,13 @@ class ReplayRun:
             else:
                 self.pending.append(RecordedCompactionSetAside(ei))
             return
+        if isinstance(w, MessageEntry) and isinstance(w.message, AssistantMessage):
+            kept = e.message if whole is not None and isinstance(e, MessageEntry) else None
+            self.model_call(w.message, ei, e, kept)  # the answer joins the path once its call is made
+            return
         self.sim.append(e, ei)
         if isinstance(e, BranchSummaryEntry) and e.summary:
             self.pending.append(BranchSummary(ei, self.counter.count_text(e.summary)))
-        if isinstance(w, MessageEntry) and isinstance(w.message, AssistantMessage):
-            kept = e.message if whole is not None and isinstance(e, MessageEntry) else None
-            self.model_call(w.message, ei, kept)
-            return
         cm = _context_message(e)
         if cm is not None:
             self.ctx.add(ContextMessage(cm, ei))
@@ -241,8 +241,10 @@ class ReplayRun:
         )
 
     # -- one model call -------------------------------------------------------------------------------
-    def model_call(self, m: AssistantMessage, ei: int, kept: Any = None) -> None:
-        """The call answered by ``m`` (``kept``: what the context keeps in its place, if not ``m``)."""
+    def model_call(self, m: AssistantMessage, ei: int, e: AnyEntry, kept: Any = None) -> None:
+        """The call answered by ``m`` (entry ``e``, which joins the simulated path after the call:
+        a compaction before it, on an overflow, must not see its answer; ``kept``: what the context
+        keeps in its place, if not ``m``)."""
         k = len(self.steps)
         if self.windows:
             self.window = self.windows.get(model_key(m), self.settings.context_window)
@@ -267,6 +269,7 @@ class ReplayRun:
         if self.usage_mode:
             tokens = self.usage_tokens(seg, length)
         self.record_step(m, ei, k, tokens, before, pruned_items, (seg, length, state_before, call))
+        self.sim.append(e, ei)
         self.after_answer(m, ei, k, tokens, kept)
 
     def prune(self, k: int, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
@@ -371,7 +374,7 @@ class ReplayRun:
             self.settings.reserve_tokens,
             self.own,
             aborted=m.stopReason == "aborted",
-            needs_follow_up=bool(tool_calls(m)),
+            needs_follow_up=bool(tool_calls(m)) and m.stopReason not in ("aborted", "error"),
         )
         if do:
             self.compact(k + 1, f"{reason} ({how})" if how else reason, "threshold")

@@ -248,7 +248,7 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
         trig = st.window - s.reserve_tokens
         if trig > 0:
             out.append(
-                f"pi compacts after an answer once the context exceeds window − reserveTokens = {trig:,} "
+                f"pi compacts when an agent run ends with the context above window − reserveTokens = {trig:,} "
                 f"tokens; this call is at {st.tokens / trig:.0%} of that."
             )
     return out

@@ -447,7 +447,7 @@ def _compaction_box(sb: Any, window: int) -> dict[str, Any]:
             step=1024,
             key="reserve",
             disabled="reserve" in inert,
-            help="pi: compact when the context exceeds window − reserveTokens (room for the "
+            help="pi: compact when an agent run ends with the context above window − reserveTokens (room for the "
             "answer and the summary); every policy's summary gets 0.8 × reserveTokens. "
             "pi's default: 16,384.",
             **_v("reserve", 16_384),

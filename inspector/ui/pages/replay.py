@@ -494,7 +494,7 @@ def _timeline_caption(r: Any) -> str:
         ""
         if label is None
         else " The orange line is what pi's compaction compares with the dashed threshold: the recorded usage "
-        "(input + output + cache of each answer), not the estimate."
+        "(input + output + cache of each answer; pi checks the answer that ends each agent run), not the estimate."
         if POLICIES[r.settings.compaction].as_recorded
         else f" The dashed dark line is what the policy compares with the dashed threshold: {label}."
     )
