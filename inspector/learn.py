@@ -195,7 +195,7 @@ SCREENS: tuple[Screen, ...] = (
         "shouldCompact: contextTokens > contextWindow − reserveTokens (strictly), checked when an agent run "
         "ends (an answer that calls no tool) with that answer's recorded usage (calculateContextTokens), "
         "not between the tool calls of a run.",
-        "pi compaction.ts shouldCompact",
+        "pi compaction.ts shouldCompact, agent-session.ts _checkCompaction",
         Control(
             "window",
             "Context window",
