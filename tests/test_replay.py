@@ -430,3 +430,59 @@ def test_a_what_if_at_pis_settings_compacts_where_a_session_written_as_pi_runs_d
     # the first where pi's was; the later ones after it, since the generator's cut is not
     # pi's findCutPoint (it keeps a few entries more, so its contexts are larger)
     assert compacted(replay(s, ReplaySettings(compaction="pi")))[0] == 286
+
+
+@pytest.mark.parametrize("strategy", ["none", "opencode"])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_what_ifs_trigger_is_what_a_provider_would_report_for_its_own_context(
+    seed: int, strategy: str
+) -> None:
+    # A session whose every answer records the usage a provider would: its context by pi's
+    # estimate, the answer, and 3,000 hidden tokens of system prompt and tools. Then, compacted
+    # and pruned or not, the what-if's trigger at every answer is its own context + the answer +
+    # 3,000: the recorded usage plus what the what-if changed, exactly.
+    import random
+
+    from inspector.replay import session_counter
+
+    rnd = random.Random(seed)
+    turns = []
+    for _ in range(40):
+        calls = [rnd.randint(50, 3000) for _ in range(rnd.randint(0, 3))]
+        turns.append((rnd.randint(20, 800), calls, rnd.randint(5, 200)))
+
+    def build(usage: list[int] | None) -> SessionBuilder:
+        b, k = SessionBuilder(), 0
+        for user, calls, answer in turns:
+            b.user("u" * user * 4)
+            for out in calls:
+                b.assistant("", tools=[("read", {"path": f"f{k}.py"})], usage=usage[k] if usage else None)
+                b.tool_result("x" * out * 4, tool="read")
+                k += 1
+            b.assistant("a" * answer * 4, usage=usage[k] if usage else None)
+            k += 1
+        return b
+
+    plain = build(None).session()
+    c = session_counter(plain, "pi")
+    answers = [plain.entries[st.entry_index].message for st in replay(plain, ReplaySettings()).steps]
+    usage = [
+        st.tokens + c.count(m) + 3000
+        for st, m in zip(replay(plain, ReplaySettings()).steps, answers, strict=True)
+    ]
+    s = build(usage).session()
+    c = session_counter(s, "pi")
+    r = replay(
+        s,
+        ReplaySettings(
+            compaction="pi",
+            strategy=strategy,
+            strategy_settings=(("prune_minimum", 0), ("prune_protect", 2_000)) if strategy != "none" else (),
+            context_window=24_000,
+            reserve_tokens=4_000,
+            keep_recent_tokens=4_000,
+        ),
+    )
+    assert r.metrics.compactions >= 2 and (strategy == "none") == (r.metrics.tokens_pruned == 0)
+    for st, t in zip(r.steps, r.triggers, strict=True):
+        assert t == st.tokens + c.count(s.entries[st.entry_index].message) + 3000
