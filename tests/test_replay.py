@@ -154,12 +154,11 @@ def test_early_latch_fires_once_per_episode_and_rearms_when_pressure_falls() -> 
     assert fire(800) is True
 
 
-def test_pi_policy_ignores_aborted_answers() -> None:
+def test_pi_policy_checks_an_aborted_answer_before_the_next_prompt() -> None:
     t = Trigger()
-    assert (
-        t.after_answer("pi", 10**6, 1000, 0, PolicySettings(), aborted=True, needs_follow_up=False)[0]
-        is False
-    )
+    do, why = t.after_answer("pi", 10**6, 1000, 0, PolicySettings(), aborted=True, needs_follow_up=False)
+    assert do and why.endswith("(pi's shouldCompact before the next prompt, the run aborted)")
+    assert not t.after_answer("pi", 10**6, 1000, 0, PolicySettings(), aborted=False, needs_follow_up=True)[0]
 
 
 def test_what_if_pi_compacts_where_hand_computation_says() -> None:
@@ -486,3 +485,28 @@ def test_a_what_ifs_trigger_is_what_a_provider_would_report_for_its_own_context(
     assert r.metrics.compactions >= 2 and (strategy == "none") == (r.metrics.tokens_pruned == 0)
     for st, t in zip(r.steps, r.triggers, strict=True):
         assert t == st.tokens + c.count(s.entries[st.entry_index].message) + 3000
+
+
+@pytest.mark.parametrize(("usage", "compacted"), [(4500, [2]), (0, [])])
+def test_pi_checks_an_aborted_answer_before_the_next_prompt_on_its_own_usage(
+    usage: int, compacted: list[int]
+) -> None:
+    # pi skips an aborted run at agent_end and checks the aborted answer before the next prompt
+    # (_checkCompaction(lastAssistant, false)) with its own usage: 4,500 > 4,000 compacts before the
+    # next call; 0 compares nothing, however large the counted context is.
+    b = SessionBuilder()
+    b.user("u" * 8000)
+    b.assistant("a" * 40, usage=2100)
+    b.user("u" * 8800)
+    b.assistant("a" * 40, usage=usage, stop="aborted")
+    b.user("again")
+    b.assistant("ok", usage=4600)
+    settings = ReplaySettings(
+        compaction="pi", context_window=6000, reserve_tokens=2000, keep_recent_tokens=200
+    )
+    r = replay(b.session(), settings)
+    assert r.steps[1].tokens + 10 > 4000  # counted, the aborted call's context is over the threshold
+    assert [st.step for st in r.steps if any(e.type == "compaction" for e in st.events)] == compacted
+    if compacted:
+        (ev,) = [e for e in r.steps[2].events if e.type == "compaction"]
+        assert "before the next prompt, the run aborted" in ev.reason

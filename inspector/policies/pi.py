@@ -3,10 +3,12 @@
 ``pi`` (pi-coding-agent ``agent-session.ts``; code reading, the oracle checks the pieces)
     When the agent run ends (``agent_end``: an answer that calls no tool; pi's ``_checkCompaction``,
     "called after agent_end and before prompt submission", in 0.73.1 as in 0.58.3), not between the
-    tool calls of a run: ``contextTokens > contextWindow - reserveTokens`` (strict), skipping
-    aborted messages; ``contextTokens`` is ``calculateContextTokens`` of the answer's usage (the
-    replay gives the recorded usage, plus what a what-if changed in the context:
-    :meth:`inspector.replay.run.ReplayRun.provider_size`). A context already over the window
+    tool calls of a run: ``contextTokens > contextWindow - reserveTokens`` (strict);
+    ``contextTokens`` is ``calculateContextTokens`` of the answer's usage (the replay gives the
+    recorded usage, plus what a what-if changed in the context:
+    :meth:`inspector.replay.run.ReplayRun.provider_size`). An aborted run is skipped at its end and
+    checked before the next prompt (``skipAbortedCheck`` false), on the aborted answer's own usage:
+    a compaction at the same place, none when that usage is 0. A context already over the window
     before a call is pi's overflow path: compact, then retry the call (the replay's run does that
     for every policy).
     The compaction itself is pi's ``prepareCompaction`` + summary + ``buildSessionContext``, run by
@@ -38,7 +40,6 @@ class PiPolicy(CompactionPolicy):
         "Compact when an agent run ends with context > window − reserveTokens; overflow: compact and retry.",
     )
     pi_cut = True
-    aborted_never_trigger = True
 
     def threshold(self, window: int, settings: Any, reserve: int) -> int | None:
         return window - reserve
@@ -57,13 +58,12 @@ class PiPolicy(CompactionPolicy):
         aborted: bool,
         needs_follow_up: bool,
     ) -> tuple[bool, str]:
-        if aborted:
-            return False, "aborted answers never trigger pi's compaction"
         if needs_follow_up:  # the run goes on with the tool results: pi checks at its end
             return False, ""
         limit = window - reserve
         if tokens > limit:
-            return True, f"context {tokens:,} > window − reserve = {limit:,} (pi's shouldCompact)"
+            when = " before the next prompt, the run aborted" if aborted else ""
+            return True, f"context {tokens:,} > window − reserve = {limit:,} (pi's shouldCompact{when})"
         return False, ""
 
     def compact(self, req: CompactionRequest) -> Compacted | None:

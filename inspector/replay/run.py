@@ -395,8 +395,10 @@ class ReplayRun:
         The session records the provider's usage for the context it really sent; this replay sent
         ``tokens`` where that context held ``base`` (:func:`~.as_sent.sent_as_recorded`), so the
         size is the recorded one plus the difference: exactly the recorded usage until the what-if
-        first changes the context, then an estimate of the change alone. An answer without a usable
-        record (none or zero, aborted, failed) is sized as pi's ``estimateContextTokens`` does:
+        first changes the context, then an estimate of the change alone. An aborted answer is sized
+        by its own usage, 0 when it records none (pi checks it before the next prompt: nothing to
+        compare). An answer without a usable record (none or zero, failed) is sized as pi's
+        ``estimateContextTokens`` does:
         the last usable answer's size since the last compaction, plus what was counted after it;
         None after a failed answer when there is none (pi then skips the check: a kept answer's
         usage is stale). A file that records no usage, or the "usage" counter (already pi's own
@@ -405,7 +407,8 @@ class ReplayRun:
         if self.usage_mode:
             return counted, ""
         u = m.usage
-        if u is not None and m.stopReason not in ("aborted", "error"):
+        aborted = m.stopReason == "aborted"
+        if u is not None and m.stopReason != "error":
             rec = clamp_int(
                 calculate_context_tokens(u)
                 if answered
@@ -417,7 +420,7 @@ class ReplayRun:
             if rec > 0 and base is not None:
                 diff = tokens - base
                 size = max(0, rec + diff)
-                if answered:
+                if answered and not aborted:  # pi's estimate reads no usage from an aborted answer
                     self.anchor = (size, counted, len(self.steps) - 1)
                 what = "the answer's recorded usage" if answered else "the recorded prompt"
                 if diff == 0:
@@ -426,6 +429,8 @@ class ReplayRun:
                     size,
                     f"{what} {rec:,}, {'+' if diff > 0 else '−'} {abs(diff):,} for what the what-if changed",
                 )
+            if answered and aborted and rec <= 0:  # pi compares the aborted answer's usage: nothing
+                return 0, "the aborted answer's recorded usage: none"
         if self.anchor is not None:
             size, then, step = self.anchor
             return max(
