@@ -149,9 +149,7 @@ def test_compaction_steps_and_the_trigger_quantity(coding) -> None:  # type: ign
     assert tried[0] == over + 1  # pi tries there first
     sent = {s.entry_index: s.tokens for s in rec.steps}
     assert [v for v in vals[first:] if v is not None] == [
-        s.recorded_total + s.tokens - sent[s.entry_index]
-        for s in what_if.steps[first:]
-        if s.recorded_total
+        s.recorded_total + s.tokens - sent[s.entry_index] for s in what_if.steps[first:] if s.recorded_total
     ]
     assert trigger_series(replay(coding, ReplaySettings(compaction="never"))) is None
 
