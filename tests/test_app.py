@@ -100,6 +100,9 @@ def test_local_paths_outside_the_roots_are_refused_and_inside_are_loaded() -> No
         at.button(key="load_path").click().run()
         assert any("outside the allowed folders" in e.value for e in at.error), bad
         assert "Entries" not in metrics(at)
+    at.text_input(key="local_path").set_value("a" * 300)  # a relative name too long for the file system
+    at.button(key="load_path").click().run()
+    assert not at.exception and any("File name too long" in e.value for e in at.error)
     at.text_input(key="local_path").set_value("sample_sessions/small-tutorial.jsonl")
     at.button(key="load_path").click().run()
     assert metrics(at)["Entries"] == f"{len(load_session(SAMPLES / 'small-tutorial.jsonl').entries):,}"

@@ -57,6 +57,14 @@ def test_the_overview_shows_one_row_per_session_with_totals(at: AppTest, folder:
     assert len(at.dataframe(key="corpus_table").value) == sum(r["agent"] == agents[0] for r in rows)
 
 
+def test_a_name_too_long_for_the_file_system_is_said_not_a_page_error(at: AppTest) -> None:
+    at.text_area(key="corpus_specs").set_value("a" * 300)  # found by bench/monkey_app.py --seed 9
+    at.button(key="corpus_load").click().run()
+    assert not at.exception
+    assert any("File name too long" in e.value for e in at.error)
+    assert len(at.dataframe(key="corpus_table").value) == 6  # the corpus loaded before stays
+
+
 def test_a_file_outside_the_allowed_folders_is_left_out(at: AppTest) -> None:
     at.text_area(key="corpus_specs").set_value(str(REPO / "sample_sessions"))
     at.button(key="corpus_load").click().run()

@@ -97,6 +97,12 @@ def test_a_corpus_is_files_folders_and_globs_deduplicated_and_sorted(corpus: Pat
         resolve_corpus([str(corpus / "missing")])
     with pytest.raises(CorpusError, match="unknown agent"):
         resolve_corpus(["@nobody"])
+    for long in (
+        "a" * 300,
+        str(corpus / ("a" * 300)),
+    ):  # the file system refuses the name: said, no traceback
+        with pytest.raises(CorpusError, match="cannot read it: File name too long"):
+            resolve_corpus([long])
 
 
 def test_a_session_reached_under_two_names_is_one_item(corpus: Path, tmp_path: Path) -> None:

@@ -79,9 +79,13 @@ def _resolve_one(spec: str) -> list[CorpusItem]:
     if spec.startswith("@"):
         return discovered(spec[1:])
     p = Path(spec).expanduser()
-    if p.is_file():
+    try:
+        is_file, is_dir = p.is_file(), p.is_dir()
+    except OSError as e:  # a name too long for the file system, a loop of links
+        raise CorpusError(f"{spec!r}: cannot read it: {e.strerror or e}") from None
+    if is_file:
         return [CorpusItem(str(p))]
-    if p.is_dir():
+    if is_dir:
         return [CorpusItem(str(f)) for f in _walk(p)]
     if _glob.has_magic(spec):
         return [

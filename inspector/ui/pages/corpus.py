@@ -84,7 +84,11 @@ def _load_corpus(raw: str, local: bool, workers: int) -> None:
 
 def _repo_path(spec: str) -> Path:
     here = Path.cwd() / spec
-    return here if here.exists() or any(c in spec for c in "*?[") else sources.REPO / spec
+    try:
+        exists = here.exists()
+    except OSError:  # a name too long for the file system: resolving it says so
+        exists = True
+    return here if exists or any(c in spec for c in "*?[") else sources.REPO / spec
 
 
 # ---------------------------------------------------------------------------------------------
