@@ -469,3 +469,34 @@ def test_histograms_count_in_whole_numbers_and_say_what_they_count() -> None:
     assert y.title.text == "compactions" and y.dtick == 1 and y.tickformat == ",d"
     many = histogram(list(range(50)), "Peak context per session", "tokens")
     assert many.layout.yaxis.title.text == "sessions" and many.layout.yaxis.dtick is None
+
+
+def test_a_results_file_that_cannot_be_opened_is_said_and_left_as_it_is(corpus: Path, tmp_path: Path) -> None:
+    # A missing folder, and a file that is not a DuckDB database: DuckDB's error had been a
+    # traceback; the file is never touched.
+    text = tmp_path / "notes.txt"
+    text.write_text("my notes\n")
+    for out, why in (
+        (tmp_path / "no" / "r.duckdb", "No such file or directory"),
+        (text, "not a valid DuckDB"),
+    ):
+        err = io.StringIO()
+        argv = [
+            "sweep",
+            str(corpus),
+            "--grid",
+            "keep_recent_tokens=8000",
+            "--workers",
+            "0",
+            "--out",
+            str(out),
+        ]
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            with pytest.raises(SystemExit) as ex:
+                main(argv)
+        assert (
+            ex.value.code == 1 and "cannot open the results file" in err.getvalue() and why in err.getvalue()
+        )
+    assert text.read_text() == "my notes\n"
+    with pytest.raises(OSError, match="cannot open the results file"):
+        results(text)

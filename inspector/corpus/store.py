@@ -69,12 +69,23 @@ def _duckdb() -> Any:
     return duckdb
 
 
+def _connect(path: str, read_only: bool = False) -> Any:
+    """DuckDB's connection to the results file ``path``; :class:`OSError` with DuckDB's reason when it
+    cannot open it (a missing folder, a name too long, a file that is not a DuckDB database, which
+    is left as it is)."""
+    duckdb = _duckdb()
+    try:
+        return duckdb.connect(path, read_only=read_only)
+    except duckdb.Error as e:
+        raise OSError(f"cannot open the results file {path}: {e}") from None
+
+
 class Store:
     """A results file open for writing (one writer at a time: DuckDB locks the file)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self.con = _duckdb().connect(self.path)
+        self.con = _connect(self.path)
         self.con.execute(SCHEMA)
 
     def done(self, keys: Sequence[str]) -> dict[str, set[str]]:
@@ -151,7 +162,7 @@ def results(path: str | Path) -> Any:
     metrics in their own columns. Opened read-only."""
     if not Path(path).is_file():
         raise FileNotFoundError(f"no results file {path}")
-    con = _duckdb().connect(str(path), read_only=True)
+    con = _connect(str(path), read_only=True)
     try:
         return con.execute("SELECT * FROM rows ORDER BY session, setting").df()
     finally:
