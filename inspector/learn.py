@@ -474,15 +474,17 @@ def _tokens(session: Session, k: int) -> Reveal:
 
 def _recorded_over(session: Session, threshold: int) -> tuple[int, int] | None:
     """(call, its recorded context) of the first answer ending an agent run (one that calls no
-    tool: pi checks at ``agent_end``) whose recorded usage (``calculateContextTokens``) exceeds
-    ``threshold``, in the session as recorded; None when none does. Aborted and failed answers
-    are not checked, as in pi."""
+    tool: pi checks at ``agent_end``; an aborted one before the next prompt) whose recorded usage
+    (``calculateContextTokens``) exceeds ``threshold``, in the session as recorded; None when none
+    does. A failed answer's usage is not read, as in pi."""
     for st in replay(session, BASE).steps:
         total = st.recorded_total
-        if total is None or st.stop_reason in ("aborted", "error") or total <= threshold:
+        if total is None or st.stop_reason == "error" or total <= threshold:
             continue
         m = getattr(session.entries[st.entry_index], "message", None)
-        if isinstance(m, AssistantMessage) and not any(isinstance(b, ToolCall) for b in m.content):
+        if not isinstance(m, AssistantMessage):
+            continue
+        if st.stop_reason == "aborted" or not any(isinstance(b, ToolCall) for b in m.content):
             return st.step, int(total)
     return None
 

@@ -198,3 +198,21 @@ def test_the_screens_state_pis_rules_as_its_source_has_them(s) -> None:  # type:
     assert [st.stop_reason for st in steps[41:48]] == ["toolUse"] * 6 + ["stop"]
     cost = learn.reveal(s, "cost", 64_000)
     assert any("overflows this window at 21 call(s)" in w for w in cost.explanation)
+
+
+def test_the_trigger_screen_counts_an_aborted_answer_as_pi_does_before_the_next_prompt() -> None:
+    # pi skips an aborted run at agent_end and checks it before the next prompt, on its own usage;
+    # an answer that calls a tool is never checked (the run goes on).
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    b.user("u" * 400)
+    b.assistant("", tools=[("read", {"path": "a.py"})], usage=45_000)
+    b.tool_result("x" * 40, tool="read")
+    b.assistant("ok", usage=1_000)
+    b.user("u" * 400)
+    b.assistant("a" * 40, usage=40_000, stop="aborted")
+    b.user("again")
+    b.assistant("ok", usage=41_000)
+    rv = learn.reveal(b.session(), "trigger", 50_000)  # threshold 50,000 − 16,384 = 33,616
+    assert rv.values["recorded_first_over"] == 2
