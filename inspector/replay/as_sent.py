@@ -4,7 +4,7 @@ Two readers need it. A what-if's cache model (:mod:`inspector.cache.sizes`) fits
 prompt sizes on the context each recorded prompt was measured on. And a what-if's compaction
 trigger: every agent compares the usage the provider reports for an answer, which a what-if knows
 only for the contexts the session really sent; it takes the recorded usage plus what the what-if
-changed in the context (:meth:`inspector.replay.run.ReplayRun.provider_tokens`).
+changed in the context (:meth:`inspector.replay.run.ReplayRun.provider_size`).
 
 That column is the as-recorded replay of the same branch and counter (the recorded compactions
 applied, nothing pruned), each call's ``Step.tokens``; :func:`recorded_context_tokens` walks the
