@@ -17,6 +17,9 @@ Runs in a temporary folder with copies of the bundled samples; no API key is pas
 only base URL offered is a closed local port, so nothing leaves the machine. Prints each finding
 with its arguments; exits 1 when there was one. Found, on its first campaigns: a ``--scheduler``
 address Dask cannot read ended in a traceback, and ``--engine dask --workers -1`` waited forever.
+Names longer than the file system takes (for a corpus spec among the sessions, and an output), added
+after ``bench/monkey_app.py --seed 9`` found one on the Corpus page: ``--seed 10`` finds the
+traceback ``inspector corpus`` gave for it before that fix.
 """
 
 from __future__ import annotations
@@ -53,7 +56,9 @@ FLOATS = ["0.1", "0.5", "1", "2", "30"]
 ODD_FLOATS = ["-1", "0", "nan", "inf", "-inf", "1e308", "abc", ""]
 ODD = 0.2
 """How often a number is an odd one."""
-TEXTS = ["", "x", "=", ":::", "-", "../x", "\x1b[31mred", "1,2,3", "a=b", "recorded", "pi", "none"]
+LONG = "n" * 300
+"""A name longer than the file system takes (ENAMETOOLONG: a corpus spec, a results file)."""
+TEXTS = ["", "x", "=", ":::", "-", "../x", "\x1b[31mred", "1,2,3", "a=b", "recorded", "pi", "none", LONG]
 LEAVES = ["@0", "@1", "@-1", "@99999", "@abc", "leaf", "", "nope"]
 URLS = ["http://127.0.0.1:9/v1", "", "ftp://127.0.0.1:9", "not a url"]
 SCHEDULERS = ["tcp://:", "foo://host:1", "[::1", "127.0.0.1:0"]
@@ -111,7 +116,12 @@ class Fuzzer:
         if opt in OUTPUTS:
             if rng.random() < 0.3:
                 return rng.choice(self.sessions)  # onto another session: refused without --force
-            return str(self.out / rng.choice(["a.json", "b.csv", "c.jsonl", "d.html", "sub/e.json", ""]))
+            return str(
+                self.out
+                / rng.choice(
+                    ["a.json", "b.csv", "c.jsonl", "d.html", "sub/e.json", "", LONG, "gone/f.duckdb"]
+                )
+            )
         if opt == "--set":
             return f"{rng.choice(self.keys)}={rng.choice(INTS + ODD_INTS + FLOATS + ODD_FLOATS + TEXTS)}"
         if opt == "--grid":
@@ -141,6 +151,8 @@ class Fuzzer:
                     out.append(str(rng.choice(list(a.choices))))
                 elif a.nargs in ("*", "+"):
                     out += rng.sample(self.files, rng.randint(1, 3))
+                    if rng.random() < 0.05:  # a spec that names nothing readable, among them
+                        out.append(rng.choice(TEXTS))
                 else:
                     out.append(rng.choice(self.files) if rng.random() < 0.95 else rng.choice(TEXTS))
                 continue
