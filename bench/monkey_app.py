@@ -164,20 +164,26 @@ def main() -> int:
     for _ in range(args.moves):
         if at is None or rng.random() < 0.05:
             at, log = monkey.start(), ["load a sample"]
-        if rng.random() < 0.2:
-            p = rng.choice(PAGES)
-            at.switch_page(f"inspector/ui/pages/{p}.py").run()
-            log.append(f"page {p}")
-        else:
-            ws = monkey.widgets(at)
-            if not ws:
-                continue
-            kind, w = rng.choice(ws)
-            moved = monkey.move(kind, w)
-            if moved is None:
-                continue
-            moved.run()
-            log.append(f"{kind} {getattr(w, 'key', None) or getattr(w, 'label', '')}")
+        try:
+            if rng.random() < 0.2:
+                p = rng.choice(PAGES)
+                log.append(f"page {p}")
+                at.switch_page(f"inspector/ui/pages/{p}.py").run()
+            else:
+                ws = monkey.widgets(at)
+                if not ws:
+                    continue
+                kind, w = rng.choice(ws)
+                moved = monkey.move(kind, w)
+                if moved is None:
+                    continue
+                log.append(f"{kind} {getattr(w, 'key', None) or getattr(w, 'label', '')}")
+                moved.run()
+        except RuntimeError as e:  # AppTest's timeout: a page still running (a hang, or far too slow)
+            found += 1
+            print(f"['hang: {str(e)[:200]}']\n  after: {log[-8:]}", flush=True)
+            at = None
+            continue
         if ps := problems(at):
             found += 1
             print(f"{ps}\n  after: {log[-8:]}", flush=True)

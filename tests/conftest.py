@@ -8,6 +8,15 @@ from .support.builder import SessionBuilder
 from .support.pi_oracle import PiOracle, Unavailable, install
 
 
+@pytest.fixture(autouse=True)
+def reachable_endpoints() -> None:
+    """Every test starts with no summarizer endpoint remembered as unreachable (a timeout in one
+    test must not keep the next from asking a server that took its port)."""
+    from inspector.summarize import llm
+
+    llm._UNREACHABLE.clear()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def validated_figures() -> None:
     """The app's figures skip plotly's validation for speed; the tests validate every one."""

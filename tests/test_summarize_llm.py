@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -374,3 +375,33 @@ def test_replay_sends_its_summarizer_model_and_base_url(server) -> None:  # type
     assert all(path == "/v1/chat/completions" for path, _, _ in fake.requests)
     sims = [x for x in r.summaries if x.simulated]
     assert sims and not any(x.event.fell_back or x.event.error for x in sims)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_an_endpoint_that_cannot_be_reached_is_not_asked_again_for_a_minute(
+    provider: str, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Found by bench/monkey_app.py --seed 11: offline, a what-if with an LLM summarizer asked the
+    provider at every compaction, each paying the SDK's retries (81 compactions: minutes). After
+    one request that reached nothing, the next ones stand in with the offline summary at once,
+    saying why, until the minute is over."""
+    from inspector.summarize import llm
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    closed = "http://127.0.0.1:9" + (
+        "/v1" if provider == "openai" else ""
+    )  # the discard port: nothing listens
+    first = get_summarizer(provider, model="m", base_url=closed, max_retries=0, api_key=KEY).summarize(REQ)
+    assert first.fell_back and first.usage.calls == 1 and "summarizer failed" in (first.error or "")
+    again = get_summarizer(provider, model="m", base_url=closed, max_retries=0, api_key=KEY).summarize(REQ)
+    assert (
+        again.fell_back
+        and again.usage.calls == 0
+        and "not asked: it could not be reached" in (again.error or "")
+    )
+    assert again.text == first.text  # the same offline stand-in
+    now = time.monotonic()
+    monkeypatch.setattr(llm.time, "monotonic", lambda: now + llm.UNREACHABLE_SECONDS + 1)
+    later = get_summarizer(provider, model="m", base_url=closed, max_retries=0, api_key=KEY).summarize(REQ)
+    assert later.usage.calls == 1 and "summarizer failed" in (later.error or "")  # asked again

@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -71,6 +72,22 @@ _PLAIN_HEADERS = {
     "user-agent",
     "anthropic-version",
 }
+
+
+UNREACHABLE_SECONDS = 60.0
+"""How long an endpoint that could not be reached is not asked again (each request it refuses costs
+the SDK's retries: a what-if with dozens of compactions, offline, had waited minutes)."""
+_UNREACHABLE: dict[tuple[str, str | None], tuple[float, str]] = {}
+"""(provider, base URL) → (when it could not be reached, why), for :data:`UNREACHABLE_SECONDS`."""
+
+
+def _unreachable(e: BaseException) -> bool:
+    """Did the request fail to reach the endpoint at all (no answer: name lookup, connection,
+    timeout), rather than get an answer it did not like?"""
+    names = {c.__name__ for c in type(e).__mro__}
+    return bool(names & {"APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout"}) or (
+        isinstance(e, (ConnectionError, TimeoutError, socket.gaierror))
+    )
 
 
 class MissingExtra(RuntimeError):
@@ -238,12 +255,30 @@ class _LlmSummarizer:
                     prompt,
                 )
         t0 = time.perf_counter()
+        where = (self.provider, self.base_url)
+        down = _UNREACHABLE.get(where)
+        if down is not None and time.monotonic() - down[0] < UNREACHABLE_SECONDS:
+            off = OfflineSummarizer().summarize(req)
+            return SummaryResult(
+                off.text,
+                SummaryUsage(0, 0, 0, time.perf_counter() - t0, None),
+                f"{self.label} failed → {OFFLINE_LABEL}",
+                prompt,
+                error=(
+                    f"{self.provider} summarizer not asked: it could not be reached "
+                    f"{time.monotonic() - down[0]:.0f} s ago ({down[1]}); it is asked again after "
+                    f"{UNREACHABLE_SECONDS:.0f} s"
+                ),
+                fell_back=True,
+            )
         try:
             raw, tin, tout = self._run(lambda: self._request(system, user, req.max_tokens))
             text = extract_summary(req.style, raw)
             if not text:
                 raise ValueError("the answer had no text")
         except Exception as e:  # any failure: say so, and stand in with the offline summary
+            if _unreachable(e):
+                _UNREACHABLE[where] = (time.monotonic(), self._describe(e))
             off = OfflineSummarizer().summarize(req)
             return SummaryResult(
                 off.text,
@@ -253,6 +288,7 @@ class _LlmSummarizer:
                 error=f"{self.provider} summarizer failed: {self._describe(e)}",
                 fell_back=True,
             )
+        _UNREACHABLE.pop(where, None)
         usage = SummaryUsage(tin, tout, 1, time.perf_counter() - t0, self._cost(tin, tout))
         if self.use_cache:
             cache_put(key, {"text": text, "input_tokens": tin, "output_tokens": tout, "model": self.model})
