@@ -258,18 +258,14 @@ class _LlmSummarizer:
         where = (self.provider, self.base_url)
         down = _UNREACHABLE.get(where)
         if down is not None and time.monotonic() - down[0] < UNREACHABLE_SECONDS:
-            off = OfflineSummarizer().summarize(req)
-            return SummaryResult(
-                off.text,
-                SummaryUsage(0, 0, 0, time.perf_counter() - t0, None),
-                f"{self.label} failed → {OFFLINE_LABEL}",
+            return self._stand_in(
+                req,
                 prompt,
-                error=(
-                    f"{self.provider} summarizer not asked: it could not be reached "
-                    f"{time.monotonic() - down[0]:.0f} s ago ({down[1]}); it is asked again after "
-                    f"{UNREACHABLE_SECONDS:.0f} s"
-                ),
-                fell_back=True,
+                t0,
+                0,
+                f"{self.provider} summarizer not asked: it could not be reached "
+                f"{time.monotonic() - down[0]:.0f} s ago ({down[1]}); it is asked again after "
+                f"{UNREACHABLE_SECONDS:.0f} s",
             )
         try:
             raw, tin, tout = self._run(lambda: self._request(system, user, req.max_tokens))
@@ -279,20 +275,27 @@ class _LlmSummarizer:
         except Exception as e:  # any failure: say so, and stand in with the offline summary
             if _unreachable(e):
                 _UNREACHABLE[where] = (time.monotonic(), self._describe(e))
-            off = OfflineSummarizer().summarize(req)
-            return SummaryResult(
-                off.text,
-                SummaryUsage(0, 0, 1, time.perf_counter() - t0, None),
-                f"{self.label} failed → {OFFLINE_LABEL}",
-                prompt,
-                error=f"{self.provider} summarizer failed: {self._describe(e)}",
-                fell_back=True,
+            return self._stand_in(
+                req, prompt, t0, 1, f"{self.provider} summarizer failed: {self._describe(e)}"
             )
         _UNREACHABLE.pop(where, None)
         usage = SummaryUsage(tin, tout, 1, time.perf_counter() - t0, self._cost(tin, tout))
         if self.use_cache:
             cache_put(key, {"text": text, "input_tokens": tin, "output_tokens": tout, "model": self.model})
         return SummaryResult(text, usage, self.label, prompt)
+
+    def _stand_in(self, req: SummaryRequest, prompt: str, t0: float, calls: int, error: str) -> SummaryResult:
+        """The offline summary in the provider's place, marked, with ``error`` (``calls``: the
+        requests made, 0 when the provider was not asked)."""
+        off = OfflineSummarizer().summarize(req)
+        return SummaryResult(
+            off.text,
+            SummaryUsage(0, 0, calls, time.perf_counter() - t0, None),
+            f"{self.label} failed → {OFFLINE_LABEL}",
+            prompt,
+            error=error,
+            fell_back=True,
+        )
 
     def _describe(self, e: Exception) -> str:
         status = getattr(e, "status_code", None)
