@@ -386,8 +386,4 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
         if all(v is None for v in vals):
             return None
         return RECORDED_TRIGGER, vals
-    vals = [
-        None if pol.aborted_never_trigger and st.aborted else t
-        for st, t in zip(replay.steps, replay.triggers, strict=True)
-    ]
-    return REPLAYED_TRIGGER, vals
+    return REPLAYED_TRIGGER, list(replay.triggers)

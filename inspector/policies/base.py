@@ -162,8 +162,6 @@ class CompactionPolicy:
     """True when it compacts with pi's cut (reads keepRecentTokens and pi's version)."""
     summary_style: ClassVar[str] = "pi"
     """The prompt style its summaries are asked in (:data:`inspector.summarize.prompts.STYLES`)."""
-    aborted_never_trigger: ClassVar[bool] = False
-    """True when an aborted answer never triggers it (pi's rule)."""
 
     # -- info (the old PolicyInfo's fields, read by the UI and the CLI) ---------------------------
     @property

@@ -147,7 +147,6 @@ class EarlyPolicy(PiPolicy):
     )
     Settings = EarlySettings
     prefix = "early_"
-    aborted_never_trigger = False
 
     def threshold(self, window: int, settings: Any, reserve: int) -> int | None:
         return int(settings.red_fraction * window)
