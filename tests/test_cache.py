@@ -652,6 +652,76 @@ def test_the_recorded_context_walk_takes_out_what_the_agent_cleared_as_the_repla
     assert walked != recorded_context_tokens(s, "pi", None, True)
 
 
+def _cleared_at_random(seed: int) -> SessionBuilder:
+    """A session whose outputs the agent cleared, with every edge of the recorded strategy's clock
+    at random: marks before, at and after the calls (ties included), answers without a timestamp
+    and with clocks that go back, messages without a timestamp, outputs with details but no mark,
+    a custom message, and compactions that keep cleared outputs or none."""
+    import random
+
+    rng = random.Random(seed)
+    b = SessionBuilder()
+    t0 = 1767225600000
+    times = [t0 + 1_000 * k for k in range(0, 60, 3)]
+    ids: list[str] = []
+    for _ in range(rng.randint(10, 30)):
+        pick = rng.random()
+        if pick < 0.08 and ids:
+            b.add(
+                "compaction",
+                summary="s " * rng.randint(1, 40),
+                firstKeptEntryId=rng.choice(ids),
+                tokensBefore=1,
+            )
+            continue
+        if pick < 0.12:
+            b.add("custom_message", customType="note", content="n " * rng.randint(1, 50), display=True)
+            continue
+        ids.append(b.user("u " * rng.randint(1, 80)))
+        for _ in range(rng.randint(1, 3)):
+            stamp = rng.choice([None, rng.choice(times), t0 + rng.randint(0, 60_000)])
+            a = b.assistant(f"a{b.n}", tools=[("read", {"path": "f.py"})])
+            if stamp is None:
+                del b.lines[-1]["message"]["timestamp"]
+            else:
+                b.lines[-1]["message"]["timestamp"] = stamp
+            ids.append(a)
+            details = rng.choice([None, {}, {"opencode": {"compacted": rng.choice(times)}}, {"opencode": {}}])
+            kw = {} if details is None else {"details": details}
+            ids.append(b.tool_result("x " * rng.randint(1, 300), **kw))
+            if rng.random() < 0.2:
+                del b.lines[-1]["message"]["timestamp"]
+    b.assistant("end")
+    return b
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_cleared_outputs_walk_gives_the_runners_integers(seed):
+    """Without a DCP compress, the as-recorded walk sums what the marks at or before each call's
+    time save (:func:`_cleared_walk`) instead of running the "recorded" strategy's runner: the
+    same integers as the runner's walk, under both counters, on sessions with every edge of the
+    clock at random; and it leaves a DCP compress to the runner."""
+    from inspector.replay.as_sent import _cleared_walk, _walk
+    from inspector.replay.counters import session_counter
+
+    s = dataclasses.replace(_cleared_at_random(seed).session(), format="opencode")
+    path = s.path(None)
+    on_path = [s.entries[i] for i in path]
+    for counter in ("pi", "tiktoken"):
+        counted = session_counter(s, counter)
+        got = _cleared_walk(on_path, path, counted)
+        assert got is not None and got == _walk(on_path, path, counted, True)
+    if seed == 0:  # the generator does make sessions where clearing changes what is sent
+        assert got[1] != _walk(on_path, path, counted, False)[1]
+    b = _cleared_at_random(seed)
+    b.assistant("compress", tools=[("compress", {})])
+    b.tool_result("done", details={"dcp": {"blocks": [{"block": 1, "first": 1, "last": 2, "summary": "s"}]}})
+    b.assistant("after")
+    dcp = dataclasses.replace(b.session(), format="opencode")
+    path = dcp.path(None)
+    assert _cleared_walk([dcp.entries[i] for i in path], path, session_counter(dcp, "pi")) is None
+
+
 def test_a_what_ifs_fit_is_the_one_the_as_recorded_replay_gives():
     from inspector.cache.fit import _FITS, session_fit
 

@@ -28,16 +28,19 @@ much as the what-if replay.
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_right, insort
 from collections.abc import Sequence
 from typing import Any
 
 from ..context import ContextMessage, _context_message, compaction_context
 from ..numbers import finite_ms
-from ..pruning.base import CallInfo
-from ..pruning.recorded import Recorded, RecordedSettings, records_pruning
+from ..pruning.base import CallInfo, with_text
+from ..pruning.recorded import Recorded, RecordedSettings, dcp_blocks, recorded_prune, records_pruning
 from ..session.models import AssistantMessage, CompactionEntry, MessageEntry, ToolResultMessage
 from ..session.tree import Session
 from .counters import session_counter
+
+_ALWAYS = float("inf")  # a call with no time: every mark applies (the runner's)
 
 
 def recorded_context_tokens(
@@ -46,15 +49,24 @@ def recorded_context_tokens(
     """(entry index of each model call on the branch ending at ``leaf``, the replayed tokens of
     the as-recorded context it was sent; ``leaf`` as in :class:`~inspector.replay.ReplaySettings`): the as-recorded replay's ``(s.entry_index, s.tokens)``
     for each step. ``pruned``: with the agent's own pruning the file records (the replay under the
-    "recorded" strategy: its runner, given the context as it grows and each call's time). None for
-    the "usage" counter (pi's usage-based size is the replay's own state)."""
+    "recorded" strategy: its runner, given the context as it grows and each call's time; without
+    a DCP compress, the same integers by :func:`_cleared_walk`). None for the "usage" counter
+    (pi's usage-based size is the replay's own state)."""
     if counter == "usage":
         return None
     counted = session_counter(session, counter)
-    count = counted.count
     entries = session.entries
     path = session.path(leaf)
     on_path = [entries[i] for i in path]
+    if pruned and (cleared := _cleared_walk(on_path, path, counted)) is not None:
+        return cleared
+    return _walk(on_path, path, counted, pruned)
+
+
+def _walk(on_path: list[Any], path: Sequence[int], counted: Any, pruned: bool) -> tuple[list[int], list[int]]:
+    """:func:`recorded_context_tokens` on the entries ``on_path`` (at the indexes ``path``); with
+    ``pruned``, the "recorded" strategy's runner given the context as it grows."""
+    count = counted.count
     runner = Recorded().runner(RecordedSettings(), counted) if pruned else None
     msgs: list[ContextMessage] = []  # the context as the runner sees it (only with ``pruned``)
     positions: dict[str, int] | None = None
@@ -90,6 +102,84 @@ def recorded_context_tokens(
                     total += count(cm)
                 else:
                     msgs.append(ContextMessage(cm, path[pos]))
+    return calls, tokens
+
+
+def _cleared_walk(
+    on_path: list[Any], path: Sequence[int], counted: Any
+) -> tuple[list[int], list[int]] | None:
+    """:func:`recorded_context_tokens` with ``pruned``, for a file whose only recorded pruning is
+    outputs the agent cleared (OpenCode's ``time.compacted``, Claude Code's microcompact): None at
+    the first DCP compress met (that layer is the runner's alone). The "recorded" strategy's runner
+    sends such an output as its marker exactly when its mark is at or before the call's time (the
+    answer's timestamp; without one, the newest message timestamp in the context; with neither,
+    every mark applies), and nothing else changes what it sends. So each call's tokens are the
+    context's minus what the marks at or before that time save, kept as one running sum while
+    the time moves through the marks sorted by time, as the runner moves its own: the runner's
+    integers without a runner (``tests/test_cache.py`` checks both on every sample, fixture and
+    edge of the clock), at a fraction of its cost (it made most of a what-if's first cache model
+    on an OpenCode export)."""
+    count = counted.count
+    calls: list[int] = []
+    tokens: list[int] = []
+    total = saved = 0  # the context's tokens; what the marks at or before ``now`` save of them
+    marks: list[tuple[float, int]] = []  # (time of a mark, the tokens it saves), sorted
+    now = -_ALWAYS  # the last call's time in this context
+    ctx: list[Any] = []  # the context's messages (their newest timestamp is read only when asked)
+    seen, newest = 0, None  # the newest timestamp of ctx[:seen]
+    positions: dict[str, int] | None = None
+
+    def marked(m: Any) -> bool:
+        """A tool result with details joined the context: its mark noted; False at a DCP compress."""
+        nonlocal saved
+        if dcp_blocks(m):
+            return False
+        r = recorded_prune(m)
+        if r is not None:
+            s = count(m) - count(with_text(ContextMessage(m, None), r.marker).message)
+            insort(marks, (r.at, s))
+            if r.at <= now:
+                saved += s
+        return True
+
+    for pos, e in enumerate(on_path):
+        if isinstance(e, MessageEntry):
+            m = e.message
+            if isinstance(m, AssistantMessage):
+                t = finite_ms(m.timestamp)
+                if t is None:  # the newest message timestamp in the context (the runner's ``_newest``)
+                    for x in ctx[seen:]:
+                        u = finite_ms(getattr(x, "timestamp", None))
+                        if u is not None and (newest is None or u > newest):
+                            newest = u
+                    seen = len(ctx)
+                    t = newest if newest is not None else _ALWAYS
+                if t != now and marks:  # the marks between the two times change sides
+                    lo, hi = (now, t) if t > now else (t, now)
+                    i, j = bisect_right(marks, (lo, _ALWAYS)), bisect_right(marks, (hi, _ALWAYS))
+                    moved = sum(s for _, s in marks[i:j])
+                    saved += moved if t > now else -moved
+                now = t
+                tokens.append(total - saved)
+                calls.append(path[pos])
+        elif isinstance(e, CompactionEntry):
+            if positions is None:
+                positions = first_positions(on_path)
+            total = saved = seen = 0  # the runner starts again on the context after it
+            marks, now, newest, ctx = [], -_ALWAYS, None, []
+            for cm in _after_compaction(on_path, path, pos, positions):
+                total += count(cm.message)
+                ctx.append(cm.message)
+                if isinstance(cm.message, ToolResultMessage) and cm.message.details is not None:
+                    if not marked(cm.message):
+                        return None
+            continue
+        elif (m := _context_message(e)) is None:
+            continue
+        total += count(m)
+        ctx.append(m)
+        if isinstance(m, ToolResultMessage) and m.details is not None and not marked(m):
+            return None
     return calls, tokens
 
 
