@@ -349,7 +349,7 @@ def recorded_cut_reason(
 
 
 RECORDED_TRIGGER = "recorded usage, input + output + cache (what the agent compared)"
-REPLAYED_TRIGGER = "usage the policy compares (recorded, + what the what-if changed)"
+REPLAYED_TRIGGER = "usage the policy compares (recorded, + what the what-if changed, fitted)"
 
 
 def trigger_label(replay: Any) -> str | None:

@@ -513,7 +513,8 @@ def _trigger(session: Session, window: int) -> Reveal:
             f"({over[1]:,} tokens), so pi would compact before call "
             f"{over[0] + 1}. The replay checks the same usage, as long as its context is the one the session "
             "sent; once a compaction has changed it, the recorded usage plus what the replay changed (counted "
-            "with pi's chars ÷ 4 estimate), since the provider never counted that context."
+            "with pi's chars ÷ 4 estimate, times the provider tokens per counted token fitted on this "
+            "session's calls), since the provider never counted that context."
         )
     return Reveal(
         "trigger",

@@ -10,10 +10,10 @@ import pytest
 
 from inspector import load_session
 from inspector.cache import anthropic, cache_replay, family_of, fit_sizes, openai
-from inspector.cache.sizes import fit_tails
 from inspector.cache.timing import long_retention
 from inspector.importers import parse_any
 from inspector.replay import ReplaySettings, replay
+from inspector.replay.sizes import fit_tails
 from inspector.session.models import AssistantMessage
 from tests.support.builder import SessionBuilder
 from tests.support.paths import FIXTURES, SAMPLES
@@ -1110,7 +1110,7 @@ def test_the_sizes_of_a_file_whose_agent_pruned_are_fitted_on_what_it_sent():
     were measured on the context after that, so the size fit and a what-if's base are made on it,
     not on the context before the agent's pruning."""
     from inspector.cache.fit import _BASES, _FITS, agent_pruned, base_tokens, session_fit
-    from inspector.cache.sizes import fit_columns
+    from inspector.replay.sizes import fit_columns
 
     b = recorded_reading_session(6, gap_ms=1_000)
     results = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "toolResult"]

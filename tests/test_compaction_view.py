@@ -21,6 +21,8 @@ from inspector.compaction_view import (
     trigger_series,
 )
 from inspector.replay import CompactionSkipped, Pruned, ReplaySettings, Reread, StrategyEvent, replay
+from inspector.replay.as_sent import sent_fit
+from inspector.replay.sizes import changed_size
 from inspector.ui import figures, narrate, urlstate, views
 
 REPO = Path(__file__).resolve().parents[1]
@@ -136,7 +138,8 @@ def test_compaction_steps_and_the_trigger_quantity(coding) -> None:  # type: ign
     label, vals = trigger_series(what_if)
     assert "usage the policy compares" in label
     # the recorded usage until the first compaction (the context is the recorded one), then that
-    # usage plus what the what-if changed: the context it sent less the one the session sent
+    # usage plus what the what-if changed: the context it sent less the one the session sent, in
+    # the provider's tokens by the session's size fit (coding-session: 1.06 per counted token)
     first = compaction_steps(what_if)[0]
     assert vals[:first] == [s.recorded_total for s in what_if.steps[:first]]
     ends = [k for k, s in enumerate(what_if.steps) if s.stop_reason != "toolUse"]  # agent runs end there
@@ -148,9 +151,17 @@ def test_compaction_steps_and_the_trigger_quantity(coding) -> None:  # type: ign
     ]
     assert tried[0] == over + 1  # pi tries there first
     sent = {s.entry_index: s.tokens for s in rec.steps}
+    fit = sent_fit(coding, "pi")
+    assert 1.05 < fit.scale < 1.07
     assert [v for v in vals[first:] if v is not None] == [
+        changed_size(int(s.recorded_total), s.tokens - sent[s.entry_index], fit)
+        for s in what_if.steps[first:]
+        if s.recorded_total
+    ]
+    unscaled = [
         s.recorded_total + s.tokens - sent[s.entry_index] for s in what_if.steps[first:] if s.recorded_total
     ]
+    assert [v for v in vals[first:] if v is not None] != unscaled
     assert trigger_series(replay(coding, ReplaySettings(compaction="never"))) is None
 
 

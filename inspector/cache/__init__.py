@@ -3,10 +3,10 @@ in full, by provider family (:mod:`.anthropic`, :mod:`.openai`, no cache model f
 priced at the session's recorded or listed rates (:mod:`.prices`), checked against the cache
 usage the session recorded (:mod:`.report`)."""
 
+from ..replay.sizes import SizeFit, fit_sizes
 from .family import family_of
 from .report import MODELS, RETENTIONS, CacheReport, CacheStep, cache_replay
 from .rule import CacheRule
-from .sizes import SizeFit, fit_sizes
 
 __all__ = [
     "MODELS",

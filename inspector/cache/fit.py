@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..replay.as_sent import agent_pruned, sent_as_recorded
+from ..replay.as_sent import agent_pruned, sent_as_recorded, sent_fit
+from ..replay.sizes import SizeFit, fit_columns, tails_of
 from ..session.tree import Session
 from .facts import session_facts
-from .sizes import SizeFit, fit_columns, tails_of
 from .timing import long_retention_of, milliseconds
 
 _FITS: weakref.WeakKeyDictionary[Session, dict[tuple[str, int | None], tuple[SizeFit, frozenset[str]]]] = (
@@ -48,6 +48,7 @@ def session_fit(
         recorded = [s.recorded_input for s in base]
         settings = replay.settings
         pruned = agent_pruned(replay.session)
+        fit = None
         if settings.compaction == "recorded" and (settings.strategy == "recorded" or not pruned):
             # what was sent: the agent's own pruning, or none (then: before this replay's pruning)
             tokens = [s.tokens if settings.strategy == "recorded" else s.tokens_before_pruning for s in base]
@@ -55,6 +56,9 @@ def session_fit(
             walked = sent_as_recorded(replay.session, settings.counter, settings.leaf)
             if walked is not None and list(walked) == [s.entry_index for s in base]:
                 tokens = list(walked.values())
+                fit = sent_fit(
+                    replay.session, settings.counter, settings.leaf
+                )  # the trigger's, on the same columns
             else:  # the usage counter: the as-recorded replay itself
                 base = run(
                     replay.session,
@@ -62,7 +66,8 @@ def session_fit(
                 ).steps
                 recorded = [s.recorded_input for s in base]
                 tokens = [s.tokens for s in base]
-        fit = fit_columns(tokens, recorded)
+        if fit is None:
+            fit = fit_columns(tokens, recorded)
         _BASES.setdefault(replay.session, {})[key] = dict(
             zip([s.entry_index for s in base], tokens, strict=True)
         )

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..gcpause import gc_paused
 from ..importers.opencode import summary_usage
 from ..recon.flags import sent_fewer, threshold
+from ..replay.sizes import UNFITTED, SizeFit, changed_size
 from ..session.models import CompactionEntry
 from ..session.tree import Session
 from .causes import (
@@ -60,7 +61,6 @@ from .openai import drops_earlier_reasoning
 from .prices import LONG, Rates, long_context, rates_for
 from .rule import CacheRule, splitter
 from .shared import Shared
-from .sizes import UNFITTED, SizeFit
 from .summaries import SOURCE as SUMMARY_SOURCE
 from .summaries import SummaryCall, summary_calls
 
@@ -409,11 +409,9 @@ class _Pricing:
         the as-recorded :attr:`base`); no less than the prefix every request sends (or the recorded
         prompt, when that is smaller). A call with no as-recorded context gets the fitted size."""
         was = self.base.get(entry)
-        fit = self.fit
         if was is None:
-            return fit.size(tokens)
-        prompt = int(recorded) + round(fit.scale * (tokens - was))
-        return prompt if prompt >= fit.hidden or prompt >= recorded else min(fit.hidden, int(recorded))
+            return self.fit.size(tokens)
+        return changed_size(int(recorded), tokens - was, self.fit)
 
     def sizes(self, replay: Any) -> str:
         """Where the prompts' sizes came from (:attr:`CacheReport.sizes`)."""

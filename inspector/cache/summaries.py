@@ -48,11 +48,11 @@ from functools import cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..replay.sizes import SizeFit
 from ..summarize.base import Kind, SummaryRequest
 from ..summarize.prompts import build_prompt
 from .prices import Rates
 from .rule import CacheRule
-from .sizes import SizeFit
 
 if TYPE_CHECKING:
     from ..replay.results import CompactionRecord

@@ -1,10 +1,11 @@
 """The size of the context the session really sent at each model call, without a second replay.
 
-Two readers need it. A what-if's cache model (:mod:`inspector.cache.sizes`) fits the provider's
-prompt sizes on the context each recorded prompt was measured on. And a what-if's compaction
-trigger: every agent compares the usage the provider reports for an answer, which a what-if knows
-only for the contexts the session really sent; it takes the recorded usage plus what the what-if
-changed in the context (:meth:`inspector.replay.run.ReplayRun.provider_size`).
+Two readers need it, and the size fit made on it (:func:`sent_fit`, :mod:`.sizes`: provider
+tokens per replayed token). A what-if's cache model prices the provider's prompt sizes from them.
+And a what-if's compaction trigger: every agent compares the usage the provider reports for an
+answer, which a what-if knows only for the contexts the session really sent; it takes the recorded
+usage plus what the what-if changed in the context, sized by the fit
+(:meth:`inspector.replay.run.ReplayRun.provider_size`).
 
 That column is the as-recorded replay of the same branch and counter (the recorded compactions
 applied, nothing pruned), each call's ``Step.tokens``; :func:`recorded_context_tokens` walks the
@@ -32,6 +33,7 @@ from bisect import bisect_right, insort
 from collections.abc import Sequence
 from typing import Any
 
+from ..calibration import recorded_prompt
 from ..context import ContextMessage, _context_message, compaction_context
 from ..numbers import finite_ms
 from ..pruning.base import CallInfo, with_text
@@ -39,6 +41,7 @@ from ..pruning.recorded import Recorded, RecordedSettings, dcp_blocks, recorded_
 from ..session.models import AssistantMessage, CompactionEntry, MessageEntry, ToolResultMessage
 from ..session.tree import Session
 from .counters import session_counter
+from .sizes import UNFITTED, SizeFit, fit_columns
 
 _ALWAYS = float("inf")  # a call with no time: every mark applies (the runner's)
 
@@ -174,8 +177,11 @@ def _cleared_walk(
                     if not marked(cm.message):
                         return None
             continue
-        elif (m := _context_message(e)) is None:
-            continue
+        else:
+            cm_ = _context_message(e)
+            if cm_ is None:
+                continue
+            m = cm_
         total += count(m)
         ctx.append(m)
         if isinstance(m, ToolResultMessage) and m.details is not None and not marked(m):
@@ -197,6 +203,29 @@ def sent_as_recorded(session: Session, counter: str, leaf: int | None = None) ->
     if key not in memo:
         walked = recorded_context_tokens(session, counter, leaf, agent_pruned(session))
         memo[key] = None if walked is None else dict(zip(*walked, strict=True))
+    return memo[key]
+
+
+_FIT: weakref.WeakKeyDictionary[Session, dict[tuple[str, int | None], SizeFit]] = weakref.WeakKeyDictionary()
+
+
+def sent_fit(session: Session, counter: str, leaf: int | None = None) -> SizeFit:
+    """The session's size fit (:func:`~.sizes.fit_columns`: provider tokens ≈ hidden + scale ×
+    replayed tokens) on the context each recorded prompt was measured on
+    (:func:`sent_as_recorded`), memoised like it; unfitted for the "usage" counter. A what-if's
+    trigger sizes what it changed with it, as the cache model prices it
+    (:func:`~.sizes.changed_size`)."""
+    memo = _FIT.setdefault(session, {})
+    key = (counter, leaf)
+    if key not in memo:
+        sent = sent_as_recorded(session, counter, leaf)
+        if sent is None:
+            memo[key] = UNFITTED
+        else:
+            entries = session.entries
+            answers = [getattr(entries[ei], "message", None) for ei in sent]  # each call's answer
+            prompts = [recorded_prompt(m) if isinstance(m, AssistantMessage) else None for m in answers]
+            memo[key] = fit_columns(list(sent.values()), prompts)
     return memo[key]
 
 

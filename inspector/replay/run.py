@@ -13,7 +13,7 @@ message, one model call (:meth:`ReplayRun.model_call`):
 5. :meth:`~ReplayRun.record_step` — the step, with the context list it saw pinned by its length;
 6. :meth:`~ReplayRun.after_answer` — the answer joins the context; the policy may compact,
    comparing the usage the provider reports (:meth:`~ReplayRun.provider_size`: the recorded usage,
-   plus what the what-if changed in the context).
+   plus what the what-if changed in the context, in the provider's tokens by the session's fit).
 
 Compactions go through the policy object (:meth:`ReplayRun.compact`,
 :meth:`inspector.policies.CompactionPolicy.compact`).
@@ -48,7 +48,7 @@ from ..session.models import (
 from ..session.tree import Session
 from ..tokens import calculate_context_tokens, estimate_context_tokens
 from ..window import model_key
-from .as_sent import sent_as_recorded
+from .as_sent import sent_as_recorded, sent_fit
 from .counters import session_counter
 from .rereads import RereadTracker
 from .results import (
@@ -68,6 +68,7 @@ from .results import (
     Unpruned,
 )
 from .settings import ReplaySettings
+from .sizes import SizeFit, changed_size
 from .strategies import effective_strategy, make_runner, strategy_settings
 from .summaries import SummaryCache, SummaryFn
 
@@ -84,6 +85,16 @@ def recorded_usage(m: AssistantMessage) -> tuple[int | float | None, int | float
     return clamp(clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)), clamp(
         calculate_context_tokens(u)
     )
+
+
+def _change(added: int, diff: int, fit: Any) -> str:
+    """How a what-if's change to a call's context was sized (:meth:`ReplayRun.provider_size`)."""
+    how = f"{diff:+,} counted"
+    if fit is not None and fit.scale != 1.0:
+        how += f" × {fit.scale:.2f} provider tokens per counted token (fitted on the session's calls)"
+    if fit is not None and round(fit.scale * diff) != added:
+        how += f"; no less than the {fit.hidden:,}-token prefix every request sends"
+    return f"{'+' if added >= 0 else '−'} {abs(added):,} for what the what-if changed ({how})"
 
 
 class ReplayRun:
@@ -128,6 +139,7 @@ class ReplayRun:
         self.sim = SimulatedPath()  # the path as pi would see it (what-if: simulated compactions)
         self.trigger = Trigger()
         self.sent: dict[int, int] | None = None  # each call's as-recorded context (provider_size)
+        self.fit: SizeFit | None = None  # the session's size fit on it (provider_size)
         # (size, counted, step) of the last answer sized from its usage since the last compaction
         self.anchor: tuple[int, int, int] | None = None
         self.triggers: list[int | None] = []  # per step, what the policy compared (Replay.triggers)
@@ -394,8 +406,10 @@ class ReplayRun:
 
         The session records the provider's usage for the context it really sent; this replay sent
         ``tokens`` where that context held ``base`` (:func:`~.as_sent.sent_as_recorded`), so the
-        size is the recorded one plus the difference: exactly the recorded usage until the what-if
-        first changes the context, then an estimate of the change alone. An aborted answer is sized
+        size is the recorded one plus the difference in the provider's tokens (the session's size
+        fit, :func:`~.as_sent.sent_fit`, as the cache model prices it: :func:`~.sizes.changed_size`):
+        exactly the recorded usage until the what-if first changes the context, then an estimate
+        of the change alone. An aborted answer is sized
         by its own usage, 0 when it records none (pi checks it before the next prompt: nothing to
         compare). An answer without a usable record (none or zero, failed) is sized as pi's
         ``estimateContextTokens`` does:
@@ -419,16 +433,16 @@ class ReplayRun:
             base = self.sent.get(ei)
             if rec > 0 and base is not None:
                 diff = tokens - base
-                size = max(0, rec + diff)
+                if diff:
+                    if self.fit is None:
+                        self.fit = sent_fit(self.session, self.settings.counter, self.settings.leaf)
+                    size = changed_size(rec, diff, self.fit)
+                else:
+                    size = rec
                 if answered and not aborted:  # pi's estimate reads no usage from an aborted answer
                     self.anchor = (size, counted, len(self.steps) - 1)
                 what = "the answer's recorded usage" if answered else "the recorded prompt"
-                if diff == 0:
-                    return size, what
-                return (
-                    size,
-                    f"{what} {rec:,}, {'+' if diff > 0 else '−'} {abs(diff):,} for what the what-if changed",
-                )
+                return size, what if diff == 0 else f"{what} {rec:,}, {_change(size - rec, diff, self.fit)}"
             if answered and aborted and rec <= 0:  # pi compares the aborted answer's usage: nothing
                 return 0, "the aborted answer's recorded usage: none"
         if self.anchor is not None:

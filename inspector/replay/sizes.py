@@ -10,7 +10,11 @@ session with no recorded usage gets ``hidden = 0, scale = 1`` (said: ``fitted=Fa
 In the as-recorded replay the recorded prompt itself (input + cache read + cache write) is each
 call's size: the cache model is then checked on what was really sent, not on the tokenizer. A
 what-if starts from the same recorded prompt and adds ``scale ×`` what it changed in the call's
-context (:func:`inspector.cache.fit.base_tokens`): only the change is estimated.
+context (:func:`changed_size`): only the change is estimated. Two readers take that size: the
+cache model prices the prompt (:func:`inspector.cache.fit.base_tokens`), and a what-if's
+compaction trigger compares it as the usage the provider would report
+(:meth:`inspector.replay.run.ReplayRun.provider_size`, with the fit of
+:func:`inspector.replay.as_sent.sent_fit`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,15 @@ class SizeFit:
 
 
 UNFITTED = SizeFit(0, 1.0, 0)
+
+
+def changed_size(recorded: int, change: int, fit: SizeFit) -> int:
+    """The provider's size of a prompt that was sent as ``recorded`` provider tokens and that a
+    what-if changed by ``change`` replayed tokens: ``recorded + scale × change``, rounded; no less
+    than the prefix every request sends (``fit.hidden``), or than ``recorded`` when that is
+    smaller (a prompt the what-if shrank keeps at least what it cannot shrink)."""
+    size = int(recorded) + round(fit.scale * change)
+    return size if size >= fit.hidden or size >= recorded else min(fit.hidden, int(recorded))
 
 
 def _ols(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
