@@ -224,6 +224,25 @@ def test_step_story_names_what_was_pruned_and_why() -> None:
     assert any("Why:" in x for x in lines) and any("newly removed" in x for x in lines)
 
 
+def test_step_story_measures_a_call_against_pis_threshold_in_what_pi_compares() -> None:
+    # pi compares the usage the provider reports, not the replay's count: as recorded, the
+    # answer's recorded usage; in a what-if, the usage its policy compares (Replay.triggers)
+    s = load_session(SAMPLE)
+    rec = replay(s)
+    k = 20
+    line = next(x for x in narrate.step_story(rec, k) if "pi compacts when" in x)
+    trig = rec.steps[k].window - rec.settings.reserve_tokens
+    total = int(rec.steps[k].recorded_total)
+    assert f"the answer's recorded usage is {total:,} tokens, {total / trig:.0%} of that" in line
+    assert total != rec.steps[k].tokens
+    what_if = replay(s, ReplaySettings(compaction="pi", context_window=40_000))
+    k = len(what_if.steps) - 1
+    line = next(x for x in narrate.step_story(what_if, k) if "pi compacts when" in x)
+    val = int(what_if.triggers[k])
+    assert f"the usage the policy compares after this answer is {val:,} tokens" in line
+    assert val != what_if.steps[k].tokens
+
+
 def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
     from inspector.importers import load_any
 

@@ -249,9 +249,26 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
         if trig > 0:
             out.append(
                 f"pi compacts when an agent run ends with the context above window − reserveTokens = {trig:,} "
-                f"tokens; this call is at {st.tokens / trig:.0%} of that."
+                f"tokens; {_compared(replay, k, pol.as_recorded, trig)}."
             )
     return out
+
+
+def _compared(replay: Any, k: int, as_recorded: bool, trig: int) -> str:
+    """Where call ``k`` stands against pi's threshold ``trig``, in what pi compares: the answer's
+    recorded usage (as recorded), or the usage the what-if's policy compares after it
+    (:attr:`Replay.triggers`); the replayed context when there is neither."""
+    st = replay.steps[k]
+    if as_recorded:
+        val = None if st.stop_reason in ("aborted", "error") else st.recorded_total
+        what = "the answer's recorded usage"
+    else:
+        triggers = getattr(replay, "triggers", ())
+        val = triggers[k] if k < len(triggers) else None
+        what = "the usage the policy compares after this answer"
+    if val:
+        return f"{what} is {int(val):,} tokens, {val / trig:.0%} of that"
+    return f"this call's context is at {st.tokens / trig:.0%} of that"
 
 
 def _recorded_compaction_sentences(e: RecordedCompaction, replay: Any) -> list[str]:
