@@ -261,6 +261,31 @@ def test_after_a_what_if_compaction_the_trigger_adds_what_changed_to_the_recorde
         assert r.steps[k - 2].tokens + 10 + 1500 <= 8000 or k - 2 in compacted
 
 
+def test_a_what_ifs_change_is_sized_in_the_providers_tokens_and_its_reason_says_how() -> None:
+    # A provider that reads half a token per counted one (pi's chars ÷ 4 over-counting a GPT
+    # tokenizer, say): the session's fit says 0.50, and after the what-if's first compaction its
+    # trigger adds half of what it dropped, not all of it (which would take the compared usage to
+    # 0 and put off every later compaction), and each such compaction's reason says so.
+    b = SessionBuilder()
+    for t in range(1, 61):
+        b.user("u" * 4000)
+        b.assistant("a" * 40, usage=1500 + (t * 1010) // 2)
+    settings = ReplaySettings(
+        compaction="pi", context_window=12000, reserve_tokens=2000, keep_recent_tokens=3000
+    )
+    r = replay(b.session(), settings)
+    compacted = [st.step for st in r.steps if any(e.type == "compaction" for e in st.events)]
+    assert len(compacted) >= 3
+    for k in compacted[1:]:
+        (ev,) = [e for e in r.steps[k].events if e.type == "compaction"]
+        assert "× 0.50 provider tokens per counted token (fitted on the session's calls)" in ev.reason
+        # what the policy compared: about the what-if's own context in the provider's tokens
+        own = 1500 + (r.steps[k - 1].tokens + 10) / 2
+        assert abs(r.triggers[k - 1] - own) <= 3
+    first = compacted[0]
+    assert all(t is not None and t > 1500 for t in r.triggers[first:])  # never down to nothing
+
+
 def test_a_what_if_overflows_on_the_prompt_the_provider_counted() -> None:
     # The counted context stays under the 5000-token window; with 2500 hidden tokens the recorded
     # prompt of the 3rd call is 4530 + ... > 5000: the request would fail there, so the what-if

@@ -56,9 +56,8 @@ def session_fit(
             walked = sent_as_recorded(replay.session, settings.counter, settings.leaf)
             if walked is not None and list(walked) == [s.entry_index for s in base]:
                 tokens = list(walked.values())
-                fit = sent_fit(
-                    replay.session, settings.counter, settings.leaf
-                )  # the trigger's, on the same columns
+                # the fit the replay's trigger sized its changes with, made on these same columns
+                fit = sent_fit(replay.session, settings.counter, settings.leaf)
             else:  # the usage counter: the as-recorded replay itself
                 base = run(
                     replay.session,

@@ -178,10 +178,10 @@ def _cleared_walk(
                         return None
             continue
         else:
-            cm_ = _context_message(e)
-            if cm_ is None:
+            other = _context_message(e)  # a custom message, a branch summary, ...
+            if other is None:
                 continue
-            m = cm_
+            m = other
         total += count(m)
         ctx.append(m)
         if isinstance(m, ToolResultMessage) and m.details is not None and not marked(m):

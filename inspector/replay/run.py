@@ -87,12 +87,13 @@ def recorded_usage(m: AssistantMessage) -> tuple[int | float | None, int | float
     )
 
 
-def _change(added: int, diff: int, fit: Any) -> str:
-    """How a what-if's change to a call's context was sized (:meth:`ReplayRun.provider_size`)."""
+def _change(added: int, diff: int, fit: SizeFit) -> str:
+    """How a what-if's change of ``diff`` counted tokens to a call's context was sized, ``added``
+    provider tokens (:meth:`ReplayRun.provider_size`)."""
     how = f"{diff:+,} counted"
-    if fit is not None and fit.scale != 1.0:
+    if fit.scale != 1.0:
         how += f" × {fit.scale:.2f} provider tokens per counted token (fitted on the session's calls)"
-    if fit is not None and round(fit.scale * diff) != added:
+    if round(fit.scale * diff) != added:
         how += f"; no less than the {fit.hidden:,}-token prefix every request sends"
     return f"{'+' if added >= 0 else '−'} {abs(added):,} for what the what-if changed ({how})"
 
@@ -442,7 +443,9 @@ class ReplayRun:
                 if answered and not aborted:  # pi's estimate reads no usage from an aborted answer
                     self.anchor = (size, counted, len(self.steps) - 1)
                 what = "the answer's recorded usage" if answered else "the recorded prompt"
-                return size, what if diff == 0 else f"{what} {rec:,}, {_change(size - rec, diff, self.fit)}"
+                if diff == 0 or self.fit is None:
+                    return size, what
+                return size, f"{what} {rec:,}, {_change(size - rec, diff, self.fit)}"
             if answered and aborted and rec <= 0:  # pi compares the aborted answer's usage: nothing
                 return 0, "the aborted answer's recorded usage: none"
         if self.anchor is not None:
