@@ -452,3 +452,51 @@ def test_a_call_by_another_model_counts_the_context_afresh() -> None:
     assert kept.count(ctx, a).tokens == SentCounter(s, TIK, rules).count(ctx, a).tokens
     got, want = kept.count(more, other), SentCounter(s, TIK, rules).count(more, other)
     assert got.parts == want.parts and "reasoning beyond the stored text" not in got.parts
+
+
+def _halved_with_a_compaction(tmp_path):  # type: ignore[no-untyped-def]
+    """30 turns whose provider reads half a token per counted one (plus 1,500 hidden), compacted
+    by the agent after the 20th answer: the prompt after it is what the provider reported for
+    the context the compaction left."""
+    from inspector.replay import session_counter
+
+    b = SessionBuilder()
+    for t in range(1, 31):
+        if t == 21:
+            b.add(
+                "compaction", summary="what came before " * 20, firstKeptEntryId=b.last, tokensBefore=20_000
+            )
+        b.user("u" * 4000)
+        b.assistant("a" * 40, usage=0)
+    plain = b.session()
+    c = session_counter(plain, "pi")
+    steps = replay(plain, ReplaySettings()).steps
+    answers = [x["message"] for x in b.lines if x.get("message", {}).get("role") == "assistant"]
+    for st, m in zip(steps, answers, strict=True):
+        m["usage"] = {
+            "input": 1500 + st.tokens // 2,
+            "output": c.count(plain.entries[st.entry_index].message),
+        }
+    path = tmp_path / "halved.jsonl"
+    path.write_text(b.text(), encoding="utf-8")
+    return b.session(), path
+
+
+def test_a_what_ifs_sizing_is_checked_on_the_compactions_the_session_made(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # The session compacted itself once: from the prompt before it, the prompt after it is
+    # predicted with the change × the fitted 0.50 (what a what-if's trigger does) to within a
+    # token, and off by about half the change when counted as it is. `inspector check` says so.
+    from inspector.recon.changes import COMPACTION, sized_changes, sizing_words
+
+    s, path = _halved_with_a_compaction(tmp_path)
+    (c,) = sized_changes(s)
+    assert (c.kind, c.before, c.after) == (COMPACTION, 19, 20)
+    assert abs(c.scale - 0.5) < 0.01 and c.change < -15_000
+    assert abs(c.fitted - c.recorded) <= 2
+    assert c.unscaled == max(0, c.prompt_before + c.change) and abs(c.error(c.unscaled)) > 0.5
+    line = sizing_words((c,))
+    assert line is not None and "(1 compaction)" in line and "× 0.50 provider tokens" in line
+    assert "off by 0% (median; the change as counted:" in line
+    assert sizing_words(()) is None and sized_changes(s, counter="usage") == ()
+    assert main(["check", str(path)]) == 0
+    assert line in capsys.readouterr().out

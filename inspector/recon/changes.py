@@ -1,0 +1,113 @@
+"""How well a what-if can size a context the provider never counted, checked on the changes the
+session itself made.
+
+A what-if's trigger compares the usage the provider would report for a context it changed: the
+recorded usage of the same call plus the change, in the provider's tokens by the session's size
+fit (:meth:`inspector.replay.run.ReplayRun.provider_size`, :func:`inspector.replay.sizes.changed_size`).
+Every recorded compaction and every output the agent cleared itself is such a change that really
+happened, and the next recorded prompt is what the provider reported after it. So each one checks
+the estimate: from the last call before the change that records its prompt (that prompt, and its
+context as rebuilt), predict the prompt of the call after it; with the change counted as it is
+(``unscaled``), and as the replay sizes it (``fitted``).
+
+An analysis over the as-recorded replay, like the rest of :mod:`inspector.recon`. ``inspector
+check`` sums it up in a line; ``python -m tools.trigger_fit`` prints every change
+(docs/whatif-trigger.md holds the shared sessions' table).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..replay import ReplaySettings, replay
+from ..replay.as_sent import sent_fit
+from ..replay.sizes import changed_size
+from ..session.tree import Session
+
+COMPACTION, CLEARED = "compaction", "cleared outputs"
+
+
+@dataclass(frozen=True)
+class SizedChange:
+    """One change the session made to its context, and the prompt after it predicted two ways."""
+
+    kind: str
+    """:data:`COMPACTION` (the context was rebuilt) or :data:`CLEARED` (outputs the agent cleared)."""
+    before: int
+    """The step whose recorded prompt the prediction starts from (the last one before the change)."""
+    after: int
+    """The step after the change."""
+    scale: float
+    """The session's fitted provider tokens per counted token."""
+    prompt_before: int
+    change: int
+    """The rebuilt context's change between the two steps, counted (what the call after added too)."""
+    recorded: int
+    """The prompt the step after recorded."""
+    unscaled: int
+    fitted: int
+
+    def error(self, predicted: int) -> float:
+        return (predicted - self.recorded) / self.recorded
+
+
+def sized_changes(session: Session, counter: str = "pi", leaf: int | None = None) -> tuple[SizedChange, ...]:
+    """Every recorded compaction and clearing of outputs on the branch ending at ``leaf``, whose
+    step after records its prompt and has a step before it that does (a clearing: the step right
+    before), in order."""
+    if counter == "usage":
+        return ()
+    steps = replay(session, ReplaySettings(strategy="recorded", counter=counter, leaf=leaf)).steps
+    fit = sent_fit(session, counter, leaf)
+    out = []
+    last: int | None = None  # the last step that recorded its prompt
+    for k, now in enumerate(steps):
+        prev = steps[k - 1] if k else None
+        compacted = prev is not None and now._segment is not prev._segment
+        cleared = prev is not None and not compacted and now.pruned_tokens > prev.pruned_tokens
+        j = last
+        if now.recorded_input:
+            last = k
+        if not (compacted or cleared) or not now.recorded_input or j is None or (cleared and j != k - 1):
+            continue
+        before, after = int(steps[j].recorded_input or 0), int(now.recorded_input)
+        change = now.tokens - steps[j].tokens
+        out.append(
+            SizedChange(
+                COMPACTION if compacted else CLEARED,
+                j,
+                k,
+                fit.scale,
+                before,
+                change,
+                after,
+                max(0, before + change),
+                changed_size(before, change, fit),
+            )
+        )
+    return tuple(out)
+
+
+def sizing_words(changes: Sequence[SizedChange]) -> str | None:
+    """One line on how a what-if's sizing of its changes did on the session's own (None: none)."""
+    if not changes:
+        return None
+    fitted = statistics.median(abs(c.error(c.fitted)) for c in changes)
+    unscaled = statistics.median(abs(c.error(c.unscaled)) for c in changes)
+    n, m = sum(c.kind == COMPACTION for c in changes), sum(c.kind == CLEARED for c in changes)
+    kinds = " and ".join(
+        x
+        for x in (
+            f"{n} compaction{'s' if n > 1 else ''}" if n else "",
+            f"{m} clearing{'s' if m > 1 else ''} of tool outputs" if m else "",
+        )
+        if x
+    )
+    return (
+        f"what-if sizing, checked on the changes this session made itself ({kinds}): the prompt after "
+        f"each, predicted from the prompt before it plus the change × {changes[0].scale:.2f} provider "
+        f"tokens per counted token (fitted; how a what-if's trigger and cache model size a change), is "
+        f"off by {fitted:.0%} (median; the change as counted: {unscaled:.0%})"
+    )
