@@ -77,3 +77,28 @@ def test_the_replay_page_marks_and_says_the_unexplained_call(opened: AppTest) ->
     m = {x.label: x.value for x in at.metric}
     assert f"Of the {m['Recorded prompt']} tokens the provider recorded for this prompt" in story
     assert "The other 30,000 are what no file stores, the system prompt and tool definitions" in story
+
+
+def test_the_load_page_says_how_a_what_ifs_sizing_does_on_the_sessions_own_changes(
+    tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    # The bundled coding session compacted itself once: the Load page says how well a what-if's
+    # sizing of a changed context predicts the prompt after it (inspector.recon.changes); a
+    # session that never changed its context says nothing of it.
+    from .support.paths import SAMPLES
+
+    monkeypatch.setenv("INSPECTOR_ROOTS", str(SAMPLES))
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.text_input(key="local_path").set_value(str(SAMPLES / "coding-session.jsonl"))
+    at.button(key="load_path").click().run()
+    assert not at.exception, at.exception
+    said = [c.value.replace("\\", "") for c in at.caption if "checked on the changes" in c.value]
+    assert said == [
+        "What-if sizing, checked on the changes this session made itself (1 compaction): the prompt after "
+        "each, predicted from the prompt before it plus the change × 1.06 provider tokens per counted token "
+        "(fitted; how a what-if's trigger and cache model size a change), is off by 0% (median; the change "
+        "as counted: 13%)."
+    ]
+    at.text_input(key="local_path").set_value(str(SAMPLES / "small-tutorial.jsonl"))
+    at.button(key="load_path").click().run()
+    assert not at.exception and not [c for c in at.caption if "checked on the changes" in c.value]

@@ -54,39 +54,44 @@ class SizedChange:
 
 
 def sized_changes(session: Session, counter: str = "pi", leaf: int | None = None) -> tuple[SizedChange, ...]:
-    """Every recorded compaction and clearing of outputs on the branch ending at ``leaf``, whose
-    step after records its prompt and has a step before it that does (a clearing: the step right
-    before), in order."""
+    """Every recorded compaction and clearing of outputs on the branch ending at ``leaf`` that a
+    recorded prompt follows (the first one after it, with no other change between) and one comes
+    before (a clearing: the step right before), in order."""
     if counter == "usage":
         return ()
     steps = replay(session, ReplaySettings(strategy="recorded", counter=counter, leaf=leaf)).steps
     fit = sent_fit(session, counter, leaf)
     out = []
     last: int | None = None  # the last step that recorded its prompt
+    pending: tuple[str, int] | None = None  # a change no recorded prompt has followed yet: (kind, from)
     for k, now in enumerate(steps):
         prev = steps[k - 1] if k else None
         compacted = prev is not None and now._segment is not prev._segment
         cleared = prev is not None and not compacted and now.pruned_tokens > prev.pruned_tokens
-        j = last
-        if now.recorded_input:
-            last = k
-        if not (compacted or cleared) or not now.recorded_input or j is None or (cleared and j != k - 1):
+        if compacted or cleared:
+            ok = last is not None and (compacted or last == k - 1)
+            pending = (COMPACTION if compacted else CLEARED, last) if ok else None  # type: ignore[assignment]
+        if not now.recorded_input:
             continue
-        before, after = int(steps[j].recorded_input or 0), int(now.recorded_input)
-        change = now.tokens - steps[j].tokens
-        out.append(
-            SizedChange(
-                COMPACTION if compacted else CLEARED,
-                j,
-                k,
-                fit.scale,
-                before,
-                change,
-                after,
-                max(0, before + change),
-                changed_size(before, change, fit),
+        if pending is not None:
+            kind, j = pending
+            before, after = int(steps[j].recorded_input or 0), int(now.recorded_input)
+            change = now.tokens - steps[j].tokens
+            out.append(
+                SizedChange(
+                    kind,
+                    j,
+                    k,
+                    fit.scale,
+                    before,
+                    change,
+                    after,
+                    max(0, before + change),
+                    changed_size(before, change, fit),
+                )
             )
-        )
+            pending = None
+        last = k
     return tuple(out)
 
 

@@ -253,6 +253,11 @@ def _notes(s: Session) -> None:
             f"Reconstruction: the context rebuilt here {esc(verdict(recon))} (`inspector check` for the "
             f"detail; the calls it cannot explain are marked on the Replay timeline); {esc(unstored_words(recon))}."
         )
+        from inspector.recon.changes import sized_changes, sizing_words
+
+        sizing = memo("what_if_sizing", None, lambda: sizing_words(sized_changes(s)))
+        if sizing is not None:
+            st.caption(esc(sizing[0].upper() + sizing[1:]) + ".")
     cache_view.load_verdict(s)
     if s.format == "claude-code":
         _subagents(Path(st.session_state.get("session_name", "")))
