@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from inspector import load_session
 from inspector.calibration import session_calibration
 from inspector.cli import main
 from inspector.context import ContextMessage
@@ -454,6 +455,10 @@ def test_a_call_by_another_model_counts_the_context_afresh() -> None:
     assert got.parts == want.parts and "reasoning beyond the stored text" not in got.parts
 
 
+def s_lines(path):  # type: ignore[no-untyped-def]
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
 def _halved_with_a_compaction(tmp_path):  # type: ignore[no-untyped-def]
     """30 turns whose provider reads half a token per counted one (plus 1,500 hidden), compacted
     by the agent after the 20th answer: the prompt after it is what the provider reported for
@@ -498,5 +503,16 @@ def test_a_what_ifs_sizing_is_checked_on_the_compactions_the_session_made(tmp_pa
     assert line is not None and "(1 compaction)" in line and "× 0.50 provider tokens" in line
     assert "off by 0% (median; the change as counted:" in line
     assert sizing_words(()) is None and sized_changes(s, counter="usage") == ()
+    # the call right after the compaction failed (no usage): the next recorded prompt is compared
+    lines = s_lines(path)
+    answers = [
+        x["message"] for x in lines if x.get("type") == "message" and x["message"]["role"] == "assistant"
+    ]
+    answers[20]["usage"] = None
+    answers[20]["stopReason"] = "error"
+    failed = tmp_path / "failed.jsonl"
+    failed.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    (d,) = sized_changes(load_session(failed))
+    assert (d.before, d.after) == (19, 21) and abs(d.fitted - d.recorded) <= 2
     assert main(["check", str(path)]) == 0
     assert line in capsys.readouterr().out
