@@ -516,3 +516,44 @@ def test_a_what_ifs_sizing_is_checked_on_the_compactions_the_session_made(tmp_pa
     assert (d.before, d.after) == (19, 21) and abs(d.fitted - d.recorded) <= 2
     assert main(["check", str(path)]) == 0
     assert line in capsys.readouterr().out
+
+
+def test_a_dcp_compress_is_told_apart_and_left_out_of_the_sizing_figures() -> None:
+    # An OpenCode export does not hold what DCP sent in place of a range, so a compress is no
+    # check of a what-if's sizing: it is named, and left out of the median.
+    from types import SimpleNamespace
+
+    from inspector.recon.changes import (
+        CLEARED,
+        COMPACTION,
+        COMPRESS,
+        SizedChange,
+        _pruning_kind,
+        sizing_words,
+    )
+
+    def result(details):  # type: ignore[no-untyped-def]
+        m = ToolResultMessage(toolCallId="c", toolName="compress", content=[], details=details)
+        return ContextMessage(m, 1)
+
+    seg = [
+        ContextMessage(UserMessage(content="u"), 0),
+        result({"dcp": {"blocks": [{"block": 1, "first": 0, "last": 0}]}}),
+    ]
+    prev, now = SimpleNamespace(_segment=seg, _length=1), SimpleNamespace(_segment=seg, _length=2)
+    assert _pruning_kind(prev, now) == COMPRESS
+    seg[1] = result({"opencode": {"compacted": 5}})
+    assert _pruning_kind(prev, now) == CLEARED
+
+    def change(kind: str, fitted: int, unscaled: int) -> SizedChange:
+        return SizedChange(kind, 0, 1, 1.5, 100_000, -50_000, 40_000, unscaled, fitted)
+
+    only = sizing_words([change(COMPRESS, 20_000, 50_000)] * 2)
+    assert only is not None and "are 2 DCP compresses, whose replacement the export does not record" in only
+    line = sizing_words([change(COMPACTION, 44_000, 50_000), change(COMPRESS, 20_000, 60_000)])
+    assert (
+        line is not None
+        and "(1 compaction)" in line
+        and "off by 10% (median; the change as counted: 25%)" in line
+    )
+    assert line.endswith("; 1 DCP compress left out, whose replacement the export does not record")

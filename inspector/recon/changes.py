@@ -20,13 +20,15 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from ..pruning.recorded import dcp_blocks
 from ..replay import ReplaySettings, replay
 from ..replay.as_sent import sent_fit
 from ..replay.sizes import changed_size
 from ..session.tree import Session
 
-COMPACTION, CLEARED = "compaction", "cleared outputs"
+COMPACTION, CLEARED, COMPRESS = "compaction", "cleared outputs", "DCP compress"
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,9 @@ class SizedChange:
     """One change the session made to its context, and the prompt after it predicted two ways."""
 
     kind: str
-    """:data:`COMPACTION` (the context was rebuilt) or :data:`CLEARED` (outputs the agent cleared)."""
+    """:data:`COMPACTION` (the context was rebuilt), :data:`CLEARED` (outputs the agent cleared:
+    OpenCode's ``time.compacted``, Claude Code's microcompact) or :data:`COMPRESS` (a DCP compress
+    left a range out)."""
     before: int
     """The step whose recorded prompt the prediction starts from (the last one before the change)."""
     after: int
@@ -70,7 +74,8 @@ def sized_changes(session: Session, counter: str = "pi", leaf: int | None = None
         cleared = prev is not None and not compacted and now.pruned_tokens > prev.pruned_tokens
         if compacted or cleared:
             ok = last is not None and (compacted or last == k - 1)
-            pending = (COMPACTION if compacted else CLEARED, last) if ok else None  # type: ignore[assignment]
+            kind = COMPACTION if compacted else _pruning_kind(prev, now)  # type: ignore[arg-type]
+            pending = (kind, last) if ok else None  # type: ignore[assignment]
         if not now.recorded_input:
             continue
         if pending is not None:
@@ -95,13 +100,29 @@ def sized_changes(session: Session, counter: str = "pi", leaf: int | None = None
     return tuple(out)
 
 
+def _pruning_kind(prev: Any, now: Any) -> str:
+    """What the agent's own pruning between two steps of one context was: a DCP compress when one
+    of the messages the later step added is a compress call's result, else cleared outputs."""
+    added = now._segment[prev._length : now._length]
+    return COMPRESS if any(dcp_blocks(cm.message) for cm in added) else CLEARED
+
+
 def sizing_words(changes: Sequence[SizedChange]) -> str | None:
-    """One line on how a what-if's sizing of its changes did on the session's own (None: none)."""
-    if not changes:
-        return None
-    fitted = statistics.median(abs(c.error(c.fitted)) for c in changes)
-    unscaled = statistics.median(abs(c.error(c.unscaled)) for c in changes)
-    n, m = sum(c.kind == COMPACTION for c in changes), sum(c.kind == CLEARED for c in changes)
+    """One line on how a what-if's sizing of its changes did on the session's own (None: none).
+    DCP compresses are left out of the figures: an OpenCode export does not hold what DCP sent in
+    place of a range (``inspector check`` flags each with DCP's own count), so the change the file
+    shows is not the one made."""
+    checked = [c for c in changes if c.kind != COMPRESS]
+    d = len(changes) - len(checked)
+    left = f"{d} DCP compress{'es' if d > 1 else ''}" if d else ""
+    if not checked:
+        return (
+            f"what-if sizing: the session's own changes are {left}, whose replacement the export does not "
+            "record (see each one's flag): nothing to check it on"
+            if d
+            else None
+        )
+    n, m = sum(c.kind == COMPACTION for c in checked), sum(c.kind == CLEARED for c in checked)
     kinds = " and ".join(
         x
         for x in (
@@ -110,9 +131,12 @@ def sizing_words(changes: Sequence[SizedChange]) -> str | None:
         )
         if x
     )
+    fitted = statistics.median(abs(c.error(c.fitted)) for c in checked)
+    unscaled = statistics.median(abs(c.error(c.unscaled)) for c in checked)
     return (
         f"what-if sizing, checked on the changes this session made itself ({kinds}): the prompt after "
-        f"each, predicted from the prompt before it plus the change × {changes[0].scale:.2f} provider "
+        f"each, predicted from the prompt before it plus the change × {checked[0].scale:.2f} provider "
         f"tokens per counted token (fitted; how a what-if's trigger and cache model size a change), is "
         f"off by {fitted:.0%} (median; the change as counted: {unscaled:.0%})"
+        + (f"; {left} left out, whose replacement the export does not record" if d else "")
     )
