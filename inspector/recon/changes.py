@@ -72,10 +72,10 @@ def sized_changes(session: Session, counter: str = "pi", leaf: int | None = None
         prev = steps[k - 1] if k else None
         compacted = prev is not None and now._segment is not prev._segment
         cleared = prev is not None and not compacted and now.pruned_tokens > prev.pruned_tokens
-        if compacted or cleared:
+        if prev is not None and (compacted or cleared):
+            kind = COMPACTION if compacted else _pruning_kind(prev, now)
             ok = last is not None and (compacted or last == k - 1)
-            kind = COMPACTION if compacted else _pruning_kind(prev, now)  # type: ignore[arg-type]
-            pending = (kind, last) if ok else None  # type: ignore[assignment]
+            pending = (kind, last) if ok and last is not None else None
         if not now.recorded_input:
             continue
         if pending is not None:
