@@ -278,7 +278,8 @@ def test_a_what_ifs_change_is_sized_in_the_providers_tokens_and_its_reason_says_
     assert len(compacted) >= 3
     for k in compacted[1:]:
         (ev,) = [e for e in r.steps[k].events if e.type == "compaction"]
-        assert "× 0.50 provider tokens per counted token (fitted on the session's calls)" in ev.reason
+        assert "for what the what-if changed: " in ev.reason
+        assert "counted × 0.50 provider tokens per counted token, fitted on the session's calls)" in ev.reason
         # what the policy compared: about the what-if's own context in the provider's tokens
         own = 1500 + (r.steps[k - 1].tokens + 10) / 2
         assert abs(r.triggers[k - 1] - own) <= 3

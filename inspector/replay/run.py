@@ -92,10 +92,10 @@ def _change(added: int, diff: int, fit: SizeFit) -> str:
     provider tokens (:meth:`ReplayRun.provider_size`)."""
     how = f"{diff:+,} counted"
     if fit.scale != 1.0:
-        how += f" × {fit.scale:.2f} provider tokens per counted token (fitted on the session's calls)"
+        how += f" × {fit.scale:.2f} provider tokens per counted token, fitted on the session's calls"
     if round(fit.scale * diff) != added:
         how += f"; no less than the {fit.hidden:,}-token prefix every request sends"
-    return f"{'+' if added >= 0 else '−'} {abs(added):,} for what the what-if changed ({how})"
+    return f"{'+' if added >= 0 else '−'} {abs(added):,} for what the what-if changed: {how}"
 
 
 class ReplayRun:
