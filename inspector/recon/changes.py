@@ -8,7 +8,9 @@ Every recorded compaction and every output the agent cleared itself is such a ch
 happened, and the next recorded prompt is what the provider reported after it. So each one checks
 the estimate: from the last call before the change that records its prompt (that prompt, and its
 context as rebuilt), predict the prompt of the call after it; with the change counted as it is
-(``unscaled``), and as the replay sizes it (``fitted``).
+(``unscaled``), and as the replay sizes it (``fitted``). A DCP compress is told apart and kept out
+of the summary line: an OpenCode export does not hold what DCP sent in place of the range, so the
+change the file shows is not the one made.
 
 An analysis over the as-recorded replay, like the rest of :mod:`inspector.recon`. ``inspector
 check`` sums it up in a line; ``python -m tools.trigger_fit`` prints every change
