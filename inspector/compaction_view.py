@@ -352,14 +352,27 @@ RECORDED_TRIGGER = "recorded usage, input + output + cache (what the agent compa
 REPLAYED_TRIGGER = "usage the policy compares (recorded, + what the what-if changed, fitted)"
 
 
+def _recorded_compared(st: Any) -> float | None:
+    """What the agent compared after a recorded answer: its recorded usage (pi's
+    ``calculateContextTokens``), none for an aborted or failed answer."""
+    return None if st.stop_reason in ("aborted", "error") else st.recorded_total
+
+
+def compared_at(replay: Any, k: int) -> float | None:
+    """:func:`trigger_series` at step ``k`` alone (None where nothing was compared)."""
+    pol = get_policy(replay.settings.compaction)
+    if pol.simulated:
+        triggers = replay.triggers
+        return triggers[k] if k < len(triggers) else None
+    return _recorded_compared(replay.steps[k]) if pol.as_recorded else None
+
+
 def trigger_label(replay: Any) -> str | None:
     """The label of :func:`trigger_series` without computing the series (None when it has none)."""
     pol = get_policy(replay.settings.compaction)
     if pol.simulated:
         return REPLAYED_TRIGGER
-    if pol.as_recorded and any(
-        st.recorded_total is not None and st.stop_reason not in ("aborted", "error") for st in replay.steps
-    ):
+    if pol.as_recorded and any(_recorded_compared(st) is not None for st in replay.steps):
         return RECORDED_TRIGGER
     return None
 
@@ -380,9 +393,7 @@ def trigger_series(replay: Any) -> tuple[str, list[float | None]] | None:
     if not pol.simulated and not pol.as_recorded:
         return None
     if pol.as_recorded:
-        vals: list[float | None] = [
-            None if st.stop_reason in ("aborted", "error") else st.recorded_total for st in replay.steps
-        ]
+        vals: list[float | None] = [_recorded_compared(st) for st in replay.steps]
         if all(v is None for v in vals):
             return None
         return RECORDED_TRIGGER, vals

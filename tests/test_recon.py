@@ -494,7 +494,7 @@ def test_a_what_ifs_sizing_is_checked_on_the_compactions_the_session_made(tmp_pa
     from inspector.recon.changes import COMPACTION, sized_changes, sizing_words
 
     s, path = _halved_with_a_compaction(tmp_path)
-    (c,) = sized_changes(s)
+    (c,) = sized_changes(replay(s, ReplaySettings(strategy="recorded")))
     assert (c.kind, c.before, c.after) == (COMPACTION, 19, 20)
     assert abs(c.scale - 0.5) < 0.01 and c.change < -15_000
     assert abs(c.fitted - c.recorded) <= 2
@@ -502,7 +502,9 @@ def test_a_what_ifs_sizing_is_checked_on_the_compactions_the_session_made(tmp_pa
     line = sizing_words((c,))
     assert line is not None and "(1 compaction)" in line and "× 0.50 provider tokens" in line
     assert "off by 0% (median; the change as counted:" in line
-    assert sizing_words(()) is None and sized_changes(s, counter="usage") == ()
+    assert sizing_words(()) is None
+    assert sized_changes(replay(s, ReplaySettings(strategy="recorded", counter="usage"))) == ()
+    assert sized_changes(replay(s, ReplaySettings(compaction="pi"))) == ()  # a what-if made none
     # the call right after the compaction failed (no usage): the next recorded prompt is compared
     lines = s_lines(path)
     answers = [
@@ -512,7 +514,7 @@ def test_a_what_ifs_sizing_is_checked_on_the_compactions_the_session_made(tmp_pa
     answers[20]["stopReason"] = "error"
     failed = tmp_path / "failed.jsonl"
     failed.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    (d,) = sized_changes(load_session(failed))
+    (d,) = sized_changes(replay(load_session(failed), ReplaySettings(strategy="recorded")))
     assert (d.before, d.after) == (19, 21) and abs(d.fitted - d.recorded) <= 2
     assert main(["check", str(path)]) == 0
     assert line in capsys.readouterr().out

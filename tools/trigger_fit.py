@@ -19,6 +19,7 @@ SHARED = ROOT.parent / "shared"
 def rows(path: Path) -> list[tuple[str, ...]]:
     from inspector.importers import load_any
     from inspector.recon.changes import sized_changes
+    from inspector.replay import ReplaySettings, replay
 
     return [
         (
@@ -32,7 +33,7 @@ def rows(path: Path) -> list[tuple[str, ...]]:
             f"{c.unscaled:,} ({100 * c.error(c.unscaled):+.0f} %)",
             f"{c.fitted:,} ({100 * c.error(c.fitted):+.0f} %)",
         )
-        for c in sized_changes(load_any(path))
+        for c in sized_changes(replay(load_any(path), ReplaySettings(strategy="recorded")))
     ]
 
 

@@ -11,6 +11,7 @@ import argparse
 
 from ..recon import check, verdict
 from ..recon.changes import sized_changes, sizing_words
+from ..replay import ReplaySettings, replay
 from ..visible import visible
 from .base import Command, load_or_exit, print_json, resolve_leaf
 from .options import add_json, add_leaf, add_session
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"  step {f.step:<5} entry {f.entry_index:<6} {f.cause:<32} {f.tokens:>+9,}  {visible(f.detail, inline=True)}"
         )
-    sizing = sizing_words(sized_changes(session, leaf=resolve_leaf(session, args.leaf)))
+    as_recorded = replay(session, ReplaySettings(strategy="recorded", leaf=resolve_leaf(session, args.leaf)))
+    sizing = sizing_words(sized_changes(as_recorded))
     if sizing is not None:
         print(f"  {sizing}")
     return 0

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..pruning.recorded import dcp_blocks
-from ..replay import ReplaySettings, replay
+from ..replay import Replay
 from ..replay.as_sent import sent_fit
 from ..replay.sizes import changed_size
-from ..session.tree import Session
 
 COMPACTION, CLEARED, COMPRESS = "compaction", "cleared outputs", "DCP compress"
 
@@ -59,14 +58,16 @@ class SizedChange:
         return (predicted - self.recorded) / self.recorded
 
 
-def sized_changes(session: Session, counter: str = "pi", leaf: int | None = None) -> tuple[SizedChange, ...]:
-    """Every recorded compaction and clearing of outputs on the branch ending at ``leaf`` that a
-    recorded prompt follows (the first one after it, with no other change between) and one comes
-    before (a clearing: the step right before), in order."""
-    if counter == "usage":
+def sized_changes(r: Replay) -> tuple[SizedChange, ...]:
+    """Every recorded compaction and clearing of outputs in ``r``, the replay as recorded (its
+    compactions and pruning the session's own; any other replay has none: ()), that a recorded
+    prompt follows (the first one after it, with no other change between) and one comes before
+    (a clearing: the step right before), in order."""
+    s = r.settings
+    if s.counter == "usage" or s.compaction != "recorded" or s.strategy != "recorded":
         return ()
-    steps = replay(session, ReplaySettings(strategy="recorded", counter=counter, leaf=leaf)).steps
-    fit = sent_fit(session, counter, leaf)
+    steps = r.steps
+    fit = sent_fit(r.session, s.counter, s.leaf)
     out = []
     last: int | None = None  # the last step that recorded its prompt
     pending: tuple[str, int] | None = None  # a change no recorded prompt has followed yet: (kind, from)

@@ -434,18 +434,16 @@ class ReplayRun:
             base = self.sent.get(ei)
             if rec > 0 and base is not None:
                 diff = tokens - base
+                how = "the answer's recorded usage" if answered else "the recorded prompt"
+                size = rec
                 if diff:
                     if self.fit is None:
                         self.fit = sent_fit(self.session, self.settings.counter, self.settings.leaf)
                     size = changed_size(rec, diff, self.fit)
-                else:
-                    size = rec
+                    how = f"{how} {rec:,}, {_change(size - rec, diff, self.fit)}"
                 if answered and not aborted:  # pi's estimate reads no usage from an aborted answer
                     self.anchor = (size, counted, len(self.steps) - 1)
-                what = "the answer's recorded usage" if answered else "the recorded prompt"
-                if diff == 0 or self.fit is None:
-                    return size, what
-                return size, f"{what} {rec:,}, {_change(size - rec, diff, self.fit)}"
+                return size, how
             if answered and aborted and rec <= 0:  # pi compares the aborted answer's usage: nothing
                 return 0, "the aborted answer's recorded usage: none"
         if self.anchor is not None:

@@ -16,8 +16,9 @@ import streamlit as st
 from ..cache import CacheReport, cache_replay
 from ..cache.causes import invalidated_by
 from ..cache.summaries import RECORDED_SHAPE
+from ..replay import ReplaySettings
 from . import figures, views
-from .state import memo
+from .state import current_replay, memo
 
 COLOURS = {"read": "#2ca02c", "write": "#ff7f0e", "uncached": "#7f7f7f"}
 LABELS = {"read": "cache read", "write": "cache written", "uncached": "uncached input"}
@@ -302,12 +303,17 @@ def verdict(m: dict[str, Any], disagreeing: int) -> str | None:
     )
 
 
-def load_verdict(s: Any) -> None:
+def as_recorded_replay() -> Any:
+    """The current session replayed as recorded (its own compactions and pruning), cached with the
+    app's other replays: the Load page's checks read one."""
+    return current_replay(ReplaySettings(strategy="recorded"))
+
+
+def load_verdict() -> None:
     """Load page: the cache model's check on this session, in one line (sessions that record cache use)."""
-    from ..replay import ReplaySettings, replay
 
     def make() -> str | None:
-        c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
+        c = cache_replay(as_recorded_replay())
         return verdict(c.metrics(), len(c.disagreements()))
 
     line = memo("cache_verdict", None, make)

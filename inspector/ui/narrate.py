@@ -14,6 +14,7 @@ from typing import Any
 from ..agents import AGENTS
 from ..cache.report import as_recorded
 from ..compaction import CompactionSettings
+from ..compaction_view import compared_at
 from ..explain import explain_compaction
 from ..importers.claude_code import reinjected
 from ..importers.codex import put_back
@@ -255,20 +256,14 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
 
 
 def _compared(replay: Any, k: int, as_recorded: bool, trig: int) -> str:
-    """Where call ``k`` stands against pi's threshold ``trig``, in what pi compares: the answer's
-    recorded usage (as recorded), or the usage the what-if's policy compares after it
-    (:attr:`Replay.triggers`); the replayed context when there is neither."""
-    st = replay.steps[k]
-    if as_recorded:
-        val = None if st.stop_reason in ("aborted", "error") else st.recorded_total
-        what = "the answer's recorded usage"
-    else:
-        triggers = getattr(replay, "triggers", ())
-        val = triggers[k] if k < len(triggers) else None
-        what = "the usage the policy compares after this answer"
+    """Where call ``k`` stands against pi's threshold ``trig``, in what pi compares
+    (:func:`inspector.compaction_view.compared_at`): the answer's recorded usage (as recorded), or
+    the usage the what-if's policy compares after it; the replayed context when there is neither."""
+    val = compared_at(replay, k)
+    what = "the answer's recorded usage" if as_recorded else "the usage the policy compares after this answer"
     if val:
         return f"{what} is {int(val):,} tokens, {val / trig:.0%} of that"
-    return f"this call's context is at {st.tokens / trig:.0%} of that"
+    return f"this call's context is at {replay.steps[k].tokens / trig:.0%} of that"
 
 
 def _recorded_compaction_sentences(e: RecordedCompaction, replay: Any) -> list[str]:

@@ -255,10 +255,12 @@ def _notes(s: Session) -> None:
         )
         from inspector.recon.changes import sized_changes, sizing_words
 
-        sizing = memo("what_if_sizing", None, lambda: sizing_words(sized_changes(s)))
+        sizing = memo(
+            "what_if_sizing", None, lambda: sizing_words(sized_changes(cache_view.as_recorded_replay()))
+        )
         if sizing is not None:
             st.caption(esc(sizing[0].upper() + sizing[1:]) + ".")
-    cache_view.load_verdict(s)
+    cache_view.load_verdict()
     if s.format == "claude-code":
         _subagents(Path(st.session_state.get("session_name", "")))
     related = getattr(s.header, "codexRelated", None)
