@@ -263,8 +263,8 @@ def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
 
 def test_overflow_story_believes_the_provider_over_the_window_set() -> None:
     """A call over the window set that the provider answered was not rejected: the story says
-    what the provider counted, and what that means (its window is larger, or this replay's counter
-    overstates a request it rebuilt); a call with no usage, or one that failed, keeps the warning."""
+    what the provider counted, and that its window is larger; a what-if over the window on a call
+    answered under it would be rejected; a call with no usage, or one that failed, keeps the warning."""
     from types import SimpleNamespace
 
     from inspector.replay.results import Overflow
@@ -274,24 +274,26 @@ def test_overflow_story_believes_the_provider_over_the_window_set() -> None:
     (line,) = [x for x in narrate.step_story(r, k) if x.startswith("Overflow")]
     assert f"counted as {r.steps[k].recorded_input:,} tokens" in line
     assert "window is larger than the one set here" in line and "reject" not in line
+    # the replay sends what was sent: its overflows are the calls whose recorded prompt is over the
+    # window, the first of them (call 3: 11,157 recorded) under it by pi's estimate (7,126); the
+    # failed call 70 records none and is sized from the answer before it
+    over = [s.step for s in r.steps if any(e.type == "overflow" for e in s.events)]
+    assert [k for k in over if r.steps[k].recorded_input] == [
+        s.step for s in r.steps if (s.recorded_input or 0) > 9000
+    ]
+    assert [k for k in over if not r.steps[k].recorded_input] == [70]
+    assert r.steps[over[0]].tokens <= 9000
 
-    def said(recorded: int | None, stop: str = "stop", as_sent: bool = True) -> str:
+    def said(recorded: int | None, stop: str = "stop") -> str:
         step = SimpleNamespace(recorded_input=recorded, error=stop == "error", aborted=stop == "aborted")
-        return narrate._overflow_sentence(Overflow(210_000, 200_000), step, as_sent)
+        return narrate._overflow_sentence(Overflow(210_000, 200_000), step)
 
-    assert "this replay's counter overstates it" in said(150_000)
-    less = narrate._overflow_sentence(  # where the agent sent less than the file explains, the file is why
-        Overflow(210_000, 200_000),
-        SimpleNamespace(recorded_input=150_000, error=False, aborted=False),
-        True,
-        -60_000,
-    )
-    assert "counter" not in less and "the agent sent less than this file explains here" in less
-    assert "reject this request (the one recorded, 150,000 tokens" in said(150_000, as_sent=False)
+    assert said(250_000).endswith("the model's window is larger than the one set here.")
+    assert "reject this request (the one recorded, 150,000 tokens" in said(150_000)
     for quiet in (said(None), said(0), said(150_000, "error"), said(250_000, "aborted")):
         assert quiet.endswith("— a provider would reject this request.")
     assert "compacts and retries" in narrate._overflow_sentence(
-        Overflow(210_000, 200_000, "compaction"), SimpleNamespace(recorded_input=1), True
+        Overflow(210_000, 200_000, "compaction"), SimpleNamespace(recorded_input=1)
     )
 
 

@@ -546,3 +546,65 @@ def test_pi_checks_an_aborted_answer_before_the_next_prompt_on_its_own_usage(
     if compacted:
         (ev,) = [e for e in r.steps[2].events if e.type == "compaction"]
         assert "before the next prompt, the run aborted" in ev.reason
+
+
+def test_every_replay_counts_an_overflow_on_the_prompt_the_provider_counted() -> None:
+    """The counter overstates these prompts (chars ÷ 4 counts twice what the provider recorded).
+    The session's own replay counts an overflow where the provider's count is over the window, not
+    where the counter's is: only the failed last call, which records no usage and is sized as pi
+    estimates a context (the last answer's usage, 2,015, and the 1,000 tokens counted since). The
+    never policy sends what was sent until the recorded compaction it sets aside; past it, its
+    prompt is the recorded one plus what it kept, in the provider's tokens (the session's fit,
+    0.5 per counted token)."""
+    b = SessionBuilder()
+    for t in range(1, 4):
+        b.user("u" * 4000)  # 1000 counted tokens, 500 by the provider's count
+        b.assistant("a" * 40, usage=500 * t + 5)
+    kept = b.user("u" * 4000)
+    b.add("compaction", summary="s" * 40, firstKeptEntryId=kept, tokensBefore=2000)
+    b.assistant("a" * 40, usage=515)
+    for t in range(2, 5):
+        b.user("u" * 4000)
+        b.assistant("a" * 40, usage=500 * t + 15)
+    b.user("u" * 4000)
+    b.assistant("", stop="error")  # no usage
+
+    def overflows(**kw) -> dict[int, int]:
+        r = replay(b.session(), ReplaySettings(**kw))
+        got = {st.step: e.tokens for st in r.steps for e in st.events if e.type == "overflow"}
+        assert r.metrics.overflows == len(got)
+        return got
+
+    counted = replay(b.session(), ReplaySettings(context_window=2600))
+    assert [st.step for st in counted.steps if st.tokens > 2600] == [2, 5, 6, 7]  # the counter's view
+    assert overflows(context_window=2600) == {7: 2015 + 1000}
+    assert overflows(context_window=1900) == {6: 2015, 7: 3015}
+    assert overflows(compaction="never", context_window=2600) == {
+        5: 1515 + (6050 - 3030) // 2,
+        6: 2015 + (7070 - 4050) // 2,
+        7: 2015 + (7070 - 4050) // 2 + 1000,
+    }
+
+
+def test_a_replay_sizes_from_its_own_context_only_where_it_sends_what_was_sent() -> None:
+    """Where a replay sends what the agent sent, the recorded prompts measured its own contexts (no
+    as-recorded walk); any other (another pruning, another policy, no pruning on a file that records
+    the agent's) sizes against the walked as-recorded contexts."""
+    from inspector.importers import load_any
+    from inspector.replay.run import ReplayRun
+
+    from .support.paths import SAMPLES
+
+    pi = load_session(FIXTURES / "before-compaction.jsonl")
+    cleared = load_any(SAMPLES / "opencode-session.json")  # OpenCode cleared some outputs itself
+    assert (
+        ReplayRun(pi, ReplaySettings()).as_sent and ReplayRun(pi, ReplaySettings(strategy="recorded")).as_sent
+    )
+    assert ReplayRun(cleared, ReplaySettings(strategy="recorded")).as_sent
+    for s, settings in (
+        (pi, ReplaySettings(strategy="opencode")),
+        (pi, ReplaySettings(compaction="never")),
+        (pi, ReplaySettings(compaction="pi")),
+        (cleared, ReplaySettings(strategy="none")),
+    ):
+        assert not ReplayRun(s, settings).as_sent, settings

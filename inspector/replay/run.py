@@ -8,7 +8,7 @@ message, one model call (:meth:`ReplayRun.model_call`):
 2. :meth:`~ReplayRun.overflow_before` — over the window, a simulated policy compacts and retries
    (the prompt sized as the provider counts it: :meth:`~ReplayRun.provider_size`);
 3. :meth:`~ReplayRun.pruning_events` and :meth:`~ReplayRun.overflow_after` — what pruning changed,
-   and an overflow the call still has;
+   and an overflow the call still has (every replay's, on the prompt as the provider counts it);
 4. the re-read tracker (:mod:`.rereads`) checks the answer's reads;
 5. :meth:`~ReplayRun.record_step` — the step, with the context list it saw pinned by its length;
 6. :meth:`~ReplayRun.after_answer` — the answer joins the context; the policy may compact,
@@ -48,7 +48,7 @@ from ..session.models import (
 from ..session.tree import Session
 from ..tokens import calculate_context_tokens, estimate_context_tokens
 from ..window import model_key
-from .as_sent import sent_as_recorded, sent_fit
+from .as_sent import agent_pruned, sent_as_recorded, sent_fit
 from .counters import session_counter
 from .rereads import RereadTracker
 from .results import (
@@ -139,6 +139,13 @@ class ReplayRun:
         self.ctx = self._context()
         self.sim = SimulatedPath()  # the path as pi would see it (what-if: simulated compactions)
         self.trigger = Trigger()
+        self.as_sent = self.policy.as_recorded and (
+            settings.strategy == "recorded" or (self.strategy is None and not agent_pruned(session))
+        )
+        """This replay sends what was sent (its policy as recorded, and the agent's own pruning or,
+        in a file that records none, no pruning): its contexts are the as-recorded ones that
+        :func:`~.as_sent.sent_as_recorded` walks (``tests/test_cache.py`` checks them equal), which
+        the recorded prompts measured, so :meth:`provider_size` need not walk them."""
         self.sent: dict[int, int] | None = None  # each call's as-recorded context (provider_size)
         self.fit: SizeFit | None = None  # the session's size fit on it (provider_size)
         # (size, counted, step) of the last answer sized from its usage since the last compaction
@@ -232,6 +239,7 @@ class ReplayRun:
         self.sim.append(e, ei)
         self.ctx.reset(self.sim.context_after_last())
         self.compactions += 1
+        self.anchor = None  # pi reads no usage from before the latest compaction
         ev = RecordedCompaction(
             ei,
             self.session.index_of(e.firstKeptEntryId),
@@ -263,14 +271,12 @@ class ReplayRun:
             self.window = self.windows.get(model_key(m), self.settings.context_window)
         state_before = self.prune_state
         call, res, tokens = self.prune(k, state_before, m.timestamp)
-        size = tokens  # the prompt as the provider counts it (a what-if's decisions read it)
-        if self.policy.simulated:
-            size, how = self.provider_prompt(m, ei, tokens)
-            if size > self.window:
-                call, res, tokens = self.overflow_before(
-                    k, state_before, m.timestamp, (call, res, tokens), size, how
-                )
-                size = self.provider_prompt(m, ei, tokens)[0]
+        size, how = self.provider_prompt(m, ei, tokens)  # as the provider counts it (overflows read it)
+        if self.policy.simulated and size > self.window:
+            call, res, tokens = self.overflow_before(
+                k, state_before, m.timestamp, (call, res, tokens), size, how
+            )
+            size = self.provider_prompt(m, ei, tokens)[0]
         before = self.ctx.total
         seg, length = self.ctx.msgs, len(self.ctx.msgs)
         pruned_items = self.pruning_events(res, before, tokens)
@@ -375,6 +381,7 @@ class ReplayRun:
         self.ctx.add(ContextMessage(m if kept is None else kept, ei))
         if not self.policy.simulated:
             self.triggers.append(None)
+            self.provider_size(m, ei, tokens, answered=True)  # the answer a call without usage is sized from
             return
         checked, how = self.provider_size(m, ei, tokens, answered=True)
         self.triggers.append(checked)
@@ -429,9 +436,14 @@ class ReplayRun:
                 if answered
                 else clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)
             )
-            if self.sent is None:
-                self.sent = sent_as_recorded(self.session, self.settings.counter, self.settings.leaf) or {}
-            base = self.sent.get(ei)
+            if self.as_sent:  # this replay sends what was sent: its own context is the as-recorded one
+                base: int | None = tokens
+            else:
+                if self.sent is None:
+                    self.sent = (
+                        sent_as_recorded(self.session, self.settings.counter, self.settings.leaf) or {}
+                    )
+                base = self.sent.get(ei)
             if rec > 0 and base is not None:
                 diff = tokens - base
                 how = "the answer's recorded usage" if answered else "the recorded prompt"

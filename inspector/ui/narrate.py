@@ -12,7 +12,6 @@ from itertools import takewhile
 from typing import Any
 
 from ..agents import AGENTS
-from ..cache.report import as_recorded
 from ..compaction import CompactionSettings
 from ..compaction_view import compared_at
 from ..explain import explain_compaction
@@ -220,13 +219,11 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
         )
     if st.stop_reason in ("aborted", "error"):
         out.append(f"This call ended {st.stop_reason}: pi ignores its usage when deciding to compact.")
-    call = recon.call_at(st.step) if recon is not None else None
-    unexplained = call.unexplained if call is not None else 0
     newly: list[int] = []
     for e in st.events:
         if isinstance(e, Pruned):
             newly = list(e.entry_indexes)
-        out += _event_sentences(e, replay, k, unexplained)
+        out += _event_sentences(e, replay, k)
     if recon is not None:
         from ..recon import recorded_split, step_note
 
@@ -291,9 +288,8 @@ def _recorded_compaction_sentences(e: RecordedCompaction, replay: Any) -> list[s
     ]
 
 
-def _event_sentences(e: Event, replay: Any, k: int, unexplained: int = 0) -> list[str]:
-    """What one event of call ``k`` means, in plain words (``unexplained``: the reconstruction
-    check's tokens at this call that no entry explains)."""
+def _event_sentences(e: Event, replay: Any, k: int) -> list[str]:
+    """What one event of call ``k`` means, in plain words."""
     s = replay.settings
     match e:
         case SimulatedCompaction():
@@ -312,7 +308,7 @@ def _event_sentences(e: Event, replay: Any, k: int, unexplained: int = 0) -> lis
         case RecordedCompaction():
             return _recorded_compaction_sentences(e, replay)
         case Overflow():
-            return [_overflow_sentence(e, replay.steps[k], _as_sent(replay), unexplained)]
+            return [_overflow_sentence(e, replay.steps[k])]
         case Pruned():
             st = replay.steps[k]
             return [
@@ -347,20 +343,12 @@ def _event_sentences(e: Event, replay: Any, k: int, unexplained: int = 0) -> lis
     return []
 
 
-def _as_sent(replay: Any) -> bool:
-    """Does ``replay`` rebuild the requests the agent sent? The as-recorded replay
-    (:func:`inspector.cache.report.as_recorded`), whose "none" pruning is what was sent only for
-    pi, which does not prune (another agent's own pruning is the "recorded" strategy)."""
-    fmt = getattr(getattr(replay, "session", None), "format", "pi")
-    return as_recorded(replay) and (replay.settings.strategy == "recorded" or fmt == "pi")
-
-
-def _overflow_sentence(e: Overflow, step: Any, as_sent: bool, unexplained: int = 0) -> str:
-    """An overflow in plain words. A call the provider answered (recorded usage, neither failed nor
-    aborted) was not rejected: said so, with the provider's count — a lower bound on the model's
-    window whatever is replayed, and (``as_sent``: the replay rebuilds the request sent) a sign
-    that this replay's counter overstates when the provider's count fits, unless the agent sent
-    less than the file explains there (``unexplained`` below 0: the reconstruction check's)."""
+def _overflow_sentence(e: Overflow, step: Any) -> str:
+    """An overflow in plain words. Every replay counts one on the prompt as the provider counts it
+    (:meth:`inspector.replay.run.ReplayRun.provider_size`): the recorded one where the replay sends
+    what was sent. A call the provider answered (recorded usage, neither failed nor aborted) over
+    the window was not rejected: said so, with the provider's count, a lower bound on the model's
+    window; one it answered under the window (a what-if sent more) would have been rejected."""
     head = f"Overflow: {e.tokens:,} tokens is more than the {e.window:,}-token window"
     if e.before:
         return head + " — the request would fail, so the policy compacts and retries."
@@ -371,16 +359,6 @@ def _overflow_sentence(e: Overflow, step: Any, as_sent: bool, unexplained: int =
         return head + (
             f". The provider answered the recorded request, which it counted as {got:,.0f} tokens: "
             "the model's window is larger than the one set here."
-        )
-    if as_sent and unexplained < 0:
-        return head + (
-            f". The provider answered this request, which it counted as {got:,.0f} tokens: the agent sent "
-            "less than this file explains here, so the rebuilt context overstates what was sent."
-        )
-    if as_sent:
-        return head + (
-            f". The provider answered this request, which it counted as {got:,.0f} tokens: by its count "
-            "it fits, so this replay's counter overstates it."
         )
     return head + (
         f" — a provider would reject this request (the one recorded, {got:,.0f} tokens by the "
