@@ -264,6 +264,10 @@ class Metrics(BaseModel):
     tokens_pruned: int
     """Sum over calls of tokens removed by pruning."""
     overflows: int
+    """Calls whose prompt, as the provider counts it, is over the window
+    (:meth:`inspector.replay.run.ReplayRun.provider_size`: the recorded prompt where the replay
+    sends what was sent, plus the fitted change where it does not; a call without usage from the
+    last answer's and what was counted since; a file without usage: counted)."""
     rereads: int
     """Later reads of a path whose earlier output was pruned or summarised away at that time."""
     recorded_total_input: int | None

@@ -243,7 +243,7 @@ METRIC_LABELS = {
     "compactions": "compactions",
     "summary_tokens": "summarizer tokens this replay spent (LLM in + out; none offline or as recorded)",
     "tokens_pruned": "tokens pruned (sum over calls)",
-    "overflows": "overflows (context > window)",
+    "overflows": "overflows (prompt > window, as the provider counts it)",
     "rereads": "re-reads of forgotten files",
     "recorded_total_input": "recorded input tokens (sum)",
 }
