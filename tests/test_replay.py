@@ -608,3 +608,27 @@ def test_a_replay_sizes_from_its_own_context_only_where_it_sends_what_was_sent()
         (cleared, ReplaySettings(strategy="none")),
     ):
         assert not ReplayRun(s, settings).as_sent, settings
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        ReplaySettings(context_window=9000),
+        ReplaySettings(context_window=9000, compaction="never"),
+        ReplaySettings(context_window=9000, strategy="opencode"),
+        ReplaySettings(context_window=12_000, compaction="pi", reserve_tokens=500),
+        ReplaySettings(context_window=9000, counter="usage"),
+        ReplaySettings(context_window=9000, counter="tiktoken", compaction="never"),
+    ],
+    ids=["recorded", "never", "opencode", "pi", "usage", "tiktoken-never"],
+)
+def test_a_steps_provider_size_is_over_the_window_exactly_at_its_overflows(settings) -> None:
+    """What the Replay page shows as the window used is what the overflow check compared."""
+    from .support.paths import SAMPLES
+
+    r = replay(load_session(SAMPLES / "coding-session.jsonl"), settings)
+    over = [st.step for st in r.steps if any(e.type == "overflow" and not e.before for e in st.events)]
+    assert over and over == [st.step for st in r.steps if st.provider_tokens > st.window]
+    assert r.metrics.overflows == len(over)
+    if settings.counter != "usage":  # pi's usage-based size is its own view of the provider's count
+        assert any(st.provider_tokens != st.tokens for st in r.steps)

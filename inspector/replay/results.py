@@ -219,6 +219,9 @@ class Step:
     window: int
     """The context window this call ran against (:attr:`ReplaySettings.context_window`, or its
     model's: :attr:`ReplaySettings.model_windows`)."""
+    provider_tokens: int | None = None
+    """The prompt as the provider counts it, which the overflow check compares with the window
+    (:attr:`Metrics.overflows`): over it exactly when the call has an overflow event."""
     # -- to rebuild the exact context lazily ------------------------------------------------
     _segment: list[ContextMessage] = field(repr=False, compare=False, default_factory=list)
     _length: int = field(repr=False, compare=False, default=0)

@@ -280,14 +280,14 @@ class ReplayRun:
         before = self.ctx.total
         seg, length = self.ctx.msgs, len(self.ctx.msgs)
         pruned_items = self.pruning_events(res, before, tokens)
+        if self.usage_mode:  # pi's usage-based size: pi's own view of the provider's count
+            tokens = size = self.usage_tokens(seg, length)
         self.overflow_after(size)
         pruned = res is not None and self.runner is not None
         self.pending += self.rereads.calls(
             tool_calls(m), lambda i: i in self.ctx.entries and not (pruned and self.runner.is_pruned(i))
         )
-        if self.usage_mode:
-            tokens = self.usage_tokens(seg, length)
-        self.record_step(m, ei, k, tokens, before, pruned_items, (seg, length, state_before, call))
+        self.record_step(m, ei, k, (tokens, size), before, pruned_items, (seg, length, state_before, call))
         self.sim.append(e, ei)
         self.after_answer(m, ei, k, tokens, kept)
 
@@ -341,11 +341,13 @@ class ReplayRun:
         m: AssistantMessage,
         ei: int,
         k: int,
-        tokens: int,
+        sizes: tuple[int, int],
         before: int,
         pruned_items: int,
         pinned: tuple[list[ContextMessage], int, Any, Any],
     ) -> None:
+        """The step of call ``k``: ``sizes``, its tokens by the counter and as the provider counts them."""
+        tokens, size = sizes
         seg, length, state, call = pinned
         rin, rtot = recorded_usage(m)
         if m.usage is not None and isinstance(m.usage.cost, dict):  # other agents' files record no cost
@@ -367,6 +369,7 @@ class ReplayRun:
                 events=tuple(self.pending),
                 cost=tokens * self.price(m),
                 window=self.window,
+                provider_tokens=size,
                 _segment=seg,
                 _length=length,
                 _state=state,

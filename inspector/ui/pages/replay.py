@@ -172,15 +172,16 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
         if step.window == settings.context_window
         else f"Of this call's model's window, {step.window:,} tokens. "
     )
-    if call is not None and call.unexplained:  # the recorded prompt is the figure shown as sent
-        m[2].metric(
-            "Window used",
-            f"{call.recorded / step.window:.0%}",
-            help=f"{of_window}By the recorded prompt; the context rebuilt from the file, {step.tokens:,} "
-            f"tokens, would be {step.tokens / step.window:.0%}.",
-        )
-    else:
-        m[2].metric("Window used", f"{step.tokens / step.window:.0%}", help=of_window or None)
+    size = step.provider_tokens if step.provider_tokens is not None else step.tokens
+    m[2].metric(
+        "Window used",
+        f"{size / step.window:.0%}",
+        help=f"{of_window}The prompt as the provider counts it, {size:,} tokens, which the overflow check "
+        "compares with the window: the recorded prompt where this replay sends what the agent sent, else "
+        "the recorded one plus what this replay changed, sized by the session's fit; a call without "
+        "usage: the last answer's usage and what was counted since. The messages alone by the chosen "
+        f"counter, {step.tokens:,} tokens, are {step.tokens / step.window:.0%}.",
+    )
     m[3].metric("Messages", f"{len(d.after):,}")
     m[4].metric(
         "Pruned away", f"{step.pruned_tokens:,}", help="Tokens the pruning strategy keeps out of this call."
