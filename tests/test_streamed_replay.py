@@ -288,3 +288,20 @@ def test_a_streamed_replay_gives_each_model_its_window(
     assert [s["window"] for s in out["steps"]] == [200_000] * 3 + [1_048_576] * 2
     assert out["metrics"]["overflows"] == 0
     assert "gemini-2.5-pro's calls against 1,048,576" in _cli("replay", str(src))[1]
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=["pi", "tiktoken", "small-window"])
+def test_a_streamed_replay_keeps_no_message_of_the_file(settings: ReplaySettings, tmp_path: Path) -> None:
+    """Its messages are counted in batches as the walk reads them, and let go: the counter keeps
+    none of them (counting an answer again, to size the calls that record no usage, once kept
+    every answer of a 2M-entry file alive: 1.7 → 2.7 GB)."""
+    from inspector.replay.streamed import StreamedRun
+    from inspector.session.models import AssistantMessage, ToolResultMessage, UserMessage
+
+    sk = load_for_replay(_write(tmp_path, "reads"))
+    assert sk is not None
+    run = StreamedRun(sk, settings)
+    r = run.run()
+    assert r is not None and len(r.steps) > 3 and any(st.recorded_input for st in r.steps)
+    kept = [m for m, _ in run.counter._cache.values()]
+    assert not [m for m in kept if isinstance(m, (AssistantMessage, ToolResultMessage, UserMessage))]

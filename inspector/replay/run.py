@@ -350,6 +350,10 @@ class ReplayRun:
         tokens, size = sizes
         seg, length, state, call = pinned
         rin, rtot = recorded_usage(m)
+        if size == tokens:  # one int object for both (a long replay keeps hundreds of thousands of steps)
+            size = tokens
+        elif type(rin) is int and size == rin:
+            size = rin
         if m.usage is not None and isinstance(m.usage.cost, dict):  # other agents' files record no cost
             self.recorded_costs.append(clamp(m.usage.cost.get("total", 0) or 0))
         self.steps.append(
@@ -381,12 +385,14 @@ class ReplayRun:
 
     def after_answer(self, m: AssistantMessage, ei: int, k: int, tokens: int, kept: Any = None) -> None:
         """The answer joins the context; a simulated policy may compact now."""
+        before = self.ctx.total
         self.ctx.add(ContextMessage(m if kept is None else kept, ei))
+        added = self.ctx.total - before  # the answer as the context counted it (a streamed one: not again)
         if not self.policy.simulated:
             self.triggers.append(None)
-            self.provider_size(m, ei, tokens, answered=True)  # the answer a call without usage is sized from
+            self.provider_size(m, ei, tokens, True, added)  # the answer a call without usage is sized from
             return
-        checked, how = self.provider_size(m, ei, tokens, answered=True)
+        checked, how = self.provider_size(m, ei, tokens, True, added)
         self.triggers.append(checked)
         if checked is None:
             return
@@ -408,12 +414,13 @@ class ReplayRun:
         return (tokens, "") if size is None else (size, how)
 
     def provider_size(
-        self, m: AssistantMessage, ei: int, tokens: int, answered: bool
+        self, m: AssistantMessage, ei: int, tokens: int, answered: bool, answer: int | None = None
     ) -> tuple[int | None, str]:
         """The size a simulated policy compares for the call answered by ``m`` (which this replay
         sends with ``tokens``), as the provider would report it, and how it was found
         (``answered``: after the answer, its output included, as each agent's trigger reads the
-        usage; else the prompt alone, whose excess over the window fails the request).
+        usage; else the prompt alone, whose excess over the window fails the request; ``answer``:
+        the answer's tokens by the counter, when the context has counted them).
 
         The session records the provider's usage for the context it really sent; this replay sent
         ``tokens`` where that context held ``base`` (:func:`~.as_sent.sent_as_recorded`), so the
@@ -428,7 +435,10 @@ class ReplayRun:
         None after a failed answer when there is none (pi then skips the check: a kept answer's
         usage is stale). A file that records no usage, or the "usage" counter (already pi's own
         estimate), is counted: the context and the answer by the counter."""
-        counted = tokens + self.counter.count(m) if answered else tokens
+        if answered:
+            counted = tokens + (self.counter.count(m) if answer is None else answer)
+        else:
+            counted = tokens
         if self.usage_mode:
             return counted, ""
         u = m.usage
