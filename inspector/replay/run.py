@@ -465,7 +465,8 @@ class ReplayRun:
                     if self.fit is None:
                         self.fit = sent_fit(self.session, self.settings.counter, self.settings.leaf)
                     size = changed_size(rec, diff, self.fit)
-                    how = f"{how} {rec:,}, {_change(size - rec, diff, self.fit)}"
+                    if self.policy.simulated:  # only a simulated policy's reasons say how
+                        how = f"{how} {rec:,}, {_change(size - rec, diff, self.fit)}"
                 if answered and not aborted:  # pi's estimate reads no usage from an aborted answer
                     self.anchor = (size, counted, len(self.steps) - 1)
                 return size, how
