@@ -444,6 +444,11 @@ def test_replay_says_when_the_provider_answered_more_than_the_window(tmp_path: P
 
     said = overflows()
     assert said.split()[1] == "1"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["replay", str(f), "--cache", "off"]) == 0
+    line = next(x for x in out.getvalue().splitlines() if "): overflow" in x)
+    assert line.endswith("overflow 312,658 tokens, as the provider counts the prompt, > window 200,000")
     assert "the provider answered a 312,658-token context at entry" in said and "give --window" in said
     assert overflows("--window", "400000").split() == ["overflows", "0"]
     # pi's estimate is still over (~350k), but the provider counted the request at 312,658: it fits

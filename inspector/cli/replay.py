@@ -11,7 +11,7 @@ from ..cache.summaries import RECORDED_SHAPE
 from ..info import RECORDED_ALSO_COUNTS, far_above
 from ..policies import POLICIES
 from ..pruning import REGISTRY
-from ..replay import Replay, ReplaySettings, replay
+from ..replay import Event, Overflow, Replay, ReplaySettings, replay
 from ..replay.streamed import load_for_replay, streamable, streamed_replay
 from ..replay_report import replay_table
 from ..session.loader import SessionLoadError
@@ -192,8 +192,15 @@ def print_summary(session: Session, settings: ReplaySettings, r: Replay, overflo
     print(f"  re-reads after prune {m.rereads:>14}")
     events = [(s, ev) for s in r.steps for ev in s.events if ev.type in SHOWN_EVENTS]
     for s, ev in events[:MAX_SHOWN]:
-        detail = visible(ev.to_json().get("reason") or "", inline=True)
-        print(f"  step {s.step:>5} (entry {s.entry_index}): {ev.type} {detail}".rstrip())
+        print(f"  step {s.step:>5} (entry {s.entry_index}): {ev.type} {_event_detail(ev)}".rstrip())
+
+
+def _event_detail(ev: Event) -> str:
+    """What an event's line adds: a compaction's reason, or an overflow's sizes."""
+    if isinstance(ev, Overflow):
+        then = ": compact and retry" if ev.before else ""
+        return f"{ev.tokens:,} tokens, as the provider counts the prompt, > window {ev.window:,}{then}"
+    return visible(ev.to_json().get("reason") or "", inline=True)
 
 
 def recorded_window_note(session: Session, settings: ReplaySettings) -> str:
