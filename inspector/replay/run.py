@@ -416,11 +416,12 @@ class ReplayRun:
     def provider_size(
         self, m: AssistantMessage, ei: int, tokens: int, answered: bool, answer: int | None = None
     ) -> tuple[int | None, str]:
-        """The size a simulated policy compares for the call answered by ``m`` (which this replay
-        sends with ``tokens``), as the provider would report it, and how it was found
-        (``answered``: after the answer, its output included, as each agent's trigger reads the
-        usage; else the prompt alone, whose excess over the window fails the request; ``answer``:
-        the answer's tokens by the counter, when the context has counted them).
+        """The size of the call answered by ``m`` (which this replay sends with ``tokens``) as the
+        provider would report it, which a simulated policy compares and every replay's overflow
+        check reads, and how it was found (said for a simulated policy's reasons only).
+        ``answered``: after the answer, its output included, as each agent's trigger reads the
+        usage; else the prompt alone, whose excess over the window fails the request. ``answer``:
+        the answer's tokens by the counter, when the context has counted them.
 
         The session records the provider's usage for the context it really sent; this replay sent
         ``tokens`` where that context held ``base`` (:func:`~.as_sent.sent_as_recorded`), so the
