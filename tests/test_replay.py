@@ -629,6 +629,7 @@ def test_a_steps_provider_size_is_over_the_window_exactly_at_its_overflows(setti
     r = replay(load_session(SAMPLES / "coding-session.jsonl"), settings)
     over = [st.step for st in r.steps if any(e.type == "overflow" and not e.before for e in st.events)]
     assert over and over == [st.step for st in r.steps if st.provider_tokens > st.window]
+    assert [st.as_dict()["providerTokens"] for st in r.steps] == [st.provider_tokens for st in r.steps]
     assert r.metrics.overflows == len(over)
     if settings.counter != "usage":  # pi's usage-based size is its own view of the provider's count
         assert any(st.provider_tokens != st.tokens for st in r.steps)

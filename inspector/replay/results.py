@@ -245,6 +245,7 @@ class Step:
             "tokensBeforePruning": self.tokens_before_pruning,
             "recordedTokens": self.recorded_input,
             "recordedTotalTokens": self.recorded_total,
+            "providerTokens": self.provider_tokens,
             "messages": self.messages,
             "prunedItems": self.pruned_items,
             "prunedTokens": self.pruned_tokens,
