@@ -790,8 +790,10 @@ def _cost(session: Session, window: int) -> Reveal:
         "start, so the cache must be written again: compacting often can cost more than it saves.",
     ) + (
         (
-            f"Never compacting overflows this window at {never.metrics.overflows} call(s), which a provider "
-            "would refuse: they are priced here as if answered.",
+            f"Never compacting overflows this window at {never.metrics.overflows} call(s), counted as the "
+            "provider counts each prompt (the recorded one and what never compacting kept; the lines count "
+            "the messages alone, without the system prompt and tools): a provider would refuse them, and "
+            "they are priced here as if answered.",
         )
         if never.metrics.overflows
         else ()
