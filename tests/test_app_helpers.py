@@ -345,6 +345,27 @@ def test_timeline_thresholds_follow_the_policy() -> None:
     assert figures.trigger_line(rec, "claude-code")[0] == 200_000 - 20_000 - 13_000
 
 
+def test_a_what_if_without_a_rule_of_its_own_draws_the_size_its_overflows_compare() -> None:
+    """Never compacting, or another pruning under the recorded compactions, sends what no provider
+    counted: the timeline draws the size the overflow check compares, which the recorded usage
+    line is not; the replay that sends what was sent, and a policy with its own line, do not."""
+    s = load_session(SAMPLE)
+
+    def line(**kw):
+        r = replay(s, ReplaySettings(context_window=64_000, **kw))
+        spec = figures.timeline(r, current_step=3).to_plotly_json()
+        got = [t for t in spec["data"] if t.get("name") == figures.timelines.PROVIDER_LINE]
+        return r, got
+
+    for kw in ({"compaction": "never"}, {"strategy": "opencode"}):
+        r, (tr,) = line(**kw)
+        assert list(tr["y"]) == [st.provider_tokens for st in r.steps]
+        over = [st.step for st in r.steps if any(e.type == "overflow" for e in st.events)]
+        assert over and all(tr["y"][k] > 64_000 for k in over)
+    for kw in ({}, {"strategy": "recorded"}, {"compaction": "pi"}):
+        assert line(**kw)[1] == []
+
+
 def test_figures_module_does_not_import_streamlit() -> None:
     code = (
         "import sys; import inspector.ui.figures, inspector.ui.views, inspector.ui.narrate, "

@@ -59,7 +59,7 @@ from .results import (
     StrategyEvent,
     Unpruned,
 )
-from .run import ReplayRun, replay
+from .run import ReplayRun, replay, sends_what_was_sent
 from .settings import INCREMENTAL, REUSE, PolicyName, ReplaySettings, default_strategy, effective_settings
 from .summaries import SummaryCache, SummaryFn, default_summary
 from .sweep import COMPARED, SweepCell, agent_config, compare_agents, parse_grid, sweep
@@ -101,6 +101,7 @@ __all__ = [
     "parse_grid",
     "prune_at",
     "replay",
+    "sends_what_was_sent",
     "session_counter",
     "sweep",
     "warm_session",

@@ -98,6 +98,17 @@ def _change(added: int, diff: int, fit: SizeFit) -> str:
     return f"{'+' if added >= 0 else '−'} {abs(added):,} for what the what-if changed: {how}"
 
 
+def sends_what_was_sent(session: Session, settings: ReplaySettings) -> bool:
+    """Does a replay of ``session`` under ``settings`` send what the agent sent? Its policy is as
+    recorded, and its pruning the agent's own ("recorded") or, in a file that records none, none:
+    its contexts are the as-recorded ones :func:`~.as_sent.sent_as_recorded` walks
+    (``tests/test_cache.py`` checks them equal), which the recorded prompts measured."""
+    return get_policy(settings.compaction).as_recorded and (
+        settings.strategy == "recorded"
+        or (effective_strategy(settings, session) is None and not agent_pruned(session))
+    )
+
+
 class ReplayRun:
     """One replay of ``session`` under ``settings``: the state carried from call to call."""
 
@@ -139,13 +150,8 @@ class ReplayRun:
         self.ctx = self._context()
         self.sim = SimulatedPath()  # the path as pi would see it (what-if: simulated compactions)
         self.trigger = Trigger()
-        self.as_sent = self.policy.as_recorded and (
-            settings.strategy == "recorded" or (self.strategy is None and not agent_pruned(session))
-        )
-        """This replay sends what was sent (its policy as recorded, and the agent's own pruning or,
-        in a file that records none, no pruning): its contexts are the as-recorded ones that
-        :func:`~.as_sent.sent_as_recorded` walks (``tests/test_cache.py`` checks them equal), which
-        the recorded prompts measured, so :meth:`provider_size` need not walk them."""
+        self.as_sent = sends_what_was_sent(session, settings)
+        """:func:`sends_what_was_sent`: then :meth:`provider_size` need not walk the as-recorded contexts."""
         self.sent: dict[int, int] | None = None  # each call's as-recorded context (provider_size)
         self.fit: SizeFit | None = None  # the session's size fit on it (provider_size)
         # (size, counted, step) of the last answer sized from its usage since the last compaction

@@ -222,6 +222,7 @@ def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[
                 "hovertemplate": f"step %{{x}}<br>{html.escape(label)}: %{{y:,}}<extra></extra>",
             }
         )
+    data += _provider_line(replay, steps)
     if not get_policy(replay.settings.compaction).as_recorded:
         rec = [
             (s.step, s.recorded_input)
@@ -241,6 +242,36 @@ def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[
                 }
             )
     return data
+
+
+PROVIDER_LINE = "prompt as the provider would count it (the overflow check's)"
+
+
+def _provider_line(replay: Any, steps: Sequence[Any]) -> list[dict[str, Any]]:
+    """A what-if that compacts by no rule of its own (never compacting, or another pruning under
+    the recorded compactions) sends what the provider never counted: the size its overflow check
+    compares (:attr:`inspector.replay.Step.provider_tokens`), dashed. None where the replay sends
+    what was sent (the recorded usage is that size) or its policy's own line shows it."""
+    from ...replay import sends_what_was_sent
+
+    if get_policy(replay.settings.compaction).simulated or sends_what_was_sent(
+        replay.session, replay.settings
+    ):
+        return []
+    pts = [(s.step, s.provider_tokens) for s in steps if s.provider_tokens is not None]
+    if not pts:
+        return []
+    return [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "x": [a for a, _ in pts],
+            "y": [b for _, b in pts],
+            "name": PROVIDER_LINE,
+            "line": {"color": "#d62728", "width": 1, "dash": "dash"},
+            "hovertemplate": "step %{x}<br>%{y:,} as the provider would count the prompt<extra></extra>",
+        }
+    ]
 
 
 RECON_FILL = "rgba(245,133,24,0.16)"
