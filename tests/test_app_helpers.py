@@ -364,6 +364,15 @@ def test_a_what_if_without_a_rule_of_its_own_draws_the_size_its_overflows_compar
         assert over and all(tr["y"][k] > 64_000 for k in over)
     for kw in ({}, {"strategy": "recorded"}, {"compaction": "pi"}):
         assert line(**kw)[1] == []
+    # a session that records no usage: the size is the count already drawn
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    for _ in range(4):
+        b.user("u" * 40_000)
+        b.assistant("ok")
+    r = replay(b.session(), ReplaySettings(compaction="never", context_window=20_000))
+    assert r.metrics.overflows > 0 and not figures.timelines.draws_provider_line(r)
 
 
 def test_figures_module_does_not_import_streamlit() -> None:

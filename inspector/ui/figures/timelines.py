@@ -247,16 +247,24 @@ def _timeline_series(replay: Any, steps: Sequence[Any], name: str) -> list[dict[
 PROVIDER_LINE = "prompt as the provider would count it (the overflow check's)"
 
 
-def _provider_line(replay: Any, steps: Sequence[Any]) -> list[dict[str, Any]]:
-    """A what-if that compacts by no rule of its own (never compacting, or another pruning under
-    the recorded compactions) sends what the provider never counted: the size its overflow check
-    compares (:attr:`inspector.replay.Step.provider_tokens`), dashed. None where the replay sends
-    what was sent (the recorded usage is that size) or its policy's own line shows it."""
+def draws_provider_line(replay: Any) -> bool:
+    """Does the timeline draw the size ``replay``'s overflow check compares (:func:`_provider_line`)?
+    For a what-if that compacts by no rule of its own (never compacting, or another pruning under
+    the recorded compactions): it sends what the provider never counted. Not where the replay sends
+    what was sent (the recorded usage is that size), where its policy's own line shows it, or where
+    the session records no usage (the size is the count drawn)."""
     from ...replay import sends_what_was_sent
 
     if get_policy(replay.settings.compaction).simulated or sends_what_was_sent(
         replay.session, replay.settings
     ):
+        return False
+    return any(s.provider_tokens is not None and s.provider_tokens != s.tokens for s in replay.steps)
+
+
+def _provider_line(replay: Any, steps: Sequence[Any]) -> list[dict[str, Any]]:
+    """:func:`draws_provider_line`: the size as the provider would count each prompt, dashed."""
+    if not draws_provider_line(replay):
         return []
     pts = [(s.step, s.provider_tokens) for s in steps if s.provider_tokens is not None]
     if not pts:

@@ -16,7 +16,7 @@ import streamlit as st
 from inspector.compaction_view import compaction_steps, compaction_view, compactions_at, trigger_label
 from inspector.policies import POLICIES
 from inspector.recon import unexplained_words
-from inspector.replay import Pruned, ReplaySettings, sends_what_was_sent
+from inspector.replay import Pruned, ReplaySettings
 from inspector.replay_report import replay_report
 from inspector.ui import cache_view, deferred, figures, retention_view, views
 from inspector.ui import urlstate as us
@@ -499,7 +499,7 @@ def _timeline_caption(r: Any) -> str:
         if POLICIES[r.settings.compaction].as_recorded
         else f" The dashed dark line is what the policy compares with the dashed threshold: {label}."
     )
-    if not POLICIES[r.settings.compaction].simulated and not sends_what_was_sent(r.session, r.settings):
+    if figures.timelines.draws_provider_line(r):
         what += (
             " The dashed red line is the prompt as the provider would count it (the recorded one, plus what "
             "this what-if changed, sized by the session's fit): an overflow is a call where it is over the window."
