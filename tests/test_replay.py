@@ -633,3 +633,28 @@ def test_a_steps_provider_size_is_over_the_window_exactly_at_its_overflows(setti
     assert r.metrics.overflows == len(over)
     if settings.counter != "usage":  # pi's usage-based size is its own view of the provider's count
         assert any(st.provider_tokens != st.tokens for st in r.steps)
+
+
+def test_a_replay_of_a_file_the_agent_pruned_sizes_what_it_sends_against_what_was_sent() -> None:
+    """OpenCode cleared some outputs itself. Replayed with that pruning, a call's size is its recorded
+    prompt; replayed without it (strategy none), the outputs go whole, and the size is the recorded
+    prompt plus what the replay sends beyond the as-recorded context, in the provider's tokens."""
+    from inspector.importers import load_any
+    from inspector.replay.as_sent import sent_as_recorded, sent_fit
+    from inspector.replay.sizes import changed_size
+
+    from .support.paths import SAMPLES
+
+    s = load_any(SAMPLES / "opencode-session.json")
+    own = replay(s, ReplaySettings(strategy="recorded"))
+    whole = replay(s, ReplaySettings(strategy="none"))
+    sent, fit = sent_as_recorded(s, "pi"), sent_fit(s, "pi")
+    answered = [k for k, st in enumerate(own.steps) if st.recorded_input and st.stop_reason != "error"]
+    assert answered and all(own.steps[k].provider_tokens == own.steps[k].recorded_input for k in answered)
+    grew = [k for k in answered if whole.steps[k].tokens != sent[whole.steps[k].entry_index]]
+    assert grew  # the cleared outputs are sent whole again
+    for k in answered:
+        st = whole.steps[k]
+        want = changed_size(int(st.recorded_input), st.tokens - sent[st.entry_index], fit)
+        assert st.provider_tokens == want
+    assert all(whole.steps[k].provider_tokens > own.steps[k].provider_tokens for k in grew)
