@@ -276,13 +276,16 @@ class ReplayRun:
         if self.windows:
             self.window = self.windows.get(model_key(m), self.settings.context_window)
         state_before = self.prune_state
+        usage = recorded_usage(m)  # read once: the sizes below and the step take it
         call, res, tokens = self.prune(k, state_before, m.timestamp)
-        size, how = self.provider_prompt(m, ei, tokens)  # as the provider counts it (overflows read it)
+        size, how = self.provider_prompt(
+            m, ei, tokens, usage
+        )  # as the provider counts it (overflows read it)
         if self.policy.simulated and size > self.window:
             call, res, tokens = self.overflow_before(
                 k, state_before, m.timestamp, (call, res, tokens), size, how
             )
-            size = self.provider_prompt(m, ei, tokens)[0]
+            size = self.provider_prompt(m, ei, tokens, usage)[0]
         before = self.ctx.total
         seg, length = self.ctx.msgs, len(self.ctx.msgs)
         pruned_items = self.pruning_events(res, before, tokens)
@@ -293,9 +296,11 @@ class ReplayRun:
         self.pending += self.rereads.calls(
             tool_calls(m), lambda i: i in self.ctx.entries and not (pruned and self.runner.is_pruned(i))
         )
-        self.record_step(m, ei, k, (tokens, size), before, pruned_items, (seg, length, state_before, call))
+        self.record_step(
+            m, ei, k, (tokens, size), usage, before, pruned_items, (seg, length, state_before, call)
+        )
         self.sim.append(e, ei)
-        self.after_answer(m, ei, k, tokens, kept)
+        self.after_answer(m, ei, k, tokens, kept, usage)
 
     def prune(self, k: int, state: Any, time_ms: Any = None) -> tuple[Any, Any, int]:
         """Prune the current context for call ``k``: (call info, outcome or None, tokens)."""
@@ -348,14 +353,16 @@ class ReplayRun:
         ei: int,
         k: int,
         sizes: tuple[int, int],
+        usage: tuple[int | float | None, int | float | None],
         before: int,
         pruned_items: int,
         pinned: tuple[list[ContextMessage], int, Any, Any],
     ) -> None:
-        """The step of call ``k``: ``sizes``, its tokens by the counter and as the provider counts them."""
+        """The step of call ``k``: ``sizes``, its tokens by the counter and as the provider counts
+        them; ``usage``, :func:`recorded_usage` of its answer ``m``."""
         tokens, size = sizes
         seg, length, state, call = pinned
-        rin, rtot = recorded_usage(m)
+        rin, rtot = usage
         if size == tokens:  # one int object for both (a long replay keeps hundreds of thousands of steps)
             size = tokens
         elif type(rin) is int and size == rin:
@@ -389,16 +396,19 @@ class ReplayRun:
         self.pending = []
         self.new_prompt = False
 
-    def after_answer(self, m: AssistantMessage, ei: int, k: int, tokens: int, kept: Any = None) -> None:
-        """The answer joins the context; a simulated policy may compact now."""
+    def after_answer(
+        self, m: AssistantMessage, ei: int, k: int, tokens: int, kept: Any = None, usage: Any = None
+    ) -> None:
+        """The answer joins the context; a simulated policy may compact now (``usage``:
+        :func:`recorded_usage` of ``m``, when read already)."""
         before = self.ctx.total
         self.ctx.add(ContextMessage(m if kept is None else kept, ei))
         added = self.ctx.total - before  # the answer as the context counted it (a streamed one: not again)
         if not self.policy.simulated:
             self.triggers.append(None)
-            self.provider_size(m, ei, tokens, True, added)  # the answer a call without usage is sized from
+            self.provider_size(m, ei, tokens, True, added, usage)  # what a call without usage is sized from
             return
-        checked, how = self.provider_size(m, ei, tokens, True, added)
+        checked, how = self.provider_size(m, ei, tokens, True, added, usage)
         self.triggers.append(checked)
         if checked is None:
             return
@@ -414,20 +424,29 @@ class ReplayRun:
         if do:
             self.compact(k + 1, f"{reason} ({how})" if how else reason, "threshold")
 
-    def provider_prompt(self, m: AssistantMessage, ei: int, tokens: int) -> tuple[int, str]:
+    def provider_prompt(
+        self, m: AssistantMessage, ei: int, tokens: int, usage: Any = None
+    ) -> tuple[int, str]:
         """:meth:`provider_size` of the prompt answered by ``m``."""
-        size, how = self.provider_size(m, ei, tokens, answered=False)
+        size, how = self.provider_size(m, ei, tokens, False, None, usage)
         return (tokens, "") if size is None else (size, how)
 
     def provider_size(
-        self, m: AssistantMessage, ei: int, tokens: int, answered: bool, answer: int | None = None
+        self,
+        m: AssistantMessage,
+        ei: int,
+        tokens: int,
+        answered: bool,
+        answer: int | None = None,
+        usage: tuple[int | float | None, int | float | None] | None = None,
     ) -> tuple[int | None, str]:
         """The size of the call answered by ``m`` (which this replay sends with ``tokens``) as the
         provider would report it, which a simulated policy compares and every replay's overflow
         check reads, and how it was found (said for a simulated policy's reasons only).
         ``answered``: after the answer, its output included, as each agent's trigger reads the
         usage; else the prompt alone, whose excess over the window fails the request. ``answer``:
-        the answer's tokens by the counter, when the context has counted them.
+        the answer's tokens by the counter, when the context has counted them; ``usage``:
+        :func:`recorded_usage` of ``m``, when read already.
 
         The session records the provider's usage for the context it really sent; this replay sent
         ``tokens`` where that context held ``base`` (:func:`~.as_sent.sent_as_recorded`), so the
@@ -448,14 +467,10 @@ class ReplayRun:
             counted = tokens
         if self.usage_mode:
             return counted, ""
-        u = m.usage
+        rin, rtot = recorded_usage(m) if usage is None else usage
         aborted = m.stopReason == "aborted"
-        if u is not None and m.stopReason != "error":
-            rec = clamp_int(
-                calculate_context_tokens(u)
-                if answered
-                else clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)
-            )
+        if rin is not None and m.stopReason != "error":
+            rec = clamp_int(rtot if answered else rin)
             if self.as_sent:  # this replay sends what was sent: its own context is the as-recorded one
                 base: int | None = tokens
             else:
