@@ -11,7 +11,7 @@ import pytest
 from inspector import load_session
 from inspector.cache import anthropic, cache_replay, family_of, fit_sizes, openai
 from inspector.cache.timing import long_retention
-from inspector.importers import parse_any
+from inspector.importers import load_any, parse_any
 from inspector.replay import ReplaySettings, replay
 from inspector.replay.sizes import fit_tails
 from inspector.session.models import AssistantMessage
@@ -1088,6 +1088,26 @@ def test_a_what_if_that_changes_nothing_prices_every_call_as_recorded():
         (x.prompt, x.read, x.write, x.uncached) for x in base.steps
     ]
     assert c.billed_cost == base.billed_cost
+
+
+@pytest.mark.parametrize("strategy", ["recorded", "none", "opencode"])
+def test_each_call_is_priced_at_the_size_its_overflow_check_reads(strategy):
+    """OpenCode cleared some outputs itself. Replayed without that pruning (strategy none), the
+    outputs go whole: a what-if, priced from the recorded prompt plus what it sends beyond it, the
+    size the replay's overflow check reads (``Step.provider_tokens``), not the recorded prompt."""
+    s = load_any(SAMPLES / "opencode-session.json")
+    r = replay(s, ReplaySettings(strategy=strategy))
+    c = cache_replay(r)
+    billed = [k for k, x in enumerate(c.steps) if x.prompt]
+    assert billed and all(c.steps[k].prompt == r.steps[k].provider_tokens for k in billed)
+    own = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
+    if strategy == "recorded":
+        assert c.sizes == "recorded" and c.departs is None
+    else:
+        assert c.sizes == "recorded + fitted change" and c.departs is not None
+    if strategy == "none":  # the cleared outputs are sent, and paid for, whole again
+        assert sum(x.prompt for x in c.steps) > sum(x.prompt for x in own.steps)
+        assert c.billed_cost > own.billed_cost
 
 
 def test_a_pruning_what_if_sends_the_recorded_prompt_less_what_it_pruned():

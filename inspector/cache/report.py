@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..gcpause import gc_paused
 from ..importers.opencode import summary_usage
 from ..recon.flags import sent_fewer, threshold
+from ..replay.run import sends_what_was_sent
 from ..replay.sizes import UNFITTED, SizeFit, changed_size
 from ..session.models import CompactionEntry
 from ..session.tree import Session
@@ -287,8 +288,10 @@ class CacheReport:
 
 
 def as_recorded(replay: Any) -> bool:
-    s = replay.settings
-    return s.compaction == "recorded" and s.strategy in ("none", "recorded")
+    """Does ``replay`` send what the agent sent (:func:`~inspector.replay.sends_what_was_sent`)?
+    Then each call's prompt is the recorded one; else it is the recorded prompt changed by what
+    the replay changed (:meth:`_Pricing.changed`), the size its overflow check reads too."""
+    return sends_what_was_sent(replay.session, replay.settings)
 
 
 def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
