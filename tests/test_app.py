@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from inspector import build_session_context, load_session
 from inspector.branch_summary import prepare_branch_summary
 from inspector.replay import ReplaySettings, replay
+from inspector.ui.figures import NOT_IN_FILE
 from inspector.ui.narrate import notable_steps
 from inspector.whatif import compaction_now
 
@@ -53,11 +54,12 @@ def figures_of(at: AppTest) -> list[dict[str, Any]]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
-def bar_totals(fig: dict[str, Any]) -> dict[str, int]:
-    """Tokens per bar row of the context-bars figure, from the figure's own data."""
+def bar_totals(fig: dict[str, Any], messages_only: bool = False) -> dict[str, int]:
+    """Tokens per bar row of the context-bars figure, from the figure's own data (``messages_only``:
+    without what the provider counted beyond the messages)."""
     out: dict[str, int] = {}
     for tr in fig["data"]:
-        if tr.get("type") == "bar":
+        if tr.get("type") == "bar" and not (messages_only and tr["name"] == NOT_IN_FILE):
             for row, x in zip(tr["y"], tr["x"], strict=True):
                 out[row] = out.get(row, 0) + x
     return out
@@ -149,8 +151,12 @@ def test_replay_page_shows_each_step_and_moves_with_slider_and_buttons(loaded: A
     # the context bars are drawn from this step's messages: their widths add up to its tokens
     at.slider(key="step").set_value(k := next(x for x in notable_steps(r) if x > first)).run()
     bars, tl, *_ = figures_of(at)  # then the prompt-cache split
-    assert bar_totals(bars)["sent to the model"] == r.steps[k].tokens
+    assert bar_totals(bars, messages_only=True)["sent to the model"] == r.steps[k].tokens
     assert bar_totals(bars)["as built"] == r.steps[k].tokens_before_pruning
+    # and the sent bar ends at the prompt the provider counted, where "Window used" puts it
+    assert r.steps[k].provider_tokens > r.steps[k].tokens
+    assert bar_totals(bars)["sent to the model"] == r.steps[k].provider_tokens
+    assert metrics(at)["Window used"] == f"{r.steps[k].provider_tokens / r.steps[k].window:.0%}"
     # the timeline holds every step's tokens and marks the one shown
     sent = next(t for t in tl["data"] if t["name"] == "replayed (sent)")
     assert sent["y"] == [s.tokens for s in r.steps]

@@ -191,6 +191,66 @@ def test_compaction_bars_draw_before_after_and_both_cuts(coding) -> None:  # typ
     assert "recorded cut (entry 122)" in labels and "(entry 119)" in labels
 
 
+def _sent_row(fig) -> list[tuple[str, int, int]]:  # type: ignore[no-untyped-def]
+    """The sent bar's segments: (legend name, base, width), left to right."""
+    segs = [
+        (tr["name"], b, x)
+        for tr in fig.to_plotly_json()["data"]
+        for row, b, x in zip(tr["y"], tr["base"], tr["x"], strict=True)
+        if row == "sent to the model"
+    ]
+    return sorted(segs, key=lambda t: t[1])
+
+
+@pytest.mark.parametrize("kind", ["plain", "compaction"])
+def test_the_sent_bar_ends_at_the_prompt_the_provider_counted(coding, kind) -> None:  # type: ignore[no-untyped-def]
+    """The bar of what is sent ends where "Window used" is: the messages, after what the provider
+    counted beyond them (the system prompt and tools the file does not record), drawn first."""
+    from inspector.replay import session_counter
+    from inspector.ui.step_figures import step_bars
+
+    r = replay(coding, ReplaySettings())
+    comps = set(compaction_steps(r))
+    k = next(
+        st.step
+        for st in r.steps
+        if st.recorded_input and (st.step in comps) == (kind == "compaction") and st.step > 0
+    )
+    st = r.steps[k]
+    c = session_counter(coding, "pi")
+    counted = sum(c.count_many([x.message for x in r.step_detail(k).after]))
+    assert st.provider_tokens > counted  # the recorded prompt holds the system prompt and tools
+    segs = _sent_row(step_bars(r, k, c))
+    assert segs[0] == (figures.NOT_IN_FILE, 0, st.provider_tokens - counted)
+    assert sum(x for _, _, x in segs) == st.provider_tokens
+    assert figures.NOT_IN_FILE not in {name for name, _, _ in segs[1:]}
+
+
+def test_a_provider_count_below_the_messages_is_a_tick_not_a_segment(coding) -> None:  # type: ignore[no-untyped-def]
+    from inspector.replay import session_counter
+
+    r = replay(coding, ReplaySettings())
+    d = r.step_detail(5)
+    c = session_counter(coding, "pi")
+    after = c.count_many([x.message for x in d.after])
+    bars = {
+        p: figures.context_bars(d.before, after, d.after, after, window=200_000, provider_tokens=p)
+        for p in (None, sum(after), sum(after) - 500)
+    }
+    for p, fig in bars.items():
+        segs = _sent_row(fig)
+        assert sum(x for _, _, x in segs) == sum(after)
+        assert figures.NOT_IN_FILE not in {name for name, _, _ in segs}
+        spec = fig.to_plotly_json()["layout"]
+        ticks = [sh for sh in spec.get("shapes", []) if sh["yref"] == "y"]
+        notes = [a["text"] for a in spec.get("annotations", []) if a["yref"] == "y"]
+        if p == sum(after) - 500:
+            assert [sh["x0"] for sh in ticks] == [p] and ticks[0]["y0"] > 0.5  # on the sent bar
+            assert notes == [f"the provider's count {p:,}"]
+        else:
+            assert not ticks and not notes
+
+
 def test_context_bars_mark_pruned_segments_and_keep_labels_apart(coding) -> None:  # type: ignore[no-untyped-def]
     from inspector.replay import session_counter
 

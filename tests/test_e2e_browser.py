@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from inspector.ui.figures import NOT_IN_FILE
+
 from .support.paths import REPO
 
 CHROMIUM = "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else (shutil.which("chromium") or "")
@@ -162,10 +164,15 @@ def _metric(page: Any, label: str) -> str:
     return m.get_by_test_id("stMetricValue").inner_text()
 
 
-# JS reading the plotly figures the page shows: bar widths per row, the timeline's marked step
-BAR_SUMS = """() => { const gd = document.querySelectorAll('.js-plotly-plot')[0]; const out = {};
-  for (const t of gd.data) if (t.type === 'bar') t.y.forEach((r, i) => out[r] = (out[r] || 0) + t.x[i]);
+# JS reading the plotly figures the page shows: the messages' bar widths per row (without what the
+# provider counted beyond them), the timeline's marked step
+BAR_SUMS = (
+    """() => { const gd = document.querySelectorAll('.js-plotly-plot')[0]; const out = {};
+  for (const t of gd.data) if (t.type === 'bar' && t.name !== '%s')
+    t.y.forEach((r, i) => out[r] = (out[r] || 0) + t.x[i]);
   return out; }"""
+    % NOT_IN_FILE
+)
 POINT = """([idx, name, k]) => { const all = [...document.querySelectorAll('.js-plotly-plot')];
   const gd = all[idx < 0 ? all.length + idx : idx]; const fl = gd._fullLayout;
   const t = gd.data.find(t => (t.name || '') === name && t.type === 'scatter');

@@ -109,6 +109,7 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
                     c.count_many([x.message for x in d.after]),
                     window=replay.steps[k].window,
                     reserve=s.reserve_tokens,
+                    provider_tokens=replay.steps[k].provider_tokens,
                 )
             )
         )

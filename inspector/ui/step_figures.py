@@ -41,6 +41,7 @@ def step_bars(replay: Any, k: int, counter: Any, detail: Any = None, zoom: bool 
             title=f"Compaction before model call {k} (entry {replay.steps[k].entry_index})",
             zoom=zoom,
             put_back=views.put_back_parts(replay, v.entry_index, counter.count),
+            provider_tokens=replay.steps[k].provider_tokens,
         )
     before_tokens = counter.count_many([c.message for c in d.before])
     pruned = {row["#"] for row in views.pruned_rows(d, counter)}
@@ -57,4 +58,5 @@ def step_bars(replay: Any, k: int, counter: Any, detail: Any = None, zoom: bool 
         cuts=_next_cuts(replay, k, d, before_tokens),
         title=f"Context at model call {k} (entry {replay.steps[k].entry_index})",
         zoom=zoom,
+        provider_tokens=replay.steps[k].provider_tokens,
     )

@@ -16,6 +16,7 @@ from ...session.models import (
 )
 from .base import (
     MAX_SEGMENTS,
+    NOT_IN_FILE,
     SEGMENT_COLORS,
     _hover_text,
     _note,
@@ -75,6 +76,59 @@ def _segments(
             seg["label"] = label + (f" (+{seg['count'] - 1} more)" if seg["count"] > 1 else "")
             seg["text"] = message_text(m)
     return segs
+
+
+def provider_part(
+    segs: list[dict[str, Any]], provider_tokens: int | None, row: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sent bar (``segs``, bar ``row``) against the call's prompt as the provider counts it
+    (:attr:`~inspector.replay.Step.provider_tokens`, what "Window used" and the overflow check
+    read): where the provider counted more than the messages, the rest is drawn first, as the
+    system prompt and tools come first in a request, so the bar ends at the provider's count; where
+    it counted fewer (a counter that overstates this model's tokens), a tick marks its count.
+    Returns the segments, and the tick's shapes and notes."""
+    counted = sum(seg["tokens"] for seg in segs)
+    if provider_tokens is None or provider_tokens == counted:
+        return segs, [], []
+    if provider_tokens > counted:
+        rest = provider_tokens - counted
+        part = {
+            "kind": NOT_IN_FILE,
+            "hatch": False,
+            "tokens": rest,
+            "count": 1,
+            "label": f"not in the file: {rest:,} tokens",
+            "text": (
+                f"The prompt as the provider counts it ({provider_tokens:,}) less the messages as counted "
+                f"here ({counted:,}): the system prompt and tool definitions, which the session file does "
+                "not record, and the provider's tokenizer against this counter."
+            ),
+        }
+        return [part, *segs], [], []
+    tick = {
+        "type": "line",
+        "xref": "x",
+        "yref": "y",
+        "x0": provider_tokens,
+        "x1": provider_tokens,
+        "y0": row - 0.45,
+        "y1": row + 0.45,
+        "line": {"color": "#d62728", "width": 2, "dash": "dot"},
+    }
+    note = {
+        "x": provider_tokens,
+        "y": row,
+        "xref": "x",
+        "yref": "y",
+        "yanchor": "bottom",
+        "yshift": 14,
+        "xanchor": "right",
+        "showarrow": False,
+        "text": f"the provider's count {provider_tokens:,}",
+        "font": {"size": 11, "color": "#d62728"},
+        "bgcolor": "rgba(255,255,255,0.85)",
+    }
+    return segs, [tick], [note]
 
 
 def _merge(segs: list[dict[str, Any]], floor: float) -> list[dict[str, Any]]:
@@ -303,6 +357,7 @@ def context_bars(
     cuts: Sequence[tuple[str, float]] = (),
     title: str = "",
     zoom: bool = False,
+    provider_tokens: int | None = None,
 ) -> go.Figure:
     """Horizontal stacked bars: one segment per message, width by tokens, coloured by kind.
 
@@ -310,17 +365,23 @@ def context_bars(
     markers, ticked). ``pruned_before``: positions of the top bar that pruning replaced, hatched.
     The window, the reserve zone and where keepRecentTokens starts counting back are drawn on
     the token axis; ``cuts`` — (label, tokens from the left) — across the top bar (e.g. where the
-    next compaction will cut). ``zoom`` fits the axis to the messages instead of the whole window."""
+    next compaction will cut). ``zoom`` fits the axis to the messages instead of the whole window.
+    ``provider_tokens``: the call's prompt as the provider counts it, set against the sent bar
+    (:func:`provider_part`)."""
     rows = [("as built", _segments(before, before_tokens, hatched=pruned_before))]
-    if after is not None and after_tokens is not None:
-        rows.append(("sent to the model", _segments(after, after_tokens, pruned_positions)))
     total_before = sum(before_tokens)
     keep_at = total_before - keep_recent if keep_recent and total_before > keep_recent else None
     shapes, notes = _threshold_marks(window, reserve, keep_at)
     cut_shapes, cut_notes = _cut_marks(cuts, 0)
-    if len(rows) > 1:
-        shapes += _marker_ticks(rows[1][1], 1)
-    totals = [total_before, sum(after_tokens) if after_tokens is not None else 0]
+    totals = [total_before]
+    if after is not None and after_tokens is not None:
+        sent, ticks, marks = provider_part(
+            _segments(after, after_tokens, pruned_positions), provider_tokens, 1
+        )
+        rows.append(("sent to the model", sent))
+        shapes += _marker_ticks(sent, 1) + ticks
+        notes += marks
+        totals.append(sum(seg["tokens"] for seg in sent))
     return _bars_figure(rows, shapes + cut_shapes, notes + cut_notes, totals, window, title, zoom)
 
 
@@ -335,13 +396,14 @@ def compaction_bars(
     title: str = "",
     zoom: bool = False,
     put_back: Sequence[tuple[ContextMessage, int]] = (),
+    provider_tokens: int | None = None,
 ) -> go.Figure:
     """The moment of compaction (a :class:`~inspector.compaction_view.CompactionView`): the
     context the policy saw, coloured by what became of each message (summarised, turn prefix,
     previous summary, or kept — by kind), with every cut drawn across it; the context right after
     (the summary, then what was kept, then ``put_back``: the messages and tokens the agent put back
     itself, :func:`~inspector.compaction_view.put_back_messages`); and, when given, what the call
-    then sends."""
+    then sends, set against ``provider_tokens`` (:func:`provider_part`)."""
     back = list(put_back)
     rows = [
         (
@@ -361,16 +423,17 @@ def compaction_bars(
             ),
         ),
     ]
-    if sent is not None and sent_tokens is not None:
-        rows.append(("sent to the model", _segments(sent, sent_tokens, pruned_positions)))
     shapes, notes = _threshold_marks(window, reserve, None)
     cut_shapes, cut_notes = _cut_marks(
         [(c.label + f" (entry {c.entry_index})", c.offset) for c in view.cuts], 0
     )
-    if len(rows) > 2:
-        shapes += _marker_ticks(rows[2][1], 2)
-    after = view.tokens_after + sum(t for _, t in back)
-    totals = [view.tokens_before, after, sum(sent_tokens) if sent_tokens is not None else 0]
+    totals = [view.tokens_before, view.tokens_after + sum(t for _, t in back)]
+    if sent is not None and sent_tokens is not None:
+        segs, ticks, marks = provider_part(_segments(sent, sent_tokens, pruned_positions), provider_tokens, 2)
+        rows.append(("sent to the model", segs))
+        shapes += _marker_ticks(segs, 2) + ticks
+        notes += marks
+        totals.append(sum(seg["tokens"] for seg in segs))
     fig = _bars_figure(rows, shapes + cut_shapes, notes + cut_notes, totals, window, title, zoom)
     fig.update_layout(height=150 + 75 * len(rows) + 14 * max(0, len(view.cuts) - 1))
     return fig

@@ -50,7 +50,12 @@ PART_COLORS = {
 }
 
 
-SEGMENT_COLORS = {**KIND_COLORS, **PART_COLORS}
+NOT_IN_FILE = "not in the file"
+"""The part of a call's prompt the provider counted that the session's messages do not account
+for: the system prompt and tool definitions (never recorded), and the provider's tokenizer against
+the replay's counter (:func:`~.bars.provider_part`)."""
+
+SEGMENT_COLORS = {NOT_IN_FILE: "#D3D3D3", **KIND_COLORS, **PART_COLORS}
 
 
 MAX_SEGMENTS = 400
