@@ -218,6 +218,8 @@ def _bar_traces(rows: Sequence[tuple[str, list[dict[str, Any]]]]) -> list[dict[s
         ):
             name = PRUNED_LEGEND if hatch else kind
             marker: dict[str, Any] = {"color": SEGMENT_COLORS[kind], "line": {"width": 0.3, "color": "white"}}
+            if kind == NOT_IN_FILE:  # dotted: not a message (and apart from a summarised grey)
+                marker["pattern"] = {"shape": ".", "fgcolor": "#7f7f7f", "size": 5, "solidity": 0.25}
             if hatch:
                 marker["pattern"] = {
                     "shape": "/",

@@ -195,7 +195,7 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
 
 
 PROVIDER_PART = (
-    "Light grey, first in the bottom bar: what the provider counts in this call's prompt beyond the "
+    "Dotted light grey, first in the bottom bar: what the provider counts in this call's prompt beyond the "
     "messages as counted here — the system prompt and tool definitions, which the session file does not "
     "record, and the provider's tokenizer against this counter — so the bar ends at “Window used” (in a "
     "what-if, that size is estimated from the recorded prompt); a dotted red tick instead where the "
