@@ -12,7 +12,7 @@ from inspector.importers.discover import opencode_db_export
 from inspector.importers.opencode import CLEARED, recorded_pruned_call_ids
 from inspector.replay import ReplaySettings, prune_at, replay
 
-from .support.paths import REPO
+from .support.paths import REPO, SHARED
 
 SAMPLE = REPO / "sample_sessions" / "opencode-session.json"
 
@@ -351,3 +351,42 @@ def test_an_interrupted_tool_run_sends_what_it_printed() -> None:
         ("PASS a.test.ts\n(interrupted)", False),
         ("File not found", True),
     ]
+
+
+def test_a_steps_patch_part_is_no_model_call_of_its_own() -> None:
+    """OpenCode writes a step's ``patch`` (the files it changed) right after its ``step-finish``:
+    part of the step that finished, not a step of its own. The shared OpenCode + DCP export has 9
+    such parts, each of which had become an empty answer without usage: a model call never made."""
+    doc = json.loads(_tail_export(None))
+    tok = {"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 100, "write": 0}}
+    patch = {"type": "patch", "hash": "abc", "files": ["/w/a.py"]}
+    doc["messages"][1]["parts"] = [
+        {"type": "step-start"},
+        {
+            "type": "tool",
+            "id": "prt_1",
+            "callID": "c1",
+            "tool": "edit",
+            "state": {"status": "completed", "input": {}, "output": "ok", "time": {"start": 1, "end": 2}},
+        },
+        {"type": "step-finish", "tokens": tok},
+        patch,
+        {"type": "step-start"},
+        {"type": "text", "text": "edited"},
+        {"type": "step-finish", "tokens": {**tok, "input": 20}},
+        patch,
+    ]
+    doc["messages"][3]["parts"] += [patch, {"type": "text", "text": "and a text with no step-start"}]
+    s = parse_any(json.dumps(doc).encode(), source="t.json")
+    answers = _of(s, "assistant")
+    assert [([b.type for b in m.content], m.usage.input if m.usage else None) for m in answers[:4]] == [
+        (["toolCall"], 10),
+        (["text"], 20),
+        (["text"], 400),  # "two", its step-finish's tokens
+        (["text"], None),  # a part of the model's after a step-finish still starts a step (its usage unknown)
+    ]
+    assert any("3 patch part" in i.message for i in s.issues)  # skipped, and said
+    shared = SHARED / "real-sessions" / "opencode" / "shaheislam-dotfiles-e9150c5ddd-0.json"
+    if shared.exists():  # beside the clone: each of its 102 calls records its usage
+        r = replay(load_any(shared), ReplaySettings())
+        assert len(r.steps) == 102 and all(st.recorded_input is not None for st in r.steps)

@@ -49,10 +49,10 @@ def test_dcps_own_notifications_account_for_where_the_rebuild_departs_at_its_com
     compress calls record, and the check gives those figures at each."""
     c = check(load_any(REAL / "opencode" / "shaheislam-dotfiles-e9150c5ddd-0.json"))
     prunes = {f.entry_index: f.detail for f in c.flags if f.cause == "prune"}
-    assert sorted(prunes) == [120, 170, 200, 251, 297]
+    assert sorted(prunes) == [115, 165, 193, 244, 288]
     assert all("DCP's own notification counts the summary it sent at" in d for d in prunes.values())
-    assert "34.4k tokens" in prunes[170] and "21k more than the blocks it replaced had" in prunes[170]
-    assert "67.3k tokens" in prunes[251] and "26k more than the blocks it replaced had" in prunes[251]
+    assert "34.4k tokens" in prunes[165] and "21k more than the blocks it replaced had" in prunes[165]
+    assert "67.3k tokens" in prunes[244] and "26k more than the blocks it replaced had" in prunes[244]
 
 
 @needs_real

@@ -297,9 +297,9 @@ def as_recorded(replay: Any) -> bool:
 def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
     """A failed or aborted call whose usage is all zero never reached the model: no cache read or
     write, nothing billed, and the next call follows the last one that did. So does an answer with
-    neither content nor usage (the cache loop tests it beside this): OpenCode exports the message that
-    closes a run of steps as an empty assistant message with no tokens, stamped like the step
-    before it — no request of its own."""
+    neither content nor usage (the cache loop tests it beside this): nothing shows a request was
+    made. (The OpenCode importer once made such answers of the ``patch`` part OpenCode writes after
+    a step's ``step-finish``; it now keeps that part with its step.)"""
     return st.stop_reason in ("error", "aborted") and read == 0 and write == 0 and inp == 0
 
 

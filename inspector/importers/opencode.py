@@ -17,7 +17,9 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   ``step-finish.tokens``: ``input``, ``cacheRead`` = ``cache.read``, ``cacheWrite`` =
   ``cache.write``, ``output`` = ``output + reasoning`` (pi counts reasoning as output),
   ``totalTokens`` = their sum, ``reasoning`` kept apart too (as pi records it); without step
-  parts, the message's own ``tokens``.
+  parts, the message's own ``tokens``. A part the model did not write between a ``step-finish``
+  and the next step (the ``patch`` of the files the step changed, which OpenCode's processor
+  writes right after the ``step-finish``) belongs to the step that finished: no call of its own.
 * A tool part's state: ``completed`` → its output; ``error`` → the error, an error result (an
   interrupted run with ``metadata.output``: that output, as OpenCode sends it);
   ``pending`` / ``running`` → an interrupted call, an error result saying so.
@@ -147,23 +149,36 @@ def _time(obj: Any, key: str = "created") -> Any:
     return t.get(key) if isinstance(t, dict) else None
 
 
+MODEL_PARTS = frozenset({"reasoning", "text", "tool"})
+"""The assistant parts the model wrote (what a step sends back: :meth:`_Importer._step_content`)."""
+
+
 def _steps(parts: list[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any] | None]]:
     """An assistant message's parts split at ``step-start`` / ``step-finish``: each step's parts
-    and its ``step-finish`` (None if it has none); a trailing empty step is left out."""
+    and its ``step-finish`` (None if it has none); a trailing empty step is left out. A part the
+    model did not write that comes after a ``step-finish`` and before the next step begins belongs
+    to the step that finished: OpenCode's processor writes a step's ``patch`` (the files it
+    changed) right after its ``step-finish``, so it starts no LLM call of its own."""
     steps: list[list[dict[str, Any]]] = [[]]
     finishes: list[dict[str, Any] | None] = [None]
+    finished = False  # the last step has its step-finish, and no part of the model's came since
     for p in parts:
         t = p.get("type")
         if t == "step-start":
             if steps[-1]:
                 steps.append([])
                 finishes.append(None)
+            finished = False
         elif t == "step-finish":
             finishes[-1] = p
             steps.append([])
             finishes.append(None)
+            finished = True
+        elif finished and t not in MODEL_PARTS:
+            steps[-2].append(p)
         else:
             steps[-1].append(p)
+            finished = False
     if not steps[-1] and len(steps) > 1:
         steps.pop()
         finishes.pop()
