@@ -284,3 +284,23 @@ def test_the_html_replay_report_states_the_billed_cost_beside_the_blended_one(tm
         f"cache-read error vs recorded (a what-if from call {c.departs}: differs by design there)"
     )
     assert "Reconstruction check" not in page  # a what-if: the file's prompts are not its own
+
+
+def test_the_html_replay_reports_last_bar_ends_at_the_prompt_the_provider_counted(tmp_path: Path) -> None:
+    """The report's context bars, as the Replay page's: the sent bar ends at the last call's prompt
+    as the provider counted it, and a line says what the part not in the file is."""
+    import html
+
+    from inspector.cli import main
+    from inspector.replay import ReplaySettings, replay
+    from inspector.ui.figures import NOT_IN_FILE, PROVIDER_PART_NOTE
+
+    src = REPO / "sample_sessions" / "coding-session.jsonl"
+    out = tmp_path / "r.html"
+    assert main(["export", "replay", str(src), "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    last = replay(load_session(src), ReplaySettings()).steps[-1]
+    assert last.provider_tokens > last.tokens  # the recorded prompt holds the system prompt and tools
+    assert f'"name":"{NOT_IN_FILE}"' in page.replace(": ", ":")
+    assert f'"x":[{last.provider_tokens - last.tokens}]' in page.replace(", ", ",").replace(": ", ":")
+    assert html.escape(PROVIDER_PART_NOTE) in page

@@ -100,19 +100,22 @@ def replay_html(session: Any, replay: Any, redact: Callable[[str], str] | None =
 
         c = session_counter(session, s.counter)
         parts.append(f"<h2>Context at the last call ({k})</h2>")
+        sent = c.count_many([x.message for x in d.after])
         parts.append(
             t.fig(
                 figures.context_bars(
                     d.before,
                     c.count_many([x.message for x in d.before]),
                     d.after,
-                    c.count_many([x.message for x in d.after]),
+                    sent,
                     window=replay.steps[k].window,
                     reserve=s.reserve_tokens,
                     provider_tokens=replay.steps[k].provider_tokens,
                 )
             )
         )
+        if replay.steps[k].provider_tokens not in (None, sum(sent)):
+            parts.append(f"<p class='muted'>{t(figures.PROVIDER_PART_NOTE)}</p>")
     ev_rows = "".join(
         f"<tr><td class='num'>{st.step}</td><td class='num'>{st.entry_index}</td><td>{t(e.type)}</td>"
         f"<td>{t((j := e.to_json()).get('reason') or j.get('path') or '')}</td></tr>"

@@ -17,6 +17,7 @@ validation the test suite turns on through ``base.VALIDATE``).
 from __future__ import annotations
 
 from .bars import (
+    PROVIDER_PART_NOTE,
     PRUNED_LEGEND,
     PUT_BACK,
     compaction_bars,
@@ -72,6 +73,7 @@ __all__ = [
     "MAX_TIMELINE_POINTS",
     "MAX_WINDOW_RUNS",
     "PART_COLORS",
+    "PROVIDER_PART_NOTE",
     "PRUNED_LEGEND",
     "PUT_BACK",
     "RECON_FILL",

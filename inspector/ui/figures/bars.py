@@ -78,6 +78,17 @@ def _segments(
     return segs
 
 
+PROVIDER_PART_NOTE = (
+    "Dotted light grey, first in the bottom bar: what the provider counts in this call's prompt beyond "
+    "the messages as counted here — the system prompt and tool definitions, which the session file does "
+    "not record, and the provider's tokenizer against this counter — so the bar ends at the prompt's whole "
+    "size (“Window used” on the Replay page; in a what-if, estimated from the recorded prompt); a dotted "
+    "red tick instead where the provider counts fewer tokens than the messages. A file without recorded "
+    "usage shows the messages alone."
+)
+"""What :func:`provider_part` draws, said under a figure that has it."""
+
+
 def provider_part(
     segs: list[dict[str, Any]], provider_tokens: int | None, row: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:

@@ -194,15 +194,6 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
     )
 
 
-PROVIDER_PART = (
-    "Dotted light grey, first in the bottom bar: what the provider counts in this call's prompt beyond the "
-    "messages as counted here — the system prompt and tool definitions, which the session file does not "
-    "record, and the provider's tokenizer against this counter — so the bar ends at “Window used” (in a "
-    "what-if, that size is estimated from the recorded prompt); a dotted red tick instead where the "
-    "provider counts fewer tokens than the messages. A file without recorded usage shows the messages alone."
-)
-
-
 def _zoom(total: int, window: int) -> bool:
     return st.toggle(
         "Zoom to the messages",
@@ -252,7 +243,7 @@ def _plain_bars(r: Any, k: int, d: Any, settings: ReplaySettings, counter: Any) 
         "what is sent after pruning (ticks: the markers pruning leaves). One segment per message, width = "
         "tokens. Red line: the window; shaded: the reserve before it; dotted: where keepRecentTokens starts "
         "counting back from the newest message (pi's policies); across the top bar, before a compaction: "
-        "where it will cut. " + PROVIDER_PART
+        "where it will cut. " + figures.PROVIDER_PART_NOTE
     )
 
 
@@ -314,7 +305,8 @@ def _compaction_moment(
             "separately), light green: the previous summary; coloured by kind: kept. Lines: where the kept "
             "part starts (the cut). Middle: right after — the summary, then what was kept (after a Codex "
             "compaction, which keeps nothing verbatim: the messages Codex put back). Bottom: what this "
-            "call sends (the messages since the compaction added, then pruning). " + PROVIDER_PART
+            "call sends (the messages since the compaction added, then pruning). "
+            + figures.PROVIDER_PART_NOTE
         )
         if v.cut_note:
             st.info(esc(relative(v.cut_note)), icon=":material/call_split:")
