@@ -6,6 +6,7 @@ what-ifs (pruning makes it rebuild the sent context at each prune), plus the rea
     python bench/cache.py [--calls 1000,10000] [--opencode 10000] [--repeat 3] [--file SESSION ...] [--cpu]
     python bench/cache.py --check [FILE ...]   # the model against the recorded cache usage
     python bench/cache.py --dump OUT.json      # every CacheStep and replay --json, to compare
+    python bench/cache.py --process [--repeat 5] [--file SESSION ...]  # the whole command, as a user runs it
 
 ``--check``: each session (the six shared real transcripts and the bundled samples that record
 cache usage by default) replayed as recorded: predicted against recorded cache reads (total and
@@ -17,6 +18,11 @@ first cache model on it (it reads the session's usage and fits its sizes; a what
 the session's as-recorded contexts once for that fit). "again": the medians of ``--repeat`` further runs, each with its per-session memos
 warm, as the app and a sweep see them; "first" is the median of ``--repeat`` sessions loaded
 afresh. Prints a markdown table.
+
+``--process``: what ``--cache model`` adds to the whole ``inspector replay SESSION`` command (start-up,
+loading and the text output included), against ``--cache off`` — the cost of leaving the default on.
+Each pair of runs alternates the two (so drift in the machine's speed hits both); the median of the
+pairs' ratios is printed, with their range.
 """
 
 from __future__ import annotations
@@ -217,6 +223,37 @@ def _short(cause: str) -> str:
     return cause
 
 
+PROCESS_ARGS = {"as recorded": [], "what-if: pi compaction": ["--compaction", "pi"]}
+"""The commands ``--process`` times (each with the session's default pruning, as a user runs it)."""
+
+
+def process(files: list[Path], repeat: int) -> int:
+    """The whole ``inspector replay`` command with ``--cache model`` against ``--cache off``."""
+    import subprocess
+
+    def run(f: Path, extra: list[str], cache: str) -> float:
+        cmd = [sys.executable, "-m", "inspector", "replay", str(f), *extra, "--cache", cache]
+        t0 = time.perf_counter()
+        subprocess.run(cmd, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+        return time.perf_counter() - t0
+
+    print("| session | command | --cache off | --cache model | added (median of pairs) | range |")
+    print("|---|---|---:|---:|---:|---|")
+    for f in files:
+        for name, extra in PROCESS_ARGS.items():
+            run(f, extra, "model")  # warm the disk cache and the bytecode
+            pairs = [(run(f, extra, "off"), run(f, extra, "model")) for _ in range(repeat)]
+            ratios = sorted(m / o for o, m in pairs)
+            off = statistics.median(o for o, _ in pairs)
+            on = statistics.median(m for _, m in pairs)
+            print(
+                f"| {f.name} | {name} | {off:.2f} s | {on:.2f} s | {statistics.median(ratios) - 1:+.0%} | "
+                f"{ratios[0] - 1:+.0%} … {ratios[-1] - 1:+.0%} |",
+                flush=True,
+            )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--calls", default="1000,10000")
@@ -230,6 +267,11 @@ def main() -> int:
     ap.add_argument("--check", nargs="*", default=None, metavar="FILE")
     ap.add_argument("--dump", type=Path, default=None, metavar="OUT")
     ap.add_argument("--cpu", action="store_true", help="time CPU time of this process, not wall time")
+    ap.add_argument(
+        "--process",
+        action="store_true",
+        help="time the whole `inspector replay` command (--cache model vs off)",
+    )
     a = ap.parse_args()
     if a.cpu:
         global CLOCK
@@ -241,6 +283,8 @@ def main() -> int:
     files = [session_with_calls(int(c)) for c in a.calls.split(",") if c]
     files += [opencode_export(int(n)) for n in a.opencode.split(",") if n]
     files += [Path(f) for f in a.file]
+    if a.process:
+        return process(files, a.repeat)
     shared = REPO.parent / "shared" / "real-sessions"
     if not a.file and shared.is_dir():
         files += sorted(p for p in shared.glob("*/*") if p.suffix in (".jsonl", ".json"))
