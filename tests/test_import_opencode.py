@@ -361,6 +361,7 @@ def test_a_steps_patch_part_is_no_model_call_of_its_own() -> None:
     tok = {"input": 10, "output": 5, "reasoning": 0, "cache": {"read": 100, "write": 0}}
     patch = {"type": "patch", "hash": "abc", "files": ["/w/a.py"]}
     doc["messages"][1]["parts"] = [
+        {"type": "snapshot", "snapshot": "abc"},  # before the first step: part of it
         {"type": "step-start"},
         {
             "type": "tool",
@@ -385,7 +386,8 @@ def test_a_steps_patch_part_is_no_model_call_of_its_own() -> None:
         (["text"], 400),  # "two", its step-finish's tokens
         (["text"], None),  # a part of the model's after a step-finish still starts a step (its usage unknown)
     ]
-    assert any("3 patch part" in i.message for i in s.issues)  # skipped, and said
+    said = next(i.message for i in s.issues if i.kind == "not-imported")
+    assert "3 patch part" in said and "1 snapshot part" in said  # skipped, and said
     shared = SHARED / "real-sessions" / "opencode" / "shaheislam-dotfiles-e9150c5ddd-0.json"
     if shared.exists():  # beside the clone: each of its 102 calls records its usage
         r = replay(load_any(shared), ReplaySettings())

@@ -158,17 +158,18 @@ def _steps(parts: list[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], lis
     and its ``step-finish`` (None if it has none); a trailing empty step is left out. A part the
     model did not write that comes after a ``step-finish`` and before the next step begins belongs
     to the step that finished: OpenCode's processor writes a step's ``patch`` (the files it
-    changed) right after its ``step-finish``, so it starts no LLM call of its own."""
+    changed) right after its ``step-finish``, so it starts no LLM call of its own; one before a
+    step's ``step-start`` joins that step."""
     steps: list[list[dict[str, Any]]] = [[]]
     finishes: list[dict[str, Any] | None] = [None]
     finished = False  # the last step has its step-finish, and no part of the model's came since
     for p in parts:
         t = p.get("type")
         if t == "step-start":
-            if steps[-1]:
+            if any(q.get("type") in MODEL_PARTS for q in steps[-1]):
                 steps.append([])
                 finishes.append(None)
-            finished = False
+            finished = False  # (parts of no step's before it join the step it starts)
         elif t == "step-finish":
             finishes[-1] = p
             steps.append([])
