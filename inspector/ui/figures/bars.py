@@ -83,9 +83,8 @@ PROVIDER_PART_NOTE = (
     "the messages as counted here — the system prompt and tool definitions, which the session file does "
     "not record, and the provider's tokenizer against this counter — so the bar ends at the prompt's whole "
     "size (“Window used” on the Replay page; estimated from the recorded prompt where the replay changed "
-    "what was sent); a dotted "
-    "red tick instead where the provider counts fewer tokens than the messages. A file without recorded "
-    "usage shows the messages alone."
+    "what was sent); a dotted red tick instead where the provider counts fewer tokens than the messages. "
+    "A file without recorded usage shows the messages alone."
 )
 """What :func:`provider_part` draws, said under a figure that has it."""
 
