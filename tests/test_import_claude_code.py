@@ -611,3 +611,76 @@ def test_a_read_merged_into_an_earlier_answer_after_a_compaction_is_found_at_the
     monkeypatch.setattr(claude_code._Reads, "reinjected", both)
     parse_any(t.bytes(), source="t.jsonl")
     assert asked == [["/p/b.py"], ["/p/c.py", "/p/b.py"]]
+
+
+def _synthetic(t, text: str, api_error: bool) -> str:  # type: ignore[no-untyped-def]
+    """An answer Claude Code wrote itself, as 2.x builds write one."""
+    extra = {"error": "server_error", "apiErrorStatus": 529} if api_error else {}
+    return t.line(
+        "assistant",
+        message={
+            "id": f"synthetic-{t.n}",
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "stop_sequence",
+            "usage": {
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        },
+        isApiErrorMessage=api_error,
+        **extra,
+    )
+
+
+def test_an_answer_claude_code_wrote_itself_is_no_models_answer() -> None:
+    """``<synthetic>`` answers: an API error is a failed call as pi records one (no recorded
+    prompt, nothing billed, no model change in the turn); "No response requested." is no call."""
+    from inspector.cache import cache_replay
+    from inspector.doctor import diagnose
+
+    from .support.claude_code import Transcript
+
+    t = Transcript()
+    t.user("go")
+    t.answer("first", 20_000)
+    t.user("again")
+    t.line(
+        "assistant",
+        message={
+            "id": "msg_tool",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 20_500, "output_tokens": 5},
+        },
+    )
+    t.user([{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}])
+    _synthetic(t, "API Error: 529 Overloaded. This is a server-side issue, usually temporary", True)
+    t.user("continue")
+    t.answer("second", 21_000)
+    t.user("thanks")
+    _synthetic(t, "No response requested.", False)
+    t.user("one more")
+    t.answer("third", 22_000)
+    s = parse_any(t.bytes(), source="t.jsonl")
+    answers = [e.message for e in s.entries if isinstance(getattr(e, "message", None), AssistantMessage)]
+    assert [(m.model, m.stopReason) for m in answers] == [
+        ("claude-opus-4-8", "stop"),
+        ("claude-opus-4-8", "toolUse"),
+        ("<synthetic>", "error"),  # mid-turn, after the tool's result
+        ("claude-opus-4-8", "stop"),
+        ("claude-opus-4-8", "stop"),
+    ]
+    assert answers[2].errorMessage.startswith("API Error: 529 Overloaded")
+    kept = [e for e in s.entries if getattr(e, "customType", None) == "claude-code/synthetic"]
+    assert [e.data for e in kept] == [{"text": "No response requested."}]  # nothing lost, in its place
+    r = replay(s, ReplaySettings())
+    assert [st.stop_reason for st in r.steps] == ["stop", "toolUse", "error", "stop", "stop"]  # 5 calls
+    c = cache_replay(r)
+    assert c.steps[2].prompt == 0 and c.steps[2].cost == 0  # never answered: nothing billed
+    assert not [f for f in diagnose(s).findings if f.kind == "model-change-mid-turn"]

@@ -191,6 +191,12 @@ def check_failure_streaks(session: Session, path: list[int], o: DoctorOptions) -
     return out
 
 
+def _never_answered(m: AssistantMessage) -> bool:
+    """A failed or aborted call with no usage: no model answered it (Claude Code's own
+    ``<synthetic>`` API-error answers, imported as pi records a failed call, are such)."""
+    return m.stopReason in ("error", "aborted") and not (m.usage is not None and m.usage.totalTokens)
+
+
 def check_model_changes(session: Session, path: list[int], o: DoctorOptions) -> list[Finding]:
     out = []
     in_turn_answers = 0
@@ -212,14 +218,17 @@ def check_model_changes(session: Session, path: list[int], o: DoctorOptions) -> 
                 )
             )
         if isinstance(e, MessageEntry) and isinstance(e.message, AssistantMessage):
-            model = (e.message.provider, e.message.model)
-            if in_turn_answers > 0 and last_model is not None and model != last_model:
+            # a failed request no model answered names no model that answered (a change shows next)
+            answered = not _never_answered(e.message)
+            model = (e.message.provider, e.message.model) if answered else last_model
+            if answered and in_turn_answers > 0 and last_model is not None and model != last_model:
                 out.append(
                     finding(
                         session,
                         "model-change-mid-turn",
                         "info",
-                        f"answer from {model[0]}/{model[1]} after {last_model[0]}/{last_model[1]} in the same turn",
+                        f"answer from {e.message.provider}/{e.message.model} after {last_model[0]}/{last_model[1]} "
+                        "in the same turn",
                         [i],
                     )
                 )

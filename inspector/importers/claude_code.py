@@ -42,6 +42,12 @@ code, ccusage, observed 2.1.x files). Rules reproduced:
   lines outside the chain (snapshots, queue operations, titles) are counted, not imported.
 * Context size of an answer = input + cache creation + cache read tokens (recorded as pi's
   ``input``/``cacheWrite``/``cacheRead``).
+* An answer Claude Code wrote itself (``message.model`` ``"<synthetic>"``, no usage) is no
+  model's answer. One that reports a failed request (``isApiErrorMessage``, or text starting
+  ``API Error``: overloaded, rate or session limits, a prompt too long) becomes what pi records
+  for a failed call: ``stopReason`` ``error``, its text as ``errorMessage`` (not sent again, no
+  recorded point, nothing billed). Any other (``No response requested.``) answered no request:
+  a ``custom`` entry ``claude-code/synthetic`` holding its text, in its place in the chain.
 """
 
 from __future__ import annotations
@@ -68,6 +74,10 @@ from ..session.models import (
 )
 from ..session.tree import LoadIssue, Session
 from .claude_code_attachments import attachment_text, known
+
+SYNTHETIC = "<synthetic>"
+"""The model Claude Code names on an answer it wrote itself, no request behind it (an API error, a
+limit reached, "No response requested.")."""
 
 FORMAT = AGENTS["claude-code"].name
 LABEL = AGENTS["claude-code"].format_label
@@ -341,6 +351,9 @@ class _Importer:
                 self.reads.dirty.add(k)
             self.alias[uid] = e.id
             return
+        if msg.get("model") == SYNTHETIC:
+            self._synthetic(n, o, uid, ts, msg)
+            return
         usage = _usage(msg)
         am = AssistantMessage.model_validate(
             {
@@ -359,6 +372,39 @@ class _Importer:
         if isinstance(mid, str):
             self.msg_entry[mid] = len(self.entries)
         self.add(MessageEntry(id=uid, parentId=self.parent_of(o), timestamp=ts, message=am), n)
+
+    def _synthetic(self, n: int, o: dict[str, Any], uid: str, ts: Any, msg: dict[str, Any]) -> None:
+        """An answer Claude Code wrote itself (see the module docstring): a failed call, or no call."""
+        blocks = _blocks(msg.get("content"))
+        text = "\n".join(
+            str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+        )
+        if o.get("isApiErrorMessage") or text.startswith("API Error"):
+            am = AssistantMessage.model_validate(
+                {
+                    "role": "assistant",
+                    "content": [_assistant_block(b, self.tool_names) for b in blocks],
+                    "api": "anthropic-messages",
+                    "provider": "anthropic",
+                    "model": SYNTHETIC,
+                    "usage": _usage(msg),
+                    "stopReason": "error",
+                    "errorMessage": text or str(o.get("error") or "API error"),
+                    "timestamp": _ms(ts),
+                }
+            )
+            self.add(MessageEntry(id=uid, parentId=self.parent_of(o), timestamp=ts, message=am), n)
+            return
+        self.add(
+            CustomEntry(
+                id=uid,
+                parentId=self.parent_of(o),
+                timestamp=ts,
+                customType="claude-code/synthetic",
+                data={"text": text},
+            ),
+            n,
+        )
 
     def _user(self, n: int, o: dict[str, Any], uid: str, ts: Any, msg: dict[str, Any]) -> None:
         if o.get("isCompactSummary") and self.pending_boundary is not None:
