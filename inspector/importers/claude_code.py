@@ -395,16 +395,7 @@ class _Importer:
             )
             self.add(MessageEntry(id=uid, parentId=self.parent_of(o), timestamp=ts, message=am), n)
             return
-        self.add(
-            CustomEntry(
-                id=uid,
-                parentId=self.parent_of(o),
-                timestamp=ts,
-                customType="claude-code/synthetic",
-                data={"text": text},
-            ),
-            n,
-        )
+        self._kept(n, o, uid, ts, "claude-code/synthetic", {"text": text})
 
     def _user(self, n: int, o: dict[str, Any], uid: str, ts: Any, msg: dict[str, Any]) -> None:
         if o.get("isCompactSummary") and self.pending_boundary is not None:
@@ -487,20 +478,12 @@ class _Importer:
         for tid in ids if isinstance(ids, list) else []:
             if isinstance(tid, str) and isinstance(at, (int, float)):
                 self.microcompacted.setdefault(tid, at)
-        self.add(
-            CustomEntry(
-                id=uid,
-                parentId=self.parent_of(o),
-                timestamp=ts,
-                customType="claude-code/system:microcompact_boundary",
-                data={
-                    "compactedToolIds": ids,
-                    "tokensSaved": meta.get("tokensSaved"),
-                    "trigger": meta.get("trigger"),
-                },
-            ),
-            n,
-        )
+        data = {
+            "compactedToolIds": ids,
+            "tokensSaved": meta.get("tokensSaved"),
+            "trigger": meta.get("trigger"),
+        }
+        self._kept(n, o, uid, ts, "claude-code/system:microcompact_boundary", data)
 
     def _seen(self, u: Any) -> str | None:
         """The entry a uuid written before this line became (None if it is not written yet)."""
@@ -608,12 +591,11 @@ class _Importer:
             kind = str(att.get("type") if isinstance(att, dict) else "?")
             (self.silent if known(kind) else self.attachments)[kind] += 1
         sub = o.get("subtype") or (att.get("type") if isinstance(att, dict) else "")
-        self.add(
-            CustomEntry(
-                id=uid, parentId=self.parent_of(o), timestamp=ts, customType=f"claude-code/{t}:{sub or ''}"
-            ),
-            n,
-        )
+        self._kept(n, o, uid, ts, f"claude-code/{t}:{sub or ''}")
+
+    def _kept(self, n: int, o: dict[str, Any], uid: str, ts: Any, kind: str, data: Any = None) -> None:
+        """Line ``n`` kept in its place in the chain as a ``custom`` entry (it sends nothing)."""
+        self.add(CustomEntry(id=uid, parentId=self.parent_of(o), timestamp=ts, customType=kind, data=data), n)
 
     # -- the session --------------------------------------------------------------------------
 
