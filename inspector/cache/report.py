@@ -287,13 +287,6 @@ class CacheReport:
         ]
 
 
-def as_recorded(replay: Any) -> bool:
-    """Does ``replay`` send what the agent sent (:func:`~inspector.replay.sends_what_was_sent`)?
-    Then each call's prompt is the recorded one; else it is the recorded prompt changed by what
-    the replay changed (:meth:`_Pricing.changed`), the size its overflow check reads too."""
-    return sends_what_was_sent(replay.session, replay.settings)
-
-
 def not_billed(st: Any, read: int | None, write: int | None, inp: int | None) -> bool:
     """A failed or aborted call whose usage is all zero never reached the model: no cache read or
     write, nothing billed, and the next call follows the last one that did. So does an answer with
@@ -351,7 +344,9 @@ class _Pricing:
         self.picked = self.facts.picked(self.entries)
         own = self.picked if session is replay.session else None  # the fit's too, when it fits these steps
         self.fit, self.long = session_fit(replay, own) if replay.steps else (UNFITTED, frozenset[str]())
-        self.anchored = as_recorded(replay)
+        self.anchored = sends_what_was_sent(replay.session, replay.settings)
+        """Each call's prompt is the recorded one (the replay sends what was sent); else the recorded
+        prompt changed by what the replay changed (:meth:`changed`): the size its overflow check reads."""
         self.base = base_tokens(replay) if replay.steps and not self.anchored and self.fit.fitted else {}
         """A what-if's calls: their as-recorded context (:func:`base_tokens`), which their recorded
         prompts measure (:meth:`changed`); on Anthropic their recorded input is then the tail, as

@@ -351,51 +351,31 @@ class _Importer:
                 self.reads.dirty.add(k)
             self.alias[uid] = e.id
             return
-        if msg.get("model") == SYNTHETIC:
-            self._synthetic(n, o, uid, ts, msg)
-            return
-        usage = _usage(msg)
-        am = AssistantMessage.model_validate(
-            {
-                "role": "assistant",
-                "content": [_assistant_block(b, self.tool_names) for b in _blocks(msg.get("content"))],
-                "api": "anthropic-messages",
-                "provider": "anthropic",
-                "model": msg.get("model"),
-                "usage": usage,
-                "stopReason": _STOP.get(
-                    msg.get("stop_reason"), "toolUse" if msg.get("stop_reason") is None else "stop"
-                ),
-                "timestamp": _ms(ts),
-            }
-        )
+        blocks = _blocks(msg.get("content"))
+        am: dict[str, Any] = {
+            "role": "assistant",
+            "content": [_assistant_block(b, self.tool_names) for b in blocks],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": msg.get("model"),
+            "usage": _usage(msg),
+            "stopReason": _STOP.get(
+                msg.get("stop_reason"), "toolUse" if msg.get("stop_reason") is None else "stop"
+            ),
+            "timestamp": _ms(ts),
+        }
+        if msg.get("model") == SYNTHETIC:  # Claude Code's own answer (see the module docstring)
+            text = "\n".join(
+                str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+            )
+            if not (o.get("isApiErrorMessage") or text.startswith("API Error")):
+                self._kept(n, o, uid, ts, "claude-code/synthetic", {"text": text})  # no call
+                return
+            am.update(stopReason="error", errorMessage=text or str(o.get("error") or "API error"))
         if isinstance(mid, str):
             self.msg_entry[mid] = len(self.entries)
-        self.add(MessageEntry(id=uid, parentId=self.parent_of(o), timestamp=ts, message=am), n)
-
-    def _synthetic(self, n: int, o: dict[str, Any], uid: str, ts: Any, msg: dict[str, Any]) -> None:
-        """An answer Claude Code wrote itself (see the module docstring): a failed call, or no call."""
-        blocks = _blocks(msg.get("content"))
-        text = "\n".join(
-            str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-        )
-        if o.get("isApiErrorMessage") or text.startswith("API Error"):
-            am = AssistantMessage.model_validate(
-                {
-                    "role": "assistant",
-                    "content": [_assistant_block(b, self.tool_names) for b in blocks],
-                    "api": "anthropic-messages",
-                    "provider": "anthropic",
-                    "model": SYNTHETIC,
-                    "usage": _usage(msg),
-                    "stopReason": "error",
-                    "errorMessage": text or str(o.get("error") or "API error"),
-                    "timestamp": _ms(ts),
-                }
-            )
-            self.add(MessageEntry(id=uid, parentId=self.parent_of(o), timestamp=ts, message=am), n)
-            return
-        self._kept(n, o, uid, ts, "claude-code/synthetic", {"text": text})
+        message = AssistantMessage.model_validate(am)
+        self.add(MessageEntry(id=uid, parentId=self.parent_of(o), timestamp=ts, message=message), n)
 
     def _user(self, n: int, o: dict[str, Any], uid: str, ts: Any, msg: dict[str, Any]) -> None:
         if o.get("isCompactSummary") and self.pending_boundary is not None:
