@@ -6,16 +6,14 @@ arithmetic is reproduced exactly where we compare with it (``oracle_json`` print
 ``JSON.stringify`` does). Everywhere else — the replay, ``info``, ``doctor``, explanations, costs,
 the app — a value goes through :func:`clamp` first: NaN becomes 0, anything beyond
 ±``MAX_TOKENS`` (2^53 − 1, JavaScript's largest exact integer) becomes ±``MAX_TOKENS``. The loader
-reports each such value as a located load issue (:func:`number_issues`), so nothing is clamped
+reports each such value as a located load issue (:func:`inspector.session.ranges.number_issues`), so nothing is clamped
 silently and nothing raises.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 MAX_TOKENS = 2**53 - 1
 
@@ -56,46 +54,6 @@ def describe(v: object) -> str:
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("-Infinity" if v < 0 else "Infinity")
     return repr(v)
-
-
-_USAGE = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
-
-
-def _bad_fields(entry: Any) -> list[tuple[str, object]]:
-    """(field, value) of every out-of-range usage or ``tokensBefore`` value of one entry."""
-    out: list[tuple[str, object]] = []
-    for owner, prefix in ((entry, ""), (getattr(entry, "message", None), "message.")):
-        tb = getattr(owner, "tokensBefore", 0)
-        if type(tb) is not int or not -MAX_TOKENS <= tb <= MAX_TOKENS:
-            if out_of_range(tb):
-                out.append((f"{prefix}tokensBefore", tb))
-    usage = getattr(getattr(entry, "message", None), "usage", None)
-    if usage is not None:  # a model, or a plain dict in a message of an unknown role
-        get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
-        out += [(f"usage.{k}", get(k)) for k in _USAGE if out_of_range(get(k, 0))]
-        cost = get("cost")
-        if isinstance(cost, dict):
-            out += [(f"usage.cost.{k}", v) for k, v in cost.items() if out_of_range(v)]
-    return out
-
-
-def number_issues(entries: Sequence[Any], lines: Sequence[int]) -> list[Any]:
-    """A located warning for each usage or ``tokensBefore`` value beyond what a count can be."""
-    from .session.tree import LoadIssue
-
-    out = []
-    for i, e in enumerate(entries):
-        for name, v in _bad_fields(e):
-            out.append(
-                LoadIssue(
-                    "number-out-of-range",
-                    "warning",
-                    f"{name} is {describe(v)}, beyond any token count; counted as {clamp(v):,} here",
-                    line=lines[i] if i < len(lines) else None,
-                    entry_index=i,
-                )
-            )
-    return out
 
 
 def finite_ms(v: object) -> float | None:

@@ -3,8 +3,9 @@ the same layer or a lower one, and no modules import each other in a cycle.
 
 Layers, lowest first (a module belongs to the layer of its longest matching prefix):
 
-0. foundations — deep, gcpause, foreground, safeio, agents, visible, redact: no project imports but each other;
-1. session — ``session/`` and ``numbers`` (numbers are checked where sessions load);
+0. foundations — deep, gcpause, foreground, safeio, agents, visible, redact, numbers (a session's
+   numbers at the edges: ``session/`` reports them where it loads): no project imports but each other;
+1. session — ``session/``;
 2. formats — jsjson, tokens, pricing, model_windows (pi's model list), window (the window a session
    makes known, and what its usage proves of it), ``importers/`` (other agents' files into sessions);
 3. context — context, sent;
@@ -28,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "inspector"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundations", ("deep", "gcpause", "foreground", "safeio", "agents", "visible", "redact")),
-    ("session", ("session", "numbers")),
+    ("foundations", ("deep", "gcpause", "foreground", "safeio", "agents", "visible", "redact", "numbers")),
+    ("session", ("session",)),
     ("formats", ("jsjson", "tokens", "pricing", "model_windows", "window", "importers")),
     ("context", ("context", "sent")),
     ("compaction", ("compaction", "branch_summary", "cut_story", "")),

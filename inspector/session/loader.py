@@ -36,7 +36,6 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from ..gcpause import gc_paused
-from ..numbers import number_issues
 from ..safeio import open_regular
 from .bigline import THRESHOLD as BIG_LINE
 from .bigline import parse_big_line
@@ -44,6 +43,7 @@ from .compact import Compactor
 from .compact import skeleton as skeleton_entry
 from .foreign import foreign_format, foreign_issues
 from .models import Entry, OpaqueEntry, SessionHeader
+from .ranges import number_issues
 from .tree import LoadIssue, Session
 
 CURRENT_SESSION_VERSION = 3
