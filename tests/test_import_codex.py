@@ -496,6 +496,38 @@ def test_a_repeated_token_count_is_no_new_call() -> None:
     assert answers[i + 1].usage is not None and answers[i + 1].usage.totalTokens == 14110
 
 
+def test_an_answer_cut_off_by_an_interruption_is_aborted() -> None:
+    """``turn_aborted`` after an answer whose call recorded no usage (Codex repeats its last
+    ``token_count``, as at line 780 of the shared rollout 888ba8): the answer was cut off as it
+    streamed, pi's ``stopReason: "aborted"``. Without the event nothing says so; an answer whose
+    call finished keeps its reason (the interruption came while its tools ran)."""
+    lines = SAMPLE.read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if '"call_id":"call_02","output"' in x)
+    again = lines[at - 1]  # the token_count of the call before the output: repeated, no new call
+
+    def line(kind: str, payload: dict) -> str:  # type: ignore[type-arg]
+        return json.dumps({"timestamp": "2026-03-03T10:00:31.500Z", "type": kind, "payload": payload})
+
+    cut = [line("response_item", {"type": "reasoning", "summary": []}), again]
+    marker = line(
+        "response_item",
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<turn_aborted>"}]},
+    )
+    event = line("event_msg", {"type": "turn_aborted", "turn_id": "t1", "reason": "interrupted"})
+
+    def reasons(at: int, *inserted: str) -> list[str]:
+        s = parse_any(("\n".join([*lines[:at], *inserted, *lines[at:]]) + "\n").encode(), "x.jsonl")
+        return [m.stopReason for m in _messages(s, "assistant")]
+
+    plain = reasons(at + 1)
+    without = reasons(at + 1, *cut, marker)
+    k = len(_messages(parse_any(("\n".join(lines[: at + 1]) + "\n").encode(), "x.jsonl"), "assistant"))
+    assert without == [*plain[:k], "stop", *plain[k:]]  # no event: an answer as any other
+    assert reasons(at + 1, *cut, marker, event) == [*plain[:k], "aborted", *plain[k:]]
+    assert plain[k - 1] == "toolUse"
+    assert reasons(at, marker, event) == plain  # its call finished: the tool's run was interrupted
+
+
 def test_a_hosted_web_search_is_a_call_with_no_result_to_wait_for() -> None:
     """OpenAI runs ``web_search_call`` itself: the rollout has no output for it, and the doctor
     does not report one missing (the shared rollout 888ba8 had 12 such warnings)."""

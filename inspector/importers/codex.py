@@ -52,6 +52,9 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.3 (openai/codex
   (server-side, encrypted) becomes a compaction whose summary says it cannot be read; inside a
   replacement history (a remote compaction, recorded with an empty ``message``) it is that
   compaction's summary.
+* ``event_msg/turn_aborted`` (the user interrupted the turn): the turn's last answer, when its call
+  recorded no usage (Codex repeats the last ``token_count``: see above), was cut off as it streamed
+  and gets pi's ``stopReason: "aborted"``. An answer whose call finished keeps its reason.
 * ``event_msg/thread_rolled_back{num_turns}`` (the user undid turns): Codex drops the newest
   ``num_turns`` user turns from its history. Here they stay as an abandoned branch of the tree
   and the rollout continues from where they started — pi's shape for an undo.
@@ -546,10 +549,26 @@ class _Importer:
                 self.raw[self.last_assistant]["message"]["usage"] = usage
         elif t == "thread_rolled_back":
             self.rollback(line, p.get("num_turns"))
+        elif t == "turn_aborted":
+            self.aborted()
         elif t in ("user_message", "agent_message", "agent_reasoning"):
             self._skip("event (repeats a response item)")
         else:
             self._skip(f"event {t!r}")
+
+    def aborted(self) -> None:
+        """``turn_aborted`` (the user interrupted the turn): the turn's last answer, if its call
+        recorded no usage, was cut off while it streamed — pi's ``stopReason: "aborted"``. Only
+        where the rollout records usage at all (a ``token_count`` was read): without any, no answer
+        has usage and none can be told apart. An answer whose call finished keeps its reason (the
+        interruption came while its tools ran)."""
+        self._flush()
+        k = self.last_assistant
+        if k is None or self.last_total is None:
+            return
+        m = self.raw[k]["message"]
+        if "usage" not in m and not any(self._is_user_turn(j) for j in range(k + 1, len(self.raw))):
+            m["stopReason"] = "aborted"  # the answer is the turn's (no user message came after it)
 
     def rollback(self, line: int, num_turns: Any) -> None:
         """``thread_rolled_back{num_turns}``: Codex drops the newest ``num_turns`` user turns from
