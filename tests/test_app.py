@@ -143,6 +143,12 @@ def test_replay_page_shows_each_step_and_moves_with_slider_and_buttons(loaded: A
     assert metrics(at)["Tokens sent"] == f"{r.steps[first - 1].tokens:,}"
     at.slider(key="step").set_value(0).run()
     assert metrics(at)["Tokens sent"] == f"{r.steps[0].tokens:,}"
+    aborted = next(k for k, s in enumerate(r.steps) if s.stop_reason == "aborted")
+    at.slider(key="step").set_value(aborted).run()  # the entry whole, how the call ended under it
+    entry = next(m for m in at.metric if m.label == "Entry")
+    assert (entry.value, entry.delta) == (str(r.steps[aborted].entry_index), "aborted")
+    assert metrics(at)["Recorded prompt"] == "—"
+    at.slider(key="step").set_value(0).run()
     at.button(key="next").click().run()
     assert at.slider(key="step").value == 1
     at.button(key="next_event").click().run()

@@ -261,6 +261,46 @@ def test_step_story_speaks_of_pi_only_for_pi_sessions() -> None:
     assert "everything before it is replaced by its summary" in said
 
 
+def test_an_aborted_or_failed_call_is_told_by_the_rules_that_decide() -> None:
+    """pi 0.73.1 (``_checkCompaction``) skips an aborted answer when its run ends and checks it before
+    the next prompt; a failed one it checks on an estimate from the last successful answer. That is
+    said where pi's rules decide (a pi session, or pi's policy), not for another agent's file
+    replayed as recorded, whose own rule the file does not show."""
+    import dataclasses
+
+    from .support.builder import SessionBuilder
+
+    b = SessionBuilder()
+    b.user("a")
+    b.assistant("x", usage=1_000)
+    b.user("b")
+    b.assistant("", usage=None, stop="aborted")
+    b.user("c")
+    b.assistant("", usage=None, stop="error")
+    b.user("d")
+    b.assistant("y", usage=1_200)
+    s = b.session()
+
+    def said(session, **kw) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+        r = replay(session, ReplaySettings(**kw))
+        return " ".join(narrate.step_story(r, 1)), " ".join(narrate.step_story(r, 2))
+
+    aborted, failed = said(s)
+    assert (
+        "This call was aborted: its answer was cut off as it streamed; pi makes no compaction check"
+        in aborted
+    )
+    assert "checks before the next prompt, on this answer's own usage." in aborted
+    assert "This call ended in an error; pi checks its threshold on an estimate" in failed
+    codex = dataclasses.replace(s, format="codex")
+    aborted, failed = said(codex)
+    assert "This call was aborted: its answer was cut off as it streamed." in aborted
+    assert "This call ended in an error." in failed
+    assert "pi makes" not in aborted + failed and "pi checks" not in aborted + failed
+    aborted, _ = said(codex, compaction="pi")  # pi's policy on another agent's file: pi's rules
+    assert "pi makes no compaction check when an aborted run ends" in aborted
+
+
 def test_overflow_story_believes_the_provider_over_the_window_set() -> None:
     """A call over the window set that the provider answered was not rejected: the story says
     what the provider counted, and that its window is larger; a what-if over the window on a call

@@ -18,6 +18,7 @@ from ..explain import explain_compaction
 from ..importers.claude_code import reinjected
 from ..importers.codex import put_back
 from ..policies import get_policy
+from ..policies.pi import PiPolicy
 from ..replay.results import (
     BranchSummary,
     CompactionSkipped,
@@ -212,13 +213,16 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
             f"Since the previous call the context went from {prev.tokens:,} to {st.tokens:,} tokens "
             f"({delta:+,})."
         )
+    fmt = getattr(getattr(replay, "session", None), "format", "pi")
+    pol = get_policy(s.compaction)
+    pis = isinstance(pol, PiPolicy) or (pol.as_recorded and fmt == "pi")  # pi's rules decide here
     if prev is not None and st.window != prev.window:
         out.append(
             f"Another model answers this call: its window is {st.window:,} tokens (the previous call's: "
-            f"{prev.window:,}), and pi checks the call against it."
+            f"{prev.window:,}), and {'pi checks' if pis else 'the replay measures'} the call against it."
         )
     if st.stop_reason in ("aborted", "error"):
-        out.append(f"This call ended {st.stop_reason}: pi ignores its usage when deciding to compact.")
+        out.append(_failed_sentence(st.stop_reason, pis))
     newly: list[int] = []
     for e in st.events:
         if isinstance(e, Pruned):
@@ -235,8 +239,6 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
     elif st.pruned_tokens and not any(isinstance(e, Pruned) for e in st.events):
         out.append(f"Pruning keeps {st.pruned_tokens:,} tokens out of this call, as decided earlier.")
     trig = None
-    fmt = getattr(getattr(replay, "session", None), "format", "pi")
-    pol = get_policy(s.compaction)
     if pol.as_recorded and fmt != "pi":
         out.append(
             "The compactions replayed are the ones the agent recorded in its file; when it would compact "
@@ -250,6 +252,26 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
                 f"tokens; {_compared(replay, k, pol.as_recorded, trig)}."
             )
     return out
+
+
+def _failed_sentence(stop: str, pis: bool) -> str:
+    """What an aborted or failed call means; where pi's rules decide (``pis``: its policy, or a pi
+    session as recorded), what pi does with it (``agent-session.ts`` ``_checkCompaction``, 0.73.1:
+    an aborted answer is skipped when its run ends and checked before the next prompt; a failed
+    one is checked on ``estimateContextTokens``, which skips such answers' usage)."""
+    if stop == "aborted":
+        head = "This call was aborted: its answer was cut off as it streamed"
+        rule = (
+            "pi makes no compaction check when an aborted run ends; it checks before the next prompt, "
+            "on this answer's own usage"
+        )
+    else:
+        head = "This call ended in an error"
+        rule = (
+            "pi checks its threshold on an estimate, the last successful answer's usage plus what came "
+            "after it (a context overflow error takes pi's overflow path instead)"
+        )
+    return f"{head}; {rule}." if pis else f"{head}."
 
 
 def _compared(replay: Any, k: int, as_recorded: bool, trig: int) -> str:

@@ -186,11 +186,15 @@ def _step_metrics(r: Any, k: int, d: Any, settings: ReplaySettings, recon: Any =
     m[4].metric(
         "Pruned away", f"{step.pruned_tokens:,}", help="Tokens the pruning strategy keeps out of this call."
     )
+    failed = step.stop_reason in ("aborted", "error")
     m[5].metric(
         "Entry",
-        f"{step.entry_index}"
-        + (f" ({step.stop_reason})" if step.stop_reason in ("aborted", "error") else ""),
-        help="The assistant message answering this call.",
+        f"{step.entry_index}",
+        delta=step.stop_reason if failed else None,  # under the number: the value stays whole
+        delta_color="off",
+        delta_arrow="off",
+        help="The assistant message answering this call (and, under it, whether the call was aborted "
+        "or failed).",
     )
 
 
