@@ -28,6 +28,10 @@ figures (the ``pi`` counter, ``oracle-json``) are untouched. Rules, each with it
   else at the answer's output tokens less what it shows. Claude Code does not send again an
   answer that stopped at ``max_tokens`` with nothing but thinking (it retries the call; observed
   on recorded usage).
+* **Failed answers are not sent (OpenCode).** OpenCode ``session/message-v2.ts``
+  (``toModelMessages``): an answer with an error is left out whole — every step, its tool calls
+  and their results —, unless the user interrupted it after it wrote more than reasoning. The
+  importer marks those messages (:data:`inspector.importers.opencode.WITHHELD`).
 * **DCP message ids.** Opencode-DCP ``lib/message-ids.ts`` and ``lib/messages/inject``: every
   message sent carries ``<dcp-message-id>mNNNN</dcp-message-id>`` (once per OpenCode message, on
   its last tool output or as a text part), and each compressed block's summary message its own.
@@ -53,6 +57,7 @@ from typing import Any, Literal
 
 from .context import ContextMessage
 from .importers.claude_code import reinjected
+from .importers.opencode import WITHHELD as OPENCODE_WITHHELD
 from .session.models import (
     AssistantMessage,
     CompactionSummaryMessage,
@@ -162,11 +167,16 @@ def recorded_reasoning(m: AssistantMessage) -> int | None:
     return int(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and r >= 0 else None
 
 
-def withheld(rules: SendRules, m: AssistantMessage) -> bool:
-    """Claude Code does not send an answer that stopped at max_tokens holding nothing but
-    thinking: it retries the call (observed: the next call's cache read is the previous prompt)."""
+def withheld(rules: SendRules, m: Any) -> bool:
+    """Is message ``m`` left out by its agent? Claude Code does not send an answer that stopped at
+    max_tokens holding nothing but thinking: it retries the call (observed: the next call's cache
+    read is the previous prompt). OpenCode does not send an answer that failed, nor its tool
+    results (the importer marks them: :data:`~inspector.importers.opencode.WITHHELD`)."""
+    if rules.agent == "opencode":
+        return bool((m.__pydantic_extra__ or {}).get(OPENCODE_WITHHELD))
     return (
         rules.agent == "claude-code"
+        and isinstance(m, AssistantMessage)
         and m.stopReason == "length"
         and all(isinstance(b, ThinkingContent) for b in m.content)
     )
@@ -316,6 +326,8 @@ class SentCounter:
         thinking as sent (taken out: as ``thinking`` recorded it in the last turn, else counted
         out of it), one message. Returns an answer's thinking (as stored, beyond), else None."""
         if not isinstance(m, AssistantMessage):
+            if self.rules.agent == "opencode" and withheld(self.rules, m):  # a failed answer's result
+                return None
             out.add("messages", sign * self.counter.count(m))
             out.items += sign
             return None
@@ -394,8 +406,10 @@ def _dcp_messages(
         if cm.entry_index is None:
             blocks += isinstance(cm.message, UserMessage)
             continue
-        if not isinstance(cm.message, (UserMessage, AssistantMessage)):
-            continue
+        if not isinstance(cm.message, (UserMessage, AssistantMessage)) or (
+            cm.message.__pydantic_extra__ or {}
+        ).get(OPENCODE_WITHHELD):
+            continue  # (an answer OpenCode does not send carries no id)
         eid = session.entries[cm.entry_index].id
         if isinstance(eid, str):
             k = _STEP.sub("", eid)

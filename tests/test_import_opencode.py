@@ -9,7 +9,7 @@ from pathlib import Path
 from inspector import build_session_context
 from inspector.importers import detect_format, load_any, parse_any
 from inspector.importers.discover import opencode_db_export
-from inspector.importers.opencode import CLEARED, recorded_pruned_call_ids
+from inspector.importers.opencode import ABORTED, CLEARED, recorded_pruned_call_ids
 from inspector.replay import ReplaySettings, prune_at, replay
 
 from .support.paths import REPO, SHARED
@@ -392,3 +392,94 @@ def test_a_steps_patch_part_is_no_model_call_of_its_own() -> None:
     if shared.exists():  # beside the clone: each of its 102 calls records its usage
         r = replay(load_any(shared), ReplaySettings())
         assert len(r.steps) == 102 and all(st.recorded_input is not None for st in r.steps)
+
+
+def test_an_answer_that_failed_is_not_sent_again_unless_it_was_interrupted_after_writing() -> None:
+    """OpenCode's ``toModelMessages`` (``session/message-v2.ts``) leaves an answer with an error out
+    of every later request — all its steps, their tool calls and results —, unless the error is the
+    user's interruption (``MessageAbortedError``) and the answer wrote more than reasoning. The
+    importer gives pi's stop reasons (``error``, ``aborted``) and marks what is left out; the
+    prompt rebuilt as sent (:class:`inspector.sent.SentCounter`) leaves it out."""
+    from inspector.context import ContextMessage
+    from inspector.importers.opencode import WITHHELD
+    from inspector.sent import SentCounter
+    from inspector.tokens import get_counter
+
+    def user(mid: str, text: str) -> dict:  # type: ignore[type-arg]
+        return {
+            "info": {"id": mid, "role": "user", "time": {"created": 1}},
+            "parts": [{"type": "text", "text": text}],
+        }
+
+    def answer(mid: str, parts: list, error: str | None = None) -> dict:  # type: ignore[type-arg]
+        info = {"id": mid, "role": "assistant", "time": {"created": 2}, "modelID": "m", "providerID": "p"}
+        if error:
+            info["error"] = {"name": error, "data": {"message": f"{error} here"}}
+        return {"info": info, "parts": [{"id": f"{mid}_{k}", **p} for k, p in enumerate(parts)]}
+
+    tok = {"input": 100, "output": 5, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    tool = {
+        "type": "tool",
+        "callID": "c1",
+        "tool": "read",
+        "state": {
+            "status": "completed",
+            "input": {"path": "a"},
+            "output": "x" * 4000,
+            "time": {"start": 1, "end": 2},
+        },
+    }
+    doc = {
+        "info": {"id": "ses_e", "title": "errors", "directory": "/w"},
+        "messages": [
+            user("msg_1", "first"),
+            answer(
+                "msg_2",
+                [
+                    {"type": "step-start"},
+                    tool,
+                    {"type": "step-finish", "tokens": tok},
+                    {"type": "step-start"},
+                    {"type": "text", "text": "and then"},
+                ],
+                "APIError",
+            ),
+            user("msg_3", "second"),
+            answer("msg_4", [{"type": "step-start"}, {"type": "reasoning", "text": "hm"}], ABORTED),
+            user("msg_5", "third"),
+            answer("msg_6", [{"type": "step-start"}, {"type": "text", "text": "half an answer"}], ABORTED),
+            user("msg_7", "fourth"),
+            answer(
+                "msg_8",
+                [
+                    {"type": "step-start"},
+                    {"type": "text", "text": "done"},
+                    {"type": "step-finish", "tokens": tok},
+                ],
+            ),
+        ],
+    }
+    s = parse_any(json.dumps(doc).encode(), source="e.json")
+    said = [
+        (m.role, getattr(m, "stopReason", None), bool((m.__pydantic_extra__ or {}).get(WITHHELD)))
+        for e in s.entries
+        if (m := getattr(e, "message", None)) is not None
+    ]
+    assert said == [
+        ("user", None, False),
+        ("assistant", "toolUse", True),  # the failed answer's first step, its tool call and result
+        ("toolResult", None, True),
+        ("assistant", "error", True),
+        ("user", None, False),
+        ("assistant", "aborted", True),  # interrupted while it reasoned: nothing to keep
+        ("user", None, False),
+        ("assistant", "aborted", False),  # interrupted after it wrote: sent again
+        ("user", None, False),
+        ("assistant", "stop", False),
+    ]
+    context = [ContextMessage(e.message, i) for i, e in enumerate(s.entries) if hasattr(e, "message")]
+    counter = get_counter("pi")
+    sent = SentCounter(s, counter).count(context[:-1]).tokens
+    kept = [c for c, (_, _, out) in zip(context, said, strict=True) if not out][:-1]
+    assert sent == sum(counter.count(c.message) for c in kept)
+    assert sent < sum(counter.count(c.message) for c in context[:-1]) - 900  # the 4,000-character output

@@ -20,6 +20,12 @@ Source of the format: ``../shared/research/ecosystem.md`` §2.4 (anomalyco/openc
   parts, the message's own ``tokens``. A part the model did not write between a ``step-finish``
   and the next step (the ``patch`` of the files the step changed, which OpenCode's processor
   writes right after the ``step-finish``) belongs to the step that finished: no call of its own.
+* An answer with an ``error``: its last step gets pi's ``stopReason`` ``aborted`` for the user's
+  interruption (``MessageAbortedError``), else ``error``, the error's message as
+  ``errorMessage``. OpenCode sends such an answer again only when it was interrupted after it
+  wrote more than reasoning (``toModelMessages``); otherwise every message of it, tool results
+  included, is marked :data:`WITHHELD`, and the prompt rebuilt as sent leaves it out
+  (:mod:`inspector.sent`).
 * A tool part's state: ``completed`` → its output; ``error`` → the error, an error result (an
   interrupted run with ``metadata.output``: that output, as OpenCode sends it);
   ``pending`` / ``running`` → an interrupted call, an error result saying so.
@@ -74,6 +80,17 @@ FORMAT = AGENTS["opencode"].name
 LABEL = AGENTS["opencode"].format_label
 CLEARED = "[Old tool result content cleared]"
 SUBTASK_TEXT = "The following tool was executed by the user"  # what OpenCode sends for a subtask part
+
+
+ABORTED = "MessageAbortedError"
+"""The error OpenCode records on an answer the user interrupted (``MessageV2.AbortedError``): pi's
+``stopReason: "aborted"``; any other error is pi's ``"error"``."""
+_NOT_KEPT = ("step-start", "reasoning")
+WITHHELD = "openCodeWithheld"
+"""Set on the messages of an answer OpenCode does not send again (``session/message-v2.ts``,
+``toModelMessages``): an answer with an error, unless the user interrupted it after it wrote more
+than reasoning (a part other than ``step-start`` and ``reasoning``). The whole answer is left
+out — every step, its tool calls and their results."""
 
 
 def sniff(first: dict[str, Any] | None, head: bytes) -> bool:
@@ -443,10 +460,14 @@ class _Importer:
         self._model(mid, line, ts, provider, model)
         steps, finishes = _steps(parts)
         single = len(steps) == 1
+        failed = mi.get("error")
+        aborted = isinstance(failed, dict) and failed.get("name") == ABORTED
+        withheld = bool(failed) and not (aborted and any(p.get("type") not in _NOT_KEPT for p in parts))
         for k, (step, fin) in enumerate(zip(steps, finishes, strict=True)):
             usage = _usage(fin.get("tokens")) if fin else (_usage(mi.get("tokens")) if single else None)
             content, tools = self._step_content(mid, step)
-            error = mi.get("error") if k == len(steps) - 1 else None
+            error = failed if k == len(steps) - 1 else None
+            stop = ("aborted" if aborted else "error") if error else ("toolUse" if tools else "stop")
             am: dict[str, Any] = {
                 "role": "assistant",
                 "content": content,
@@ -454,10 +475,12 @@ class _Importer:
                 "provider": provider,
                 "model": model,
                 "timestamp": _time(fin) or ts,
-                "stopReason": "toolUse" if tools else ("error" if error else "stop"),
+                "stopReason": stop,
             }
             if isinstance(agent := mi.get("agent"), str):
                 am["agent"] = agent  # OpenCode's agent (build, plan, …): its own tools (the cache model)
+            if withheld:
+                am[WITHHELD] = True
             if usage is not None:
                 am["usage"] = usage
                 self.context_tokens = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]
@@ -467,7 +490,7 @@ class _Importer:
             sid = f"oc-{mid}" if single else f"oc-{mid}-s{k + 1}"
             self._add(sid, line, am["timestamp"], {"type": "message", "message": am})
             for p in tools:
-                self._tool_result(p, mid, locate)
+                self._tool_result(p, mid, locate, withheld)
 
     def _summary(
         self,
@@ -549,7 +572,7 @@ class _Importer:
                 self._skip(f"{t} part")
         return content, tools
 
-    def _tool_result(self, p: dict[str, Any], mid: str, locate: _Locator) -> None:
+    def _tool_result(self, p: dict[str, Any], mid: str, locate: _Locator, withheld: bool = False) -> None:
         st = jv if isinstance(jv := p.get("state"), dict) else {}
         status = st.get("status")
         cid = str(p.get("callID") or p.get("id") or "")
@@ -580,6 +603,8 @@ class _Importer:
             "isError": is_error,
             "timestamp": when,
         }
+        if withheld:
+            tr[WITHHELD] = True
         if details is not None:
             tr["details"] = details
         self._add(f"oc-{p.get('id') or cid}", line, when, {"type": "message", "message": tr})
