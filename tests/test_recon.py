@@ -320,6 +320,54 @@ def test_a_hosted_web_search_explains_tokens_the_file_does_not_hold() -> None:
     assert "web search" not in f.detail
 
 
+def test_a_fall_as_large_as_what_web_searches_added_is_said_to_be_their_results() -> None:
+    """Web searches add results the file never holds (flagged at their calls); a later fall about as
+    large (within a quarter) is said to be the provider no longer having them, as in the shared
+    Codex rollout 888ba8 (78k tokens of searches, then 69k fewer after an interrupted turn). A fall
+    of another size, or one after a compaction rebuilt the context, is not."""
+    from inspector.recon.flags import Observed, flag_calls
+    from inspector.replay.results import RecordedCompaction
+
+    search = AssistantMessage(
+        content=[{"type": "toolCall", "id": "ws", "name": "web_search", "arguments": {}}]
+    )
+    plain = AssistantMessage(content=[{"type": "text", "text": "hi"}])
+
+    def calls(offsets: list[int], answers: list, events: dict | None = None) -> list[str]:  # type: ignore[type-arg]
+        obs = [
+            Observed(
+                k,
+                k,
+                10_000 + 100 * k + off,
+                10_000 + 100 * k,
+                10_000.0 + 100 * k,
+                (events or {}).get(k, ()),
+                plain,
+                0.0,
+                0,
+                a,
+            )
+            for k, (off, a) in enumerate(zip(offsets, answers, strict=True))
+        ]
+        flags, _, _ = flag_calls(obs, 2_000, False)
+        return [f.detail if f is not None else "" for f in flags]
+
+    answers = [plain, plain, plain, search, plain, search, plain, plain]
+    said = calls([1_000, 1_000, 1_000, 21_000, 21_000, 31_000, 31_000, 3_000], answers)
+    assert "web search, in this call added results" in said[3] and "web search" in said[5]
+    assert said[7].endswith(
+        "about as much as the web search results flagged at step(s) 3, 5 had added (30k tokens): likely the "
+        "provider no longer had them (the file never held them)"
+    )
+    other = calls([1_000, 1_000, 1_000, 21_000, 21_000, 31_000, 31_000, 21_000], answers)  # 10k fewer
+    assert other[7] and "web search results flagged" not in other[7]
+    compaction = RecordedCompaction(
+        entry_index=6, first_kept_entry_index=None, summary_tokens=0, tokens_after=0, tokens_before=0
+    )
+    after = calls([1_000, 1_000, 1_000, 21_000, 21_000, 31_000, 1_000, -27_000], answers, {6: (compaction,)})
+    assert after[7] and "web search results flagged" not in after[7]  # the compaction took them away
+
+
 def _contexts_as_checked(s):  # type: ignore[no-untyped-def]
     r = replay(s, ReplaySettings(compaction="recorded", strategy="recorded", counter="tiktoken"))
     answers = [s.entries[st.entry_index].message for st in r.steps]

@@ -56,6 +56,19 @@ def test_dcps_own_notifications_account_for_where_the_rebuild_departs_at_its_com
 
 
 @needs_real
+def test_the_codex_rollouts_fall_after_its_searches_is_said_to_be_their_results() -> None:
+    """Rollout 888ba8: three web searches after its compaction add about 78k tokens the file never
+    holds; the first call after the interrupted turn sends 69k fewer than the file explains."""
+    c = check(load_any(REAL / "codex" / "entityprocess-agentv-888ba8f699-1.jsonl"))
+    fell = {f.entry_index: f for f in c.flags}[301]
+    assert (
+        fell.tokens < -60_000
+        and "web search results flagged at step(s) 71, 73, 74 had added (78k" in fell.detail
+    )
+    assert sum("web search results flagged" in f.detail for f in c.flags) == 1
+
+
+@needs_real
 def test_a_recent_claude_code_file_loads_with_the_attachments_it_sent() -> None:
     s = load_any(REAL / "claude-code" / "ta93abe-me-abd0788e9d-0.jsonl")
     assert s.format == "claude-code" and not [i for i in s.issues if i.severity != "info"]

@@ -20,7 +20,9 @@ call with one cause, tried in this order:
 ``context change not in the file``
     nothing in the file explains it: an extension or the transport changed what was sent (the
     cache read collapsing says the provider saw a different prefix), or a server-side tool
-    (web search) added results the file does not store.
+    (web search) added results the file does not store. A later fall about as large as what the
+    searches flagged since the last compaction added is said to be those results gone
+    (:func:`_searches_gone`).
 
 A flagged move is carried to every later call (the departure), so one unexplained change does
 not count as a miss at every call after it.
@@ -29,7 +31,7 @@ not count as a miss at every call after it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..replay.results import Event
@@ -95,6 +97,7 @@ def flag_calls(
     unexplained: list[float] = []
     departure = odd = 0.0
     base = None if mid_session else _base(calls)
+    searched: list[Flag] = []  # web search results flagged since the last compaction (_searches_gone)
     for i, c in enumerate(calls):
         offset = c.recorded - c.calibrated
         if i == 0:
@@ -120,6 +123,13 @@ def flag_calls(
             flag = classify(c, p, jump) if abs(jump) >= limit else None
             departure += jump if flag is not None else 0.0
             odd += jump if flag is not None and flag.cause == UNEXPLAINED else 0.0
+        if any(e.type == "compaction" for e in c.events):
+            searched = []  # the context was rebuilt: what the searches added is gone with it
+        if flag is not None and flag.cause == UNEXPLAINED:
+            if flag.tokens > 0 and (_server_tools(c.answer) or _server_tools(c.previous_answer)):
+                searched.append(flag)
+            elif flag.tokens < 0 and (gone := _searches_gone(searched, flag)) is not None:
+                flag, searched = gone, []
         flags.append(flag)
         carried.append(departure)
         unexplained.append(odd)
@@ -229,6 +239,28 @@ def _unexplained(c: Observed, prev: Observed, jump: float) -> str:
     if prev.cache_read > 0 and c.cache_read < 0.5 * prev.recorded:
         text += "; the cache read collapsed: the provider saw a different prefix"
     return text
+
+
+SEARCHES_GONE = 0.25
+"""A fall within this share of what earlier web searches added is said to be their results."""
+
+
+def _searches_gone(searched: Sequence[Flag], flag: Flag) -> Flag | None:
+    """``flag`` (the agent sent fewer tokens than the file explains) with the likely reason, when
+    it is about as large as what the web searches flagged since the last compaction had added
+    (within :data:`SEARCHES_GONE`): the provider no longer had their results, which the file
+    never held (seen in a Codex rollout, 888ba8: about 78k tokens of searches, then 69k fewer at
+    the first call after an interrupted turn)."""
+    added = sum(f.tokens for f in searched)
+    if not added or abs(abs(flag.tokens) - added) > SEARCHES_GONE * added:
+        return None
+    steps = ", ".join(str(f.step) for f in searched)
+    return replace(
+        flag,
+        detail=f"{flag.detail}; about as much as the web search results flagged at step(s) {steps} had "
+        f"added ({added / 1000:.0f}k tokens): likely the provider no longer had them (the file never held "
+        "them)",
+    )
 
 
 def _server_tools(m: Any) -> bool:
