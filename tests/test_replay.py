@@ -111,6 +111,31 @@ def test_opencode_policy_triggers_at_usable_inclusive() -> None:
     assert _trigger_events(_two_turns(680 * 4), compaction="opencode", policy=pol) == ["compaction"]
 
 
+def test_opencode_policy_makes_no_check_after_a_failed_or_aborted_answer() -> None:
+    """OpenCode checks for overflow when a step finishes (``processor.ts``, ``finish-step``); a step
+    that failed or was interrupted never gets there: the next one that finishes is checked."""
+    pol = PolicySettings(opencode_max_output=100)  # usable = 900
+
+    def compacted_before(stop: str) -> list[int]:
+        b = SessionBuilder()
+        b.user("u" * 800)
+        b.assistant("a" * 40)
+        b.user("x" * 680 * 4)
+        b.assistant("a" * 40, stop=stop)  # over the line
+        b.user("next")
+        b.assistant("done")
+        b.user("more")
+        b.assistant("ok")
+        settings = ReplaySettings(
+            context_window=1000, reserve_tokens=100, keep_recent_tokens=10, compaction="opencode", policy=pol
+        )
+        r = replay(b.session(), settings)
+        return [st.step for st in r.steps for e in st.events if e.type == "compaction"]
+
+    assert compacted_before("stop") == [2]  # checked when the answer's step finished
+    assert compacted_before("error") == compacted_before("aborted") == [3]
+
+
 def test_codex_policy_needs_ninety_percent_and_a_pending_tool_call() -> None:
     # 2nd answer is a bash tool call: len("bash") + len('{"command":"ls"}') = 20 chars = 5 tokens
     # after = 200 + 10 + X + 5; limit = 900 (>=)

@@ -162,6 +162,9 @@ class CompactionPolicy:
     """True when it compacts with pi's cut (reads keepRecentTokens and pi's version)."""
     summary_style: ClassVar[str] = "pi"
     """The prompt style its summaries are asked in (:data:`inspector.summarize.prompts.STYLES`)."""
+    checks_failed: ClassVar[bool] = True
+    """False when the agent makes no compaction check after an answer that failed or was aborted
+    (:meth:`after_answer` is then not asked)."""
 
     # -- info (the old PolicyInfo's fields, read by the UI and the CLI) ---------------------------
     @property

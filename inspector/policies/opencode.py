@@ -53,11 +53,15 @@ class OpenCodePolicy(CompactionPolicy):
     info = PolicyInfo(
         "opencode",
         "OpenCode",
-        "sst/opencode packages/opencode/src/session/compaction.ts, overflow.ts",
-        "Compact when tokens ≥ window − max output; keep the summary and a tail of recent turns.",
+        "sst/opencode packages/opencode/src/session/compaction.ts, overflow.ts, processor.ts",
+        "Compact when a step finishes with tokens ≥ window − max output (a failed one is not checked); "
+        "keep the summary and a tail of recent turns.",
     )
     Settings = OpenCodeSettings
     prefix = "opencode_"
+    checks_failed = False
+    """OpenCode checks ``isOverflow`` when a step finishes (``session/processor.ts``, ``finish-step``),
+    which a step that failed or was interrupted never reaches."""
     summary_style = "opencode"
 
     def threshold(self, window: int, settings: Any, reserve: int) -> int | None:

@@ -409,6 +409,8 @@ class ReplayRun:
             self.provider_size(m, ei, tokens, True, added, usage)  # what a call without usage is sized from
             return
         checked, how = self.provider_size(m, ei, tokens, True, added, usage)
+        if not self.policy.checks_failed and m.stopReason in ("aborted", "error"):
+            checked = None  # this agent makes no check after a failed answer
         self.triggers.append(checked)
         if checked is None:
             return
