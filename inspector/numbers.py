@@ -6,8 +6,8 @@ arithmetic is reproduced exactly where we compare with it (``oracle_json`` print
 ``JSON.stringify`` does). Everywhere else — the replay, ``info``, ``doctor``, explanations, costs,
 the app — a value goes through :func:`clamp` first: NaN becomes 0, anything beyond
 ±``MAX_TOKENS`` (2^53 − 1, JavaScript's largest exact integer) becomes ±``MAX_TOKENS``. The loader
-reports each such value as a located load issue (:func:`inspector.session.ranges.number_issues`), so nothing is clamped
-silently and nothing raises.
+reports each such value as a located load issue (:func:`inspector.session.ranges.number_issues`),
+so nothing is clamped silently and nothing raises.
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ SUBTASK_TEXT = "The following tool was executed by the user"  # what OpenCode se
 ABORTED = "MessageAbortedError"
 """The error OpenCode records on an answer the user interrupted (``MessageV2.AbortedError``): pi's
 ``stopReason: "aborted"``; any other error is pi's ``"error"``."""
-_NOT_KEPT = ("step-start", "reasoning")
+_BARE = ("step-start", "reasoning")
+"""Parts that leave an interrupted answer with nothing OpenCode sends again."""
 WITHHELD = "openCodeWithheld"
 """Set on the messages of an answer OpenCode does not send again (``session/message-v2.ts``,
 ``toModelMessages``): an answer with an error, unless the user interrupted it after it wrote more
@@ -462,7 +463,7 @@ class _Importer:
         single = len(steps) == 1
         failed = mi.get("error")
         aborted = isinstance(failed, dict) and failed.get("name") == ABORTED
-        withheld = bool(failed) and not (aborted and any(p.get("type") not in _NOT_KEPT for p in parts))
+        withheld = bool(failed) and not (aborted and any(p.get("type") not in _BARE for p in parts))
         for k, (step, fin) in enumerate(zip(steps, finishes, strict=True)):
             usage = _usage(fin.get("tokens")) if fin else (_usage(mi.get("tokens")) if single else None)
             content, tools = self._step_content(mid, step)
