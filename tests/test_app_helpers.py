@@ -299,6 +299,9 @@ def test_an_aborted_or_failed_call_is_told_by_the_rules_that_decide() -> None:
     assert "pi makes" not in aborted + failed and "pi checks" not in aborted + failed
     aborted, _ = said(codex, compaction="pi")  # pi's policy on another agent's file: pi's rules
     assert "pi makes no compaction check when an aborted run ends" in aborted
+    aborted, failed = said(s, compaction="opencode")  # OpenCode checks only when a step finishes
+    assert aborted.endswith("cut off as it streamed; OpenCode makes no compaction check after it.")
+    assert "This call ended in an error; OpenCode makes no compaction check after it." in failed
 
 
 def test_overflow_story_believes_the_provider_over_the_window_set() -> None:

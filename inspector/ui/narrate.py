@@ -222,7 +222,7 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
             f"{prev.window:,}), and {'pi checks' if pis else 'the replay measures'} the call against it."
         )
     if st.stop_reason in ("aborted", "error"):
-        out.append(_failed_sentence(st.stop_reason, pis))
+        out.append(_failed_sentence(st.stop_reason, pis, None if pol.checks_failed else pol.title))
     newly: list[int] = []
     for e in st.events:
         if isinstance(e, Pruned):
@@ -254,11 +254,12 @@ def step_story(replay: Any, k: int, detail: Any = None, recon: Any = None) -> li
     return out
 
 
-def _failed_sentence(stop: str, pis: bool) -> str:
+def _failed_sentence(stop: str, pis: bool, unchecked: str | None = None) -> str:
     """What an aborted or failed call means; where pi's rules decide (``pis``: its policy, or a pi
     session as recorded), what pi does with it (``agent-session.ts`` ``_checkCompaction``, 0.73.1:
     an aborted answer is skipped when its run ends and checked before the next prompt; a failed
-    one is checked on ``estimateContextTokens``, which skips such answers' usage)."""
+    one is checked on ``estimateContextTokens``, which skips such answers' usage); ``unchecked``:
+    the agent whose policy makes no check after it (:attr:`CompactionPolicy.checks_failed`)."""
     if stop == "aborted":
         head = "This call was aborted: its answer was cut off as it streamed"
         rule = (
@@ -271,6 +272,8 @@ def _failed_sentence(stop: str, pis: bool) -> str:
             "pi checks its threshold on an estimate, the last successful answer's usage plus what came "
             "after it (a context overflow error takes pi's overflow path instead)"
         )
+    if unchecked is not None:
+        return f"{head}; {unchecked} makes no compaction check after it."
     return f"{head}; {rule}." if pis else f"{head}."
 
 
