@@ -304,6 +304,18 @@ def test_an_aborted_or_failed_call_is_told_by_the_rules_that_decide() -> None:
     assert "This call ended in an error; OpenCode makes no compaction check after it." in failed
 
 
+def test_the_timeline_caption_names_the_agent_whose_compaction_compares_the_recorded_usage() -> None:
+    """As recorded, the orange line is what the session's own agent compared; only pi's caption says
+    pi checks the answer that ends each agent run."""
+    from inspector.importers import load_any
+    from inspector.ui.narrate import timeline_caption
+
+    pi = timeline_caption(replay(load_session(SAMPLE)))
+    assert "what pi's compaction compares" in pi and "pi checks the answer that ends each agent run" in pi
+    codex = timeline_caption(replay(load_any(REPO / "sample_sessions" / "codex-session.jsonl")))
+    assert "what Codex's compaction compares" in codex and "pi" not in codex.replace("pick", "")
+
+
 def test_overflow_story_believes_the_provider_over_the_window_set() -> None:
     """A call over the window set that the provider answered was not rejected: the story says
     what the provider counted, and that its window is larger; a what-if over the window on a call

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..agents import AGENTS
 from ..compaction import CompactionSettings
-from ..compaction_view import compared_at
+from ..compaction_view import compared_at, trigger_label
 from ..explain import explain_compaction
 from ..importers.claude_code import reinjected
 from ..importers.codex import put_back
@@ -32,6 +32,7 @@ from ..replay.results import (
     StrategyEvent,
     Unpruned,
 )
+from .figures.timelines import draws_provider_line
 from .views import relative_paths
 
 QUIET_EVENTS = frozenset({"zone"})
@@ -409,3 +410,32 @@ def _strategy_sentences(d: dict[str, Any], strategy: str) -> list[str]:
     if t == "zone":
         return [f"Turn-aware zone: {d.get('zone')} (context at {d.get('pressure', 0):.0%} of the window)."]
     return []
+
+
+def timeline_caption(r: Any) -> str:
+    """The Replay timeline's caption: what its lines are, the orange one in the terms of the agent
+    whose compaction compared it (as recorded) or of the policy replayed."""
+    label = trigger_label(r)
+    fmt = getattr(r.session, "format", "pi")
+    agent = AGENTS[fmt].short_title if fmt in AGENTS else "pi"
+    when = "; pi checks the answer that ends each agent run" if agent == "pi" else ""
+    what = (
+        ""
+        if label is None
+        else f" The orange line is what {agent}'s compaction compares with the dashed threshold: the recorded "
+        f"usage (input + output + cache of each answer{when}), not the estimate."
+        if get_policy(r.settings.compaction).as_recorded
+        else f" The dashed dark line is what the policy compares with the dashed threshold: {label}."
+    )
+    if draws_provider_line(r):
+        what += (
+            " The dashed red line is the prompt as the provider would count it (the recorded one, plus what "
+            "this what-if changed, sized by the session's fit): an overflow is a call where it is over the window."
+        )
+    return (
+        "Context tokens at every call (aborted and failed calls have no recorded point). Click a point to jump "
+        "to that call. Solid red: the window; dashed: where the compaction policy triggers."
+        + what
+        + " The axis ends just above the window: ▲ marks calls above it. Lanes below: events, counted per "
+        "group of calls."
+    )

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from inspector.compaction_view import compaction_steps, compaction_view, compactions_at, trigger_label
+from inspector.compaction_view import compaction_steps, compaction_view, compactions_at
 from inspector.policies import POLICIES
 from inspector.recon import unexplained_words
 from inspector.replay import Pruned, ReplaySettings
@@ -30,7 +30,7 @@ from inspector.ui.common import (
     session_cwd,
     strategy_title,
 )
-from inspector.ui.narrate import notable_steps, step_story
+from inspector.ui.narrate import notable_steps, step_story, timeline_caption
 from inspector.ui.state import counter_for, default, get_step, memo, set_step, set_widgets
 from inspector.ui.urlstate import esc
 from inspector.whatif import keep_recent_line
@@ -483,7 +483,7 @@ def _timeline(r: Any, k: int, recon: Any = None, later: Any = None) -> None:
         config=PLOT_CONFIG,
     )
     st.caption(
-        _timeline_caption(r)
+        timeline_caption(r)
         + (
             " Shaded: where the reconstruction check expects each recorded prompt "
             "(the context rebuilt as the provider is sent it, calibrated to this "
@@ -492,30 +492,6 @@ def _timeline(r: Any, k: int, recon: Any = None, later: Any = None) -> None:
             if recon is not None
             else ""
         )
-    )
-
-
-def _timeline_caption(r: Any) -> str:
-    label = trigger_label(r)
-    what = (
-        ""
-        if label is None
-        else " The orange line is what pi's compaction compares with the dashed threshold: the recorded usage "
-        "(input + output + cache of each answer; pi checks the answer that ends each agent run), not the estimate."
-        if POLICIES[r.settings.compaction].as_recorded
-        else f" The dashed dark line is what the policy compares with the dashed threshold: {label}."
-    )
-    if figures.timelines.draws_provider_line(r):
-        what += (
-            " The dashed red line is the prompt as the provider would count it (the recorded one, plus what "
-            "this what-if changed, sized by the session's fit): an overflow is a call where it is over the window."
-        )
-    return (
-        "Context tokens at every call (aborted and failed calls have no recorded point). Click a point to jump "
-        "to that call. Solid red: the window; dashed: where the compaction policy triggers."
-        + what
-        + " The axis ends just above the window: ▲ marks calls above it. Lanes below: events, counted per "
-        "group of calls."
     )
 
 
