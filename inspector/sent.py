@@ -173,13 +173,18 @@ def withheld(rules: SendRules, m: Any) -> bool:
     read is the previous prompt). OpenCode does not send an answer that failed, nor its tool
     results (the importer marks them: :data:`~inspector.importers.opencode.WITHHELD`)."""
     if rules.agent == "opencode":
-        return bool((m.__pydantic_extra__ or {}).get(OPENCODE_WITHHELD))
+        return _opencode_withheld(m)
     return (
         rules.agent == "claude-code"
         and isinstance(m, AssistantMessage)
         and m.stopReason == "length"
         and all(isinstance(b, ThinkingContent) for b in m.content)
     )
+
+
+def _opencode_withheld(m: Any) -> bool:
+    """Did the OpenCode importer mark ``m`` as a message OpenCode does not send again?"""
+    return bool((m.__pydantic_extra__ or {}).get(OPENCODE_WITHHELD))
 
 
 @dataclass
@@ -326,7 +331,7 @@ class SentCounter:
         thinking as sent (taken out: as ``thinking`` recorded it in the last turn, else counted
         out of it), one message. Returns an answer's thinking (as stored, beyond), else None."""
         if not isinstance(m, AssistantMessage):
-            if self.rules.agent == "opencode" and withheld(self.rules, m):  # a failed answer's result
+            if withheld(self.rules, m):  # a failed answer's tool result (OpenCode)
                 return None
             out.add("messages", sign * self.counter.count(m))
             out.items += sign
@@ -406,9 +411,7 @@ def _dcp_messages(
         if cm.entry_index is None:
             blocks += isinstance(cm.message, UserMessage)
             continue
-        if not isinstance(cm.message, (UserMessage, AssistantMessage)) or (
-            cm.message.__pydantic_extra__ or {}
-        ).get(OPENCODE_WITHHELD):
+        if not isinstance(cm.message, (UserMessage, AssistantMessage)) or _opencode_withheld(cm.message):
             continue  # (an answer OpenCode does not send carries no id)
         eid = session.entries[cm.entry_index].id
         if isinstance(eid, str):

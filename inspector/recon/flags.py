@@ -100,6 +100,7 @@ def flag_calls(
     searched: list[Flag] = []  # web search results flagged since the last compaction (_searches_gone)
     for i, c in enumerate(calls):
         offset = c.recorded - c.calibrated
+        compacted = any(e.type == "compaction" for e in c.events)
         if i == 0:
             flag = (
                 Flag(
@@ -113,7 +114,7 @@ def flag_calls(
                 else None
             )
             departure = offset if mid_session else 0.0
-        elif base is not None and any(e.type == "compaction" for e in c.events):
+        elif base is not None and compacted:
             residual = offset - base
             flag = classify(c, calls[i - 1], residual) if abs(residual) >= limit else None
             departure, odd = (residual if flag is not None else 0.0), 0.0
@@ -123,7 +124,7 @@ def flag_calls(
             flag = classify(c, p, jump) if abs(jump) >= limit else None
             departure += jump if flag is not None else 0.0
             odd += jump if flag is not None and flag.cause == UNEXPLAINED else 0.0
-        if any(e.type == "compaction" for e in c.events):
+        if compacted:
             searched = []  # the context was rebuilt: what the searches added is gone with it
         if flag is not None and flag.cause == UNEXPLAINED:
             if flag.tokens > 0 and (_server_tools(c.answer) or _server_tools(c.previous_answer)):

@@ -278,9 +278,8 @@ class ReplayRun:
         state_before = self.prune_state
         usage = recorded_usage(m)  # read once: the sizes below and the step take it
         call, res, tokens = self.prune(k, state_before, m.timestamp)
-        size, how = self.provider_prompt(
-            m, ei, tokens, usage
-        )  # as the provider counts it (overflows read it)
+        # the prompt as the provider counts it (overflows read it)
+        size, how = self.provider_prompt(m, ei, tokens, usage)
         if self.policy.simulated and size > self.window:
             call, res, tokens = self.overflow_before(
                 k, state_before, m.timestamp, (call, res, tokens), size, how
