@@ -368,6 +368,58 @@ def test_a_fall_as_large_as_what_web_searches_added_is_said_to_be_their_results(
     assert after[7] and "web search results flagged" not in after[7]  # the compaction took them away
 
 
+def test_a_fall_read_whole_from_a_prefix_no_recorded_call_cached_was_sent_first_elsewhere() -> None:
+    """Under breakpoint caching (the calls record cache writes) a call reads only up to where an
+    earlier request's breakpoint wrote. A fall whose shorter prompt was read from the cache but for
+    what was appended, at a length no recorded call had cached, was sent first by a request the
+    file does not hold (Claude Code, entireio b0dc55 call 29). A read that ends where a recorded
+    call cached, one that leaves more uncached than was appended, or a session that records no
+    writes is described as before."""
+    from inspector.recon.flags import Observed, flag_calls
+
+    def answer(write: int) -> AssistantMessage:
+        return AssistantMessage(
+            content=[{"type": "text", "text": "hi"}],
+            usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": write},
+        )
+
+    def detail(read: int, first_cached: int = 20_000, writes: bool = True) -> str:
+        # recorded prompts of 20k, 21k and 22k, the last two caching up to their ends and the first
+        # up to ``first_cached``; then 13k, 10k fewer than the file's 23k (it appends 1k a call)
+        reads = [(20_000, first_cached - 500), (21_000, 20_500), (22_000, 21_500), (13_000, read)]
+        obs = [
+            Observed(
+                k,
+                k,
+                rec,
+                10_000 + 1_000 * k,
+                10_000.0 + 1_000 * k,
+                (),
+                None,
+                float(r),
+                0,
+                answer(500 if writes else 0),
+            )
+            for k, (rec, r) in enumerate(reads)
+        ]
+        flags, _, _ = flag_calls(obs, 2_000, False)
+        f = flags[3]
+        assert f is not None and f.cause == "context change not in the file" and f.tokens == -10_000
+        return f.detail
+
+    said = detail(12_990)
+    assert said == (
+        "the agent sent about 10k fewer tokens than this file explains, and the provider read all but 10 "
+        "tokens of this shorter prompt from its cache, a prefix no earlier call in the file had cached: a "
+        "request the file does not record (the agent's own side request, or an extension's) had sent this "
+        "shorter context first, so the change was made before this call"
+    )
+    plain = "the agent sent about 10k fewer tokens than this file explains (an extension or the transport"
+    assert detail(12_990, first_cached=12_990).startswith(plain)  # call 0 had cached that prefix
+    assert detail(9_000).startswith(plain)  # 4k uncached: more than the 1k appended and the 2k limit
+    assert detail(12_990, writes=False).startswith(plain)  # no writes recorded: no breakpoints known
+
+
 def _contexts_as_checked(s):  # type: ignore[no-untyped-def]
     r = replay(s, ReplaySettings(compaction="recorded", strategy="recorded", counter="tiktoken"))
     answers = [s.entries[st.entry_index].message for st in r.steps]

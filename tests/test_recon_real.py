@@ -69,6 +69,17 @@ def test_the_codex_rollouts_fall_after_its_searches_is_said_to_be_their_results(
 
 
 @needs_real
+def test_the_claude_code_fall_at_a_new_prompt_was_sent_first_by_a_request_the_file_does_not_hold() -> None:
+    """entireio b0dc55, call 29: 44k fewer tokens than the file explains, yet all but 18 of its
+    95,864 tokens read from the cache at a length no recorded call had cached."""
+    c = check(load_any(REAL / "claude-code" / "entireio-cli-b0dc55b3a1-1.jsonl"))
+    (fell,) = [f for f in c.flags if f.cause == "context change not in the file"]
+    assert fell.step == 29 and fell.tokens < -40_000
+    assert "read all but 18 tokens of this shorter prompt" in fell.detail
+    assert "a request the file does not record" in fell.detail
+
+
+@needs_real
 def test_a_recent_claude_code_file_loads_with_the_attachments_it_sent() -> None:
     s = load_any(REAL / "claude-code" / "ta93abe-me-abd0788e9d-0.jsonl")
     assert s.format == "claude-code" and not [i for i in s.issues if i.severity != "info"]

@@ -22,7 +22,9 @@ call with one cause, tried in this order:
     cache read collapsing says the provider saw a different prefix), or a server-side tool
     (web search) added results the file does not store. A later fall about as large as what the
     searches flagged since the last compaction added is said to be those results gone
-    (:func:`_searches_gone`).
+    (:func:`_searches_gone`); a fall whose shorter prompt was read from a breakpoint cache at a
+    length no recorded call had cached, to have been sent first by a request the file does not
+    record (:func:`_sent_first`).
 
 A flagged move is carried to every later call (the departure), so one unexplained change does
 not count as a miss at every call after it.
@@ -98,6 +100,7 @@ def flag_calls(
     departure = odd = 0.0
     base = None if mid_session else _base(calls)
     searched: list[Flag] = []  # web search results flagged since the last compaction (_searches_gone)
+    wrote: set[int] = set()  # where the earlier calls' cached prefixes end (_sent_first)
     for i, c in enumerate(calls):
         offset = c.recorded - c.calibrated
         compacted = any(e.type == "compaction" for e in c.events)
@@ -131,6 +134,10 @@ def flag_calls(
                 searched.append(flag)
             elif flag.tokens < 0 and (gone := _searches_gone(searched, flag)) is not None:
                 flag, searched = gone, []
+            elif flag.tokens < 0 and (first := _sent_first(wrote, c, calls[i - 1], flag, limit)) is not None:
+                flag = first
+        if (end := _cached_end(c)) is not None:
+            wrote.add(end)
         flags.append(flag)
         carried.append(departure)
         unexplained.append(odd)
@@ -261,6 +268,42 @@ def _searches_gone(searched: Sequence[Flag], flag: Flag) -> Flag | None:
         detail=f"{flag.detail}; about as much as the web search results flagged at step(s) {steps} had "
         f"added ({added / 1000:.0f}k tokens): likely the provider no longer had them (the file never held "
         "them)",
+    )
+
+
+def _cached_end(c: Observed) -> int | None:
+    """Where the prefix ``c``'s provider cached ends (cache read + cache write), for a provider that
+    reports its cache writes: one that caches at the breakpoints a request sets (Anthropic), so a
+    later call can read only up to where an earlier request's breakpoint wrote. None when the call
+    records no write."""
+    usage = getattr(c.answer, "usage", None)
+    write = getattr(usage, "cacheWrite", 0)
+    if not isinstance(write, int | float) or not 0 < write < 1e12:
+        return None
+    return round(c.cache_read + write)
+
+
+def _sent_first(wrote: set[int], c: Observed, prev: Observed, flag: Flag, limit: int) -> Flag | None:
+    """``flag`` (the agent sent fewer tokens than the file explains) with what the cache read shows,
+    when the provider caches at breakpoints (the session records cache writes: ``wrote`` holds
+    where the earlier calls' cached prefixes end) and this call read its shorter prompt from the
+    cache but at most the content appended since the previous call (within the check's ``limit``),
+    at a length no earlier call had cached: a request the file does not record had sent this shorter context first.
+    Seen in a Claude Code transcript (entireio b0dc55, call 29: 44k fewer tokens, all but 18 of
+    the 95,864 read from the cache); its other calls show such requests at every new prompt, whose
+    read covers the previous answer that no recorded request had sent."""
+    read = round(c.cache_read)
+    uncached = c.recorded - read
+    appended = max(0.0, c.calibrated - prev.calibrated)
+    if not wrote or read <= 0 or read in wrote or uncached > appended + limit:
+        return None
+    return replace(
+        flag,
+        detail=f"the agent sent about {abs(flag.tokens) / 1000:.0f}k fewer tokens than this file explains, "
+        f"and the provider read all but {max(0, round(uncached)):,} tokens of this shorter prompt from its "
+        "cache, a prefix no earlier call in the file had cached: a request the file does not record (the "
+        "agent's own side request, or an extension's) had sent this shorter context first, so the change "
+        "was made before this call",
     )
 
 
