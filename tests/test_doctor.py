@@ -295,6 +295,27 @@ def test_breaks_that_read_the_same_prefix_name_it_and_recorded_costs_are_quoted(
     assert [f[1][0] for f in found] == [3, 5]
     assert all("only the 18,000-token prefix every request shares" in f[2] for f in found)
     assert "this call cost $0.5000, the one before $0.2500" in found[0][2]
+    # pi's breakpoint closes the system prompt (after the tools): that read proves both unchanged
+    assert all(
+        "an earlier message pruned or edited, or the provider evicted the rest of the cache; not the system "
+        "prompt or tools, which were read from it" in f[2]
+        for f in found
+    )
+    assert all("the system prompt or tools changed" not in f[2] for f in found)
+    other = _breaks(b, "opencode")  # not said where the agent's breakpoints are not known so
+    assert all("the system prompt or tools changed" in f[2] for f in other)
+
+
+def test_a_pi_cache_break_that_read_nothing_may_be_a_change_of_the_system_prompt_or_tools() -> None:
+    b = SessionBuilder()
+    b.user("a")
+    _cached(b, 0, 60_000)
+    for k in range(2):
+        b.user(f"q{k}")
+        _cached(b, 0, 60_000)  # nothing read: the tools or the system prompt may have changed
+    found = _breaks(b)
+    assert [f[1][0] for f in found] == [3, 5]
+    assert all("the system prompt or tools changed, or the provider evicted the cache" in f[2] for f in found)
 
 
 def test_a_cache_break_where_the_prompt_fell_short_of_the_file_says_so() -> None:

@@ -201,6 +201,8 @@ def _cache_break(session: Session, b: _Break, shared: bool, dcp: bool, limit: in
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
         if session.format == "claude-code" and cause.startswith(UNEXPLAINED):
             cause += CLAUDE_CODE_FLOOR
+        elif session.format == "pi" and cause == NOTHING_HELD:
+            cause = PI_PREFIX_READ
     cost = ""
     now, before = _recorded_cost(b.usage), _recorded_cost(prev_usage)
     if now is not None and before is not None:
@@ -280,11 +282,23 @@ def _break_cause(session: Session, b: _Break, dcp: bool, limit: int) -> tuple[st
             "the export does not show them), or the provider evicted the cache",
             False,
         )
-    return (
-        UNEXPLAINED + ": an earlier message pruned or edited, the system prompt or "
-        "tools changed, or the provider evicted the cache",
-        False,
-    )
+    return NOTHING_HELD, False
+
+
+NOTHING_HELD = (
+    UNEXPLAINED + ": an earlier message pruned or edited, the system prompt or tools changed, or the provider "
+    "evicted the cache"
+)
+"""The cause of a break the file holds nothing about."""
+
+PI_PREFIX_READ = (
+    UNEXPLAINED + ": an earlier message pruned or edited, or the provider evicted the rest of the cache; not "
+    "the system prompt or tools, which were read from it (pi's breakpoint closes the system prompt, after "
+    "the tools: a change in either would have left less to read)"
+)
+"""The cause of such a break in a pi session whose read was the prefix every request shares: pi
+puts a cache breakpoint on the system prompt (pi-ai ``providers/anthropic.ts``), so that read
+proves the tools and the system prompt unchanged."""
 
 
 def _recorded_change(
