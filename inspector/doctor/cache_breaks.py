@@ -286,13 +286,13 @@ def _break_cause(session: Session, b: _Break, dcp: bool, limit: int) -> tuple[st
 
 
 NOTHING_HELD = (
-    UNEXPLAINED + ": an earlier message pruned or edited, the system prompt or tools changed, or the provider "
+    f"{UNEXPLAINED}: an earlier message pruned or edited, the system prompt or tools changed, or the provider "
     "evicted the cache"
 )
 """The cause of a break the file holds nothing about."""
 
 PI_PREFIX_READ = (
-    UNEXPLAINED + ": an earlier message pruned or edited, or the provider evicted the rest of the cache; not "
+    f"{UNEXPLAINED}: an earlier message pruned or edited, or the provider evicted the rest of the cache; not "
     "the system prompt or tools, which were read from it (pi's breakpoint closes the system prompt, after "
     "the tools: a change in either would have left less to read)"
 )
