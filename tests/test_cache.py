@@ -542,6 +542,46 @@ def test_a_switch_of_opencode_agent_keeps_only_the_shared_prefix():
     assert c.steps[5].read > c.fit.hidden
 
 
+def _opus_at_calls_4_and_5(b: SessionBuilder) -> SessionBuilder:
+    answers = (x["message"] for x in b.lines if x.get("message", {}).get("role") == "assistant")
+    for k, m in enumerate(answers):
+        m["model"] = "claude-opus-4-5" if k in (4, 5) else SONNET
+    return b
+
+
+def test_each_model_has_its_own_cache_and_a_switch_back_reads_what_it_left():
+    """The model is part of the cache key (Claude Code's prompt-caching page: a /model switch
+    invalidates the whole request): the first call of another model reads nothing; going back to
+    the first model while its entries live, with the context only grown since, reads the prefix its
+    last call cached."""
+    c = cache_replay(replay(_opus_at_calls_4_and_5(reading_session(4)).session(), ReplaySettings()))
+    cause = [x.invalidation and x.invalidation["cause"] for x in c.steps]
+    assert cause[4] == cause[6] == "model" and cause[5] is None
+    assert c.steps[4].read == 0 and c.steps[4].invalidation["tokensRewritten"] == c.steps[3].prompt
+    assert c.steps[5].read == c.steps[4].prompt  # the new model's own prefix, as usual
+    assert c.steps[6].read == c.steps[3].prompt  # back to Sonnet: what its last call cached
+    assert c.steps[7].read == c.steps[6].prompt
+    # one model throughout: no switch, every call reads the previous prompt
+    same = cache_replay(replay(reading_session(4).session(), ReplaySettings()))
+    assert not any(x.invalidation for x in same.steps) and same.steps[4].read == same.steps[3].prompt
+    # back after the first model's entries expired (each message 100 s after the previous one)
+    late = _opus_at_calls_4_and_5(reading_session(4, gap_ms=100_000))
+    c = cache_replay(replay(late.session(), ReplaySettings()))
+    assert c.steps[6].read == 0 and c.steps[6].invalidation["cause"] == "model"
+
+
+def test_a_model_switched_back_to_after_a_change_reads_only_its_system_prompt_and_tools():
+    from inspector.cache.anthropic import rule as anthropic_rule
+    from inspector.cache.report import _own_cache
+
+    rule = anthropic_rule(SONNET, "short")
+    last = (50_000, 10, 1_000.0, 3)  # its last call: a 50,000-token prompt, 3 changes in by then
+    assert _own_cache(last, 3, 1_100.0, 300.0, 12_000, rule) == (49_990, True)  # only grown since
+    assert _own_cache(last, 4, 1_100.0, 300.0, 12_000, rule) == (12_000, True)  # changed: the hidden prefix
+    assert _own_cache(last, 3, 1_400.0, 300.0, 12_000, rule)[1] is False  # its entries expired
+    assert _own_cache(None, 3, 1_100.0, 300.0, 12_000, rule) == (0, True)  # never answered before
+
+
 def test_the_opencode_importer_keeps_each_answers_agent():
     import json
 
@@ -1040,13 +1080,13 @@ def test_opencodes_compaction_request_is_priced_as_its_file_records_it():
     s = load_any_sample("opencode-session.json")
     (entry,) = [e for e in s.entries if e.type == "compaction"]
     u = summary_usage(entry.details)
-    assert u is not None and (u["input"], u["cacheRead"], u["cacheWrite"], u["output"]) == (24_100, 0, 0, 160)
+    assert u is not None and (u["input"], u["cacheRead"], u["cacheWrite"], u["output"]) == (3, 0, 13_617, 160)
     c = cache_replay(replay(s, ReplaySettings(strategy="recorded")))
     (sc,) = c.summaries
     assert sc.shape == "the agent's own request, as its file records it"
-    assert (sc.prompt, sc.read, sc.write, sc.uncached) == (24_100, 0, 0, 24_100)
+    assert (sc.prompt, sc.read, sc.write, sc.uncached) == (13_620, 0, 13_617, 3)
     rate = c.rates["claude-sonnet-4-5"]
-    assert sc.cost == pytest.approx(24_100 * rate.input)
+    assert sc.cost == pytest.approx(13_617 * rate.write + 3 * rate.input)
 
 
 def recorded_reading_session(turns: int = 6, gap_ms: int | None = None) -> SessionBuilder:

@@ -30,7 +30,7 @@ def test_claude_code_microcompact_boundary_marks_the_results_it_cleared() -> Non
     mc = next(
         e for e in s.entries if getattr(e, "customType", "") == "claude-code/system:microcompact_boundary"
     )
-    assert mc.data["compactedToolIds"] == ["toolu_01"] and mc.data["tokensSaved"] == 900
+    assert mc.data["compactedToolIds"] == ["toolu_01"] and mc.data["tokensSaved"] == 560
 
 
 def test_recorded_strategy_clears_from_the_call_after_the_mark() -> None:

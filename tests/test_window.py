@@ -141,11 +141,11 @@ def test_a_claude_code_call_answered_over_200k_proves_its_1m_window() -> None:
     from .support.paths import REPO
 
     text = (REPO / "sample_sessions" / "claude-code-session.jsonl").read_text()
-    one = '"input_tokens": 1200, "output_tokens": 90, "cache_read_input_tokens": 16000,'
+    one = '"input_tokens": 3, "output_tokens": 90, "cache_read_input_tokens": 15013,'
     assert text.count(one) == 1
     for answered, window in ((150_000, 200_000), (200_000, 200_000), (200_001, 1_000_000)):
-        # the call's context: input 1,200 + output 90 + cache read + cache write 120
-        big = text.replace(one, one.replace("16000", str(answered - 1_410)))
+        # the call's context: input 3 + output 90 + cache read + cache write 646
+        big = text.replace(one, one.replace("15013", str(answered - 739)))
         s = parse_any(big.encode(), "cc.jsonl")
         assert session_window(s) == window, answered
     known = known_window(s)

@@ -54,6 +54,15 @@ the tools a request offers are the agent's, less those its permissions deny
 prefix all agents share, and the call reads only that (the session's hidden prefix). In the shared
 OpenCode export each of the five calls after a switch read exactly its 20,992-token shared prefix."""
 
+MODEL_SWITCH = "model"
+"""The cause of an invalidation when the call's model differs from the previous call's: each model
+has its own cache (the model is part of the cache key, not of the prompt text: Claude Code's
+prompt-caching page lists a ``/model`` switch as invalidating the entire request; OpenAI's and
+Anthropic's caches hold a model's own computed states). The call reads what that model itself
+cached earlier, while it lives: the prefix of its last call when the context has only grown
+since, else the system prompt and tools; nothing when the model has not answered before, or its
+entries expired (LiteLLM measured 97.4 % of 4,684 switch-backs warm at a 5-minute lifetime)."""
+
 TOOL_SEARCH = "ToolSearch"
 TOOL_SEARCH_NOTE = (
     "; the previous answer called ToolSearch: when a search first loads a deferred tool, Claude Code "
@@ -234,6 +243,7 @@ INVALIDATION_WORDS = {
     COMPACTION: "a compaction",
     TTL: "the cache expiring",
     AGENT_SWITCH: "a switch of agent (its own tools)",
+    MODEL_SWITCH: "a switch of model (each model has its own cache)",
     TOOL_LOAD: "a deferred tool ToolSearch loaded (Claude Code then sends its tool list again, as its users measured it)",
     REASONING: "the previous turn's reasoning, which OpenAI models before GPT-5.6 drop at a new turn, beginning",
     LOOKBACK: "more than 20 content blocks sent since the previous request (Anthropic looks back at most 20 from a breakpoint), from the answer",

@@ -44,6 +44,7 @@ from .causes import (
     DISAGREE_SHARE,
     ENTRY_GONE,
     LOOKBACK,
+    MODEL_SWITCH,
     OPENAI_ROUTING_NOTE,
     REASONING,
     START,
@@ -604,6 +605,27 @@ _NO_NAME = object()
 """No model yet (:func:`_priced` looks a model's terms up when the model changes)."""
 
 
+def _own_cache(
+    last: tuple[int, int, float | None, int] | None,
+    changes: int,
+    t: float | None,
+    ttl: float,
+    hidden: int,
+    rule: CacheRule,
+) -> tuple[int, bool]:
+    """(what a call can read, whether that cache is warm) when its model differs from the previous
+    call's (:data:`MODEL_SWITCH`): ``last``, that model's own last call (prompt, tail, when its cache
+    was last used, the context's changes then) or None; ``changes``, the changes so far."""
+    if last is None:
+        return 0, True
+    prompt, tail, used, then = last
+    warm = t is None or used is None or t - used <= ttl
+    reach = prompt - tail if prompt > tail else 0
+    if then == changes:  # the context only grew since that call: its whole prefix
+        return reach, warm
+    return rule.reusable(hidden, reach, hidden), warm
+
+
 def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     """Each call of ``replay`` split and priced, in order (the running state below, call to call)."""
     facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
@@ -617,6 +639,12 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     last_t: float | None = None
     prev_st: Any = None
     last_name: Any = _NO_NAME
+    # MODEL_SWITCH: the model of the previous billed call, each model's last call before a switch
+    # away from it (prompt, tail, when its cache was last used, the context's changes then) and the
+    # changes so far (calls where the context did more than grow)
+    billed_name: Any = _NO_NAME
+    own: dict[Any, tuple[int, int, float | None, int]] = {}
+    changes = 0
     # REASONING: (prompt, answer) of this turn's first call that reasoned; the last turn's
     turn_cap = cap = None
     for k, (st, ei, rec_read, rec_write, rec_in, rec_cost, t, end, name) in enumerate(p.calls(replay.steps)):
@@ -654,6 +682,16 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
             reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
+        switch = name is not billed_name and billed_name is not _NO_NAME and name != billed_name
+        if switch:  # what the previous model leaves in its own cache
+            own[billed_name] = (prev_prompt, prev_tail, last_t, changes)
+        if cause is not None:
+            changes += 1
+        if switch:  # another model: only what it cached itself (MODEL_SWITCH; a change the file
+            # records at this call stays its cause)
+            reuse, warm = _own_cache(own.get(name), changes, t, ttl, hidden, rule)
+            if cause is None:
+                cause, broke = MODEL_SWITCH, None
         if cap is not None:  # read up to where the previous turn's reasoning began (REASONING)
             reuse, cause, broke = _cut(rule, reuse, reach, hidden, cap[0], REASONING, cap[1], cause, broke)
             cap = None
@@ -663,7 +701,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         inv = None
         if k > 0 and enabled and (cause is not None or not warm):
             lost = split(prompt, reach, True, tail)[0] - read
-            inv = invalidation(rule, rate, lost, cause, warm, broke, idle)
+            inv = invalidation(rule, rate, lost, cause, warm or switch, broke, idle)
         rc = None if rec_read is None else rec_cost
         if rc is None and rec_read is not None:
             rc = rate.cost(rec_read, rec_write or 0, rec_in or 0)
@@ -680,6 +718,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         if prev_prompt:
             earlier.append((prev_prompt, last_t))
         prev_prompt, prev_tail, prev_st, prev_sent = prompt, tail, st, st.tokens
+        billed_name = name
         if drops and turn_cap is None and reasoned(answers[ei]):
             turn_cap = (prompt, ei)
         last_t = end if end is not None else last_t

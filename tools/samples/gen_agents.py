@@ -204,11 +204,11 @@ def codex_session() -> bytes:
     )
     think("The lexer probably only accepts ASCII letters. Read it first.")
     shell("call_01", ["bash", "-lc", "cat -n src/query/lexer.ts"])
-    usage(9200, 0, 180, 64)
+    usage(9186, 0, 180, 64)
     shell_out("call_01", LEXER)
     think("The word regex is /^[a-z]+/: no Unicode letters, no digits, no ':' for tag:.")
     shell("call_02", ["bash", "-lc", "npm test -- query"])
-    usage(12400, 9100, 120, 40)
+    usage(10202, 9088, 120, 40)
     shell_out(
         "call_02",
         "FAIL test/query.test.ts\n  lexer › accepts accented tags\n    QueryError: unexpected "
@@ -221,31 +221,31 @@ def codex_session() -> bytes:
         "    const m = /^[a-z]+/.exec(src.slice(i));",
         "    const m = /^[\\p{L}\\p{N}_:-]+/u.exec(src.slice(i));",
     )
-    usage(13900, 12300, 210, 90)
+    usage(10285, 10112, 210, 90)
     patched("call_03", "src/query/lexer.ts")
     shell("call_04", ["bash", "-lc", "npm test -- query"])
-    usage(14300, 13800, 90, 20)
+    usage(10367, 10240, 90, 20)
     shell_out("call_04", "PASS test/query.test.ts\nTests: 43 passed, 43 total")
     say(
         "Fixed: the lexer's word pattern only matched ASCII letters. It now uses a Unicode-aware pattern "
         "(`\\p{L}\\p{N}_:-` with the `u` flag); the parser's API is unchanged and all 43 tests pass."
     )
-    usage(14700, 14200, 75, 0)
+    usage(10404, 10240, 75, 0)
     line("event_msg", {"type": "task_complete", "last_agent_message": "Fixed"}, 10)
 
     user("Now add `--format json` to `tasklane list`. Keep the table output as the default.")
     think("Find where list renders its output.")
     shell("call_05", ["bash", "-lc", 'rg -n "renderTable" src'])
     # a new turn: the model (before GPT-5.6) drops the previous turn's reasoning, so the cache is read
-    # only up to where it began, the first call's 9,200-token prompt (in 128-token steps)
-    usage(15600, 9088, 95, 30)
+    # only up to where it began, the first call's 9,186-token prompt (in 128-token steps)
+    usage(10476, 9088, 95, 30)
     shell_out(
         "call_05",
         'src/cli/commands/list.ts:3:import { renderTable } from "../../output/table";\n'
         "src/cli/commands/list.ts:41:  process.stdout.write(renderTable(tasks));",
     )
     shell("call_06", ["bash", "-lc", "sed -n 1,80p src/cli/commands/list.ts"])
-    usage(16100, 15500, 70, 0)
+    usage(10545, 10368, 70, 0)
     shell_out(
         "call_06",
         "\n".join(f"{i}\t// list.ts line {i}: options, filters and rendering" for i in range(1, 81)),
@@ -314,16 +314,16 @@ def codex_session() -> bytes:
         '  process.stdout.write(opts.format === "json" ? JSON.stringify(tasks, null, 2) + "\\n" : '
         "renderTable(tasks));",
     )
-    usage(4200, 0, 160, 60)
+    usage(9288, 9088, 160, 60)
     patched("call_07", "src/cli/commands/list.ts")
     shell("call_08", ["bash", "-lc", "npm run build && node dist/cli.js list --format json | head -5"])
-    usage(4700, 4100, 60, 0)
+    usage(9373, 9216, 60, 0)
     shell_out("call_08", '[\n  {\n    "id": 1,\n    "title": "write docs",\n    "tags": ["café"]')
     say(
         "`tasklane list --format json` now prints the tasks as JSON; without the flag the table is printed as "
         "before."
     )
-    usage(5200, 4600, 40, 0)
+    usage(9433, 9344, 40, 0)
     line(
         "turn_context",
         {
@@ -338,10 +338,10 @@ def codex_session() -> bytes:
     )
     user("Thanks. Does the README mention --format?")
     shell("call_09", ["bash", "-lc", "rg -n -- '--format' README.md"])
-    usage(5600, 5100, 50, 10)
+    usage(9467, 0, 50, 10)  # the first call of another model: each model has its own cache
     shell_out("call_09", "", 1)
     say('No: the README does not mention `--format` yet. Shall I add a line under "Listing tasks"?')
-    usage(5800, 5500, 35, 0)
+    usage(9494, 9344, 35, 0)
     user("Yes, add it.")
     patch(
         "call_10",
@@ -349,15 +349,15 @@ def codex_session() -> bytes:
         "Listing tasks: `tasklane list`",
         "Listing tasks: `tasklane list` (add `--format json` for JSON)",
     )
-    usage(6100, 5700, 80, 20)
+    usage(9540, 9472, 80, 20)
     patched("call_10", "README.md")
     say('Added a sentence about `--format json` under "Listing tasks".')
-    usage(6300, 6000, 30, 0)
+    usage(9610, 9472, 30, 0)
     # the user undoes that turn (/undo): Codex drops it from the history and the session goes on
     line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}, 5000)
     user("Actually, leave the README alone; the help text of `tasklane list` is enough.")
     say("Understood: the README stays as it is. `tasklane list --help` already documents `--format`.")
-    usage(5900, 5500, 40, 0)
+    usage(9536, 9472, 40, 0)
     return _dumps(out)
 
 
@@ -582,7 +582,7 @@ def opencode_session() -> bytes:
                 )
             ],
         ],
-        [(2100, 120, 9800, 1200), (1900, 60, 11900, 900), (4200, 70, 12800, 2100), (900, 210, 19600, 400)],
+        [(3, 120, 0, 13023), (3, 60, 13023, 47), (3, 70, 13070, 3614), (3, 210, 16684, 1574)],
     )
     u2 = user("Fix it, and add a test.")
     assistant(
@@ -644,12 +644,12 @@ def opencode_session() -> bytes:
             ],
         ],
         [
-            (1300, 140, 20500, 600),
-            (800, 180, 21300, 500),
-            (700, 40, 21900, 300),
-            (900, 90, 22300, 500),
-            (600, 40, 22900, 200),
-            (500, 60, 23200, 100),
+            (3, 140, 13000, 169),  # the outputs OpenCode cleared changed the prompt: system and tools read
+            (3, 180, 13169, 37),
+            (3, 40, 13206, 25),
+            (3, 90, 13231, 39),
+            (3, 40, 13270, 44),
+            (3, 60, 13314, 31),
         ],
     )
     # OpenCode compacts (auto, overflow of a small model window): request + summary
@@ -681,7 +681,7 @@ def opencode_session() -> bytes:
                 )
             ]
         ],
-        [(24100, 160, 0, 0)],
+        [(3, 160, 0, 13617)],  # the compaction agent's own system prompt and no tools: nothing read
         summary=True,
     )
     u3 = user("Also make `tasklane list --json` print ISO dates.")
@@ -710,10 +710,10 @@ def opencode_session() -> bytes:
             ],
             [text("Done: `--json` now prints due dates as ISO 8601 (`toISOString()`).")],
         ],
-        [(2600, 80, 1800, 900), (700, 70, 3500, 200), (400, 40, 3800, 100)],
+        [(3, 80, 13000, 106), (3, 70, 13106, 28), (3, 40, 13134, 37)],
     )
     user("Thanks!")
-    assistant(messages[-1]["info"]["id"], [[text("You're welcome.")]], [(300, 10, 4000, 0)])
+    assistant(messages[-1]["info"]["id"], [[text("You're welcome.")]], [(3, 10, 13171, 21)])
     info = {
         "id": sid,
         "slug": "stale-list-after-edit",
