@@ -201,7 +201,7 @@ def _cache_break(session: Session, b: _Break, shared: bool, dcp: bool, limit: in
         what += f" (only the {read:,.0f}-token prefix every request shares: system prompt and tools)"
         if session.format == "claude-code" and cause.startswith(UNEXPLAINED):
             cause += CLAUDE_CODE_FLOOR
-        elif session.format == "pi" and cause == NOTHING_HELD:
+        elif session.format == "pi" and cause == NOTHING_HELD and family_of(b.m) == "anthropic":
             cause = PI_PREFIX_READ
     cost = ""
     now, before = _recorded_cost(b.usage), _recorded_cost(prev_usage)
@@ -296,9 +296,11 @@ PI_PREFIX_READ = (
     "the system prompt or tools, which were read from it (pi's breakpoint closes the system prompt, after "
     "the tools: a change in either would have left less to read)"
 )
-"""The cause of such a break in a pi session whose read was the prefix every request shares: pi
-puts a cache breakpoint on the system prompt (pi-ai ``providers/anthropic.ts``), so that read
-proves the tools and the system prompt unchanged."""
+"""The cause of such a break in a pi session on Anthropic whose read was the prefix every request
+shares: pi puts a cache breakpoint on the system prompt (pi-ai ``providers/anthropic.ts``), so that
+read proves the tools and the system prompt unchanged. Not said on OpenAI, whose reads stop on a
+128-token step: the last tokens of the system prompt (where pi writes the date and the working
+directory) may lie past the read."""
 
 
 def _recorded_change(
