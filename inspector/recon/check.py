@@ -23,7 +23,7 @@ from ..replay import Event, Replay, ReplaySettings, replay, session_counter
 from ..sent import REINJECTED, SentCounter, rules_for
 from ..session.models import AssistantMessage
 from ..session.tree import Session
-from .flags import Flag, Observed, flag_calls, threshold
+from .flags import END_BREAKPOINT, Flag, Observed, flag_calls, threshold
 from .regimes import NOTE, reasoning_dropped
 
 INTERACTIVE_MAX_CALLS = 3_000
@@ -220,11 +220,12 @@ def check(session: Session, *, leaf: int | None = None, send_rules: bool = True)
     max_rec = max((o.recorded for o in observed), default=0)
     limit = threshold(max_rec)
     mid = continues_earlier(session, r.path)
-    flags, carried, odd = flag_calls(observed, limit, mid)
+    ends = session.format in END_BREAKPOINT
+    flags, carried, odd = flag_calls(observed, limit, mid, ends)
     dropped, stops = reasoning_dropped(observed, parts, flags, cal.ratio, limit)
     if any(dropped):
         observed, parts, flags, carried, odd = _without_reasoning(
-            observed, parts, dropped, stops, cal, limit, mid
+            observed, parts, dropped, stops, cal, limit, mid, ends
         )
     calls = tuple(
         Call(
@@ -252,6 +253,7 @@ def _without_reasoning(
     cal: Calibration,
     limit: int,
     mid: bool,
+    ends: bool,
 ) -> tuple[list[Observed], list[dict[str, int]], list[Flag | None], list[float], list[float]]:
     """The calls again, the reasoning the provider stopped counting left out (:mod:`.regimes`)."""
     observed = [
@@ -261,7 +263,7 @@ def _without_reasoning(
     parts = [
         {**p, "reasoning no longer sent back": -d} if d else p for p, d in zip(parts, dropped, strict=True)
     ]
-    flags, carried, odd = flag_calls(observed, limit, mid)
+    flags, carried, odd = flag_calls(observed, limit, mid, ends)
     for i in stops:
         f = flags[i]
         if f is not None:

@@ -86,14 +86,22 @@ def threshold(max_recorded: float) -> int:
     return max(2_000, round(0.015 * max_recorded))
 
 
+END_BREAKPOINT = frozenset({"pi", "claude-code"})
+"""Agents whose requests mark the conversation for caching only at its end (pi: the last user
+message, pi-ai ``providers/anthropic.ts``; Claude Code: one marker per request), so a call can read
+only up to where an earlier request ended (:func:`_sent_first`). OpenCode also marks the message
+before the last, which a later call may read up to."""
+
+
 def flag_calls(
-    calls: Sequence[Observed], limit: int, mid_session: bool
+    calls: Sequence[Observed], limit: int, mid_session: bool, end_breakpoint: bool = False
 ) -> tuple[list[Flag | None], list[float], list[float]]:
     """Each call's flag (or None), the departure carried at it, and the part of that departure no
     entry explains (the *context changes not in the file*). A compaction rebuilds the context
     from what the agent kept, so the departures carried before it end there: the offset is then
     expected back at its base level (the first calls'), and the compaction is flagged only when
-    it is not."""
+    it is not. ``end_breakpoint``: the agent caches the conversation only at each request's end
+    (:data:`END_BREAKPOINT`)."""
     flags: list[Flag | None] = []
     carried: list[float] = []
     unexplained: list[float] = []
@@ -134,7 +142,11 @@ def flag_calls(
                 searched.append(flag)
             elif flag.tokens < 0 and (gone := _searches_gone(searched, flag)) is not None:
                 flag, searched = gone, []
-            elif flag.tokens < 0 and (first := _sent_first(wrote, c, calls[i - 1], flag, limit)) is not None:
+            elif (
+                end_breakpoint
+                and flag.tokens < 0
+                and (first := _sent_first(wrote, c, calls[i - 1], flag, limit)) is not None
+            ):
                 flag = first
         if (end := _cached_end(c)) is not None:
             wrote.add(end)
