@@ -377,13 +377,21 @@ def test_a_fall_read_whole_from_a_prefix_no_recorded_call_cached_was_sent_first_
     writes, or an agent that caches at more than each request's end is described as before."""
     from inspector.recon.flags import Observed, flag_calls
 
-    def answer(write: int) -> AssistantMessage:
+    def answer(write: int, provider: str) -> AssistantMessage:
         return AssistantMessage(
             content=[{"type": "text", "text": "hi"}],
             usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": write},
+            provider=provider,
+            model="claude-sonnet-4-5" if provider == "anthropic" else "gpt-5.6",
         )
 
-    def detail(read: int, first_cached: int = 20_000, writes: bool = True, ends: bool = True) -> str:
+    def detail(
+        read: int,
+        first_cached: int = 20_000,
+        writes: bool = True,
+        ends: bool = True,
+        provider: str = "anthropic",
+    ) -> str:
         # recorded prompts of 20k, 21k and 22k, the last two caching up to their ends and the first
         # up to ``first_cached``; then 13k, 10k fewer than the file's 23k (it appends 1k a call)
         reads = [(20_000, first_cached - 500), (21_000, 20_500), (22_000, 21_500), (13_000, read)]
@@ -398,7 +406,7 @@ def test_a_fall_read_whole_from_a_prefix_no_recorded_call_cached_was_sent_first_
                 None,
                 float(r),
                 0,
-                answer(500 if writes else 0),
+                answer(500 if writes else 0, provider),
             )
             for k, (rec, r) in enumerate(reads)
         ]
@@ -420,6 +428,8 @@ def test_a_fall_read_whole_from_a_prefix_no_recorded_call_cached_was_sent_first_
     assert detail(12_990, writes=False).startswith(plain)  # no writes recorded: no breakpoints known
     # an agent that also marks the message before the last (OpenCode): a call may read up to there
     assert detail(12_990, ends=False).startswith(plain)
+    # OpenAI (GPT-5.6 records writes too) reads any prefix it processed: no breakpoint to go by
+    assert detail(12_990, provider="openai").startswith(plain)
 
 
 def _contexts_as_checked(s):  # type: ignore[no-untyped-def]

@@ -304,6 +304,10 @@ def _sent_first(wrote: set[int], c: Observed, prev: Observed, flag: Flag, limit:
     Seen in a Claude Code transcript (entireio b0dc55, call 29: 44k fewer tokens, all but 18 of
     the 95,864 read from the cache); its other calls show such requests at every new prompt, whose
     read covers the previous answer that no recorded request had sent."""
+    from ..cache.family import family_of  # here: the cache package reads this module as it loads
+
+    if family_of(c.answer) != "anthropic":  # OpenAI reads any prefix it processed, in 128-token steps
+        return None
     read = round(c.cache_read)
     uncached = c.recorded - read
     appended = max(0.0, c.calibrated - prev.calibrated)
