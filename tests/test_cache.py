@@ -582,6 +582,51 @@ def test_a_model_switched_back_to_after_a_change_reads_only_its_system_prompt_an
     assert _own_cache(None, 3, 1_100.0, 300.0, 12_000, rule) == (0, True)  # never answered before
 
 
+def _reading_with_levels(
+    levels: dict[int, str], model: str = SONNET, provider: str = "anthropic"
+) -> SessionBuilder:
+    """:func:`reading_session`'s four turns, with a thinking level change before turn ``k`` for each
+    ``k: level`` of ``levels``."""
+    b = SessionBuilder()
+    for k in range(4):
+        if k in levels:
+            b.add("thinking_level_change", thinkingLevel=levels[k])
+        b.user(f"turn {k}: look at module {k}")
+        b.assistant("", tools=[("read", {"path": f"src/m{k}.py"})])
+        b.tool_result(" ".join(f"def f{k}_{j}(x): return x * {j} + {k}" for j in range(900)))
+        b.assistant(f"module {k} multiplies")
+    for x in b.lines:
+        if x.get("message", {}).get("role") == "assistant":
+            x["message"].update(model=model, provider=provider)
+    return b
+
+
+def test_a_change_of_thinking_level_keeps_only_the_system_prompt_and_tools_cached_on_anthropic():
+    """Anthropic: changing the thinking parameters invalidates the cached messages (the system prompt
+    and tools stay cached). The call after a change of level reads nothing of the conversation; a
+    level set again to what it was, or set before the first call, changes nothing; OpenAI is left
+    as it was (no source says)."""
+    from inspector.cache.facts import thinking_changes
+
+    b = _reading_with_levels({0: "medium", 2: "high"})
+    s = b.session()
+    r = replay(s, ReplaySettings())
+    c = cache_replay(r)
+    (inv,) = c.invalidations
+    change = next(i for i, e in enumerate(s.entries) if getattr(e, "thinkingLevel", None) == "high")
+    assert (inv.step, inv.invalidation["cause"], inv.invalidation["brokenAtEntryIndex"]) == (
+        4,
+        "thinking",
+        change,
+    )
+    assert inv.read == 0 and c.steps[5].read == inv.prompt  # then the new level's prefix, as usual
+    assert thinking_changes(s, r.path, [st.entry_index for st in r.steps]) == {r.steps[4].entry_index: change}
+    same = _reading_with_levels({0: "medium", 2: "medium"}).session()  # set again to what it was
+    assert not cache_replay(replay(same, ReplaySettings())).invalidations
+    gpt = _reading_with_levels({0: "medium", 2: "high"}, "gpt-5.5", "openai").session()
+    assert not any(x.invalidation for x in cache_replay(replay(gpt, ReplaySettings())).steps)
+
+
 def test_the_opencode_importer_keeps_each_answers_agent():
     import json
 

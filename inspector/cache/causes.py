@@ -63,6 +63,16 @@ cached earlier, while it lives: the prefix of its last call when the context has
 since, else the system prompt and tools; nothing when the model has not answered before, or its
 entries expired (LiteLLM measured 97.4 % of 4,684 switch-backs warm at a 5-minute lifetime)."""
 
+THINKING = "thinking"
+"""The cause of an invalidation on Anthropic when the session's thinking level changed since the
+previous call (pi's ``thinking_level_change``: another thinking budget or effort, or thinking
+turned on or off): changing the thinking parameters invalidates the conversation's cached
+messages, while the system prompt and tools stay cached (Anthropic's extended-thinking and
+prompt-caching pages). The shared fixture before-compaction shows it: the thinking level raised
+from off to high, then the next call, 4.5 minutes after the previous request, read nothing and
+wrote its whole 43,835-token prompt (pi's system prompt and tools there are under Opus 4.5's
+4,096-token minimum, so nothing of them was cached apart)."""
+
 TOOL_SEARCH = "ToolSearch"
 TOOL_SEARCH_NOTE = (
     "; the previous answer called ToolSearch: when a search first loads a deferred tool, Claude Code "
@@ -244,6 +254,7 @@ INVALIDATION_WORDS = {
     TTL: "the cache expiring",
     AGENT_SWITCH: "a switch of agent (its own tools)",
     MODEL_SWITCH: "a switch of model (each model has its own cache)",
+    THINKING: "a change of thinking level (Anthropic keeps only the system prompt and tools cached)",
     TOOL_LOAD: "a deferred tool ToolSearch loaded (Claude Code then sends its tool list again, as its users measured it)",
     REASONING: "the previous turn's reasoning, which OpenAI models before GPT-5.6 drop at a new turn, beginning",
     LOOKBACK: "more than 20 content blocks sent since the previous request (Anthropic looks back at most 20 from a breakpoint), from the answer",

@@ -24,6 +24,7 @@ from ..session.models import (
     OpaqueBlock,
     TextContent,
     ThinkingContent,
+    ThinkingLevelChangeEntry,
     ToolCall,
     UserMessage,
 )
@@ -197,6 +198,41 @@ def session_facts(session: Session) -> Facts:
         facts = replace(facts, tool_loads=tool_loads(entries, got.index), warm_start=True)
     _FACTS[session] = facts
     return facts
+
+
+_LEVELS: weakref.WeakKeyDictionary[Session, list[tuple[int, str]]] = weakref.WeakKeyDictionary()
+
+
+def thinking_changes(session: Session, path: Sequence[int], answers: Sequence[int]) -> dict[int, int]:
+    """The answers (entry indexes ``answers``, in order on the branch ``path``, which runs forward in
+    the file) whose thinking level differs from the previous answer's: answer →
+    the last level change before it. The level is the session's ``thinking_level_change`` entries
+    on the branch (pi), from the header's level where it gives one; an answer before any known
+    level is no change."""
+    levels = _LEVELS.get(session)
+    if levels is None:
+        entries = session.entries
+        levels = _LEVELS[session] = [
+            (i, entries[i].thinkingLevel or "")  # type: ignore[union-attr]
+            for i, k in enumerate(map(type, entries))
+            if k is ThinkingLevelChangeEntry
+        ]
+    if not levels or not answers:
+        return {}
+    on_path = set(path)
+    on = [(i, level) for i, level in levels if i in on_path]
+    extra = (session.header.__pydantic_extra__ or {}) if session.header is not None else {}
+    level = extra.get("thinkingLevel") if isinstance(extra.get("thinkingLevel"), str) else None
+    out: dict[int, int] = {}
+    at = 0
+    for a in answers:
+        before, last = level, None
+        while at < len(on) and on[at][0] < a:
+            last, level = on[at]
+            at += 1
+        if last is not None and before is not None and level != before:
+            out[a] = last
+    return out
 
 
 def remember_facts(session: Session, facts: Facts) -> None:

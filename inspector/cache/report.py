@@ -48,6 +48,7 @@ from .causes import (
     OPENAI_ROUTING_NOTE,
     REASONING,
     START,
+    THINKING,
     TOOL_LOAD,
     WARM_START,
     alive,
@@ -56,7 +57,7 @@ from .causes import (
     invalidation,
     server_side,
 )
-from .facts import reasoned, session_facts
+from .facts import reasoned, session_facts, thinking_changes
 from .family import rule_for
 from .fit import base_tokens, session_fit
 from .openai import drops_earlier_reasoning
@@ -356,6 +357,8 @@ class _Pricing:
         self.judged = len(replay.steps) if self.departs is None else self.departs
         """The calls a disagreement is looked for at: while the replay sends the session's own contexts."""
         self.shared = Shared(replay)
+        self.thinking = thinking_changes(session, replay.path, self.entries)
+        """Answer → the thinking level change since the previous answer (:data:`THINKING`)."""
         self.limit = _limit(replay.steps)
         self.never_read = _never_read(self.picked[1])
         self.rules: dict[str, CacheRule] = {}
@@ -628,7 +631,7 @@ def _own_cache(
 
 def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     """Each call of ``replay`` split and priced, in order (the running state below, call to call)."""
-    facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
+    facts, shared, anchored, terms, thinking = p.facts, p.shared, p.anchored, p.terms, p.thinking
     answers, switched = facts.models, facts.agent_switch | facts.tool_loads.keys()
     hidden, size, changed = p.fit.hidden, p.fit.size, p.changed
     warm_start = facts.warm_start and hidden > 0
@@ -692,6 +695,11 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             reuse, warm = _own_cache(own.get(name), changes, t, ttl, hidden, rule)
             if cause is None:
                 cause, broke = MODEL_SWITCH, None
+        if ei in thinking and family == "anthropic":  # the messages' cache is gone (THINKING)
+            reuse = min(reuse, rule.reusable(hidden, reach, hidden))
+            if cause is None:
+                cause, broke = THINKING, thinking[ei]
+                changes += 1
         if cap is not None:  # read up to where the previous turn's reasoning began (REASONING)
             reuse, cause, broke = _cut(rule, reuse, reach, hidden, cap[0], REASONING, cap[1], cause, broke)
             cap = None
