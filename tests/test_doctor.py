@@ -280,6 +280,34 @@ def test_a_cache_break_after_idle_time_or_a_model_change_is_expected() -> None:
     assert model[:2] == ("info", [5, 3]) and "the model changed (m → other)" in model[2]
 
 
+def test_a_cache_break_after_a_change_of_thinking_level_is_expected_on_anthropic() -> None:
+    """Changing the thinking parameters keeps only the system prompt and tools cached (Anthropic);
+    a level set again to what it was is no change, and OpenAI is not said so."""
+
+    def breaks(level: str, provider: str = "anthropic") -> list[tuple[str, list[int], str]]:
+        b = SessionBuilder()
+        b.add("thinking_level_change", thinkingLevel="low")
+        b.user("a")
+        _cached(b, 0, 50_000)  # entry 2
+        change = b.add("thinking_level_change", thinkingLevel=level)  # entry 3
+        b.user("b")
+        _cached(b, 0, 50_000)  # entry 5: nothing read, seconds later
+        for line in b.lines:
+            if line.get("message", {}).get("role") == "assistant":
+                line["message"]["provider"] = provider
+        assert change == "e0000004"
+        return _breaks(b)
+
+    ((severity, entries, message),) = breaks("high")
+    assert (severity, entries) == ("info", [5, 2, 3])
+    assert (
+        "the thinking level changed (entry 3): when the thinking parameters change, Anthropic keeps"
+        in message
+    )
+    assert breaks("low")[0][0] == "warning"  # the same level again: nothing in the file explains it
+    assert breaks("high", "openai")[0][0] == "warning"
+
+
 def test_breaks_that_read_the_same_prefix_name_it_and_recorded_costs_are_quoted() -> None:
     b = SessionBuilder()
     b.user("a")

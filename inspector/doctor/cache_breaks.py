@@ -18,7 +18,7 @@ from ..cache.causes import (
     first_loads,
     message_blocks,
 )
-from ..cache.facts import AGENT_TOOLS, reasoned
+from ..cache.facts import AGENT_TOOLS, reasoned, thinking_changes
 from ..cache.family import family_of
 from ..cache.openai import drops_earlier_reasoning
 from ..context import custom_message_from_entry
@@ -53,7 +53,8 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     branch summary or a DCP compress between the two, an agent switch (OpenCode's ``plan`` ↔
     ``build``), a deferred tool Claude Code's ``ToolSearch`` loaded, a new turn on an OpenAI model
     that drops earlier turns' reasoning (the read stopped where the previous turn's began:
-    :func:`inspector.cache.openai.drops_earlier_reasoning`), a model change, older tool
+    :func:`inspector.cache.openai.drops_earlier_reasoning`), a model change, a change of thinking
+    level on Anthropic (:data:`inspector.cache.causes.THINKING`), older tool
     outputs the agent cleared itself between the two calls (OpenCode's pruning, Claude Code's
     microcompact: :mod:`inspector.pruning.recorded`), or an idle gap past the cache's lifetime (each
     expected: info); else nothing in the file explains it (a warning: a pruned or edited earlier
@@ -70,6 +71,16 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     tools: set[str] = set()  # the deferred tools loaded so far
     asked = False  # a user message since the previous answer: this answer starts a turn
     reasoning: tuple[int, float] | None = None  # this turn's first answer that reasoned: (entry, prompt)
+    entries = session.entries
+    levels = thinking_changes(  # answer → the change of thinking level before it
+        session,
+        path,
+        [
+            i
+            for i in path
+            if type(e := entries[i]) is MessageEntry and isinstance(e.message, AssistantMessage)
+        ],
+    )
     for pos, i in enumerate(path):
         e = session.entries[i]
         if isinstance(e, (CompactionEntry, BranchSummaryEntry, ModelChangeEntry)):
@@ -113,7 +124,21 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
                     dropped = None
                 wide = _blocks(session, path[prev_pos:pos]) if family_of(m) == "anthropic" else 0
                 breaks.append(
-                    _Break(i, m, usage, prev, between, cached, read, gone, growth, loads, dropped, wide)
+                    _Break(
+                        i,
+                        m,
+                        usage,
+                        prev,
+                        between,
+                        cached,
+                        read,
+                        gone,
+                        growth,
+                        loads,
+                        dropped,
+                        wide,
+                        levels.get(i),
+                    )
                 )
         prev, between, prev_pos, loads = (i, usage, m), [], pos, []
     reads = Counter(b.read for b in breaks if b.read > 0)
@@ -147,6 +172,8 @@ class _Break(NamedTuple):
     model that drops earlier turns' reasoning."""
     blocks: int
     """The content blocks sent since the previous request (Anthropic's lookback; 0 elsewhere)."""
+    thinking: int | None = None
+    """The change of thinking level since the previous answer (its entry), if the level changed."""
 
 
 def _blocks(session: Session, span: Sequence[int]) -> int:
@@ -212,16 +239,21 @@ def _cache_break(session: Session, b: _Break, shared: bool, dcp: bool, limit: in
         "cache-break",
         "info" if expected else "warning",
         f"prompt cache lost: {what}, so {cached - read:,.0f} tokens were paid again; {cause}{cost}",
-        # the search that loaded a tool; the previous turn's first answer that reasoned
+        # the search that loaded a tool; the previous turn's first answer that reasoned; the change
+        # of thinking level
         [
             b.i,
             j,
             *b.between[:2],
             *[k for k, _ in b.loads[:1]],
             *([dropped[0]] if dropped is not None else []),
+            *([b.thinking] if b.thinking is not None and cause.startswith(THINKING_CHANGED) else []),
         ],
     )
 
+
+THINKING_CHANGED = "the thinking level changed"
+"""How :func:`_break_cause` starts a break after a change of thinking level."""
 
 UNEXPLAINED = "nothing in the file explains it"
 """How :func:`_break_cause` starts when the file shows no cause."""
@@ -253,6 +285,12 @@ def _break_cause(session: Session, b: _Break, dcp: bool, limit: int) -> tuple[st
         )
     if (pm.model, pm.provider) != (m.model, m.provider):
         return f"the model changed ({pm.model} → {m.model}): each model has its own cache", True
+    if b.thinking is not None and family_of(m) == "anthropic":
+        return (
+            f"{THINKING_CHANGED} (entry {b.thinking}): when the thinking parameters change, "
+            "Anthropic keeps only the system prompt and tools cached",
+            True,
+        )
     end = iso_to_ms(getattr(session.entries[j], "timestamp", None))  # the previous answer's end
     start = finite_ms(m.timestamp)
     if end is not None and start is not None and start - end > IDLE_EXPIRY_S * 1000:
