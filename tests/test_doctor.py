@@ -308,13 +308,19 @@ def test_a_cache_break_after_a_change_of_thinking_level_is_expected_on_anthropic
     assert breaks("high", "openai")[0][0] == "warning"
 
 
-def test_breaks_that_read_the_same_prefix_name_it_and_recorded_costs_are_quoted() -> None:
+def _twice_after(read: int, write: int) -> SessionBuilder:
+    """A call that caches 60,000 tokens, then two that read ``read`` and write ``write`` each."""
     b = SessionBuilder()
     b.user("a")
     _cached(b, 0, 60_000)
     for k in range(2):
         b.user(f"q{k}")
-        _cached(b, 18_000, 50_000)  # each reads only the shared 18,000-token prefix
+        _cached(b, read, write)
+    return b
+
+
+def test_breaks_that_read_the_same_prefix_name_it_and_recorded_costs_are_quoted() -> None:
+    b = _twice_after(18_000, 50_000)  # each reads only the shared 18,000-token prefix
     for line in b.lines:
         u = line.get("message", {}).get("usage")
         if u:
@@ -339,13 +345,7 @@ def test_breaks_that_read_the_same_prefix_name_it_and_recorded_costs_are_quoted(
 
 
 def test_a_pi_cache_break_that_read_nothing_may_be_a_change_of_the_system_prompt_or_tools() -> None:
-    b = SessionBuilder()
-    b.user("a")
-    _cached(b, 0, 60_000)
-    for k in range(2):
-        b.user(f"q{k}")
-        _cached(b, 0, 60_000)  # nothing read: the tools or the system prompt may have changed
-    found = _breaks(b)
+    found = _breaks(_twice_after(0, 60_000))  # nothing read: the tools or the system prompt may have changed
     assert [f[1][0] for f in found] == [3, 5]
     assert all("the system prompt or tools changed, or the provider evicted the cache" in f[2] for f in found)
 
