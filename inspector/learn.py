@@ -771,8 +771,17 @@ def _branch(session: Session, target: int) -> Reveal:
     )
 
 
+def _largest(steps: Sequence[Any], words: Callable[[dict[str, Any]], str]) -> str:
+    """The invalidation that rewrote most among ``steps`` (cache steps), in words, or nothing."""
+    if not steps:
+        return ""
+    x = max(steps, key=lambda x: x.invalidation["tokensRewritten"])
+    return f"; the largest, {words(x.invalidation)} at call {x.step}, rewrote {x.invalidation['tokensRewritten']:,} tokens"
+
+
 def _cost(session: Session, window: int) -> Reveal:
     from .cache import cache_replay
+    from .cache.causes import invalidated_by
 
     rs = _pi_at(window)
     pi_r = replay(session, rs)
@@ -784,7 +793,8 @@ def _cost(session: Session, window: int) -> Reveal:
         f"With the prompt cache: compacting at {int(window):,} bills ${a:.2f} ({pi_r.metrics.compactions} "
         f"compaction(s), {ca.hit_rate or 0:.0%} of prompt tokens read from the cache, {len(ca.invalidations)} "
         f"cache invalidation(s), ${ca.summary_cost:.2f} of it the summarisation requests themselves); never "
-        f"compacting bills ${b:.2f} ({cb.hit_rate or 0:.0%} from the cache).",
+        f"compacting bills ${b:.2f} ({cb.hit_rate or 0:.0%} from the cache, {len(cb.invalidations)} cache "
+        f"invalidation(s){_largest(cb.invalidations, invalidated_by)}).",
         f"Counting only the replayed messages at the input price (no cache, no system prompt or tools): "
         f"${pi_r.metrics.cost_usd:.2f} against ${never.metrics.cost_usd:.2f}. A compaction shrinks every later prompt, but it rewrites the prompt's "
         "start, so the cache must be written again: compacting often can cost more than it saves.",

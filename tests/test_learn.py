@@ -149,8 +149,14 @@ def test_cost_screen_compares_with_never_compacting(s) -> None:  # type: ignore[
     assert small.values["cost_pi"] > rv.values["cost_pi"]  # dearer than compacting less often
     assert small.values["list_pi"] < small.values["list_never"]  # though the messages alone are cheaper
     # never compacting still pays the switch to Opus at call 66: its own cache starts empty
-    causes = {x.step: x.invalidation["cause"] for x in cache_replay(never, s).invalidations}
+    lost = cache_replay(never, s).invalidations
+    causes = {x.step: x.invalidation["cause"] for x in lost}
     assert causes.get(66) == "model"
+    top = max(lost, key=lambda x: x.invalidation["tokensRewritten"])  # the explanation names the largest
+    assert (
+        f"{len(lost)} cache invalidation(s); the largest, " in rv.explanation[0]
+        and f"at call {top.step}, rewrote {top.invalidation['tokensRewritten']:,} tokens" in rv.explanation[0]
+    )
 
 
 def test_extensions_add_values_to_a_reveal(s, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
