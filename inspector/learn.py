@@ -301,7 +301,9 @@ SCREENS: tuple[Screen, ...] = (
         "Each call is billed for its prompt: what the provider's prompt cache holds (the unchanged start of the "
         "prompt) at the cache-read price, the rest at the input price plus a cache write; a compaction changes "
         "the prompt's start, so the next call reads only the system prompt and tools from the cache, and the "
-        "compaction is a request of its own: pi sends the span it summarises as new text.",
+        "compaction is a request of its own: pi sends the span it summarises as new text. Never compacting "
+        "loses the cache too, after a pause longer than its lifetime or at a switch of model (each model has "
+        "its own cache).",
         "inspector/cache (Anthropic and OpenAI prompt caching, issue 19; the summarisation requests: pi-mono "
         "compaction.ts); inspector/pricing.py",
         Control(
