@@ -623,6 +623,10 @@ def test_a_change_of_thinking_level_keeps_only_the_system_prompt_and_tools_cache
     assert thinking_changes(s, r.path, [st.entry_index for st in r.steps]) == {r.steps[4].entry_index: change}
     same = _reading_with_levels({0: "medium", 2: "medium"}).session()  # set again to what it was
     assert not cache_replay(replay(same, ReplaySettings())).invalidations
+    # the level changed with a switch to Opus: back on Sonnet, its cache holds the old level's messages
+    both = _opus_at_calls_4_and_5(_reading_with_levels({0: "medium", 2: "high"})).session()
+    c = cache_replay(replay(both, ReplaySettings()))
+    assert c.steps[4].invalidation["cause"] == "model" and c.steps[6].read == 0
     gpt = _reading_with_levels({0: "medium", 2: "high"}, "gpt-5.5", "openai").session()
     assert not any(x.invalidation for x in cache_replay(replay(gpt, ReplaySettings())).steps)
 

@@ -203,12 +203,15 @@ def session_facts(session: Session) -> Facts:
 _LEVELS: weakref.WeakKeyDictionary[Session, list[tuple[int, str]]] = weakref.WeakKeyDictionary()
 
 
-def thinking_changes(session: Session, path: Sequence[int], answers: Sequence[int]) -> dict[int, int]:
-    """The answers (entry indexes ``answers``, in order on the branch ``path``, which runs forward in
-    the file) whose thinking level differs from the previous answer's: answer →
-    the last level change before it. The level is the session's ``thinking_level_change`` entries
-    on the branch (pi), from the header's level where it gives one; an answer before any known
-    level is no change."""
+def thinking_changes(
+    session: Session, path: Sequence[int], calls: Sequence[int] | None = None
+) -> dict[int, int]:
+    """The answers (entry indexes ``calls``, in order on the branch ``path``, which runs forward in
+    the file; by default every answer on it) whose thinking level differs from the previous
+    answer's: answer → the last level change before it. The level is the session's
+    ``thinking_level_change`` entries on the branch (pi), from the header's level where it gives
+    one; an answer before any known level is no change. A session without a change of level costs
+    one look at its entries' classes, remembered."""
     levels = _LEVELS.get(session)
     if levels is None:
         entries = session.entries
@@ -217,15 +220,17 @@ def thinking_changes(session: Session, path: Sequence[int], answers: Sequence[in
             for i, k in enumerate(map(type, entries))
             if k is ThinkingLevelChangeEntry
         ]
-    if not levels or not answers:
+    if not levels:
         return {}
     on_path = set(path)
     on = [(i, level) for i, level in levels if i in on_path]
+    if calls is None:
+        calls = [i for i in answers(session).index if i in on_path]
     extra = (session.header.__pydantic_extra__ or {}) if session.header is not None else {}
     level = extra.get("thinkingLevel") if isinstance(extra.get("thinkingLevel"), str) else None
     out: dict[int, int] = {}
     at = 0
-    for a in answers:
+    for a in calls:
         before, last = level, None
         while at < len(on) and on[at][0] < a:
             last, level = on[at]

@@ -405,6 +405,14 @@ class _Pricing:
         input cost, request start, cache use and model name (:attr:`Facts.calls`)."""
         return zip(steps, self.entries, *self.picked[1:], strict=True)
 
+    def prompt(self, entry: int, st: Any) -> int:
+        """The prompt priced at the call answered at ``entry`` (step ``st``): the recorded one when the
+        replay sends what was sent, a what-if's recorded one changed by what it changed
+        (:meth:`changed`), or the fitted size of the replayed context when none was recorded."""
+        if not (recorded := st.recorded_input):
+            return self.fit.size(st.tokens)
+        return int(recorded) if self.anchored else self.changed(entry, recorded, st.tokens)
+
     def changed(self, entry: int, recorded: int, tokens: int) -> int:
         """A what-if's prompt at the call answered at ``entry``: what was sent (``recorded``), changed
         by the fitted size of what the what-if changed in its context (``tokens`` replayed against
@@ -608,6 +616,60 @@ _NO_NAME = object()
 """No model yet (:func:`_priced` looks a model's terms up when the model changes)."""
 
 
+class _OwnCaches:
+    """What the model and the thinking level let a call read: the model of the previous billed call,
+    each model's last call before a switch away from it (:data:`MODEL_SWITCH`: prompt, tail, when
+    its cache was last used, the context's changes then), the changes so far (calls where the
+    context did more than grow), and the answers after a change of thinking level (:data:`THINKING`:
+    answer → the change's entry)."""
+
+    __slots__ = ("changes", "hidden", "last", "name", "thinking")
+
+    def __init__(self, thinking: Mapping[int, int], hidden: int) -> None:
+        self.name: Any = _NO_NAME
+        self.last: dict[Any, tuple[int, int, float | None, int]] = {}
+        self.changes = 0
+        self.thinking = thinking
+        self.hidden = hidden
+        """The session's hidden prefix: the system prompt and tools."""
+
+    def at(
+        self,
+        name: Any,
+        ei: int,
+        terms: _Terms,
+        t: float | None,
+        reach: int,
+        prev: tuple[int, int, float | None],
+        now: tuple[int, bool, str | None, int | None],
+    ) -> tuple[int, bool, str | None, int | None]:
+        """The call answered at ``ei`` by model ``name`` (its ``terms``), asked at ``t``, whose
+        context alone lets it read ``now`` (reuse, warm, cause, the entry that broke the cache);
+        ``prev``: the previous billed call's prompt, tail and cache use, ``reach``: what it left
+        cached. Returns the same for the model and the thinking level: another model than the
+        previous call's reads only what it cached itself (its lifetime counted in what it reads:
+        the call is then warm, so a loss is the switch's), and after a change of thinking level on
+        Anthropic the call reads only the system prompt and tools; a change the file records at
+        this call stays its cause."""
+        reuse, warm, cause, broke = now
+        rule, hidden = terms.rule, self.hidden
+        thinks = ei in self.thinking and terms.family == "anthropic"
+        switch = self.name is not _NO_NAME and name != self.name
+        if switch:  # what the previous model leaves in its own cache
+            self.last[self.name] = (*prev, self.changes)
+        self.name = name
+        if cause is not None or thinks:
+            self.changes += 1
+        if switch:
+            reuse, alive = _own_cache(self.last.get(name), self.changes, t, terms.ttl, hidden, rule)
+            reuse, warm = (reuse if alive else 0), True
+            cause, broke = (MODEL_SWITCH, None) if cause is None else (cause, broke)
+        if thinks:
+            reuse = min(reuse, rule.reusable(hidden, reach, hidden))
+            cause, broke = (THINKING, self.thinking[ei]) if cause is None else (cause, broke)
+        return reuse, warm, cause, broke
+
+
 def _own_cache(
     last: tuple[int, int, float | None, int] | None,
     changes: int,
@@ -631,9 +693,9 @@ def _own_cache(
 
 def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     """Each call of ``replay`` split and priced, in order (the running state below, call to call)."""
-    facts, shared, anchored, terms, thinking = p.facts, p.shared, p.anchored, p.terms, p.thinking
+    facts, shared, anchored, terms = p.facts, p.shared, p.anchored, p.terms
     answers, switched = facts.models, facts.agent_switch | facts.tool_loads.keys()
-    hidden, size, changed = p.fit.hidden, p.fit.size, p.changed
+    hidden, size = p.fit.hidden, p.fit.size
     warm_start = facts.warm_start and hidden > 0
     dis_min, dis_share = DISAGREE_MIN, DISAGREE_SHARE
     out: list[tuple[Any, ...]] = []  # each call's CacheStep fields
@@ -642,12 +704,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
     last_t: float | None = None
     prev_st: Any = None
     last_name: Any = _NO_NAME
-    # MODEL_SWITCH: the model of the previous billed call, each model's last call before a switch
-    # away from it (prompt, tail, when its cache was last used, the context's changes then) and the
-    # changes so far (calls where the context did more than grow)
-    billed_name: Any = _NO_NAME
-    own: dict[Any, tuple[int, int, float | None, int]] = {}
-    changes = 0
+    own, thinking = _OwnCaches(p.thinking, hidden), p.thinking
     # REASONING: (prompt, answer) of this turn's first call that reasoned; the last turn's
     turn_cap = cap = None
     for k, (st, ei, rec_read, rec_write, rec_in, rec_cost, t, end, name) in enumerate(p.calls(replay.steps)):
@@ -664,12 +721,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             out.append((k, ei, family, 0, 0, 0, 0, None, None, None, 0.0) + _NOTHING)
             prev_st = st
             continue
-        if not (recorded := st.recorded_input):
-            prompt = size(st.tokens)
-        elif anchored:
-            prompt = int(recorded)
-        else:  # a what-if: what was sent, changed by what it changed
-            prompt = changed(ei, recorded, st.tokens)
+        prompt = p.prompt(ei, st)
         rate = p.long_rates(name, tiered[0]) if tiered is not None and prompt > tiered[0] else model_rate
         # idle: from when the previous request used the cache (:func:`idle_between`), never below 0
         idle = None if t is None or last_t is None else (d if (d := t - last_t) > 0.0 else 0.0)
@@ -685,21 +737,9 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
             cause, broke, shared_tokens = _break(k, st, prev_st, facts, shared)
             common = reach if cause is None else min(reach, size(shared_tokens) if shared_tokens else hidden)
             reuse = reach if cause is None and enabled else rule.reusable(common, reach, hidden)
-        switch = name is not billed_name and billed_name is not _NO_NAME and name != billed_name
-        if switch:  # what the previous model leaves in its own cache
-            own[billed_name] = (prev_prompt, prev_tail, last_t, changes)
-        if cause is not None:
-            changes += 1
-        if switch:  # another model: only what it cached itself (MODEL_SWITCH; a change the file
-            # records at this call stays its cause)
-            reuse, warm = _own_cache(own.get(name), changes, t, ttl, hidden, rule)
-            if cause is None:
-                cause, broke = MODEL_SWITCH, None
-        if ei in thinking and family == "anthropic":  # the messages' cache is gone (THINKING)
-            reuse = min(reuse, rule.reusable(hidden, reach, hidden))
-            if cause is None:
-                cause, broke = THINKING, thinking[ei]
-                changes += 1
+        if cause is not None or name != own.name or ei in thinking:  # MODEL_SWITCH, THINKING
+            now = reuse, warm, cause, broke
+            reuse, warm, cause, broke = own.at(name, ei, got, t, reach, (prev_prompt, prev_tail, last_t), now)
         if cap is not None:  # read up to where the previous turn's reasoning began (REASONING)
             reuse, cause, broke = _cut(rule, reuse, reach, hidden, cap[0], REASONING, cap[1], cause, broke)
             cap = None
@@ -709,7 +749,7 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         inv = None
         if k > 0 and enabled and (cause is not None or not warm):
             lost = split(prompt, reach, True, tail)[0] - read
-            inv = invalidation(rule, rate, lost, cause, warm or switch, broke, idle)
+            inv = invalidation(rule, rate, lost, cause, warm, broke, idle)
         rc = None if rec_read is None else rec_cost
         if rc is None and rec_read is not None:
             rc = rate.cost(rec_read, rec_write or 0, rec_in or 0)
@@ -726,7 +766,6 @@ def _priced(replay: Any, p: _Pricing) -> tuple[CacheStep, ...]:
         if prev_prompt:
             earlier.append((prev_prompt, last_t))
         prev_prompt, prev_tail, prev_st, prev_sent = prompt, tail, st, st.tokens
-        billed_name = name
         if drops and turn_cap is None and reasoned(answers[ei]):
             turn_cap = (prompt, ei)
         last_t = end if end is not None else last_t

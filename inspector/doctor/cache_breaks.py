@@ -71,16 +71,6 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
     tools: set[str] = set()  # the deferred tools loaded so far
     asked = False  # a user message since the previous answer: this answer starts a turn
     reasoning: tuple[int, float] | None = None  # this turn's first answer that reasoned: (entry, prompt)
-    entries = session.entries
-    levels = thinking_changes(  # answer → the change of thinking level before it
-        session,
-        path,
-        [
-            i
-            for i in path
-            if type(e := entries[i]) is MessageEntry and isinstance(e.message, AssistantMessage)
-        ],
-    )
     for pos, i in enumerate(path):
         e = session.entries[i]
         if isinstance(e, (CompactionEntry, BranchSummaryEntry, ModelChangeEntry)):
@@ -124,27 +114,14 @@ def check_cache_breaks(session: Session, path: list[int], o: DoctorOptions) -> l
                     dropped = None
                 wide = _blocks(session, path[prev_pos:pos]) if family_of(m) == "anthropic" else 0
                 breaks.append(
-                    _Break(
-                        i,
-                        m,
-                        usage,
-                        prev,
-                        between,
-                        cached,
-                        read,
-                        gone,
-                        growth,
-                        loads,
-                        dropped,
-                        wide,
-                        levels.get(i),
-                    )
+                    _Break(i, m, usage, prev, between, cached, read, gone, growth, loads, dropped, wide)
                 )
         prev, between, prev_pos, loads = (i, usage, m), [], pos, []
     reads = Counter(b.read for b in breaks if b.read > 0)
     limit = threshold(largest)
     dcp = dcp and "compress" in AGENT_TOOLS.get(session.format, ())  # DCP is an OpenCode plugin
-    return [_cache_break(session, b, reads[b.read] >= 2, dcp, limit) for b in breaks]
+    levels = thinking_changes(session, path) if breaks else {}  # answer → the change of thinking level
+    return [_cache_break(session, b, reads[b.read] >= 2, dcp, limit, levels.get(b.i)) for b in breaks]
 
 
 class _Break(NamedTuple):
@@ -172,8 +149,6 @@ class _Break(NamedTuple):
     model that drops earlier turns' reasoning."""
     blocks: int
     """The content blocks sent since the previous request (Anthropic's lookback; 0 elsewhere)."""
-    thinking: int | None = None
-    """The change of thinking level since the previous answer (its entry), if the level changed."""
 
 
 def _blocks(session: Session, span: Sequence[int]) -> int:
@@ -215,13 +190,16 @@ def _prompt(u: Usage) -> float:
     return clamp(u.input) + clamp(u.cacheRead) + clamp(u.cacheWrite)
 
 
-def _cache_break(session: Session, b: _Break, shared: bool, dcp: bool, limit: int) -> Finding:
+def _cache_break(
+    session: Session, b: _Break, shared: bool, dcp: bool, limit: int, thinking: int | None
+) -> Finding:
     """One ``cache-break`` finding: what was lost at ``b``, and why, as far as the file says
     (``shared``: other breaks read the same amount, the prefix every request shares; ``dcp``: the
     session runs the DCP plugin; ``limit``: the threshold of
-    :func:`inspector.recon.flags.sent_fewer`, for the prompt's growth)."""
+    :func:`inspector.recon.flags.sent_fewer`, for the prompt's growth; ``thinking``: the change of
+    thinking level since the previous answer, its entry, or None)."""
     j, prev_usage, _ = b.prev
-    cause, expected = _break_cause(session, b, dcp, limit)
+    cause, expected = _break_cause(session, b, dcp, limit, thinking)
     read, cached, dropped = b.read, b.cached, b.dropped
     what = f"read {read:,.0f} of the {cached:,.0f} tokens the call before had cached"
     if shared:
@@ -247,7 +225,7 @@ def _cache_break(session: Session, b: _Break, shared: bool, dcp: bool, limit: in
             *b.between[:2],
             *[k for k, _ in b.loads[:1]],
             *([dropped[0]] if dropped is not None else []),
-            *([b.thinking] if b.thinking is not None and cause.startswith(THINKING_CHANGED) else []),
+            *([thinking] if thinking is not None and cause.startswith(THINKING_CHANGED) else []),
         ],
     )
 
@@ -269,9 +247,11 @@ shares: the intermittent floor reads users measured (claude-code #87966: 89 over
 correlated with idle time, self-healing; #91514)."""
 
 
-def _break_cause(session: Session, b: _Break, dcp: bool, limit: int) -> tuple[str, bool]:
+def _break_cause(
+    session: Session, b: _Break, dcp: bool, limit: int, thinking: int | None
+) -> tuple[str, bool]:
     """Why the cache was lost between the previous answer and ``b``'s, as far as the file says, and
-    whether that is expected."""
+    whether that is expected (``thinking``: as :func:`_cache_break` has it)."""
     m, (j, _, pm), blocks, dropped = b.m, b.prev, b.blocks, b.dropped
     recorded = _recorded_change(session, b.between, b.cleared, b.loads)
     if recorded is not None:
@@ -285,9 +265,9 @@ def _break_cause(session: Session, b: _Break, dcp: bool, limit: int) -> tuple[st
         )
     if (pm.model, pm.provider) != (m.model, m.provider):
         return f"the model changed ({pm.model} → {m.model}): each model has its own cache", True
-    if b.thinking is not None and family_of(m) == "anthropic":
+    if thinking is not None and family_of(m) == "anthropic":
         return (
-            f"{THINKING_CHANGED} (entry {b.thinking}): when the thinking parameters change, "
+            f"{THINKING_CHANGED} (entry {thinking}): when the thinking parameters change, "
             "Anthropic keeps only the system prompt and tools cached",
             True,
         )
